@@ -1,0 +1,39 @@
+using System.Buffers;
+
+namespace Broker.Abstractions;
+
+/// <summary>Handles a message delivered to an in-process subscription.</summary>
+/// <param name="message">The message; valid only during the call.</param>
+public delegate void BusMessageHandler(in BusMessage message);
+
+/// <summary>
+/// A message delivered to an in-process subscription. Its memory belongs to the broker and is valid only during
+/// the handler call.
+/// </summary>
+public readonly ref struct BusMessage
+{
+    /// <summary>Creates a message view.</summary>
+    /// <param name="subject">The subject the message was published to.</param>
+    /// <param name="replyTo">The reply subject, or empty.</param>
+    /// <param name="headers">The NATS header block, or empty.</param>
+    /// <param name="payload">The payload.</param>
+    public BusMessage(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, ReadOnlySequence<byte> headers, ReadOnlySequence<byte> payload)
+    {
+        Subject = subject;
+        ReplyTo = replyTo;
+        Headers = headers;
+        Payload = payload;
+    }
+
+    /// <summary>The subject the message was published to (UTF-8).</summary>
+    public ReadOnlySpan<byte> Subject { get; }
+
+    /// <summary>The reply subject (UTF-8), or empty.</summary>
+    public ReadOnlySpan<byte> ReplyTo { get; }
+
+    /// <summary>The NATS header block (<c>NATS/1.0...\r\n\r\n</c>), or empty.</summary>
+    public ReadOnlySequence<byte> Headers { get; }
+
+    /// <summary>The payload.</summary>
+    public ReadOnlySequence<byte> Payload { get; }
+}

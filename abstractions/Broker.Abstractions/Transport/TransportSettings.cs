@@ -1,0 +1,36 @@
+using System.IO.Pipelines;
+
+namespace Broker.Abstractions;
+
+/// <summary>Limits a listener applies to the connections it accepts.</summary>
+public sealed record TransportSettings
+{
+    /// <summary>
+    /// Bytes a connection may buffer for sending before a flush reports backpressure. Default 64 MiB
+    /// (nats-server's <c>max_pending</c>).
+    /// </summary>
+    public long MaxPendingOutputBytes { get; init; } = 64L * 1024 * 1024;
+
+    /// <summary>
+    /// How long one send to the peer may block before the transport aborts the connection as a slow consumer.
+    /// Default 10 seconds (nats-server's <c>write_deadline</c>). <see cref="TimeSpan.Zero"/> disables it.
+    /// </summary>
+    public TimeSpan WriteDeadline { get; init; } = TimeSpan.FromSeconds(10);
+
+    /// <summary>
+    /// Options for an output pipe that satisfies the <see cref="TransportConnection"/> output contract:
+    /// flushes complete synchronously until <see cref="MaxPendingOutputBytes"/> are buffered.
+    /// </summary>
+    /// <param name="readerScheduler">Where the send loop's continuations run; the thread pool by default.</param>
+    /// <returns>The pipe options.</returns>
+    public PipeOptions CreateOutputPipeOptions(PipeScheduler? readerScheduler = null)
+    {
+        var pause = Math.Max(MaxPendingOutputBytes, 1);
+        return new PipeOptions(
+            readerScheduler: readerScheduler ?? PipeScheduler.ThreadPool,
+            writerScheduler: PipeScheduler.Inline,
+            pauseWriterThreshold: pause,
+            resumeWriterThreshold: pause / 2,
+            useSynchronizationContext: false);
+    }
+}

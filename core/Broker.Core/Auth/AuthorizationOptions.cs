@@ -1,0 +1,86 @@
+namespace Broker.Core.Auth;
+
+/// <summary>
+/// Client authentication and authorization, as nats-server's <c>authorization { }</c> block.
+/// With nothing set, every client is accepted with full permissions.
+/// </summary>
+public sealed class AuthorizationOptions
+{
+    /// <summary>A token clients must send as <c>auth_token</c>; plain or bcrypt (<c>$2a$</c>...). Default none.</summary>
+    public string? Token { get; set; }
+
+    /// <summary>The single user name (with <see cref="Password"/>). Default none.</summary>
+    public string? User { get; set; }
+
+    /// <summary>The single user's password, plain or bcrypt. Default none.</summary>
+    public string? Password { get; set; }
+
+    /// <summary>Users with their own passwords and permissions. Default empty.</summary>
+    public IList<UserOptions> Users { get; set; } = [];
+
+    /// <summary>Permissions for users that have none of their own. Default none (full permissions).</summary>
+    public PermissionsOptions? DefaultPermissions { get; set; }
+
+    /// <summary>
+    /// A user from <see cref="Users"/> that connections without credentials are bound to. Default none.
+    /// </summary>
+    public string? NoAuthUser { get; set; }
+
+    /// <summary>How long a client may take to send CONNECT when authentication is required. Default 2 seconds.</summary>
+    public TimeSpan Timeout { get; set; } = TimeSpan.FromSeconds(2);
+
+    /// <summary>Whether any authentication method is configured.</summary>
+    public bool IsAuthRequired => Token is not null || User is not null || Users.Count > 0;
+
+    /// <summary>Creates a deep copy.</summary>
+    /// <returns>The copy.</returns>
+    public AuthorizationOptions Clone()
+    {
+        var copy = (AuthorizationOptions)MemberwiseClone();
+        copy.Users = [.. Users.Select(u => u.Clone())];
+        copy.DefaultPermissions = DefaultPermissions?.Clone();
+        return copy;
+    }
+
+    /// <summary>Checks for combinations nats-server refuses.</summary>
+    /// <exception cref="InvalidOperationException">The settings conflict; the message says how.</exception>
+    public void Validate()
+    {
+        if (Token is not null && (User is not null || Users.Count > 0))
+        {
+            throw new InvalidOperationException("authorization: can not have a token and users at the same time");
+        }
+
+        if (User is not null && Users.Count > 0)
+        {
+            throw new InvalidOperationException("authorization: can not have a single user/pass and a users array");
+        }
+
+        if ((User is null) != (Password is null))
+        {
+            throw new InvalidOperationException("authorization: user and password must be set together");
+        }
+
+        var seen = new HashSet<string>(StringComparer.Ordinal);
+        foreach (var user in Users)
+        {
+            if (string.IsNullOrEmpty(user.User))
+            {
+                throw new InvalidOperationException("authorization: every user needs a name");
+            }
+
+            if (!seen.Add(user.User))
+            {
+                throw new InvalidOperationException($"authorization: duplicate user \"{user.User}\"");
+            }
+
+            user.Permissions?.Validate();
+        }
+
+        DefaultPermissions?.Validate();
+        if (NoAuthUser is not null && !seen.Contains(NoAuthUser))
+        {
+            throw new InvalidOperationException($"no_auth_user: \"{NoAuthUser}\" not present as user in authorization block");
+        }
+    }
+}

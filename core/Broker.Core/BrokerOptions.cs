@@ -1,0 +1,89 @@
+using Broker.Core.Auth;
+
+namespace Broker.Core;
+
+/// <summary>
+/// Settings of a broker. Defaults match nats-server's; every property states its default.
+/// </summary>
+public sealed class BrokerOptions
+{
+    /// <summary>Interface the NATS client listener binds to. Default <c>0.0.0.0</c> (all IPv4 interfaces).</summary>
+    public string Host { get; set; } = "0.0.0.0";
+
+    /// <summary>NATS client port. Default 4222; 0 picks a free port (nats-server's <c>-p -1</c>).</summary>
+    public int Port { get; set; } = 4222;
+
+    /// <summary>Server name reported in INFO. Default: the generated server id.</summary>
+    public string? ServerName { get; set; }
+
+    /// <summary>Largest message payload (headers included) a client may publish. Default 1 MiB.</summary>
+    public int MaxPayload { get; set; } = 1024 * 1024;
+
+    /// <summary>Longest protocol control line accepted. Default 4096 bytes.</summary>
+    public int MaxControlLine { get; set; } = 4096;
+
+    /// <summary>Bytes buffered for one client before it is closed as a slow consumer. Default 64 MiB.</summary>
+    public long MaxPending { get; set; } = 64L * 1024 * 1024;
+
+    /// <summary>How long one write to a client may block before it is closed as a slow consumer. Default 10 s.</summary>
+    public TimeSpan WriteDeadline { get; set; } = TimeSpan.FromSeconds(10);
+
+    /// <summary>Interval between server PINGs to an idle client. Default 2 minutes.</summary>
+    public TimeSpan PingInterval { get; set; } = TimeSpan.FromMinutes(2);
+
+    /// <summary>Unanswered PINGs after which a client is closed with <c>Stale Connection</c>. Default 2.</summary>
+    public int MaxPingsOutstanding { get; set; } = 2;
+
+    /// <summary>Most client connections at once; more are refused with <c>maximum connections exceeded</c>. Default 65536.</summary>
+    public int MaxConnections { get; set; } = 64 * 1024;
+
+    /// <summary>Most subscriptions per connection; 0 means unlimited. Default 0.</summary>
+    public int MaxSubscriptions { get; set; }
+
+    /// <summary>Whether headers (HPUB/HMSG) are disabled and <c>headers</c> is false in INFO. Default <see langword="false"/>.</summary>
+    public bool NoHeaderSupport { get; set; }
+
+    /// <summary>Authentication and authorization. Default: none (every client is accepted with full permissions).</summary>
+    public AuthorizationOptions Authorization { get; set; } = new();
+
+    /// <summary>Creates a deep copy, so a running broker is unaffected by later changes to this instance.</summary>
+    /// <returns>The copy.</returns>
+    public BrokerOptions Clone()
+    {
+        var copy = (BrokerOptions)MemberwiseClone();
+        copy.Authorization = Authorization.Clone();
+        return copy;
+    }
+
+    /// <summary>Checks the settings for values nats-server refuses at startup.</summary>
+    /// <exception cref="InvalidOperationException">A setting is out of range; the message names it.</exception>
+    public void Validate()
+    {
+        if (Port is < 0 or > 65535)
+        {
+            throw new InvalidOperationException($"port: {Port} is not a valid port number");
+        }
+
+        if (MaxPayload <= 0)
+        {
+            throw new InvalidOperationException("max_payload: must be greater than 0");
+        }
+
+        if (MaxPayload > MaxPending)
+        {
+            throw new InvalidOperationException($"max_payload ({MaxPayload}) can not be higher than max_pending ({MaxPending})");
+        }
+
+        if (MaxControlLine <= 0)
+        {
+            throw new InvalidOperationException("max_control_line: must be greater than 0");
+        }
+
+        if (MaxConnections < 0 || MaxSubscriptions < 0 || MaxPingsOutstanding <= 0)
+        {
+            throw new InvalidOperationException("max_connections, max_subscriptions and ping_max must not be negative (ping_max at least 1)");
+        }
+
+        Authorization.Validate();
+    }
+}

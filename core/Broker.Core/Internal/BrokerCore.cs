@@ -1,0 +1,48 @@
+using System.Collections.Concurrent;
+using Broker.Core.Internal.Auth;
+using Broker.Core.Internal.Clients;
+using Broker.Core.Internal.Subscriptions;
+using Microsoft.Extensions.Logging;
+
+namespace Broker.Core.Internal;
+
+/// <summary>
+/// The broker's shared state: options, subject index, authenticator, client registry and counters.
+/// One per broker server; every client holds a reference to it.
+/// </summary>
+internal sealed partial class BrokerCore
+{
+    private long nextClientId;
+    private long nextFlushStamp;
+
+    public BrokerCore(BrokerOptions options, ILoggerFactory loggerFactory)
+    {
+        Options = options;
+        LoggerFactory = loggerFactory;
+        Logger = loggerFactory.CreateLogger("Broker.Core");
+        ServerId = ServerIdentity.NewServerId();
+        ServerName = options.ServerName ?? ServerId;
+    }
+
+    /// <summary>The options in force. Replaced as a whole on reload, never mutated.</summary>
+    public BrokerOptions Options { get; set; }
+
+    public ILoggerFactory LoggerFactory { get; }
+
+    public ILogger Logger { get; }
+
+    public string ServerId { get; }
+
+    public string ServerName { get; }
+
+    public SubList SubList { get; } = new();
+
+    public ConcurrentDictionary<ulong, ClientBase> Clients { get; } = new();
+
+    public ServerStatistics Statistics { get; } = new();
+
+    public ulong NextClientId() => (ulong)Interlocked.Increment(ref nextClientId);
+
+    /// <summary>A stamp unique to one producer batch (see <see cref="ClientBase.AddPendingFlush"/>).</summary>
+    public long NextFlushStamp() => Interlocked.Increment(ref nextFlushStamp);
+}

@@ -1,0 +1,228 @@
+using System.Buffers;
+using Broker.Core.Internal.Subscriptions;
+
+namespace Broker.Core.Internal.Clients;
+
+/// <summary>The publish path: match, fan out, deferred flush, no-responders.</summary>
+internal abstract partial class ClientBase
+{
+    private static readonly ReadOnlySequence<byte> NoRespondersHeaderPrefix = new("NATS/1.0 503\r\nNats-Subject: "u8.ToArray());
+
+    // Clients that received deliveries during this producer's current batch; flushed once by FlushPending.
+    private ClientBase?[] pendingFlush = new ClientBase?[4];
+    private int pendingFlushCount;
+    private long flushStamp;
+
+    // As a flush target: the stamp of the last producer batch that listed this client.
+    private long listedInStamp;
+
+    // Per batch statistics, added to the server counters once per batch.
+    private long batchInMessages;
+    private long batchInBytes;
+    private long batchOutMessages;
+    private long batchOutBytes;
+
+    /// <summary>Lists <paramref name="target"/> for one flush at the end of this producer's batch.</summary>
+    public void AddPendingFlush(ClientBase target)
+    {
+        if (flushStamp == 0)
+        {
+            flushStamp = Server.NextFlushStamp();
+        }
+
+        // Another producer may overwrite the stamp; then we list the target again, which costs one extra flush.
+        if (target.listedInStamp == flushStamp)
+        {
+            return;
+        }
+
+        target.listedInStamp = flushStamp;
+        if (pendingFlushCount == pendingFlush.Length)
+        {
+            Array.Resize(ref pendingFlush, pendingFlush.Length * 2);
+        }
+
+        pendingFlush[pendingFlushCount++] = target;
+    }
+
+    /// <summary>Ends a producer batch: flushes every client that received output and publishes the counters.</summary>
+    public void FlushPending()
+    {
+        for (var i = 0; i < pendingFlushCount; i++)
+        {
+            pendingFlush[i]!.FlushOutput();
+            pendingFlush[i] = null;
+        }
+
+        pendingFlushCount = 0;
+        flushStamp = 0;
+        if (batchInMessages != 0)
+        {
+            Server.Statistics.AddIn(batchInMessages, batchInBytes);
+            batchInMessages = 0;
+            batchInBytes = 0;
+        }
+
+        if (batchOutMessages != 0)
+        {
+            Server.Statistics.AddOut(batchOutMessages, batchOutBytes);
+            batchOutMessages = 0;
+            batchOutBytes = 0;
+        }
+    }
+
+    /// <summary>
+    /// Routes a message this client published to every matching subscription: all plain ones, one member of each
+    /// queue group. Permissions must have been checked by the caller. Sends the no-responders status when asked
+    /// for and nobody received it.
+    /// </summary>
+    protected void RouteMessage(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    {
+        var size = headers.Length + payload.Length;
+        InMessages++;
+        InBytes += size;
+        batchInMessages++;
+        batchInBytes += size;
+
+        var result = Server.SubList.Match(subject);
+        var delivered = 0;
+        foreach (var subscription in result.Plain)
+        {
+            if (TryDeliver(subscription, subject, replyTo, headers, payload))
+            {
+                delivered++;
+            }
+        }
+
+        foreach (var group in result.Queues)
+        {
+            if (DeliverToQueue(group, subject, replyTo, headers, payload))
+            {
+                delivered++;
+            }
+        }
+
+        if (delivered > 0)
+        {
+            batchOutMessages += delivered;
+            batchOutBytes += delivered * size;
+        }
+        else if (NoResponders && !replyTo.IsEmpty)
+        {
+            SendNoResponders(subject, replyTo);
+        }
+    }
+
+    private bool DeliverToQueue(QueueGroup group, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    {
+        var members = group.Members;
+        var start = members.Length == 1 ? 0 : Random.Shared.Next(members.Length);
+        for (var i = 0; i < members.Length; i++)
+        {
+            var index = start + i;
+            if (index >= members.Length)
+            {
+                index -= members.Length;
+            }
+
+            if (TryDeliver(members[index], subject, replyTo, headers, payload))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    private bool TryDeliver(Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    {
+        var target = subscription.Client;
+        if (subscription.Closed || target.IsClosed || (!Echo && ReferenceEquals(target, this)))
+        {
+            return false;
+        }
+
+        if (subscription.CheckDenyOnDelivery && target.Permissions is { } permissions && !permissions.IsDeliveryAllowed(subject))
+        {
+            return false;
+        }
+
+        if (subscription.Max > 0)
+        {
+            var count = Interlocked.Increment(ref subscription.Delivered);
+            if (count > subscription.Max)
+            {
+                return false;
+            }
+
+            DeliverCounted(target, subscription, subject, replyTo, headers, payload);
+            if (count == subscription.Max)
+            {
+                target.RemoveSubscription(subscription);
+            }
+
+            return true;
+        }
+
+        // Without a limit the count is statistics only; a lost increment under contention is acceptable.
+        subscription.Delivered++;
+        DeliverCounted(target, subscription, subject, replyTo, headers, payload);
+        return true;
+    }
+
+    private void DeliverCounted(ClientBase target, Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    {
+        if (!replyTo.IsEmpty && target.Permissions is { TracksResponses: true } permissions)
+        {
+            permissions.TrackReply(replyTo);
+        }
+
+        target.Deliver(this, subscription, subject, replyTo, headers, payload);
+    }
+
+    /// <summary>
+    /// Tells the publisher nobody received its request: an HMSG with status 503 on the publisher's own subscription
+    /// matching the reply subject (nats-server sends nothing when it has none).
+    /// </summary>
+    private void SendNoResponders(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo)
+    {
+        var result = Server.SubList.Match(replyTo);
+        var own = FindOwn(result.Plain);
+        if (own is null)
+        {
+            foreach (var group in result.Queues)
+            {
+                own = FindOwn(group.Members);
+                if (own is not null)
+                {
+                    break;
+                }
+            }
+        }
+
+        if (own is null)
+        {
+            return;
+        }
+
+        // NATS/1.0 503\r\nNats-Subject: <subject>\r\n\r\n, as nats-server 2.12+.
+        var header = new byte[NoRespondersHeaderPrefix.Length + subject.Length + 4];
+        NoRespondersHeaderPrefix.CopyTo(header);
+        subject.CopyTo(header.AsSpan((int)NoRespondersHeaderPrefix.Length));
+        "\r\n\r\n"u8.CopyTo(header.AsSpan(header.Length - 4));
+        Deliver(this, own, replyTo, default, new ReadOnlySequence<byte>(header), ReadOnlySequence<byte>.Empty);
+    }
+
+    private Subscription? FindOwn(Subscription[] subscriptions)
+    {
+        foreach (var subscription in subscriptions)
+        {
+            if (ReferenceEquals(subscription.Client, this) && !subscription.Closed)
+            {
+                return subscription;
+            }
+        }
+
+        return null;
+    }
+}

@@ -1,0 +1,132 @@
+using System.Text;
+using Broker.Core.Internal.Subscriptions;
+
+namespace Broker.Core.Internal.Clients;
+
+/// <summary>The client's own subscriptions, by sid.</summary>
+internal abstract partial class ClientBase
+{
+    private readonly Dictionary<string, Subscription> subscriptions = new(StringComparer.Ordinal);
+    private readonly Lock subscriptionsLock = new();
+
+    public int SubscriptionCount
+    {
+        get
+        {
+            lock (subscriptionsLock)
+            {
+                return subscriptions.Count;
+            }
+        }
+    }
+
+    public Subscription[] GetSubscriptions()
+    {
+        lock (subscriptionsLock)
+        {
+            return [.. subscriptions.Values];
+        }
+    }
+
+    /// <summary>
+    /// Adds a subscription. A duplicate sid is ignored and the existing subscription kept, as nats-server does.
+    /// </summary>
+    protected SubscribeOutcome AddSubscription(Subscription subscription, int maxSubscriptions)
+    {
+        var sid = subscription.SidString;
+        lock (subscriptionsLock)
+        {
+            if (subscriptions.ContainsKey(sid))
+            {
+                return SubscribeOutcome.Duplicate;
+            }
+
+            if (maxSubscriptions > 0 && subscriptions.Count >= maxSubscriptions)
+            {
+                return SubscribeOutcome.TooMany;
+            }
+
+            if (!Server.SubList.Insert(subscription))
+            {
+                return SubscribeOutcome.InvalidSubject;
+            }
+
+            subscriptions.Add(sid, subscription);
+        }
+
+        return SubscribeOutcome.Added;
+    }
+
+    /// <summary>
+    /// UNSUB: removes now, or after <paramref name="max"/> deliveries in total. Unknown sids are ignored.
+    /// </summary>
+    protected void Unsubscribe(ReadOnlySpan<byte> sid, long max)
+    {
+        Subscription? subscription;
+        lock (subscriptionsLock)
+        {
+            if (!subscriptions.TryGetValue(Encoding.UTF8.GetString(sid), out subscription))
+            {
+                return;
+            }
+        }
+
+        if (max > 0 && Interlocked.Read(ref subscription.Delivered) < max)
+        {
+            subscription.Max = max;
+
+            // A delivery may have crossed the limit between the check and the store.
+            if (Interlocked.Read(ref subscription.Delivered) < max)
+            {
+                return;
+            }
+        }
+
+        RemoveSubscription(subscription);
+    }
+
+    /// <summary>Removes one subscription from the client and the index; safe to call twice.</summary>
+    public void RemoveSubscription(Subscription subscription)
+    {
+        lock (subscriptionsLock)
+        {
+            if (subscription.Closed)
+            {
+                return;
+            }
+
+            subscription.Closed = true;
+            subscriptions.Remove(subscription.SidString);
+        }
+
+        Server.SubList.Remove(subscription);
+    }
+
+    /// <summary>Removes every subscription (the client is closing).</summary>
+    protected void RemoveAllSubscriptions()
+    {
+        Subscription[] all;
+        lock (subscriptionsLock)
+        {
+            all = [.. subscriptions.Values];
+            subscriptions.Clear();
+            foreach (var subscription in all)
+            {
+                subscription.Closed = true;
+            }
+        }
+
+        if (all.Length > 0)
+        {
+            Server.SubList.RemoveBatch(all);
+        }
+    }
+
+    protected enum SubscribeOutcome
+    {
+        Added,
+        Duplicate,
+        TooMany,
+        InvalidSubject,
+    }
+}

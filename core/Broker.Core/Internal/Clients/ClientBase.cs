@@ -1,0 +1,72 @@
+using System.Buffers;
+using Broker.Core.Internal.Auth;
+using Broker.Core.Internal.Subscriptions;
+
+namespace Broker.Core.Internal.Clients;
+
+/// <summary>
+/// What every client of the broker shares: identity, CONNECT flags, permissions, subscriptions, statistics and
+/// the publish path (<see cref="ClientBase"/>.Publish.cs). Subclasses decide how a delivery reaches the peer.
+/// </summary>
+internal abstract partial class ClientBase
+{
+    protected ClientBase(BrokerCore server, ClientKind kind)
+    {
+        Server = server;
+        Kind = kind;
+        Id = server.NextClientId();
+        StartedAt = DateTimeOffset.UtcNow;
+    }
+
+    public BrokerCore Server { get; }
+
+    public ClientKind Kind { get; }
+
+    /// <summary>The connection id (<c>cid</c>), unique for the server's lifetime.</summary>
+    public ulong Id { get; }
+
+    public DateTimeOffset StartedAt { get; }
+
+    /// <summary>Deliver this client's own publishes to its matching subscriptions (CONNECT <c>echo</c>).</summary>
+    public bool Echo { get; protected set; } = true;
+
+    /// <summary>The client understands HMSG (CONNECT <c>headers</c>); otherwise headers are stripped.</summary>
+    public bool SupportsHeaders { get; protected set; }
+
+    /// <summary>The client wants a 503 status when a request finds no subscriber (CONNECT <c>no_responders</c>).</summary>
+    public bool NoResponders { get; protected set; }
+
+    /// <summary>Permissions of the authenticated user, or <see langword="null"/> for full permissions.</summary>
+    public ClientPermissions? Permissions { get; protected set; }
+
+    public string? Name { get; protected set; }
+
+    public string? AuthorizedUser { get; protected set; }
+
+    // Statistics, updated with Interlocked by the reading side (in) and by producers (out).
+    public long InMessages;
+    public long InBytes;
+    public long OutMessages;
+    public long OutBytes;
+
+    /// <summary>
+    /// Delivers one message for one of this client's subscriptions. Runs on the producer's thread; must not block.
+    /// Implementations that buffer output call <see cref="AddPendingFlush"/> on <paramref name="producer"/> so the
+    /// output is flushed once after the producer's batch.
+    /// </summary>
+    public abstract void Deliver(
+        ClientBase producer,
+        Subscription subscription,
+        ReadOnlySpan<byte> subject,
+        ReadOnlySpan<byte> replyTo,
+        in ReadOnlySequence<byte> headers,
+        in ReadOnlySequence<byte> payload);
+
+    /// <summary>Sends buffered deliveries to the peer; called once per producer batch.</summary>
+    public virtual void FlushOutput()
+    {
+    }
+
+    /// <summary>Whether the client is closing or closed; deliveries to it are dropped.</summary>
+    public abstract bool IsClosed { get; }
+}

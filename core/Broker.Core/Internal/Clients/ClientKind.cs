@@ -1,0 +1,11 @@
+namespace Broker.Core.Internal.Clients;
+
+/// <summary>What a client is, as /connz and permissions see it.</summary>
+internal enum ClientKind
+{
+    /// <summary>A NATS client connection over a transport.</summary>
+    Client,
+
+    /// <summary>An in-process client opened through <see cref="Broker.Abstractions.IMessageBus"/>.</summary>
+    Internal,
+}

@@ -1,0 +1,36 @@
+namespace Broker.Core.Internal.Subscriptions;
+
+/// <summary>
+/// The subscriptions matching one literal subject: plain ones, and queue subscriptions grouped by queue name.
+/// Immutable once published, so readers never lock; changes produce new instances.
+/// </summary>
+internal sealed class SubListResult
+{
+    public static readonly SubListResult Empty = new([], []);
+
+    public SubListResult(Subscription[] plain, QueueGroup[] queues)
+    {
+        Plain = plain;
+        Queues = queues;
+    }
+
+    public Subscription[] Plain { get; }
+
+    public QueueGroup[] Queues { get; }
+
+    public bool IsEmpty => Plain.Length == 0 && Queues.Length == 0;
+}
+
+/// <summary>The members of one queue group that match a subject.</summary>
+internal sealed class QueueGroup
+{
+    public QueueGroup(byte[] name, Subscription[] members)
+    {
+        Name = name;
+        Members = members;
+    }
+
+    public byte[] Name { get; }
+
+    public Subscription[] Members { get; }
+}

@@ -1,0 +1,50 @@
+using System.Text;
+using Broker.Core.Internal.Clients;
+
+namespace Broker.Core.Internal.Subscriptions;
+
+/// <summary>
+/// One subscription of one client. Immutable identity (subject, queue, sid); mutable delivery counters.
+/// </summary>
+internal sealed class Subscription
+{
+    public Subscription(ClientBase client, byte[] subject, byte[]? queue, byte[] sid)
+    {
+        Client = client;
+        Subject = subject;
+        Queue = queue;
+        Sid = sid;
+    }
+
+    /// <summary>The owning client; deliveries go to it.</summary>
+    public ClientBase Client { get; }
+
+    /// <summary>The subject pattern (UTF-8, may hold wildcards).</summary>
+    public byte[] Subject { get; }
+
+    /// <summary>The queue group name, or <see langword="null"/> for a plain subscription.</summary>
+    public byte[]? Queue { get; }
+
+    /// <summary>The client's subscription id, written verbatim into MSG lines.</summary>
+    public byte[] Sid { get; }
+
+    /// <summary>Messages delivered so far (incremented with <see cref="Interlocked"/>).</summary>
+    public long Delivered;
+
+    /// <summary>Auto-unsubscribe limit (UNSUB sid max); 0 means none.</summary>
+    public long Max;
+
+    /// <summary>Set once the subscription has been removed, so late deliveries from cached results are dropped.</summary>
+    public volatile bool Closed;
+
+    /// <summary>Set when this wildcard subscription overlaps a subscribe-deny entry and deliveries must be checked.</summary>
+    public bool CheckDenyOnDelivery;
+
+    public string SubjectString => Encoding.UTF8.GetString(Subject);
+
+    public string? QueueString => Queue is null ? null : Encoding.UTF8.GetString(Queue);
+
+    public string SidString => Encoding.UTF8.GetString(Sid);
+
+    public override string ToString() => Queue is null ? $"{SubjectString} [{SidString}]" : $"{SubjectString} {QueueString} [{SidString}]";
+}
