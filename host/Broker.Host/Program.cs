@@ -1,0 +1,6 @@
+namespace Broker.Host;
+
+internal static class Program
+{
+    private static int Main() => 0;
+}
