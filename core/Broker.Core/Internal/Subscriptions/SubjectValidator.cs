@@ -130,6 +130,47 @@ internal static class SubjectValidator
         }
     }
 
+    /// <summary>
+    /// Whether a subscription <paramref name="pattern"/> matches a <paramref name="published"/> subject the way the
+    /// subject index matches it: tokens of the published subject are opaque bytes, so a <c>*</c> or <c>&gt;</c> token
+    /// in it is matched by a <c>*</c> or <c>&gt;</c> of the pattern and by no literal token (nats-server
+    /// <c>matchLiteral</c>). Unlike <see cref="Matches"/>, a pattern <c>*</c> matches a published <c>&gt;</c> token.
+    /// </summary>
+    public static bool MatchesPublished(ReadOnlySpan<byte> pattern, ReadOnlySpan<byte> published)
+    {
+        if (published.IsEmpty)
+        {
+            return false;
+        }
+
+        while (true)
+        {
+            var pdot = pattern.IndexOf(Separator);
+            var ptoken = pdot < 0 ? pattern : pattern[..pdot];
+            var sdot = published.IndexOf(Separator);
+            var stoken = sdot < 0 ? published : published[..sdot];
+
+            // Reached only with a published token left, so '>' has its one-or-more.
+            if (ptoken.Length == 1 && ptoken[0] == FullWildcard)
+            {
+                return true;
+            }
+
+            if (!(ptoken.Length == 1 && ptoken[0] == SingleWildcard) && !ptoken.SequenceEqual(stoken))
+            {
+                return false;
+            }
+
+            if (pdot < 0 || sdot < 0)
+            {
+                return pdot < 0 && sdot < 0;
+            }
+
+            pattern = pattern[(pdot + 1)..];
+            published = published[(sdot + 1)..];
+        }
+    }
+
     /// <summary>Number of tokens in a subject.</summary>
     public static int CountTokens(ReadOnlySpan<byte> subject) => subject.IsEmpty ? 0 : subject.Count(Separator) + 1;
 }
