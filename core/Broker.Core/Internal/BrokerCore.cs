@@ -22,7 +22,14 @@ internal sealed partial class BrokerCore
         Logger = loggerFactory.CreateLogger("Broker.Core");
         ServerId = ServerIdentity.NewServerId();
         ServerName = options.ServerName ?? ServerId;
+        ClientLogger = loggerFactory.CreateLogger("Broker.Client");
+        Authenticator = new Authenticator(options.Authorization, Logger);
     }
+
+    public ILogger ClientLogger { get; }
+
+    /// <summary>Checks credentials; replaced as a whole on reload.</summary>
+    public Authenticator Authenticator { get; set; }
 
     /// <summary>The options in force. Replaced as a whole on reload, never mutated.</summary>
     public BrokerOptions Options { get; set; }

@@ -3,6 +3,8 @@ namespace Broker.Core.Internal.Auth;
 /// <summary>Checks CONNECT credentials against the configured users, passwords and token.</summary>
 internal sealed partial class Authenticator
 {
+    public Authenticator(Broker.Core.Auth.AuthorizationOptions options, Microsoft.Extensions.Logging.ILogger logger) => throw new NotImplementedException();
+
     /// <summary>Whether clients must authenticate.</summary>
     public bool AuthRequired => throw new NotImplementedException();
 

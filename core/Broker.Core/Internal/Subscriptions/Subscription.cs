@@ -40,6 +40,9 @@ internal sealed class Subscription
     /// <summary>Set when this wildcard subscription overlaps a subscribe-deny entry and deliveries must be checked.</summary>
     public bool CheckDenyOnDelivery;
 
+    /// <summary>For in-process subscriptions: the handler deliveries are passed to.</summary>
+    public Broker.Abstractions.BusMessageHandler? Handler;
+
     public string SubjectString => Encoding.UTF8.GetString(Subject);
 
     public string? QueueString => Queue is null ? null : Encoding.UTF8.GetString(Queue);

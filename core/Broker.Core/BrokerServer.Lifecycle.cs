@@ -1,0 +1,196 @@
+using System.Net;
+using Broker.Abstractions;
+using Broker.Core.Internal;
+using Broker.Core.Internal.Hosting;
+using Broker.Core.Internal.Transport;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+
+namespace Broker.Core;
+
+/// <summary>Starting and stopping: composing services, binding listeners, running hosted services.</summary>
+public sealed partial class BrokerServer
+{
+    // How long a stop waits for connections to finish closing before it moves on.
+    private static readonly TimeSpan DrainTimeout = TimeSpan.FromSeconds(5);
+
+    private readonly List<ListenerHost> listeners = [];
+    private readonly List<IHostedService> hostedServices = [];
+    private readonly CancellationTokenSource stopping = new();
+    private ServiceProvider? services;
+
+    /// <summary>
+    /// Composes the plugins' services, binds every listener (the NATS client port and the plugins' ports), starts
+    /// hosted services, then starts accepting connections.
+    /// </summary>
+    /// <param name="cancellationToken">Cancels the start.</param>
+    /// <returns>A task that completes when the broker accepts connections.</returns>
+    /// <exception cref="InvalidOperationException">Started twice, or a listener refers to an unknown protocol, transport or middleware.</exception>
+    /// <exception cref="System.Net.Sockets.SocketException">A port could not be bound.</exception>
+    public async Task StartAsync(CancellationToken cancellationToken = default)
+    {
+        if (Interlocked.CompareExchange(ref state, 1, 0) != 0)
+        {
+            throw new InvalidOperationException("The broker has already been started.");
+        }
+
+        HostingLog.Starting(logger, Version, CompatibleNatsServerVersion, core.ServerId);
+        try
+        {
+            services = ComposeServices();
+            await BindListenersAsync(services, cancellationToken).ConfigureAwait(false);
+            var client = ClientEndPoint;
+            core.ConfigureInfo(core.Options.Host, client.Port, Version);
+
+            foreach (var service in services.GetServices<IHostedService>())
+            {
+                await service.StartAsync(cancellationToken).ConfigureAwait(false);
+                hostedServices.Add(service);
+            }
+
+            foreach (var host in listeners)
+            {
+                host.Start(stopping.Token);
+                HostingLog.Listening(logger, host.Definition.Protocol, host.EndPoint.ToString() ?? "?", host.Definition.Name);
+            }
+
+            HostingLog.Ready(logger);
+        }
+        catch
+        {
+            await StopAsync(CancellationToken.None).ConfigureAwait(false);
+            throw;
+        }
+    }
+
+    /// <summary>
+    /// Stops accepting, closes every client connection, waits for them (up to 5 seconds), then stops hosted services.
+    /// </summary>
+    /// <param name="cancellationToken">Cancels waiting for hosted services to stop.</param>
+    /// <returns>A task that completes when the broker has stopped.</returns>
+    public async Task StopAsync(CancellationToken cancellationToken = default)
+    {
+        if (Interlocked.Exchange(ref state, 2) == 2)
+        {
+            return;
+        }
+
+        HostingLog.Stopping(logger);
+        foreach (var host in listeners)
+        {
+            await host.UnbindAsync().ConfigureAwait(false);
+        }
+
+        await stopping.CancelAsync().ConfigureAwait(false);
+        await Task.WhenAll(listeners.Select(l => l.DrainAsync(DrainTimeout))).ConfigureAwait(false);
+
+        for (var i = hostedServices.Count - 1; i >= 0; i--)
+        {
+            try
+            {
+                await hostedServices[i].StopAsync(cancellationToken).ConfigureAwait(false);
+            }
+#pragma warning disable CA1031 // Stop the remaining services even when one fails.
+            catch (Exception ex)
+#pragma warning restore CA1031
+            {
+                HostingLog.ServiceStopFailed(logger, hostedServices[i].GetType().Name, ex);
+            }
+        }
+
+        if (services is not null)
+        {
+            await services.DisposeAsync().ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>Stops the broker (see <see cref="StopAsync"/>).</summary>
+    /// <returns>A task that completes when the broker has stopped.</returns>
+    public async ValueTask DisposeAsync()
+    {
+        await StopAsync().ConfigureAwait(false);
+        stopping.Dispose();
+    }
+
+    private ServiceProvider ComposeServices()
+    {
+        var collection = new ServiceCollection();
+        collection.AddSingleton(loggerFactory);
+        collection.AddSingleton(typeof(ILogger<>), typeof(Logger<>));
+        collection.AddSingleton(Bus);
+        collection.AddSingleton<IConnectionListenerFactory>(new SocketTransportFactory());
+        collection.AddSingleton<IProtocolHandler>(new NatsProtocolHandler(core));
+        var options = core.Options;
+        collection.AddSingleton(new ListenerDefinition
+        {
+            Name = ClientListenerName,
+            EndPoint = new IPEndPoint(ParseHost(options.Host), options.Port),
+            Protocol = NatsProtocolHandler.ProtocolName,
+        });
+
+        foreach (var (plugin, manifest) in plugins)
+        {
+            plugin.ConfigureServices(collection, new PluginContext(manifest, configuration.GetSection("Plugins:" + manifest.Id)));
+            HostingLog.PluginConfigured(logger, manifest.Id, manifest.Version.ToString());
+        }
+
+        foreach (var configure in serviceConfigurations)
+        {
+            configure(collection);
+        }
+
+        return collection.BuildServiceProvider(new ServiceProviderOptions { ValidateOnBuild = true });
+    }
+
+    private async Task BindListenersAsync(IServiceProvider provider, CancellationToken cancellationToken)
+    {
+        var factories = provider.GetServices<IConnectionListenerFactory>().ToDictionary(f => f.Name, StringComparer.Ordinal);
+        var handlers = provider.GetServices<IProtocolHandler>().ToDictionary(h => h.Protocol, StringComparer.Ordinal);
+        var middleware = provider.GetServices<IConnectionMiddleware>().ToDictionary(m => m.Name, StringComparer.Ordinal);
+        var options = core.Options;
+        var settings = new TransportSettings { MaxPendingOutputBytes = options.MaxPending, WriteDeadline = options.WriteDeadline };
+
+        var seen = new HashSet<string>(StringComparer.Ordinal);
+        foreach (var definition in provider.GetServices<ListenerDefinition>())
+        {
+            if (!seen.Add(definition.Name))
+            {
+                throw new InvalidOperationException($"Two listeners are named '{definition.Name}'.");
+            }
+
+            if (!factories.TryGetValue(definition.Transport, out var factory))
+            {
+                throw new InvalidOperationException($"Listener '{definition.Name}' needs transport '{definition.Transport}', which no plugin provides.");
+            }
+
+            if (!handlers.TryGetValue(definition.Protocol, out var handler))
+            {
+                throw new InvalidOperationException($"Listener '{definition.Name}' needs protocol '{definition.Protocol}', which no plugin provides.");
+            }
+
+            var steps = definition.Middleware.Select(name => middleware.TryGetValue(name, out var step)
+                ? step
+                : throw new InvalidOperationException($"Listener '{definition.Name}' needs middleware '{name}', which no plugin provides.")).ToArray();
+
+            var listener = await factory.BindAsync(definition.EndPoint, settings, cancellationToken).ConfigureAwait(false);
+            listeners.Add(new ListenerHost(definition, listener, handler, steps, loggerFactory.CreateLogger("Broker.Listener")));
+        }
+    }
+
+    private static IPAddress ParseHost(string host)
+    {
+        if (IPAddress.TryParse(host, out var address))
+        {
+            return address;
+        }
+
+        if (string.Equals(host, "localhost", StringComparison.OrdinalIgnoreCase))
+        {
+            return IPAddress.Loopback;
+        }
+
+        var resolved = Dns.GetHostAddresses(host);
+        return resolved.Length > 0 ? resolved[0] : throw new InvalidOperationException($"host: cannot resolve '{host}'");
+    }
+}

@@ -1,0 +1,43 @@
+namespace Broker.Core.Internal.Clients;
+
+/// <summary>Why a connection closed; the texts are nats-server's <c>ClosedState</c> strings shown in /connz.</summary>
+internal enum CloseReason
+{
+    None,
+    ClientClosed,
+    AuthenticationTimeout,
+    AuthenticationViolation,
+    SlowConsumerPendingBytes,
+    SlowConsumerWriteDeadline,
+    StaleConnection,
+    ParseError,
+    MaxPayloadExceeded,
+    MaxControlLineExceeded,
+    MaxConnectionsExceeded,
+    BadClientProtocol,
+    NoRespondersRequiresHeaders,
+    ReadError,
+    ServerShutdown,
+}
+
+internal static class CloseReasonText
+{
+    public static string ToText(this CloseReason reason) => reason switch
+    {
+        CloseReason.ClientClosed => "Client Closed",
+        CloseReason.AuthenticationTimeout => "Authentication Timeout",
+        CloseReason.AuthenticationViolation => "Authentication Failure",
+        CloseReason.SlowConsumerPendingBytes => "Slow Consumer (Pending Bytes)",
+        CloseReason.SlowConsumerWriteDeadline => "Slow Consumer (Write Deadline)",
+        CloseReason.StaleConnection => "Stale Connection",
+        CloseReason.ParseError => "Parse Error",
+        CloseReason.MaxPayloadExceeded => "Maximum Payload Exceeded",
+        CloseReason.MaxControlLineExceeded => "Maximum Control Line Exceeded",
+        CloseReason.MaxConnectionsExceeded => "Maximum Connections Exceeded",
+        CloseReason.BadClientProtocol => "Bad Client Protocol Version",
+        CloseReason.NoRespondersRequiresHeaders => "No Responders Requires Headers",
+        CloseReason.ReadError => "Read Error",
+        CloseReason.ServerShutdown => "Server Shutdown",
+        _ => string.Empty,
+    };
+}

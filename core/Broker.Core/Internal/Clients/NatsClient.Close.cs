@@ -1,0 +1,84 @@
+using Broker.Core.Internal.Logging;
+using System.Buffers;
+using Broker.Core.Internal.Transport;
+
+namespace Broker.Core.Internal.Clients;
+
+/// <summary>
+/// Closing: once, from whichever side notices first (read loop, timers, a producer seeing a slow consumer).
+/// A graceful close sends the optional -ERR and everything buffered, then the transport closes; a slow consumer
+/// is aborted at once without -ERR. The read loop then removes the client's subscriptions and registration.
+/// </summary>
+internal sealed partial class NatsClient
+{
+    private int closing;
+
+    public CloseReason Reason { get; private set; }
+
+    public DateTimeOffset? ClosedAt { get; private set; }
+
+    public override bool IsClosed => Volatile.Read(ref closing) != 0;
+
+    private void BeginClose(CloseReason reason, ReadOnlySpan<byte> error)
+    {
+        if (Interlocked.Exchange(ref closing, 1) != 0)
+        {
+            return;
+        }
+
+        Reason = reason;
+        lock (writeLock)
+        {
+            if (!outputCompleted)
+            {
+                if (!error.IsEmpty)
+                {
+                    output.Write(error);
+                }
+
+                outputCompleted = true;
+
+                // Completing commits what is buffered; the transport sends it, then closes the socket.
+                output.Complete();
+            }
+        }
+
+        input.CancelPendingRead();
+    }
+
+    private void OnSlowConsumer()
+    {
+        if (Interlocked.Exchange(ref closing, 1) != 0)
+        {
+            return;
+        }
+
+        Reason = CloseReason.SlowConsumerPendingBytes;
+        Interlocked.Increment(ref Server.Statistics.SlowConsumers);
+        ClientLog.SlowConsumer(logger, this, Reason.ToText());
+        lock (writeLock)
+        {
+            outputCompleted = true;
+        }
+
+        connection.Abort(Reason.ToText());
+        input.CancelPendingRead();
+    }
+
+    private async Task CleanupAsync()
+    {
+        StopTimers();
+        if (connection.CloseReason == SocketConnection.WriteDeadlineReason && Reason != CloseReason.SlowConsumerPendingBytes)
+        {
+            Reason = CloseReason.SlowConsumerWriteDeadline;
+            Interlocked.Increment(ref Server.Statistics.SlowConsumers);
+            ClientLog.SlowConsumer(logger, this, Reason.ToText());
+        }
+
+        RemoveAllSubscriptions();
+        ClosedAt = DateTimeOffset.UtcNow;
+        Server.Unregister(this);
+        await input.CompleteAsync().ConfigureAwait(false);
+        ClientLog.ClientClosed(logger, this, Reason.ToText());
+    }
+}

@@ -1,0 +1,153 @@
+using System.Buffers;
+using Broker.Core.Internal.Logging;
+using Broker.Core.Internal.Protocol;
+using Broker.Core.Internal.Subscriptions;
+
+namespace Broker.Core.Internal.Clients;
+
+/// <summary>PUB/HPUB, SUB, UNSUB, PING, PONG and -ERR from the client, as nats-server's <c>client.go</c>.</summary>
+internal sealed partial class NatsClient
+{
+    private bool ProcessPublish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    {
+        if (!EnsureAuthenticated())
+        {
+            return false;
+        }
+
+        // Pedantic clients get an error for a non-literal subject, but the message still goes out (nats-server).
+        if (pedantic && !SubjectValidator.IsValidLiteralSubject(subject))
+        {
+            SendProtocol(ServerMessages.ErrInvalidPublishSubject);
+        }
+
+        if (Permissions is { } permissions && !permissions.CanPublish(subject))
+        {
+            SendPermissionError("Permissions Violation for Publish to ", subject, default);
+            ClientLog.PublishViolation(logger, this, subject);
+            return true;
+        }
+
+        if (!replyTo.IsEmpty && IsReservedReply(replyTo))
+        {
+            SendPermissionError("Permissions Violation for Publish with Reply of ", replyTo, default);
+            return true;
+        }
+
+        if (verbose)
+        {
+            SendProtocol(ServerMessages.Ok);
+        }
+
+        RouteMessage(subject, replyTo, headers, payload);
+        return !IsClosed;
+    }
+
+    private bool ProcessSubscribe(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, ReadOnlySpan<byte> sid)
+    {
+        if (!EnsureAuthenticated())
+        {
+            return false;
+        }
+
+        if (Permissions is { } permissions && !permissions.CanSubscribe(subject, queue))
+        {
+            SendPermissionError("Permissions Violation for Subscription to ", subject, queue);
+            ClientLog.SubscribeViolation(logger, this, subject);
+            return true;
+        }
+
+        var subscription = new Subscription(this, subject.ToArray(), queue.IsEmpty ? null : queue.ToArray(), sid.ToArray())
+        {
+            CheckDenyOnDelivery = Permissions?.NeedsDeliveryCheck(subject) ?? false,
+        };
+        switch (AddSubscription(subscription, Server.Options.MaxSubscriptions))
+        {
+            case SubscribeOutcome.TooMany:
+                ClientLog.MaxSubscriptionsExceeded(logger, this);
+                SendProtocol(ServerMessages.ErrMaxSubscriptions);
+                return true;
+            case SubscribeOutcome.InvalidSubject:
+                SendProtocol(ServerMessages.ErrInvalidSubject);
+                return true;
+        }
+
+        if (verbose)
+        {
+            SendProtocol(ServerMessages.Ok);
+        }
+
+        return true;
+    }
+
+    private bool ProcessUnsubscribe(ReadOnlySpan<byte> sid, long max)
+    {
+        if (!EnsureAuthenticated())
+        {
+            return false;
+        }
+
+        Unsubscribe(sid, max);
+        if (verbose)
+        {
+            SendProtocol(ServerMessages.Ok);
+        }
+
+        return true;
+    }
+
+    private bool ProcessPing()
+    {
+        if (!EnsureAuthenticated())
+        {
+            return false;
+        }
+
+        SendProtocol(ServerMessages.Pong);
+        return true;
+    }
+
+    private bool ProcessPong()
+    {
+        if (!EnsureAuthenticated())
+        {
+            return false;
+        }
+
+        OnPongReceived();
+        return true;
+    }
+
+    private bool ProcessClientError(ReadOnlySpan<byte> message)
+    {
+        ClientLog.ClientSentError(logger, this, message);
+        BeginClose(CloseReason.ParseError, default);
+        return false;
+    }
+
+    /// <summary>
+    /// Before CONNECT with <c>no_auth_user</c> configured, the first operation binds the connection to that user
+    /// (nats-server allows telnet-style use then). Returns false when that fails and the connection is closing.
+    /// </summary>
+    private bool EnsureAuthenticated()
+    {
+        if (authenticated)
+        {
+            return true;
+        }
+
+        var user = Server.Authenticator.Authenticate(null, null, null);
+        if (user is null)
+        {
+            AuthorizationViolation();
+            return false;
+        }
+
+        CompleteAuthentication(user);
+        return true;
+    }
+
+    /// <summary>Replies reserved for service imports, JetStream acks and gateways (nats-server <c>isReservedReply</c>).</summary>
+    private static bool IsReservedReply(ReadOnlySpan<byte> reply)
+        => reply.StartsWith("_R_."u8) || reply.StartsWith("$JS.ACK."u8) || reply.StartsWith("$GNR."u8);
+}

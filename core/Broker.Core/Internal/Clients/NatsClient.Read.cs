@@ -1,0 +1,119 @@
+using Broker.Core.Internal.Logging;
+using Broker.Core.Internal.Protocol;
+
+namespace Broker.Core.Internal.Clients;
+
+/// <summary>The read loop: INFO, then parse everything that arrives until the connection ends.</summary>
+internal sealed partial class NatsClient
+{
+    private long lastInputAt = Environment.TickCount64;
+
+    public async Task RunAsync(CancellationToken cancellationToken)
+    {
+        Server.Register(this);
+        try
+        {
+            SendInfo();
+            if (Server.Clients.Count > Server.Options.MaxConnections)
+            {
+                ClientLog.MaxConnectionsExceeded(logger, this);
+                BeginClose(CloseReason.MaxConnectionsExceeded, ServerMessages.ErrMaxConnections);
+                return;
+            }
+
+            StartTimers();
+            await ReadLoopAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            BeginClose(CloseReason.ServerShutdown, default);
+        }
+        catch (Exception ex) when (ex is InvalidOperationException or IOException)
+        {
+            // The transport failed under us (for example aborted while a read completed).
+            ClientLog.ReadFailed(logger, this, ex);
+            BeginClose(CloseReason.ReadError, default);
+        }
+        finally
+        {
+            BeginClose(CloseReason.ClientClosed, default);
+            await CleanupAsync().ConfigureAwait(false);
+        }
+    }
+
+    private async Task ReadLoopAsync(CancellationToken cancellationToken)
+    {
+        while (!IsClosed)
+        {
+            var result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
+            var buffer = result.Buffer;
+            Volatile.Write(ref lastInputAt, Environment.TickCount64);
+
+            var options = Server.Options;
+            var limits = new ParserLimits(options.MaxControlLine, options.MaxPayload);
+            var ops = new Operations(this);
+            var status = ProtocolParser.Parse(ref ops, ref buffer, limits, scratch, out var error);
+
+            // One flush per read for everything this batch produced: deliveries to subscribers and our own replies.
+            FlushPending();
+
+            if (status == ParseStatus.Error)
+            {
+                input.AdvanceTo(buffer.Start);
+                OnProtocolError(error);
+                return;
+            }
+
+            if (status == ParseStatus.Stopped || result.IsCanceled)
+            {
+                input.AdvanceTo(buffer.Start);
+                return;
+            }
+
+            input.AdvanceTo(buffer.Start, buffer.End);
+            if (result.IsCompleted)
+            {
+                return;
+            }
+        }
+    }
+
+    private void OnProtocolError(ProtocolError error)
+    {
+        ClientLog.ProtocolError(logger, this, error);
+        var reason = error switch
+        {
+            ProtocolError.MaxPayloadExceeded => CloseReason.MaxPayloadExceeded,
+            ProtocolError.MaxControlLineExceeded => CloseReason.MaxControlLineExceeded,
+            ProtocolError.AuthorizationViolation => CloseReason.AuthenticationViolation,
+            _ => CloseReason.ParseError,
+        };
+        BeginClose(reason, ServerMessages.For(error));
+    }
+
+    /// <summary>The parser's view of this connection: direct calls into the handlers.</summary>
+    private readonly struct Operations(NatsClient client) : IProtocolOps
+    {
+        public bool ConnectRequired => client.ConnectRequired;
+
+        public bool HeadersEnabled => client.SupportsHeaders;
+
+        public bool OnConnect(ReadOnlySpan<byte> json) => client.ProcessConnect(json);
+
+        public bool OnPub(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in System.Buffers.ReadOnlySequence<byte> payload)
+            => client.ProcessPublish(subject, replyTo, System.Buffers.ReadOnlySequence<byte>.Empty, payload);
+
+        public bool OnHPub(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in System.Buffers.ReadOnlySequence<byte> headers, in System.Buffers.ReadOnlySequence<byte> payload)
+            => client.ProcessPublish(subject, replyTo, headers, payload);
+
+        public bool OnSub(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, ReadOnlySpan<byte> sid) => client.ProcessSubscribe(subject, queue, sid);
+
+        public bool OnUnsub(ReadOnlySpan<byte> sid, long max) => client.ProcessUnsubscribe(sid, max);
+
+        public bool OnPing() => client.ProcessPing();
+
+        public bool OnPong() => client.ProcessPong();
+
+        public bool OnErr(ReadOnlySpan<byte> message) => client.ProcessClientError(message);
+    }
+}

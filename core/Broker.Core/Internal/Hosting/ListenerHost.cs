@@ -1,0 +1,113 @@
+using System.Collections.Concurrent;
+using Broker.Abstractions;
+using Microsoft.Extensions.Logging;
+
+namespace Broker.Core.Internal.Hosting;
+
+/// <summary>
+/// Runs one bound listener: accepts connections, passes each through the listener's middleware, then to its
+/// protocol handler, and disposes it when the handler is done.
+/// </summary>
+internal sealed class ListenerHost
+{
+    private readonly ListenerDefinition definition;
+    private readonly IConnectionListener listener;
+    private readonly IProtocolHandler handler;
+    private readonly IReadOnlyList<IConnectionMiddleware> middleware;
+    private readonly ILogger logger;
+    private readonly ConcurrentDictionary<Task, byte> connections = new();
+    private Task acceptLoop = Task.CompletedTask;
+
+    public ListenerHost(ListenerDefinition definition, IConnectionListener listener, IProtocolHandler handler, IReadOnlyList<IConnectionMiddleware> middleware, ILogger logger)
+    {
+        this.definition = definition;
+        this.listener = listener;
+        this.handler = handler;
+        this.middleware = middleware;
+        this.logger = logger;
+    }
+
+    public ListenerDefinition Definition => definition;
+
+    public System.Net.EndPoint EndPoint => listener.EndPoint;
+
+    public void Start(CancellationToken stopping) => acceptLoop = AcceptLoopAsync(stopping);
+
+    /// <summary>Stops accepting; connections already accepted keep running.</summary>
+    public async Task UnbindAsync()
+    {
+        await listener.UnbindAsync().ConfigureAwait(false);
+        await acceptLoop.ConfigureAwait(false);
+    }
+
+    /// <summary>Waits for the connections of this listener to finish, at most <paramref name="timeout"/>.</summary>
+    public async Task DrainAsync(TimeSpan timeout)
+    {
+        var pending = connections.Keys.ToArray();
+        if (pending.Length > 0)
+        {
+            await Task.WhenAny(Task.WhenAll(pending), Task.Delay(timeout)).ConfigureAwait(false);
+        }
+
+        await listener.DisposeAsync().ConfigureAwait(false);
+    }
+
+    private async Task AcceptLoopAsync(CancellationToken stopping)
+    {
+        while (await listener.AcceptAsync(stopping).ConfigureAwait(false) is { } connection)
+        {
+            var task = ServeAsync(connection, stopping);
+            connections.TryAdd(task, 0);
+            _ = task.ContinueWith(static (t, state) => ((ConcurrentDictionary<Task, byte>)state!).TryRemove(t, out _), connections, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+        }
+    }
+
+    private async Task ServeAsync(TransportConnection connection, CancellationToken stopping)
+    {
+        // Leave the accept loop at once; the connection's work starts on the thread pool.
+        await Task.Yield();
+        var current = connection;
+        try
+        {
+            foreach (var step in middleware)
+            {
+                var next = await step.OnConnectionAsync(current, stopping).ConfigureAwait(false);
+                if (next is null)
+                {
+                    HostingLog.ConnectionRefused(logger, definition.Name, step.Name, current.RemoteEndPoint?.ToString() ?? "?");
+                    return;
+                }
+
+                current = next;
+            }
+
+            await handler.OnConnectionAsync(current, stopping).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (stopping.IsCancellationRequested)
+        {
+        }
+#pragma warning disable CA1031 // One failing connection must never take the listener down.
+        catch (Exception ex)
+#pragma warning restore CA1031
+        {
+            HostingLog.ConnectionFailed(logger, definition.Name, current.RemoteEndPoint?.ToString() ?? "?", ex);
+        }
+        finally
+        {
+            try
+            {
+                await current.DisposeAsync().ConfigureAwait(false);
+                if (!ReferenceEquals(current, connection))
+                {
+                    await connection.DisposeAsync().ConfigureAwait(false);
+                }
+            }
+#pragma warning disable CA1031 // Disposal failures are logged, never thrown into the accept loop.
+            catch (Exception ex)
+#pragma warning restore CA1031
+            {
+                HostingLog.ConnectionFailed(logger, definition.Name, connection.RemoteEndPoint?.ToString() ?? "?", ex);
+            }
+        }
+    }
+}

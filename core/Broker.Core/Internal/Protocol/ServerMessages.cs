@@ -1,0 +1,45 @@
+namespace Broker.Core.Internal.Protocol;
+
+/// <summary>The exact protocol lines nats-server sends (reference §1.5), as UTF-8.</summary>
+internal static class ServerMessages
+{
+    public static ReadOnlySpan<byte> Ok => "+OK\r\n"u8;
+
+    public static ReadOnlySpan<byte> Ping => "PING\r\n"u8;
+
+    public static ReadOnlySpan<byte> Pong => "PONG\r\n"u8;
+
+    public static ReadOnlySpan<byte> ErrUnknownOperation => "-ERR 'Unknown Protocol Operation'\r\n"u8;
+
+    public static ReadOnlySpan<byte> ErrMaxControlLine => "-ERR 'maximum control line exceeded'\r\n"u8;
+
+    public static ReadOnlySpan<byte> ErrMaxPayload => "-ERR 'Maximum Payload Violation'\r\n"u8;
+
+    public static ReadOnlySpan<byte> ErrAuthorization => "-ERR 'Authorization Violation'\r\n"u8;
+
+    public static ReadOnlySpan<byte> ErrAuthenticationTimeout => "-ERR 'Authentication Timeout'\r\n"u8;
+
+    public static ReadOnlySpan<byte> ErrInvalidPublishSubject => "-ERR 'Invalid Publish Subject'\r\n"u8;
+
+    public static ReadOnlySpan<byte> ErrInvalidSubject => "-ERR 'Invalid Subject'\r\n"u8;
+
+    public static ReadOnlySpan<byte> ErrMaxSubscriptions => "-ERR 'maximum subscriptions exceeded'\r\n"u8;
+
+    public static ReadOnlySpan<byte> ErrMaxConnections => "-ERR 'maximum connections exceeded'\r\n"u8;
+
+    public static ReadOnlySpan<byte> ErrStaleConnection => "-ERR 'Stale Connection'\r\n"u8;
+
+    public static ReadOnlySpan<byte> ErrInvalidClientProtocol => "-ERR 'invalid client protocol'\r\n"u8;
+
+    public static ReadOnlySpan<byte> ErrNoRespondersRequiresHeaders => "-ERR 'no responders requires headers support'\r\n"u8;
+
+    /// <summary>The -ERR line for a parser error, or empty when nats-server closes silently.</summary>
+    public static ReadOnlySpan<byte> For(ProtocolError error) => error switch
+    {
+        ProtocolError.UnknownOperation => ErrUnknownOperation,
+        ProtocolError.MaxControlLineExceeded => ErrMaxControlLine,
+        ProtocolError.MaxPayloadExceeded => ErrMaxPayload,
+        ProtocolError.AuthorizationViolation => ErrAuthorization,
+        _ => default,
+    };
+}

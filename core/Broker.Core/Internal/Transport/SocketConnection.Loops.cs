@@ -1,0 +1,128 @@
+using System.Net.Sockets;
+
+namespace Broker.Core.Internal.Transport;
+
+/// <summary>The receive and send loops.</summary>
+internal sealed partial class SocketConnection
+{
+    /// <summary>The close reason reported when a send blocked longer than the write deadline.</summary>
+    public const string WriteDeadlineReason = "Slow Consumer (Write Deadline)";
+
+    // How long a closing connection waits for the peer to close after our last bytes went out. Closing a socket
+    // with unread input makes the kernel send RST, which can destroy the final -ERR before the peer reads it.
+    private static readonly TimeSpan LingerTimeout = TimeSpan.FromSeconds(2);
+
+    // Input that arrives after the application stopped reading is discarded here.
+    private static readonly byte[] DrainBuffer = new byte[4096];
+
+    internal void CheckWriteDeadline(long now, long deadlineMilliseconds)
+    {
+        var started = SendStartedAt;
+        if (started != 0 && now - started > deadlineMilliseconds)
+        {
+            Abort(WriteDeadlineReason);
+        }
+    }
+
+    private async Task ReceiveLoopAsync()
+    {
+        var writer = input.Writer;
+        var waitForData = true;
+        var draining = false;
+        try
+        {
+            while (true)
+            {
+                if (draining)
+                {
+                    if (await socket.ReceiveAsync(DrainBuffer, SocketFlags.None).ConfigureAwait(false) == 0)
+                    {
+                        break;
+                    }
+
+                    continue;
+                }
+
+                if (waitForData)
+                {
+                    // A zero-byte receive waits for data without holding a buffer, so idle connections cost no memory.
+                    await socket.ReceiveAsync(Memory<byte>.Empty, SocketFlags.None).ConfigureAwait(false);
+                }
+
+                var memory = writer.GetMemory(ReceiveBufferSize);
+                var received = await socket.ReceiveAsync(memory, SocketFlags.None).ConfigureAwait(false);
+                if (received == 0)
+                {
+                    break;
+                }
+
+                writer.Advance(received);
+                waitForData = received < memory.Length;
+                var flush = await writer.FlushAsync().ConfigureAwait(false);
+                if (flush.IsCanceled)
+                {
+                    break;
+                }
+
+                // The application stopped reading (it is closing the connection): keep draining until the peer
+                // closes, so our last bytes are not reset away.
+                draining = flush.IsCompleted;
+            }
+        }
+        catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
+        {
+            // Reset by the peer or aborted by us: either way the application just sees the end of its input.
+        }
+        finally
+        {
+            await writer.CompleteAsync().ConfigureAwait(false);
+        }
+    }
+
+    private async Task SendLoopAsync()
+    {
+        var reader = output.Reader;
+        var graceful = false;
+        try
+        {
+            while (true)
+            {
+                var result = await reader.ReadAsync().ConfigureAwait(false);
+                if (result.IsCanceled)
+                {
+                    break;
+                }
+
+                var buffer = result.Buffer;
+                if (!buffer.IsEmpty)
+                {
+                    Volatile.Write(ref sendStartedAt, Math.Max(Environment.TickCount64, 1));
+                    await sender.SendAsync(socket, buffer).ConfigureAwait(false);
+                    Volatile.Write(ref sendStartedAt, 0);
+                }
+
+                reader.AdvanceTo(buffer.End);
+                if (result.IsCompleted)
+                {
+                    graceful = Volatile.Read(ref aborted) == 0;
+                    break;
+                }
+            }
+
+            if (graceful)
+            {
+                // Everything the application wrote has been sent: send FIN, then give the peer a moment to close.
+                socket.Shutdown(SocketShutdown.Send);
+                await Task.WhenAny(receiveTask, Task.Delay(LingerTimeout)).ConfigureAwait(false);
+            }
+        }
+        catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
+        {
+        }
+        finally
+        {
+            await reader.CompleteAsync().ConfigureAwait(false);
+            Abort(closeReason ?? "closed");
+        }
+    }
+}

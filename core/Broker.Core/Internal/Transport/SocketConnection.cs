@@ -1,0 +1,135 @@
+using System.IO.Pipelines;
+using System.Net;
+using System.Net.Sockets;
+using Broker.Abstractions;
+
+namespace Broker.Core.Internal.Transport;
+
+/// <summary>
+/// A TCP connection as a pair of pipes: a receive loop fills the input pipe and a send loop drains the output pipe.
+/// The output pipe pauses its writer at <see cref="TransportSettings.MaxPendingOutputBytes"/>, which the broker
+/// reads as a slow consumer.
+/// </summary>
+internal sealed partial class SocketConnection : TransportConnection
+{
+    // Receives ask for this much buffer; a read that fills it is followed by another read without waiting.
+    private const int ReceiveBufferSize = 16 * 1024;
+
+    private readonly Socket socket;
+    private readonly Pipe input;
+    private readonly Pipe output;
+    private readonly SocketSender sender = new();
+    private readonly CancellationTokenSource closed = new();
+    private readonly SocketListener? owner;
+    private Task receiveTask = Task.CompletedTask;
+    private Task sendTask = Task.CompletedTask;
+    private string? closeReason;
+    private int aborted;
+
+    /// <summary>Environment.TickCount64 when the send in progress began, or 0 when no send is in progress.</summary>
+    private long sendStartedAt;
+
+    public SocketConnection(Socket socket, TransportSettings settings, SocketListener? owner, PipeScheduler outputReaderScheduler)
+    {
+        this.socket = socket;
+        this.owner = owner;
+        Settings = settings;
+        ConnectionId = "tcp-" + Interlocked.Increment(ref nextId).ToString(System.Globalization.CultureInfo.InvariantCulture);
+        LocalEndPoint = socket.LocalEndPoint;
+        RemoteEndPoint = socket.RemoteEndPoint;
+
+        // The parser runs inline on the receiving thread: no hop between the socket and the protocol.
+        input = new Pipe(new PipeOptions(
+            readerScheduler: PipeScheduler.Inline,
+            writerScheduler: PipeScheduler.Inline,
+            pauseWriterThreshold: 1024 * 1024,
+            resumeWriterThreshold: 512 * 1024,
+            minimumSegmentSize: ReceiveBufferSize,
+            useSynchronizationContext: false));
+        output = new Pipe(settings.CreateOutputPipeOptions(outputReaderScheduler));
+        Transport = new DuplexPipe(input.Reader, output.Writer);
+    }
+
+    private static long nextId;
+
+    public override string ConnectionId { get; }
+
+    public override IDuplexPipe Transport { get; set; }
+
+    public override EndPoint? LocalEndPoint { get; }
+
+    public override EndPoint? RemoteEndPoint { get; }
+
+    public override TransportSettings Settings { get; }
+
+    public override CancellationToken ConnectionClosed => closed.Token;
+
+    public override string? CloseReason => closeReason;
+
+    /// <summary>When the current send began (Environment.TickCount64), or 0.</summary>
+    public long SendStartedAt => Volatile.Read(ref sendStartedAt);
+
+    public void Start()
+    {
+        receiveTask = ReceiveLoopAsync();
+        sendTask = SendLoopAsync();
+    }
+
+    public override void Abort(string reason)
+    {
+        if (Interlocked.Exchange(ref aborted, 1) != 0)
+        {
+            return;
+        }
+
+        closeReason ??= reason;
+        try
+        {
+            socket.Dispose();
+        }
+        catch (ObjectDisposedException)
+        {
+        }
+
+        // Let both loops observe the abort even if the application never touches the pipes again.
+        input.Writer.CancelPendingFlush();
+        output.Reader.CancelPendingRead();
+        SignalClosed();
+    }
+
+    public override async ValueTask DisposeAsync()
+    {
+        try
+        {
+            // The send loop ends once the application completes its output (after the last bytes are sent).
+            output.Writer.Complete();
+            await Task.WhenAll(receiveTask, sendTask).ConfigureAwait(false);
+        }
+        finally
+        {
+            owner?.Remove(this);
+            socket.Dispose();
+            SignalClosed();
+            sender.Dispose();
+            closed.Dispose();
+        }
+    }
+
+    private void SignalClosed()
+    {
+        try
+        {
+            closed.Cancel();
+        }
+        catch (ObjectDisposedException)
+        {
+        }
+    }
+
+    private sealed class DuplexPipe(PipeReader input, PipeWriter output) : IDuplexPipe
+    {
+        public PipeReader Input { get; } = input;
+
+        public PipeWriter Output { get; } = output;
+    }
+}

@@ -1,0 +1,105 @@
+using System.Collections.Concurrent;
+using System.IO.Pipelines;
+using System.Net;
+using System.Net.Sockets;
+using Broker.Abstractions;
+
+namespace Broker.Core.Internal.Transport;
+
+/// <summary>
+/// A bound TCP listener. It also enforces the write deadline of its connections with one periodic sweep, which is
+/// cheaper than a timer per send.
+/// </summary>
+internal sealed class SocketListener : IConnectionListener
+{
+    private readonly Socket listenSocket;
+    private readonly TransportSettings settings;
+    private readonly PipeScheduler outputReaderScheduler;
+    private readonly ConcurrentDictionary<SocketConnection, byte> connections = new();
+    private readonly Timer? deadlineSweep;
+    private int unbound;
+
+    public SocketListener(EndPoint endPoint, TransportSettings settings, PipeScheduler outputReaderScheduler)
+    {
+        this.settings = settings;
+        this.outputReaderScheduler = outputReaderScheduler;
+        listenSocket = new Socket(endPoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+        if (endPoint is IPEndPoint { Address: var address } && address.Equals(IPAddress.IPv6Any))
+        {
+            listenSocket.DualMode = true;
+        }
+
+        // Let a restarted broker bind its port again while old connections linger in TIME_WAIT.
+        listenSocket.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
+        listenSocket.Bind(endPoint);
+        listenSocket.Listen(512);
+        EndPoint = listenSocket.LocalEndPoint!;
+
+        if (settings.WriteDeadline > TimeSpan.Zero)
+        {
+            var period = TimeSpan.FromMilliseconds(Math.Clamp(settings.WriteDeadline.TotalMilliseconds / 4, 50, 1000));
+            deadlineSweep = new Timer(static state => ((SocketListener)state!).SweepWriteDeadlines(), this, period, period);
+        }
+    }
+
+    public EndPoint EndPoint { get; }
+
+    public async ValueTask<TransportConnection?> AcceptAsync(CancellationToken cancellationToken = default)
+    {
+        while (true)
+        {
+            Socket socket;
+            try
+            {
+                socket = await listenSocket.AcceptAsync(cancellationToken).ConfigureAwait(false);
+            }
+            catch (Exception ex) when (ex is SocketException or ObjectDisposedException or OperationCanceledException)
+            {
+                if (Volatile.Read(ref unbound) != 0 || cancellationToken.IsCancellationRequested)
+                {
+                    return null;
+                }
+
+                // A connection reset before we accepted it: keep accepting.
+                continue;
+            }
+
+            socket.NoDelay = true;
+            var connection = new SocketConnection(socket, settings, this, outputReaderScheduler);
+            connections.TryAdd(connection, 0);
+            connection.Start();
+            return connection;
+        }
+    }
+
+    public ValueTask UnbindAsync(CancellationToken cancellationToken = default)
+    {
+        if (Interlocked.Exchange(ref unbound, 1) == 0)
+        {
+            listenSocket.Dispose();
+        }
+
+        return ValueTask.CompletedTask;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        await UnbindAsync().ConfigureAwait(false);
+        if (deadlineSweep is not null)
+        {
+            await deadlineSweep.DisposeAsync().ConfigureAwait(false);
+        }
+    }
+
+    internal void Remove(SocketConnection connection) => connections.TryRemove(connection, out _);
+
+    private void SweepWriteDeadlines()
+    {
+        var now = Environment.TickCount64;
+        var deadline = (long)settings.WriteDeadline.TotalMilliseconds;
+        foreach (var connection in connections.Keys)
+        {
+            connection.CheckWriteDeadline(now, deadline);
+        }
+    }
+}

@@ -1,0 +1,88 @@
+using System.Buffers;
+using System.Net.Sockets;
+using System.Runtime.InteropServices;
+using System.Threading.Tasks.Sources;
+
+namespace Broker.Core.Internal.Transport;
+
+/// <summary>
+/// A reusable, awaitable send operation: one per connection, so a send allocates nothing, and a multi-segment
+/// buffer goes out in one vectored send.
+/// </summary>
+internal sealed class SocketSender : SocketAsyncEventArgs, IValueTaskSource<int>
+{
+    private readonly List<ArraySegment<byte>> segments = [];
+    private ManualResetValueTaskSourceCore<int> source = new() { RunContinuationsAsynchronously = false };
+
+    public SocketSender()
+        : base(unsafeSuppressExecutionContextFlow: true)
+    {
+    }
+
+    public ValueTask<int> SendAsync(Socket socket, in ReadOnlySequence<byte> buffers)
+    {
+        if (buffers.IsSingleSegment)
+        {
+            if (BufferList is not null)
+            {
+                BufferList = null;
+            }
+
+            SetBuffer(MemoryMarshal.AsMemory(buffers.First));
+        }
+        else
+        {
+            if (Buffer is not null || MemoryBuffer.Length > 0)
+            {
+                SetBuffer(null, 0, 0);
+            }
+
+            segments.Clear();
+            foreach (var memory in buffers)
+            {
+                segments.Add(AsSegment(memory));
+            }
+
+            BufferList = segments;
+        }
+
+        source.Reset();
+        if (socket.SendAsync(this))
+        {
+            return new ValueTask<int>(this, source.Version);
+        }
+
+        return SocketError == SocketError.Success
+            ? new ValueTask<int>(BytesTransferred)
+            : ValueTask.FromException<int>(new SocketException((int)SocketError));
+    }
+
+    int IValueTaskSource<int>.GetResult(short token) => source.GetResult(token);
+
+    ValueTaskSourceStatus IValueTaskSource<int>.GetStatus(short token) => source.GetStatus(token);
+
+    void IValueTaskSource<int>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
+        => source.OnCompleted(continuation, state, token, flags);
+
+    protected override void OnCompleted(SocketAsyncEventArgs e)
+    {
+        if (SocketError == SocketError.Success)
+        {
+            source.SetResult(BytesTransferred);
+        }
+        else
+        {
+            source.SetException(new SocketException((int)SocketError));
+        }
+    }
+
+    private static ArraySegment<byte> AsSegment(ReadOnlyMemory<byte> memory)
+    {
+        if (!MemoryMarshal.TryGetArray(memory, out var segment))
+        {
+            throw new InvalidOperationException("Socket sends need array-backed pipe memory.");
+        }
+
+        return segment;
+    }
+}

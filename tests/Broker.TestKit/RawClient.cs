@@ -1,0 +1,230 @@
+using System.Net;
+using System.Net.Sockets;
+using System.Text;
+
+namespace Broker.TestKit;
+
+/// <summary>
+/// A NATS connection at the byte level, for tests where the exact wire bytes matter: send raw protocol text, read
+/// lines with a deadline, observe whether the server closed the socket.
+/// </summary>
+public sealed class RawClient : IAsyncDisposable
+{
+    public static readonly TimeSpan DefaultTimeout = TimeSpan.FromSeconds(5);
+
+    private readonly Socket socket;
+    private readonly byte[] buffer = new byte[64 * 1024];
+    private readonly MemoryStream pending = new();
+
+    private RawClient(Socket socket)
+    {
+        this.socket = socket;
+    }
+
+    /// <summary>The INFO line the server sent first (without CRLF), or null when not read.</summary>
+    public string? Info { get; private set; }
+
+    public bool Closed { get; private set; }
+
+    public static async Task<RawClient> ConnectAsync(EndPoint endPoint, bool readInfo = true)
+    {
+        var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        using var cts = new CancellationTokenSource(DefaultTimeout);
+        await socket.ConnectAsync(endPoint, cts.Token).ConfigureAwait(false);
+        var client = new RawClient(socket);
+        if (readInfo)
+        {
+            client.Info = await client.ReadLineAsync().ConfigureAwait(false);
+            if (!client.Info.StartsWith("INFO ", StringComparison.Ordinal))
+            {
+                throw new InvalidOperationException("Expected INFO first, got: " + client.Info);
+            }
+        }
+
+        return client;
+    }
+
+    public static Task<RawClient> ConnectAsync(int port, bool readInfo = true) => ConnectAsync(new IPEndPoint(IPAddress.Loopback, port), readInfo);
+
+    public Task SendAsync(string text) => SendAsync(Encoding.Latin1.GetBytes(text));
+
+    public async Task SendAsync(byte[] data)
+    {
+        using var cts = new CancellationTokenSource(DefaultTimeout);
+        await socket.SendAsync(data, SocketFlags.None, cts.Token).ConfigureAwait(false);
+    }
+
+    /// <summary>Reads one line (without CRLF); throws on timeout or when the socket closes first.</summary>
+    public async Task<string> ReadLineAsync(TimeSpan? timeout = null)
+    {
+        return await TryReadLineAsync(timeout ?? DefaultTimeout).ConfigureAwait(false)
+            ?? throw new IOException(Closed ? "The server closed the connection." : "Timed out waiting for a line.");
+    }
+
+    /// <summary>Reads one line, or null when the socket closed or nothing arrived in time.</summary>
+    public async Task<string?> TryReadLineAsync(TimeSpan timeout)
+    {
+        using var cts = new CancellationTokenSource(timeout);
+        while (true)
+        {
+            var line = TakeLine();
+            if (line is not null)
+            {
+                return line;
+            }
+
+            if (Closed || !await FillAsync(cts.Token).ConfigureAwait(false))
+            {
+                return null;
+            }
+        }
+    }
+
+    /// <summary>Reads exactly <paramref name="count"/> bytes.</summary>
+    public async Task<byte[]> ReadBytesAsync(int count, TimeSpan? timeout = null)
+    {
+        using var cts = new CancellationTokenSource(timeout ?? DefaultTimeout);
+        while (pending.Length < count)
+        {
+            if (Closed || !await FillAsync(cts.Token).ConfigureAwait(false))
+            {
+                throw new IOException("Connection closed or timed out before enough bytes arrived.");
+            }
+        }
+
+        var all = pending.ToArray();
+        pending.SetLength(0);
+        pending.Write(all, count, all.Length - count);
+        return all[..count];
+    }
+
+    /// <summary>Sends PING and reads every line up to the PONG, or until the server closes the socket.</summary>
+    public async Task<Transcript> PingAndCollectAsync(TimeSpan? timeout = null)
+    {
+        if (!Closed)
+        {
+            try
+            {
+                await SendAsync("PING\r\n").ConfigureAwait(false);
+            }
+            catch (SocketException)
+            {
+                // Already closed by the server; the transcript will show it.
+            }
+        }
+
+        return await CollectUntilAsync("PONG", timeout).ConfigureAwait(false);
+    }
+
+    /// <summary>Reads lines until one equals <paramref name="terminator"/> (included) or the socket closes.</summary>
+    public async Task<Transcript> CollectUntilAsync(string terminator, TimeSpan? timeout = null)
+    {
+        var lines = new List<string>();
+        var deadline = DateTime.UtcNow + (timeout ?? DefaultTimeout);
+        while (true)
+        {
+            var remaining = deadline - DateTime.UtcNow;
+            if (remaining <= TimeSpan.Zero)
+            {
+                throw new TimeoutException("Timed out; lines so far: " + string.Join(" | ", lines));
+            }
+
+            var line = await TryReadLineAsync(remaining).ConfigureAwait(false);
+            if (line is null)
+            {
+                if (Closed)
+                {
+                    return new Transcript(lines, Closed: true);
+                }
+
+                continue;
+            }
+
+            lines.Add(line);
+            if (line == terminator)
+            {
+                return new Transcript(lines, Closed: false);
+            }
+        }
+    }
+
+    /// <summary>Waits until the server closes the socket; returns the lines received meanwhile.</summary>
+    public async Task<IReadOnlyList<string>> ExpectClosedAsync(TimeSpan? timeout = null)
+    {
+        var lines = new List<string>();
+        using var cts = new CancellationTokenSource(timeout ?? DefaultTimeout);
+        while (true)
+        {
+            var line = TakeLine();
+            if (line is not null)
+            {
+                lines.Add(line);
+                continue;
+            }
+
+            if (Closed)
+            {
+                return lines;
+            }
+
+            if (!await FillAsync(cts.Token).ConfigureAwait(false) && !Closed)
+            {
+                throw new TimeoutException("The server did not close the connection; lines: " + string.Join(" | ", lines));
+            }
+        }
+    }
+
+    public ValueTask DisposeAsync()
+    {
+        socket.Dispose();
+        pending.Dispose();
+        return ValueTask.CompletedTask;
+    }
+
+    private string? TakeLine()
+    {
+        var data = pending.GetBuffer().AsSpan(0, (int)pending.Length);
+        var index = data.IndexOf("\r\n"u8);
+        if (index < 0)
+        {
+            return null;
+        }
+
+        var line = Encoding.Latin1.GetString(data[..index]);
+        var rest = data[(index + 2)..].ToArray();
+        pending.SetLength(0);
+        pending.Write(rest);
+        return line;
+    }
+
+    private async Task<bool> FillAsync(CancellationToken cancellationToken)
+    {
+        try
+        {
+            var read = await socket.ReceiveAsync(buffer, SocketFlags.None, cancellationToken).ConfigureAwait(false);
+            if (read == 0)
+            {
+                Closed = true;
+                return false;
+            }
+
+            pending.Write(buffer, 0, read);
+            return true;
+        }
+        catch (OperationCanceledException)
+        {
+            return false;
+        }
+        catch (SocketException)
+        {
+            Closed = true;
+            return false;
+        }
+    }
+}
+
+/// <summary>What a server answered: the lines after INFO, and whether it closed the connection.</summary>
+public sealed record Transcript(IReadOnlyList<string> Lines, bool Closed)
+{
+    public override string ToString() => string.Join(" | ", Lines) + (Closed ? " [closed]" : " [open]");
+}

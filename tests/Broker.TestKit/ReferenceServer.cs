@@ -1,0 +1,130 @@
+using System.Diagnostics;
+using System.Net;
+using System.Net.Sockets;
+
+namespace Broker.TestKit;
+
+/// <summary>
+/// The Go reference server (Debian's <c>nats-server</c>) started on a free loopback port, so tests can check that
+/// our broker answers exactly as it does. The test command installs it; a missing binary fails the test.
+/// </summary>
+public sealed class ReferenceServer : IAsyncDisposable
+{
+    private readonly Process process;
+    private readonly string? configPath;
+
+    private ReferenceServer(Process process, int port, string? configPath)
+    {
+        this.process = process;
+        Port = port;
+        this.configPath = configPath;
+    }
+
+    public int Port { get; }
+
+    public IPEndPoint EndPoint => new(IPAddress.Loopback, Port);
+
+    public string Url => $"nats://127.0.0.1:{Port}";
+
+    /// <summary>Path of the nats-server binary, or null when it is not installed.</summary>
+    public static string? BinaryPath { get; } = FindBinary();
+
+    /// <summary>Starts nats-server; <paramref name="config"/> is the text of a config file (without listen/port).</summary>
+    public static async Task<ReferenceServer> StartAsync(string? config = null, params string[] arguments)
+    {
+        var binary = BinaryPath ?? throw new InvalidOperationException(
+            "nats-server (the Go reference) is not installed; the test command (./build/test.sh) installs it with apt-get.");
+        var port = Ports.GetFreePort();
+        var startInfo = new ProcessStartInfo(binary)
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            UseShellExecute = false,
+        };
+        startInfo.ArgumentList.Add("-a");
+        startInfo.ArgumentList.Add("127.0.0.1");
+        startInfo.ArgumentList.Add("-p");
+        startInfo.ArgumentList.Add(port.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        string? configPath = null;
+        if (config is not null)
+        {
+            configPath = Path.Combine(Path.GetTempPath(), $"ref-nats-{Guid.NewGuid():N}.conf");
+            await File.WriteAllTextAsync(configPath, config).ConfigureAwait(false);
+            startInfo.ArgumentList.Add("-c");
+            startInfo.ArgumentList.Add(configPath);
+        }
+
+        foreach (var argument in arguments)
+        {
+            startInfo.ArgumentList.Add(argument);
+        }
+
+        var process = Process.Start(startInfo) ?? throw new InvalidOperationException("nats-server did not start.");
+        process.OutputDataReceived += (_, _) => { };
+        process.ErrorDataReceived += (_, _) => { };
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+        var server = new ReferenceServer(process, port, configPath);
+        await Ports.WaitUntilListeningAsync(port, TimeSpan.FromSeconds(10)).ConfigureAwait(false);
+        return server;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        try
+        {
+            if (!process.HasExited)
+            {
+                process.Kill(entireProcessTree: true);
+                await process.WaitForExitAsync().ConfigureAwait(false);
+            }
+        }
+        catch (InvalidOperationException)
+        {
+        }
+
+        process.Dispose();
+        if (configPath is not null)
+        {
+            File.Delete(configPath);
+        }
+    }
+
+    private static string? FindBinary()
+    {
+        var path = Environment.GetEnvironmentVariable("PATH") ?? string.Empty;
+        var candidates = path.Split(':', StringSplitOptions.RemoveEmptyEntries).Append("/usr/sbin").Append("/usr/bin").Append("/usr/local/bin");
+        return candidates.Select(dir => Path.Combine(dir, "nats-server")).FirstOrDefault(File.Exists);
+    }
+}
+
+/// <summary>Port helpers for tests (loopback only).</summary>
+public static class Ports
+{
+    /// <summary>A port that was free a moment ago on 127.0.0.1.</summary>
+    public static int GetFreePort()
+    {
+        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        socket.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        return ((IPEndPoint)socket.LocalEndPoint!).Port;
+    }
+
+    /// <summary>Waits until something accepts TCP connections on 127.0.0.1:<paramref name="port"/>.</summary>
+    public static async Task WaitUntilListeningAsync(int port, TimeSpan timeout)
+    {
+        var deadline = DateTime.UtcNow + timeout;
+        while (true)
+        {
+            using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+            try
+            {
+                await socket.ConnectAsync(IPAddress.Loopback, port).ConfigureAwait(false);
+                return;
+            }
+            catch (SocketException) when (DateTime.UtcNow < deadline)
+            {
+                await Task.Delay(50).ConfigureAwait(false);
+            }
+        }
+    }
+}
