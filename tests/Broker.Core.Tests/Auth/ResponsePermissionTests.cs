@@ -222,38 +222,40 @@ public class ResponsePermissionTests
     public async Task Tracking_is_safe_from_many_producers()
     {
         const int threads = 4;
-        const int perThread = 2000;
+        const int perThread = 10_000;
         var permissions = Create(new PermissionsOptions { AllowResponses = new ResponsePermissionOptions() });
+        var replies = Replies(threads, perThread);
 
-        // Meanwhile the read loop consumes rights that do not exist yet or already do.
+        // Meanwhile the read loop consumes a right that does not exist yet or already does.
         using var stop = new CancellationTokenSource();
         var consumer = Task.Run(() =>
         {
             var used = 0;
             while (!stop.IsCancellationRequested)
             {
-                used += permissions.CanPublish("t0.0"u8) ? 1 : 0;
+                used += permissions.CanPublish(replies[0][0]) ? 1 : 0;
             }
 
             return used;
         });
-        Parallel.For(0, threads, new ParallelOptions { MaxDegreeOfParallelism = threads }, t =>
+        RunTogether(threads, t =>
         {
-            for (var i = 0; i < perThread; i++)
+            foreach (var reply in replies[t])
             {
-                permissions.TrackReply(Encoding.UTF8.GetBytes($"t{t}.{i}"));
+                permissions.TrackReply(reply);
             }
         });
         await stop.CancelAsync();
         var usedByConsumer = await consumer;
 
+        // Nothing lost, nothing extra: every right recorded once, usable once.
         Assert.InRange(usedByConsumer, 0, 1);
         Assert.Equal((threads * perThread) - usedByConsumer, permissions.TrackedReplyCount);
         for (var t = 0; t < threads; t++)
         {
             for (var i = t == 0 ? usedByConsumer : 0; i < perThread; i++)
             {
-                Assert.True(permissions.CanPublish(Encoding.UTF8.GetBytes($"t{t}.{i}")));
+                Assert.True(permissions.CanPublish(replies[t][i]));
             }
         }
 
@@ -268,16 +270,45 @@ public class ResponsePermissionTests
             TimeProvider.System,
             maxTrackedReplies: 500);
         var permissions = template.CreateForConnection();
+        var replies = Replies(4, 5000);
 
-        Parallel.For(0, 4, new ParallelOptions { MaxDegreeOfParallelism = 4 }, t =>
+        RunTogether(4, t =>
         {
-            for (var i = 0; i < 5000; i++)
+            foreach (var reply in replies[t])
             {
-                permissions.TrackReply(Encoding.UTF8.GetBytes($"t{t}.{i}"));
+                permissions.TrackReply(reply);
             }
         });
 
         Assert.InRange(permissions.TrackedReplyCount, 1, 500);
+    }
+
+    private static byte[][][] Replies(int threads, int perThread) =>
+        [.. Enumerable.Range(0, threads).Select(t => Enumerable.Range(0, perThread).Select(i => Encoding.UTF8.GetBytes($"t{t}.{i}")).ToArray())];
+
+    // Dedicated threads released at once, so the producers really overlap.
+    private static void RunTogether(int count, Action<int> body)
+    {
+        using var start = new Barrier(count);
+        var failures = new List<Exception>();
+        var workers = Enumerable.Range(0, count).Select(t => new Thread(() =>
+        {
+            start.SignalAndWait();
+            try
+            {
+                body(t);
+            }
+            catch (Exception e)
+            {
+                lock (failures)
+                {
+                    failures.Add(e);
+                }
+            }
+        })).ToList();
+        workers.ForEach(w => w.Start());
+        workers.ForEach(w => w.Join());
+        Assert.Empty(failures);
     }
 
     private ClientPermissions Create(PermissionsOptions options) => PermissionsTemplate.Compile(options, clock).CreateForConnection();
