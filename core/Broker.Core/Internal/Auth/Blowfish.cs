@@ -32,7 +32,9 @@ internal static partial class Blowfish
     {
         CheckState(state);
         ref var p = ref MemoryMarshal.GetReference(state);
-        Encrypt(ref p, ref Unsafe.Add(ref p, PLength), ref left, ref right);
+        var block = Encrypt(ref p, ref Unsafe.Add(ref p, PLength), left, right);
+        left = (uint)(block >> 32);
+        right = (uint)block;
     }
 
     /// <summary>
@@ -69,7 +71,9 @@ internal static partial class Blowfish
                 right ^= NextWord(salt, ref saltPosition);
             }
 
-            Encrypt(ref p, ref s, ref left, ref right);
+            var block = Encrypt(ref p, ref s, left, right);
+            left = (uint)(block >> 32);
+            right = (uint)block;
             Unsafe.Add(ref p, i) = left;
             Unsafe.Add(ref p, i + 1) = right;
         }
@@ -89,20 +93,30 @@ internal static partial class Blowfish
     }
 
     // The hot loop of bcrypt (2^cost x 2 x 521 calls): the indexes are bytes into 256-word boxes and the state
-    // length is checked once on entry, so unchecked access is safe and keeps the bounds checks out of it.
+    // length is checked once on entry, so unchecked access is safe and keeps the bounds checks out of it. The 16
+    // rounds are unrolled and the block is returned by value so both halves stay in registers.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static void Encrypt(ref uint p, ref uint s, ref uint left, ref uint right)
+    private static ulong Encrypt(ref uint p, ref uint s, uint left, uint right)
     {
         var l = left ^ p;
         var r = right;
-        for (var i = 1; i < PLength - 1; i += 2)
-        {
-            r ^= F(ref s, l) ^ Unsafe.Add(ref p, i);
-            l ^= F(ref s, r) ^ Unsafe.Add(ref p, i + 1);
-        }
-
-        left = r ^ Unsafe.Add(ref p, PLength - 1);
-        right = l;
+        r ^= F(ref s, l) ^ Unsafe.Add(ref p, 1);
+        l ^= F(ref s, r) ^ Unsafe.Add(ref p, 2);
+        r ^= F(ref s, l) ^ Unsafe.Add(ref p, 3);
+        l ^= F(ref s, r) ^ Unsafe.Add(ref p, 4);
+        r ^= F(ref s, l) ^ Unsafe.Add(ref p, 5);
+        l ^= F(ref s, r) ^ Unsafe.Add(ref p, 6);
+        r ^= F(ref s, l) ^ Unsafe.Add(ref p, 7);
+        l ^= F(ref s, r) ^ Unsafe.Add(ref p, 8);
+        r ^= F(ref s, l) ^ Unsafe.Add(ref p, 9);
+        l ^= F(ref s, r) ^ Unsafe.Add(ref p, 10);
+        r ^= F(ref s, l) ^ Unsafe.Add(ref p, 11);
+        l ^= F(ref s, r) ^ Unsafe.Add(ref p, 12);
+        r ^= F(ref s, l) ^ Unsafe.Add(ref p, 13);
+        l ^= F(ref s, r) ^ Unsafe.Add(ref p, 14);
+        r ^= F(ref s, l) ^ Unsafe.Add(ref p, 15);
+        l ^= F(ref s, r) ^ Unsafe.Add(ref p, 16);
+        return ((ulong)(r ^ Unsafe.Add(ref p, PLength - 1)) << 32) | l;
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
