@@ -18,11 +18,15 @@ public sealed class AuthorizationOptions
     /// <summary>Users with their own passwords and permissions. Default empty.</summary>
     public IList<UserOptions> Users { get; set; } = [];
 
-    /// <summary>Permissions for users that have none of their own. Default none (full permissions).</summary>
+    /// <summary>
+    /// Permissions for entries of <see cref="Users"/> that have none of their own (not for the single
+    /// <see cref="User"/> or token clients, as in nats-server). Default none (full permissions).
+    /// </summary>
     public PermissionsOptions? DefaultPermissions { get; set; }
 
     /// <summary>
-    /// A user from <see cref="Users"/> that connections without credentials are bound to. Default none.
+    /// A user from <see cref="Users"/> that connections sending no credentials at all (no user, password or token)
+    /// are bound to, without a password check. Default none.
     /// </summary>
     public string? NoAuthUser { get; set; }
 
@@ -30,7 +34,7 @@ public sealed class AuthorizationOptions
     public TimeSpan Timeout { get; set; } = TimeSpan.FromSeconds(2);
 
     /// <summary>Whether any authentication method is configured.</summary>
-    public bool IsAuthRequired => Token is not null || User is not null || Users.Count > 0;
+    public bool IsAuthRequired => !string.IsNullOrEmpty(Token) || !string.IsNullOrEmpty(User) || Users.Count > 0;
 
     /// <summary>Creates a deep copy.</summary>
     /// <returns>The copy.</returns>
@@ -78,7 +82,7 @@ public sealed class AuthorizationOptions
         }
 
         DefaultPermissions?.Validate();
-        if (NoAuthUser is not null && !seen.Contains(NoAuthUser))
+        if (!string.IsNullOrEmpty(NoAuthUser) && !seen.Contains(NoAuthUser))
         {
             throw new InvalidOperationException($"no_auth_user: \"{NoAuthUser}\" not present as user in authorization block");
         }

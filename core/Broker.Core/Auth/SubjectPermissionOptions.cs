@@ -1,5 +1,4 @@
-using System.Text;
-using Broker.Core.Internal.Subscriptions;
+using Broker.Core.Internal.Auth;
 
 namespace Broker.Core.Auth;
 
@@ -16,13 +15,13 @@ public sealed class SubjectPermissionOptions
     /// <returns>The copy.</returns>
     public SubjectPermissionOptions Clone() => new() { Allow = [.. Allow], Deny = [.. Deny] };
 
-    internal void Validate(string what)
+    // As nats-server checkPermSubjectArray: subscribe entries may carry a queue group after whitespace
+    // ("subject queue", both valid subjects); publish entries may not.
+    internal void Validate(string what, bool allowQueue)
     {
         foreach (var entry in Allow.Concat(Deny))
         {
-            // A subscribe entry may carry a queue group after a space.
-            var subject = entry.Split(' ', 2, StringSplitOptions.RemoveEmptyEntries) is [var s, ..] ? s : entry;
-            if (!SubjectValidator.IsValidSubject(Encoding.UTF8.GetBytes(subject)))
+            if (!SubjectPatternSet.TryParse(entry, allowQueue, out _, out _))
             {
                 throw new InvalidOperationException($"permissions: {what} subject \"{entry}\" is not a valid subject");
             }

@@ -6,7 +6,10 @@ public sealed class UserOptions
     /// <summary>The user name clients send as <c>user</c>.</summary>
     public string User { get; set; } = "";
 
-    /// <summary>The password, plain or bcrypt (<c>$2a$</c>, <c>$2b$</c>, <c>$2y$</c>). Default none (any password fails).</summary>
+    /// <summary>
+    /// The password, plain or bcrypt (<c>$2a$</c>, <c>$2b$</c>, <c>$2x$</c>, <c>$2y$</c>). Default none, which as in
+    /// nats-server means the user authenticates with an empty or absent password.
+    /// </summary>
     public string? Password { get; set; }
 
     /// <summary>The user's permissions; default none, meaning <see cref="AuthorizationOptions.DefaultPermissions"/> or full permissions.</summary>

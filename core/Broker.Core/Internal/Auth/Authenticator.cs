@@ -1,15 +1,153 @@
+using System.Security.Cryptography;
+using System.Text;
+using Broker.Core.Auth;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+
 namespace Broker.Core.Internal.Auth;
 
-/// <summary>Checks CONNECT credentials against the configured users, passwords and token.</summary>
+/// <summary>
+/// Checks CONNECT credentials against the configured users, passwords and token, as nats-server's
+/// <c>auth.go processClientOrLeafAuthentication</c> does for clients (the users list, then the token, then the
+/// single user). Everything is compiled at construction, and <see cref="Authenticate"/> is safe from any thread.
+/// A bcrypt check costs what its hash's cost says (about 100 ms at cost 11), on the caller's thread.
+/// </summary>
 internal sealed partial class Authenticator
 {
-    public Authenticator(Broker.Core.Auth.AuthorizationOptions options, Microsoft.Extensions.Logging.ILogger logger) => throw new NotImplementedException();
+    private static readonly AuthenticatedUser Anonymous = new(null, null);
+
+    private readonly Dictionary<string, UserEntry> users = new(StringComparer.Ordinal);
+    private readonly UserEntry? noAuthUser;
+    private readonly string? token;
+    private readonly string? singleUser;
+    private readonly string? singlePassword;
+    private readonly AuthenticatedUser tokenUser = Anonymous;
+    private readonly AuthenticatedUser? singleUserResult;
+
+    /// <summary>Compiles the options (validating them first) and warns once about plaintext passwords.</summary>
+    /// <exception cref="InvalidOperationException">The options are inconsistent or a permission subject is malformed.</exception>
+    public Authenticator(AuthorizationOptions options, ILogger? logger = null, TimeProvider? time = null)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        options.Validate();
+        logger ??= NullLogger.Instance;
+        time ??= TimeProvider.System;
+
+        AuthRequired = options.IsAuthRequired;
+        Timeout = options.Timeout;
+        if (!string.IsNullOrEmpty(options.Token))
+        {
+            token = options.Token;
+        }
+
+        if (!string.IsNullOrEmpty(options.User))
+        {
+            singleUser = options.User;
+            singlePassword = options.Password ?? "";
+
+            // opts.go applies default_permissions to the users list only; the single user has full permissions.
+            singleUserResult = new AuthenticatedUser(singleUser, null);
+        }
+
+        // One compiled template per distinct options object: users sharing default_permissions share it.
+        var defaults = options.DefaultPermissions is null ? null : PermissionsTemplate.Compile(options.DefaultPermissions, time);
+        foreach (var user in options.Users)
+        {
+            var permissions = user.Permissions is null ? defaults : PermissionsTemplate.Compile(user.Permissions, time);
+            users.Add(user.User, new UserEntry(user.Password ?? "", new AuthenticatedUser(user.User, permissions)));
+        }
+
+        if (!string.IsNullOrEmpty(options.NoAuthUser))
+        {
+            noAuthUser = users[options.NoAuthUser];
+        }
+
+        // As nats-server checkAuthforWarnings: a plain single password or any users entry not bcrypt-hashed
+        // (an empty one included); tokens are not part of that warning.
+        if ((singleUser is not null && !BCrypt.IsHash(singlePassword)) || users.Values.Any(u => !BCrypt.IsHash(u.Password)))
+        {
+            AuthLog.PlaintextPasswords(logger);
+        }
+    }
 
     /// <summary>Whether clients must authenticate.</summary>
-    public bool AuthRequired => throw new NotImplementedException();
+    public bool AuthRequired { get; }
 
-    /// <summary>Authenticates credentials; <see langword="null"/> means Authorization Violation.</summary>
-    public AuthenticatedUser? Authenticate(string? user, string? password, string? token) => throw new NotImplementedException();
+    /// <summary>How long a client may take to send CONNECT when authentication is required.</summary>
+    public TimeSpan Timeout { get; }
+
+    /// <summary>
+    /// Authenticates CONNECT credentials (<c>user</c>, <c>pass</c>, <c>auth_token</c>; empty counts as absent);
+    /// <see langword="null"/> means Authorization Violation. Without configured authentication everyone is accepted
+    /// with full permissions.
+    /// </summary>
+    public AuthenticatedUser? Authenticate(string? user, string? password, string? token)
+    {
+        if (!AuthRequired)
+        {
+            return Anonymous;
+        }
+
+        if (users.Count > 0)
+        {
+            if (string.IsNullOrEmpty(user))
+            {
+                // no_auth_user binds a connection that sent no credentials at all. nats-server does so by comparing
+                // the user's stored password with itself, which fails for a bcrypt one; we bind without a check.
+                return noAuthUser is not null && string.IsNullOrEmpty(password) && string.IsNullOrEmpty(token)
+                    ? noAuthUser.Result
+                    : null;
+            }
+
+            // A user configured without a password authenticates with an empty one, as in nats-server.
+            return users.TryGetValue(user, out var entry) && CheckSecret(entry.Password, password)
+                ? entry.Result
+                : null;
+        }
+
+        if (this.token is not null)
+        {
+            return CheckSecret(this.token, token) ? tokenUser : null;
+        }
+
+        if (singleUser is not null)
+        {
+            return string.Equals(user, singleUser, StringComparison.Ordinal) && CheckSecret(singlePassword!, password)
+                ? singleUserResult
+                : null;
+        }
+
+        return null;
+    }
+
+    /// <summary>nats-server <c>comparePasswords</c>: bcrypt when the stored secret is a hash, else constant time.</summary>
+    private static bool CheckSecret(string stored, string? offered)
+    {
+        offered ??= "";
+        if (BCrypt.IsHash(stored))
+        {
+            return BCrypt.Verify(offered, stored);
+        }
+
+        // FixedTimeEquals is constant time for equal lengths; like Go's ConstantTimeCompare, the length may show.
+        var storedCount = Encoding.UTF8.GetByteCount(stored);
+        var offeredCount = Encoding.UTF8.GetByteCount(offered);
+        if (storedCount != offeredCount)
+        {
+            return false;
+        }
+
+        Span<byte> buffer = storedCount <= 256 ? stackalloc byte[storedCount * 2] : new byte[storedCount * 2];
+        var storedBytes = buffer[..storedCount];
+        var offeredBytes = buffer[storedCount..];
+        Encoding.UTF8.GetBytes(stored, storedBytes);
+        Encoding.UTF8.GetBytes(offered, offeredBytes);
+        var equal = CryptographicOperations.FixedTimeEquals(storedBytes, offeredBytes);
+        CryptographicOperations.ZeroMemory(buffer);
+        return equal;
+    }
+
+    private sealed record UserEntry(string Password, AuthenticatedUser Result);
 }
 
 /// <summary>The outcome of a successful authentication.</summary>
