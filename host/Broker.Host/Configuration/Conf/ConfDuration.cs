@@ -1,0 +1,244 @@
+using System.Diagnostics.CodeAnalysis;
+using System.Globalization;
+using System.Text;
+
+namespace Broker.Host.Configuration.Conf;
+
+/// <summary>
+/// Go's <c>time.ParseDuration</c>, which nats-server applies to duration options written as strings
+/// (<c>"2m"</c>, <c>"500ms"</c>, <c>"1h30m"</c>, <c>"1.5s"</c>, <c>"-3s"</c>).
+/// </summary>
+/// <remarks>
+/// A sequence of decimal numbers, each with an optional fraction and a unit: <c>ns</c>, <c>us</c>
+/// (or <c>µs</c>, <c>μs</c>), <c>ms</c>, <c>s</c>, <c>m</c>, <c>h</c>; an optional sign before all; a
+/// lone <c>0</c> needs no unit. Go durations are nanoseconds in an <c>int64</c>, so the range is about
+/// ±292 years; <see cref="TimeSpan"/> keeps 100 ns ticks, so <see cref="Parse"/> truncates below that.
+/// Error messages are Go's.
+/// </remarks>
+internal static class ConfDuration
+{
+    private const ulong MaxMagnitude = 1UL << 63; // |long.MinValue|
+
+    /// <summary>Parses a Go duration into a <see cref="TimeSpan"/> (truncated to 100 ns ticks).</summary>
+    /// <exception cref="FormatException">The text is not a Go duration; the message is Go's.</exception>
+    public static TimeSpan Parse(string text) => TimeSpan.FromTicks(ParseNanoseconds(text) / TimeSpan.NanosecondsPerTick);
+
+    /// <summary>Parses a Go duration; false (and a Go-style message) when it is not one.</summary>
+    public static bool TryParse(string text, out TimeSpan value, [NotNullWhen(false)] out string? error)
+    {
+        if (TryParseNanoseconds(text, out var nanoseconds, out error))
+        {
+            value = TimeSpan.FromTicks(nanoseconds / TimeSpan.NanosecondsPerTick);
+            return true;
+        }
+        value = default;
+        return false;
+    }
+
+    /// <summary>Parses a Go duration into nanoseconds, exactly as Go does.</summary>
+    /// <exception cref="FormatException">The text is not a Go duration; the message is Go's.</exception>
+    public static long ParseNanoseconds(string text) =>
+        TryParseNanoseconds(text, out var value, out var error) ? value : throw new FormatException(error);
+
+    /// <summary>Parses a Go duration into nanoseconds; false (and a Go-style message) when it is not one.</summary>
+    public static bool TryParseNanoseconds(string text, out long nanoseconds, [NotNullWhen(false)] out string? error)
+    {
+        ArgumentNullException.ThrowIfNull(text);
+        nanoseconds = 0;
+        var quoted = Quote(text);
+        var invalid = $"time: invalid duration {quoted}";
+        var s = text.AsSpan();
+        var negative = false;
+        if (!s.IsEmpty && s[0] is '-' or '+')
+        {
+            negative = s[0] == '-';
+            s = s[1..];
+        }
+        if (s is "0")
+        {
+            error = null;
+            return true;
+        }
+        if (s.IsEmpty)
+        {
+            error = invalid;
+            return false;
+        }
+
+        ulong total = 0;
+        while (!s.IsEmpty)
+        {
+            if (!(s[0] == '.' || char.IsAsciiDigit(s[0])))
+            {
+                error = invalid;
+                return false;
+            }
+            var before = s.Length;
+            if (!TryLeadingInt(ref s, out var whole))
+            {
+                error = invalid;
+                return false;
+            }
+            var hasWhole = s.Length != before;
+
+            ulong fraction = 0;
+            var scale = 1.0;
+            var hasFraction = false;
+            if (!s.IsEmpty && s[0] == '.')
+            {
+                s = s[1..];
+                before = s.Length;
+                LeadingFraction(ref s, out fraction, out scale);
+                hasFraction = s.Length != before;
+            }
+            if (!hasWhole && !hasFraction)
+            {
+                error = invalid; // "." or ".s"
+                return false;
+            }
+
+            var unitLength = 0;
+            while (unitLength < s.Length && !(s[unitLength] == '.' || char.IsAsciiDigit(s[unitLength])))
+            {
+                unitLength++;
+            }
+            if (unitLength == 0)
+            {
+                error = $"time: missing unit in duration {quoted}";
+                return false;
+            }
+            var unitText = s[..unitLength];
+            s = s[unitLength..];
+            if (UnitNanoseconds(unitText) is not { } unit)
+            {
+                error = $"time: unknown unit {Quote(unitText.ToString())} in duration {quoted}";
+                return false;
+            }
+            if (whole > MaxMagnitude / unit)
+            {
+                error = invalid;
+                return false;
+            }
+            whole *= unit;
+            if (fraction > 0)
+            {
+                // Go adds the fraction through a float64 and truncates, which we copy exactly.
+                whole += (ulong)(fraction * (unit / scale));
+                if (whole > MaxMagnitude)
+                {
+                    error = invalid;
+                    return false;
+                }
+            }
+            total += whole;
+            if (total > MaxMagnitude)
+            {
+                error = invalid;
+                return false;
+            }
+        }
+        if (negative)
+        {
+            nanoseconds = total == MaxMagnitude ? long.MinValue : -(long)total;
+        }
+        else if (total > long.MaxValue)
+        {
+            error = invalid;
+            return false;
+        }
+        else
+        {
+            nanoseconds = (long)total;
+        }
+        error = null;
+        return true;
+    }
+
+    private static ulong? UnitNanoseconds(ReadOnlySpan<char> unit) => unit switch
+    {
+        "ns" => 1UL,
+        "us" or "\u00b5s" or "\u03bcs" => 1_000UL, // "us", micro sign, Greek mu
+        "ms" => 1_000_000UL,
+        "s" => 1_000_000_000UL,
+        "m" => 60UL * 1_000_000_000,
+        "h" => 3600UL * 1_000_000_000,
+        _ => null,
+    };
+
+    // Digits up to the first non-digit; false when the value passes 2^63.
+    private static bool TryLeadingInt(ref ReadOnlySpan<char> s, out ulong value)
+    {
+        value = 0;
+        var i = 0;
+        for (; i < s.Length && char.IsAsciiDigit(s[i]); i++)
+        {
+            if (value > MaxMagnitude / 10)
+            {
+                return false;
+            }
+            value = (value * 10) + (ulong)(s[i] - '0');
+            if (value > MaxMagnitude)
+            {
+                return false;
+            }
+        }
+        s = s[i..];
+        return true;
+    }
+
+    // Digits after the point; digits beyond what fits are read but ignored, as Go does.
+    private static void LeadingFraction(ref ReadOnlySpan<char> s, out ulong value, out double scale)
+    {
+        value = 0;
+        scale = 1;
+        var overflow = false;
+        var i = 0;
+        for (; i < s.Length && char.IsAsciiDigit(s[i]); i++)
+        {
+            if (overflow)
+            {
+                continue;
+            }
+            if (value > (MaxMagnitude - 1) / 10)
+            {
+                overflow = true;
+                continue;
+            }
+            var next = (value * 10) + (ulong)(s[i] - '0');
+            if (next > MaxMagnitude)
+            {
+                overflow = true;
+                continue;
+            }
+            value = next;
+            scale *= 10;
+        }
+        s = s[i..];
+    }
+
+    // Go's time.quote: double quotes, '"' and '\\' escaped, control and non-ASCII characters as
+    // their UTF-8 bytes in \xHH form.
+    private static string Quote(string text)
+    {
+        var builder = new StringBuilder(text.Length + 2).Append('"');
+        Span<byte> utf8 = stackalloc byte[4];
+        foreach (var rune in text.EnumerateRunes())
+        {
+            if (rune.Value is < ' ' or >= 0x80)
+            {
+                var length = rune.EncodeToUtf8(utf8);
+                foreach (var b in utf8[..length])
+                {
+                    builder.Append(CultureInfo.InvariantCulture, $"\\x{b:x2}");
+                }
+                continue;
+            }
+            if (rune.Value is '"' or '\\')
+            {
+                builder.Append('\\');
+            }
+            builder.Append((char)rune.Value);
+        }
+        return builder.Append('"').ToString();
+    }
+}
