@@ -62,7 +62,7 @@ public class SubscribePermissionTests
         Assert.Equal(expected, permissions.CanSubscribe(Encoding.UTF8.GetBytes(subject), Encoding.UTF8.GetBytes(queue)));
         if (queue.Length == 0)
         {
-            Assert.Equal(expected, permissions.CanSubscribe(Encoding.UTF8.GetBytes(subject)));
+            Assert.Equal(expected, permissions.CanSubscribe(Encoding.UTF8.GetBytes(subject), default));
         }
     }
 
@@ -84,7 +84,7 @@ public class SubscribePermissionTests
         Assert.Equal(expected, permissions.NeedsDeliveryCheck(Encoding.UTF8.GetBytes(subject), Encoding.UTF8.GetBytes(queue)));
         if (queue.Length == 0)
         {
-            Assert.Equal(expected, permissions.NeedsDeliveryCheck(Encoding.UTF8.GetBytes(subject)));
+            Assert.Equal(expected, permissions.NeedsDeliveryCheck(Encoding.UTF8.GetBytes(subject), default));
         }
     }
 
@@ -103,7 +103,7 @@ public class SubscribePermissionTests
         Assert.Equal(expected, permissions.IsDeliveryAllowed(Encoding.UTF8.GetBytes(subject), Encoding.UTF8.GetBytes(queue)));
         if (queue.Length == 0)
         {
-            Assert.Equal(expected, permissions.IsDeliveryAllowed(Encoding.UTF8.GetBytes(subject)));
+            Assert.Equal(expected, permissions.IsDeliveryAllowed(Encoding.UTF8.GetBytes(subject), default));
         }
     }
 
@@ -111,8 +111,8 @@ public class SubscribePermissionTests
     public void Without_a_deny_list_nothing_needs_checking()
     {
         var permissions = Create("a.>", "");
-        Assert.False(permissions.NeedsDeliveryCheck("a.*"u8));
-        Assert.True(permissions.IsDeliveryAllowed("a.b"u8));
+        Assert.False(permissions.NeedsDeliveryCheck("a.*"u8, default));
+        Assert.True(permissions.IsDeliveryAllowed("a.b"u8, default));
     }
 
     [Fact]
@@ -124,7 +124,7 @@ public class SubscribePermissionTests
         {
             for (var i = 0; i < 20_000; i++)
             {
-                if (permissions.IsDeliveryAllowed("d.x"u8) || !permissions.IsDeliveryAllowed("e.baz"u8))
+                if (permissions.IsDeliveryAllowed("d.x"u8, default) || !permissions.IsDeliveryAllowed("e.baz"u8, default))
                 {
                     Interlocked.Increment(ref wrong);
                 }

@@ -78,28 +78,16 @@ internal sealed partial class ClientPermissions
         return allowed;
     }
 
-    /// <summary>Whether the connection may subscribe to a subject (possibly with wildcards) without a queue group.</summary>
-    public bool CanSubscribe(ReadOnlySpan<byte> subject) => template.IsSubscribeAllowed(subject, default);
-
     /// <summary>
     /// Whether the connection may subscribe to a subject (possibly with wildcards) in a queue group (empty for none).
     /// </summary>
     public bool CanSubscribe(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue) => template.IsSubscribeAllowed(subject, queue);
 
     /// <summary>
-    /// Whether a new plain subscription overlaps a subscribe-deny entry, so deliveries need
-    /// <see cref="IsDeliveryAllowed(ReadOnlySpan{byte})"/> (nats-server <c>loadMsgDenyFilterIfNeeded</c>).
-    /// </summary>
-    public bool NeedsDeliveryCheck(ReadOnlySpan<byte> subject) => template.NeedsDeliveryCheck(subject, default);
-
-    /// <summary>
     /// Whether a new subscription in a queue group (empty for none) overlaps a subscribe-deny entry that applies to
     /// it, so deliveries need <see cref="IsDeliveryAllowed(ReadOnlySpan{byte}, ReadOnlySpan{byte})"/> with the same queue.
     /// </summary>
     public bool NeedsDeliveryCheck(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue) => template.NeedsDeliveryCheck(subject, queue);
-
-    /// <summary>Whether a message on a literal subject may be delivered to a plain subscription; thread-safe.</summary>
-    public bool IsDeliveryAllowed(ReadOnlySpan<byte> subject) => template.IsDeliveryAllowed(subject, default);
 
     /// <summary>
     /// Whether a message on a literal subject may be delivered to a subscription in a queue group (empty for none),

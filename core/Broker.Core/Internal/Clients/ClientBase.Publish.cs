@@ -142,7 +142,7 @@ internal abstract partial class ClientBase
             return false;
         }
 
-        if (subscription.CheckDenyOnDelivery && target.Permissions is { } permissions && !permissions.IsDeliveryAllowed(subject))
+        if (subscription.CheckDenyOnDelivery && target.Permissions is { } permissions && !permissions.IsDeliveryAllowed(subject, subscription.Queue))
         {
             return false;
         }

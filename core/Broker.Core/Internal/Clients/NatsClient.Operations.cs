@@ -59,7 +59,7 @@ internal sealed partial class NatsClient
 
         var subscription = new Subscription(this, subject.ToArray(), queue.IsEmpty ? null : queue.ToArray(), sid.ToArray())
         {
-            CheckDenyOnDelivery = Permissions?.NeedsDeliveryCheck(subject) ?? false,
+            CheckDenyOnDelivery = Permissions?.NeedsDeliveryCheck(subject, queue) ?? false,
         };
         switch (AddSubscription(subscription, Server.Options.MaxSubscriptions))
         {
