@@ -46,12 +46,16 @@ public sealed class BrokerOptions
     /// <summary>Authentication and authorization. Default: none (every client is accepted with full permissions).</summary>
     public AuthorizationOptions Authorization { get; set; } = new();
 
+    /// <summary>The HTTP monitoring endpoint. Default: off.</summary>
+    public MonitoringOptions Monitoring { get; set; } = new();
+
     /// <summary>Creates a deep copy, so a running broker is unaffected by later changes to this instance.</summary>
     /// <returns>The copy.</returns>
     public BrokerOptions Clone()
     {
         var copy = (BrokerOptions)MemberwiseClone();
         copy.Authorization = Authorization.Clone();
+        copy.Monitoring = Monitoring.Clone();
         return copy;
     }
 
