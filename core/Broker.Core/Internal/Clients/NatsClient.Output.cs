@@ -134,10 +134,10 @@ internal sealed partial class NatsClient
     }
 
     /// <summary>-ERR 'Permissions Violation for ... "subject"' with nats-server's %q quoting, plus an optional queue.</summary>
-    private void SendPermissionError(string prefix, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue)
+    private void SendPermissionError(string prefix, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, string suffix = "")
     {
         var text = "-ERR '" + prefix + GoQuote.Quote(subject)
-            + (queue.IsEmpty ? string.Empty : " using queue " + GoQuote.Quote(queue)) + "'\r\n";
+            + (queue.IsEmpty ? string.Empty : " using queue " + GoQuote.Quote(queue)) + suffix + "'\r\n";
         SendProtocol(System.Text.Encoding.UTF8.GetBytes(text));
     }
 
