@@ -165,6 +165,27 @@ public sealed class PubSubTests
 
     [Theory(Timeout = 60_000)]
     [MemberData(nameof(Servers))]
+    public async Task Verbose_and_pedantic_connection_absorbs_the_acknowledgements(ServerKind kind)
+    {
+        await using var server = await ServerUnderTest.StartAsync(kind);
+        using var client = NatsClientConnection.Connect(server.Url, o => (o.Verbose, o.Pedantic) = (true, true));
+        using var sub = client.Connection.SubscribeSync("chatty");
+        for (var i = 0; i < 5; i++)
+        {
+            client.Connection.Publish("chatty", [(byte)i]);
+        }
+
+        client.Connection.Flush(Wait);
+        for (var i = 0; i < 5; i++)
+        {
+            Assert.Equal([(byte)i], sub.NextMessage(Wait).Data);
+        }
+
+        Assert.Equal(ConnState.CONNECTED, client.Connection.State);
+    }
+
+    [Theory(Timeout = 60_000)]
+    [MemberData(nameof(Servers))]
     public async Task Client_answers_server_pings_and_flush_round_trips(ServerKind kind)
     {
         // The server pings every 100 ms and drops a client after 2 unanswered PINGs: a connection that survives

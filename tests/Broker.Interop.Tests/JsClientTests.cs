@@ -11,7 +11,7 @@ public sealed class JsClientTests
         var data = new TheoryData<ServerKind, string>();
         foreach (var kind in new[] { ServerKind.Ours, ServerKind.Reference })
         {
-            foreach (var script in new[] { "pubsub-headers.mjs", "request-reply.mjs", "no-responders.mjs", "wildcards.mjs" })
+            foreach (var script in new[] { "pubsub-headers.mjs", "request-reply.mjs", "no-responders.mjs", "wildcards.mjs", "edge-cases.mjs", "fan-in-out.mjs" })
             {
                 data.Add(kind, script);
             }
