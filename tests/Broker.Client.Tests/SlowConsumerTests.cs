@@ -4,14 +4,18 @@ namespace Broker.Client.Tests;
 
 /// <summary>
 /// A subscriber that stops reading its socket must cost only itself: the broker closes it as a slow consumer
-/// (without -ERR, as nats-server) while healthy subscribers of the same messages get every one, in order.
+/// (without -ERR, as nats-server) while healthy subscribers of the same messages get every one, in order. Both
+/// ways of detecting it: more than max_pending buffered, and a socket write blocked past the write deadline.
 /// </summary>
 public sealed class SlowConsumerTests
 {
     private const int Wait = NatsClientConnection.DefaultTimeoutMilliseconds;
 
-    [Fact(Timeout = 120_000)]
-    public async Task Stalled_subscriber_is_closed_and_healthy_subscribers_get_every_message_in_order()
+    public static TheoryData<string> Limits => new() { "Pending Bytes", "Write Deadline" };
+
+    [Theory(Timeout = 120_000)]
+    [MemberData(nameof(Limits))]
+    public async Task Stalled_subscriber_is_closed_and_healthy_subscribers_get_every_message_in_order(string limit)
     {
         // 20 MiB in all, far past what the stalled socket's kernel buffers (a few MiB on loopback) and max_pending
         // hold. It goes out in batches of 512 KiB, each sent only once both healthy subscribers have read the one
@@ -22,8 +26,16 @@ public sealed class SlowConsumerTests
         const int size = 8 * 1024;
         await using var broker = await TestBroker.StartAsync(o =>
         {
-            o.MaxPending = 1024 * 1024;
             o.MaxPayload = 64 * 1024;
+            if (limit == "Pending Bytes")
+            {
+                o.MaxPending = 1024 * 1024;
+            }
+            else
+            {
+                // The default 64 MiB max_pending is never reached; the blocked write is what gives it away.
+                o.WriteDeadline = TimeSpan.FromMilliseconds(500);
+            }
         });
 
         await using var stalled = await RawClient.ConnectAsync(broker.EndPoint);
@@ -66,6 +78,7 @@ public sealed class SlowConsumerTests
         var slow = Assert.Single(broker.Logs.Entries, e => e.Message.Contains("slow consumer detected", StringComparison.Ordinal));
         var clientId = System.Text.Json.JsonDocument.Parse(stalled.Info!["INFO ".Length..]).RootElement.GetProperty("client_id").GetInt64();
         Assert.StartsWith($"cid:{clientId} ", slow.Message, StringComparison.Ordinal);
+        Assert.EndsWith($"Slow Consumer ({limit})", slow.Message, StringComparison.Ordinal);
         Assert.Equal(Microsoft.Extensions.Logging.LogLevel.Warning, slow.Level);
 
         // Now read: whatever was still buffered for it arrives, then the close, and never an -ERR.
