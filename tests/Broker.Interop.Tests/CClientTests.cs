@@ -13,6 +13,23 @@ public sealed class CClientTests(CClient client) : IClassFixture<CClient>
         Assert.Equal(6, summary.GetProperty("checks").GetInt32());
     }
 
+    [Theory(Timeout = 90_000)]
+    [InlineData(ServerKind.Ours)]
+    [InlineData(ServerKind.Reference)]
+    public async Task Credentials_in_the_url_are_checked(ServerKind kind)
+    {
+        await using var server = await ServerUnderTest.StartAsync(
+            kind,
+            o => (o.Authorization.User, o.Authorization.Password) = ("cuser", "cpass"),
+            "authorization { user: cuser, password: cpass }");
+        var withCredentials = server.Url.Replace("nats://", "nats://cuser:cpass@", StringComparison.Ordinal);
+        ScenarioSummary.AssertOk(await client.RunAsync("selftest", withCredentials));
+
+        var refused = await client.RunAsync("selftest", server.Url.Replace("nats://", "nats://cuser:wrong@", StringComparison.Ordinal));
+        Assert.NotEqual(0, refused.ExitCode);
+        Assert.Contains("Authorization Violation", refused.OutputLines[^1], StringComparison.OrdinalIgnoreCase);
+    }
+
     [Fact(Timeout = 90_000)]
     public async Task Connection_failure_is_reported_not_swallowed()
     {

@@ -1,3 +1,5 @@
+using Broker.Core.Auth;
+
 namespace Broker.Interop.Tests;
 
 /// <summary>
@@ -39,6 +41,41 @@ public sealed class JsClientTests
         Assert.Equal(3, counts.Count);
         Assert.Equal(summary.GetProperty("total").GetInt32(), counts.Sum());
         Assert.All(counts, c => Assert.True(c > 0));
+    }
+
+    [Theory(Timeout = 90_000)]
+    [InlineData(ServerKind.Ours)]
+    [InlineData(ServerKind.Reference)]
+    public async Task Credentials_and_permission_errors_as_nats_js_reads_them(ServerKind kind)
+    {
+        await using var server = await ServerUnderTest.StartAsync(
+            kind,
+            o =>
+            {
+                o.Authorization.Users.Add(new UserOptions { User = "admin", Password = "admin" });
+                o.Authorization.Users.Add(new UserOptions
+                {
+                    User = "app",
+                    Password = "app",
+                    Permissions = new PermissionsOptions
+                    {
+                        Publish = new SubjectPermissionOptions { Allow = ["public.>", "_INBOX.>"] },
+                        Subscribe = new SubjectPermissionOptions { Allow = ["public.>", "_INBOX.>"], Deny = ["public.secret", "public.work bad"] },
+                    },
+                });
+            },
+            """
+            authorization {
+              users = [
+                { user: admin, password: admin }
+                { user: app, password: app, permissions: {
+                    publish: { allow: ["public.>", "_INBOX.>"] }
+                    subscribe: { allow: ["public.>", "_INBOX.>"], deny: ["public.secret", "public.work bad"] } } }
+              ]
+            }
+            """);
+        var summary = ScenarioSummary.AssertOk(await NodeScripts.RunAsync("auth-permissions.mjs", server.Url));
+        Assert.Equal(3, summary.GetProperty("statusErrors").GetInt32());
     }
 
     [Fact(Timeout = 90_000)]

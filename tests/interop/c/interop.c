@@ -23,12 +23,21 @@
 
 static char failure[512];
 
-/* Records the first failure (later ones are consequences) and returns 0 so callers can `return fail(...)`. */
+/*
+ * Records the first failure (later ones are consequences) with libnats' own error text (e.g. the server's -ERR),
+ * and returns 0 so callers can `return fail(...)`. Quotes and backslashes become ' so the summary stays JSON.
+ */
 static int fail(const char *what, natsStatus s)
 {
     if (failure[0] == '\0')
     {
-        snprintf(failure, sizeof(failure), "%s: %s", what, s == NATS_OK ? "check failed" : natsStatus_GetText(s));
+        const char *detail = s == NATS_OK ? "" : nats_GetLastError(NULL);
+        snprintf(failure, sizeof(failure), "%s: %s%s%s", what, s == NATS_OK ? "check failed" : natsStatus_GetText(s),
+                 detail != NULL && detail[0] != '\0' ? " - " : "", detail != NULL ? detail : "");
+        for (char *c = failure; *c != '\0'; c++)
+        {
+            if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20) *c = '\'';
+        }
     }
     return 0;
 }
@@ -256,7 +265,6 @@ int main(int argc, char **argv)
         printf("{\"ok\":true,\"mode\":\"%s\",\"checks\":%d}\n", mode, checks);
         return 0;
     }
-    /* The failure text comes from our own literals and libnats status texts: no quotes to escape. */
     printf("{\"ok\":false,\"mode\":\"%s\",\"error\":\"%s\"}\n", mode, failure);
     return 1;
 }
