@@ -129,6 +129,21 @@ public sealed class PubSubTests
         var replies = await Task.WhenAll(Enumerable.Range(0, 20).Select(i =>
             requester.Connection.RequestAsync("svc.upper", Encoding.UTF8.GetBytes($"req-{i}"), Wait)));
         Assert.Equal(Enumerable.Range(0, 20).Select(i => $"REQ-{i}"), replies.Select(r => Encoding.UTF8.GetString(r.Data)));
+
+        // The old request style: a fresh inbox per request, subscribed with UNSUB max 1.
+        using var oldStyle = NatsClientConnection.Connect(server.Url, o => o.UseOldRequestStyle = true, "old-style");
+        Assert.Equal("OLD", Encoding.UTF8.GetString(oldStyle.Connection.Request("svc.upper", "old"u8.ToArray(), Wait).Data));
+    }
+
+    [Theory(Timeout = 60_000)]
+    [MemberData(nameof(Servers))]
+    public async Task Request_without_responders_times_out_for_a_client_without_no_responders_support(ServerKind kind)
+    {
+        // This client sends neither headers nor no_responders in CONNECT, so no 503 comes back; it just waits.
+        await using var server = await ServerUnderTest.StartAsync(kind);
+        using var client = NatsClientConnection.Connect(server.Url);
+        await Assert.ThrowsAsync<NATSTimeoutException>(() => client.Connection.RequestAsync("nobody.home", [], 300));
+        Assert.Equal(ConnState.CONNECTED, client.Connection.State);
     }
 
     [Theory(Timeout = 60_000)]
