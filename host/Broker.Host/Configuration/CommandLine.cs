@@ -77,7 +77,8 @@ internal sealed class CommandLine
                 }
 
                 value = on ? "true" : "false";
-                if (on && flag.Command != HostCommand.Run && command == HostCommand.Run)
+                // -v wins over -h whatever their order, as nats-server checks the version flag first.
+                if (on && flag.Command != HostCommand.Run && (command == HostCommand.Run || flag.Command == HostCommand.Version))
                 {
                     command = flag.Command;
                 }
