@@ -184,10 +184,19 @@ internal sealed partial class HostProcess : IAsyncDisposable
 
     private void Add(string? line)
     {
-        if (line is not null)
+        if (line is null)
         {
-            lines.Enqueue(line);
+            return;
+        }
+
+        lines.Enqueue(line);
+        try
+        {
             lineAdded.Release();
+        }
+        catch (ObjectDisposedException)
+        {
+            // Output that arrives while the test is disposing the process.
         }
     }
 
