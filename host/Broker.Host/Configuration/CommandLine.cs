@@ -77,11 +77,6 @@ internal sealed class CommandLine
                 }
 
                 value = on ? "true" : "false";
-                // -v wins over -h whatever their order, as nats-server checks the version flag first.
-                if (on && flag.Command != HostCommand.Run && (command == HostCommand.Run || flag.Command == HostCommand.Version))
-                {
-                    command = flag.Command;
-                }
             }
             else
             {
@@ -106,6 +101,14 @@ internal sealed class CommandLine
             foreach (var key in flag.ConfigKeys)
             {
                 settings[key] = value;
+            }
+
+            // A command flag (a switch that is on, or a value flag, whose value its keys carry) replaces serving;
+            // -v wins over -h whatever their order, as nats-server checks the version flag first.
+            var enabled = flag.Kind != FlagKind.Switch || value == "true";
+            if (enabled && flag.Command != HostCommand.Run && (command == HostCommand.Run || flag.Command == HostCommand.Version))
+            {
+                command = flag.Command;
             }
         }
 

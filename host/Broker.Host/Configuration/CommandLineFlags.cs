@@ -10,7 +10,9 @@ namespace Broker.Host.Configuration;
 /// <remarks>
 /// A new flag is one line here. The ones planned next (<c>-c</c>, <c>-t</c>, <c>-n</c>, <c>-P</c>, <c>-js</c>,
 /// <c>-sd</c>, <c>--ports_file_dir</c>, <c>-sl</c>) fit as they are: a value flag writing a key
-/// (<c>-n</c> → <c>Broker:ServerName</c>), a switch writing a key (<c>-js</c>), or a <see cref="HostCommand"/>.
+/// (<c>-n</c> → <c>Broker:ServerName</c>; <c>-c</c> → a key <see cref="HostConfiguration"/> reads to add the .conf
+/// layer below the flags), a switch writing a key (<c>-js</c>), or a <see cref="HostCommand"/> (<c>-t</c>; <c>-sl</c>
+/// with its value in a key).
 /// </remarks>
 internal static class CommandLineFlags
 {
