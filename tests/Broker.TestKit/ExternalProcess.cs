@@ -51,8 +51,14 @@ public sealed class ExternalProcess : IAsyncDisposable
         }
     }
 
-    /// <summary>Starts <paramref name="fileName"/> (looked up on PATH) with the arguments, without a shell.</summary>
-    public static ExternalProcess Start(string fileName, IEnumerable<string> arguments, string? workingDirectory = null)
+    /// <summary>The operating system's process id.</summary>
+    public int Id => process.Id;
+
+    /// <summary>
+    /// Starts <paramref name="fileName"/> (looked up on PATH) with the arguments, without a shell; entries of
+    /// <paramref name="environment"/> are set in (a null value removes) the environment it inherits.
+    /// </summary>
+    public static ExternalProcess Start(string fileName, IEnumerable<string> arguments, string? workingDirectory = null, IReadOnlyDictionary<string, string?>? environment = null)
     {
         var startInfo = new ProcessStartInfo(fileName)
         {
@@ -65,6 +71,18 @@ public sealed class ExternalProcess : IAsyncDisposable
         foreach (var argument in arguments)
         {
             startInfo.ArgumentList.Add(argument);
+        }
+
+        foreach (var (key, value) in environment ?? new Dictionary<string, string?>())
+        {
+            if (value is null)
+            {
+                startInfo.Environment.Remove(key);
+            }
+            else
+            {
+                startInfo.Environment[key] = value;
+            }
         }
 
         var process = new Process { StartInfo = startInfo };
