@@ -178,6 +178,46 @@ public sealed class ConnzTests
     }
 
     [Fact(Timeout = 30_000)]
+    public async Task Pending_bytes_show_output_waiting_for_a_reader_that_does_not_read()
+    {
+        await using var broker = await MonitoredBroker.StartAsync(options => options.WriteDeadline = TimeSpan.FromMinutes(1));
+        await using var stalled = await broker.ConnectAsync("{\"verbose\":false,\"name\":\"stalled\"}");
+        await using var publisher = await broker.ConnectAsync("{\"verbose\":false,\"name\":\"publisher\"}");
+        await stalled.SendAsync("SUB big 1\r\n");
+        await stalled.PingAndCollectAsync();
+
+        // More than loopback socket buffers hold: the rest waits in the broker for the stalled reader.
+        var payload = new string('x', 64 * 1024);
+        var batch = string.Concat(Enumerable.Repeat($"PUB big {payload.Length}\r\n{payload}\r\n", 16));
+        for (var i = 0; i < 32; i++)
+        {
+            await publisher.SendAsync(batch);
+        }
+
+        await publisher.PingAndCollectAsync(TimeSpan.FromSeconds(20));
+        await Eventually.AssertAsync(
+            async () => (await broker.GetJsonAsync("/connz?sort=pending")).GetProperty("connections")[0].GetProperty("pending_bytes").GetInt64() > 1024 * 1024,
+            "pending bytes to show on the stalled connection");
+        var first = (await broker.GetJsonAsync("/connz?sort=pending")).GetProperty("connections")[0];
+        Assert.Equal("stalled", first.GetProperty("name").GetString());
+        Assert.Equal(512, first.GetProperty("out_msgs").GetInt64());
+    }
+
+    [Fact(Timeout = 30_000)]
+    public async Task Rtt_is_measured_from_the_servers_ping()
+    {
+        await using var broker = await MonitoredBroker.StartAsync(options => options.PingInterval = TimeSpan.FromMilliseconds(100));
+        await using var client = await broker.ConnectAsync();
+        Assert.Equal("PING", await client.ReadLineAsync());
+        await client.SendAsync("PONG\r\n");
+        await Eventually.AssertAsync(
+            async () => (await broker.GetJsonAsync("/connz")).GetProperty("connections")[0].GetProperty("rtt").GetString() != "0s",
+            "the round trip to be measured");
+        var rtt = (await broker.GetJsonAsync("/connz?sort=rtt")).GetProperty("connections")[0].GetProperty("rtt").GetString();
+        Assert.Matches("^[0-9]+(\\.[0-9]+)?(ns|µs|ms|s)$", rtt);
+    }
+
+    [Fact(Timeout = 30_000)]
     public async Task Max_closed_clients_bounds_the_closed_ring()
     {
         await using var broker = await MonitoredBroker.StartAsync(options => options.MaxClosedClients = 2);

@@ -199,7 +199,9 @@ public sealed class HttpServerTests
         using (var socket = await ConnectAsync(broker))
         {
             await SendAsync(socket, "GET http://localhost/h%65althz?x=1 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
-            Assert.Equal(200, (await ReadResponseAsync(socket)).Status);
+            var kept = await ReadResponseAsync(socket);
+            Assert.Equal(200, kept.Status);
+            Assert.Equal("keep-alive", kept.Headers["connection"]);
             await SendAsync(socket, "\r\nGET /healthz HTTP/1.1\n\n");
             Assert.Equal(200, (await ReadResponseAsync(socket)).Status);
         }

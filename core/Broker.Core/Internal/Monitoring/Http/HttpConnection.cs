@@ -57,7 +57,7 @@ internal sealed class HttpConnection
 
                 // A body we do not read would be taken for the next request: answer, then close.
                 var close = !request.KeepAlive || request.HasBody;
-                response.WriteTo(output, request.IsHead, close);
+                response.WriteTo(output, request.IsHead, close, keepAliveHeader: request.IsHttp10);
                 var flush = await output.FlushAsync(stopping).ConfigureAwait(false);
                 if (close || flush.IsCompleted || flush.IsCanceled)
                 {

@@ -14,6 +14,9 @@ internal sealed class HttpRequest
     /// <summary>Whether the connection stays open after the answer (HTTP/1.1 default, HTTP/1.0 with keep-alive).</summary>
     public bool KeepAlive { get; init; }
 
+    /// <summary>Whether the request is HTTP/1.0, whose clients close unless the answer says keep-alive.</summary>
+    public bool IsHttp10 { get; init; }
+
     /// <summary>Whether a body follows the head (Content-Length above 0 or any Transfer-Encoding).</summary>
     public bool HasBody { get; init; }
 

@@ -104,6 +104,7 @@ internal static class HttpRequestParser
             Path = path!,
             RawQuery = query!,
             KeepAlive = !close && (minorVersion == 1 || keepAlive),
+            IsHttp10 = minorVersion == 0,
             HasBody = hasBody || contentLength > 0,
         };
         return HttpParseStatus.Complete;

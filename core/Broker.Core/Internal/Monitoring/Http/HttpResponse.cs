@@ -58,8 +58,12 @@ internal sealed class HttpResponse
         return response;
     }
 
-    /// <summary>Writes the status line, header fields and (unless <paramref name="headOnly"/>) the body.</summary>
-    public void WriteTo(PipeWriter output, bool headOnly, bool close)
+    /// <summary>
+    /// Writes the status line, header fields and (unless <paramref name="headOnly"/>) the body. The connection field
+    /// says <c>close</c> when the connection ends after this answer, <c>keep-alive</c> when an HTTP/1.0 client asked
+    /// for it (HTTP/1.1 keeps alive by default and needs none).
+    /// </summary>
+    public void WriteTo(PipeWriter output, bool headOnly, bool close, bool keepAliveHeader = false)
     {
         var head = new StringBuilder(256);
         head.Append("HTTP/1.1 ").Append(StatusCode.ToString(CultureInfo.InvariantCulture)).Append(' ').Append(ReasonPhrase(StatusCode)).Append("\r\n");
@@ -74,6 +78,10 @@ internal sealed class HttpResponse
         if (close)
         {
             head.Append("Connection: close\r\n");
+        }
+        else if (keepAliveHeader)
+        {
+            head.Append("Connection: keep-alive\r\n");
         }
 
         head.Append("\r\n");
