@@ -144,6 +144,7 @@ public sealed partial class BrokerServer
         }
 
         stopping.Dispose();
+        reloadGate.Dispose();
     }
 
     private ServiceProvider ComposeServices(BrokerMetrics brokerMetrics)

@@ -20,10 +20,16 @@ internal static partial class HostingLog
     [LoggerMessage(5, LogLevel.Information, "Loaded plugin {PluginId} {PluginVersion}")]
     public static partial void PluginConfigured(ILogger logger, string pluginId, string pluginVersion);
 
-    [LoggerMessage(6, LogLevel.Information, "Entering lame duck mode, stop accepting new clients")]
+    [LoggerMessage(6, LogLevel.Information, "Reloaded configuration: {Changes}")]
+    public static partial void Reloaded(ILogger logger, string changes);
+
+    [LoggerMessage(7, LogLevel.Warning, "Configuration reload refused: {Reason}")]
+    public static partial void ReloadRefused(ILogger logger, string reason);
+
+    [LoggerMessage(8, LogLevel.Information, "Entering lame duck mode, stop accepting new clients")]
     public static partial void EnteringLameDuckMode(ILogger logger);
 
-    [LoggerMessage(7, LogLevel.Information, "Lame duck mode: closing {Count} existing clients over {Duration}")]
+    [LoggerMessage(9, LogLevel.Information, "Lame duck mode: closing {Count} existing clients over {Duration}")]
     public static partial void ClosingClients(ILogger logger, int count, TimeSpan duration);
 
     [LoggerMessage(10, LogLevel.Error, "Connection from {Remote} on listener {Listener} failed")]
