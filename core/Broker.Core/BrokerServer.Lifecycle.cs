@@ -231,6 +231,7 @@ public sealed partial class BrokerServer
             EndPoint = new IPEndPoint(ParseHost(monitoring.Host), port),
             Protocol = MonitorProtocolHandler.ProtocolName,
             Transport = SocketTransportFactory.TransportName,
+            Middleware = [.. monitoring.Middleware],
         });
     }
 

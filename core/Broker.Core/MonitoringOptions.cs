@@ -27,9 +27,20 @@ public sealed class MonitoringOptions
     /// <summary>How long a kept-alive connection may stay idle between requests before it is closed. Default 2 minutes.</summary>
     public TimeSpan KeepAliveTimeout { get; set; } = TimeSpan.FromMinutes(2);
 
+    /// <summary>
+    /// Names of <see cref="Broker.Abstractions.IConnectionMiddleware"/> run on each monitoring connection, in order:
+    /// the TLS middleware here makes the endpoint HTTPS (nats-server's <c>https</c>). Default none.
+    /// </summary>
+    public IList<string> Middleware { get; set; } = [];
+
     /// <summary>Creates a copy.</summary>
     /// <returns>The copy.</returns>
-    public MonitoringOptions Clone() => (MonitoringOptions)MemberwiseClone();
+    public MonitoringOptions Clone()
+    {
+        var copy = (MonitoringOptions)MemberwiseClone();
+        copy.Middleware = [.. Middleware];
+        return copy;
+    }
 
     /// <summary>Checks the settings.</summary>
     /// <exception cref="InvalidOperationException">A setting is out of range; the message names it.</exception>

@@ -1,7 +1,9 @@
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
+using Broker.Abstractions;
 using Broker.Core;
+using Microsoft.Extensions.DependencyInjection;
 
 namespace Broker.Monitoring.Tests;
 
@@ -216,6 +218,27 @@ public sealed class HttpServerTests
         Assert.False(plain.Server.EndPoints.ContainsKey(BrokerServer.MonitorListenerName));
     }
 
+    [Fact(Timeout = 30_000)]
+    public async Task Monitoring_connections_pass_through_the_configured_middleware()
+    {
+        var middleware = new CountingMiddleware();
+        var options = new BrokerOptions { Host = "127.0.0.1", Port = 0 };
+        options.Monitoring.Host = "127.0.0.1";
+        options.Monitoring.Port = 0;
+        options.Monitoring.Middleware.Add(middleware.Name);
+        await using var server = new BrokerServer(options)
+            .ConfigureServices(services => services.AddSingleton<IConnectionMiddleware>(middleware));
+        await server.StartAsync();
+        var port = ((IPEndPoint)server.GetEndPoint(BrokerServer.MonitorListenerName)).Port;
+        using var http = new HttpClient { BaseAddress = new Uri($"http://127.0.0.1:{port}"), Timeout = TimeSpan.FromSeconds(10) };
+        Assert.Equal("{\"status\":\"ok\"}", await http.GetStringAsync("/healthz"));
+        Assert.Equal(1, middleware.Connections);
+
+        // The NATS client port does not get it.
+        await using var client = await Broker.TestKit.RawClient.ConnectAsync(server.ClientEndPoint);
+        Assert.Equal(1, middleware.Connections);
+    }
+
     internal static async Task<Socket> ConnectAsync(MonitoredBroker broker)
     {
         var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
@@ -301,4 +324,19 @@ public sealed class HttpServerTests
     }
 
     internal sealed record RawResponse(int Status, Dictionary<string, string> Headers, string Body);
+
+    private sealed class CountingMiddleware : IConnectionMiddleware
+    {
+        private int connections;
+
+        public string Name => "counting";
+
+        public int Connections => Volatile.Read(ref connections);
+
+        public ValueTask<TransportConnection?> OnConnectionAsync(TransportConnection connection, CancellationToken cancellationToken)
+        {
+            Interlocked.Increment(ref connections);
+            return ValueTask.FromResult<TransportConnection?>(connection);
+        }
+    }
 }
