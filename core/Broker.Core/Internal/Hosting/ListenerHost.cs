@@ -40,8 +40,8 @@ internal sealed class ListenerHost
 
     public void Start(CancellationToken stopping)
     {
-        acceptLoop = AcceptLoopAsync(stopping);
         Volatile.Write(ref accepting, 1);
+        acceptLoop = AcceptLoopAsync(stopping);
     }
 
     /// <summary>Stops accepting; connections already accepted keep running.</summary>
@@ -66,11 +66,19 @@ internal sealed class ListenerHost
 
     private async Task AcceptLoopAsync(CancellationToken stopping)
     {
-        while (await listener.AcceptAsync(stopping).ConfigureAwait(false) is { } connection)
+        try
         {
-            var task = ServeAsync(connection, stopping);
-            connections.TryAdd(task, 0);
-            _ = task.ContinueWith(static (t, state) => ((ConcurrentDictionary<Task, byte>)state!).TryRemove(t, out _), connections, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+            while (await listener.AcceptAsync(stopping).ConfigureAwait(false) is { } connection)
+            {
+                var task = ServeAsync(connection, stopping);
+                connections.TryAdd(task, 0);
+                _ = task.ContinueWith(static (t, state) => ((ConcurrentDictionary<Task, byte>)state!).TryRemove(t, out _), connections, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+            }
+        }
+        finally
+        {
+            // However the loop ended, the listener no longer accepts: /healthz must say so.
+            Volatile.Write(ref accepting, 0);
         }
     }
 
