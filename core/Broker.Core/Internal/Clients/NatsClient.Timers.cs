@@ -71,7 +71,7 @@ internal sealed partial class NatsClient
         // Like nats-server: skip the PING while the client is sending data, unless a round-trip measurement is due.
         // The measurement is due when no PING was sent yet (or not for an hour), not until a PONG came back: a busy
         // client gets one PING, not one per interval, and is never closed as stale while it keeps sending.
-        var measurementDue = sentAt == 0 || now - sentAt > RoundTripMeasurementMilliseconds;
+        var measurementDue = sentAt == 0 || System.Diagnostics.Stopwatch.GetElapsedTime(sentAt).TotalMilliseconds > RoundTripMeasurementMilliseconds;
         if (measurementDue || idleFor >= (long)interval.TotalMilliseconds)
         {
             if (Interlocked.Increment(ref pingsOutstanding) > options.MaxPingsOutstanding)
@@ -82,7 +82,7 @@ internal sealed partial class NatsClient
                 return;
             }
 
-            Volatile.Write(ref pingSentAt, now);
+            Volatile.Write(ref pingSentAt, System.Diagnostics.Stopwatch.GetTimestamp());
             SendProtocol(ServerMessages.Ping, flushNow: true);
         }
 
@@ -101,7 +101,8 @@ internal sealed partial class NatsClient
         var sentAt = Volatile.Read(ref pingSentAt);
         if (sentAt != 0)
         {
-            RoundTrip = TimeSpan.FromMilliseconds(Math.Max(Environment.TickCount64 - sentAt, 1));
+            // Stopwatch resolution, so /connz shows a sub-millisecond loopback rtt as nats-server does.
+            RoundTrip = System.Diagnostics.Stopwatch.GetElapsedTime(sentAt);
         }
     }
 
