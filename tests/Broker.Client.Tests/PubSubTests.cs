@@ -203,10 +203,11 @@ public sealed class PubSubTests
     [MemberData(nameof(Servers))]
     public async Task Client_pings_are_answered_and_flush_round_trips(ServerKind kind)
     {
-        // The client pings every 100 ms and gives up after 2 unanswered PINGs.
+        // The client pings every 100 ms and gives up after 20 unanswered PINGs: 30 PINGs go out while the test waits,
+        // so a server that did not answer would be dropped, while a loaded machine has 2 s of slack.
         await using var server = await ServerUnderTest.StartAsync(kind);
-        using var client = NatsClientConnection.Connect(server.Url, o => (o.PingInterval, o.MaxPingsOut) = (100, 2));
-        await Task.Delay(TimeSpan.FromSeconds(1.5));
+        using var client = NatsClientConnection.Connect(server.Url, o => (o.PingInterval, o.MaxPingsOut) = (100, 20));
+        await Task.Delay(TimeSpan.FromSeconds(3));
         Assert.False(client.Closed.IsCompleted, "closed: " + (client.Closed.IsCompleted ? await client.Closed : null));
         client.Connection.Flush(Wait);
         Assert.Equal(ConnState.CONNECTED, client.Connection.State);
@@ -221,9 +222,9 @@ public sealed class PubSubTests
         // activity flushes the PONGs; the test above shows a client that pings stays up.)
         await using var server = await ServerUnderTest.StartAsync(
             kind,
-            o => (o.PingInterval, o.MaxPingsOutstanding) = (TimeSpan.FromSeconds(1), 2),
-            "ping_interval: \"1s\"\nping_max: 2\n");
+            o => (o.PingInterval, o.MaxPingsOutstanding) = (TimeSpan.FromSeconds(2), 2),
+            "ping_interval: \"2s\"\nping_max: 2\n");
         using var client = NatsClientConnection.Connect(server.Url);
-        Assert.IsType<NATSStaleConnectionException>(await client.WaitClosedAsync(TimeSpan.FromSeconds(20)));
+        Assert.IsType<NATSStaleConnectionException>(await client.WaitClosedAsync(TimeSpan.FromSeconds(30)));
     }
 }
