@@ -129,7 +129,7 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
                 {
                     result.Add(side, measurement);
                     log.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                        $"{row.Id,-16} {Name(side),-11} run {run}/{options.Runs}: {measurement.MessagesPerSecond,14:N0} {row.Unit}/s {measurement.MegabytesPerSecond,9:N1} MB/s{LatencyText(measurement)}"));
+                        $"{row.Id,-16} {Name(side),-11} run {run}/{options.Runs}: {measurement.MessagesPerSecond,14:N0} {row.Unit}/s {measurement.MegabytesPerSecond,9:N1} MB/s{CpuText(measurement)}{LatencyText(measurement)}"));
                 }
             }
         }
@@ -172,12 +172,14 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
 
     private Measurement? TryRun(RowResult result, IWorkload workload, Side side, Dictionary<Side, ServerProcess>? servers, long count, string subject, CancellationToken cancellationToken, bool calibrating = false)
     {
-        var endPoint = servers is null ? new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0) : servers[side].EndPoint;
+        var server = servers?[side];
+        var endPoint = server?.EndPoint ?? new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0);
         try
         {
+            var cpuBefore = server?.ReadCpuTime();
             var measurement = workload.Run(endPoint, count, subject, cancellationToken);
-            servers?[side].EnsureRunning();
-            return measurement;
+            server?.EnsureRunning();
+            return server is null ? measurement : measurement with { ServerCpu = server.ReadCpuTime() - cpuBefore };
         }
 #pragma warning disable CA1031 // A failed run is recorded against its side and the comparison goes on.
         catch (Exception ex) when (!cancellationToken.IsCancellationRequested)
@@ -205,6 +207,9 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
         Side.Ours => "ours",
         _ => "loopback",
     };
+
+    private static string CpuText(Measurement measurement)
+        => measurement.ServerCpuNanosecondsPerMessage is { } cpu ? string.Create(CultureInfo.InvariantCulture, $"  server CPU {cpu:N0} ns/msg") : string.Empty;
 
     private static string LatencyText(Measurement measurement)
         => measurement.Latency is { } latency

@@ -117,11 +117,11 @@ internal sealed class MessageScanner
         // MSG <subject> <sid> [reply] <size>; HMSG <subject> <sid> [reply] <header size> <total size>.
         var argumentsStart = isHeaders ? 5 : 4;
         var arguments = control[argumentsStart..lastSpace];
-        var tokens = arguments.Count((byte)' ') + 1;
-        var replyTokens = isHeaders ? 4 : 3;
         var reply = ReadOnlySpan<byte>.Empty;
         var replyStart = 0;
-        if (tokens == replyTokens && handler.WantsPayload)
+
+        // Only handlers that answer (services) need the reply subject; counting skips the token walk.
+        if (handler.WantsPayload && arguments.Count((byte)' ') + 1 == (isHeaders ? 4 : 3))
         {
             var afterSubject = arguments[(arguments.IndexOf((byte)' ') + 1)..];
             var afterSid = afterSubject[(afterSubject.IndexOf((byte)' ') + 1)..];

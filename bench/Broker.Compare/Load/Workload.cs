@@ -22,12 +22,21 @@ internal interface IWorkload
     Measurement Run(IPEndPoint server, long count, string subject, CancellationToken cancellationToken);
 }
 
-/// <summary>What one run measured: units completed, payload bytes moved, wall time, and latency when measured.</summary>
+/// <summary>
+/// What one run measured: units completed, payload bytes moved, wall time, latency when measured, and the CPU time
+/// the server process used meanwhile (set by the harness, which knows the process).
+/// </summary>
 internal sealed record Measurement(long Messages, long PayloadBytes, TimeSpan Elapsed, LatencySummary? Latency = null)
 {
     public double MessagesPerSecond => Messages / Elapsed.TotalSeconds;
 
     public double MegabytesPerSecond => PayloadBytes / Elapsed.TotalSeconds / 1_000_000;
+
+    /// <summary>User + system CPU time of the server process during the run, when known.</summary>
+    public TimeSpan? ServerCpu { get; init; }
+
+    /// <summary>Server CPU nanoseconds per unit: much less sensitive than msgs/s to other load on the machine.</summary>
+    public double? ServerCpuNanosecondsPerMessage => ServerCpu is { } cpu ? cpu.TotalNanoseconds / Messages : null;
 }
 
 /// <summary>Request round-trip percentiles of one run, in microseconds.</summary>

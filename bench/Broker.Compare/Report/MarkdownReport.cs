@@ -41,31 +41,33 @@ internal static class MarkdownReport
     private static void Throughput(StringBuilder text, CompareReport report)
     {
         var loopback = report.Rows.FirstOrDefault(r => r.Row.Target == RowTarget.Machine)?.SpreadOf(Side.Machine, m => m.MegabytesPerSecond)?.Median;
-        Line(text, "| Row | Per run | nats-server msgs/s | ours msgs/s | nats-server MB/s | ours MB/s | ours ÷ nats-server | share of loopback MB/s (nats-server / ours) |");
-        Line(text, "|---|---:|---:|---:|---:|---:|---:|---:|");
+        Line(text, "| Row | Per run | nats-server msgs/s | ours msgs/s | ours ÷ nats-server | nats-server MB/s | ours MB/s | share of loopback MB/s (nats-server / ours) | server CPU ns/msg (nats-server / ours) | CPU ours ÷ nats-server |");
+        Line(text, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         foreach (var result in report.Rows)
         {
             var row = result.Row;
             if (!row.IsAvailable)
             {
-                Line(text, $"| {row.Title} | | not available | not available | | | n/a | |");
+                Line(text, $"| {row.Title} | | not available | not available | n/a | | | | | |");
                 continue;
             }
 
             if (row.Target == RowTarget.Machine)
             {
-                Line(text, $"| {row.Title} | {Count(result.Count)} | {Rate(result.SpreadOf(Side.Machine, m => m.MessagesPerSecond))} (writes) | | {Rate(result.SpreadOf(Side.Machine, m => m.MegabytesPerSecond))} | | | 100% |");
+                Line(text, $"| {row.Title} | {Count(result.Count)} | {Rate(result.SpreadOf(Side.Machine, m => m.MessagesPerSecond))} writes/s | | | {Rate(result.SpreadOf(Side.Machine, m => m.MegabytesPerSecond))} | | 100% | | |");
                 continue;
             }
 
             var natsMb = result.SpreadOf(Side.NatsServer, m => m.MegabytesPerSecond);
             var oursMb = result.SpreadOf(Side.Ours, m => m.MegabytesPerSecond);
             var share = loopback is > 0 ? $"{Percent(natsMb?.Median / loopback)} / {Percent(oursMb?.Median / loopback)}" : string.Empty;
-            Line(text, $"| {row.Title} | {Count(result.Count)} | {Rate(result.SpreadOf(Side.NatsServer, m => m.MessagesPerSecond))} | {Rate(result.SpreadOf(Side.Ours, m => m.MessagesPerSecond))} | {Rate(natsMb)} | {Rate(oursMb)} | {Ratio(result.Ratio)} | {share} |");
+            var natsCpu = result.SpreadOf(Side.NatsServer, m => m.ServerCpuNanosecondsPerMessage ?? double.NaN)?.Median;
+            var oursCpu = result.SpreadOf(Side.Ours, m => m.ServerCpuNanosecondsPerMessage ?? double.NaN)?.Median;
+            Line(text, $"| {row.Title} | {Count(result.Count)} | {Rate(result.SpreadOf(Side.NatsServer, m => m.MessagesPerSecond))} | {Rate(result.SpreadOf(Side.Ours, m => m.MessagesPerSecond))} | {Ratio(result.Ratio)} | {Rate(natsMb)} | {Rate(oursMb)} | {share} | {Nanos(natsCpu)} / {Nanos(oursCpu)} | {Ratio(oursCpu / natsCpu)} |");
         }
 
         Line(text);
-        Line(text, "msgs/s counts messages received by all subscribers together (published messages for publish-only rows, completed round trips for request/reply); MB/s is payload bytes of those messages.");
+        Line(text, "msgs/s counts messages received by all subscribers together (published messages for publish-only rows, completed round trips for request/reply); MB/s is payload bytes of those messages. Server CPU is the server process's user + system time during the run divided by those messages: it is far less sensitive to other load on the machine than msgs/s (lower is better).");
         Line(text);
     }
 
@@ -145,6 +147,8 @@ internal static class MarkdownReport
     private static string Ratio(double? ratio) => ratio is { } value && double.IsFinite(value) ? Invariant($"**{value:0.00}**") : "n/a";
 
     private static string Percent(double? share) => share is { } value ? Invariant($"{value * 100:0.#}%") : "-";
+
+    private static string Nanos(double? nanoseconds) => nanoseconds is { } value && double.IsFinite(value) ? Short(value) : "-";
 
     private static string Count(long count) => count == 0 ? string.Empty : Short(count);
 

@@ -32,13 +32,14 @@ internal static class SvgChart
 
         var all = throughput.Concat(scale).Where(b => b.Ratio is not null).Select(b => b.Ratio!.Value).DefaultIfEmpty(1);
         var maximum = Math.Max(2, Math.Ceiling(all.Max() * 1.1 * 2) / 2);
-        var height = 60 + Panel(throughput.Count) + (scale.Count > 0 ? PanelGap + Panel(scale.Count) : 0);
+        var height = 78 + Panel(throughput.Count) + (scale.Count > 0 ? PanelGap + Panel(scale.Count) : 0);
 
         var svg = new StringBuilder();
         svg.Append(Invariant($"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{Width}\" height=\"{height}\" viewBox=\"0 0 {Width} {height}\" font-family=\"sans-serif\" font-size=\"12\">\n"));
         svg.Append(Invariant($"<rect width=\"{Width}\" height=\"{height}\" fill=\"white\"/>\n"));
         svg.Append(Invariant($"<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">Our broker ÷ nats-server {Escape(report.NatsServerVersion)}, {report.StartedAt:yyyy-MM-dd} ({report.Machine.Cores} cores, load {Escape(report.LoadBefore)})</text>\n"));
-        var y = 48;
+        svg.Append(Invariant($"<text x=\"10\" y=\"42\" fill=\"#555\">Median of {report.Options.Runs} runs per server; green: ours better, orange: nats-server better. {Escape(report.Options.Command)}</text>\n"));
+        var y = 66;
         y = DrawPanel(svg, y, "Throughput, msgs/s (higher is better)", throughput, maximum);
         if (scale.Count > 0)
         {

@@ -102,6 +102,20 @@ internal sealed class ServerProcess : IDisposable
         throw new InvalidOperationException($"/proc/{process.Id}/status has no VmRSS line.");
     }
 
+    /// <summary>
+    /// User + system CPU time the server process has used so far, all threads (<c>/proc/&lt;pid&gt;/stat</c>, in
+    /// USER_HZ ticks, which Linux fixes at 100 per second for user space).
+    /// </summary>
+    public TimeSpan ReadCpuTime()
+    {
+        var stat = File.ReadAllText($"/proc/{process.Id}/stat");
+
+        // Fields after the command name, which is in parentheses and may contain spaces: state is the first.
+        var fields = stat[(stat.LastIndexOf(')') + 2)..].Split(' ');
+        var ticks = long.Parse(fields[11], CultureInfo.InvariantCulture) + long.Parse(fields[12], CultureInfo.InvariantCulture);
+        return TimeSpan.FromMilliseconds(ticks * 10);
+    }
+
     /// <summary>Throws when the server died (for example during a run), with its last output.</summary>
     public void EnsureRunning()
     {
