@@ -63,11 +63,12 @@ internal static class MarkdownReport
             var share = loopback is > 0 ? $"{Percent(natsMb?.Median / loopback)} / {Percent(oursMb?.Median / loopback)}" : string.Empty;
             var natsCpu = result.SpreadOf(Side.NatsServer, m => m.ServerCpuNanosecondsPerMessage ?? double.NaN)?.Median;
             var oursCpu = result.SpreadOf(Side.Ours, m => m.ServerCpuNanosecondsPerMessage ?? double.NaN)?.Median;
-            Line(text, $"| {row.Title} | {Count(result.Count)} | {Rate(result.SpreadOf(Side.NatsServer, m => m.MessagesPerSecond))} | {Rate(result.SpreadOf(Side.Ours, m => m.MessagesPerSecond))} | {Ratio(result.Ratio)} | {Rate(natsMb)} | {Rate(oursMb)} | {share} | {Nanos(natsCpu)} / {Nanos(oursCpu)} | {Ratio(oursCpu / natsCpu)} |");
+            Line(text, $"| {row.Title}{FailureMark(result)} | {Count(result.Count)} | {Rate(result.SpreadOf(Side.NatsServer, m => m.MessagesPerSecond))} | {Rate(result.SpreadOf(Side.Ours, m => m.MessagesPerSecond))} | {Ratio(result.Ratio)} | {Rate(natsMb)} | {Rate(oursMb)} | {share} | {Nanos(natsCpu)} / {Nanos(oursCpu)} | {Ratio(oursCpu / natsCpu)} |");
         }
 
         Line(text);
-        Line(text, "msgs/s counts messages received by all subscribers together (published messages for publish-only rows, completed round trips for request/reply); MB/s is payload bytes of those messages. Server CPU is the server process's user + system time during the run divided by those messages: it is far less sensitive to other load on the machine than msgs/s (lower is better).");
+        Line(text, "Per run: the calibrated count (messages published; requests per client for request/reply; 16 KB writes for loopback). "
+            + "msgs/s counts messages received by all subscribers together (published messages for publish-only rows, completed round trips for request/reply); MB/s is payload bytes of those messages. Server CPU is the server process's user + system time during the run divided by those messages: it is far less sensitive to other load on the machine than msgs/s (lower is better).");
         Line(text);
     }
 
@@ -131,6 +132,13 @@ internal static class MarkdownReport
         }
 
         Line(text);
+    }
+
+    /// <summary>" (failed runs: ours 1)" after a row title, so a median over fewer runs is never mistaken for a clean result.</summary>
+    private static string FailureMark(RowResult result)
+    {
+        var failed = result.Errors.Where(e => e.Value.Count > 0).Select(e => $"{CompareRunner.Name(e.Key)} {e.Value.Count}").ToList();
+        return failed.Count == 0 ? string.Empty : $" (failed runs: {string.Join(", ", failed)})";
     }
 
     private static string Rate(Spread? spread)

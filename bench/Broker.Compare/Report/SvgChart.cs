@@ -22,7 +22,7 @@ internal static class SvgChart
     {
         ArgumentNullException.ThrowIfNull(report);
         var throughput = report.Rows.Where(r => r.Row.Target == RowTarget.Servers)
-            .Select(r => new Bar(r.Row.Title, r.Ratio, r.Row.IsAvailable ? (r.Ratio is null ? "failed" : null) : "not available"))
+            .Select(r => new Bar(r.Row.Title + (r.Errors.Count > 0 ? " *" : string.Empty), r.Ratio, r.Row.IsAvailable ? (r.Ratio is null ? "failed" : null) : "not available"))
             .ToList();
         var scale = report.Scale.SelectMany(s => new[]
         {
@@ -38,7 +38,7 @@ internal static class SvgChart
         svg.Append(Invariant($"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{Width}\" height=\"{height}\" viewBox=\"0 0 {Width} {height}\" font-family=\"sans-serif\" font-size=\"12\">\n"));
         svg.Append(Invariant($"<rect width=\"{Width}\" height=\"{height}\" fill=\"white\"/>\n"));
         svg.Append(Invariant($"<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">Our broker ÷ nats-server {Escape(report.NatsServerVersion)}, {report.StartedAt:yyyy-MM-dd} ({report.Machine.Cores} cores, load {Escape(report.LoadBefore)})</text>\n"));
-        svg.Append(Invariant($"<text x=\"10\" y=\"42\" fill=\"#555\">Median of {report.Options.Runs} runs per server; green: ours better, orange: nats-server better. {Escape(report.Options.Command)}</text>\n"));
+        svg.Append(Invariant($"<text x=\"10\" y=\"42\" fill=\"#555\">Median of {report.Options.Runs} runs per server; green: ours better, orange: nats-server better; * some runs failed (see benchmarks.md)</text>\n"));
         var y = 66;
         y = DrawPanel(svg, y, "Throughput, msgs/s (higher is better)", throughput, maximum);
         if (scale.Count > 0)
