@@ -35,6 +35,7 @@ internal sealed partial class NatsClient
         ClientVersion = connect.Version ?? ClientVersion;
 
         // Authentication comes first, as in nats-server; obsolete account fields are a violation.
+        RememberCredentials(connect.User, connect.Password, connect.AuthToken);
         var user = Server.Authenticator.Authenticate(connect.User, connect.Password, connect.AuthToken);
         if (user is null || connect.Account is not null || connect.NewAccount == true)
         {
