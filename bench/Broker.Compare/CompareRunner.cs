@@ -190,11 +190,18 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
             log.WriteLine($"{result.Row.Id,-16} {Name(side),-11} FAILED: {message}");
             if (servers is not null && servers[side].HasExited)
             {
-                // Keep the comparison going: later rows get a fresh server.
-                var launch = servers[side].Launch;
-                log.WriteLine($"{Name(side)} died: {servers[side].OutputTail}");
-                servers[side].Dispose();
-                servers[side] = ServerProcess.Start(launch, cancellationToken);
+                // Keep the comparison going: later runs get a fresh server (or fail on their own if it cannot start).
+                var dead = servers[side];
+                log.WriteLine($"{Name(side)} died: {dead.OutputTail}");
+                dead.Dispose();
+                try
+                {
+                    servers[side] = ServerProcess.Start(dead.Launch, cancellationToken);
+                }
+                catch (ServerStartException restart)
+                {
+                    log.WriteLine($"{Name(side)} could not be restarted: {restart.Message}");
+                }
             }
 
             return null;

@@ -37,7 +37,21 @@ internal sealed class ServerProcess : IDisposable
     /// <summary>The INFO the server sent the readiness probe.</summary>
     public JsonElement Info { get; private set; }
 
-    public bool HasExited => process.HasExited;
+    /// <summary>Whether the process has ended (or was already disposed).</summary>
+    public bool HasExited
+    {
+        get
+        {
+            try
+            {
+                return process.HasExited;
+            }
+            catch (InvalidOperationException)
+            {
+                return true;
+            }
+        }
+    }
 
     /// <summary>The last lines the server printed, for error messages.</summary>
     public string OutputTail
