@@ -1,3 +1,5 @@
+using System.Runtime.CompilerServices;
+
 namespace Broker.Compare.Load;
 
 /// <summary>What a <see cref="MessageScanner"/> reports. A struct implementation lets the JIT inline the calls.</summary>
@@ -21,7 +23,9 @@ internal interface IScanHandler
 /// A streaming parser for what a NATS server sends a client, fast enough that counting MSG frames never limits a
 /// benchmark: it finds each control line with a vectorised search, takes the size from the last token, and skips
 /// payloads by length. Frames may be split anywhere across reads; a partial control line is carried over and a
-/// split payload is copied only when the handler wants it. <c>-ERR</c> and unknown lines throw.
+/// split payload is copied only when the handler wants it. <c>-ERR</c> and unknown lines throw. The hot methods skip
+/// tiered compilation, so the load generator runs at full speed from its first run (tier 0 code counts frames
+/// several times slower and would make the first runs measure the generator instead of the server).
 /// </summary>
 internal sealed class MessageScanner
 {
@@ -44,6 +48,7 @@ internal sealed class MessageScanner
         remaining = 0;
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     public void Feed<THandler>(ReadOnlySpan<byte> data, ref THandler handler)
         where THandler : struct, IScanHandler
     {
@@ -107,6 +112,7 @@ internal sealed class MessageScanner
     }
 
     /// <summary>Handles a MSG line; returns how many bytes of <paramref name="after"/> it consumed.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     private int BeginMessage<THandler>(ReadOnlySpan<byte> control, ReadOnlySpan<byte> after, ref THandler handler)
         where THandler : struct, IScanHandler
     {
@@ -150,6 +156,7 @@ internal sealed class MessageScanner
     }
 
     /// <summary>Consumes payload bytes of the pending frame; returns how many it took.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     private int ContinuePayload<THandler>(ReadOnlySpan<byte> data, ref THandler handler)
         where THandler : struct, IScanHandler
     {
@@ -194,6 +201,7 @@ internal sealed class MessageScanner
         lineLength += bytes.Length;
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     private static int ParseSize(ReadOnlySpan<byte> digits, ReadOnlySpan<byte> control)
     {
         if (digits.IsEmpty)
