@@ -76,7 +76,7 @@ internal static class OurBroker
     }
 
     public static ServerLaunch HostLaunch(string hostDll)
-        => new("ours", "dotnet", [hostDll, "-a", "127.0.0.1", "-p", "{port}"], $"Broker.Host ({Configuration}, {hostDll})");
+        => new("ours", "dotnet", [hostDll, "-a", "127.0.0.1", "-p", "{port}"], $"Broker.Host ({Configuration}, {RepoRelative(hostDll)})");
 
     /// <summary>This harness in <c>serve</c> mode: the broker core with default options, in its own process.</summary>
     public static ServerLaunch EmbeddedLaunch()
@@ -122,6 +122,13 @@ internal static class OurBroker
             log.WriteLine($"warning: {fallbackReason}; measuring the embedded broker instead");
             return EmbeddedLaunch();
         }
+    }
+
+    /// <summary>The path relative to the repository when it lies inside it, so reports do not record a checkout's location.</summary>
+    private static string RepoRelative(string path)
+    {
+        var relative = Path.GetRelativePath(RepoRoot(), path);
+        return relative.StartsWith("..", StringComparison.Ordinal) || Path.IsPathRooted(relative) ? path : relative;
     }
 
     private static string FirstLine(string text)
