@@ -100,7 +100,7 @@ public sealed class BrokerOptions
 
         if (MaxPayload > MaxPending)
         {
-            throw new InvalidOperationException($"max_payload ({MaxPayload}) can not be higher than max_pending ({MaxPending})");
+            throw new InvalidOperationException($"max_payload ({MaxPayload}) cannot be higher than max_pending ({MaxPending})");
         }
 
         if (MaxControlLine <= 0)

@@ -65,7 +65,7 @@ public sealed class HostCommandTests : IDisposable
     [Theory]
     [InlineData("BROKER_PORT", "abc", "broker: Broker:Port: invalid value \"abc\" (expected Int32)")]
     [InlineData("BROKER_PORT", "70000", "broker: port: 70000 is not a valid port number")]
-    [InlineData("BROKER_MAXPAYLOAD", "99999999", "broker: max_payload (99999999) can not be higher than max_pending (67108864)")]
+    [InlineData("BROKER_MAXPAYLOAD", "99999999", "broker: max_payload (99999999) cannot be higher than max_pending (67108864)")]
     public async Task Bad_environment_values_exit_with_1_and_one_line(string name, string value, string message)
     {
         Assert.Equal(1, await RunAsync([], new() { [name] = value }));
@@ -80,7 +80,7 @@ public sealed class HostCommandTests : IDisposable
 
         Assert.Equal(1, await RunAsync([]));
 
-        Assert.Equal("broker: max_payload (2000) can not be higher than max_pending (1000)" + Environment.NewLine, error.ToString());
+        Assert.Equal("broker: max_payload (2000) cannot be higher than max_pending (1000)" + Environment.NewLine, error.ToString());
     }
 
     [Fact]

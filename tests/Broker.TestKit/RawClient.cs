@@ -98,6 +98,41 @@ public sealed class RawClient : IAsyncDisposable
         return all[..count];
     }
 
+    /// <summary>
+    /// Reads and discards <paramref name="total"/> bytes in chunks of at most <paramref name="chunk"/>, pausing after
+    /// each: a subscriber slower than its publisher. Returns the bytes read (less than asked when the socket closed).
+    /// </summary>
+    public async Task<long> ReadSlowlyAsync(long total, int chunk, TimeSpan pause, TimeSpan timeout)
+    {
+        using var cts = new CancellationTokenSource(timeout);
+        long read = pending.Length;
+        pending.SetLength(0);
+        var scratch = new byte[chunk];
+        while (read < total)
+        {
+            int n;
+            try
+            {
+                n = await socket.ReceiveAsync(scratch.AsMemory(0, (int)Math.Min(chunk, total - read)), SocketFlags.None, cts.Token).ConfigureAwait(false);
+            }
+            catch (Exception ex) when (ex is SocketException or OperationCanceledException)
+            {
+                break;
+            }
+
+            if (n == 0)
+            {
+                Closed = true;
+                break;
+            }
+
+            read += n;
+            await Task.Delay(pause, CancellationToken.None).ConfigureAwait(false);
+        }
+
+        return read;
+    }
+
     /// <summary>Sends PING and reads every line up to the PONG, or until the server closes the socket.</summary>
     public async Task<Transcript> PingAndCollectAsync(TimeSpan? timeout = null)
     {

@@ -9,9 +9,10 @@ namespace Broker.Abstractions;
 /// <remarks>
 /// <para>
 /// Output contract: writers append to <c>Transport.Output</c> and call <c>FlushAsync</c>. A flush must not wait
-/// for the network; it completes synchronously unless more than
-/// <see cref="TransportSettings.MaxPendingOutputBytes"/> are buffered and not yet sent, in which case the
-/// returned task completes only when the peer catches up. The broker treats such a flush as a slow consumer.
+/// for the network; it completes synchronously unless three quarters of
+/// <see cref="TransportSettings.MaxPendingOutputBytes"/> or more are buffered and not yet sent, in which case the
+/// returned task completes only when the peer catches up: the broker then stalls fast producers briefly, and closes
+/// the connection as a slow consumer once <see cref="IPendingOutputFeature"/> reports more than the limit.
 /// A <see cref="System.IO.Pipelines.Pipe"/> created with <see cref="TransportSettings.CreateOutputPipeOptions"/>
 /// and drained by a send loop satisfies this contract.
 /// </para>

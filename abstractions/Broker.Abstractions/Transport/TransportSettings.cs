@@ -6,8 +6,9 @@ namespace Broker.Abstractions;
 public sealed record TransportSettings
 {
     /// <summary>
-    /// Bytes a connection may buffer for sending before a flush reports backpressure. Default 64 MiB
-    /// (nats-server's <c>max_pending</c>).
+    /// Bytes a connection may have waiting to be sent before the broker closes it as a slow consumer. Default 64 MiB
+    /// (nats-server's <c>max_pending</c>). From three quarters of it on, flushes report backpressure and fast
+    /// producers are briefly stalled, as nats-server does.
     /// </summary>
     public long MaxPendingOutputBytes { get; init; } = 64L * 1024 * 1024;
 
@@ -18,19 +19,20 @@ public sealed record TransportSettings
     public TimeSpan WriteDeadline { get; init; } = TimeSpan.FromSeconds(10);
 
     /// <summary>
-    /// Options for an output pipe that satisfies the <see cref="TransportConnection"/> output contract:
-    /// flushes complete synchronously until <see cref="MaxPendingOutputBytes"/> are buffered.
+    /// Options for an output pipe that satisfies the <see cref="TransportConnection"/> output contract: flushes
+    /// complete synchronously until three quarters of <see cref="MaxPendingOutputBytes"/> are buffered, and again
+    /// once the send loop has brought it below half.
     /// </summary>
     /// <param name="readerScheduler">Where the send loop's continuations run; the thread pool by default.</param>
     /// <returns>The pipe options.</returns>
     public PipeOptions CreateOutputPipeOptions(PipeScheduler? readerScheduler = null)
     {
-        var pause = Math.Max(MaxPendingOutputBytes, 1);
+        var limit = Math.Max(MaxPendingOutputBytes, 4);
         return new PipeOptions(
             readerScheduler: readerScheduler ?? PipeScheduler.ThreadPool,
             writerScheduler: PipeScheduler.Inline,
-            pauseWriterThreshold: pause,
-            resumeWriterThreshold: pause / 2,
+            pauseWriterThreshold: limit / 4 * 3,
+            resumeWriterThreshold: limit / 2,
             useSynchronizationContext: false);
     }
 }

@@ -142,7 +142,7 @@ public sealed class HostConfigurationTests : IDisposable
     [Theory]
     [InlineData("""{ "Broker": { "Port": "abc" } }""", "Broker:Port: invalid value \"abc\" (expected Int32)")]
     [InlineData("""{ "Broker": { "Port": 70000 } }""", "port: 70000 is not a valid port number")]
-    [InlineData("""{ "Broker": { "MaxPayload": 2000000, "MaxPending": 1000000 } }""", "max_payload (2000000) can not be higher than max_pending (1000000)")]
+    [InlineData("""{ "Broker": { "MaxPayload": 2000000, "MaxPending": 1000000 } }""", "max_payload (2000000) cannot be higher than max_pending (1000000)")]
     [InlineData("""{ "Broker": { "Monitoring": { "Port": 99999 } } }""", "http_port: 99999 is not a valid port number")]
     [InlineData("""{ "Broker": { "Prot": 1 } }""", "unknown setting(s) 'Prot' (not options of BrokerOptions)")]
     [InlineData("""{ "Broker": { "Authorization": { "Tokn": "x" } } }""", "unknown setting(s) 'Tokn' (not options of AuthorizationOptions)")]

@@ -16,6 +16,19 @@ internal abstract partial class ClientBase
     // As a flush target: the stamp of the last producer batch that listed this client.
     private long listedInStamp;
 
+    /// <summary>Flushes of far-behind clients this producer should wait for before reading more (usually empty).</summary>
+    protected List<Task> Stalls { get; } = [];
+
+    /// <summary>
+    /// Set by a delivery target that fell behind or took a large share of its limit since its last flush: the
+    /// producer should end its batch now (flush, maybe stall) instead of parsing the rest of its input first, as
+    /// nats-server stalls producers between messages. Cleared by <see cref="FlushPending"/>.
+    /// </summary>
+    protected bool YieldRequested { get; private set; }
+
+    /// <summary>Asks this producer to end its current batch early (see <see cref="YieldRequested"/>).</summary>
+    public void RequestYield() => YieldRequested = true;
+
     // Per batch statistics, added to the server counters once per batch.
     private long batchInMessages;
     private long batchInBytes;
@@ -45,17 +58,25 @@ internal abstract partial class ClientBase
         pendingFlush[pendingFlushCount++] = target;
     }
 
-    /// <summary>Ends a producer batch: flushes every client that received output and publishes the counters.</summary>
+    /// <summary>
+    /// Ends a producer batch: flushes every client that received output and publishes the counters. Clients that
+    /// are far behind are collected in <see cref="Stalls"/> for the producer to wait on (see <see cref="StallPolicy"/>).
+    /// </summary>
     public void FlushPending()
     {
         for (var i = 0; i < pendingFlushCount; i++)
         {
-            pendingFlush[i]!.FlushOutput();
+            if (pendingFlush[i]!.FlushOutput() is { } stall)
+            {
+                Stalls.Add(stall);
+            }
+
             pendingFlush[i] = null;
         }
 
         pendingFlushCount = 0;
         flushStamp = 0;
+        YieldRequested = false;
         if (batchInMessages != 0)
         {
             Server.Statistics.AddIn(batchInMessages, batchInBytes);

@@ -62,10 +62,12 @@ internal abstract partial class ClientBase
         in ReadOnlySequence<byte> headers,
         in ReadOnlySequence<byte> payload);
 
-    /// <summary>Sends buffered deliveries to the peer; called once per producer batch.</summary>
-    public virtual void FlushOutput()
-    {
-    }
+    /// <summary>
+    /// Sends buffered deliveries to the peer; called once per producer batch. Returns a task when the peer is far
+    /// behind (three quarters of max_pending or more waiting): the producer should stall briefly on it, as
+    /// nats-server stalls fast producers, before writing more.
+    /// </summary>
+    public virtual Task? FlushOutput() => null;
 
     /// <summary>Whether the client is closing or closed; deliveries to it are dropped.</summary>
     public abstract bool IsClosed { get; }

@@ -45,6 +45,10 @@ internal sealed partial class InProcessClient : ClientBase, IBusClient
         {
             RouteMessage(subject, replyTo, headers, payload);
             FlushPending();
+            if (Stalls.Count > 0)
+            {
+                StallPolicy.Wait(Stalls);
+            }
         }
     }
 

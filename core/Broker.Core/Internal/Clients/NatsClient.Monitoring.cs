@@ -1,3 +1,4 @@
+using Broker.Abstractions;
 using Broker.Core.Internal.Monitoring;
 using Broker.Core.Internal.Subscriptions;
 using Broker.Core.Internal.Transport;

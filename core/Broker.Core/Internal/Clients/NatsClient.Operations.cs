@@ -40,7 +40,9 @@ internal sealed partial class NatsClient
         }
 
         RouteMessage(subject, replyTo, headers, payload);
-        return !IsClosed;
+
+        // Stopping here ends the batch early when a subscriber asked the producer to yield (see RequestYield).
+        return !IsClosed && !YieldRequested;
     }
 
     private bool ProcessSubscribe(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, ReadOnlySpan<byte> sid)

@@ -1,5 +1,6 @@
-using System.Buffers.Text;
 using System.Buffers;
+using System.Buffers.Text;
+using Broker.Abstractions;
 using Broker.Core.Internal.Logging;
 using Broker.Core.Internal.Subscriptions;
 
@@ -7,8 +8,9 @@ namespace Broker.Core.Internal.Clients;
 
 /// <summary>
 /// Writing to the client: deliveries (MSG/HMSG) and protocol replies go straight into the output pipe under one
-/// lock; <see cref="FlushOutput"/> commits them once per producer batch. A flush that cannot complete means more
-/// than max_pending is buffered: the client is closed as a slow consumer, without -ERR, as nats-server does.
+/// lock; <see cref="FlushOutput"/> commits them once per producer batch. A flush that cannot complete means three
+/// quarters of max_pending or more are buffered: producers stall briefly on it (nats-server's fast-producer stall),
+/// and beyond max_pending the client is closed as a slow consumer, without -ERR, as nats-server does.
 /// </summary>
 internal sealed partial class NatsClient
 {
@@ -20,6 +22,13 @@ internal sealed partial class NatsClient
 
     private readonly Lock writeLock = new();
     private bool outputCompleted;
+
+    // The flush the output pipe has not completed: the peer is far behind. Guarded by writeLock.
+    private Task? stalledFlush;
+
+    // Bytes written since the last flush. Guarded by writeLock.
+    private long unflushedBytes;
+    private long stalledSince;
 
     public override void Deliver(
         ClientBase producer,
@@ -75,39 +84,75 @@ internal sealed partial class NatsClient
 
             OutMessages++;
             OutBytes += totalLength;
+
+            // Bound what one producer batch piles up here: a producer that parsed a large input buffer must not add
+            // more than an eighth of max_pending between flushes, nor anything while this client is far behind.
+            unflushedBytes += lineLength + totalLength;
+            if (stalledFlush is { IsCompleted: false } || unflushedBytes > connection.Settings.MaxPendingOutputBytes / 8)
+            {
+                producer.RequestYield();
+            }
         }
 
         producer.AddPendingFlush(this);
     }
 
-    public override void FlushOutput()
+    public override Task? FlushOutput()
     {
-        bool slow;
+        Task? stall;
         lock (writeLock)
         {
             if (outputCompleted)
             {
-                return;
+                return null;
             }
 
-            var flush = output.FlushAsync();
-            slow = !flush.IsCompleted;
-            if (slow)
+            if (stalledFlush is { IsCompleted: false })
             {
-                // More than max_pending is waiting to be sent. Release the pending flush so nothing waits on it.
-                output.CancelPendingFlush();
+                // Committing more waits for the outstanding flush; its continuation flushes again.
+                stall = stalledFlush;
             }
-
-            if (flush.IsCompleted)
+            else
             {
-                _ = flush.GetAwaiter().GetResult();
+                unflushedBytes = 0;
+                var flush = output.FlushAsync();
+                if (flush.IsCompleted)
+                {
+                    stalledFlush = null;
+                    _ = flush.GetAwaiter().GetResult();
+                    return null;
+                }
+
+                // Three quarters of max_pending or more are waiting: producers stall on this until the peer catches up.
+                stall = stalledFlush = flush.AsTask();
+                stalledSince = Environment.TickCount64;
+                _ = stall.ContinueWith(static (_, state) => ((NatsClient)state!).FlushOutput(), this, CancellationToken.None, TaskContinuationOptions.None, TaskScheduler.Default);
             }
         }
 
-        if (slow)
+        if (IsBeyondMaxPending())
         {
             OnSlowConsumer();
+            return null;
         }
+
+        return stall;
+    }
+
+    /// <summary>
+    /// Whether more than max_pending waits to be sent (nats-server closes such a client). Without a byte count from
+    /// the transport, a stall that outlasts the write deadline counts as the limit.
+    /// </summary>
+    private bool IsBeyondMaxPending()
+    {
+        var settings = connection.Settings;
+        if (connection.Features.Get<IPendingOutputFeature>() is { } pending)
+        {
+            return pending.PendingOutputBytes > settings.MaxPendingOutputBytes;
+        }
+
+        return settings.WriteDeadline > TimeSpan.Zero
+            && Environment.TickCount64 - Volatile.Read(ref stalledSince) > (long)settings.WriteDeadline.TotalMilliseconds;
     }
 
     /// <summary>Queues a protocol line (PONG, +OK, -ERR, INFO); flushed with the current batch or at once.</summary>

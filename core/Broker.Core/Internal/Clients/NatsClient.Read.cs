@@ -53,9 +53,21 @@ internal sealed partial class NatsClient
             var limits = new ParserLimits(options.MaxControlLine, options.MaxPayload);
             var ops = new Operations(this);
             var status = ProtocolParser.Parse(ref ops, ref buffer, limits, scratch, out var error);
+            var yielded = status == ParseStatus.Stopped && YieldRequested && !IsClosed;
 
-            // One flush per read for everything this batch produced: deliveries to subscribers and our own replies.
+            // One flush per batch for everything it produced: deliveries to subscribers and our own replies.
             FlushPending();
+            if (Stalls.Count > 0)
+            {
+                await StallPolicy.WaitAsync(Stalls).ConfigureAwait(false);
+            }
+
+            if (yielded)
+            {
+                // A subscriber asked us to pause between messages: keep the rest of the input for the next batch.
+                input.AdvanceTo(buffer.Start);
+                continue;
+            }
 
             if (status == ParseStatus.Error)
             {

@@ -1,15 +1,7 @@
 using System.IO.Pipelines;
+using Broker.Abstractions;
 
 namespace Broker.Core.Internal.Transport;
-
-/// <summary>
-/// A connection feature (in <see cref="Broker.Abstractions.TransportConnection.Features"/>) reporting the bytes the
-/// transport has accepted for sending but not yet sent: nats-server's <c>pending_bytes</c> in /connz.
-/// </summary>
-internal interface IPendingOutputFeature
-{
-    long PendingOutputBytes { get; }
-}
 
 /// <summary>
 /// The output writer the socket transport hands out: it forwards to the pipe and counts the bytes committed, so the

@@ -1,0 +1,58 @@
+using System.Net.Sockets;
+using System.Text;
+
+namespace Broker.Protocol.Tests;
+
+/// <summary>
+/// nats-server's fast-producer stall: a subscriber that reads more slowly than a publisher writes is not cut off as a
+/// slow consumer while it keeps reading; the publisher is held back instead. Only a subscriber that stops reading
+/// long enough to pass max_pending is closed. Ours only: Debian's nats-server 2.9.10 cuts this subscriber off in
+/// most runs (its stall gate is checked per delivery but the producer stalls at most 2-5 ms); ours holds the
+/// producer between messages until the subscriber is below half of max_pending again.
+/// </summary>
+public sealed class ProducerStallTests
+{
+    private const int PayloadSize = 1024;
+    private const int Messages = 4000;
+
+    [Fact]
+    public async Task Slow_but_reading_subscriber_gets_everything_and_stays_connected()
+    {
+        await using var server = await ServerUnderTest.StartAsync(ServerKind.Ours, o =>
+            {
+                o.MaxPending = 512 * 1024;
+                o.MaxPayload = 64 * 1024;
+            },
+            "max_pending: 512KB\nmax_payload: 64KB");
+        await using var subscriber = await server.ConnectAsync();
+        await subscriber.SendAsync("CONNECT {\"verbose\":false}\r\nSUB load 1\r\n");
+        Assert.Equal(["PONG"], (await subscriber.PingAndCollectAsync()).Lines);
+
+        // The publisher writes 4 MB as fast as it can: eight times max_pending.
+        await using var publisher = await server.ConnectAsync();
+        await publisher.SendAsync("CONNECT {\"verbose\":false}\r\n");
+        var frame = Encoding.ASCII.GetBytes($"PUB load {PayloadSize}\r\n" + new string('x', PayloadSize) + "\r\n");
+        var burst = new byte[frame.Length * 100];
+        for (var i = 0; i < 100; i++)
+        {
+            frame.CopyTo(burst, i * frame.Length);
+        }
+
+        var publishing = Task.Run(async () =>
+        {
+            for (var i = 0; i < Messages / 100; i++)
+            {
+                await publisher.SendAsync(burst);
+            }
+        });
+
+        // The subscriber reads steadily but slowly: 32 KB, then a 2 ms pause.
+        var expected = Messages * (long)(Encoding.ASCII.GetByteCount($"MSG load 1 {PayloadSize}\r\n") + PayloadSize + 2);
+        var received = await subscriber.ReadSlowlyAsync(expected, chunk: 32 * 1024, pause: TimeSpan.FromMilliseconds(2), timeout: TimeSpan.FromSeconds(60));
+        Assert.Equal(expected, received);
+        await publishing.WaitAsync(TimeSpan.FromSeconds(30));
+
+        Assert.Equal(["PONG"], (await subscriber.PingAndCollectAsync()).Lines);
+        Assert.Equal(["PONG"], (await publisher.PingAndCollectAsync()).Lines);
+    }
+}
