@@ -25,7 +25,7 @@ internal sealed partial class NatsClient
         var options = Server.Options;
         if (!authenticated)
         {
-            authTimer = new Timer(static state => ((NatsClient)state!).OnAuthTimeout(), this, options.Authorization.Timeout, Timeout.InfiniteTimeSpan);
+            authTimer = new Timer(static state => ((NatsClient)state!).OnAuthTimeout(), this, AuthTimeout, Timeout.InfiniteTimeSpan);
         }
 
         var first = options.PingInterval < FirstPingInterval ? options.PingInterval : FirstPingInterval;
