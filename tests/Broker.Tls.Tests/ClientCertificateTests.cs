@@ -1,6 +1,7 @@
 using System.Security.Authentication;
 using System.Text.Json;
 using Broker.Core.Auth;
+using Broker.TestKit;
 
 namespace Broker.Tls.Tests;
 

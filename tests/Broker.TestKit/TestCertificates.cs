@@ -2,7 +2,7 @@ using System.Net;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 
-namespace Broker.Tls.Tests;
+namespace Broker.TestKit;
 
 /// <summary>
 /// Certificates made once per test run with <see cref="CertificateRequest"/> and written as PEM to a temp folder:
