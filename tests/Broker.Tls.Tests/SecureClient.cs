@@ -1,6 +1,6 @@
+using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
-using System.Net;
 using System.Security.Authentication;
 using System.Security.Cryptography.X509Certificates;
 using System.Text;
