@@ -75,12 +75,13 @@ internal sealed class UpgradeRequest
             var end = FindHeadEnd(buffer);
             if (end is { } headEnd)
             {
-                var head = buffer.Slice(0, headEnd);
+                // Everything is decided before AdvanceTo: the buffer must not be touched afterwards.
                 var rest = buffer.Slice(headEnd);
-                var request = head.Length > MaxHeadBytes ? null : Parse(Encoding.Latin1.GetString(head));
+                var tooLarge = headEnd > MaxHeadBytes;
+                var request = tooLarge ? null : Parse(Encoding.Latin1.GetString(buffer.Slice(0, headEnd)));
                 var extra = !rest.IsEmpty;
                 input.AdvanceTo(rest.Start);
-                return head.Length > MaxHeadBytes ? (null, 431, extra) : request is null ? (null, 400, extra) : (request, 0, extra);
+                return tooLarge ? (null, 431, extra) : request is null ? (null, 400, extra) : (request, 0, extra);
             }
 
             if (buffer.Length > MaxHeadBytes)
