@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the whole test suite on a fresh machine: installs what the tests use (the Go reference nats-server, the C
-# client, Node.js packages for the nats.js interop tests), runs every test project, and ends with one line
+# client, Node.js packages for the nats.js interop tests, Chromium for the WebSocket browser test), runs every test project, and ends with one line
 # "N passed, N failed". Exits non-zero on any failure. Every test has its own timeout; --blame-hang-timeout kills a
 # test host that hangs anyway.
 set -euo pipefail
@@ -21,6 +21,8 @@ command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || need_a
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs npm)
+# Headless browser for the WebSocket browser test.
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   log "installing ${need_apt[*]}"
   as_root apt-get update -qq
