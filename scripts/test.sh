@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the whole test suite on a fresh machine: installs what the tests use (the Go reference nats-server, the C
-# client, Node.js packages for the nats.js interop tests, Chromium for the WebSocket browser test), runs every test project, and ends with one line
+# client, Node.js packages for the nats.js interop tests), runs every test project, and ends with one line
 # "N passed, N failed". Exits non-zero on any failure. Every test has its own timeout; --blame-hang-timeout kills a
 # test host that hangs anyway.
 set -euo pipefail
