@@ -40,6 +40,12 @@ public sealed class BrokerOptions
     /// <summary>Most subscriptions per connection; 0 means unlimited. Default 0.</summary>
     public int MaxSubscriptions { get; set; }
 
+    /// <summary>
+    /// Most tokens a subscription subject may have; more are refused with a permissions violation. 0 means unlimited.
+    /// Default 0.
+    /// </summary>
+    public int MaxSubTokens { get; set; }
+
     /// <summary>Whether headers (HPUB/HMSG) are disabled and <c>headers</c> is false in INFO. Default <see langword="false"/>.</summary>
     public bool NoHeaderSupport { get; set; }
 
@@ -83,9 +89,9 @@ public sealed class BrokerOptions
             throw new InvalidOperationException("max_control_line: must be greater than 0");
         }
 
-        if (MaxConnections < 0 || MaxSubscriptions < 0 || MaxPingsOutstanding <= 0)
+        if (MaxConnections < 0 || MaxSubscriptions < 0 || MaxSubTokens < 0 || MaxPingsOutstanding <= 0)
         {
-            throw new InvalidOperationException("max_connections, max_subscriptions and ping_max must not be negative (ping_max at least 1)");
+            throw new InvalidOperationException("max_connections, max_subscriptions and max_sub_tokens must not be negative, ping_max must be at least 1");
         }
 
         Authorization.Validate();

@@ -112,6 +112,7 @@ public sealed partial class BrokerServer
     {
         await StopAsync().ConfigureAwait(false);
         stopping.Dispose();
+        reloadGate.Dispose();
     }
 
     private ServiceProvider ComposeServices()

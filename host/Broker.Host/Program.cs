@@ -2,5 +2,5 @@ namespace Broker.Host;
 
 internal static class Program
 {
-    private static int Main() => 0;
+    private static Task<int> Main(string[] args) => BrokerHost.RunAsync(args, HostEnvironment.FromProcess());
 }

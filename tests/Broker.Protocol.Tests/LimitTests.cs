@@ -107,4 +107,14 @@ public sealed class LimitTests
 
         Assert.Equal(["PONG"], (await client.PingAndCollectAsync()).Lines);
     }
+
+    [Theory]
+    [MemberData(nameof(Servers))]
+    public async Task Subscriptions_with_too_many_tokens_are_refused(ServerKind kind)
+    {
+        await using var server = await ServerUnderTest.StartAsync(kind, o => o.MaxSubTokens = 3, "max_sub_tokens: 3");
+        var transcript = await server.RunAsync("CONNECT {\"verbose\":false}\r\nSUB a.b.c 1\r\nSUB a.b.c.d 2\r\nPUB a.b.c.d 1\r\nx\r\n");
+        Assert.Equal(["-ERR 'Permissions Violation for Subscription to \"a.b.c.d\", too many tokens'", "PONG"], transcript.Lines);
+        Assert.False(transcript.Closed);
+    }
 }

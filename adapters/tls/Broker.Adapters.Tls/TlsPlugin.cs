@@ -21,7 +21,7 @@ namespace Broker.Adapters.Tls;
 /// </remarks>
 public sealed class TlsPlugin : IBrokerPlugin
 {
-    /// <summary>The plugin id: its folder under <c>plugins/</c> and its configuration section <c>Plugins:Tls</c>.</summary>
+    /// <summary>The plugin id: its configuration section <c>Plugins:Tls</c> and its name in logs.</summary>
     public const string Id = "Tls";
 
     /// <summary>The middleware name listeners refer to.</summary>

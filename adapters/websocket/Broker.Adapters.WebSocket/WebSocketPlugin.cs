@@ -18,7 +18,7 @@ namespace Broker.Adapters.WebSocket;
 /// </summary>
 public sealed class WebSocketPlugin : IBrokerPlugin
 {
-    /// <summary>The plugin id: its folder under <c>plugins/</c> and its configuration section <c>Plugins:WebSocket</c>.</summary>
+    /// <summary>The plugin id: its configuration section <c>Plugins:WebSocket</c> and its name in logs.</summary>
     public const string Id = "WebSocket";
 
     /// <summary>The listener name (<c>BrokerServer.GetEndPoint("websocket")</c>).</summary>

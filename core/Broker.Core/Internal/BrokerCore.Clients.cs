@@ -12,7 +12,6 @@ internal sealed partial class BrokerCore
     /// <summary>Sets what INFO advertises once the client listener is bound.</summary>
     public void ConfigureInfo(string host, int port, string brokerVersion)
     {
-        var options = Options;
         infoTemplate = new ServerInfo
         {
             ServerId = ServerId,
@@ -20,11 +19,20 @@ internal sealed partial class BrokerCore
             Go = ".NET " + Environment.Version,
             Host = host,
             Port = port,
-            Headers = !options.NoHeaderSupport,
-            AuthRequired = Authenticator.AuthRequired ? true : null,
-            MaxPayload = options.MaxPayload,
             BrokerVersion = brokerVersion,
         };
+        RefreshInfo();
+    }
+
+    /// <summary>Updates what INFO says about settings a reload can change.</summary>
+    public void RefreshInfo()
+    {
+        var info = infoTemplate.Clone();
+        var options = Options;
+        info.Headers = !options.NoHeaderSupport;
+        info.AuthRequired = Authenticator.AuthRequired ? true : null;
+        info.MaxPayload = options.MaxPayload;
+        infoTemplate = info;
     }
 
     public byte[] CreateClientInfo(NatsClient client)

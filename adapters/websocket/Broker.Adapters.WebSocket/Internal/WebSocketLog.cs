@@ -19,4 +19,7 @@ internal static partial class WebSocketLog
 
     [LoggerMessage(653, LogLevel.Debug, "{Remote} - websocket upgraded ({Path}, compression {Compression})")]
     public static partial void Upgraded(ILogger logger, string remote, string path, bool compression);
+
+    [LoggerMessage(654, LogLevel.Warning, "Websocket not configured with TLS. DO NOT USE IN PRODUCTION!")]
+    public static partial void NoTls(ILogger logger);
 }

@@ -24,6 +24,10 @@ internal sealed class WebSocketProtocolHandler : IProtocolHandler
         this.services = services;
         this.logger = logger;
         handshake = new Handshake(options);
+        if (options.NoTls)
+        {
+            WebSocketLog.NoTls(logger);
+        }
     }
 
     public string Protocol => WebSocketPlugin.ProtocolName;

@@ -72,6 +72,7 @@ internal sealed partial class NatsClient
         var authenticator = Server.Authenticator;
         if (Tls is { MapClientCertificateToUser: true } tls && authenticator.MapsCertificates)
         {
+            certificateMapped = true;
             var mapped = tls.ClientCertificate is { } certificate ? authenticator.AuthenticateCertificate(certificate) : null;
             if (mapped is not null && !string.IsNullOrEmpty(connect.User))
             {
@@ -82,10 +83,11 @@ internal sealed partial class NatsClient
         }
 
         var fromTransport = connection.Features.Get<Broker.Abstractions.TransportCredentials>();
-        return authenticator.Authenticate(
-            OrElse(connect.User, fromTransport?.User),
-            OrElse(connect.Password, fromTransport?.Password),
-            OrElse(connect.AuthToken, fromTransport?.Token));
+        var user = OrElse(connect.User, fromTransport?.User);
+        var password = OrElse(connect.Password, fromTransport?.Password);
+        var token = OrElse(connect.AuthToken, fromTransport?.Token);
+        RememberCredentials(user, password, token);
+        return authenticator.Authenticate(user, password, token);
 
         static string? OrElse(string? value, string? fallback) => string.IsNullOrEmpty(value) ? fallback : value;
     }

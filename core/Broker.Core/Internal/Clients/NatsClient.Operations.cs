@@ -57,6 +57,14 @@ internal sealed partial class NatsClient
             return true;
         }
 
+        var maxTokens = Server.Options.MaxSubTokens;
+        if (maxTokens > 0 && SubjectValidator.CountTokens(subject) > maxTokens)
+        {
+            SendPermissionError("Permissions Violation for Subscription to ", subject, default, ", too many tokens");
+            ClientLog.SubscribeViolation(logger, this, subject);
+            return true;
+        }
+
         var subscription = new Subscription(this, subject.ToArray(), queue.IsEmpty ? null : queue.ToArray(), sid.ToArray())
         {
             CheckDenyOnDelivery = Permissions?.NeedsDeliveryCheck(subject, queue) ?? false,

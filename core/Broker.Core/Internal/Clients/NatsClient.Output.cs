@@ -134,11 +134,11 @@ internal sealed partial class NatsClient
     }
 
     /// <summary>-ERR 'Permissions Violation for ... "subject"' with nats-server's %q quoting, plus an optional queue.</summary>
-    private void SendPermissionError(string prefix, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue)
+    private void SendPermissionError(string prefix, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, string suffix = "", bool flushNow = false)
     {
         var text = "-ERR '" + prefix + GoQuote.Quote(subject)
-            + (queue.IsEmpty ? string.Empty : " using queue " + GoQuote.Quote(queue)) + "'\r\n";
-        SendProtocol(System.Text.Encoding.UTF8.GetBytes(text));
+            + (queue.IsEmpty ? string.Empty : " using queue " + GoQuote.Quote(queue)) + suffix + "'\r\n";
+        SendProtocol(System.Text.Encoding.UTF8.GetBytes(text), flushNow);
     }
 
     private void WriteSequence(in ReadOnlySequence<byte> sequence)

@@ -20,6 +20,12 @@ internal static partial class HostingLog
     [LoggerMessage(5, LogLevel.Information, "Loaded plugin {PluginId} {PluginVersion}")]
     public static partial void PluginConfigured(ILogger logger, string pluginId, string pluginVersion);
 
+    [LoggerMessage(6, LogLevel.Information, "Reloaded configuration: {Changes}")]
+    public static partial void Reloaded(ILogger logger, string changes);
+
+    [LoggerMessage(7, LogLevel.Warning, "Configuration reload refused: {Reason}")]
+    public static partial void ReloadRefused(ILogger logger, string reason);
+
     [LoggerMessage(10, LogLevel.Error, "Connection from {Remote} on listener {Listener} failed")]
     public static partial void ConnectionFailed(ILogger logger, string listener, string remote, Exception exception);
 

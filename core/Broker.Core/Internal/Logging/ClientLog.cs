@@ -46,6 +46,9 @@ internal static partial class ClientLog
     [LoggerMessage(111, LogLevel.Warning, "{Client} sent a CONNECT that is not valid JSON, closing")]
     public static partial void BadConnect(ILogger logger, NatsClient client);
 
+    [LoggerMessage(113, LogLevel.Information, "{Client} subscription to {Subject} removed by a configuration reload: no longer authorized")]
+    public static partial void SubscriptionRemovedOnReload(ILogger logger, NatsClient client, string subject);
+
     [LoggerMessage(112, LogLevel.Warning, "{Client} read failed")]
     public static partial void ReadFailed(ILogger logger, NatsClient client, Exception exception);
 

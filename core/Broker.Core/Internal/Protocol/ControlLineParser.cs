@@ -124,15 +124,10 @@ internal static class ControlLineParser
 
     private static ProtocolError ParsePub(ReadOnlySpan<byte> rest, in ParserLimits limits, ref ControlLine result)
     {
-        if (!StartsWithSpace(rest))
+        var error = TakeArguments(rest, requireSpace: true, limits.MaxControlLine, out var args);
+        if (error != ProtocolError.None)
         {
-            return ProtocolError.UnknownOperation;
-        }
-
-        var args = rest.TrimStart(" \t"u8);
-        if (args.Length > limits.MaxControlLine)
-        {
-            return ProtocolError.MaxControlLineExceeded;
+            return error;
         }
 
         var count = ArgumentSplitter.Split(args, out var a0, out var a1, out var a2, out _, includeLineBreaks: false);
@@ -164,15 +159,10 @@ internal static class ControlLineParser
 
     private static ProtocolError ParseHPub(ReadOnlySpan<byte> rest, in ParserLimits limits, ref ControlLine result)
     {
-        if (!StartsWithSpace(rest))
+        var error = TakeArguments(rest, requireSpace: true, limits.MaxControlLine, out var args);
+        if (error != ProtocolError.None)
         {
-            return ProtocolError.UnknownOperation;
-        }
-
-        var args = rest.TrimStart(" \t"u8);
-        if (args.Length > limits.MaxControlLine)
-        {
-            return ProtocolError.MaxControlLineExceeded;
+            return error;
         }
 
         var count = ArgumentSplitter.Split(args, out var a0, out var a1, out var a2, out var a3, includeLineBreaks: false);
@@ -208,15 +198,10 @@ internal static class ControlLineParser
 
     private static ProtocolError ParseSub(ReadOnlySpan<byte> rest, in ParserLimits limits, ref ControlLine result)
     {
-        if (!StartsWithSpace(rest))
+        var error = TakeArguments(rest, requireSpace: true, limits.MaxControlLine, out var args);
+        if (error != ProtocolError.None)
         {
-            return ProtocolError.UnknownOperation;
-        }
-
-        var args = rest.TrimStart(" \t"u8);
-        if (args.Length > limits.MaxControlLine)
-        {
-            return ProtocolError.MaxControlLineExceeded;
+            return error;
         }
 
         var count = ArgumentSplitter.Split(args, out var a0, out var a1, out var a2, out _, includeLineBreaks: true);
@@ -241,15 +226,10 @@ internal static class ControlLineParser
 
     private static ProtocolError ParseUnsub(ReadOnlySpan<byte> rest, in ParserLimits limits, ref ControlLine result)
     {
-        if (!StartsWithSpace(rest))
+        var error = TakeArguments(rest, requireSpace: true, limits.MaxControlLine, out var args);
+        if (error != ProtocolError.None)
         {
-            return ProtocolError.UnknownOperation;
-        }
-
-        var args = rest.TrimStart(" \t"u8);
-        if (args.Length > limits.MaxControlLine)
-        {
-            return ProtocolError.MaxControlLineExceeded;
+            return error;
         }
 
         var count = ArgumentSplitter.Split(args, out var a0, out var a1, out _, out _, includeLineBreaks: true);
@@ -273,21 +253,25 @@ internal static class ControlLineParser
 
     private static ProtocolError ParseWholeArgument(ClientOp op, ReadOnlySpan<byte> rest, bool requireSpace, in ParserLimits limits, ref ControlLine result)
     {
-        if (requireSpace && !StartsWithSpace(rest))
+        var error = TakeArguments(rest, requireSpace, limits.MaxControlLine, out var arg);
+        result.Op = op;
+        result.First = arg;
+        return error;
+    }
+
+    /// <summary>
+    /// The arguments after an operation name: a space or tab must follow the name (when required), leading
+    /// whitespace is skipped, and the arguments may not exceed max_control_line.
+    /// </summary>
+    private static ProtocolError TakeArguments(ReadOnlySpan<byte> rest, bool requireSpace, int maxControlLine, out ReadOnlySpan<byte> args)
+    {
+        args = default;
+        if (requireSpace && (rest.IsEmpty || (rest[0] != (byte)' ' && rest[0] != (byte)'\t')))
         {
             return ProtocolError.UnknownOperation;
         }
 
-        var arg = rest.TrimStart(" \t"u8);
-        if (arg.Length > limits.MaxControlLine)
-        {
-            return ProtocolError.MaxControlLineExceeded;
-        }
-
-        result.Op = op;
-        result.First = arg;
-        return ProtocolError.None;
+        args = rest.TrimStart(" \t"u8);
+        return args.Length > maxControlLine ? ProtocolError.MaxControlLineExceeded : ProtocolError.None;
     }
-
-    private static bool StartsWithSpace(ReadOnlySpan<byte> rest) => !rest.IsEmpty && (rest[0] == (byte)' ' || rest[0] == (byte)'\t');
 }

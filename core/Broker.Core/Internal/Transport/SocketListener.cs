@@ -29,8 +29,9 @@ internal sealed class SocketListener : IConnectionListener
             listenSocket.DualMode = true;
         }
 
-        // Let a restarted broker bind its port again while old connections linger in TIME_WAIT.
-        listenSocket.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
+        // No ReuseAddress: on Linux .NET maps it to SO_REUSEPORT as well, which lets a second broker bind the same
+        // port and share its connections. .NET already sets SO_REUSEADDR on Unix TCP listeners, so a restarted
+        // broker still binds its port while old connections linger in TIME_WAIT.
         listenSocket.Bind(endPoint);
         listenSocket.Listen(512);
         EndPoint = listenSocket.LocalEndPoint!;

@@ -1,0 +1,99 @@
+using Broker.Core.Internal.Auth;
+using Broker.Core.Internal.Clients;
+using Broker.Core.Internal.Hosting;
+using Broker.Core.Internal.Reload;
+
+namespace Broker.Core;
+
+/// <summary>Configuration reload (nats-server <c>--signal reload</c> / SIGHUP).</summary>
+public sealed partial class BrokerServer
+{
+    private readonly SemaphoreSlim reloadGate = new(1, 1);
+
+    /// <summary>
+    /// Replaces the running configuration without dropping connections: users, permissions and limits change for
+    /// live connections (each is authenticated again and loses subscriptions it may no longer have, with a -ERR for
+    /// each, as nats-server does). A reload that changes a setting needing a restart (host, port, server name, header
+    /// support, monitoring listener) is refused as a whole and nothing is applied.
+    /// </summary>
+    /// <param name="options">The new settings; copied.</param>
+    /// <param name="cancellationToken">Cancels waiting for a reload already in progress.</param>
+    /// <returns>What changed, or what prevented the reload.</returns>
+    /// <exception cref="InvalidOperationException">The broker is not running.</exception>
+    public async Task<ReloadResult> ReloadAsync(BrokerOptions options, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        if (Volatile.Read(ref state) != 1)
+        {
+            throw new InvalidOperationException("The broker is not running.");
+        }
+
+        await reloadGate.WaitAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            var next = options.Clone();
+            try
+            {
+                next.Validate();
+            }
+            catch (InvalidOperationException ex)
+            {
+                return ReloadResult.Failed(ex.Message);
+            }
+
+            // A configuration naming the port we actually bound (after asking for a random one) asks for no change.
+            if (next.Port == ClientEndPoint.Port)
+            {
+                next.Port = core.Options.Port;
+            }
+
+            var changed = OptionsComparer.Changed(core.Options, next);
+            var restartOnly = changed.Where(s => s.Reloadability == OptionsComparer.Reloadability.Restart).Select(s => s.Key).ToList();
+            if (restartOnly.Count > 0)
+            {
+                var message = "config reload not supported for " + string.Join(", ", restartOnly) + "; restart the server to change them";
+                HostingLog.ReloadRefused(logger, message);
+                return ReloadResult.Failed(message);
+            }
+
+            Authenticator authenticator;
+            try
+            {
+                authenticator = new Authenticator(next.Authorization, logger);
+            }
+            catch (InvalidOperationException ex)
+            {
+                return ReloadResult.Failed(ex.Message);
+            }
+
+            var previous = core.Authenticator;
+            core.Options = next;
+            core.Authenticator = authenticator;
+            core.RefreshInfo();
+            foreach (var client in core.Clients.Values)
+            {
+                if (client is NatsClient nats)
+                {
+                    nats.ApplyReload(previous, authenticator);
+                }
+            }
+
+            var applied = changed.Select(s => s.Reloadability == OptionsComparer.Reloadability.NewConnections ? s.Key + " (new connections)" : s.Key).ToList();
+            HostingLog.Reloaded(logger, applied.Count == 0 ? "nothing changed" : string.Join(", ", applied));
+            return new ReloadResult(true, applied, null);
+        }
+        finally
+        {
+            reloadGate.Release();
+        }
+    }
+}
+
+/// <summary>The outcome of <see cref="BrokerServer.ReloadAsync"/>.</summary>
+/// <param name="Succeeded">Whether the new configuration is in force.</param>
+/// <param name="Applied">The nats-server names of the settings that changed (those marked "new connections" apply to connections accepted from now on).</param>
+/// <param name="Error">Why the reload was refused, when it was; nothing was applied then.</param>
+public sealed record ReloadResult(bool Succeeded, IReadOnlyList<string> Applied, string? Error)
+{
+    internal static ReloadResult Failed(string error) => new(false, [], error);
+}

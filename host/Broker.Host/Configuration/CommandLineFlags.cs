@@ -1,0 +1,121 @@
+using System.Text;
+
+namespace Broker.Host.Configuration;
+
+/// <summary>
+/// The flags the host accepts: nats-server's spellings (<c>main.go</c>, <c>opts.go ConfigureOptions</c>) mapped onto
+/// configuration keys of the <c>Broker</c> section, so flags, appsettings.json and the environment all end up in the
+/// same options.
+/// </summary>
+/// <remarks>
+/// A new flag is one line here. The ones planned next (<c>-c</c>, <c>-t</c>, <c>-n</c>, <c>-P</c>, <c>-js</c>,
+/// <c>-sd</c>, <c>--ports_file_dir</c>, <c>-sl</c>) fit as they are: a value flag writing a key
+/// (<c>-n</c> → <c>Broker:ServerName</c>; <c>-c</c> → a key <see cref="HostConfiguration"/> reads to add the .conf
+/// layer below the flags), a switch writing a key (<c>-js</c>), or a <see cref="HostCommand"/> (<c>-t</c>; <c>-sl</c>
+/// with its value in a key).
+/// </remarks>
+internal static class CommandLineFlags
+{
+    private const string Server = "Server Options";
+    private const string Logging = "Logging Options";
+    private const string Authorization = "Authorization Options";
+    private const string Common = "Common Options";
+
+    // The usage column where descriptions start, as in nats-server's usage text.
+    private const int DescriptionColumn = 37;
+
+    /// <summary>Every flag, in usage order.</summary>
+    public static IReadOnlyList<CommandLineFlag> All { get; } =
+    [
+        new(["-a", "--addr", "--net"], FlagKind.Text, "<host>", "Bind to host address (default: 0.0.0.0)", Server, ["Broker:Host"]),
+        new(["-p", "--port"], FlagKind.Integer, "<port>", "Use port for clients (default: 4222, -1 for a random port)", Server, ["Broker:Port"]),
+        new(["-m", "--http_port"], FlagKind.Integer, "<port>", "Use port for http monitoring (-1 for a random port)", Server, ["Broker:Monitoring:Port"]),
+        new(["--plugins"], FlagKind.Text, "<dir>", "Load plugins from this folder (default: plugins/ next to the executable)", Server, ["Broker:PluginsPath"]),
+        new(["-l", "--log"], FlagKind.Text, "<file>", "File to redirect log output", Logging, ["Broker:LogFile"]),
+        new(["-D", "--debug"], FlagKind.Switch, "", "Enable debugging output", Logging, ["Broker:Debug"]),
+        new(["-V", "--trace"], FlagKind.Switch, "", "Trace the raw protocol", Logging, ["Broker:Trace"]),
+        new(["-DV"], FlagKind.Switch, "", "Debug and trace", Logging, ["Broker:Debug", "Broker:Trace"]),
+        new(["--user"], FlagKind.Text, "<user>", "User required for connections", Authorization, ["Broker:Authorization:User"]),
+        new(["--pass"], FlagKind.Text, "<password>", "Password required for connections", Authorization, ["Broker:Authorization:Password"]),
+        new(["--auth"], FlagKind.Text, "<token>", "Authorization token required for connections", Authorization, ["Broker:Authorization:Token"]),
+        new(["-h", "--help"], FlagKind.Switch, "", "Show this message", Common, [], HostCommand.Help),
+        new(["-v", "--version"], FlagKind.Switch, "", "Show version", Common, [], HostCommand.Version),
+    ];
+
+    /// <summary>The flag spelled <paramref name="name"/> (without dashes), or <see langword="null"/>.</summary>
+    public static CommandLineFlag? Find(string name) => All.FirstOrDefault(f => f.Matches(name));
+
+    /// <summary>The usage text <c>-h</c> prints, laid out as nats-server's.</summary>
+    public static string Usage(string executable)
+    {
+        var text = new StringBuilder();
+        text.Append("Usage: ").Append(executable).AppendLine(" [options]");
+        foreach (var group in All.GroupBy(f => f.Group))
+        {
+            text.AppendLine().Append(group.Key).AppendLine(":");
+            foreach (var flag in group)
+            {
+                var names = string.Join(", ", flag.Names);
+                var spelled = flag.ValueName.Length == 0 ? names : names + " " + flag.ValueName;
+
+                // nats-server indents long-only flags so the short ones line up.
+                var indent = flag.Names[0].StartsWith("--", StringComparison.Ordinal) ? "        " : "    ";
+                var left = indent + spelled;
+                text.Append(left.Length < DescriptionColumn ? left.PadRight(DescriptionColumn) : left + " ").AppendLine(flag.Description);
+            }
+        }
+
+        return text.ToString();
+    }
+}
+
+/// <summary>What a flag takes after its name.</summary>
+internal enum FlagKind
+{
+    /// <summary>A boolean switch: <c>-D</c>, or <c>-D=false</c> to turn it off.</summary>
+    Switch,
+
+    /// <summary>A string value: <c>-a HOST</c> or <c>-a=HOST</c>.</summary>
+    Text,
+
+    /// <summary>An integer value (checked when parsed, as Go's <c>flag.IntVar</c> does): <c>-p 4222</c>.</summary>
+    Integer,
+}
+
+/// <summary>What the host does instead of serving, when a flag asks for it.</summary>
+internal enum HostCommand
+{
+    /// <summary>Serve (the default).</summary>
+    Run,
+
+    /// <summary>Print the version and exit 0.</summary>
+    Version,
+
+    /// <summary>Print the usage and exit 0.</summary>
+    Help,
+}
+
+/// <summary>
+/// One command-line flag: its spellings, what it takes, and the configuration keys it sets. A flag is a
+/// configuration source like appsettings.json, only with the highest precedence, so most flags just name the
+/// key(s) they write; a few run a <see cref="HostCommand"/> instead.
+/// </summary>
+/// <param name="Names">Its spellings as the usage shows them (<c>-p</c>, <c>--port</c>); either dash count is accepted.</param>
+/// <param name="Kind">Whether it is a switch or takes a value.</param>
+/// <param name="ValueName">The value's placeholder in the usage (<c>&lt;port&gt;</c>); empty for switches.</param>
+/// <param name="Description">The usage text.</param>
+/// <param name="Group">The usage section it is listed under.</param>
+/// <param name="ConfigKeys">The configuration keys it sets to its value (a switch sets <c>true</c>/<c>false</c>).</param>
+/// <param name="Command">What it runs instead of serving, if anything.</param>
+internal sealed record CommandLineFlag(
+    IReadOnlyList<string> Names,
+    FlagKind Kind,
+    string ValueName,
+    string Description,
+    string Group,
+    IReadOnlyList<string> ConfigKeys,
+    HostCommand Command = HostCommand.Run)
+{
+    /// <summary>Whether <paramref name="name"/> (without dashes) is one of this flag's spellings.</summary>
+    public bool Matches(string name) => Names.Any(n => string.Equals(n.TrimStart('-'), name, StringComparison.Ordinal));
+}

@@ -1,0 +1,130 @@
+using Broker.Host.Configuration;
+
+namespace Broker.Host.Tests.Configuration;
+
+/// <summary>The flag pre-parser: nats-server's spellings and Go's flag syntax, mapped onto configuration keys.</summary>
+public sealed class CommandLineTests
+{
+    [Theory]
+    [InlineData("-a 127.0.0.1", "Broker:Host", "127.0.0.1")]
+    [InlineData("--addr 10.0.0.1", "Broker:Host", "10.0.0.1")]
+    [InlineData("--net ::1", "Broker:Host", "::1")]
+    [InlineData("-addr=localhost", "Broker:Host", "localhost")]
+    [InlineData("-p 4223", "Broker:Port", "4223")]
+    [InlineData("--port 4224", "Broker:Port", "4224")]
+    [InlineData("-p -1", "Broker:Port", "-1")]
+    [InlineData("--port=-1", "Broker:Port", "-1")]
+    [InlineData("-m 8222", "Broker:Monitoring:Port", "8222")]
+    [InlineData("--http_port -1", "Broker:Monitoring:Port", "-1")]
+    [InlineData("--plugins /opt/broker/plugins", "Broker:PluginsPath", "/opt/broker/plugins")]
+    [InlineData("-l /var/log/broker.log", "Broker:LogFile", "/var/log/broker.log")]
+    [InlineData("--log=broker.log", "Broker:LogFile", "broker.log")]
+    [InlineData("-D", "Broker:Debug", "true")]
+    [InlineData("--debug", "Broker:Debug", "true")]
+    [InlineData("-D=false", "Broker:Debug", "false")]
+    [InlineData("-V", "Broker:Trace", "true")]
+    [InlineData("--trace", "Broker:Trace", "true")]
+    [InlineData("--user alice", "Broker:Authorization:User", "alice")]
+    [InlineData("--pass s3cret", "Broker:Authorization:Password", "s3cret")]
+    [InlineData("--auth t0ken", "Broker:Authorization:Token", "t0ken")]
+    public void Flag_sets_its_configuration_key(string args, string key, string value)
+    {
+        var commandLine = Parse(args);
+
+        Assert.Null(commandLine.Error);
+        Assert.Equal(HostCommand.Run, commandLine.Command);
+        Assert.Equal(value, Assert.Single(commandLine.Settings, kv => kv.Key == key).Value);
+        Assert.Single(commandLine.Settings);
+    }
+
+    [Fact]
+    public void DV_turns_on_debug_and_trace()
+    {
+        var settings = Parse("-DV").Settings;
+
+        Assert.Equal("true", settings["Broker:Debug"]);
+        Assert.Equal("true", settings["Broker:Trace"]);
+    }
+
+    [Fact]
+    public void Switches_take_no_separate_value_and_a_later_flag_wins()
+    {
+        var settings = Parse("-D -p 1 -a 127.0.0.1 -V --port 2").Settings;
+
+        Assert.Equal("true", settings["Broker:Debug"]);
+        Assert.Equal("true", settings["Broker:Trace"]);
+        Assert.Equal("127.0.0.1", settings["Broker:Host"]);
+        Assert.Equal("2", settings["Broker:Port"]);
+    }
+
+    [Theory]
+    [InlineData("-v", "Version")]
+    [InlineData("--version", "Version")]
+    [InlineData("version", "Version")]
+    [InlineData("-p 1 version", "Version")]
+    [InlineData("-h", "Help")]
+    [InlineData("--help", "Help")]
+    [InlineData("help", "Help")]
+    [InlineData("-v -h", "Version")]
+    [InlineData("-h -v", "Version")]
+    [InlineData("", "Run")]
+    [InlineData("--", "Run")]
+    public void Commands(string args, string expected)
+    {
+        var commandLine = Parse(args);
+
+        Assert.Null(commandLine.Error);
+        Assert.Equal(expected, commandLine.Command.ToString());
+    }
+
+    [Theory]
+    [InlineData("--bogus", "flag provided but not defined: --bogus")]
+    [InlineData("-p 1 -x", "flag provided but not defined: -x")]
+    [InlineData("-js", "flag provided but not defined: -js")]
+    [InlineData("-p", "flag needs an argument: -p")]
+    [InlineData("--addr", "flag needs an argument: -addr")]
+    [InlineData("-p abc", "invalid value \"abc\" for flag -p: parse error")]
+    [InlineData("--http_port=1.5", "invalid value \"1.5\" for flag -http_port: parse error")]
+    [InlineData("-D=maybe", "invalid boolean value \"maybe\" for -D: parse error")]
+    [InlineData("---p 1", "bad flag syntax: ---p")]
+    [InlineData("-=1", "bad flag syntax: -=1")]
+    [InlineData("serve", "unrecognized command: \"serve\"")]
+    [InlineData("-- -p 1", "unrecognized command: \"-p\"")]
+    public void Bad_command_lines_name_the_flag(string args, string error)
+    {
+        Assert.Equal(error, Parse(args).Error);
+    }
+
+    [Fact]
+    public void Flags_are_case_sensitive_as_in_nats_server()
+    {
+        Assert.Equal("flag provided but not defined: -d", Parse("-d").Error);
+        Assert.Equal("true", Parse("-D").Settings["Broker:Debug"]);
+    }
+
+    [Fact]
+    public void Every_flag_is_in_the_usage()
+    {
+        var usage = CommandLineFlags.Usage("broker");
+
+        Assert.StartsWith("Usage: broker [options]", usage, StringComparison.Ordinal);
+        foreach (var name in CommandLineFlags.All.SelectMany(f => f.Names))
+        {
+            Assert.Contains(name, usage, StringComparison.Ordinal);
+        }
+
+        Assert.Contains("    -a, --addr, --net <host>         Bind to host address (default: 0.0.0.0)", usage, StringComparison.Ordinal);
+        Assert.Contains("        --user <user>                User required for connections", usage, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void No_two_flags_share_a_spelling()
+    {
+        var names = CommandLineFlags.All.SelectMany(f => f.Names).Select(n => n.TrimStart('-')).ToList();
+
+        Assert.Equal(names.Count, names.Distinct(StringComparer.Ordinal).Count());
+    }
+
+    private static CommandLine Parse(string args) =>
+        CommandLine.Parse(args.Split(' ', StringSplitOptions.RemoveEmptyEntries));
+}
