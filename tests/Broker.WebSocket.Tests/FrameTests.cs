@@ -112,4 +112,31 @@ public sealed class FrameTests
         Assert.Equal(["-ERR 'Unknown Protocol Operation'"], lines);
         Assert.NotNull(status);
     }
+
+    [Fact(Timeout = 60_000)]
+    public async Task A_websocket_subscriber_that_stops_reading_is_closed_as_a_slow_consumer()
+    {
+        await using var broker = await WsBroker.StartAsync(options =>
+        {
+            options.MaxPending = 256 * 1024;
+            options.MaxPayload = 64 * 1024;
+        });
+        await using var stalled = await RawWebSocket.ConnectAsync(broker.WebSocketPort());
+        Assert.StartsWith("INFO ", await stalled.ReadLineAsync(), StringComparison.Ordinal);
+        await stalled.SendFrameAsync(2, "CONNECT {\"verbose\":false}\r\nSUB flood 1\r\nPING\r\n");
+        Assert.Equal("PONG", await stalled.ReadLineAsync());
+
+        // The client reads nothing from here on; the socket buffers absorb some megabytes first.
+        await using var bus = broker.Bus.CreateClient();
+        var payload = new byte[60 * 1024];
+        var deadline = DateTime.UtcNow.AddSeconds(40);
+        var published = 0L;
+        while (!broker.Logs.Contains("Slow Consumer (Pending Bytes)") && DateTime.UtcNow < deadline && published < 2L * 1024 * 1024 * 1024)
+        {
+            Broker.Abstractions.BusClientExtensions.Publish(bus, "flood", payload);
+            published += payload.Length;
+        }
+
+        Assert.True(broker.Logs.Contains("Slow Consumer (Pending Bytes)"), $"no slow consumer after {published} bytes");
+    }
 }
