@@ -55,6 +55,25 @@ public sealed class BrokerOptions
     /// <summary>The HTTP monitoring endpoint. Default: off.</summary>
     public MonitoringOptions Monitoring { get; set; } = new();
 
+    /// <summary>
+    /// Closed connections remembered, with their final statistics and close reason, for <c>/connz?state=closed</c>
+    /// (nats-server's <c>max_closed_clients</c>). Default 10000; 0 remembers none.
+    /// </summary>
+    public int MaxClosedClients { get; set; } = 10_000;
+
+    /// <summary>
+    /// In lame duck mode, the time over which client connections are closed, grace period included, so clients
+    /// do not all reconnect elsewhere at once (nats-server's <c>lame_duck_duration</c>). Default 2 minutes.
+    /// </summary>
+    public TimeSpan LameDuckDuration { get; set; } = TimeSpan.FromMinutes(2);
+
+    /// <summary>
+    /// In lame duck mode, how long to wait after telling clients before closing the first one
+    /// (nats-server's <c>lame_duck_grace_period</c>). Must be shorter than <see cref="LameDuckDuration"/>.
+    /// Default 10 seconds.
+    /// </summary>
+    public TimeSpan LameDuckGracePeriod { get; set; } = TimeSpan.FromSeconds(10);
+
     /// <summary>Creates a deep copy, so a running broker is unaffected by later changes to this instance.</summary>
     /// <returns>The copy.</returns>
     public BrokerOptions Clone()
@@ -94,6 +113,23 @@ public sealed class BrokerOptions
             throw new InvalidOperationException("max_connections, max_subscriptions and max_sub_tokens must not be negative, ping_max must be at least 1");
         }
 
+        if (MaxClosedClients < 0)
+        {
+            throw new InvalidOperationException("max_closed_clients: must not be negative");
+        }
+
+        if (LameDuckDuration <= TimeSpan.Zero || LameDuckGracePeriod < TimeSpan.Zero)
+        {
+            throw new InvalidOperationException("lame_duck_duration must be positive and lame_duck_grace_period not negative");
+        }
+
+        if (LameDuckGracePeriod >= LameDuckDuration)
+        {
+            throw new InvalidOperationException(
+                $"lame duck grace period ({Internal.Monitoring.GoFormat.Duration(LameDuckGracePeriod)}) should be strictly lower than lame duck duration ({Internal.Monitoring.GoFormat.Duration(LameDuckDuration)})");
+        }
+
         Authorization.Validate();
+        Monitoring.Validate();
     }
 }

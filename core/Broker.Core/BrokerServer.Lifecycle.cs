@@ -2,6 +2,8 @@ using System.Net;
 using Broker.Abstractions;
 using Broker.Core.Internal;
 using Broker.Core.Internal.Hosting;
+using Broker.Core.Internal.Monitoring;
+using Broker.Core.Internal.Monitoring.Metrics;
 using Broker.Core.Internal.Transport;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
@@ -18,7 +20,15 @@ public sealed partial class BrokerServer
     private readonly List<ListenerHost> listeners = [];
     private readonly List<IHostedService> hostedServices = [];
     private readonly CancellationTokenSource stopping = new();
+    private readonly TaskCompletionSource stopped = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private ServiceProvider? services;
+    private BrokerMetrics? metrics;
+
+    /// <summary>
+    /// Completes once the broker has stopped, whether through <see cref="StopAsync"/>, <see cref="DisposeAsync"/> or
+    /// the end of lame duck mode; a host waits on it to know when to exit.
+    /// </summary>
+    public Task Stopped => stopped.Task;
 
     /// <summary>
     /// Composes the plugins' services, lets every <see cref="IListenerConfigurator"/> adjust the listener definitions,
@@ -37,10 +47,13 @@ public sealed partial class BrokerServer
         }
 
         HostingLog.Starting(logger, Version, CompatibleNatsServerVersion, core.ServerId);
+        core.SetRunState(BrokerRunState.Starting);
         try
         {
-            services = ComposeServices();
+            metrics = new BrokerMetrics(core);
+            services = ComposeServices(metrics);
             await BindListenersAsync(services, cancellationToken).ConfigureAwait(false);
+            core.Listeners = [.. listeners];
             var client = ClientEndPoint;
             core.ConfigureInfo(core.Options.Host, client.Port, Version);
 
@@ -56,6 +69,7 @@ public sealed partial class BrokerServer
                 HostingLog.Listening(logger, host.Definition.Protocol, host.EndPoint.ToString() ?? "?", host.Definition.Name);
             }
 
+            core.SetRunState(BrokerRunState.Running);
             HostingLog.Ready(logger);
         }
         catch
@@ -67,6 +81,7 @@ public sealed partial class BrokerServer
 
     /// <summary>
     /// Stops accepting, closes every client connection, waits for them (up to 5 seconds), then stops hosted services.
+    /// Ends lame duck mode early if it is in progress. <see cref="Stopped"/> completes when it is done.
     /// </summary>
     /// <param name="cancellationToken">Cancels waiting for hosted services to stop.</param>
     /// <returns>A task that completes when the broker has stopped.</returns>
@@ -78,6 +93,7 @@ public sealed partial class BrokerServer
         }
 
         HostingLog.Stopping(logger);
+        core.SetRunState(BrokerRunState.Stopping);
         foreach (var host in listeners)
         {
             await host.UnbindAsync().ConfigureAwait(false);
@@ -104,6 +120,10 @@ public sealed partial class BrokerServer
         {
             await services.DisposeAsync().ConfigureAwait(false);
         }
+
+        metrics?.Dispose();
+        core.SetRunState(BrokerRunState.Stopped);
+        stopped.TrySetResult();
     }
 
     /// <summary>Stops the broker (see <see cref="StopAsync"/>).</summary>
@@ -111,11 +131,24 @@ public sealed partial class BrokerServer
     public async ValueTask DisposeAsync()
     {
         await StopAsync().ConfigureAwait(false);
+
+        // Lame duck mode ends right after a stop; let it finish before its cancellation source goes away.
+        Task? pendingLameDuck;
+        lock (lameDuckLock)
+        {
+            pendingLameDuck = lameDuck;
+        }
+
+        if (pendingLameDuck is not null)
+        {
+            await pendingLameDuck.ConfigureAwait(false);
+        }
+
         stopping.Dispose();
         reloadGate.Dispose();
     }
 
-    private ServiceProvider ComposeServices()
+    private ServiceProvider ComposeServices(BrokerMetrics brokerMetrics)
     {
         var collection = new ServiceCollection();
         collection.AddSingleton(loggerFactory);
@@ -130,6 +163,7 @@ public sealed partial class BrokerServer
             EndPoint = new IPEndPoint(ParseHost(options.Host), options.Port),
             Protocol = NatsProtocolHandler.ProtocolName,
         });
+        AddMonitoring(collection, options.Monitoring, brokerMetrics);
 
         foreach (var (plugin, manifest) in plugins)
         {
@@ -185,6 +219,28 @@ public sealed partial class BrokerServer
             var listener = await factory.BindAsync(definition.EndPoint, settings, cancellationToken).ConfigureAwait(false);
             listeners.Add(new ListenerHost(definition, listener, handler, steps, loggerFactory.CreateLogger("Broker.Listener")));
         }
+    }
+
+    /// <summary>The monitoring listener and its protocol handler, when a monitoring port is configured.</summary>
+    private void AddMonitoring(ServiceCollection collection, MonitoringOptions monitoring, BrokerMetrics brokerMetrics)
+    {
+        if (monitoring.Port is not { } port)
+        {
+            return;
+        }
+
+        var monitorLogger = loggerFactory.CreateLogger("Broker.Monitor");
+        var endpoints = new MonitorEndpoints(core, brokerMetrics, monitorLogger);
+        var router = new MonitorRouter(endpoints, monitoring.NormalizedBasePath, brokerMetrics.HttpRequests, monitorLogger);
+        collection.AddSingleton<IProtocolHandler>(new MonitorProtocolHandler(router, monitoring, monitorLogger));
+        collection.AddSingleton(new ListenerDefinition
+        {
+            Name = MonitorListenerName,
+            EndPoint = new IPEndPoint(ParseHost(monitoring.Host), port),
+            Protocol = MonitorProtocolHandler.ProtocolName,
+            Transport = SocketTransportFactory.TransportName,
+            Middleware = [.. monitoring.Middleware],
+        });
     }
 
     private static IPAddress ParseHost(string host)

@@ -73,6 +73,16 @@ public sealed partial class BrokerServer : IAsyncDisposable
     /// <summary>The name of the NATS client listener.</summary>
     public const string ClientListenerName = "client";
 
+    /// <summary>The name of the HTTP monitoring listener (present when <see cref="MonitoringOptions.Port"/> is set).</summary>
+    public const string MonitorListenerName = "monitor";
+
+    /// <summary>
+    /// The name of the <see cref="System.Diagnostics.Metrics.Meter"/> the broker publishes its metrics on (connections,
+    /// messages, bytes, slow consumers, ...); pass it to OpenTelemetry's <c>AddMeter</c>. Each broker's meter carries a
+    /// <c>server_id</c> tag.
+    /// </summary>
+    public const string MeterName = "Broker";
+
     /// <summary>Adds a plugin given as an instance (embedding); the host adds the plugins it loads the same way.</summary>
     /// <param name="plugin">The plugin.</param>
     /// <param name="manifest">Its manifest; read from its assembly when <see langword="null"/>.</param>

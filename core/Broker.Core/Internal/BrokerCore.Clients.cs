@@ -35,10 +35,11 @@ internal sealed partial class BrokerCore
         infoTemplate = info;
     }
 
-    public byte[] CreateClientInfo(NatsClient client)
+    public byte[] CreateClientInfo(NatsClient client, bool lameDuckMode = false)
     {
         var info = infoTemplate.Clone();
         info.ClientId = client.Id;
+        info.LameDuckMode = lameDuckMode ? true : null;
         info.ClientIp = client.RemoteEndPoint?.Address is { } address
             ? (address.IsIPv4MappedToIPv6 ? address.MapToIPv4() : address).ToString()
             : null;

@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using Broker.Core.Internal.Auth;
 using Broker.Core.Internal.Clients;
+using Broker.Core.Internal.Monitoring;
 using Broker.Core.Internal.Subscriptions;
 using Microsoft.Extensions.Logging;
 
@@ -24,6 +25,7 @@ internal sealed partial class BrokerCore
         ServerName = options.ServerName ?? ServerId;
         ClientLogger = loggerFactory.CreateLogger("Broker.Client");
         Authenticator = new Authenticator(options.Authorization, Logger);
+        ClosedClients = new ClosedConnectionRing(options.MaxClosedClients);
     }
 
     public ILogger ClientLogger { get; }

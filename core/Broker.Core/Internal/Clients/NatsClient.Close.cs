@@ -75,9 +75,11 @@ internal sealed partial class NatsClient
             ClientLog.SlowConsumer(logger, this, Reason.ToText());
         }
 
+        var subscriptions = SubscriptionsForClosedRecord();
         RemoveAllSubscriptions();
         ClosedAt = DateTimeOffset.UtcNow;
         Server.Unregister(this);
+        RecordClosed(subscriptions);
         await input.CompleteAsync().ConfigureAwait(false);
         ClientLog.ClientClosed(logger, this, Reason.ToText());
     }

@@ -55,7 +55,7 @@ internal sealed partial class NatsClient
                 return;
             }
 
-            Volatile.Write(ref pingSentAt, Environment.TickCount64);
+            Volatile.Write(ref pingSentAt, System.Diagnostics.Stopwatch.GetTimestamp());
             SendProtocol(ServerMessages.Ping, flushNow: true);
         }
 
@@ -74,7 +74,8 @@ internal sealed partial class NatsClient
         var sentAt = Volatile.Read(ref pingSentAt);
         if (sentAt != 0)
         {
-            RoundTrip = TimeSpan.FromMilliseconds(Math.Max(Environment.TickCount64 - sentAt, 1));
+            // Stopwatch resolution, so /connz shows a sub-millisecond loopback rtt as nats-server does.
+            RoundTrip = System.Diagnostics.Stopwatch.GetElapsedTime(sentAt);
         }
     }
 

@@ -26,6 +26,12 @@ internal static partial class HostingLog
     [LoggerMessage(7, LogLevel.Warning, "Configuration reload refused: {Reason}")]
     public static partial void ReloadRefused(ILogger logger, string reason);
 
+    [LoggerMessage(8, LogLevel.Information, "Entering lame duck mode, stop accepting new clients")]
+    public static partial void EnteringLameDuckMode(ILogger logger);
+
+    [LoggerMessage(9, LogLevel.Information, "Lame duck mode: closing {Count} existing clients over {Duration}")]
+    public static partial void ClosingClients(ILogger logger, int count, TimeSpan duration);
+
     [LoggerMessage(10, LogLevel.Error, "Connection from {Remote} on listener {Listener} failed")]
     public static partial void ConnectionFailed(ILogger logger, string listener, string remote, Exception exception);
 

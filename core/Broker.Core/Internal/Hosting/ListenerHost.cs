@@ -17,6 +17,7 @@ internal sealed class ListenerHost
     private readonly ILogger logger;
     private readonly ConcurrentDictionary<Task, byte> connections = new();
     private Task acceptLoop = Task.CompletedTask;
+    private int accepting;
 
     public ListenerHost(ListenerDefinition definition, IConnectionListener listener, IProtocolHandler handler, IReadOnlyList<IConnectionMiddleware> middleware, ILogger logger)
     {
@@ -31,11 +32,22 @@ internal sealed class ListenerHost
 
     public System.Net.EndPoint EndPoint => listener.EndPoint;
 
-    public void Start(CancellationToken stopping) => acceptLoop = AcceptLoopAsync(stopping);
+    /// <summary>Whether the accept loop runs (started and not yet unbound); /healthz reports it.</summary>
+    public bool IsAccepting => Volatile.Read(ref accepting) != 0;
+
+    /// <summary>Connections of this listener being served now.</summary>
+    public int ActiveConnections => connections.Count;
+
+    public void Start(CancellationToken stopping)
+    {
+        Volatile.Write(ref accepting, 1);
+        acceptLoop = AcceptLoopAsync(stopping);
+    }
 
     /// <summary>Stops accepting; connections already accepted keep running.</summary>
     public async Task UnbindAsync()
     {
+        Volatile.Write(ref accepting, 0);
         await listener.UnbindAsync().ConfigureAwait(false);
         await acceptLoop.ConfigureAwait(false);
     }
@@ -54,11 +66,19 @@ internal sealed class ListenerHost
 
     private async Task AcceptLoopAsync(CancellationToken stopping)
     {
-        while (await listener.AcceptAsync(stopping).ConfigureAwait(false) is { } connection)
+        try
         {
-            var task = ServeAsync(connection, stopping);
-            connections.TryAdd(task, 0);
-            _ = task.ContinueWith(static (t, state) => ((ConcurrentDictionary<Task, byte>)state!).TryRemove(t, out _), connections, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+            while (await listener.AcceptAsync(stopping).ConfigureAwait(false) is { } connection)
+            {
+                var task = ServeAsync(connection, stopping);
+                connections.TryAdd(task, 0);
+                _ = task.ContinueWith(static (t, state) => ((ConcurrentDictionary<Task, byte>)state!).TryRemove(t, out _), connections, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+            }
+        }
+        finally
+        {
+            // However the loop ended, the listener no longer accepts: /healthz must say so.
+            Volatile.Write(ref accepting, 0);
         }
     }
 

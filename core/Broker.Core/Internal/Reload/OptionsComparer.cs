@@ -42,6 +42,9 @@ internal static class OptionsComparer
         new(nameof(BrokerOptions.NoHeaderSupport), "no_header_support", Reloadability.Restart, o => o.NoHeaderSupport),
         new(nameof(BrokerOptions.Authorization), "authorization", Reloadability.Live, o => JsonSerializer.Serialize(o.Authorization)),
         new(nameof(BrokerOptions.Monitoring), "http", Reloadability.Restart, o => JsonSerializer.Serialize(o.Monitoring)),
+        new(nameof(BrokerOptions.MaxClosedClients), "max_closed_clients", Reloadability.Restart, o => o.MaxClosedClients),
+        new(nameof(BrokerOptions.LameDuckDuration), "lame_duck_duration", Reloadability.Live, o => o.LameDuckDuration),
+        new(nameof(BrokerOptions.LameDuckGracePeriod), "lame_duck_grace_period", Reloadability.Live, o => o.LameDuckGracePeriod),
     ];
 
     /// <summary>The settings whose values differ.</summary>

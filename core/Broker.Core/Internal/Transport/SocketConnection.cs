@@ -10,7 +10,7 @@ namespace Broker.Core.Internal.Transport;
 /// The output pipe pauses its writer at <see cref="TransportSettings.MaxPendingOutputBytes"/>, which the broker
 /// reads as a slow consumer.
 /// </summary>
-internal sealed partial class SocketConnection : TransportConnection
+internal sealed partial class SocketConnection : TransportConnection, IPendingOutputFeature
 {
     // Receives ask for this much buffer; a read that fills it is followed by another read without waiting.
     private const int ReceiveBufferSize = 16 * 1024;
@@ -21,6 +21,7 @@ internal sealed partial class SocketConnection : TransportConnection
     private readonly SocketSender sender = new();
     private readonly CancellationTokenSource closed = new();
     private readonly SocketListener? owner;
+    private readonly CountingPipeWriter countingOutput;
     private Task receiveTask = Task.CompletedTask;
     private Task sendTask = Task.CompletedTask;
     private string? closeReason;
@@ -28,6 +29,9 @@ internal sealed partial class SocketConnection : TransportConnection
 
     /// <summary>Environment.TickCount64 when the send in progress began, or 0 when no send is in progress.</summary>
     private long sendStartedAt;
+
+    /// <summary>Bytes the send loop has handed to the socket; written only by the send loop.</summary>
+    private long bytesSent;
 
     public SocketConnection(Socket socket, TransportSettings settings, SocketListener? owner, PipeScheduler outputReaderScheduler)
     {
@@ -47,7 +51,9 @@ internal sealed partial class SocketConnection : TransportConnection
             minimumSegmentSize: ReceiveBufferSize,
             useSynchronizationContext: false));
         output = new Pipe(settings.CreateOutputPipeOptions(outputReaderScheduler));
-        Transport = new DuplexPipe(input.Reader, output.Writer);
+        countingOutput = new CountingPipeWriter(output.Writer);
+        Transport = new DuplexPipe(input.Reader, countingOutput);
+        Features.Set<IPendingOutputFeature>(this);
     }
 
     private static long nextId;
@@ -68,6 +74,9 @@ internal sealed partial class SocketConnection : TransportConnection
 
     /// <summary>When the current send began (Environment.TickCount64), or 0.</summary>
     public long SendStartedAt => Volatile.Read(ref sendStartedAt);
+
+    /// <summary>Bytes written to the output and not yet handed to the socket (including a send in progress).</summary>
+    public long PendingOutputBytes => Math.Max(countingOutput.Written - Volatile.Read(ref bytesSent), 0);
 
     public void Start()
     {

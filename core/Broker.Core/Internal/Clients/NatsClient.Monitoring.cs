@@ -1,0 +1,42 @@
+using Broker.Core.Internal.Monitoring;
+using Broker.Core.Internal.Subscriptions;
+using Broker.Core.Internal.Transport;
+
+namespace Broker.Core.Internal.Clients;
+
+/// <summary>What monitoring and lame duck mode need from a connection: its state for /connz, the LDM INFO, a close.</summary>
+internal sealed partial class NatsClient
+{
+    /// <summary>The CONNECT <c>protocol</c>: 1 means the client understands asynchronous INFO (cluster updates, LDM).</summary>
+    public int Protocol => Volatile.Read(ref protocol);
+
+    /// <summary>When the client last sent anything, as <see cref="Environment.TickCount64"/>.</summary>
+    public long LastActivityTick => Volatile.Read(ref lastInputAt);
+
+    /// <summary>Bytes queued for the client and not yet sent, when the transport can tell; otherwise 0.</summary>
+    public long PendingBytes => connection.Features.Get<IPendingOutputFeature>()?.PendingOutputBytes ?? 0;
+
+    /// <summary>Sends INFO with <c>ldm:true</c> to a client that announced protocol 1, as nats-server does.</summary>
+    public void SendLameDuckInfo()
+    {
+        if (Protocol >= 1 && !IsClosed)
+        {
+            SendProtocol(Server.CreateClientInfo(this, lameDuckMode: true), flushNow: true);
+        }
+    }
+
+    /// <summary>Closes the connection gracefully with the reason "Server Shutdown" (lame duck mode).</summary>
+    public void CloseForShutdown() => BeginClose(CloseReason.ServerShutdown, default);
+
+    /// <summary>Remembers this closed connection for /connz, with the subscriptions it had.</summary>
+    private void RecordClosed(Subscription[] subscriptions)
+    {
+        if (Server.ClosedClients.Enabled)
+        {
+            Server.ClosedClients.Add(ConnectionSnapshot.Closed(this, subscriptions));
+        }
+    }
+
+    /// <summary>The subscriptions to remember if the connection is recorded when closed; empty when it is not.</summary>
+    private Subscription[] SubscriptionsForClosedRecord() => Server.ClosedClients.Enabled ? GetSubscriptions() : [];
+}

@@ -1,0 +1,51 @@
+using Broker.Core.Internal.Clients;
+using Broker.Core.Internal.Monitoring.Http;
+using Broker.Core.Internal.Monitoring.Metrics;
+using Microsoft.Extensions.Logging;
+
+namespace Broker.Core.Internal.Monitoring;
+
+/// <summary>
+/// The monitoring endpoints, one partial file each: /varz (<c>.Varz.cs</c>), /connz (<c>.Connz.cs</c>), /subsz and
+/// /accountz (<c>.Subsz.cs</c>), /healthz and the index page (<c>.Health.cs</c>), /metrics (here). Each takes the
+/// decoded query and returns a complete answer; bad query values give a 400 with nats-server's wording.
+/// </summary>
+internal sealed partial class MonitorEndpoints
+{
+    /// <summary>The only account: nats-server's global account, which every connection is in without accounts.</summary>
+    public const string GlobalAccount = "$G";
+
+    private readonly BrokerCore core;
+    private readonly BrokerMetrics metrics;
+    private readonly ILogger logger;
+
+    public MonitorEndpoints(BrokerCore core, BrokerMetrics metrics, ILogger logger)
+    {
+        this.core = core;
+        this.metrics = metrics;
+        this.logger = logger;
+    }
+
+    /// <summary>/metrics: the Prometheus text exposition of the same instruments the "Broker" meter publishes.</summary>
+    public HttpResponse Metrics()
+    {
+        return new HttpResponse(200, HttpResponse.PrometheusContentType, metrics.WritePrometheusText());
+    }
+
+    /// <summary>Open client connections (in-process clients are not connections and are not listed, as in nats-server).</summary>
+    private List<NatsClient> OpenConnections()
+    {
+        var list = new List<NatsClient>(core.Clients.Count);
+        foreach (var client in core.Clients.Values)
+        {
+            if (client is NatsClient connection)
+            {
+                list.Add(connection);
+            }
+        }
+
+        return list;
+    }
+
+    private static HttpResponse BadRequest(string message) => HttpResponse.Text(400, message);
+}
