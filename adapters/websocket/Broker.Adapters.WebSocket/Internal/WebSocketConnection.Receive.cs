@@ -246,7 +246,7 @@ internal sealed partial class WebSocketConnection
         switch (opcode)
         {
             case Frames.Ping:
-                SendControl(Frames.Control(Frames.Pong, payload));
+                SendPong(Frames.Control(Frames.Pong, payload));
                 return null;
             case Frames.Pong:
                 return null;

@@ -5,7 +5,7 @@ namespace Broker.Adapters.WebSocket.Internal;
 
 /// <summary>
 /// The send loop: what the protocol wrote goes out as binary messages of at most one frame each (compressed when
-/// negotiated and worth it), control frames are slipped in between, and a close frame is the last thing sent.
+/// negotiated and worth it), a pong is slipped in between, and a close frame is the last thing sent.
 /// </summary>
 internal sealed partial class WebSocketConnection
 {
@@ -54,9 +54,9 @@ internal sealed partial class WebSocketConnection
 
     private void WriteControlFrames(PipeWriter writer)
     {
-        while (controlFrames.TryDequeue(out var frame))
+        if (Interlocked.Exchange(ref pendingPong, null) is { } pong)
         {
-            writer.Write(frame);
+            writer.Write(pong);
         }
     }
 

@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using System.IO.Pipelines;
 using System.Net;
 using Broker.Abstractions;
@@ -22,11 +21,14 @@ internal sealed partial class WebSocketConnection : TransportConnection
     private readonly ILogger logger;
     private readonly Pipe input;
     private readonly Pipe output;
-    private readonly ConcurrentQueue<byte[]> controlFrames = new();
     private readonly bool compression;
     private readonly int maxFrameSize;
     private readonly long maxMessageSize;
     private byte[]? closeFrame;
+
+    // Only the latest unanswered ping gets a pong (RFC 6455 5.5.3), so a client that pings without reading cannot
+    // make the server queue pongs without bound.
+    private byte[]? pendingPong;
     private Task loops = Task.CompletedTask;
     private int aborted;
 
@@ -87,10 +89,10 @@ internal sealed partial class WebSocketConnection : TransportConnection
         await loops.ConfigureAwait(false);
     }
 
-    /// <summary>Queues a control frame (pong) for the send loop, which interleaves it with data frames.</summary>
-    private void SendControl(byte[] frame)
+    /// <summary>Hands a pong to the send loop, which slips it in between data frames.</summary>
+    private void SendPong(byte[] frame)
     {
-        controlFrames.Enqueue(frame);
+        Volatile.Write(ref pendingPong, frame);
         output.Reader.CancelPendingRead();
     }
 
