@@ -68,20 +68,20 @@ public sealed class SessionTests
     public async Task The_legacy_nats_client_connects_securely_and_exchanges_messages()
     {
         await using var broker = await TlsBroker.StartAsync(TlsBroker.Settings());
-        var options = NATS.Client.ConnectionFactory.GetDefaultOptions();
-        options.Url = $"nats://127.0.0.1:{broker.Port}";
-        options.Secure = true;
-        options.TLSRemoteCertificationValidationCallback = (_, cert, _, _) =>
-            TestCertificates.Shared.ValidateServer(cert as System.Security.Cryptography.X509Certificates.X509Certificate2 ?? (cert is null ? null : new(cert)));
-        options.Timeout = 5000;
+        using var client = NatsClientConnection.Connect(broker.Url, options =>
+        {
+            options.Secure = true;
+            options.TLSRemoteCertificationValidationCallback = (_, cert, _, _) =>
+                TestCertificates.Shared.ValidateServer(cert as System.Security.Cryptography.X509Certificates.X509Certificate2 ?? (cert is null ? null : new(cert)));
+        });
 
-        using var connection = new NATS.Client.ConnectionFactory().CreateConnection(options);
+        var connection = client.Connection;
         using var subscription = connection.SubscribeSync("legacy.tls");
         connection.Publish("legacy.tls", Encoding.UTF8.GetBytes("over tls"));
         connection.Flush(5000);
         var message = subscription.NextMessage(5000);
         Assert.Equal("over tls", Encoding.UTF8.GetString(message.Data));
-        Assert.True(connection.IsClosed() is false);
+        Assert.Empty(client.AsyncErrors);
     }
 
     [Fact(Timeout = 30_000)]

@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
@@ -67,57 +66,27 @@ public sealed class BrowserTests
     private static async Task<string> RunChromiumAsync(string chromium, string url)
     {
         var profile = Path.Combine(Path.GetTempPath(), "broker-chromium-" + Guid.NewGuid().ToString("N"));
-        var start = new ProcessStartInfo(chromium)
-        {
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            UseShellExecute = false,
-        };
-        foreach (var argument in new[]
-        {
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run", "--no-default-browser-check",
-            "--enable-logging=stderr", "--user-data-dir=" + profile, "--dump-dom", url,
-        })
-        {
-            start.ArgumentList.Add(argument);
-        }
-
-        using var process = Process.Start(start) ?? throw new InvalidOperationException("chromium did not start");
-        var errors = new StringBuilder();
-        process.ErrorDataReceived += (_, e) =>
-        {
-            lock (errors)
-            {
-                errors.AppendLine(e.Data);
-            }
-        };
-        process.BeginErrorReadLine();
-        var output = process.StandardOutput.ReadToEndAsync();
         try
         {
-            using var cts = new CancellationTokenSource(BrowserTimeout);
-            await process.WaitForExitAsync(cts.Token);
-            return await output;
-        }
-        catch (OperationCanceledException)
-        {
-            string console;
-            lock (errors)
+            string[] arguments =
+            [
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run", "--no-default-browser-check",
+                "--enable-logging=stderr", "--user-data-dir=" + profile, "--dump-dom", url,
+            ];
+
+            // The test kit's runner kills the browser (and its helper processes) at the deadline.
+            var result = await ExternalProcess.RunAsync(chromium, arguments, BrowserTimeout);
+            if (result.TimedOut)
             {
-                console = string.Join(Environment.NewLine, errors.ToString().Split('\n').Where(l => l.Contains("CONSOLE", StringComparison.Ordinal)));
+                var console = string.Join(Environment.NewLine, result.ErrorText.Split('\n').Where(l => l.Contains("CONSOLE", StringComparison.Ordinal)));
+                throw new TimeoutException("chromium did not finish in time; page console: " + console);
             }
 
-            throw new TimeoutException("chromium did not finish in time; page console: " + console);
+            return result.Output;
         }
         finally
         {
-            if (!process.HasExited)
-            {
-                process.Kill(entireProcessTree: true);
-                await process.WaitForExitAsync(CancellationToken.None);
-            }
-
             try
             {
                 Directory.Delete(profile, recursive: true);
