@@ -21,6 +21,8 @@ command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || need_a
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs npm)
+# Headless browser for the WebSocket browser test.
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   log "installing ${need_apt[*]}"
   as_root apt-get update -qq

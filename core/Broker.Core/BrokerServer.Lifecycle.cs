@@ -31,8 +31,9 @@ public sealed partial class BrokerServer
     public Task Stopped => stopped.Task;
 
     /// <summary>
-    /// Composes the plugins' services, binds every listener (the NATS client port and the plugins' ports), starts
-    /// hosted services, then starts accepting connections.
+    /// Composes the plugins' services, lets every <see cref="IListenerConfigurator"/> adjust the listener definitions,
+    /// binds every listener (the NATS client port and the plugins' ports), starts hosted services, then starts
+    /// accepting connections.
     /// </summary>
     /// <param name="cancellationToken">Cancels the start.</param>
     /// <returns>A task that completes when the broker accepts connections.</returns>
@@ -186,9 +187,16 @@ public sealed partial class BrokerServer
         var options = core.Options;
         var settings = new TransportSettings { MaxPendingOutputBytes = options.MaxPending, WriteDeadline = options.WriteDeadline };
 
+        var configurators = provider.GetServices<IListenerConfigurator>().ToArray();
         var seen = new HashSet<string>(StringComparer.Ordinal);
-        foreach (var definition in provider.GetServices<ListenerDefinition>())
+        foreach (var registered in provider.GetServices<ListenerDefinition>())
         {
+            var definition = registered;
+            foreach (var configurator in configurators)
+            {
+                definition = configurator.Configure(definition);
+            }
+
             if (!seen.Add(definition.Name))
             {
                 throw new InvalidOperationException($"Two listeners are named '{definition.Name}'.");

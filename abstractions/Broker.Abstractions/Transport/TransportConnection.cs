@@ -23,6 +23,23 @@ namespace Broker.Abstractions;
 /// </remarks>
 public abstract class TransportConnection : IAsyncDisposable
 {
+    /// <summary>Creates a connection with its own, empty <see cref="Features"/>.</summary>
+    protected TransportConnection()
+        : this(new ConnectionFeatures())
+    {
+    }
+
+    /// <summary>
+    /// Creates a connection that shares a feature bag, so a connection wrapping another (TLS, WebSocket) exposes
+    /// every feature set on the inner one and the inner one sees the wrapper's.
+    /// </summary>
+    /// <param name="features">The bag to share, normally the wrapped connection's <see cref="Features"/>.</param>
+    protected TransportConnection(ConnectionFeatures features)
+    {
+        ArgumentNullException.ThrowIfNull(features);
+        Features = features;
+    }
+
     /// <summary>A process-unique id for logs.</summary>
     public abstract string ConnectionId { get; }
 
@@ -38,8 +55,11 @@ public abstract class TransportConnection : IAsyncDisposable
     /// <summary>Settings the listener was bound with; middleware creating pipes must honour them.</summary>
     public abstract TransportSettings Settings { get; }
 
-    /// <summary>Per-connection features set by the transport and middleware (TLS details, origin, ...).</summary>
-    public ConnectionFeatures Features { get; } = new();
+    /// <summary>
+    /// Per-connection features set by the transport and middleware (TLS details, origin, ...). The broker sets the
+    /// <see cref="ListenerDefinition"/> the connection was accepted on before any middleware runs.
+    /// </summary>
+    public ConnectionFeatures Features { get; }
 
     /// <summary>Cancelled once the connection has closed, whichever side closed it.</summary>
     public abstract CancellationToken ConnectionClosed { get; }

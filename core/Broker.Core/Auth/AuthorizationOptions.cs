@@ -30,8 +30,21 @@ public sealed class AuthorizationOptions
     /// </summary>
     public string? NoAuthUser { get; set; }
 
-    /// <summary>How long a client may take to send CONNECT when authentication is required. Default 2 seconds.</summary>
-    public TimeSpan Timeout { get; set; } = TimeSpan.FromSeconds(2);
+    private static readonly TimeSpan DefaultTimeout = TimeSpan.FromSeconds(2);
+    private TimeSpan? timeout;
+
+    /// <summary>
+    /// How long a client may take to send CONNECT when authentication is required. Default 2 seconds, or, when it
+    /// is not set and the connection uses TLS, the TLS handshake timeout plus one second (as nats-server).
+    /// </summary>
+    public TimeSpan Timeout
+    {
+        get => timeout ?? DefaultTimeout;
+        set => timeout = value;
+    }
+
+    /// <summary>Whether <see cref="Timeout"/> was set explicitly rather than left at its default.</summary>
+    public bool IsTimeoutSet => timeout.HasValue;
 
     /// <summary>Whether any authentication method is configured.</summary>
     public bool IsAuthRequired => !string.IsNullOrEmpty(Token) || !string.IsNullOrEmpty(User) || Users.Count > 0;

@@ -43,6 +43,7 @@ internal sealed partial class BrokerCore
         info.ClientIp = client.RemoteEndPoint?.Address is { } address
             ? (address.IsIPv4MappedToIPv6 ? address.MapToIPv4() : address).ToString()
             : null;
+        client.DescribeTransport(info);
         return info.ToProtocolLine();
     }
 

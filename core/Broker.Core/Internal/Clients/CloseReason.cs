@@ -18,6 +18,7 @@ internal enum CloseReason
     NoRespondersRequiresHeaders,
     ReadError,
     ServerShutdown,
+    TlsHandshakeError,
 }
 
 internal static class CloseReasonText
@@ -38,6 +39,7 @@ internal static class CloseReasonText
         CloseReason.NoRespondersRequiresHeaders => "No Responders Requires Headers",
         CloseReason.ReadError => "Read Error",
         CloseReason.ServerShutdown => "Server Shutdown",
+        CloseReason.TlsHandshakeError => "TLS Handshake Failure",
         _ => string.Empty,
     };
 }

@@ -36,8 +36,7 @@ internal sealed partial class NatsClient
         ClientVersion = connect.Version ?? ClientVersion;
 
         // Authentication comes first, as in nats-server; obsolete account fields are a violation.
-        RememberCredentials(connect.User, connect.Password, connect.AuthToken);
-        var user = Server.Authenticator.Authenticate(connect.User, connect.Password, connect.AuthToken);
+        var user = Authenticate(connect);
         if (user is null || connect.Account is not null || connect.NewAccount == true)
         {
             AuthorizationViolation();
@@ -63,6 +62,35 @@ internal sealed partial class NatsClient
         }
 
         return true;
+    }
+
+    /// <summary>
+    /// The user a CONNECT authenticates as. With <c>verify_and_map</c> the client certificate names the user; otherwise
+    /// CONNECT credentials are used, each empty one filled from the transport's (WebSocket cookies), as nats-server.
+    /// </summary>
+    private AuthenticatedUser? Authenticate(ConnectMessage connect)
+    {
+        var authenticator = Server.Authenticator;
+        if (Tls is { MapClientCertificateToUser: true } tls && authenticator.MapsCertificates)
+        {
+            certificateMapped = true;
+            var mapped = tls.ClientCertificate is { } certificate ? authenticator.AuthenticateCertificate(certificate) : null;
+            if (mapped is not null && !string.IsNullOrEmpty(connect.User))
+            {
+                ClientLog.UserFromCertificate(logger, this, connect.User);
+            }
+
+            return mapped;
+        }
+
+        var fromTransport = connection.Features.Get<Broker.Abstractions.TransportCredentials>();
+        var user = OrElse(connect.User, fromTransport?.User);
+        var password = OrElse(connect.Password, fromTransport?.Password);
+        var token = OrElse(connect.AuthToken, fromTransport?.Token);
+        RememberCredentials(user, password, token);
+        return authenticator.Authenticate(user, password, token);
+
+        static string? OrElse(string? value, string? fallback) => string.IsNullOrEmpty(value) ? fallback : value;
     }
 
     private void CompleteAuthentication(AuthenticatedUser user)

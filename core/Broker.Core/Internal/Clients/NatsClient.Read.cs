@@ -3,7 +3,7 @@ using Broker.Core.Internal.Protocol;
 
 namespace Broker.Core.Internal.Clients;
 
-/// <summary>The read loop: INFO, then parse everything that arrives until the connection ends.</summary>
+/// <summary>The read loop: INFO, TLS when the listener asks for it, then parse everything that arrives until the connection ends.</summary>
 internal sealed partial class NatsClient
 {
     private long lastInputAt = Environment.TickCount64;
@@ -18,6 +18,13 @@ internal sealed partial class NatsClient
             {
                 ClientLog.MaxConnectionsExceeded(logger, this);
                 BeginClose(CloseReason.MaxConnectionsExceeded, ServerMessages.ErrMaxConnections);
+                return;
+            }
+
+            // As nats-server: TLS starts after INFO, and the timers only once it is up (so the
+            // authentication timer cannot fire during the handshake).
+            if (!await StartTlsAsync(cancellationToken).ConfigureAwait(false))
+            {
                 return;
             }
 

@@ -15,6 +15,9 @@ internal sealed partial class NatsClient
     private string? connectPassword;
     private string? connectToken;
 
+    // Authenticated by verify_and_map rather than by CONNECT credentials.
+    private bool certificateMapped;
+
     /// <summary>Applies a new authenticator to this connection. Called from the reloading thread.</summary>
     public void ApplyReload(Authenticator previous, Authenticator current)
     {
@@ -24,7 +27,10 @@ internal sealed partial class NatsClient
             return;
         }
 
-        var user = current.Reauthenticate(previous, connectUser, connectPassword, connectToken);
+        // A user mapped from the client certificate (verify_and_map) is mapped again under the new users.
+        var user = certificateMapped && Tls?.ClientCertificate is { } certificate && current.MapsCertificates
+            ? current.AuthenticateCertificate(certificate)
+            : current.Reauthenticate(previous, connectUser, connectPassword, connectToken);
         if (user is null)
         {
             AuthorizationViolation();

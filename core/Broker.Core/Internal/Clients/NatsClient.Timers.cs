@@ -29,7 +29,7 @@ internal sealed partial class NatsClient
         var options = Server.Options;
         if (!authenticated)
         {
-            authTimer = new Timer(static state => ((NatsClient)state!).OnAuthTimeout(), this, options.Authorization.Timeout, Timeout.InfiniteTimeSpan);
+            authTimer = new Timer(static state => ((NatsClient)state!).OnAuthTimeout(), this, AuthTimeout, Timeout.InfiniteTimeSpan);
         }
 
         // Until CONNECT the full interval applies (nats-server setPingTimer at accept); CONNECT re-arms it shorter.

@@ -17,9 +17,11 @@ namespace Broker.Core.Internal.Clients;
 internal sealed partial class NatsClient : ClientBase
 {
     private readonly TransportConnection connection;
-    private readonly PipeReader input;
-    private readonly PipeWriter output;
     private readonly ILogger logger;
+
+    // Replaced once, under writeLock, when TLS is started after INFO (see .Tls.cs).
+    private PipeReader input;
+    private PipeWriter output;
 
     // Parser scratch for a control line that straddles two buffer segments.
     private readonly byte[] scratch;
@@ -39,10 +41,21 @@ internal sealed partial class NatsClient : ClientBase
         logger = server.ClientLogger;
         scratch = new byte[server.Options.MaxControlLine + ProtocolParser.ControlLineAllowance + 2];
         RemoteEndPoint = connection.RemoteEndPoint as IPEndPoint;
+        Listener = connection.Features.Get<ListenerDefinition>();
+        Tls = connection.Features.Get<ITlsConnectionFeature>();
         authenticated = !server.Authenticator.AuthRequired;
     }
 
     public IPEndPoint? RemoteEndPoint { get; }
+
+    /// <summary>The listener the connection was accepted on, when the broker's listener host set it.</summary>
+    public ListenerDefinition? Listener { get; }
+
+    /// <summary>TLS on this connection (established, or to be started after INFO), or <see langword="null"/>.</summary>
+    public ITlsConnectionFeature? Tls { get; }
+
+    /// <summary>The local endpoint the client connected to.</summary>
+    public EndPoint? LocalEndPoint => connection.LocalEndPoint;
 
     public string? Lang { get; private set; }
 

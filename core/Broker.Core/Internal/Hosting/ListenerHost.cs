@@ -86,6 +86,7 @@ internal sealed class ListenerHost
     {
         // Leave the accept loop at once; the connection's work starts on the thread pool.
         await Task.Yield();
+        connection.Features.Set(definition);
         var current = connection;
         try
         {

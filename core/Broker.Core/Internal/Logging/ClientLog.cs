@@ -52,6 +52,12 @@ internal static partial class ClientLog
     [LoggerMessage(112, LogLevel.Warning, "{Client} read failed")]
     public static partial void ReadFailed(ILogger logger, NatsClient client, Exception exception);
 
+    [LoggerMessage(113, LogLevel.Debug, "{Client} sent clear text (or nothing in time) where TLS is required, closing")]
+    public static partial void TlsRequired(ILogger logger, NatsClient client);
+
+    [LoggerMessage(114, LogLevel.Warning, "{Client} user {User} found in CONNECT, but the user is taken from the certificate")]
+    public static partial void UserFromCertificate(ILogger logger, NatsClient client, string user);
+
     public static void PublishViolation(ILogger logger, NatsClient client, ReadOnlySpan<byte> subject)
     {
         if (logger.IsEnabled(LogLevel.Warning))

@@ -62,8 +62,20 @@ internal static class ConnectionSnapshot
         }
 
         var roundTrip = client.RoundTrip;
+
+        // TLS details as nats-server shows them ("1.3", Go's cipher suite names, which are the IANA ones .NET uses).
+        var tls = client.Tls is { IsEstablished: true } session ? session : null;
         return new ConnInfo
         {
+            TlsVersion = tls?.Protocol switch
+            {
+                null => null,
+                System.Security.Authentication.SslProtocols.Tls13 => "1.3",
+                System.Security.Authentication.SslProtocols.Tls12 => "1.2",
+                var other => other.ToString(),
+            },
+            TlsCipherSuite = tls?.CipherSuite.ToString(),
+            TlsFirst = tls is { HandshakeFirst: true } ? true : null,
             Cid = client.Id,
             Ip = address?.ToString() ?? string.Empty,
             Port = endPoint?.Port ?? 0,

@@ -31,6 +31,8 @@ internal static class ServerMessages
 
     public static ReadOnlySpan<byte> ErrInvalidClientProtocol => "-ERR 'invalid client protocol'\r\n"u8;
 
+    public static ReadOnlySpan<byte> ErrSecureConnectionRequired => "-ERR 'Secure Connection - TLS Required'\r\n"u8;
+
     public static ReadOnlySpan<byte> ErrNoRespondersRequiresHeaders => "-ERR 'no responders requires headers support'\r\n"u8;
 
     /// <summary>The -ERR line for a parser error, or empty when nats-server closes silently.</summary>

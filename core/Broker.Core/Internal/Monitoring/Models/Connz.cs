@@ -93,6 +93,15 @@ internal sealed class ConnInfo
     [JsonPropertyName("version")]
     public string? Version { get; set; }
 
+    [JsonPropertyName("tls_version")]
+    public string? TlsVersion { get; set; }
+
+    [JsonPropertyName("tls_cipher_suite")]
+    public string? TlsCipherSuite { get; set; }
+
+    [JsonPropertyName("tls_first")]
+    public bool? TlsFirst { get; set; }
+
     [JsonPropertyName("authorized_user")]
     public string? AuthorizedUser { get; set; }
 

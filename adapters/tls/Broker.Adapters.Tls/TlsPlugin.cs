@@ -1,0 +1,42 @@
+using Broker.Abstractions;
+using Broker.Adapters.Tls;
+using Broker.Adapters.Tls.Internal;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+
+[assembly: BrokerPlugin(typeof(TlsPlugin), Id = TlsPlugin.Id)]
+
+namespace Broker.Adapters.Tls;
+
+/// <summary>
+/// The TLS plugin. It registers the <c>"tls"</c> connection middleware and adds it to the listeners named in
+/// <c>Plugins:Tls:listeners</c> (default: the NATS client port) when <c>Plugins:Tls</c> is configured. Other plugins
+/// ask for TLS by listing <c>"tls"</c> in their <see cref="ListenerDefinition.Middleware"/>, with their own settings
+/// in <see cref="ListenerDefinition.MiddlewareConfiguration"/> (the WebSocket plugin passes its <c>tls</c> block).
+/// </summary>
+/// <remarks>
+/// NATS listeners get nats-server's upgrade: INFO in clear text, then the handshake on the same socket
+/// (<c>handshake_first</c> turns that around); every other protocol gets TLS as soon as the connection is accepted
+/// (wss, https). Settings use nats-server's <c>tls { }</c> key names; see <see cref="TlsOptions"/>.
+/// </remarks>
+public sealed class TlsPlugin : IBrokerPlugin
+{
+    /// <summary>The plugin id: its configuration section <c>Plugins:Tls</c> and its name in logs.</summary>
+    public const string Id = "Tls";
+
+    /// <summary>The middleware name listeners refer to.</summary>
+    public const string MiddlewareName = "tls";
+
+    /// <inheritdoc/>
+    public void ConfigureServices(IServiceCollection services, PluginContext context)
+    {
+        ArgumentNullException.ThrowIfNull(services);
+        ArgumentNullException.ThrowIfNull(context);
+
+        // Read now so a bad setting stops the broker before anything listens.
+        var settings = TlsPluginSettings.Read(context.Configuration, "Plugins:" + Id);
+        services.AddSingleton(provider => new TlsMiddleware(settings, provider.GetRequiredService<ILoggerFactory>()));
+        services.AddSingleton<IConnectionMiddleware>(provider => provider.GetRequiredService<TlsMiddleware>());
+        services.AddSingleton<IListenerConfigurator>(provider => provider.GetRequiredService<TlsMiddleware>());
+    }
+}
