@@ -1,0 +1,395 @@
+using Broker.Core.Auth;
+using Broker.Host.Configuration.Conf;
+
+namespace Broker.Host.Configuration.ConfigFile;
+
+// The authorization block (nats-server opts.go parseAuthorization, parseUsers, parseUserPermissions).
+internal sealed partial class ConfMapper
+{
+    private void Authorization(ConfEntry entry)
+    {
+        if (!TryMap(entry, out var block))
+        {
+            return;
+        }
+
+        var hasUser = false;
+        var hasToken = false;
+        List<string>? users = null;
+        foreach (var item in block.Entries)
+        {
+            switch (item.Key.ToLowerInvariant())
+            {
+                case "user" or "username":
+                    SetString(item, AuthorizationKey(nameof(AuthorizationOptions.User)));
+                    hasUser = true;
+                    break;
+                case "pass" or "password":
+                    SetString(item, AuthorizationKey(nameof(AuthorizationOptions.Password)));
+                    hasUser = true;
+                    break;
+                case "token":
+                    SetString(item, AuthorizationKey(nameof(AuthorizationOptions.Token)));
+                    hasToken = true;
+                    break;
+                case "timeout":
+                    AuthorizationTimeout(item);
+                    break;
+                case "users":
+                    users = Users(item);
+                    break;
+                case "default_permission" or "default_permissions" or "permissions":
+                    Permissions(item, AuthorizationKey(nameof(AuthorizationOptions.DefaultPermissions)));
+                    break;
+                case "auth_callout" or "auth_hook":
+                    Forbidden(item, "authorization callouts");
+                    break;
+                case "proxy_required":
+                    Forbidden(item, "trusted proxies");
+                    break;
+                default:
+                    Unknown(item);
+                    break;
+            }
+        }
+
+        // nats-server's checks, reported at the block.
+        if (hasUser && hasToken)
+        {
+            Error(entry.KeyPosition, "Cannot have a user/pass and token");
+        }
+        else if (users is not null && hasUser)
+        {
+            Error(entry.KeyPosition, "Can not have a single user/pass and a users array");
+        }
+        else if (users is not null && hasToken)
+        {
+            Error(entry.KeyPosition, "Can not have a token and a users array");
+        }
+
+        var seen = new HashSet<string>(StringComparer.Ordinal);
+        foreach (var name in users ?? [])
+        {
+            if (!seen.Add(name))
+            {
+                Error(entry.KeyPosition, $"Duplicate user \"{name}\" detected");
+                break;
+            }
+        }
+    }
+
+    // Float seconds, an integer number of seconds, or a Go duration string.
+    private void AuthorizationTimeout(ConfEntry item)
+    {
+        TimeSpan timeout;
+        switch (item.Value)
+        {
+            case ConfInteger seconds:
+                timeout = TimeSpan.FromSeconds(seconds.Value);
+                break;
+            case ConfFloat seconds:
+                timeout = TimeSpan.FromSeconds(seconds.Value);
+                break;
+            case ConfString text:
+                if (!ConfDuration.TryParse(text.Value, out timeout, out var error))
+                {
+                    Error(item.KeyPosition, $"error parsing authorization config, 'timeout' {error}");
+                    return;
+                }
+
+                break;
+            default:
+                Error(item.KeyPosition, "error parsing authorization config, 'timeout' wrong type");
+                return;
+        }
+
+        Set(AuthorizationKey(nameof(AuthorizationOptions.Timeout)), Format(timeout));
+    }
+
+    // The users array; returns the names read (null when the value is not an array).
+    private List<string>? Users(ConfEntry entry)
+    {
+        if (entry.Value is not ConfArray array)
+        {
+            Error(entry.KeyPosition, $"Expected users field to be an array, got {entry.Value}");
+            return null;
+        }
+
+        var names = new List<string>();
+        foreach (var item in array.Items)
+        {
+            var index = names.Count;
+            if (item is not ConfMap user)
+            {
+                Error(item.Position, $"Expected user entry to be a map/struct, got {item}");
+                continue;
+            }
+
+            var prefix = AuthorizationKey(nameof(AuthorizationOptions.Users), Format(index));
+            string? name = null;
+            var refused = false;
+            foreach (var field in user.Entries)
+            {
+                switch (field.Key.ToLowerInvariant())
+                {
+                    case "user" or "username":
+                        if (TryString(field, out var text))
+                        {
+                            name = text;
+                            Set(prefix + ":" + nameof(UserOptions.User), text);
+                        }
+
+                        break;
+                    case "pass" or "password":
+                        SetString(field, prefix + ":" + nameof(UserOptions.Password));
+                        break;
+                    case "permission" or "permissions" or "authorization":
+                        Permissions(field, prefix + ":" + nameof(UserOptions.Permissions));
+                        break;
+                    case "nkey":
+                        Forbidden(field, "nkey users");
+                        refused = true;
+                        break;
+                    case "allowed_connection_types" or "connection_types" or "clients":
+                        Forbidden(field, "allowed connection types");
+                        break;
+                    case "proxy_required":
+                        Forbidden(field, "trusted proxies");
+                        break;
+                    default:
+                        Unknown(field);
+                        break;
+                }
+            }
+
+            if (string.IsNullOrEmpty(name))
+            {
+                if (!refused)
+                {
+                    Error(item.Position, "User entry requires a user");
+                }
+
+                RemoveKeys(prefix);
+                continue;
+            }
+
+            names.Add(name);
+        }
+
+        return names;
+    }
+
+    private void Permissions(ConfEntry entry, string prefix)
+    {
+        if (entry.Value is not ConfMap block)
+        {
+            Error(entry.KeyPosition, $"Expected permissions to be a map/struct, got {entry.Value}");
+            return;
+        }
+
+        foreach (var item in block.Entries)
+        {
+            switch (item.Key.ToLowerInvariant())
+            {
+                case "pub" or "publish" or "import":
+                    SubjectPermission(item, prefix + ":" + nameof(PermissionsOptions.Publish), allowQueue: false);
+                    break;
+                case "sub" or "subscribe" or "export":
+                    SubjectPermission(item, prefix + ":" + nameof(PermissionsOptions.Subscribe), allowQueue: true);
+                    break;
+                case "publish_allow_responses" or "allow_responses":
+                    AllowResponses(item, prefix + ":" + nameof(PermissionsOptions.AllowResponses));
+                    break;
+                default:
+                    if (!item.UsedAsVariable)
+                    {
+                        Error(item.KeyPosition, $"Unknown field \"{item.Key}\" parsing permissions");
+                    }
+
+                    break;
+            }
+        }
+    }
+
+    // A subject, a list of subjects (both meaning "allow"), or { allow, deny }.
+    private void SubjectPermission(ConfEntry entry, string prefix, bool allowQueue)
+    {
+        if (entry.Value is ConfMap block)
+        {
+            foreach (var item in block.Entries)
+            {
+                switch (item.Key.ToLowerInvariant())
+                {
+                    case "allow":
+                        Subjects(item, prefix + ":" + nameof(SubjectPermissionOptions.Allow), allowQueue);
+                        break;
+                    case "deny":
+                        Subjects(item, prefix + ":" + nameof(SubjectPermissionOptions.Deny), allowQueue);
+                        break;
+                    default:
+                        if (!item.UsedAsVariable)
+                        {
+                            Error(item.KeyPosition, $"Unknown field name \"{item.Key}\" parsing subject permissions, only 'allow' or 'deny' are permitted");
+                        }
+
+                        break;
+                }
+            }
+
+            return;
+        }
+
+        Subjects(entry, prefix + ":" + nameof(SubjectPermissionOptions.Allow), allowQueue);
+    }
+
+    private void Subjects(ConfEntry entry, string prefix, bool allowQueue)
+    {
+        List<(string Subject, ConfPosition Position)> subjects;
+        switch (entry.Value)
+        {
+            case ConfString text:
+                subjects = [(text.Value, entry.KeyPosition)];
+                break;
+            case ConfArray array:
+                subjects = [];
+                foreach (var item in array.Items)
+                {
+                    if (item is not ConfString text)
+                    {
+                        Error(item.Position, "Subject in permissions array cannot be cast to string");
+                        return;
+                    }
+
+                    subjects.Add((text.Value, item.Position));
+                }
+
+                break;
+            default:
+                Error(entry.KeyPosition, $"Expected subject permissions to be a subject, or array of subjects, got {GoType(entry.Value)}");
+                return;
+        }
+
+        for (var i = 0; i < subjects.Count; i++)
+        {
+            var (subject, position) = subjects[i];
+            if (InvalidPermissionSubject(subject, allowQueue) is { } reason)
+            {
+                Error(position, reason);
+                return;
+            }
+
+            Set(prefix + ":" + Format(i), subject);
+        }
+    }
+
+    // nats-server's checkPermSubjectArray; subject validity is the core's rule (a publish permission accepts any valid
+    // subject, wildcards included).
+    private static string? InvalidPermissionSubject(string subject, bool allowQueue)
+    {
+        if (IsValidSubject(subject))
+        {
+            return null;
+        }
+
+        if (!allowQueue)
+        {
+            return $"subject \"{subject}\" is not a valid subject";
+        }
+
+        var parts = subject.Split((char[]?)null, StringSplitOptions.RemoveEmptyEntries);
+        if (parts.Length != 2)
+        {
+            return $"subject \"{subject}\" is not a valid subject";
+        }
+
+        if (!IsValidSubject(parts[0]))
+        {
+            return $"subject \"{parts[0]}\" is not a valid subject";
+        }
+
+        return IsValidSubject(parts[1]) ? null : $"queue \"{parts[1]}\" is not a valid queue";
+    }
+
+    private static bool IsValidSubject(string subject)
+    {
+        try
+        {
+            new PermissionsOptions { Publish = new SubjectPermissionOptions { Allow = [subject] } }.Validate();
+            return true;
+        }
+        catch (InvalidOperationException)
+        {
+            return false;
+        }
+    }
+
+    // true, false, or { max, expires }. nats-server reads max 0 and expires 0 as its defaults (1 message, 2 minutes)
+    // and negative values as unlimited; ResponsePermissionOptions reads anything <= 0 as unlimited, so 0 becomes the
+    // default here and negatives pass through.
+    private void AllowResponses(ConfEntry entry, string prefix)
+    {
+        var defaults = new ResponsePermissionOptions();
+        var max = defaults.MaxMessages;
+        var expires = defaults.Expires;
+        switch (entry.Value)
+        {
+            case ConfBool { Value: false }:
+                return;
+            case ConfBool:
+                break;
+            case ConfMap block:
+                foreach (var item in block.Entries)
+                {
+                    switch (item.Key.ToLowerInvariant())
+                    {
+                        case "max" or "max_msgs" or "max_messages" or "max_responses":
+                            if (!TryInt32(item, out var value))
+                            {
+                                return;
+                            }
+
+                            max = value == 0 ? max : value;
+                            break;
+                        case "expires" or "expiration" or "ttl":
+                            if (item.Value is not ConfString text)
+                            {
+                                Error(item.KeyPosition, "error parsing expires, not a duration string");
+                                return;
+                            }
+
+                            if (!ConfDuration.TryParse(text.Value, out var ttl, out var error))
+                            {
+                                Error(item.KeyPosition, $"error parsing expires: {error}");
+                                return;
+                            }
+
+                            expires = ttl == TimeSpan.Zero ? expires : ttl;
+                            break;
+                        default:
+                            if (!item.UsedAsVariable)
+                            {
+                                Error(item.KeyPosition, $"Unknown field \"{item.Key}\" parsing permissions");
+                            }
+
+                            break;
+                    }
+                }
+
+                break;
+            default:
+                Error(entry.KeyPosition, "error parsing response permissions, expected a boolean or a map");
+                return;
+        }
+
+        Set(prefix + ":" + nameof(ResponsePermissionOptions.MaxMessages), Format(max));
+        Set(prefix + ":" + nameof(ResponsePermissionOptions.Expires), Format(expires));
+    }
+
+    private void RemoveKeys(string prefix)
+    {
+        foreach (var key in settings.Keys.Where(k => k.StartsWith(prefix + ":", StringComparison.OrdinalIgnoreCase)).ToList())
+        {
+            settings.Remove(key);
+        }
+    }
+}
