@@ -244,11 +244,11 @@ internal sealed partial class ConfMapper
 
     private void Subjects(ConfEntry entry, string prefix, bool allowQueue)
     {
-        List<(string Subject, ConfPosition Position)> subjects;
+        List<string> subjects;
         switch (entry.Value)
         {
             case ConfString text:
-                subjects = [(text.Value, entry.KeyPosition)];
+                subjects = [text.Value];
                 break;
             case ConfArray array:
                 subjects = [];
@@ -260,7 +260,7 @@ internal sealed partial class ConfMapper
                         return;
                     }
 
-                    subjects.Add((text.Value, item.Position));
+                    subjects.Add(text.Value);
                 }
 
                 break;
@@ -269,16 +269,16 @@ internal sealed partial class ConfMapper
                 return;
         }
 
+        // An invalid subject is reported at the list's key, as nats-server does.
         for (var i = 0; i < subjects.Count; i++)
         {
-            var (subject, position) = subjects[i];
-            if (InvalidPermissionSubject(subject, allowQueue) is { } reason)
+            if (InvalidPermissionSubject(subjects[i], allowQueue) is { } reason)
             {
-                Error(position, reason);
+                Error(entry.KeyPosition, reason);
                 return;
             }
 
-            Set(prefix + ":" + Format(i), subject);
+            Set(prefix + ":" + Format(i), subjects[i]);
         }
     }
 
