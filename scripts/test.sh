@@ -19,7 +19,7 @@ need_apt=()
 command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || need_apt+=(nats-server)
 [ -f /usr/include/nats/nats.h ] || need_apt+=(libnats-dev)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
-command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
+command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs npm)
 if [ ${#need_apt[@]} -gt 0 ]; then
   log "installing ${need_apt[*]}"

@@ -68,21 +68,3 @@ public sealed class MonitoredBroker : IAsyncDisposable
         await Broker.DisposeAsync();
     }
 }
-
-/// <summary>Waits for a condition the broker reaches asynchronously (a closed connection being recorded, ...).</summary>
-public static class Eventually
-{
-    public static async Task AssertAsync(Func<Task<bool>> condition, string what, TimeSpan? timeout = null)
-    {
-        var deadline = DateTime.UtcNow + (timeout ?? TimeSpan.FromSeconds(10));
-        while (!await condition())
-        {
-            if (DateTime.UtcNow > deadline)
-            {
-                Assert.Fail("Timed out waiting for " + what);
-            }
-
-            await Task.Delay(20);
-        }
-    }
-}

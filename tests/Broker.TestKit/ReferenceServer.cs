@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
 
@@ -10,10 +9,10 @@ namespace Broker.TestKit;
 /// </summary>
 public sealed class ReferenceServer : IAsyncDisposable
 {
-    private readonly Process process;
+    private readonly ExternalProcess process;
     private readonly string? configPath;
 
-    private ReferenceServer(Process process, int port, string? configPath)
+    private ReferenceServer(ExternalProcess process, int port, string? configPath)
     {
         this.process = process;
         Port = port;
@@ -33,57 +32,40 @@ public sealed class ReferenceServer : IAsyncDisposable
     public static async Task<ReferenceServer> StartAsync(string? config = null, params string[] arguments)
     {
         var binary = BinaryPath ?? throw new InvalidOperationException(
-            "nats-server (the Go reference) is not installed; the test command (./build/test.sh) installs it with apt-get.");
+            "nats-server (the Go reference) is not installed; the test command (scripts/test.sh) installs it with apt-get.");
         var port = Ports.GetFreePort();
-        var startInfo = new ProcessStartInfo(binary)
-        {
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            UseShellExecute = false,
-        };
-        startInfo.ArgumentList.Add("-a");
-        startInfo.ArgumentList.Add("127.0.0.1");
-        startInfo.ArgumentList.Add("-p");
-        startInfo.ArgumentList.Add(port.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        List<string> startArguments = ["-a", "127.0.0.1", "-p", port.ToString(System.Globalization.CultureInfo.InvariantCulture)];
         string? configPath = null;
         if (config is not null)
         {
             configPath = Path.Combine(Path.GetTempPath(), $"ref-nats-{Guid.NewGuid():N}.conf");
             await File.WriteAllTextAsync(configPath, config).ConfigureAwait(false);
-            startInfo.ArgumentList.Add("-c");
-            startInfo.ArgumentList.Add(configPath);
+            startArguments.Add("-c");
+            startArguments.Add(configPath);
         }
 
-        foreach (var argument in arguments)
-        {
-            startInfo.ArgumentList.Add(argument);
-        }
-
-        var process = Process.Start(startInfo) ?? throw new InvalidOperationException("nats-server did not start.");
-        process.OutputDataReceived += (_, _) => { };
-        process.ErrorDataReceived += (_, _) => { };
-        process.BeginOutputReadLine();
-        process.BeginErrorReadLine();
+        var process = ExternalProcess.Start(binary, [.. startArguments, .. arguments]);
         var server = new ReferenceServer(process, port, configPath);
-        await Ports.WaitUntilListeningAsync(port, TimeSpan.FromSeconds(10)).ConfigureAwait(false);
+        try
+        {
+            await Ports.WaitUntilListeningAsync(port, TimeSpan.FromSeconds(10)).ConfigureAwait(false);
+        }
+        catch (SocketException)
+        {
+            var log = server.Log;
+            await server.DisposeAsync().ConfigureAwait(false);
+            throw new InvalidOperationException("nats-server did not start listening:" + Environment.NewLine + log);
+        }
+
         return server;
     }
 
+    /// <summary>What the server logged so far (nats-server logs to standard error), for assertion messages.</summary>
+    public string Log => process.ErrorText;
+
     public async ValueTask DisposeAsync()
     {
-        try
-        {
-            if (!process.HasExited)
-            {
-                process.Kill(entireProcessTree: true);
-                await process.WaitForExitAsync().ConfigureAwait(false);
-            }
-        }
-        catch (InvalidOperationException)
-        {
-        }
-
-        process.Dispose();
+        await process.DisposeAsync().ConfigureAwait(false);
         if (configPath is not null)
         {
             File.Delete(configPath);

@@ -24,6 +24,7 @@ internal sealed partial class NatsClient
             return false;
         }
 
+        RestartPingTimerAfterConnect();
         verbose = connect.Verbose ?? verbose;
         pedantic = connect.Pedantic ?? pedantic;
         Echo = connect.Echo ?? Echo;

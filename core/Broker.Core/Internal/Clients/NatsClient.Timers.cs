@@ -9,8 +9,12 @@ namespace Broker.Core.Internal.Clients;
 /// </summary>
 internal sealed partial class NatsClient
 {
-    // nats-server sends the first PING early (after at most 2 s) to measure the round trip.
+    // nats-server sends the first PING after CONNECT early (after at most 2 s) to measure the round trip.
     private static readonly TimeSpan FirstPingInterval = TimeSpan.FromSeconds(2);
+
+    // nats-server's DEFAULT_RTT_MEASUREMENT_INTERVAL: a PING is forced, even to a busy client, this long after the
+    // last one, so the round trip stays measured.
+    private const long RoundTripMeasurementMilliseconds = 60 * 60 * 1000;
 
     private Timer? pingTimer;
     private Timer? authTimer;
@@ -28,9 +32,27 @@ internal sealed partial class NatsClient
             authTimer = new Timer(static state => ((NatsClient)state!).OnAuthTimeout(), this, options.Authorization.Timeout, Timeout.InfiniteTimeSpan);
         }
 
-        var first = options.PingInterval < FirstPingInterval ? options.PingInterval : FirstPingInterval;
+        // Until CONNECT the full interval applies (nats-server setPingTimer at accept); CONNECT re-arms it shorter.
+        pingTimer = new Timer(static state => ((NatsClient)state!).OnPingTimer(), this, options.PingInterval, Timeout.InfiniteTimeSpan);
+    }
+
+    /// <summary>
+    /// On every CONNECT, as nats-server's setFirstPingTimer: the next PING comes after min(interval, 2 s) plus up to
+    /// 20% jitter. Counting from CONNECT rather than accept keeps a server PING from overtaking the PONG a client
+    /// waits for right after its CONNECT.
+    /// </summary>
+    private void RestartPingTimerAfterConnect()
+    {
+        var interval = Server.Options.PingInterval;
+        var first = interval < FirstPingInterval ? interval : FirstPingInterval;
         first += TimeSpan.FromTicks(Random.Shared.NextInt64(Math.Max(first.Ticks / 5, 1)));
-        pingTimer = new Timer(static state => ((NatsClient)state!).OnPingTimer(), this, first, Timeout.InfiniteTimeSpan);
+        try
+        {
+            pingTimer?.Change(first, Timeout.InfiniteTimeSpan);
+        }
+        catch (ObjectDisposedException)
+        {
+        }
     }
 
     private void OnPingTimer()
@@ -42,10 +64,15 @@ internal sealed partial class NatsClient
 
         var options = Server.Options;
         var interval = options.PingInterval;
-        var idleFor = Environment.TickCount64 - Volatile.Read(ref lastInputAt);
+        var now = Environment.TickCount64;
+        var idleFor = now - Volatile.Read(ref lastInputAt);
+        var sentAt = Volatile.Read(ref pingSentAt);
 
-        // Like nats-server: skip the PING while the client is sending data, unless the round trip is still unknown.
-        if (RoundTrip == TimeSpan.Zero || idleFor >= (long)interval.TotalMilliseconds)
+        // Like nats-server: skip the PING while the client is sending data, unless a round-trip measurement is due.
+        // The measurement is due when no PING was sent yet (or not for an hour), not until a PONG came back: a busy
+        // client gets one PING, not one per interval, and is never closed as stale while it keeps sending.
+        var measurementDue = sentAt == 0 || System.Diagnostics.Stopwatch.GetElapsedTime(sentAt).TotalMilliseconds > RoundTripMeasurementMilliseconds;
+        if (measurementDue || idleFor >= (long)interval.TotalMilliseconds)
         {
             if (Interlocked.Increment(ref pingsOutstanding) > options.MaxPingsOutstanding)
             {

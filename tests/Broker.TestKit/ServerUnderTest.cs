@@ -1,8 +1,7 @@
 using System.Net;
 using Broker.Core;
-using Broker.TestKit;
 
-namespace Broker.Protocol.Tests;
+namespace Broker.TestKit;
 
 /// <summary>
 /// Starts either our broker or the reference server with the same settings: a lambda for our options and the
@@ -20,6 +19,11 @@ public sealed class ServerUnderTest : IAsyncDisposable
     }
 
     public EndPoint EndPoint => ours?.EndPoint ?? reference!.EndPoint;
+
+    /// <summary>The client URL, <c>nats://127.0.0.1:port</c>, for real client libraries.</summary>
+    public string Url => ours?.Url ?? reference!.Url;
+
+    public ServerKind Kind => ours is null ? ServerKind.Reference : ServerKind.Ours;
 
     public TestBroker? Ours => ours;
 

@@ -1,4 +1,4 @@
-namespace Broker.Protocol.Tests;
+namespace Broker.TestKit;
 
 /// <summary>Which server a conformance case runs against.</summary>
 public enum ServerKind
