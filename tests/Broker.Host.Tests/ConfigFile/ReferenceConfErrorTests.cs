@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using Broker.Host.Configuration.ConfigFile;
 using Broker.TestKit;
 
@@ -55,18 +54,10 @@ public sealed class ReferenceConfErrorTests : IDisposable
     private static async Task<string> CheckWithReferenceAsync(string file)
     {
         var binary = ReferenceServer.BinaryPath ?? throw new InvalidOperationException("nats-server (the Go reference) is not installed; ./scripts/test.sh installs it.");
-        var startInfo = new ProcessStartInfo(binary) { RedirectStandardError = true, RedirectStandardOutput = true, UseShellExecute = false };
-        startInfo.ArgumentList.Add("-t");
-        startInfo.ArgumentList.Add("-c");
-        startInfo.ArgumentList.Add(file);
-        using var process = System.Diagnostics.Process.Start(startInfo)!;
-        using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(20));
-        var error = process.StandardError.ReadToEndAsync(cts.Token);
-        _ = process.StandardOutput.ReadToEndAsync(cts.Token);
-        await process.WaitForExitAsync(cts.Token);
-        Assert.Equal(1, process.ExitCode);
+        var result = await ExternalProcess.RunAsync(binary, ["-t", "-c", file], TimeSpan.FromSeconds(20));
+        Assert.True(result.ExitCode == 1, result.ToString());
         const string prefix = "nats-server: ";
-        var first = (await error).Split('\n')[0];
+        var first = result.ErrorText.Split('\n')[0].TrimEnd('\r');
         Assert.StartsWith(prefix, first, StringComparison.Ordinal);
         return first[prefix.Length..];
     }

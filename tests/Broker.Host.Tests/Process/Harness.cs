@@ -28,9 +28,6 @@ internal sealed record PortsInfo(
 /// </summary>
 internal static class Harness
 {
-    /// <summary>The repository root (the folder holding Broker.sln).</summary>
-    public static string RepositoryRoot { get; } = FindRoot();
-
     public static string PortsFilePath(string directory, string executableName, int pid) => Path.Combine(directory, $"{executableName}_{pid}.ports");
 
     /// <summary>Waits for the ports file of <paramref name="host"/> and reads it; fails when the host exits first.</summary>
@@ -90,18 +87,5 @@ internal static class Harness
         Assert.Equal(HttpStatusCode.OK, response.StatusCode);
         using var document = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
         return document.RootElement.Clone();
-    }
-
-    private static string FindRoot()
-    {
-        for (var directory = new DirectoryInfo(AppContext.BaseDirectory); directory is not null; directory = directory.Parent)
-        {
-            if (File.Exists(Path.Combine(directory.FullName, "Broker.sln")))
-            {
-                return directory.FullName;
-            }
-        }
-
-        throw new InvalidOperationException("Broker.sln not found above " + AppContext.BaseDirectory);
     }
 }

@@ -75,7 +75,7 @@ public sealed class HarnessContractTests : IDisposable
         // A harness resolves "nats-server" on PATH; here, a link of that name to the launcher script.
         var bin = Directory.CreateDirectory(Path.Combine(directory, "bin")).FullName;
         var launcher = Path.Combine(bin, "nats-server");
-        File.CreateSymbolicLink(launcher, Path.Combine(Harness.RepositoryRoot, "scripts", "nats-server"));
+        File.CreateSymbolicLink(launcher, RepositoryPaths.Combine("scripts", "nats-server"));
         var environment = new Dictionary<string, string> { ["NATS_BROKER_DLL"] = HostProcess.HostAssembly };
 
         await using (var version = HostProcess.Start(launcher, ["-v"], environment))
