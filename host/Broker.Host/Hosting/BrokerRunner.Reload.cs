@@ -33,14 +33,34 @@ internal sealed partial class BrokerRunner
             return;
         }
 
-        var result = await server.ReloadAsync(nextSettings.Broker).ConfigureAwait(false);
+        ReloadResult result;
+        try
+        {
+            result = await server.ReloadAsync(nextSettings.Broker).ConfigureAwait(false);
+        }
+        catch (InvalidOperationException ex)
+        {
+            // Stopping, or at the end of lame duck mode: nothing left to reload.
+            HostLog.ReloadFailed(logger, ex.Message);
+            return;
+        }
+
         if (!result.Succeeded)
         {
             HostLog.ReloadFailed(logger, result.Error ?? "refused");
             return;
         }
 
-        logging.Apply(nextSettings.Host);
+        try
+        {
+            logging.Apply(nextSettings.Host);
+        }
+        catch (HostConfigurationException ex)
+        {
+            // Checked above; the file became unwritable since. The broker's part is in force, the old log stays.
+            HostLog.ReloadFailed(logger, ex.Message);
+        }
+
         sources = next;
         settings = nextSettings;
         HostLog.Reloaded(logger);

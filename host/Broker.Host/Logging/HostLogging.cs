@@ -45,7 +45,7 @@ internal sealed class HostLogging : IDisposable
     /// <exception cref="HostConfigurationException">The log file cannot be opened for writing.</exception>
     public static HostLogging Create(BrokerHostOptions options)
     {
-        ArgumentNullException.ThrowIfNull(options);
+        Validate(options);
         return new HostLogging(options);
     }
 

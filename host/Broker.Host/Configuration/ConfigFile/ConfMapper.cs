@@ -20,6 +20,57 @@ namespace Broker.Host.Configuration.ConfigFile;
 /// </remarks>
 internal sealed partial class ConfMapper
 {
+    // processConfigFileLine's keys that map onto options we have; the rest are in ConfMapper.Features.cs.
+    private static readonly Dictionary<string, Action<ConfMapper, ConfEntry>> TopLevel = new(StringComparer.OrdinalIgnoreCase)
+    {
+        ["listen"] = static (m, e) => m.Listen(e, Key(nameof(BrokerOptions.Host)), Key(nameof(BrokerOptions.Port)), BrokerDefaultHost),
+        ["port"] = static (m, e) => m.SetInt32(e, Key(nameof(BrokerOptions.Port))),
+        ["host"] = static (m, e) => m.SetString(e, Key(nameof(BrokerOptions.Host))),
+        ["net"] = static (m, e) => m.SetString(e, Key(nameof(BrokerOptions.Host))),
+        ["server_name"] = static (m, e) => m.ServerName(e),
+        ["debug"] = static (m, e) => m.SetBool(e, Key(nameof(BrokerHostOptions.Debug))),
+        ["trace"] = static (m, e) => m.SetBool(e, Key(nameof(BrokerHostOptions.Trace))),
+        ["trace_verbose"] = static (m, e) => m.SetBool(e, Key(nameof(BrokerHostOptions.Trace))),
+        ["trace_headers"] = static (m, e) => m.SetBool(e, Key(nameof(BrokerHostOptions.Trace))),
+        ["logtime"] = static (m, e) => m.SetBool(e, Key(nameof(BrokerHostOptions.LogTime))),
+        ["logfile"] = static (m, e) => m.SetString(e, Key(nameof(BrokerHostOptions.LogFile))),
+        ["log_file"] = static (m, e) => m.SetString(e, Key(nameof(BrokerHostOptions.LogFile))),
+        ["pidfile"] = static (m, e) => m.SetString(e, Key(nameof(BrokerHostOptions.PidFile))),
+        ["pid_file"] = static (m, e) => m.SetString(e, Key(nameof(BrokerHostOptions.PidFile))),
+        ["ports_file_dir"] = static (m, e) => m.SetString(e, Key(nameof(BrokerHostOptions.PortsFileDir))),
+        ["http"] = static (m, e) => m.Listen(e, MonitoringKey(nameof(MonitoringOptions.Host)), MonitoringKey(nameof(MonitoringOptions.Port)), null),
+        ["http_port"] = static (m, e) => m.SetInt32(e, MonitoringKey(nameof(MonitoringOptions.Port))),
+        ["monitor_port"] = static (m, e) => m.SetInt32(e, MonitoringKey(nameof(MonitoringOptions.Port))),
+        ["http_base_path"] = static (m, e) => m.SetString(e, MonitoringKey(nameof(MonitoringOptions.BasePath))),
+        ["max_control_line"] = static (m, e) => m.SetInt32(e, Key(nameof(BrokerOptions.MaxControlLine))),
+        ["max_payload"] = static (m, e) => m.SetInt32(e, Key(nameof(BrokerOptions.MaxPayload))),
+        ["max_pending"] = static (m, e) => m.SetInt64(e, Key(nameof(BrokerOptions.MaxPending))),
+        ["max_connections"] = static (m, e) => m.MaxConnections(e),
+        ["max_conn"] = static (m, e) => m.MaxConnections(e),
+        ["max_subscriptions"] = static (m, e) => m.MaxSubscriptions(e),
+        ["max_subs"] = static (m, e) => m.MaxSubscriptions(e),
+        ["max_sub_tokens"] = static (m, e) => m.MaxSubTokens(e),
+        ["max_subscription_tokens"] = static (m, e) => m.MaxSubTokens(e),
+        ["ping_interval"] = static (m, e) => m.SetDuration(e, "ping_interval", Key(nameof(BrokerOptions.PingInterval))),
+        ["ping_max"] = static (m, e) => m.SetInt32(e, Key(nameof(BrokerOptions.MaxPingsOutstanding))),
+        ["write_deadline"] = static (m, e) => m.SetDuration(e, "write_deadline", Key(nameof(BrokerOptions.WriteDeadline))),
+        ["max_closed_clients"] = static (m, e) => m.SetInt32(e, Key(nameof(BrokerOptions.MaxClosedClients))),
+        ["lame_duck_duration"] = static (m, e) => m.LameDuckDuration(e),
+        ["lame_duck_grace_period"] = static (m, e) => m.LameDuckGracePeriod(e),
+        ["no_header_support"] = static (m, e) => m.SetBool(e, Key(nameof(BrokerOptions.NoHeaderSupport))),
+        ["authorization"] = static (m, e) => m.Authorization(e),
+        ["no_auth_user"] = static (m, e) => m.SetString(e, AuthorizationKey(nameof(Core.Auth.AuthorizationOptions.NoAuthUser))),
+        ["tls"] = static (m, e) => m.Tls(e),
+        ["allow_non_tls"] = static (m, e) => m.AllowNonTls(e),
+        ["websocket"] = static (m, e) => m.WebSocket(e),
+        ["ws"] = static (m, e) => m.WebSocket(e),
+    };
+
+    // nats-server's default listen address, which a listen value without a host asks for.
+    private const string BrokerDefaultHost = "0.0.0.0";
+
+    private static readonly TimeSpan MinimumLameDuckDuration = TimeSpan.FromSeconds(30);
+
     private readonly string file;
     private readonly Dictionary<string, string?> settings = new(StringComparer.OrdinalIgnoreCase);
     private readonly List<ConfDiagnostic> diagnostics = [];
@@ -76,57 +127,6 @@ internal sealed partial class ConfMapper
 
         return mapper.Result();
     }
-
-    // processConfigFileLine's keys that map onto options we have; the rest are in ConfMapper.Features.cs.
-    private static readonly Dictionary<string, Action<ConfMapper, ConfEntry>> TopLevel = new(StringComparer.OrdinalIgnoreCase)
-    {
-        ["listen"] = static (m, e) => m.Listen(e, Key(nameof(BrokerOptions.Host)), Key(nameof(BrokerOptions.Port)), BrokerDefaultHost),
-        ["port"] = static (m, e) => m.SetInt32(e, Key(nameof(BrokerOptions.Port))),
-        ["host"] = static (m, e) => m.SetString(e, Key(nameof(BrokerOptions.Host))),
-        ["net"] = static (m, e) => m.SetString(e, Key(nameof(BrokerOptions.Host))),
-        ["server_name"] = static (m, e) => m.ServerName(e),
-        ["debug"] = static (m, e) => m.SetBool(e, Key(nameof(BrokerHostOptions.Debug))),
-        ["trace"] = static (m, e) => m.SetBool(e, Key(nameof(BrokerHostOptions.Trace))),
-        ["trace_verbose"] = static (m, e) => m.SetBool(e, Key(nameof(BrokerHostOptions.Trace))),
-        ["trace_headers"] = static (m, e) => m.SetBool(e, Key(nameof(BrokerHostOptions.Trace))),
-        ["logtime"] = static (m, e) => m.SetBool(e, Key(nameof(BrokerHostOptions.LogTime))),
-        ["logfile"] = static (m, e) => m.SetString(e, Key(nameof(BrokerHostOptions.LogFile))),
-        ["log_file"] = static (m, e) => m.SetString(e, Key(nameof(BrokerHostOptions.LogFile))),
-        ["pidfile"] = static (m, e) => m.SetString(e, Key(nameof(BrokerHostOptions.PidFile))),
-        ["pid_file"] = static (m, e) => m.SetString(e, Key(nameof(BrokerHostOptions.PidFile))),
-        ["ports_file_dir"] = static (m, e) => m.SetString(e, Key(nameof(BrokerHostOptions.PortsFileDir))),
-        ["http"] = static (m, e) => m.Listen(e, MonitoringKey(nameof(MonitoringOptions.Host)), MonitoringKey(nameof(MonitoringOptions.Port)), null),
-        ["http_port"] = static (m, e) => m.SetInt32(e, MonitoringKey(nameof(MonitoringOptions.Port))),
-        ["monitor_port"] = static (m, e) => m.SetInt32(e, MonitoringKey(nameof(MonitoringOptions.Port))),
-        ["http_base_path"] = static (m, e) => m.SetString(e, MonitoringKey(nameof(MonitoringOptions.BasePath))),
-        ["max_control_line"] = static (m, e) => m.SetInt32(e, Key(nameof(BrokerOptions.MaxControlLine))),
-        ["max_payload"] = static (m, e) => m.SetInt32(e, Key(nameof(BrokerOptions.MaxPayload))),
-        ["max_pending"] = static (m, e) => m.SetInt64(e, Key(nameof(BrokerOptions.MaxPending))),
-        ["max_connections"] = static (m, e) => m.MaxConnections(e),
-        ["max_conn"] = static (m, e) => m.MaxConnections(e),
-        ["max_subscriptions"] = static (m, e) => m.MaxSubscriptions(e),
-        ["max_subs"] = static (m, e) => m.MaxSubscriptions(e),
-        ["max_sub_tokens"] = static (m, e) => m.MaxSubTokens(e),
-        ["max_subscription_tokens"] = static (m, e) => m.MaxSubTokens(e),
-        ["ping_interval"] = static (m, e) => m.SetDuration(e, "ping_interval", Key(nameof(BrokerOptions.PingInterval))),
-        ["ping_max"] = static (m, e) => m.SetInt32(e, Key(nameof(BrokerOptions.MaxPingsOutstanding))),
-        ["write_deadline"] = static (m, e) => m.SetDuration(e, "write_deadline", Key(nameof(BrokerOptions.WriteDeadline))),
-        ["max_closed_clients"] = static (m, e) => m.SetInt32(e, Key(nameof(BrokerOptions.MaxClosedClients))),
-        ["lame_duck_duration"] = static (m, e) => m.LameDuckDuration(e),
-        ["lame_duck_grace_period"] = static (m, e) => m.LameDuckGracePeriod(e),
-        ["no_header_support"] = static (m, e) => m.SetBool(e, Key(nameof(BrokerOptions.NoHeaderSupport))),
-        ["authorization"] = static (m, e) => m.Authorization(e),
-        ["no_auth_user"] = static (m, e) => m.SetString(e, AuthorizationKey(nameof(Core.Auth.AuthorizationOptions.NoAuthUser))),
-        ["tls"] = static (m, e) => m.Tls(e),
-        ["allow_non_tls"] = static (m, e) => m.AllowNonTls(e),
-        ["websocket"] = static (m, e) => m.WebSocket(e),
-        ["ws"] = static (m, e) => m.WebSocket(e),
-    };
-
-    // nats-server's default listen address, which a listen value without a host asks for.
-    private const string BrokerDefaultHost = "0.0.0.0";
-
-    private static readonly TimeSpan MinimumLameDuckDuration = TimeSpan.FromSeconds(30);
 
     private static string Key(params string[] path) => HostConfiguration.BrokerSection + ":" + string.Join(':', path);
 
