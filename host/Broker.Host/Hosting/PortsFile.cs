@@ -19,8 +19,7 @@ namespace Broker.Host.Hosting;
 /// </summary>
 internal sealed class PortsFile : IDisposable
 {
-    // Listener names: the broker's own, and the WebSocket plugin's.
-    private const string MonitorListener = "monitor";
+    // The WebSocket plugin's listener name (the host does not reference the plugin).
     private const string WebSocketListener = "websocket";
 
     private static readonly JsonSerializerOptions Json = new() { DefaultIgnoreCondition = JsonIgnoreCondition.WhenWritingNull };
@@ -47,16 +46,25 @@ internal sealed class PortsFile : IDisposable
     public static PortsFile Write(string path, BrokerServer server, IConfiguration configuration)
     {
         ArgumentNullException.ThrowIfNull(server);
-        ArgumentNullException.ThrowIfNull(configuration);
-        var endPoints = server.EndPoints;
-        var ports = new Ports(
-            Urls(endPoints, BrokerServer.ClientListenerName, ClientUsesTls(configuration) ? "tls" : "nats"),
-            Urls(endPoints, MonitorListener, "http"),
-            Urls(endPoints, WebSocketListener, WebSocketUsesTls(configuration) ? "wss" : "ws"));
         var temporary = System.IO.Path.Combine(System.IO.Path.GetDirectoryName(path) ?? ".", "." + System.IO.Path.GetFileName(path) + ".tmp");
-        File.WriteAllText(temporary, JsonSerializer.Serialize(ports, Json));
+        File.WriteAllText(temporary, Describe(server.EndPoints, configuration));
         File.Move(temporary, path, overwrite: true);
         return new PortsFile(path);
+    }
+
+    /// <summary>The file's JSON for these bound listeners.</summary>
+    /// <param name="endPoints">The listeners by name.</param>
+    /// <param name="configuration">The host configuration (which listeners use TLS).</param>
+    /// <returns>The JSON text.</returns>
+    public static string Describe(IReadOnlyDictionary<string, EndPoint> endPoints, IConfiguration configuration)
+    {
+        ArgumentNullException.ThrowIfNull(endPoints);
+        ArgumentNullException.ThrowIfNull(configuration);
+        var ports = new Ports(
+            Urls(endPoints, BrokerServer.ClientListenerName, ClientUsesTls(configuration) ? "tls" : "nats"),
+            Urls(endPoints, BrokerServer.MonitorListenerName, "http"),
+            Urls(endPoints, WebSocketListener, WebSocketUsesTls(configuration) ? "wss" : "ws"));
+        return JsonSerializer.Serialize(ports, Json);
     }
 
     public void Dispose()
