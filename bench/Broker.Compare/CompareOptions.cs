@@ -1,0 +1,105 @@
+using System.Globalization;
+using Broker.Compare.Servers;
+
+namespace Broker.Compare;
+
+/// <summary>The harness's command line.</summary>
+internal sealed record CompareOptions
+{
+    public const string Usage = """
+        Broker.Compare: our broker side by side with nats-server, on loopback.
+
+          dotnet run -c Release --project bench/Broker.Compare -- [options]
+
+          --runs N            runs per row and server, alternating the servers run by run (default 5)
+          --smoke             tiny counts, one run, no calibration: proves every row works (CI)
+          --seconds S         how long the faster server's run should last (default 1.5)
+          --rows a,b          only rows whose id starts with one of these (ids: see docs/benchmarks.md)
+          --scale N,M         connection counts of the connection-scale row (default 1000,10000; smoke 20,200)
+          --scale-runs N      runs of the connection-scale row per count and server (default 3; smoke 1)
+          --no-scale          skip the connection-scale row
+          --out DIR           where benchmarks.md and benchmarks.svg are updated (default docs/; smoke: none)
+          --no-write          do not write the report files
+          --ours MODE         auto (host, else embedded fallback), host, or embedded (default auto)
+          --host-dll PATH     Broker.Host.dll to start (default: host/Broker.Host/bin/<configuration>/net10.0)
+          --nats-server PATH  the reference server binary (default: PATH, /usr/sbin; installed with apt-get if missing)
+        """;
+
+    public int Runs { get; init; } = 5;
+
+    public bool Smoke { get; init; }
+
+    public double TargetSeconds { get; init; } = 1.5;
+
+    public IReadOnlyList<string> RowFilter { get; init; } = [];
+
+    public IReadOnlyList<int> ScaleCounts { get; init; } = [1_000, 10_000];
+
+    public int ScaleRuns { get; init; } = 3;
+
+    public string? OutputDirectory { get; init; }
+
+    public bool Write { get; init; } = true;
+
+    public OursMode Ours { get; init; } = OursMode.Auto;
+
+    public string? HostDll { get; init; }
+
+    public string? NatsServerPath { get; init; }
+
+    /// <summary>The arguments as given, for the report's "exact command".</summary>
+    public IReadOnlyList<string> Arguments { get; init; } = [];
+
+    /// <summary>Parses the command line; throws <see cref="ArgumentException"/> with a message for a bad one.</summary>
+    public static CompareOptions Parse(IReadOnlyList<string> args)
+    {
+        ArgumentNullException.ThrowIfNull(args);
+        var options = new CompareOptions { Arguments = args };
+        var scaleGiven = false;
+        var scaleRunsGiven = false;
+        for (var i = 0; i < args.Count; i++)
+        {
+            var option = args[i];
+            string Value() => i + 1 < args.Count ? args[++i] : throw new ArgumentException($"{option} needs a value.");
+            options = option switch
+            {
+                "--runs" => options with { Runs = PositiveInt(Value(), "--runs") },
+                "--smoke" => options with { Smoke = true },
+                "--seconds" => options with { TargetSeconds = double.Parse(Value(), CultureInfo.InvariantCulture) },
+                "--rows" => options with { RowFilter = Value().Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries) },
+                "--scale" => options with { ScaleCounts = [.. Value().Split(',').Select(v => PositiveInt(v, "--scale"))] },
+                "--scale-runs" => options with { ScaleRuns = PositiveInt(Value(), "--scale-runs") },
+                "--no-scale" => options with { ScaleCounts = [] },
+                "--out" => options with { OutputDirectory = Value() },
+                "--no-write" => options with { Write = false },
+                "--ours" => options with { Ours = Enum.Parse<OursMode>(Value(), ignoreCase: true) },
+                "--host-dll" => options with { HostDll = Value() },
+                "--nats-server" => options with { NatsServerPath = Value() },
+                _ => throw new ArgumentException($"Unknown option {option}."),
+            };
+            scaleGiven |= option is "--scale" or "--no-scale";
+            scaleRunsGiven |= option == "--scale-runs";
+        }
+
+        if (options.Smoke)
+        {
+            options = options with
+            {
+                Runs = 1,
+                ScaleCounts = scaleGiven ? options.ScaleCounts : [20, 200],
+                ScaleRuns = scaleRunsGiven ? options.ScaleRuns : 1,
+                Write = options.Write && options.OutputDirectory is not null,
+            };
+        }
+
+        return options;
+    }
+
+    /// <summary>The command that reproduces this run, as the report records it.</summary>
+    public string Command => "dotnet run -c Release --project bench/Broker.Compare --" + string.Concat(Arguments.Select(a => " " + a));
+
+    private static int PositiveInt(string text, string option)
+        => int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var value) && value > 0
+            ? value
+            : throw new ArgumentException($"{option} needs a positive whole number, not '{text}'.");
+}

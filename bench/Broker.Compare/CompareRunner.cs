@@ -1,0 +1,228 @@
+using System.Globalization;
+using System.Text.Json;
+using Broker.Compare.Load;
+using Broker.Compare.Report;
+using Broker.Compare.Rows;
+using Broker.Compare.Servers;
+
+namespace Broker.Compare;
+
+/// <summary>
+/// Runs the comparison: finds both servers, starts them on loopback, and for each row calibrates a count, then
+/// runs it N times on each server, alternating the servers run by run (nats-server, ours, nats-server, ours, ...),
+/// so slow drifts of a shared machine hit both alike. Then the connection-scale row on fresh server processes.
+/// </summary>
+internal sealed partial class CompareRunner(CompareOptions options, TextWriter log)
+{
+    // A calibration run shorter than this is too noisy to extrapolate from; the count is raised and retried.
+    private static readonly TimeSpan MinimumCalibrationTime = TimeSpan.FromMilliseconds(250);
+
+    private const long MaximumCount = 500_000_000;
+
+    private ServerLaunch natsLaunch = null!;
+    private ServerLaunch oursLaunch = null!;
+
+    public CompareReport Run(CancellationToken cancellationToken)
+    {
+        var report = new CompareReport { Options = options };
+        log.WriteLine($"machine: {report.Machine.Cores} cores, {report.Machine.CpuModel}, load average {report.LoadBefore}");
+
+        var natsPath = NatsServerBinary.Locate(options.NatsServerPath, log);
+        report.NatsServerVersion = NatsServerBinary.Version(natsPath);
+        natsLaunch = NatsServerBinary.Launch(natsPath, report.NatsServerVersion);
+        report.NatsServerDescription = natsLaunch.Description;
+        oursLaunch = OurBroker.Choose(options.Ours, options.HostDll, log, cancellationToken, out var fallback);
+        report.OursDescription = oursLaunch.Description;
+        if (fallback is not null)
+        {
+            report.Notes.Add($"Our broker ran embedded in a child process because {fallback}.");
+        }
+
+        var rows = RowCatalog.All.Where(Selected).ToList();
+        foreach (var row in rows)
+        {
+            var result = new RowResult(row);
+            report.Rows.Add(result);
+            if (row.IsAvailable && row.Target == RowTarget.Machine)
+            {
+                RunRow(result, [(Side.Machine, null)], cancellationToken);
+            }
+        }
+
+        foreach (var group in report.Rows.Where(r => r.Row.IsAvailable && r.Row.Target == RowTarget.Servers).GroupBy(r => r.Row.ServerConfig))
+        {
+            RunOnServers([.. group], group.Key, report, cancellationToken);
+        }
+
+        RunScale(report, cancellationToken);
+        report.LoadAfter = MachineInfo.LoadAverage();
+        report.FinishedAt = DateTimeOffset.UtcNow;
+        return report;
+    }
+
+    private bool Selected(Row row)
+        => options.RowFilter.Count == 0 || options.RowFilter.Any(prefix => row.Id.StartsWith(prefix, StringComparison.Ordinal));
+
+    /// <summary>Starts a nats-server and one of ours with <paramref name="config"/>, runs the rows, stops both.</summary>
+    private void RunOnServers(List<RowResult> rows, string? config, CompareReport report, CancellationToken cancellationToken)
+    {
+        string? configPath = null;
+        var nats = natsLaunch;
+        var ours = oursLaunch;
+        if (config is not null)
+        {
+            configPath = Path.Combine(Path.GetTempPath(), $"broker-compare-{Environment.ProcessId}-{Guid.NewGuid():N}.conf");
+            File.WriteAllText(configPath, config);
+            nats = nats with { Arguments = [.. nats.Arguments, "-c", configPath] };
+            ours = ours with { Arguments = [.. ours.Arguments, "-c", configPath] };
+        }
+
+        var servers = new Dictionary<Side, ServerProcess>();
+        try
+        {
+            servers[Side.NatsServer] = ServerProcess.Start(nats, cancellationToken);
+            servers[Side.Ours] = ServerProcess.Start(ours, cancellationToken);
+            report.OursVersion = VersionOf(servers[Side.Ours].Info, "broker_version");
+            foreach (var row in rows)
+            {
+                RunRow(row, [(Side.NatsServer, servers), (Side.Ours, servers)], cancellationToken);
+            }
+        }
+        catch (ServerStartException ex)
+        {
+            foreach (var row in rows)
+            {
+                row.Fail(servers.ContainsKey(Side.NatsServer) ? Side.Ours : Side.NatsServer, ex.Message);
+            }
+        }
+        finally
+        {
+            foreach (var server in servers.Values)
+            {
+                server.Dispose();
+            }
+
+            if (configPath is not null)
+            {
+                File.Delete(configPath);
+            }
+        }
+    }
+
+    /// <summary>Calibrates the row's count, then alternates the sides run by run.</summary>
+    private void RunRow(RowResult result, (Side Side, Dictionary<Side, ServerProcess>? Servers)[] sides, CancellationToken cancellationToken)
+    {
+        var row = result.Row;
+        var workload = row.Workload!();
+        var count = options.Smoke ? workload.SmokeCount : Calibrate(result, workload, sides, cancellationToken);
+        result.Count = count;
+        if (count == 0)
+        {
+            return;
+        }
+
+        for (var run = 1; run <= options.Runs; run++)
+        {
+            foreach (var (side, servers) in sides)
+            {
+                if (TryRun(result, workload, side, servers, count, $"bench.{row.Id}.r{run}", cancellationToken) is { } measurement)
+                {
+                    result.Add(side, measurement);
+                    log.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                        $"{row.Id,-16} {Name(side),-11} run {run}/{options.Runs}: {measurement.MessagesPerSecond,14:N0} {row.Unit}/s {measurement.MegabytesPerSecond,9:N1} MB/s{CpuText(measurement)}{LatencyText(measurement)}"));
+                }
+            }
+        }
+    }
+
+    /// <summary>
+    /// Finds a count that makes the faster side's run last <see cref="CompareOptions.TargetSeconds"/>: runs every
+    /// side with a small count (raising it until a run is long enough to extrapolate from), then scales it. These
+    /// runs also warm both servers up. Returns 0 when no side could run at all.
+    /// </summary>
+    private long Calibrate(RowResult result, IWorkload workload, (Side Side, Dictionary<Side, ServerProcess>? Servers)[] sides, CancellationToken cancellationToken)
+    {
+        var count = workload.CalibrationCount;
+        while (true)
+        {
+            var fastest = TimeSpan.MaxValue;
+            foreach (var (side, servers) in sides)
+            {
+                if (TryRun(result, workload, side, servers, count, $"bench.{result.Row.Id}.calibrate", cancellationToken, calibrating: true) is { } measurement)
+                {
+                    fastest = measurement.Elapsed < fastest ? measurement.Elapsed : fastest;
+                }
+            }
+
+            if (fastest == TimeSpan.MaxValue)
+            {
+                return 0;
+            }
+
+            if (fastest >= MinimumCalibrationTime || count * 4 > MaximumCount)
+            {
+                var scaled = (long)Math.Ceiling(count * options.TargetSeconds / fastest.TotalSeconds);
+                log.WriteLine($"{result.Row.Id,-16} calibrated: {scaled:N0} per run ({count:N0} took {fastest.TotalMilliseconds:N0} ms on the faster side)");
+                return Math.Clamp(scaled, count, MaximumCount);
+            }
+
+            count *= 4;
+        }
+    }
+
+    private Measurement? TryRun(RowResult result, IWorkload workload, Side side, Dictionary<Side, ServerProcess>? servers, long count, string subject, CancellationToken cancellationToken, bool calibrating = false)
+    {
+        var server = servers?[side];
+        var endPoint = server?.EndPoint ?? new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0);
+        try
+        {
+            var cpuBefore = server?.ReadCpuTime();
+            var measurement = workload.Run(endPoint, count, subject, cancellationToken);
+            server?.EnsureRunning();
+            return server is null ? measurement : measurement with { ServerCpu = server.ReadCpuTime() - cpuBefore };
+        }
+#pragma warning disable CA1031 // A failed run is recorded against its side and the comparison goes on.
+        catch (Exception ex) when (!cancellationToken.IsCancellationRequested)
+#pragma warning restore CA1031
+        {
+            var message = (calibrating ? "calibration: " : string.Empty) + ex.Message;
+            result.Fail(side, message);
+            log.WriteLine($"{result.Row.Id,-16} {Name(side),-11} FAILED: {message}");
+            if (servers is not null && servers[side].HasExited)
+            {
+                // Keep the comparison going: later runs get a fresh server (or fail on their own if it cannot start).
+                var dead = servers[side];
+                log.WriteLine($"{Name(side)} died: {dead.OutputTail}");
+                dead.Dispose();
+                try
+                {
+                    servers[side] = ServerProcess.Start(dead.Launch, cancellationToken);
+                }
+                catch (ServerStartException restart)
+                {
+                    log.WriteLine($"{Name(side)} could not be restarted: {restart.Message}");
+                }
+            }
+
+            return null;
+        }
+    }
+
+    public static string Name(Side side) => side switch
+    {
+        Side.NatsServer => "nats-server",
+        Side.Ours => "ours",
+        _ => "loopback",
+    };
+
+    private static string CpuText(Measurement measurement)
+        => measurement.ServerCpuNanosecondsPerMessage is { } cpu ? string.Create(CultureInfo.InvariantCulture, $"  server CPU {cpu:N0} ns/msg") : string.Empty;
+
+    private static string LatencyText(Measurement measurement)
+        => measurement.Latency is { } latency
+            ? string.Create(CultureInfo.InvariantCulture, $"  p50 {latency.P50Microseconds:N0} us  p99 {latency.P99Microseconds:N0} us")
+            : string.Empty;
+
+    private static string VersionOf(JsonElement info, string property)
+        => info.ValueKind == JsonValueKind.Object && info.TryGetProperty(property, out var value) ? value.ToString() : "unknown";
+}

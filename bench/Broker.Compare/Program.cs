@@ -1,0 +1,60 @@
+using Broker.Compare.Report;
+using Broker.Compare.Servers;
+
+namespace Broker.Compare;
+
+/// <summary>
+/// <c>dotnet run -c Release --project bench/Broker.Compare -- [--runs N] [--smoke]</c> compares our broker with
+/// nats-server; <c>serve -a HOST -p PORT</c> runs the embedded fallback server (started by the harness itself).
+/// Exit code 0 when every available row ran on both servers, 1 when a row failed, 2 for a bad command line.
+/// </summary>
+internal static class Program
+{
+    public static async Task<int> Main(string[] args)
+    {
+        if (args.Length > 0 && args[0] == "serve")
+        {
+            return await EmbeddedServer.RunAsync(args[1..]).ConfigureAwait(false);
+        }
+
+        CompareOptions options;
+        try
+        {
+            options = CompareOptions.Parse(args);
+        }
+        catch (ArgumentException ex)
+        {
+            await Console.Error.WriteLineAsync(ex.Message + Environment.NewLine + Environment.NewLine + CompareOptions.Usage).ConfigureAwait(false);
+            return 2;
+        }
+
+        using var interrupted = new CancellationTokenSource();
+        Console.CancelKeyPress += (_, e) =>
+        {
+            e.Cancel = true;
+            interrupted.Cancel();
+        };
+
+        return Run(options, Console.Out, interrupted.Token);
+    }
+
+    /// <summary>Runs the comparison, prints the tables, and writes the report files unless told not to.</summary>
+    public static int Run(CompareOptions options, TextWriter log, CancellationToken cancellationToken) => Run(options, log, cancellationToken, out _);
+
+    /// <inheritdoc cref="Run(CompareOptions, TextWriter, CancellationToken)"/>
+    public static int Run(CompareOptions options, TextWriter log, CancellationToken cancellationToken, out CompareReport report)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        ArgumentNullException.ThrowIfNull(log);
+        report = new CompareRunner(options, log).Run(cancellationToken);
+        log.WriteLine();
+        log.Write(MarkdownReport.Render(report, ReportWriter.ChartFileName));
+        if (options.Write)
+        {
+            var directory = options.OutputDirectory ?? Path.Combine(OurBroker.RepoRoot(), "docs");
+            log.WriteLine($"wrote {ReportWriter.Write(directory, report)} and {ReportWriter.ChartFileName}");
+        }
+
+        return report.Succeeded ? 0 : 1;
+    }
+}

@@ -1,0 +1,50 @@
+using Broker.Compare.Load;
+
+namespace Broker.Compare.Rows;
+
+/// <summary>Where a row's load goes.</summary>
+internal enum RowTarget
+{
+    /// <summary>Each server under test in turn (the comparison rows).</summary>
+    Servers,
+
+    /// <summary>No server: the physical limit of the machine (loopback TCP).</summary>
+    Machine,
+}
+
+/// <summary>
+/// One line of the comparison table. A row whose capability is not built yet has no workload and a reason; it is
+/// reported as "not available" until its issue gives it a workload (and, for a transport or protocol that needs
+/// one, the server configuration both servers are started with).
+/// </summary>
+internal sealed record Row
+{
+    /// <summary>A short stable id (command-line filter, subject prefix).</summary>
+    public required string Id { get; init; }
+
+    /// <summary>The row's name in the table and the chart.</summary>
+    public required string Title { get; init; }
+
+    /// <summary>Payload bytes per message.</summary>
+    public int PayloadSize { get; init; }
+
+    /// <summary>Creates the workload; <see langword="null"/> when the capability is not available yet.</summary>
+    public Func<IWorkload>? Workload { get; init; }
+
+    /// <summary>Why the row has no workload yet (shown as "not available: ...").</summary>
+    public string? NotAvailable { get; init; }
+
+    public RowTarget Target { get; init; } = RowTarget.Servers;
+
+    /// <summary>
+    /// Text of a nats-server configuration file both servers are started with (<c>-c</c>) for this row, for
+    /// rows that need listeners beyond plain NATS (TLS, WebSocket, MQTT, JetStream); <see langword="null"/> for
+    /// the default servers.
+    /// </summary>
+    public string? ServerConfig { get; init; }
+
+    /// <summary>What one message/unit is, for the table's footnotes.</summary>
+    public string Unit { get; init; } = "messages received";
+
+    public bool IsAvailable => Workload is not null;
+}

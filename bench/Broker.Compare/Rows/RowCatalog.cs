@@ -1,0 +1,29 @@
+using Broker.Compare.Load;
+
+namespace Broker.Compare.Rows;
+
+/// <summary>
+/// The rows of the comparison, in table order. Adding a row is one entry here: a workload (the raw-socket load
+/// generator's building blocks, or a new <see cref="IWorkload"/>) and, when the row needs more than a plain NATS
+/// listener, the server configuration both servers run with.
+/// </summary>
+internal static class RowCatalog
+{
+    public static IReadOnlyList<Row> All { get; } =
+    [
+        new() { Id = "loopback", Title = "Physical limit: loopback TCP, 16 KB writes", PayloadSize = LoopbackWorkload.BlockSize, Target = RowTarget.Machine, Workload = () => new LoopbackWorkload(), Unit = "16 KB writes" },
+        new() { Id = "pub-16", Title = "Publish only, 16 B", PayloadSize = 16, Workload = () => new PubSubWorkload(16, publishers: 1, subscribers: 0), Unit = "messages published" },
+        new() { Id = "pub-128", Title = "Publish only, 128 B", PayloadSize = 128, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 0), Unit = "messages published" },
+        new() { Id = "pubsub-16", Title = "Pub/sub 1:1, 16 B", PayloadSize = 16, Workload = () => new PubSubWorkload(16, publishers: 1, subscribers: 1) },
+        new() { Id = "pubsub-16k", Title = "Pub/sub 1:1, 16 KB", PayloadSize = 16 * 1024, Workload = () => new PubSubWorkload(16 * 1024, publishers: 1, subscribers: 1) },
+        new() { Id = "fanout-1x4-128", Title = "Fan-out 1 pub : 4 subs, 128 B", PayloadSize = 128, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 4) },
+        new() { Id = "pubsub-4x4-128", Title = "4 pubs x 4 subs, 128 B", PayloadSize = 128, Workload = () => new PubSubWorkload(128, publishers: 4, subscribers: 4) },
+        new() { Id = "reqrep-1-128", Title = "Request/reply, 1 client : 1 service, 128 B", PayloadSize = 128, Workload = () => new RequestReplyWorkload(128, clients: 1, services: 1, queueGroup: false), Unit = "round trips" },
+        new() { Id = "reqrep-10q2-16", Title = "Request/reply, 10 clients : 2 queue services, 16 B", PayloadSize = 16, Workload = () => new RequestReplyWorkload(16, clients: 10, services: 2, queueGroup: true), Unit = "round trips" },
+        new() { Id = "js-pub", Title = "JetStream publish", NotAvailable = "JetStream is not built yet" },
+        new() { Id = "js-consume", Title = "JetStream consume", NotAvailable = "JetStream is not built yet" },
+        new() { Id = "mqtt", Title = "MQTT publish/subscribe", NotAvailable = "the MQTT adapter is not built yet" },
+        new() { Id = "tls", Title = "Pub/sub over TLS", NotAvailable = "the TLS adapter is being built" },
+        new() { Id = "websocket", Title = "Pub/sub over WebSocket", NotAvailable = "the WebSocket adapter is being built" },
+    ];
+}

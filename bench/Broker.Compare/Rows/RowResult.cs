@@ -1,0 +1,115 @@
+using Broker.Compare.Load;
+
+namespace Broker.Compare.Rows;
+
+/// <summary>Which side a measurement belongs to.</summary>
+internal enum Side
+{
+    /// <summary>The reference, Go nats-server.</summary>
+    NatsServer,
+
+    /// <summary>Our broker.</summary>
+    Ours,
+
+    /// <summary>No server (the physical-limit row).</summary>
+    Machine,
+}
+
+/// <summary>Everything measured for one row: the count used per run, each side's runs and failures.</summary>
+internal sealed class RowResult(Row row)
+{
+    public Row Row { get; } = row;
+
+    /// <summary>Units per run (after calibration), 0 when the row did not run.</summary>
+    public long Count { get; set; }
+
+    public Dictionary<Side, List<Measurement>> Runs { get; } = [];
+
+    public Dictionary<Side, List<string>> Errors { get; } = [];
+
+    public void Add(Side side, Measurement measurement) => Get(Runs, side).Add(measurement);
+
+    public void Fail(Side side, string error) => Get(Errors, side).Add(error);
+
+    public IReadOnlyList<Measurement> RunsOf(Side side) => Runs.TryGetValue(side, out var runs) ? runs : [];
+
+    public IReadOnlyList<string> ErrorsOf(Side side) => Errors.TryGetValue(side, out var errors) ? errors : [];
+
+    /// <summary>The median of <paramref name="value"/> over the side's successful runs, or null.</summary>
+    public Spread? SpreadOf(Side side, Func<Measurement, double> value)
+        => RunsOf(side) is { Count: > 0 } runs ? Spread.Of(runs.Select(value)) : null;
+
+    /// <summary>Median ours ÷ median nats-server msgs/s, or null when either side has no successful run.</summary>
+    public double? Ratio
+        => SpreadOf(Side.Ours, m => m.MessagesPerSecond) is { } ours && SpreadOf(Side.NatsServer, m => m.MessagesPerSecond) is { } nats
+            ? ours.Median / nats.Median
+            : null;
+
+    /// <summary>Whether every side the row targets produced at least one run and no failure.</summary>
+    public bool Succeeded => Row.Target == RowTarget.Machine
+        ? RunsOf(Side.Machine).Count > 0 && ErrorsOf(Side.Machine).Count == 0
+        : RunsOf(Side.NatsServer).Count > 0 && RunsOf(Side.Ours).Count > 0 && ErrorsOf(Side.NatsServer).Count == 0 && ErrorsOf(Side.Ours).Count == 0;
+
+    private static List<T> Get<T>(Dictionary<Side, List<T>> map, Side side)
+    {
+        if (!map.TryGetValue(side, out var list))
+        {
+            list = [];
+            map[side] = list;
+        }
+
+        return list;
+    }
+}
+
+/// <summary>The connection-scale row for one connection count.</summary>
+internal sealed class ScaleResult(int connections)
+{
+    public int Connections { get; } = connections;
+
+    public Dictionary<Side, List<ScaleMeasurement>> Runs { get; } = [];
+
+    public Dictionary<Side, List<string>> Errors { get; } = [];
+
+    public void Add(Side side, ScaleMeasurement measurement)
+    {
+        if (!Runs.TryGetValue(side, out var list))
+        {
+            Runs[side] = list = [];
+        }
+
+        list.Add(measurement);
+    }
+
+    public void Fail(Side side, string error)
+    {
+        if (!Errors.TryGetValue(side, out var list))
+        {
+            Errors[side] = list = [];
+        }
+
+        list.Add(error);
+    }
+
+    public Spread? SpreadOf(Side side, Func<ScaleMeasurement, double> value)
+        => Runs.TryGetValue(side, out var runs) && runs.Count > 0 ? Spread.Of(runs.Select(value)) : null;
+
+    public bool Succeeded => Runs.ContainsKey(Side.NatsServer) && Runs.ContainsKey(Side.Ours) && Errors.Count == 0;
+}
+
+/// <summary>Median and range of a set of runs.</summary>
+internal sealed record Spread(double Median, double Min, double Max, int Count)
+{
+    public static Spread Of(IEnumerable<double> values)
+    {
+        var sorted = values.Order().ToArray();
+        if (sorted.Length == 0)
+        {
+            throw new ArgumentException("No values.", nameof(values));
+        }
+
+        var middle = sorted.Length / 2;
+        var median = sorted.Length % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+        return new Spread(median, sorted[0], sorted[^1], sorted.Length);
+    }
+}

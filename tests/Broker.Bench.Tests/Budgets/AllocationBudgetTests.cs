@@ -1,0 +1,60 @@
+using System.Globalization;
+using Broker.Benchmarks;
+using Broker.Benchmarks.Budgets;
+
+namespace Broker.Bench.Tests.Budgets;
+
+/// <summary>
+/// The micro-benchmarks' allocation budgets (bench/Broker.Benchmarks/allocation-budgets.json), checked by running
+/// the very benchmark methods BenchmarkDotNet runs and counting this thread's allocations.
+/// </summary>
+public sealed class AllocationBudgetTests
+{
+    private static readonly IReadOnlyList<BenchmarkCase> Cases = BenchmarkCase.Discover(typeof(Program).Assembly);
+    private static readonly IReadOnlyDictionary<string, long> Budgets = AllocationBudgets.Load();
+
+    public static TheoryData<string> CaseIds => [.. Cases.Select(c => c.Id)];
+
+    [Theory]
+    [MemberData(nameof(CaseIds))]
+    public void Benchmark_allocates_no_more_than_its_budget(string id)
+    {
+        var benchmark = Cases.Single(c => c.Id == id);
+        Assert.True(Budgets.TryGetValue(id, out var budget), $"{id} has no entry in {AllocationBudgets.FileName}.");
+
+        var measured = AllocationProbe.Measure(benchmark);
+
+        Assert.True(measured <= budget, string.Create(CultureInfo.InvariantCulture, $"{id} allocates {measured:0.##} B/op; its budget is {budget} B/op."));
+    }
+
+    [Fact]
+    public void Every_budget_names_a_benchmark_and_the_benchmarks_cover_each_area()
+    {
+        var ids = Cases.Select(c => c.Id).ToHashSet(StringComparer.Ordinal);
+
+        Assert.All(Budgets.Keys, key => Assert.True(ids.Contains(key), $"The budget {key} names no benchmark."));
+        Assert.All(
+            new[] { "ParserBenchmarks.", "SubListBenchmarks.", "FanOutBenchmarks.", "WritePathBenchmarks." },
+            area => Assert.Contains(ids, id => id.StartsWith(area, StringComparison.Ordinal)));
+    }
+
+    [Fact]
+    public void Steady_state_parse_match_and_delivery_budgets_are_zero()
+    {
+        var steadyState = Budgets.Where(b => !b.Key.Contains("CacheMiss", StringComparison.Ordinal));
+
+        Assert.All(steadyState, budget => Assert.Equal(0, budget.Value));
+    }
+
+    [Fact]
+    public void Probe_sees_an_allocation_of_a_few_bytes_per_operation()
+    {
+        var benchmark = Assert.Single(BenchmarkCase.Discover(typeof(AllocatingBenchmark)));
+
+        var measured = AllocationProbe.Measure(benchmark);
+
+        // One 16-byte array per operation: 16 bytes of data plus the array header.
+        Assert.InRange(measured, 16, 64);
+        Assert.Equal("AllocatingBenchmark.AllocateOneSmallArray(Size=16)", benchmark.Id);
+    }
+}
