@@ -2,15 +2,12 @@ using Broker.Core;
 using Broker.Host.Configuration;
 using Broker.Host.Hosting;
 using Broker.Host.Logging;
-using Broker.Host.Plugins;
-using Microsoft.Extensions.Configuration;
-using Microsoft.Extensions.Logging;
 
 namespace Broker.Host;
 
 /// <summary>
-/// The executable: parses flags, builds and validates the configuration, sets up logging, loads plugins, runs the
-/// broker until SIGINT/SIGTERM and stops it gracefully.
+/// The executable: parses flags, runs a command (<c>-v</c>, <c>-h</c>, <c>-t</c>, <c>--signal</c>) or builds and
+/// validates the configuration, sets up logging and runs the broker (<see cref="BrokerRunner"/>) until it stops.
 /// </summary>
 internal static class BrokerHost
 {
@@ -26,15 +23,17 @@ internal static class BrokerHost
     /// <summary>Runs the host.</summary>
     /// <param name="args">The command line.</param>
     /// <param name="environment">Where to read settings and write output.</param>
-    /// <returns>The process exit code: 0 after a graceful stop, <c>-v</c> or <c>-h</c>; 1 on bad flags or settings or a failed start.</returns>
+    /// <returns>
+    /// The process exit code: 0 after a graceful stop, <c>-v</c>, <c>-h</c>, a valid <c>-t</c> or a sent signal; 1 on
+    /// bad flags or settings, a failed start, or a signal that could not be sent.
+    /// </returns>
     public static async Task<int> RunAsync(IReadOnlyList<string> args, HostEnvironment environment)
     {
         ArgumentNullException.ThrowIfNull(environment);
         var commandLine = CommandLine.Parse(args);
         if (commandLine.Error is { } error)
         {
-            await environment.Error.WriteLineAsync($"{ExecutableName}: {error} (see --help)").ConfigureAwait(false);
-            return 1;
+            return await FailAsync(environment, $"{error} (see --help)").ConfigureAwait(false);
         }
 
         switch (commandLine.Command)
@@ -45,64 +44,101 @@ internal static class BrokerHost
             case HostCommand.Help:
                 await environment.Out.WriteAsync(CommandLineFlags.Usage(ExecutableName)).ConfigureAwait(false);
                 return 0;
+            case HostCommand.Signal:
+                return await SignalAsync(commandLine, environment).ConfigureAwait(false);
         }
 
-        IConfigurationRoot configuration;
+        HostConfigurationSources sources;
         HostSettings settings;
-        ILoggerFactory loggerFactory;
         try
         {
-            configuration = HostConfiguration.Build(environment.BaseDirectory, environment.Variables, commandLine.Settings);
-            settings = HostSettings.Bind(configuration);
-            loggerFactory = HostLogging.Create(settings.Host);
+            sources = HostConfiguration.Build(environment.BaseDirectory, environment.Variables, commandLine.Settings);
+            settings = HostSettings.Bind(sources.Configuration);
         }
         catch (HostConfigurationException ex)
         {
-            await environment.Error.WriteLineAsync($"{ExecutableName}: {ex.Message}").ConfigureAwait(false);
-            return 1;
+            return await FailAsync(environment, ex.Message).ConfigureAwait(false);
         }
 
-        using (loggerFactory)
+        if (commandLine.Command == HostCommand.CheckConfig)
         {
-            return await ServeAsync(settings, configuration, environment, loggerFactory).ConfigureAwait(false);
+            return await CheckConfigAsync(sources, settings, environment).ConfigureAwait(false);
+        }
+
+        HostLogging logging;
+        try
+        {
+            logging = HostLogging.Create(settings.Host);
+        }
+        catch (HostConfigurationException ex)
+        {
+            return await FailAsync(environment, ex.Message).ConfigureAwait(false);
+        }
+
+        using (logging)
+        {
+            var runner = new BrokerRunner(commandLine.Settings, environment, logging, sources, settings);
+            return await runner.RunAsync().ConfigureAwait(false);
         }
     }
 
-    private static async Task<int> ServeAsync(HostSettings settings, IConfiguration configuration, HostEnvironment environment, ILoggerFactory loggerFactory)
+    // -t: the file parses and maps without errors or nats-server's warnings, the settings validate, and every plugin
+    // section is claimed by a plugin that accepted it. Listeners are not bound.
+    private static async Task<int> CheckConfigAsync(HostConfigurationSources sources, HostSettings settings, HostEnvironment environment)
     {
-        var logger = loggerFactory.CreateLogger("Broker.Host");
-        using var signals = new ShutdownSignals(logger);
-        await using var server = new BrokerServer(settings.Broker, loggerFactory, configuration);
-
-        var pluginsPath = settings.Host.PluginsPath ?? Path.Combine(environment.BaseDirectory, "plugins");
-        var catalog = new PluginCatalog(configuration, loggerFactory.CreateLogger("Broker.Plugins"));
-        foreach (var plugin in catalog.Load(pluginsPath, configured: settings.Host.PluginsPath is not null))
+        if (sources.ConfigFile is not { } file)
         {
-            server.AddPlugin(plugin, plugin.Manifest);
+            return await FailAsync(environment, "must specify [-c, --config] option to check configuration file syntax").ConfigureAwait(false);
         }
 
-        try
+        if (file.FailsCheck)
         {
-            await server.StartAsync(signals.Stopping).ConfigureAwait(false);
-        }
-        catch (OperationCanceledException) when (signals.Stopping.IsCancellationRequested)
-        {
-            // Stopped by a signal while starting: StartAsync has already stopped what it had started.
-            HostLog.Stopped(logger);
-            return 0;
-        }
-#pragma warning disable CA1031 // A port in use or a plugin's hosted service failing: one log line and exit 1, never a crash dump.
-        catch (Exception ex)
-#pragma warning restore CA1031
-        {
-            HostLog.StartFailed(logger, ex.Message);
-            HostLog.StartFailureDetails(logger, ex);
-            return 1;
+            return await FailAsync(environment, string.Join(Environment.NewLine, file.Diagnostics)).ConfigureAwait(false);
         }
 
-        await signals.WaitAsync().ConfigureAwait(false);
-        await server.StopAsync().ConfigureAwait(false);
-        HostLog.Stopped(logger);
+        foreach (var notice in file.Diagnostics)
+        {
+            await environment.Error.WriteLineAsync(notice.ToString()).ConfigureAwait(false);
+        }
+
+        // Plugin failures are logged to standard error whatever the configured log file.
+        settings.Host.LogFile = null;
+        using (var logging = HostLogging.Create(settings.Host))
+        {
+            if (BrokerRunner.LoadPlugins(sources.Configuration, settings.Host, environment, logging.Factory, out _) is { } refusal)
+            {
+                return await FailAsync(environment, refusal).ConfigureAwait(false);
+            }
+        }
+
+        await environment.Error.WriteLineAsync($"{ExecutableName}: configuration file {file.File} is valid").ConfigureAwait(false);
         return 0;
+    }
+
+    // -sl: the pid comes with the value or from the configured pid file.
+    private static async Task<int> SignalAsync(CommandLine commandLine, HostEnvironment environment)
+    {
+        var value = commandLine.Settings[CommandLineFlags.SignalKey] ?? "";
+        string? pidFile = null;
+        if (!value.Contains('=', StringComparison.Ordinal))
+        {
+            try
+            {
+                var sources = HostConfiguration.Build(environment.BaseDirectory, environment.Variables, commandLine.Settings);
+                pidFile = HostSettings.Bind(sources.Configuration).Host.PidFile;
+            }
+            catch (HostConfigurationException ex)
+            {
+                return await FailAsync(environment, ex.Message).ConfigureAwait(false);
+            }
+        }
+
+        return SignalCommand.Send(value, pidFile) is { } failure ? await FailAsync(environment, failure).ConfigureAwait(false) : 0;
+    }
+
+    private static async Task<int> FailAsync(HostEnvironment environment, string message)
+    {
+        await environment.Error.WriteLineAsync($"{ExecutableName}: {message}").ConfigureAwait(false);
+        return 1;
     }
 }

@@ -94,6 +94,108 @@ public sealed class HostCommandTests : IDisposable
         Assert.StartsWith($"broker: log file {Path.Combine(blocker, "broker.log")}: ", error.ToString(), StringComparison.Ordinal);
     }
 
+    [Fact]
+    public async Task Check_config_accepts_a_valid_file_with_nats_servers_wording()
+    {
+        var conf = WriteConf("listen: 127.0.0.1:4333\nauthorization { users: [ {user: a, password: b} ] }\njetstream: enabled\n");
+
+        Assert.Equal(0, await RunAsync(["-t", "-c", conf]));
+
+        Assert.Equal(
+            $"{conf}:3:1: JetStream: not supported yet, ignoring \"jetstream\"{Environment.NewLine}broker: configuration file {conf} is valid{Environment.NewLine}",
+            error.ToString());
+        Assert.Empty(output.ToString());
+    }
+
+    [Fact]
+    public async Task Check_config_lists_every_problem_and_exits_with_1()
+    {
+        var conf = WriteConf("port: 4333\nbogus: 1\noperator: op.jwt\n");
+
+        Assert.Equal(1, await RunAsync(["-t", "-c", conf]));
+
+        var lines = error.ToString().TrimEnd().Split(Environment.NewLine);
+        Assert.Equal($"broker: {conf}:2:1: unknown field \"bogus\"", lines[0]);
+        Assert.StartsWith($"{conf}:3:1: \"operator\": not supported (", lines[1], StringComparison.Ordinal);
+        Assert.Equal(2, lines.Length);
+    }
+
+    [Fact]
+    public async Task Check_config_fails_on_nats_servers_own_warnings_as_nats_server_does()
+    {
+        var conf = WriteConf("ping_interval: 60\n");
+
+        Assert.Equal(1, await RunAsync(["-t", "-c", conf]));
+
+        Assert.Equal(
+            $"broker: {conf}:1:1: invalid use of field \"ping_interval\": ping_interval should be converted to a duration{Environment.NewLine}",
+            error.ToString());
+    }
+
+    [Theory]
+    [InlineData(new[] { "-t" }, "broker: must specify [-c, --config] option to check configuration file syntax")]
+    [InlineData(new[] { "-t", "-c", "/nonexistent/broker.conf" }, "broker: error opening config file '/nonexistent/broker.conf': no such file or directory")]
+    public async Task Check_config_without_a_readable_file_fails(string[] args, string message)
+    {
+        Assert.Equal(1, await RunAsync(args));
+
+        Assert.Equal(message + Environment.NewLine, error.ToString());
+    }
+
+    [Fact]
+    public async Task A_tls_block_without_the_tls_plugin_is_refused()
+    {
+        // Never serve clear text to clients the file says must use TLS.
+        var conf = WriteConf("tls { cert_file: server.pem, key_file: server.key }\n");
+
+        Assert.Equal(1, await RunAsync(["-t", "-c", conf]));
+
+        Assert.Equal(
+            $"broker: settings for plugin(s) Tls are configured, but no such plugin is loaded from {Path.Combine(directory, "plugins")}{Environment.NewLine}",
+            error.ToString());
+    }
+
+    [Theory]
+    [InlineData("bogus=1", "broker: unknown signal \"bogus\"")]
+    [InlineData("reload=abc", "broker: invalid pid: abc")]
+    [InlineData("reload=1=2", "broker: invalid signal parameters: [2]")]
+    [InlineData("reload", "broker: no pid given: use --signal <signal>=<pid or pid file>, or name the pid file with -P or pid_file")]
+    public async Task Signal_without_a_usable_pid_exits_with_1(string value, string message)
+    {
+        Assert.Equal(1, await RunAsync(["--signal", value]));
+
+        Assert.Equal(message + Environment.NewLine, error.ToString());
+    }
+
+    [Fact]
+    public async Task Signal_reads_the_pid_file_named_by_the_configuration()
+    {
+        var pidFile = Path.Combine(directory, "missing.pid");
+        var conf = WriteConf($"pid_file: \"{pidFile}\"\n");
+
+        Assert.Equal(1, await RunAsync(["-sl", "reload", "-c", conf]));
+
+        Assert.Equal($"broker: no broker process found: cannot read pid file {pidFile}{Environment.NewLine}", error.ToString());
+    }
+
+    [Fact]
+    public async Task Signal_to_a_process_that_does_not_exist_names_the_error()
+    {
+        var pidFile = Path.Combine(directory, "stale.pid");
+        await File.WriteAllTextAsync(pidFile, "2147483647");
+
+        Assert.Equal(1, await RunAsync(["-sl", "ldm=" + pidFile]));
+
+        Assert.StartsWith("broker: signal \"ldm\" 2147483647: ", error.ToString(), StringComparison.Ordinal);
+    }
+
+    private string WriteConf(string text)
+    {
+        var path = Path.Combine(directory, $"broker-{Guid.NewGuid():N}.conf");
+        File.WriteAllText(path, text);
+        return path;
+    }
+
     private Task<int> RunAsync(string[] args, Dictionary<string, string>? environment = null) =>
         BrokerHost.RunAsync(args, new HostEnvironment(directory, environment ?? [], output, error));
 }

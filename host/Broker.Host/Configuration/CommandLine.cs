@@ -104,9 +104,9 @@ internal sealed class CommandLine
             }
 
             // A command flag (a switch that is on, or a value flag, whose value its keys carry) replaces serving;
-            // -v wins over -h whatever their order, as nats-server checks the version flag first.
+            // when several are given, the one nats-server checks first wins whatever their order.
             var enabled = flag.Kind != FlagKind.Switch || value == "true";
-            if (enabled && flag.Command != HostCommand.Run && (command == HostCommand.Run || flag.Command == HostCommand.Version))
+            if (enabled && Rank(flag.Command) > Rank(command))
             {
                 command = flag.Command;
             }
@@ -125,11 +125,21 @@ internal sealed class CommandLine
 
         return args[start] switch
         {
-            "version" => new CommandLine(command == HostCommand.Run ? HostCommand.Version : command, settings, null),
-            "help" => new CommandLine(command == HostCommand.Run ? HostCommand.Help : command, settings, null),
+            "version" => new CommandLine(Rank(command) < Rank(HostCommand.Help) ? HostCommand.Version : command, settings, null),
+            "help" => new CommandLine(Rank(command) < Rank(HostCommand.Help) ? HostCommand.Help : command, settings, null),
             var other => Failed($"unrecognized command: \"{other}\""),
         };
     }
+
+    // nats-server's order of checks: -v, -h, then the "version"/"help" arguments, then -sl, then -t.
+    private static int Rank(HostCommand command) => command switch
+    {
+        HostCommand.Version => 4,
+        HostCommand.Help => 3,
+        HostCommand.Signal => 2,
+        HostCommand.CheckConfig => 1,
+        _ => 0,
+    };
 
     // Go's strconv.ParseBool spellings.
     private static bool TryParseBool(string text, out bool value)

@@ -8,18 +8,19 @@ namespace Broker.Host.Configuration;
 /// same options.
 /// </summary>
 /// <remarks>
-/// A new flag is one line here. The ones planned next (<c>-c</c>, <c>-t</c>, <c>-n</c>, <c>-P</c>, <c>-js</c>,
-/// <c>-sd</c>, <c>--ports_file_dir</c>, <c>-sl</c>) fit as they are: a value flag writing a key
-/// (<c>-n</c> → <c>Broker:ServerName</c>; <c>-c</c> → a key <see cref="HostConfiguration"/> reads to add the .conf
-/// layer below the flags), a switch writing a key (<c>-js</c>), or a <see cref="HostCommand"/> (<c>-t</c>; <c>-sl</c>
-/// with its value in a key).
+/// A new flag is one line here: a value flag or a switch writing configuration keys, or a <see cref="HostCommand"/>
+/// (<c>-t</c>; <c>-sl</c> with its value in <see cref="SignalKey"/>, outside the <c>Broker</c> section).
 /// </remarks>
 internal static class CommandLineFlags
 {
     private const string Server = "Server Options";
     private const string Logging = "Logging Options";
+    private const string JetStream = "JetStream Options";
     private const string Authorization = "Authorization Options";
     private const string Common = "Common Options";
+
+    /// <summary>The key <c>-sl</c> writes its value to; not a setting, so outside the <c>Broker</c> section.</summary>
+    public const string SignalKey = "Command:Signal";
 
     // The usage column where descriptions start, as in nats-server's usage text.
     private const int DescriptionColumn = 37;
@@ -29,12 +30,23 @@ internal static class CommandLineFlags
     [
         new(["-a", "--addr", "--net"], FlagKind.Text, "<host>", "Bind to host address (default: 0.0.0.0)", Server, ["Broker:Host"]),
         new(["-p", "--port"], FlagKind.Integer, "<port>", "Use port for clients (default: 4222, -1 for a random port)", Server, ["Broker:Port"]),
+        new(["-n", "--name", "--server_name"], FlagKind.Text, "<server_name>", "Server name (default: auto)", Server, ["Broker:ServerName"]),
+        new(["-P", "--pid"], FlagKind.Text, "<file>", "File to store PID", Server, ["Broker:PidFile"]),
         new(["-m", "--http_port"], FlagKind.Integer, "<port>", "Use port for http monitoring (-1 for a random port)", Server, ["Broker:Monitoring:Port"]),
+        new(["-c", "--config"], FlagKind.Text, "<file>", "Configuration file", Server, ["Broker:ConfigFile"]),
+        new(["-t"], FlagKind.Switch, "", "Test configuration and exit", Server, [], HostCommand.CheckConfig),
+        new(["-sl", "--signal"], FlagKind.Text, "<signal>[=<pid>]", "Send signal to the broker process (ldm, stop, quit, term, reopen, reload); <pid> is a PID or a PID file (default: the -P file)", Server, [SignalKey], HostCommand.Signal),
+        new(["--ports_file_dir"], FlagKind.Text, "<dir>", "Creates a ports file in the specified directory (<executable_name>_<pid>.ports)", Server, ["Broker:PortsFileDir"]),
         new(["--plugins"], FlagKind.Text, "<dir>", "Load plugins from this folder (default: plugins/ next to the executable)", Server, ["Broker:PluginsPath"]),
         new(["-l", "--log"], FlagKind.Text, "<file>", "File to redirect log output", Logging, ["Broker:LogFile"]),
+        new(["-T", "--logtime"], FlagKind.Switch, "", "Timestamp log entries (default: true)", Logging, ["Broker:LogTime"]),
         new(["-D", "--debug"], FlagKind.Switch, "", "Enable debugging output", Logging, ["Broker:Debug"]),
         new(["-V", "--trace"], FlagKind.Switch, "", "Trace the raw protocol", Logging, ["Broker:Trace"]),
+        new(["-VV"], FlagKind.Switch, "", "Verbose trace (same as -V here)", Logging, ["Broker:Trace"]),
         new(["-DV"], FlagKind.Switch, "", "Debug and trace", Logging, ["Broker:Debug", "Broker:Trace"]),
+        new(["-DVV"], FlagKind.Switch, "", "Debug and verbose trace (same as -DV here)", Logging, ["Broker:Debug", "Broker:Trace"]),
+        new(["-js", "--jetstream"], FlagKind.Switch, "", "Enable JetStream functionality (not available yet: accepted with a warning)", JetStream, ["Broker:JetStream"]),
+        new(["-sd", "--store_dir"], FlagKind.Text, "<dir>", "Set the storage directory (not used until JetStream is available)", JetStream, ["Broker:StoreDir"]),
         new(["--user"], FlagKind.Text, "<user>", "User required for connections", Authorization, ["Broker:Authorization:User"]),
         new(["--pass"], FlagKind.Text, "<password>", "Password required for connections", Authorization, ["Broker:Authorization:Password"]),
         new(["--auth"], FlagKind.Text, "<token>", "Authorization token required for connections", Authorization, ["Broker:Authorization:Token"]),
@@ -93,6 +105,12 @@ internal enum HostCommand
 
     /// <summary>Print the usage and exit 0.</summary>
     Help,
+
+    /// <summary>Check the configuration (<c>-t</c>): exit 0 when it is valid, 1 with its errors otherwise.</summary>
+    CheckConfig,
+
+    /// <summary>Send a signal to a running broker (<c>-sl</c>) and exit.</summary>
+    Signal,
 }
 
 /// <summary>

@@ -1,13 +1,20 @@
 using System.Collections;
+using Broker.Host.Configuration.ConfigFile;
 using Microsoft.Extensions.Configuration;
 
 namespace Broker.Host.Configuration;
 
 /// <summary>
 /// Builds the host's configuration from its layers, lowest precedence first: the option defaults,
-/// <c>appsettings.json</c> next to the executable (optional), environment variables (<c>BROKER_</c>), flags.
-/// Broker settings live in section <c>Broker</c>, plugin settings in <c>Plugins:&lt;Id&gt;</c>.
+/// <c>appsettings.json</c> next to the executable (optional), the nats-server configuration file (<c>-c</c>),
+/// environment variables (<c>BROKER_</c>), flags. Broker settings live in section <c>Broker</c>, plugin settings in
+/// <c>Plugins:&lt;Id&gt;</c>.
 /// </summary>
+/// <remarks>
+/// The file sits below the environment and the flags: it is the deployment's configuration, which a container's
+/// environment or an operator's flag overrides for one run (nats-server too lets flags override the file).
+/// appsettings.json, shipped next to the executable, is the product's default configuration below both.
+/// </remarks>
 internal static class HostConfiguration
 {
     /// <summary>The section bound to <see cref="Core.BrokerOptions"/> and <see cref="BrokerHostOptions"/>.</summary>
@@ -22,28 +29,52 @@ internal static class HostConfiguration
     /// <summary>The optional JSON settings file, looked up next to the executable.</summary>
     public const string AppSettingsFile = "appsettings.json";
 
-    /// <summary>Builds the configuration.</summary>
+    /// <summary>The key naming the configuration file (<c>-c</c>, <c>BROKER_CONFIGFILE</c>).</summary>
+    public const string ConfigFileKey = BrokerSection + ":" + nameof(BrokerHostOptions.ConfigFile);
+
+    /// <summary>Builds the configuration, reading the configuration file when one is named.</summary>
     /// <param name="baseDirectory">Where <c>appsettings.json</c> is looked up.</param>
     /// <param name="environment">The environment variables (normally <see cref="Environment.GetEnvironmentVariables()"/>).</param>
     /// <param name="flags">Keys set by command-line flags.</param>
-    /// <returns>The configuration.</returns>
-    /// <exception cref="HostConfigurationException">appsettings.json cannot be read or parsed.</exception>
-    public static IConfigurationRoot Build(string baseDirectory, IDictionary environment, IReadOnlyDictionary<string, string?> flags)
+    /// <returns>The configuration, and the mapped configuration file when there is one.</returns>
+    /// <exception cref="HostConfigurationException">
+    /// appsettings.json cannot be read or parsed, or the configuration file has errors (the message lists them all,
+    /// one per line, as <c>file:line:column: reason</c>).
+    /// </exception>
+    public static HostConfigurationSources Build(string baseDirectory, IDictionary environment, IReadOnlyDictionary<string, string?> flags)
     {
+        ArgumentNullException.ThrowIfNull(environment);
         var path = Path.GetFullPath(Path.Combine(baseDirectory, AppSettingsFile));
+        var variables = FromEnvironment(environment).ToList();
         try
         {
-            return new ConfigurationBuilder()
-                .AddJsonFile(path, optional: true, reloadOnChange: false)
-                .AddInMemoryCollection(FromEnvironment(environment))
-                .AddInMemoryCollection(flags)
-                .Build();
+            // The file may be named by any layer above it (normally the -c flag).
+            var named = Layers(path, null, variables, flags)[ConfigFileKey];
+            ConfMapping? file = null;
+            if (!string.IsNullOrEmpty(named))
+            {
+                file = ConfMapper.MapFile(named, name => environment[name] as string);
+                if (file.HasErrors)
+                {
+                    throw new HostConfigurationException(string.Join(Environment.NewLine, file.Diagnostics));
+                }
+            }
+
+            return new HostConfigurationSources(Layers(path, file, variables, flags), file);
         }
         catch (Exception ex) when (ex is FormatException or InvalidDataException or IOException)
         {
             throw new HostConfigurationException($"{path}: {(ex.InnerException ?? ex).Message}", ex);
         }
     }
+
+    private static IConfigurationRoot Layers(string appSettings, ConfMapping? file, IEnumerable<KeyValuePair<string, string?>> variables, IReadOnlyDictionary<string, string?> flags) =>
+        new ConfigurationBuilder()
+            .AddJsonFile(appSettings, optional: true, reloadOnChange: false)
+            .AddInMemoryCollection(file?.Settings ?? new Dictionary<string, string?>())
+            .AddInMemoryCollection(variables)
+            .AddInMemoryCollection(flags)
+            .Build();
 
     /// <summary>
     /// Maps <c>BROKER_</c> variables onto configuration keys: the prefix is removed, <c>__</c> separates sections,
@@ -72,3 +103,8 @@ internal static class HostConfiguration
         }
     }
 }
+
+/// <summary>The built configuration and the configuration file it includes.</summary>
+/// <param name="Configuration">Every layer.</param>
+/// <param name="ConfigFile">The mapped configuration file (with its warnings), or <see langword="null"/> when none is named.</param>
+internal sealed record HostConfigurationSources(IConfigurationRoot Configuration, ConfMapping? ConfigFile);

@@ -53,6 +53,13 @@ internal sealed partial record HostSettings(BrokerOptions Broker, BrokerHostOpti
             broker.Monitoring.Port = 0;
         }
 
+        // As nats-server: monitoring listens where clients do unless its own host is given (-a 127.0.0.1 -m -1 must
+        // not open the monitoring port on every interface).
+        if (section.GetSection(nameof(BrokerOptions.Monitoring)).GetSection(nameof(MonitoringOptions.Host)).Value is null)
+        {
+            broker.Monitoring.Host = broker.Host;
+        }
+
         try
         {
             broker.Validate();

@@ -2,10 +2,10 @@ using Microsoft.Extensions.Logging;
 
 namespace Broker.Host.Logging;
 
-/// <summary>Log messages of the executable's lifecycle (event ids 600-619).</summary>
+/// <summary>Log messages of the executable's lifecycle (event ids 600-629).</summary>
 internal static partial class HostLog
 {
-    [LoggerMessage(600, LogLevel.Information, "Received {Signal}, shutting down (send it again to exit at once)")]
+    [LoggerMessage(600, LogLevel.Information, "Trapped \"{Signal}\" signal")]
     public static partial void SignalReceived(ILogger logger, string signal);
 
     [LoggerMessage(601, LogLevel.Warning, "Received {Signal} again, exiting without waiting for connections to close")]
@@ -14,9 +14,36 @@ internal static partial class HostLog
     [LoggerMessage(602, LogLevel.Error, "Broker failed to start: {Reason}")]
     public static partial void StartFailed(ILogger logger, string reason);
 
+    [LoggerMessage(603, LogLevel.Information, "Server is stopped")]
+    public static partial void Stopped(ILogger logger);
+
     [LoggerMessage(604, LogLevel.Debug, "Start failure details")]
     public static partial void StartFailureDetails(ILogger logger, Exception exception);
 
-    [LoggerMessage(603, LogLevel.Information, "Server is stopped")]
-    public static partial void Stopped(ILogger logger);
+    [LoggerMessage(605, LogLevel.Information, "Using configuration file: {File}")]
+    public static partial void UsingConfigFile(ILogger logger, string file);
+
+    [LoggerMessage(606, LogLevel.Warning, "{Diagnostic}")]
+    public static partial void ConfigNotice(ILogger logger, string diagnostic);
+
+    [LoggerMessage(607, LogLevel.Warning, "JetStream is not available yet: -js/--jetstream and the store directory are ignored")]
+    public static partial void JetStreamUnavailable(ILogger logger);
+
+    [LoggerMessage(608, LogLevel.Information, "Reloaded server configuration")]
+    public static partial void Reloaded(ILogger logger);
+
+    [LoggerMessage(609, LogLevel.Error, "Failed to reload server configuration: {Reason}")]
+    public static partial void ReloadFailed(ILogger logger, string reason);
+
+    [LoggerMessage(610, LogLevel.Error, "Error writing ports file ({Path}): {Reason}")]
+    public static partial void PortsFileFailed(ILogger logger, string path, string reason);
+
+    [LoggerMessage(611, LogLevel.Debug, "Wrote ports file {Path}")]
+    public static partial void PortsFileWritten(ILogger logger, string path);
+
+    [LoggerMessage(612, LogLevel.Information, "Reopened log file")]
+    public static partial void LogReopened(ILogger logger);
+
+    [LoggerMessage(613, LogLevel.Error, "Failed to reopen log file: {Reason}")]
+    public static partial void LogReopenFailed(ILogger logger, string reason);
 }

@@ -2,6 +2,7 @@ using System.Globalization;
 using Broker.Host.Configuration;
 using Microsoft.Extensions.Logging;
 using Serilog;
+using Serilog.Core;
 using Serilog.Events;
 using Serilog.Sinks.SystemConsole.Themes;
 
@@ -11,27 +12,100 @@ namespace Broker.Host.Logging;
 /// The host's logging: Serilog behind Microsoft.Extensions.Logging (the broker and plugins log through
 /// <see cref="Microsoft.Extensions.Logging.ILogger"/> only), in nats-server's line format
 /// <c>[pid] 2006/01/02 15:04:05.000000 [INF] message</c>, to standard error (as nats-server) or to the <c>-l</c> file.
+/// The level, the file and the timestamp can change while running (reload), and the file can be reopened after it
+/// was rotated away (SIGUSR1, <c>--signal reopen</c>), as nats-server allows.
 /// </summary>
-internal static class HostLogging
+internal sealed class HostLogging : IDisposable
 {
-    /// <summary>Creates the logger factory; disposing it flushes and closes the sinks.</summary>
-    /// <param name="options">Level switches and the log file.</param>
-    /// <returns>The factory.</returns>
+    private readonly LoggingLevelSwitch level = new();
+    private readonly SwitchableSink sink = new();
+    private readonly Serilog.Core.Logger root;
+    private string? logFile;
+    private bool logTime;
+
+    private HostLogging(BrokerHostOptions options)
+    {
+        root = new LoggerConfiguration()
+            .MinimumLevel.ControlledBy(level)
+            .Enrich.With<NatsLevelEnricher>()
+            .WriteTo.Sink(sink)
+            .CreateLogger();
+
+        // Serilog decides the level; Microsoft.Extensions.Logging passes everything through to it.
+        Factory = LoggerFactory.Create(builder => builder.SetMinimumLevel(LogLevel.Trace).AddSerilog(root, dispose: false));
+        Apply(options);
+    }
+
+    /// <summary>The factory the broker and plugins log through.</summary>
+    public ILoggerFactory Factory { get; }
+
+    /// <summary>Creates the logging.</summary>
+    /// <param name="options">Level switches, log file and timestamp.</param>
+    /// <returns>The logging; disposing it flushes and closes the sinks.</returns>
     /// <exception cref="HostConfigurationException">The log file cannot be opened for writing.</exception>
-    public static ILoggerFactory Create(BrokerHostOptions options)
+    public static HostLogging Create(BrokerHostOptions options)
+    {
+        Validate(options);
+        return new HostLogging(options);
+    }
+
+    /// <summary>Checks that <see cref="Apply"/> would succeed with these options (the log file can be written).</summary>
+    /// <param name="options">The settings.</param>
+    /// <exception cref="HostConfigurationException">The log file cannot be opened for writing.</exception>
+    public static void Validate(BrokerHostOptions options)
     {
         ArgumentNullException.ThrowIfNull(options);
-        var level = options.Trace ? LogEventLevel.Verbose : options.Debug ? LogEventLevel.Debug : LogEventLevel.Information;
-        var template = "[" + Environment.ProcessId.ToString(CultureInfo.InvariantCulture) + "] "
-            + "{Timestamp:yyyy/MM/dd HH:mm:ss.ffffff} [{" + NatsLevelEnricher.PropertyName + "}] {Message:lj}{NewLine}{Exception}";
-        var configuration = new LoggerConfiguration()
-            .MinimumLevel.Is(level)
-            .Enrich.With<NatsLevelEnricher>();
         if (!string.IsNullOrEmpty(options.LogFile))
         {
-            var path = Path.GetFullPath(options.LogFile);
-            EnsureWritable(path);
-            configuration.WriteTo.File(path, outputTemplate: template, formatProvider: CultureInfo.InvariantCulture);
+            EnsureWritable(Path.GetFullPath(options.LogFile));
+        }
+    }
+
+    /// <summary>Applies the level, file and timestamp settings; the sink is replaced only when the last two changed.</summary>
+    /// <param name="options">The settings.</param>
+    /// <exception cref="HostConfigurationException">A new log file cannot be opened for writing; nothing changed then.</exception>
+    public void Apply(BrokerHostOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        var file = string.IsNullOrEmpty(options.LogFile) ? null : Path.GetFullPath(options.LogFile);
+        if (file != logFile || options.LogTime != logTime || !sink.HasTarget)
+        {
+            sink.Replace(CreateTarget(file, options.LogTime));
+            logFile = file;
+            logTime = options.LogTime;
+        }
+
+        level.MinimumLevel = options.Trace ? LogEventLevel.Verbose : options.Debug ? LogEventLevel.Debug : LogEventLevel.Information;
+    }
+
+    /// <summary>Closes and reopens the log file (after logrotate moved it); nothing to do when logging to standard error.</summary>
+    /// <exception cref="HostConfigurationException">The file cannot be opened again.</exception>
+    public void Reopen()
+    {
+        if (logFile is not null)
+        {
+            sink.Replace(CreateTarget(logFile, logTime));
+        }
+    }
+
+    public void Dispose()
+    {
+        Factory.Dispose();
+        root.Dispose();
+        sink.Dispose();
+    }
+
+    // A logger per target, so its sink is closed and replaced as a whole.
+    private static Serilog.Core.Logger CreateTarget(string? file, bool logTime)
+    {
+        var template = "[" + Environment.ProcessId.ToString(CultureInfo.InvariantCulture) + "] "
+            + (logTime ? "{Timestamp:yyyy/MM/dd HH:mm:ss.ffffff} " : "")
+            + "[{" + NatsLevelEnricher.PropertyName + "}] {Message:lj}{NewLine}{Exception}";
+        var configuration = new LoggerConfiguration().MinimumLevel.Verbose();
+        if (file is not null)
+        {
+            EnsureWritable(file);
+            configuration.WriteTo.File(file, outputTemplate: template, formatProvider: CultureInfo.InvariantCulture);
         }
         else
         {
@@ -42,10 +116,7 @@ internal static class HostLogging
                 theme: ConsoleTheme.None);
         }
 
-        var serilog = configuration.CreateLogger();
-
-        // Serilog decides the level; Microsoft.Extensions.Logging passes everything through to it.
-        return LoggerFactory.Create(builder => builder.SetMinimumLevel(LogLevel.Trace).AddSerilog(serilog, dispose: true));
+        return configuration.CreateLogger();
     }
 
     // The file sink reports failures only to Serilog's SelfLog; a log file that cannot be written must stop the host.
@@ -65,5 +136,45 @@ internal static class HostLogging
         {
             throw new HostConfigurationException($"log file {path}: {ex.Message}", ex);
         }
+    }
+
+    // Forwards events to the current target; replacing it closes the old one after no event is being written to it.
+    private sealed class SwitchableSink : ILogEventSink, IDisposable
+    {
+        private readonly Lock gate = new();
+        private Serilog.Core.Logger? target;
+
+        public bool HasTarget
+        {
+            get
+            {
+                lock (gate)
+                {
+                    return target is not null;
+                }
+            }
+        }
+
+        public void Emit(LogEvent logEvent)
+        {
+            lock (gate)
+            {
+                ((ILogEventSink?)target)?.Emit(logEvent);
+            }
+        }
+
+        public void Replace(Serilog.Core.Logger? next)
+        {
+            Serilog.Core.Logger? previous;
+            lock (gate)
+            {
+                previous = target;
+                target = next;
+            }
+
+            previous?.Dispose();
+        }
+
+        public void Dispose() => Replace(null);
     }
 }

@@ -67,6 +67,23 @@ internal sealed class PluginCatalog
         return loaded;
     }
 
+    /// <summary>
+    /// The ids of configured plugin sections (<c>Plugins:&lt;Id&gt;</c> with any setting) that no loaded plugin
+    /// claims. The host refuses to start with one: a <c>tls</c> block whose plugin is missing, or was skipped because
+    /// its settings were wrong, must not leave the broker serving clear text.
+    /// </summary>
+    /// <param name="configuration">The host configuration.</param>
+    /// <param name="loaded">The plugins loaded.</param>
+    /// <returns>The unclaimed ids, in configuration order.</returns>
+    public static IReadOnlyList<string> Unclaimed(IConfiguration configuration, IEnumerable<LoadedPlugin> loaded)
+    {
+        ArgumentNullException.ThrowIfNull(configuration);
+        var ids = loaded.Select(p => p.Manifest.Id).ToHashSet(StringComparer.OrdinalIgnoreCase);
+        return [.. configuration.GetSection(HostConfiguration.PluginsSection).GetChildren()
+            .Where(section => (section.Value is not null || section.GetChildren().Any()) && !ids.Contains(section.Key))
+            .Select(section => section.Key)];
+    }
+
     private LoadedPlugin? TryLoad(string folder, List<LoadedPlugin> loaded)
     {
         var name = Path.GetFileName(folder);

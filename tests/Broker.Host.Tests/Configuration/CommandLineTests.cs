@@ -27,6 +27,21 @@ public sealed class CommandLineTests
     [InlineData("--user alice", "Broker:Authorization:User", "alice")]
     [InlineData("--pass s3cret", "Broker:Authorization:Password", "s3cret")]
     [InlineData("--auth t0ken", "Broker:Authorization:Token", "t0ken")]
+    [InlineData("-c /etc/broker.conf", "Broker:ConfigFile", "/etc/broker.conf")]
+    [InlineData("--config=b.conf", "Broker:ConfigFile", "b.conf")]
+    [InlineData("-n edge-1", "Broker:ServerName", "edge-1")]
+    [InlineData("--name edge-2", "Broker:ServerName", "edge-2")]
+    [InlineData("--server_name edge-3", "Broker:ServerName", "edge-3")]
+    [InlineData("-P /run/broker.pid", "Broker:PidFile", "/run/broker.pid")]
+    [InlineData("--pid broker.pid", "Broker:PidFile", "broker.pid")]
+    [InlineData("--ports_file_dir /tmp/ports", "Broker:PortsFileDir", "/tmp/ports")]
+    [InlineData("-T=false", "Broker:LogTime", "false")]
+    [InlineData("--logtime", "Broker:LogTime", "true")]
+    [InlineData("-VV", "Broker:Trace", "true")]
+    [InlineData("-js", "Broker:JetStream", "true")]
+    [InlineData("--jetstream", "Broker:JetStream", "true")]
+    [InlineData("-sd /tmp/js", "Broker:StoreDir", "/tmp/js")]
+    [InlineData("--store_dir=/tmp/js", "Broker:StoreDir", "/tmp/js")]
     public void Flag_sets_its_configuration_key(string args, string key, string value)
     {
         var commandLine = Parse(args);
@@ -77,10 +92,52 @@ public sealed class CommandLineTests
         Assert.Equal(expected, commandLine.Command.ToString());
     }
 
+    [Fact]
+    public void The_harness_command_line_parses()
+    {
+        var commandLine = Parse("-a 127.0.0.1 -p -1 -m -1 -js -sd /tmp/js --ports_file_dir /tmp/ports -c /tmp/a.conf");
+
+        Assert.Null(commandLine.Error);
+        Assert.Equal(HostCommand.Run, commandLine.Command);
+        Assert.Equal("-1", commandLine.Settings["Broker:Port"]);
+        Assert.Equal("-1", commandLine.Settings["Broker:Monitoring:Port"]);
+        Assert.Equal("true", commandLine.Settings["Broker:JetStream"]);
+        Assert.Equal("/tmp/js", commandLine.Settings["Broker:StoreDir"]);
+        Assert.Equal("/tmp/ports", commandLine.Settings["Broker:PortsFileDir"]);
+        Assert.Equal("/tmp/a.conf", commandLine.Settings["Broker:ConfigFile"]);
+    }
+
+    [Theory]
+    [InlineData("-t -c a.conf", nameof(HostCommand.CheckConfig))]
+    [InlineData("-sl reload", nameof(HostCommand.Signal))]
+    [InlineData("--signal=ldm=/run/b.pid", nameof(HostCommand.Signal))]
+    [InlineData("-t -sl reload", nameof(HostCommand.Signal))]
+    [InlineData("-sl reload -h", nameof(HostCommand.Help))]
+    [InlineData("-sl reload version", nameof(HostCommand.Version))]
+    [InlineData("-t help", nameof(HostCommand.Help))]
+    [InlineData("-h -v -t", nameof(HostCommand.Version))]
+    [InlineData("-t=false", nameof(HostCommand.Run))]
+    public void Commands_win_in_nats_servers_order(string args, string command)
+    {
+        var commandLine = Parse(args);
+
+        Assert.Null(commandLine.Error);
+        Assert.Equal(Enum.Parse<HostCommand>(command), commandLine.Command);
+    }
+
+    [Fact]
+    public void The_signal_value_is_kept_outside_the_broker_section()
+    {
+        var settings = Parse("--signal=ldm=/run/b.pid").Settings;
+
+        Assert.Equal("ldm=/run/b.pid", settings[CommandLineFlags.SignalKey]);
+        Assert.DoesNotContain(settings.Keys, k => k.StartsWith("Broker:", StringComparison.Ordinal));
+    }
+
     [Theory]
     [InlineData("--bogus", "flag provided but not defined: --bogus")]
     [InlineData("-p 1 -x", "flag provided but not defined: -x")]
-    [InlineData("-js", "flag provided but not defined: -js")]
+    [InlineData("-ms 8443", "flag provided but not defined: -ms")]
     [InlineData("-p", "flag needs an argument: -p")]
     [InlineData("--addr", "flag needs an argument: -addr")]
     [InlineData("-p abc", "invalid value \"abc\" for flag -p: parse error")]

@@ -174,7 +174,7 @@ public sealed class HostConfigurationTests : IDisposable
     {
         var commandLine = CommandLine.Parse(args);
         Assert.Null(commandLine.Error);
-        return HostConfiguration.Build(directory, environment ?? [], commandLine.Settings);
+        return HostConfiguration.Build(directory, environment ?? [], commandLine.Settings).Configuration;
     }
 
     private HostSettings Bind(Dictionary<string, string>? environment = null, params string[] args) =>

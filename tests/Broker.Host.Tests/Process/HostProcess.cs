@@ -36,15 +36,18 @@ internal sealed partial class HostProcess : IAsyncDisposable
     public string Output => string.Join(Environment.NewLine, lines);
 
     /// <summary>Starts the host with these arguments; BROKER_ variables of the test's own environment are not passed on.</summary>
-    public static HostProcess Start(IEnumerable<string> args, IDictionary<string, string>? environment = null)
+    public static HostProcess Start(IEnumerable<string> args, IDictionary<string, string>? environment = null) =>
+        Start(Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") ?? "dotnet", [HostAssembly, .. args], environment);
+
+    /// <summary>Starts a launcher of the host (such as scripts/nats-server) with these arguments.</summary>
+    public static HostProcess Start(string fileName, IEnumerable<string> args, IDictionary<string, string>? environment = null)
     {
-        var startInfo = new ProcessStartInfo(Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") ?? "dotnet")
+        var startInfo = new ProcessStartInfo(fileName)
         {
             RedirectStandardOutput = true,
             RedirectStandardError = true,
             UseShellExecute = false,
         };
-        startInfo.ArgumentList.Add(HostAssembly);
         foreach (var arg in args)
         {
             startInfo.ArgumentList.Add(arg);
@@ -103,14 +106,19 @@ internal sealed partial class HostProcess : IAsyncDisposable
 
     public bool HasListener(string listener) => lines.Any(l => ListeningLine().Match(l) is { Success: true } m && m.Groups["name"].Value == listener);
 
-    /// <summary>Waits for a line containing <paramref name="text"/>; fails with the whole output on timeout or exit.</summary>
-    public async Task<string> WaitForLineAsync(string text, TimeSpan timeout)
+    public bool HasExited => process.HasExited;
+
+    /// <summary>
+    /// Waits for a line containing <paramref name="text"/> among the lines from index <paramref name="from"/> on (to
+    /// wait for a second occurrence, pass the line count seen before); fails with the whole output on timeout or exit.
+    /// </summary>
+    public async Task<string> WaitForLineAsync(string text, TimeSpan timeout, int from = 0)
     {
         var deadline = DateTime.UtcNow + timeout;
         var exited = false;
         while (true)
         {
-            var line = lines.FirstOrDefault(l => l.Contains(text, StringComparison.Ordinal));
+            var line = lines.Skip(from).FirstOrDefault(l => l.Contains(text, StringComparison.Ordinal));
             if (line is not null)
             {
                 return line;

@@ -138,7 +138,7 @@ public sealed class HostProcessTests : IDisposable
         await host.SignalAsync(signal);
 
         Assert.Equal(0, await host.WaitForExitAsync(ExitTimeout));
-        Assert.Contains(host.Lines, l => l.Contains($"[INF] Received {logged}, shutting down", StringComparison.Ordinal));
+        Assert.Contains(host.Lines, l => l.Contains($"[INF] Trapped \"{logged}\" signal", StringComparison.Ordinal));
         Assert.Contains(host.Lines, l => l.EndsWith("[INF] Server is stopped", StringComparison.Ordinal));
 
         // The client was disconnected by the stop, not left hanging.

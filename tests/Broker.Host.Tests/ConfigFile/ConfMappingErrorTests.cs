@@ -1,0 +1,184 @@
+using Broker.Host.Configuration.ConfigFile;
+
+namespace Broker.Host.Tests.ConfigFile;
+
+/// <summary>
+/// What a configuration file cannot say: wrong types and values with nats-server's messages at file:line:column,
+/// unknown keys, security settings the broker cannot enforce (errors), features it does not have yet (one notice
+/// each, the rest of the file still applies).
+/// </summary>
+public sealed class ConfMappingErrorTests
+{
+    [Theory]
+    [InlineData("port: \"abc\"", "test.conf:1:1: interface conversion: interface {} is string, not int64")]
+    [InlineData("debug: 1", "test.conf:1:1: interface conversion: interface {} is int64, not bool")]
+    [InlineData("host: 1", "test.conf:1:1: interface conversion: interface {} is int64, not string")]
+    [InlineData("tls: 1", "test.conf:1:1: interface conversion: interface {} is int64, not map[string]interface {}")]
+    [InlineData("max_payload: [ 1 ]", "test.conf:1:1: interface conversion: interface {} is []interface {}, not int64")]
+    [InlineData("\n  bogus: 1", "test.conf:2:3: unknown field \"bogus\"")]
+    [InlineData("listen: true", "test.conf:1:1: expected port or host:port, got bool")]
+    [InlineData("listen: \"127.0.0.1\"", "test.conf:1:1: could not parse address string \"127.0.0.1\"")]
+    [InlineData("listen: \"::1:4222\"", "test.conf:1:1: could not parse address string \"::1:4222\"")]
+    [InlineData("listen: \"h:x\"", "test.conf:1:1: could not parse port \"x\"")]
+    [InlineData("http: \"127.0.0.1\"", "test.conf:1:1: could not parse address string \"127.0.0.1\"")]
+    [InlineData("max_sub_tokens: 0", "test.conf:1:1: max_sub_tokens value can not be negative")]
+    [InlineData("max_sub_tokens: 300", "test.conf:1:1: max_sub_tokens value is too big")]
+    [InlineData("max_payload: 3GB", "test.conf:1:1: max_payload value is too big")]
+    [InlineData("max_control_line: 3GB", "test.conf:1:1: max_control_line value is too big")]
+    [InlineData("server_name: \"a b\"", "test.conf:1:1: server name cannot contain spaces")]
+    [InlineData("write_deadline: \"abc\"", "test.conf:1:1: error parsing write_deadline: time: invalid duration \"abc\"")]
+    [InlineData("ping_interval: \"5\"", "test.conf:1:1: error parsing ping_interval: time: missing unit in duration \"5\"")]
+    [InlineData("lame_duck_duration: \"10s\"", "test.conf:1:1: invalid lame_duck_duration of 10s, minimum is 30 seconds")]
+    [InlineData("lame_duck_duration: \"x\"", "test.conf:1:1: error parsing lame_duck_duration: time: invalid duration \"x\"")]
+    [InlineData("lame_duck_grace_period: \"-1s\"", "test.conf:1:1: invalid lame_duck_grace_period, needs to be positive")]
+    [InlineData("tls {}", "test.conf:1:1: missing 'cert_file' in tls config")]
+    public void Top_level_errors(string conf, string error) => AssertErrors(conf, error);
+
+    [Theory]
+    [InlineData("authorization {\n  bogus: 1\n}", "test.conf:2:3: unknown field \"bogus\"")]
+    [InlineData("authorization { user: a, pass: b, token: c }", "test.conf:1:1: Cannot have a user/pass and token")]
+    [InlineData("authorization { user: a, pass: b, users: [] }", "test.conf:1:1: Can not have a single user/pass and a users array")]
+    [InlineData("authorization { token: t, users: [] }", "test.conf:1:1: Can not have a token and a users array")]
+    [InlineData("authorization { users: [ {user: a}, {user: a} ] }", "test.conf:1:1: Duplicate user \"a\" detected")]
+    [InlineData("authorization {\n  users: [\n    {password: a}\n  ]\n}", "test.conf:3:5: User entry requires a user")]
+    [InlineData("authorization { users: 1 }", "test.conf:1:17: Expected users field to be an array, got 1")]
+    [InlineData("authorization { users: [ 1 ] }", "test.conf:1:26: Expected user entry to be a map/struct, got 1")]
+    [InlineData("authorization {\n  users: [\n    {user: a, bogus: 1 }\n  ]\n}", "test.conf:3:15: unknown field \"bogus\"")]
+    [InlineData("authorization {\n  timeout: true\n}", "test.conf:2:3: error parsing authorization config, 'timeout' wrong type")]
+    [InlineData("authorization {\n  timeout: \"x\"\n}", "test.conf:2:3: error parsing authorization config, 'timeout' time: invalid duration \"x\"")]
+    public void Authorization_errors(string conf, string error) => AssertErrors(conf, error);
+
+    [Theory]
+    [InlineData("permissions: 1", "test.conf:2:13: Expected permissions to be a map/struct, got 1")]
+    [InlineData("permissions: { bogus: 1 }", "test.conf:2:28: Unknown field \"bogus\" parsing permissions")]
+    [InlineData("permissions: { publish: { allow: [\"a..b\"] } }", "test.conf:2:39: subject \"a..b\" is not a valid subject")]
+    [InlineData("permissions: { publish: \"a b\" }", "test.conf:2:28: subject \"a b\" is not a valid subject")]
+    [InlineData("permissions: { subscribe: [\"a q..\"] }", "test.conf:2:28: queue \"q..\" is not a valid queue")]
+    [InlineData("permissions: { subscribe: [\"a.. q\"] }", "test.conf:2:28: subject \"a..\" is not a valid subject")]
+    [InlineData("permissions: { subscribe: [\"a b c\"] }", "test.conf:2:28: subject \"a b c\" is not a valid subject")]
+    [InlineData("permissions: { publish: 1 }", "test.conf:2:28: Expected subject permissions to be a subject, or array of subjects, got int64")]
+    [InlineData("permissions: { publish: [\"a\", 1 ] }", "test.conf:2:43: Subject in permissions array cannot be cast to string")]
+    [InlineData(
+        "permissions: { publish: { allow: x, bogus: 1 } }",
+        "test.conf:2:49: Unknown field name \"bogus\" parsing subject permissions, only 'allow' or 'deny' are permitted")]
+    [InlineData("permissions: { allow_responses: 1 }", "test.conf:2:28: error parsing response permissions, expected a boolean or a map")]
+    [InlineData("permissions: { allow_responses: { expires: 5 } }", "test.conf:2:47: error parsing expires, not a duration string")]
+    [InlineData("permissions: { allow_responses: { expires: \"x\" } }", "test.conf:2:47: error parsing expires: time: invalid duration \"x\"")]
+    [InlineData("permissions: { allow_responses: { bogus: 1 } }", "test.conf:2:47: Unknown field \"bogus\" parsing permissions")]
+    public void Permission_errors(string permissions, string error) =>
+        AssertErrors($"authorization {{ users: [\n  {{user: a, {permissions} }}\n] }}", error);
+
+    [Fact]
+    public void Every_error_is_reported_warnings_first()
+    {
+        var mapping = ConfMappingTests.Map("port: a\nbogus: 1\nping_interval: 30\ndebug: 2");
+
+        Assert.Equal(
+            [
+                "test.conf:3:1: invalid use of field \"ping_interval\": ping_interval should be converted to a duration",
+                "test.conf:1:1: interface conversion: interface {} is string, not int64",
+                "test.conf:2:1: unknown field \"bogus\"",
+                "test.conf:4:1: interface conversion: interface {} is int64, not bool",
+            ],
+            mapping.Diagnostics.Select(d => d.ToString()));
+        Assert.Equal("00:00:30", mapping.Settings["Broker:PingInterval"]);
+    }
+
+    [Fact]
+    public void An_error_in_an_included_file_names_that_file()
+    {
+        using var directory = new Conf.TempDirectory();
+        directory.Write("limits.conf", "max_payload: 1MB\n\nbogus: true\n");
+        var main = directory.Write("main.conf", "port: 4222\ninclude limits.conf\n");
+
+        var mapping = ConfMapper.MapFile(main);
+
+        Assert.Equal($"{Path.Combine(directory.Path, "limits.conf")}:3:1: unknown field \"bogus\"", Assert.Single(mapping.Diagnostics).ToString());
+        Assert.Equal("1048576", mapping.Settings["Broker:MaxPayload"]);
+    }
+
+    [Fact]
+    public void A_syntax_error_is_one_error_at_its_position()
+    {
+        using var directory = new Conf.TempDirectory();
+        var file = directory.Write("broken.conf", "port: 4222\nauthorization {\n  user: a\n");
+
+        var mapping = ConfMapper.MapFile(file);
+
+        var error = Assert.Single(mapping.Diagnostics);
+        Assert.Equal(ConfDiagnosticKind.Error, error.Kind);
+        Assert.StartsWith(file + ":", error.ToString(), StringComparison.Ordinal);
+        Assert.Empty(mapping.Settings);
+    }
+
+    [Fact]
+    public void A_missing_file_is_an_error()
+    {
+        var mapping = ConfMapper.MapFile("/nonexistent/broker.conf");
+
+        Assert.True(mapping.HasErrors);
+        Assert.Contains("/nonexistent/broker.conf", Assert.Single(mapping.Diagnostics).ToString(), StringComparison.Ordinal);
+    }
+
+    // A security setting the broker cannot enforce stops it: running without it would admit clients the file keeps out.
+    [Theory]
+    [InlineData("operator: op.jwt", "operator")]
+    [InlineData("operators: [a.jwt]", "operators")]
+    [InlineData("resolver: MEMORY", "resolver")]
+    [InlineData("resolver_preload: { A: b }", "resolver_preload")]
+    [InlineData("trusted_keys: [OABC]", "trusted_keys")]
+    [InlineData("trusted: OABC", "trusted")]
+    [InlineData("ocsp: true", "ocsp")]
+    [InlineData("proxies { trusted: [] }", "proxies")]
+    [InlineData("default_sentinel: x", "default_sentinel")]
+    [InlineData("authorization { auth_callout { issuer: A, auth_users: [a] } }", "auth_callout")]
+    [InlineData("authorization { users: [ {nkey: UABC} ] }", "nkey")]
+    [InlineData("authorization { users: [ {user: a, allowed_connection_types: [STANDARD]} ] }", "allowed_connection_types")]
+    [InlineData("authorization { users: [ {user: a, proxy_required: true} ] }", "proxy_required")]
+    [InlineData("accounts { A: { users: [ {user: a, password: b} ] } }", "users")]
+    [InlineData("accounts { A: { nkey: AABC } }", "nkey")]
+    public void Security_settings_that_cannot_be_enforced_are_errors(string conf, string key)
+    {
+        var mapping = ConfMappingTests.Map(conf);
+
+        Assert.True(mapping.HasErrors);
+        var error = Assert.Single(mapping.Diagnostics, d => d.Kind == ConfDiagnosticKind.Error);
+        Assert.Contains($"\"{key}\": not supported (", error.Message, StringComparison.Ordinal);
+        Assert.NotNull(error.Position);
+    }
+
+    // Features not there yet: one notice per feature naming every key that asked for it; the file still applies.
+    [Theory]
+    [InlineData("jetstream: enabled", "JetStream", "\"jetstream\"")]
+    [InlineData("jetstream { store_dir: /x, max_mem: 1G }\nstore_dir: /y", "JetStream", "\"jetstream\", \"store_dir\"")]
+    [InlineData("mqtt { port: 1883 }", "MQTT", "\"mqtt\"")]
+    [InlineData("cluster { name: c, listen: \"127.0.0.1:-1\" }", "Clustering", "\"cluster\"")]
+    [InlineData("gateway { name: g }", "Gateways", "\"gateway\"")]
+    [InlineData("leafnodes { listen: \"127.0.0.1:-1\" }\nleaf {}", "Leaf nodes", "\"leafnodes\", \"leaf\"")]
+    [InlineData("server_tags: [\"a:1\"]", "Server tags", "\"server_tags\"")]
+    [InlineData("system_account: SYS", "The system account", "\"system_account\"")]
+    [InlineData("accounts { A: { jetstream: enabled }, B: {} }", "Accounts (multi-tenancy)", "\"accounts\"")]
+    [InlineData("mappings { a: b }", "Subject mappings", "\"mappings\"")]
+    [InlineData("https: 8443", "HTTPS monitoring", "\"https\"")]
+    [InlineData("syslog: true", "Syslog", "\"syslog\"")]
+    [InlineData("log_size_limit: 1GB", "Log file rotation", "\"log_size_limit\"")]
+    [InlineData("write_timeout: close", "Write timeout policies", "\"write_timeout\"")]
+    public void Features_not_there_yet_are_one_notice_each(string conf, string feature, string keys)
+    {
+        var mapping = ConfMappingTests.Map("port: 4333\n" + conf);
+
+        var notice = Assert.Single(mapping.Diagnostics);
+        Assert.Equal(ConfDiagnosticKind.Unsupported, notice.Kind);
+        Assert.Equal($"test.conf:2:1: {feature}: not supported yet, ignoring {keys}", notice.ToString());
+        Assert.False(mapping.FailsCheck);
+        Assert.Equal("4333", Assert.Single(mapping.Settings).Value);
+    }
+
+    private static void AssertErrors(string conf, params string[] errors)
+    {
+        var mapping = ConfMappingTests.Map(conf);
+
+        Assert.True(mapping.HasErrors);
+        Assert.Equal(errors, mapping.Diagnostics.Select(d => d.ToString()));
+    }
+}

@@ -1,0 +1,64 @@
+using Broker.Host.Configuration.ConfigFile;
+using Broker.TestKit;
+
+namespace Broker.Host.Tests.ConfigFile;
+
+/// <summary>
+/// The same broken file, checked by the reference nats-server (<c>nats-server -t -c FILE</c>) and mapped by us: the
+/// first reported problem is the same text at the same file:line:column. Every file starts with a comment line,
+/// because nats-server counts columns from 0 on a file's first line only.
+/// </summary>
+public sealed class ReferenceConfErrorTests : IDisposable
+{
+    private readonly string directory = Directory.CreateTempSubdirectory("broker-conf-ref-").FullName;
+
+    public void Dispose() => Directory.Delete(directory, recursive: true);
+
+    [Theory]
+    [InlineData("port: \"abc\"")]
+    [InlineData("debug: 1")]
+    [InlineData("bogus: 1")]
+    [InlineData("listen: true")]
+    [InlineData("listen: \"h:x\"")]
+    [InlineData("http: \"127.0.0.1\"")]
+    [InlineData("max_sub_tokens: 0")]
+    [InlineData("max_sub_tokens: 300")]
+    [InlineData("max_payload: 3GB")]
+    [InlineData("write_deadline: \"abc\"")]
+    [InlineData("ping_interval: 30")]
+    [InlineData("lame_duck_duration: \"10s\"")]
+    [InlineData("lame_duck_grace_period: \"-1s\"")]
+    [InlineData("tls: 1")]
+    [InlineData("authorization {\n  bogus: 1\n}")]
+    [InlineData("authorization { user: a, pass: b, token: c }")]
+    [InlineData("authorization {\n  user: a\n  pass: b\n  users: []\n}")]
+    [InlineData("authorization {\n  users: [ {user: a}, {user: a} ]\n}")]
+    [InlineData("authorization {\n  users: [\n    {user: a, bogus: 1 }\n  ]\n}")]
+    [InlineData("authorization {\n  users: [\n    {user: a, permissions: { bogus: 1 } }\n  ]\n}")]
+    [InlineData("authorization {\n  users: [\n    {user: a, permissions: { publish: { allow: [\"a..b\"] } } }\n  ]\n}")]
+    [InlineData("authorization {\n  users: [\n    {user: a, permissions: { publish: { allow: \"x\", bogus: 1 } } }\n  ]\n}")]
+    [InlineData("authorization {\n  users: [\n    {user: a, permissions: { allow_responses: 1 } }\n  ]\n}")]
+    [InlineData("authorization {\n  users: [\n    {user: a, permissions: { allow_responses: { expires: 5 } } }\n  ]\n}")]
+    public async Task First_problem_matches_nats_server(string body)
+    {
+        var file = Path.Combine(directory, "check.conf");
+        await File.WriteAllTextAsync(file, "# checked by both servers\n" + body + "\n");
+
+        var reference = await CheckWithReferenceAsync(file);
+        var ours = ConfMapper.MapFile(file).Diagnostics[0].ToString();
+
+        Assert.Equal(reference, ours);
+    }
+
+    // nats-server -t prints "nats-server: <problems, one per line>" on standard error and exits 1.
+    private static async Task<string> CheckWithReferenceAsync(string file)
+    {
+        var binary = ReferenceServer.BinaryPath ?? throw new InvalidOperationException("nats-server (the Go reference) is not installed; ./scripts/test.sh installs it.");
+        var result = await ExternalProcess.RunAsync(binary, ["-t", "-c", file], TimeSpan.FromSeconds(20));
+        Assert.True(result.ExitCode == 1, result.ToString());
+        const string prefix = "nats-server: ";
+        var first = result.ErrorText.Split('\n')[0].TrimEnd('\r');
+        Assert.StartsWith(prefix, first, StringComparison.Ordinal);
+        return first[prefix.Length..];
+    }
+}
