@@ -130,7 +130,7 @@ public sealed class ConfigFileLayerTests : IDisposable
 
         var ex = Assert.Throws<HostConfigurationException>(() => Bind(null, "-c", conf));
 
-        Assert.Equal("max_payload (2097152) can not be higher than max_pending (1048576)", ex.Message);
+        Assert.Equal("max_payload (2097152) cannot be higher than max_pending (1048576)", ex.Message);
     }
 
     [Fact]
