@@ -169,7 +169,9 @@ internal sealed partial class TlsConnection
             pauseWriterThreshold: 1024 * 1024,
             resumeWriterThreshold: 512 * 1024,
             useSynchronizationContext: false));
-        clearOutput = new Pipe(Settings.CreateOutputPipeOptions());
+        // What waits here counts on top of what the socket below still holds (the shared feature bag has its count).
+        clearOutput = new OutputBuffer(Settings, Features.Get<IPendingOutputFeature>());
+        Features.Set<IPendingOutputFeature>(clearOutput);
         Transport = new DuplexPipe(decryptedInput.Reader, clearOutput.Writer);
         pumps = Task.WhenAll(ReceiveAsync(stream, raw.Input), SendAsync(stream, raw.Output));
         established = true;

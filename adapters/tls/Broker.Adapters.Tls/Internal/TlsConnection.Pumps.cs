@@ -68,6 +68,7 @@ internal sealed partial class TlsConnection
                     await stream.WriteAsync(segment).ConfigureAwait(false);
                 }
 
+                clearOutput.MarkSent(buffer.Length);
                 reader.AdvanceTo(buffer.End);
                 if (result.IsCompleted)
                 {

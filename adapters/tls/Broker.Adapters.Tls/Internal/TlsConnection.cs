@@ -27,7 +27,7 @@ internal sealed partial class TlsConnection : TransportConnection, ITlsConnectio
     private readonly ILogger logger;
     private SslStream? ssl;
     private Pipe? decryptedInput;
-    private Pipe? clearOutput;
+    private OutputBuffer? clearOutput;
     private Task pumps = Task.CompletedTask;
     private volatile bool established;
 

@@ -26,6 +26,7 @@ internal sealed partial class WebSocketConnection
 
                 var buffer = result.Buffer;
                 WriteDataFrames(writer, buffer);
+                output.MarkSent(buffer.Length);
                 reader.AdvanceTo(buffer.End);
                 if (result.IsCompleted)
                 {

@@ -20,7 +20,7 @@ internal sealed partial class WebSocketConnection : TransportConnection
     private readonly TransportConnection inner;
     private readonly ILogger logger;
     private readonly Pipe input;
-    private readonly Pipe output;
+    private readonly OutputBuffer output;
     private readonly bool compression;
     private readonly int maxFrameSize;
     private readonly long maxMessageSize;
@@ -51,7 +51,9 @@ internal sealed partial class WebSocketConnection : TransportConnection
             pauseWriterThreshold: 1024 * 1024,
             resumeWriterThreshold: 512 * 1024,
             useSynchronizationContext: false));
-        output = new Pipe(inner.Settings.CreateOutputPipeOptions());
+        // What waits here counts on top of what the connection below still holds (the shared feature bag has its count).
+        output = new OutputBuffer(inner.Settings, inner.Features.Get<IPendingOutputFeature>());
+        Features.Set<IPendingOutputFeature>(output);
         Transport = new DuplexPipe(input.Reader, output.Writer);
     }
 

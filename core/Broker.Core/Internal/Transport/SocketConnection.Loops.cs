@@ -99,7 +99,7 @@ internal sealed partial class SocketConnection
                     Volatile.Write(ref sendStartedAt, Math.Max(Environment.TickCount64, 1));
                     await sender.SendAsync(socket, buffer).ConfigureAwait(false);
                     Volatile.Write(ref sendStartedAt, 0);
-                    Volatile.Write(ref bytesSent, bytesSent + buffer.Length);
+                    output.MarkSent(buffer.Length);
                 }
 
                 reader.AdvanceTo(buffer.End);

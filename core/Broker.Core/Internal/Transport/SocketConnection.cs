@@ -7,21 +7,20 @@ namespace Broker.Core.Internal.Transport;
 
 /// <summary>
 /// A TCP connection as a pair of pipes: a receive loop fills the input pipe and a send loop drains the output pipe.
-/// The output pipe pauses its writer at <see cref="TransportSettings.MaxPendingOutputBytes"/>, which the broker
-/// reads as a slow consumer.
+/// The output is an <see cref="OutputBuffer"/>: it reports backpressure from three quarters of max_pending on and
+/// counts what waits to be sent, which the broker reads to detect slow consumers.
 /// </summary>
-internal sealed partial class SocketConnection : TransportConnection, IPendingOutputFeature
+internal sealed partial class SocketConnection : TransportConnection
 {
     // Receives ask for this much buffer; a read that fills it is followed by another read without waiting.
     private const int ReceiveBufferSize = 16 * 1024;
 
     private readonly Socket socket;
     private readonly Pipe input;
-    private readonly Pipe output;
+    private readonly OutputBuffer output;
     private readonly SocketSender sender = new();
     private readonly CancellationTokenSource closed = new();
     private readonly SocketListener? owner;
-    private readonly CountingPipeWriter countingOutput;
     private Task receiveTask = Task.CompletedTask;
     private Task sendTask = Task.CompletedTask;
     private string? closeReason;
@@ -29,9 +28,6 @@ internal sealed partial class SocketConnection : TransportConnection, IPendingOu
 
     /// <summary>Environment.TickCount64 when the send in progress began, or 0 when no send is in progress.</summary>
     private long sendStartedAt;
-
-    /// <summary>Bytes the send loop has handed to the socket; written only by the send loop.</summary>
-    private long bytesSent;
 
     public SocketConnection(Socket socket, TransportSettings settings, SocketListener? owner, PipeScheduler outputReaderScheduler)
     {
@@ -50,10 +46,9 @@ internal sealed partial class SocketConnection : TransportConnection, IPendingOu
             resumeWriterThreshold: 512 * 1024,
             minimumSegmentSize: ReceiveBufferSize,
             useSynchronizationContext: false));
-        output = new Pipe(settings.CreateOutputPipeOptions(outputReaderScheduler));
-        countingOutput = new CountingPipeWriter(output.Writer);
-        Transport = new DuplexPipe(input.Reader, countingOutput);
-        Features.Set<IPendingOutputFeature>(this);
+        output = new OutputBuffer(settings, below: null, outputReaderScheduler);
+        Transport = new DuplexPipe(input.Reader, output.Writer);
+        Features.Set<IPendingOutputFeature>(output);
     }
 
     private static long nextId;
@@ -74,9 +69,6 @@ internal sealed partial class SocketConnection : TransportConnection, IPendingOu
 
     /// <summary>When the current send began (Environment.TickCount64), or 0.</summary>
     public long SendStartedAt => Volatile.Read(ref sendStartedAt);
-
-    /// <summary>Bytes written to the output and not yet handed to the socket (including a send in progress).</summary>
-    public long PendingOutputBytes => Math.Max(countingOutput.Written - Volatile.Read(ref bytesSent), 0);
 
     public void Start()
     {
