@@ -134,7 +134,7 @@ public sealed class RawClient : IAsyncDisposable
     }
 
     /// <summary>Sends PING and reads every line up to the PONG, or until the server closes the socket.</summary>
-    public async Task<Transcript> PingAndCollectAsync(TimeSpan? timeout = null)
+    public async Task<Transcript> PingAndCollectAsync(TimeSpan? timeout = null, bool answerServerPings = true)
     {
         if (!Closed)
         {
@@ -148,14 +148,14 @@ public sealed class RawClient : IAsyncDisposable
             }
         }
 
-        return await CollectUntilAsync("PONG", timeout).ConfigureAwait(false);
+        return await CollectUntilAsync("PONG", timeout, answerServerPings).ConfigureAwait(false);
     }
 
     /// <summary>
     /// Reads lines until one equals <paramref name="terminator"/> (included) or the socket closes. Server PINGs are
-    /// answered and not listed.
+    /// answered and not listed unless <paramref name="answerServerPings"/> is false.
     /// </summary>
-    public async Task<Transcript> CollectUntilAsync(string terminator, TimeSpan? timeout = null)
+    public async Task<Transcript> CollectUntilAsync(string terminator, TimeSpan? timeout = null, bool answerServerPings = true)
     {
         var lines = new List<string>();
         var deadline = DateTime.UtcNow + (timeout ?? DefaultTimeout);
@@ -180,7 +180,7 @@ public sealed class RawClient : IAsyncDisposable
 
             // A server keep-alive PING (the first comes about 2 s after CONNECT) is answered and left out, so a slow
             // run does not change the transcript. Tests about pings read lines themselves.
-            if (line == "PING" && terminator != "PING")
+            if (answerServerPings && line == "PING" && terminator != "PING")
             {
                 await SendAsync("PONG\r\n").ConfigureAwait(false);
                 continue;
