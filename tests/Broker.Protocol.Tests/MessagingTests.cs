@@ -48,6 +48,36 @@ public sealed class MessagingTests
 
     [Theory]
     [MemberData(nameof(Servers))]
+    public async Task A_publisher_sees_subscriptions_made_and_removed_between_its_publishes(ServerKind kind)
+    {
+        // The same subject again and again from one connection: what a per-connection match cache must not get wrong.
+        await using var server = await ServerUnderTest.StartAsync(kind);
+        await using var publisher = await server.ConnectAsync();
+        await publisher.SendAsync("CONNECT {\"verbose\":false}\r\nPUB foo.bar 1\r\na\r\n");
+        await publisher.PingAndCollectAsync();
+
+        await using var subscriber = await server.ConnectAsync();
+        await subscriber.SendAsync("CONNECT {\"verbose\":false}\r\nSUB foo.* 1\r\n");
+        await subscriber.PingAndCollectAsync();
+        await publisher.SendAsync("PUB foo.bar 1\r\nb\r\n");
+        await publisher.PingAndCollectAsync();
+        Assert.Equal(["MSG foo.bar 1 1", "b", "PONG"], (await subscriber.PingAndCollectAsync()).Lines);
+
+        await subscriber.SendAsync("SUB foo.bar 2\r\n");
+        await subscriber.PingAndCollectAsync();
+        await publisher.SendAsync("PUB foo.bar 1\r\nc\r\n");
+        await publisher.PingAndCollectAsync();
+        Assert.Equal(Sorted(["MSG foo.bar 1 1", "MSG foo.bar 2 1", "c", "c", "PONG"]), Sorted((await subscriber.PingAndCollectAsync()).Lines));
+
+        await subscriber.SendAsync("UNSUB 1\r\nUNSUB 2\r\n");
+        await subscriber.PingAndCollectAsync();
+        await publisher.SendAsync("PUB foo.bar 1\r\nd\r\n");
+        await publisher.PingAndCollectAsync();
+        Assert.Equal(["PONG"], (await subscriber.PingAndCollectAsync()).Lines);
+    }
+
+    [Theory]
+    [MemberData(nameof(Servers))]
     public async Task Duplicate_sid_keeps_the_first_subscription(ServerKind kind)
     {
         await using var server = await ServerUnderTest.StartAsync(kind);

@@ -105,7 +105,7 @@ internal abstract partial class ClientBase
         batchInMessages++;
         batchInBytes += size;
 
-        var result = Server.SubList.Match(subject);
+        var result = MatchPublished(subject);
         var delivered = 0;
         foreach (var subscription in result.Plain)
         {

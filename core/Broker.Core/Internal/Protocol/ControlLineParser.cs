@@ -271,7 +271,7 @@ internal static class ControlLineParser
             return ProtocolError.UnknownOperation;
         }
 
-        args = rest.TrimStart(" \t"u8);
+        args = ArgumentSplitter.TrimStart(rest);
         return args.Length > maxControlLine ? ProtocolError.MaxControlLineExceeded : ProtocolError.None;
     }
 }

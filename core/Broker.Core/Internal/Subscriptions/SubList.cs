@@ -159,6 +159,12 @@ internal sealed partial class SubList
         return MatchUncached(subject);
     }
 
+    /// <summary>
+    /// Counts a match a per-connection cache answered without calling <see cref="Match"/>, so <c>/subsz</c>'s hit
+    /// rate still covers every publish.
+    /// </summary>
+    public void CountCacheHit() => cacheHits.Increment();
+
     /// <summary>Whether a subscription belongs to a queue group (an empty queue name counts as none).</summary>
     internal static bool IsQueue(Subscription subscription) => subscription.Queue is { Length: > 0 };
 

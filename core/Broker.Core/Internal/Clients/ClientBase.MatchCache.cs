@@ -1,0 +1,48 @@
+using Broker.Core.Internal.Subscriptions;
+
+namespace Broker.Core.Internal.Clients;
+
+/// <summary>
+/// A one-entry match cache per producer: the last subject it published to and the result, valid while the subject
+/// index's generation is unchanged. Most producers publish to the same subject again and again; for them a publish
+/// costs one comparison with the last subject instead of hashing it and probing the shared cache, whose buckets
+/// every publishing core reads (nats-server keeps a per-client result cache for the same reason).
+/// </summary>
+internal abstract partial class ClientBase
+{
+    // Longest subject remembered; longer ones always go to the shared cache.
+    private const int MatchCacheSubjectLimit = 256;
+
+    // Only the producer's own thread (one batch at a time) touches these.
+    private byte[]? lastSubject;
+    private int lastSubjectLength;
+    private long lastGeneration;
+    private SubListResult? lastResult;
+
+    /// <summary>The subscriptions matching <paramref name="subject"/>, from the one-entry cache when it is current.</summary>
+    private SubListResult MatchPublished(ReadOnlySpan<byte> subject)
+    {
+        var list = Server.SubList;
+
+        // Read before matching: any insert or remove after this bumps the generation, so a result that misses a
+        // change is never remembered as current.
+        var generation = list.Generation;
+        if (lastResult is { } cached && generation == lastGeneration && subject.SequenceEqual(lastSubject.AsSpan(0, lastSubjectLength)))
+        {
+            list.CountCacheHit();
+            return cached;
+        }
+
+        var result = list.Match(subject);
+        if (subject.Length <= MatchCacheSubjectLimit)
+        {
+            lastSubject ??= new byte[MatchCacheSubjectLimit];
+            subject.CopyTo(lastSubject);
+            lastSubjectLength = subject.Length;
+            lastGeneration = generation;
+            lastResult = result;
+        }
+
+        return result;
+    }
+}
