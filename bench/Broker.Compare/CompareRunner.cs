@@ -173,7 +173,7 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
     private Measurement? TryRun(RowResult result, IWorkload workload, Side side, Dictionary<Side, ServerProcess>? servers, long count, string subject, CancellationToken cancellationToken, bool calibrating = false)
     {
         var server = servers?[side];
-        var endPoint = server?.EndPoint ?? new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0);
+        var endPoint = new NatsEndpoint(server?.EndPoint ?? new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0));
         try
         {
             var cpuBefore = server?.ReadCpuTime();

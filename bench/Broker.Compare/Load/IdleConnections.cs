@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using System.Net;
 
 namespace Broker.Compare.Load;
 
@@ -20,7 +19,7 @@ internal static class IdleConnections
 {
     private const int ConnectThreads = 8;
 
-    public static ScaleMeasurement Run(IPEndPoint server, int count, Func<long> readServerRss, TimeSpan settle, CancellationToken cancellationToken)
+    public static ScaleMeasurement Run(NatsEndpoint server, int count, Func<long> readServerRss, TimeSpan settle, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(readServerRss);
         using var scope = new RunScope(cancellationToken);

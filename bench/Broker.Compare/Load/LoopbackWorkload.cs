@@ -19,7 +19,7 @@ internal sealed class LoopbackWorkload : IWorkload
 
     public long SmokeCount => 200;
 
-    public Measurement Run(IPEndPoint server, long count, string subject, CancellationToken cancellationToken)
+    public Measurement Run(NatsEndpoint server, long count, string subject, CancellationToken cancellationToken)
     {
         using var scope = new RunScope(cancellationToken);
         using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);

@@ -1,14 +1,14 @@
-using System.Net;
 using System.Net.Sockets;
 using System.Text;
 
 namespace Broker.Compare.Load;
 
 /// <summary>
-/// One client connection of the load generator: a blocking TCP socket speaking the NATS client protocol by hand.
-/// Every blocking call has a timeout, so a server that stops answering fails the run instead of hanging it.
+/// One client connection of the load generator: a blocking TCP socket speaking the NATS client protocol by hand,
+/// directly or through TLS or WebSocket framing (<see cref="NatsTransport"/>). Every blocking call has a timeout,
+/// so a server that stops answering fails the run instead of hanging it.
 /// </summary>
-internal sealed class NatsSocket : IDisposable
+internal sealed partial class NatsSocket : IDisposable
 {
     /// <summary>How long a send or receive may block before the run is failed.</summary>
     public static readonly TimeSpan IoTimeout = TimeSpan.FromSeconds(15);
@@ -22,61 +22,81 @@ internal sealed class NatsSocket : IDisposable
     [ThreadStatic]
     private static byte[]? handshakeBuffer;
 
-    private NatsSocket(Socket socket, string info)
-    {
-        Socket = socket;
-        Info = info;
-    }
+    private readonly Socket socket;
 
-    public Socket Socket { get; }
+    // TLS or WebSocket framing over the socket; null for bare TCP, which calls the socket directly so the plain
+    // rows pay nothing for the other transports.
+    private Stream? stream;
+
+    private NatsSocket(Socket socket) => this.socket = socket;
 
     /// <summary>The server's INFO line (JSON after <c>INFO </c>).</summary>
-    public string Info { get; }
+    public string Info { get; private set; } = string.Empty;
 
     /// <summary>
-    /// Connects, reads INFO, sends CONNECT (not verbose, not pedantic, headers on) followed by
-    /// <paramref name="setup"/> (SUB lines), then PING, and returns once the PONG confirms the server processed all of it.
+    /// Connects, reads INFO (upgrading to TLS when the endpoint asks for it), sends CONNECT (not verbose, not
+    /// pedantic, headers on) followed by <paramref name="setup"/> (SUB lines), then PING, and returns once the PONG
+    /// confirms the server processed all of it.
     /// </summary>
-    public static NatsSocket Open(IPEndPoint endPoint, string name, string setup = "", RunScope? scope = null)
+    public static NatsSocket Open(NatsEndpoint endPoint, string name, string setup = "", RunScope? scope = null)
     {
+        ArgumentNullException.ThrowIfNull(endPoint);
         var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp)
         {
             NoDelay = true,
             SendTimeout = (int)IoTimeout.TotalMilliseconds,
             ReceiveTimeout = (int)IoTimeout.TotalMilliseconds,
         };
+        var natsSocket = new NatsSocket(socket);
         try
         {
             scope?.Track(socket);
-            if (!socket.ConnectAsync(endPoint).Wait(IoTimeout))
+            if (!socket.ConnectAsync(endPoint.Address).Wait(IoTimeout))
             {
                 throw new TimeoutException($"Connecting to {endPoint} took longer than {IoTimeout.TotalSeconds:0} s.");
             }
 
-            var info = ReadInfo(socket);
+            if (endPoint.Transport == NatsTransport.WebSocket)
+            {
+                natsSocket.stream = WebSocketClientStream.Connect(socket, endPoint.Address);
+            }
+
+            natsSocket.Info = natsSocket.ReadInfo();
+            natsSocket.StartTlsIfRequired(endPoint);
             var connect = "CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true,\"protocol\":1,\"lang\":\"bench\",\"version\":\"1.0\",\"name\":\""
                 + name + "\"}\r\n" + setup;
-            var natsSocket = new NatsSocket(socket, info);
             natsSocket.Send(Encoding.ASCII.GetBytes(connect));
             natsSocket.PingPong();
             return natsSocket;
         }
         catch
         {
-            socket.Dispose();
+            natsSocket.Dispose();
             throw;
         }
     }
 
-    /// <summary>Sends all of <paramref name="data"/>.</summary>
+    /// <summary>Sends all of <paramref name="data"/> (for WebSocket: as one binary frame).</summary>
     public void Send(ReadOnlySpan<byte> data)
     {
+        if (stream is not null)
+        {
+            stream.Write(data);
+            return;
+        }
+
         while (!data.IsEmpty)
         {
-            var sent = Socket.Send(data);
+            var sent = socket.Send(data);
             data = data[sent..];
         }
     }
+
+    /// <summary>
+    /// Blocks until NATS bytes arrive and copies up to <paramref name="buffer"/>'s length of them into it;
+    /// returns how many, 0 when the server closed the connection.
+    /// </summary>
+    public int Receive(Span<byte> buffer) => stream is null ? socket.Receive(buffer) : stream.Read(buffer);
 
     public void SendPong() => Send(PongLine);
 
@@ -90,7 +110,7 @@ internal sealed class NatsSocket : IDisposable
         var handler = new PongHandler(this);
         while (!handler.Ponged)
         {
-            var received = Socket.Receive(buffer);
+            var received = Receive(buffer);
             if (received == 0)
             {
                 throw new IOException("The server closed the connection before answering PING.");
@@ -105,24 +125,29 @@ internal sealed class NatsSocket : IDisposable
     {
         try
         {
-            Socket.LingerState = new LingerOption(true, 0);
+            socket.LingerState = new LingerOption(true, 0);
         }
         catch (SocketException)
         {
         }
 
-        Socket.Dispose();
+        Dispose();
     }
 
-    public void Dispose() => Socket.Dispose();
+    public void Dispose()
+    {
+        // Closing the socket first fails any read blocked in the stream at once.
+        socket.Dispose();
+        stream?.Dispose();
+    }
 
-    private static string ReadInfo(Socket socket)
+    private string ReadInfo()
     {
         var buffer = handshakeBuffer ??= new byte[16 * 1024];
         var length = 0;
         while (true)
         {
-            var received = socket.Receive(buffer.AsSpan(length));
+            var received = Receive(buffer.AsSpan(length));
             if (received == 0)
             {
                 throw new IOException("The server closed the connection before sending INFO.");

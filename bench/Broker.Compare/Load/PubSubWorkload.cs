@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using System.Net;
 using System.Net.Sockets;
 
 namespace Broker.Compare.Load;
@@ -19,7 +18,7 @@ internal sealed class PubSubWorkload(int payloadSize, int publishers, int subscr
 
     public long SmokeCount => payloadSize >= 4096 ? 100 : 2_000;
 
-    public Measurement Run(IPEndPoint server, long count, string subject, CancellationToken cancellationToken)
+    public Measurement Run(NatsEndpoint server, long count, string subject, CancellationToken cancellationToken)
     {
         using var scope = new RunScope(cancellationToken);
         var subscriberSockets = new NatsSocket[subscribers];
@@ -78,7 +77,7 @@ internal sealed class PubSubWorkload(int payloadSize, int publishers, int subscr
         {
             while (counter.Count < expected)
             {
-                var received = socket.Socket.Receive(buffer);
+                var received = socket.Receive(buffer);
                 if (received == 0)
                 {
                     throw new IOException("the server closed the connection");

@@ -1,6 +1,5 @@
 using System.Buffers.Binary;
 using System.Diagnostics;
-using System.Net;
 using System.Text;
 
 namespace Broker.Compare.Load;
@@ -20,7 +19,7 @@ internal sealed class RequestReplyWorkload(int payloadSize, int clients, int ser
 
     public bool HasLatency => true;
 
-    public Measurement Run(IPEndPoint server, long count, string subject, CancellationToken cancellationToken)
+    public Measurement Run(NatsEndpoint server, long count, string subject, CancellationToken cancellationToken)
     {
         if (payloadSize < sizeof(long))
         {
@@ -94,7 +93,7 @@ internal sealed class RequestReplyWorkload(int payloadSize, int clients, int ser
             handler.Replied = false;
             while (!handler.Replied)
             {
-                var received = socket.Socket.Receive(buffer);
+                var received = socket.Receive(buffer);
                 if (received == 0)
                 {
                     throw new IOException($"The server closed the connection after {i:N0} of {count:N0} requests.");
@@ -119,7 +118,7 @@ internal sealed class RequestReplyWorkload(int payloadSize, int clients, int ser
         {
             while (true)
             {
-                var received = socket.Socket.Receive(buffer);
+                var received = socket.Receive(buffer);
                 if (received == 0)
                 {
                     return;

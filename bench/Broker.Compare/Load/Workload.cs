@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using System.Net;
 
 namespace Broker.Compare.Load;
 
@@ -18,8 +17,11 @@ internal interface IWorkload
     /// <summary>Whether the row reports request latency percentiles.</summary>
     bool HasLatency => false;
 
-    /// <summary>Runs once against the server at <paramref name="server"/> on subjects under <paramref name="subject"/>.</summary>
-    Measurement Run(IPEndPoint server, long count, string subject, CancellationToken cancellationToken);
+    /// <summary>
+    /// Runs once against the server reached through <paramref name="server"/> (its address and transport) on
+    /// subjects under <paramref name="subject"/>.
+    /// </summary>
+    Measurement Run(NatsEndpoint server, long count, string subject, CancellationToken cancellationToken);
 }
 
 /// <summary>

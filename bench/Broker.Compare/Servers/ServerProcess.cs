@@ -171,7 +171,7 @@ internal sealed class ServerProcess : IDisposable
 
             try
             {
-                using var probe = NatsSocket.Open(EndPoint, "probe");
+                using var probe = NatsSocket.Open(new NatsEndpoint(EndPoint), "probe");
                 using var document = JsonDocument.Parse(probe.Info);
                 Info = document.RootElement.Clone();
                 return;
