@@ -45,7 +45,7 @@ internal sealed partial class CompareRunner
 
                         // The baseline is the idle server, after its startup work has settled.
                         Task.Delay(settle, cancellationToken).GetAwaiter().GetResult();
-                        var measurement = IdleConnections.Run(new NatsEndpoint(server.EndPoint), connections, server.ReadRss, settle, cancellationToken);
+                        var measurement = IdleConnections.Run(server.EndPointFor(NatsTransport.Tcp), connections, server.ReadRss, settle, cancellationToken);
                         server.EnsureRunning();
                         result.Add(side, measurement);
                         log.WriteLine(string.Create(CultureInfo.InvariantCulture,

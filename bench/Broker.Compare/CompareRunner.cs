@@ -22,7 +22,23 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
     private ServerLaunch natsLaunch = null!;
     private ServerLaunch oursLaunch = null!;
 
+    // Made by the first row whose configuration needs it, deleted when the run ends.
+    private HarnessCertificate? certificate;
+
     public CompareReport Run(CancellationToken cancellationToken)
+    {
+        try
+        {
+            return RunRows(cancellationToken);
+        }
+        finally
+        {
+            certificate?.Dispose();
+            certificate = null;
+        }
+    }
+
+    private CompareReport RunRows(CancellationToken cancellationToken)
     {
         var report = new CompareReport { Options = options };
         log.WriteLine($"machine: {report.Machine.Cores} cores, {report.Machine.CpuModel}, load average {report.LoadBefore}");
@@ -63,18 +79,27 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
     private bool Selected(Row row)
         => options.RowFilter.Count == 0 || options.RowFilter.Any(prefix => row.Id.StartsWith(prefix, StringComparison.Ordinal));
 
-    /// <summary>Starts a nats-server and one of ours with <paramref name="config"/>, runs the rows, stops both.</summary>
+    /// <summary>
+    /// Starts a nats-server and one of ours with <paramref name="config"/> (each process writes its own file, with
+    /// its own ports), runs the rows, stops both.
+    /// </summary>
     private void RunOnServers(List<RowResult> rows, string? config, CompareReport report, CancellationToken cancellationToken)
     {
-        string? configPath = null;
         var nats = natsLaunch;
         var ours = oursLaunch;
         if (config is not null)
         {
-            configPath = Path.Combine(Path.GetTempPath(), $"broker-compare-{Environment.ProcessId}-{Guid.NewGuid():N}.conf");
-            File.WriteAllText(configPath, config);
-            nats = nats with { Arguments = [.. nats.Arguments, "-c", configPath] };
-            ours = ours with { Arguments = [.. ours.Arguments, "-c", configPath] };
+            if (HarnessCertificate.IsUsedBy(config))
+            {
+                certificate ??= HarnessCertificate.Create();
+                config = certificate.Substitute(config);
+            }
+
+            // A TLS row's configuration makes the NATS port TLS-only, so every client of these servers (the
+            // readiness probe too) must upgrade and pin the certificate.
+            var tls = rows.Any(r => r.Row.Transport == NatsTransport.Tls) ? certificate?.Certificate : null;
+            nats = nats with { Config = config, TlsCertificate = tls };
+            ours = ours with { Config = config, TlsCertificate = tls };
         }
 
         var servers = new Dictionary<Side, ServerProcess>();
@@ -100,11 +125,6 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
             foreach (var server in servers.Values)
             {
                 server.Dispose();
-            }
-
-            if (configPath is not null)
-            {
-                File.Delete(configPath);
             }
         }
     }
@@ -173,9 +193,9 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
     private Measurement? TryRun(RowResult result, IWorkload workload, Side side, Dictionary<Side, ServerProcess>? servers, long count, string subject, CancellationToken cancellationToken, bool calibrating = false)
     {
         var server = servers?[side];
-        var endPoint = new NatsEndpoint(server?.EndPoint ?? new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0));
         try
         {
+            var endPoint = server?.EndPointFor(result.Row.Transport) ?? new NatsEndpoint(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0));
             var cpuBefore = server?.ReadCpuTime();
             var measurement = workload.Run(endPoint, count, subject, cancellationToken);
             server?.EnsureRunning();

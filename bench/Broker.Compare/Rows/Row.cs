@@ -39,9 +39,18 @@ internal sealed record Row
     /// <summary>
     /// Text of a nats-server configuration file both servers are started with (<c>-c</c>) for this row, for
     /// rows that need listeners beyond plain NATS (TLS, WebSocket, MQTT, JetStream); <see langword="null"/> for
-    /// the default servers.
+    /// the default servers. Placeholders: <c>{ws_port}</c> becomes a free port per server process (both run at
+    /// once), <c>{cert_file}</c> and <c>{key_file}</c> the PEM files of the harness run's self-signed certificate.
+    /// Rows with the same text share a pair of servers.
     /// </summary>
     public string? ServerConfig { get; init; }
+
+    /// <summary>
+    /// What the row's connections speak: bare TCP on the NATS port (default), TLS on the NATS port (the
+    /// <see cref="ServerConfig"/> must make it TLS-only with the harness certificate), or WebSocket on the port the
+    /// configuration opens at <c>{ws_port}</c>.
+    /// </summary>
+    public NatsTransport Transport { get; init; } = NatsTransport.Tcp;
 
     /// <summary>What one message/unit is, for the table's footnotes.</summary>
     public string Unit { get; init; } = "messages received";

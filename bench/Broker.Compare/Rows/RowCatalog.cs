@@ -23,7 +23,29 @@ internal static class RowCatalog
         new() { Id = "js-pub", Title = "JetStream publish", NotAvailable = "JetStream is not built yet" },
         new() { Id = "js-consume", Title = "JetStream consume", NotAvailable = "JetStream is not built yet" },
         new() { Id = "mqtt", Title = "MQTT publish/subscribe", NotAvailable = "the MQTT adapter is not built yet" },
-        new() { Id = "tls", Title = "Pub/sub over TLS", NotAvailable = "the TLS adapter is being built" },
-        new() { Id = "websocket", Title = "Pub/sub over WebSocket", NotAvailable = "the WebSocket adapter is being built" },
+        new() { Id = "tls-pubsub-128", Title = "TLS: pub/sub 1:1, 128 B", PayloadSize = 128, Transport = NatsTransport.Tls, ServerConfig = TlsConfig, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 1) },
+        new() { Id = "tls-pub-128", Title = "TLS: publish only, 128 B", PayloadSize = 128, Transport = NatsTransport.Tls, ServerConfig = TlsConfig, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 0), Unit = "messages published" },
+        new() { Id = "ws-pubsub-128", Title = "WebSocket: pub/sub 1:1, 128 B", PayloadSize = 128, Transport = NatsTransport.WebSocket, ServerConfig = WebSocketConfig, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 1) },
+        new() { Id = "ws-pub-128", Title = "WebSocket: publish only, 128 B", PayloadSize = 128, Transport = NatsTransport.WebSocket, ServerConfig = WebSocketConfig, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 0), Unit = "messages published" },
     ];
+
+    /// <summary>The NATS port TLS-only with the run's certificate: INFO in clear text, then the client's handshake.</summary>
+    private const string TlsConfig = """
+        tls {
+          cert_file: "{cert_file}"
+          key_file: "{key_file}"
+        }
+        """;
+
+    /// <summary>
+    /// A clear-text WebSocket listener on loopback beside the NATS port (nats-server accepts <c>no_tls</c> only
+    /// without a <c>tls</c> block, and refuses a WebSocket port without either).
+    /// </summary>
+    private const string WebSocketConfig = """
+        websocket {
+          host: "127.0.0.1"
+          port: {ws_port}
+          no_tls: true
+        }
+        """;
 }

@@ -6,13 +6,21 @@ using Broker.Compare.Load;
 
 namespace Broker.Compare.Servers;
 
-/// <summary>How to start one server: the program and arguments, with <c>{port}</c> standing for the port.</summary>
-internal sealed record ServerLaunch(string Name, string FileName, IReadOnlyList<string> Arguments, string Description);
+/// <summary>The listeners of a server under test that the load generator can dial.</summary>
+internal enum ListenerKind
+{
+    /// <summary>The NATS client port (clear text or TLS, as the configuration says).</summary>
+    Nats,
+
+    /// <summary>The WebSocket port (<c>websocket { port: {ws_port} }</c> in the configuration).</summary>
+    WebSocket,
+}
 
 /// <summary>
-/// A server under test running as a child process on 127.0.0.1: started, confirmed ready by reading its INFO,
-/// measured through <c>/proc/&lt;pid&gt;/status</c>, and killed (with its process tree) when disposed. Its output is
-/// drained and the last lines kept for error messages.
+/// A server under test running as a child process on 127.0.0.1: started with its own configuration file when the
+/// launch has one, confirmed ready by a NATS handshake on every listener, measured through
+/// <c>/proc/&lt;pid&gt;/status</c>, and killed (with its process tree) when disposed. Its output is drained and the
+/// last lines kept for error messages.
 /// </summary>
 internal sealed class ServerProcess : IDisposable
 {
@@ -20,17 +28,23 @@ internal sealed class ServerProcess : IDisposable
 
     private readonly Process process;
     private readonly Queue<string> outputTail = new();
+    private readonly string? configPath;
 
-    private ServerProcess(ServerLaunch launch, Process process, int port)
+    private ServerProcess(ServerLaunch launch, Process process, IReadOnlyDictionary<ListenerKind, IPEndPoint> listeners, string? configPath)
     {
         Launch = launch;
         this.process = process;
-        EndPoint = new IPEndPoint(IPAddress.Loopback, port);
+        Listeners = listeners;
+        this.configPath = configPath;
     }
 
     public ServerLaunch Launch { get; }
 
-    public IPEndPoint EndPoint { get; }
+    /// <summary>The address of each listener this process has.</summary>
+    public IReadOnlyDictionary<ListenerKind, IPEndPoint> Listeners { get; }
+
+    /// <summary>The NATS port.</summary>
+    public IPEndPoint EndPoint => Listeners[ListenerKind.Nats];
 
     public int ProcessId => process.Id;
 
@@ -65,11 +79,32 @@ internal sealed class ServerProcess : IDisposable
         }
     }
 
-    /// <summary>Starts the server on a free loopback port and waits until it sends INFO (or fails).</summary>
+    /// <summary>
+    /// Starts the server on free loopback ports (writing its configuration file first) and waits until every
+    /// listener answers a NATS handshake (or fails).
+    /// </summary>
     public static ServerProcess Start(ServerLaunch launch, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(launch);
-        var port = FreePort();
+        var webSocket = launch.Config?.Contains(ServerLaunch.WebSocketPortPlaceholder, StringComparison.Ordinal) == true;
+        var ports = FreePorts(webSocket ? 2 : 1);
+        var port = ports[0];
+        var listeners = new Dictionary<ListenerKind, IPEndPoint> { [ListenerKind.Nats] = new(IPAddress.Loopback, port) };
+        string? configPath = null;
+        var arguments = launch.Arguments.ToList();
+        if (launch.Config is { } config)
+        {
+            if (webSocket)
+            {
+                listeners[ListenerKind.WebSocket] = new(IPAddress.Loopback, ports[1]);
+                config = config.Replace(ServerLaunch.WebSocketPortPlaceholder, ports[1].ToString(CultureInfo.InvariantCulture), StringComparison.Ordinal);
+            }
+
+            configPath = Path.Combine(Path.GetTempPath(), $"broker-compare-{Environment.ProcessId}-{launch.Name}-{Guid.NewGuid():N}.conf");
+            File.WriteAllText(configPath, config);
+            arguments.AddRange(["-c", configPath]);
+        }
+
         var startInfo = new ProcessStartInfo(launch.FileName)
         {
             RedirectStandardOutput = true,
@@ -77,13 +112,23 @@ internal sealed class ServerProcess : IDisposable
             RedirectStandardInput = true,
             UseShellExecute = false,
         };
-        foreach (var argument in launch.Arguments)
+        foreach (var argument in arguments)
         {
             startInfo.ArgumentList.Add(argument.Replace("{port}", port.ToString(CultureInfo.InvariantCulture), StringComparison.Ordinal));
         }
 
-        var process = Process.Start(startInfo) ?? throw new InvalidOperationException($"{launch.FileName} did not start.");
-        var server = new ServerProcess(launch, process, port);
+        Process process;
+        try
+        {
+            process = Process.Start(startInfo) ?? throw new InvalidOperationException($"{launch.FileName} did not start.");
+        }
+        catch
+        {
+            DeleteConfig(configPath);
+            throw;
+        }
+
+        var server = new ServerProcess(launch, process, listeners, configPath);
         ChildProcesses.Register(process);
         process.OutputDataReceived += (_, e) => server.Remember(e.Data);
         process.ErrorDataReceived += (_, e) => server.Remember(e.Data);
@@ -100,6 +145,23 @@ internal sealed class ServerProcess : IDisposable
             throw;
         }
     }
+
+    /// <summary>
+    /// How the load generator reaches this server over <paramref name="transport"/>: the NATS port (pinning the
+    /// launch's certificate for TLS) or the WebSocket port.
+    /// </summary>
+    public NatsEndpoint EndPointFor(NatsTransport transport) => transport switch
+    {
+        NatsTransport.Tcp => new NatsEndpoint(EndPoint),
+        NatsTransport.Tls => new NatsEndpoint(EndPoint, NatsTransport.Tls)
+        {
+            PinnedCertificate = Launch.TlsCertificate ?? throw new InvalidOperationException($"{Launch.Name} was started without TLS on its NATS port."),
+        },
+        NatsTransport.WebSocket => new NatsEndpoint(
+            Listeners.TryGetValue(ListenerKind.WebSocket, out var address) ? address : throw new InvalidOperationException($"{Launch.Name} was started without a WebSocket port."),
+            NatsTransport.WebSocket),
+        _ => throw new ArgumentOutOfRangeException(nameof(transport)),
+    };
 
     /// <summary>The server's resident set size in bytes (VmRSS).</summary>
     public long ReadRss()
@@ -156,6 +218,7 @@ internal sealed class ServerProcess : IDisposable
 
         ChildProcesses.Unregister(process);
         process.Dispose();
+        DeleteConfig(configPath);
     }
 
     private void WaitUntilReady(CancellationToken cancellationToken)
@@ -169,21 +232,38 @@ internal sealed class ServerProcess : IDisposable
                 throw new ServerStartException($"{Launch.Name} exited with code {process.ExitCode} before listening{Tail()}");
             }
 
+            var endPoint = EndPointFor(Launch.TlsCertificate is null ? NatsTransport.Tcp : NatsTransport.Tls);
             try
             {
-                using var probe = NatsSocket.Open(new NatsEndpoint(EndPoint), "probe");
-                using var document = JsonDocument.Parse(probe.Info);
-                Info = document.RootElement.Clone();
+                using (var probe = NatsSocket.Open(endPoint, "probe"))
+                {
+                    using var document = JsonDocument.Parse(probe.Info);
+                    Info = document.RootElement.Clone();
+                }
+
+                // Other listeners may open after the NATS port: the first run must not race them.
+                if (Listeners.ContainsKey(ListenerKind.WebSocket))
+                {
+                    endPoint = EndPointFor(NatsTransport.WebSocket);
+                    using var webSocketProbe = NatsSocket.Open(endPoint, "probe");
+                }
+
                 return;
             }
             catch (Exception ex) when (ex is System.Net.Sockets.SocketException or AggregateException or IOException or TimeoutException)
             {
                 if (DateTime.UtcNow > deadline)
                 {
-                    throw new ServerStartException($"{Launch.Name} did not accept NATS connections on {EndPoint} within {StartTimeout.TotalSeconds:0} s{Tail()}");
+                    throw new ServerStartException($"{Launch.Name} did not accept NATS connections on {endPoint} within {StartTimeout.TotalSeconds:0} s{Tail()}");
                 }
 
                 Thread.Sleep(100);
+            }
+            catch (Exception ex) when (ex is InvalidOperationException or System.Security.Authentication.AuthenticationException)
+            {
+                // The server answers, but not as the launch expects (TLS where none was expected, or the other way
+                // round): retrying cannot help.
+                throw new ServerStartException($"{Launch.Name} on {endPoint}: {ex.Message}{Tail()}");
             }
         }
     }
@@ -207,11 +287,35 @@ internal sealed class ServerProcess : IDisposable
         }
     }
 
-    private static int FreePort()
+    /// <summary><paramref name="count"/> distinct free loopback ports (all held until all are chosen).</summary>
+    private static int[] FreePorts(int count)
     {
-        using var socket = new System.Net.Sockets.Socket(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Stream, System.Net.Sockets.ProtocolType.Tcp);
-        socket.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        return ((IPEndPoint)socket.LocalEndPoint!).Port;
+        var sockets = new System.Net.Sockets.Socket[count];
+        try
+        {
+            for (var i = 0; i < count; i++)
+            {
+                sockets[i] = new System.Net.Sockets.Socket(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Stream, System.Net.Sockets.ProtocolType.Tcp);
+                sockets[i].Bind(new IPEndPoint(IPAddress.Loopback, 0));
+            }
+
+            return [.. sockets.Select(s => ((IPEndPoint)s.LocalEndPoint!).Port)];
+        }
+        finally
+        {
+            foreach (var socket in sockets)
+            {
+                socket?.Dispose();
+            }
+        }
+    }
+
+    private static void DeleteConfig(string? path)
+    {
+        if (path is not null)
+        {
+            File.Delete(path);
+        }
     }
 }
 

@@ -1,0 +1,26 @@
+using System.Security.Cryptography.X509Certificates;
+
+namespace Broker.Compare.Servers;
+
+/// <summary>
+/// How to start one server: the program and arguments, with <c>{port}</c> standing for the NATS port, and
+/// optionally a configuration file to give it.
+/// </summary>
+internal sealed record ServerLaunch(string Name, string FileName, IReadOnlyList<string> Arguments, string Description)
+{
+    /// <summary>The placeholder a <see cref="Config"/> uses for the WebSocket port chosen per process.</summary>
+    public const string WebSocketPortPlaceholder = "{ws_port}";
+
+    /// <summary>
+    /// Text of a nats-server configuration file, written afresh for every process and passed with <c>-c</c>;
+    /// <see cref="WebSocketPortPlaceholder"/> becomes a free port of that process (both servers run at once, so they
+    /// cannot share one). Default <see langword="null"/>: no file.
+    /// </summary>
+    public string? Config { get; init; }
+
+    /// <summary>
+    /// Set when <see cref="Config"/> makes the NATS port TLS-only: the certificate the server presents, which
+    /// clients (the readiness probe included) pin. Default <see langword="null"/>: the NATS port is clear text.
+    /// </summary>
+    public X509Certificate2? TlsCertificate { get; init; }
+}
