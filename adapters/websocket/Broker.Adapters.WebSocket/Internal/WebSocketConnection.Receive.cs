@@ -317,22 +317,12 @@ internal sealed partial class WebSocketConnection
             {
                 var target = writer.GetSpan(1);
                 var count = Math.Min(target.Length, source.Length);
-                source[..count].CopyTo(target);
-                Unmask(target[..count]);
+                maskPosition = Masking.Apply(source[..count], target, maskKey, maskPosition);
                 writer.Advance(count);
                 source = source[count..];
             }
         }
     }
 
-    private void Unmask(Span<byte> data)
-    {
-        var position = maskPosition;
-        for (var i = 0; i < data.Length; i++)
-        {
-            data[i] ^= maskKey[(position + i) & 3];
-        }
-
-        maskPosition = (position + data.Length) & 3;
-    }
+    private void Unmask(Span<byte> data) => maskPosition = Masking.Apply(data, data, maskKey, maskPosition);
 }

@@ -31,6 +31,7 @@ internal sealed partial class NatsClient
         {
             if (!outputCompleted)
             {
+                CommitHead();
                 if (!error.IsEmpty)
                 {
                     output.Write(error);

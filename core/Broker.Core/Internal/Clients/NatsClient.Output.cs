@@ -26,6 +26,12 @@ internal sealed partial class NatsClient
     // The flush the output pipe has not completed: the peer is far behind. Guarded by writeLock.
     private Task? stalledFlush;
 
+    // The output memory being filled and how much of it holds frames not yet passed to Advance. Deliveries append
+    // here and Advance once per segment or flush instead of once per frame: the pipe takes its own lock in Advance,
+    // which producers and the send loop contended for on every message. Guarded by writeLock.
+    private Memory<byte> head;
+    private int headUsed;
+
     // Bytes written since the last flush. Guarded by writeLock.
     private long unflushedBytes;
     private long stalledSince;
@@ -55,7 +61,7 @@ internal sealed partial class NatsClient
             var frameLength = lineLength + totalLength + 2;
             if (frameLength <= SingleSpanFrameLimit)
             {
-                var span = output.GetSpan(frameLength);
+                var span = Reserve(frameLength);
                 var written = WriteMessageLine(span, withHeaders, subject, sid, replyTo, headerLength, totalLength);
                 if (withHeaders)
                 {
@@ -67,10 +73,11 @@ internal sealed partial class NatsClient
                 written += totalLength - headerLength;
                 span[written++] = (byte)'\r';
                 span[written++] = (byte)'\n';
-                output.Advance(written);
+                headUsed += written;
             }
             else
             {
+                CommitHead();
                 var span = output.GetSpan(lineLength);
                 output.Advance(WriteMessageLine(span, withHeaders, subject, sid, replyTo, headerLength, totalLength));
                 if (withHeaders)
@@ -115,6 +122,7 @@ internal sealed partial class NatsClient
             else
             {
                 unflushedBytes = 0;
+                CommitHead();
                 var flush = output.FlushAsync();
                 if (flush.IsCompleted)
                 {
@@ -165,6 +173,7 @@ internal sealed partial class NatsClient
                 return;
             }
 
+            CommitHead();
             output.Write(line);
         }
 
@@ -184,6 +193,30 @@ internal sealed partial class NatsClient
         var text = "-ERR '" + prefix + GoQuote.Quote(subject)
             + (queue.IsEmpty ? string.Empty : " using queue " + GoQuote.Quote(queue)) + suffix + "'\r\n";
         SendProtocol(System.Text.Encoding.UTF8.GetBytes(text), flushNow);
+    }
+
+    /// <summary>Room for <paramref name="size"/> bytes at the end of the head memory, starting a new one when it is full. Lock held.</summary>
+    private Span<byte> Reserve(int size)
+    {
+        if (head.Length - headUsed < size)
+        {
+            CommitHead();
+            head = output.GetMemory(size);
+        }
+
+        return head.Span[headUsed..];
+    }
+
+    /// <summary>Passes the frames written to the head memory to the pipe; before any other use of the writer. Lock held.</summary>
+    private void CommitHead()
+    {
+        if (headUsed > 0)
+        {
+            output.Advance(headUsed);
+        }
+
+        head = default;
+        headUsed = 0;
     }
 
     private void WriteSequence(in ReadOnlySequence<byte> sequence)

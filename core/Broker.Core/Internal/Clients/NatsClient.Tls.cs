@@ -61,6 +61,7 @@ internal sealed partial class NatsClient
         var transport = connection.Transport;
         lock (writeLock)
         {
+            CommitHead();
             input = transport.Input;
             output = transport.Output;
             if (outputCompleted)
