@@ -1,10 +1,9 @@
 using System.Buffers.Binary;
 using System.Net;
 using System.Net.Sockets;
-using System.Numerics;
-using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Text;
+using Broker.Adapters.WebSocket.Internal;
 
 namespace Broker.Compare.Load;
 
@@ -286,34 +285,13 @@ internal sealed partial class WebSocketClientStream : Stream
 
         var key = (uint)Random.Shared.NextInt64();
         MemoryMarshal.Write(frame.AsSpan(headerLength), in key);
-        Mask(payload, key, frame.AsSpan(headerLength + 4));
+
+        // The server adapter's own masking routine: the same XOR serves both directions.
+        Masking.Apply(payload, frame.AsSpan(headerLength + 4), frame.AsSpan(headerLength, 4), position: 0);
         var data = frame.AsSpan(0, total);
         while (!data.IsEmpty)
         {
             data = data[socket.Send(data)..];
-        }
-    }
-
-    /// <summary>XORs <paramref name="source"/> with the 4-byte key (as laid out in memory) into <paramref name="destination"/>.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
-    internal static void Mask(ReadOnlySpan<byte> source, uint key, Span<byte> destination)
-    {
-        var i = 0;
-        if (Vector.IsHardwareAccelerated && source.Length >= Vector<byte>.Count)
-        {
-            // Every lane starts at a multiple of 4, so the key repeated per 32-bit lane lines up with the payload.
-            var keys = Vector.AsVectorByte(new Vector<uint>(key));
-            for (; i <= source.Length - Vector<byte>.Count; i += Vector<byte>.Count)
-            {
-                (new Vector<byte>(source[i..]) ^ keys).CopyTo(destination[i..]);
-            }
-        }
-
-        Span<byte> keyBytes = stackalloc byte[4];
-        MemoryMarshal.Write(keyBytes, in key);
-        for (; i < source.Length; i++)
-        {
-            destination[i] = (byte)(source[i] ^ keyBytes[i & 3]);
         }
     }
 }

@@ -83,24 +83,6 @@ public sealed class WebSocketClientStreamTests
         Assert.Contains("Sec-WebSocket-Accept", error.Message, StringComparison.Ordinal);
     }
 
-    [Fact]
-    public void Masking_matches_the_byte_by_byte_definition_at_every_length()
-    {
-        const uint key = 0xA1B2C3D4;
-        Span<byte> keyBytes = stackalloc byte[4];
-        BinaryPrimitives.WriteUInt32LittleEndian(keyBytes, key);
-        for (var length = 0; length < 200; length++)
-        {
-            var source = Enumerable.Range(0, length).Select(i => (byte)i).ToArray();
-            var masked = new byte[length];
-            WebSocketClientStream.Mask(source, key, masked);
-            for (var i = 0; i < length; i++)
-            {
-                Assert.Equal((byte)(source[i] ^ keyBytes[i & 3]), masked[i]);
-            }
-        }
-    }
-
     private static byte[] ReadExactly(Stream stream, int length, int bufferSize)
     {
         var result = new List<byte>();
