@@ -43,14 +43,7 @@ internal sealed partial class MonitorEndpoints
         // Statistics and list cover the global account only; an unknown account has nothing (nats-server skips it).
         if (account.Length == 0 || account == GlobalAccount)
         {
-            subsz.NumSubscriptions = statistics.NumSubscriptions;
-            subsz.NumCache = statistics.NumCache;
-            subsz.NumInserts = statistics.NumInserts;
-            subsz.NumRemoves = statistics.NumRemoves;
-            subsz.NumMatches = statistics.NumMatches;
-            subsz.CacheHitRate = statistics.CacheHitRate;
-            subsz.MaxFanout = statistics.MaxFanout;
-            subsz.AvgFanout = statistics.AvgFanout;
+            subsz.CopyFrom(statistics);
             if (list)
             {
                 var matching = core.SubList.Snapshot()
@@ -76,23 +69,15 @@ internal sealed partial class MonitorEndpoints
         else if (account == GlobalAccount)
         {
             var statistics = core.SubList.GetStatistics();
+            var sublistStats = new SublistStats();
+            sublistStats.CopyFrom(statistics);
             accountz.AccountDetail = new AccountInfo
             {
                 AccountName = GlobalAccount,
                 UpdateTime = core.StartedAt,
                 ClientConnections = core.Clients.Count,
                 Subscriptions = statistics.NumSubscriptions,
-                SublistStats = new SublistStats
-                {
-                    NumSubscriptions = statistics.NumSubscriptions,
-                    NumCache = statistics.NumCache,
-                    NumInserts = statistics.NumInserts,
-                    NumRemoves = statistics.NumRemoves,
-                    NumMatches = statistics.NumMatches,
-                    CacheHitRate = statistics.CacheHitRate,
-                    MaxFanout = statistics.MaxFanout,
-                    AvgFanout = statistics.AvgFanout,
-                },
+                SublistStats = sublistStats,
             };
         }
         else

@@ -1,55 +1,41 @@
 using System.Text.Json.Serialization;
+using Broker.Core.Internal.Subscriptions;
 
 namespace Broker.Core.Internal.Monitoring.Models;
 
-/// <summary>The <c>/subsz</c> answer: subject index statistics inline, then the optional list (<c>monitor.go: Subsz</c>).</summary>
-internal sealed class Subsz
+/// <summary>
+/// The <c>/subsz</c> answer: subject index statistics inline (Go embeds <c>SublistStats</c>, so the fields sit at the
+/// top level), then the optional list (<c>monitor.go: Subsz</c>). The orders keep nats-server's field order.
+/// </summary>
+internal sealed class Subsz : SublistStats
 {
     [JsonPropertyName("server_id")]
+    [JsonPropertyOrder(-2)]
     public string ServerId { get; set; } = "";
 
     [JsonPropertyName("now")]
+    [JsonPropertyOrder(-1)]
     public DateTime Now { get; set; }
 
-    [JsonPropertyName("num_subscriptions")]
-    public int NumSubscriptions { get; set; }
-
-    [JsonPropertyName("num_cache")]
-    public int NumCache { get; set; }
-
-    [JsonPropertyName("num_inserts")]
-    public long NumInserts { get; set; }
-
-    [JsonPropertyName("num_removes")]
-    public long NumRemoves { get; set; }
-
-    [JsonPropertyName("num_matches")]
-    public long NumMatches { get; set; }
-
-    [JsonPropertyName("cache_hit_rate")]
-    public double CacheHitRate { get; set; }
-
-    [JsonPropertyName("max_fanout")]
-    public int MaxFanout { get; set; }
-
-    [JsonPropertyName("avg_fanout")]
-    public double AvgFanout { get; set; }
-
     [JsonPropertyName("total")]
+    [JsonPropertyOrder(1)]
     public int Total { get; set; }
 
     [JsonPropertyName("offset")]
+    [JsonPropertyOrder(2)]
     public int Offset { get; set; }
 
     [JsonPropertyName("limit")]
+    [JsonPropertyOrder(3)]
     public int Limit { get; set; }
 
     [JsonPropertyName("subscriptions_list")]
+    [JsonPropertyOrder(4)]
     public IReadOnlyList<SubDetail>? Subscriptions { get; set; }
 }
 
 /// <summary>The subject index statistics object (<c>sublist.go: SublistStats</c>), as <c>/accountz</c> nests it.</summary>
-internal sealed class SublistStats
+internal class SublistStats
 {
     [JsonPropertyName("num_subscriptions")]
     public int NumSubscriptions { get; set; }
@@ -74,4 +60,17 @@ internal sealed class SublistStats
 
     [JsonPropertyName("avg_fanout")]
     public double AvgFanout { get; set; }
+
+    /// <summary>Takes every field from the subject index's statistics.</summary>
+    public void CopyFrom(in SubListStatistics statistics)
+    {
+        NumSubscriptions = statistics.NumSubscriptions;
+        NumCache = statistics.NumCache;
+        NumInserts = statistics.NumInserts;
+        NumRemoves = statistics.NumRemoves;
+        NumMatches = statistics.NumMatches;
+        CacheHitRate = statistics.CacheHitRate;
+        MaxFanout = statistics.MaxFanout;
+        AvgFanout = statistics.AvgFanout;
+    }
 }
