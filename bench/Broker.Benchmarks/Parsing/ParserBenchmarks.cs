@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Text;
 using BenchmarkDotNet.Attributes;
 using Broker.Core.Internal.Protocol;
+using Broker.TestKit;
 
 namespace Broker.Benchmarks.Parsing;
 

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Text;
 using Broker.Core.Internal.Protocol;
+using Broker.TestKit;
 
 namespace Broker.Core.Tests.Protocol;
 
@@ -18,7 +19,7 @@ public sealed class ParserAllocationTests
         var bytes = Encoding.ASCII.GetBytes(builder.ToString());
         var half = bytes.Length / 2;
         var whole = new ReadOnlySequence<byte>(bytes);
-        var split = SegmentedBuffers.Create(bytes[..half], bytes[half..]);
+        var split = SegmentedSequence.Create(bytes[..half], bytes[half..]);
         var scratch = new byte[5000];
         var ops = new CountingOps();
 

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Text;
 using Broker.Core.Internal.Protocol;
+using Broker.TestKit;
 
 namespace Broker.Core.Tests.Protocol;
 
@@ -27,7 +28,7 @@ internal static class ParserHarness
         foreach (var chunk in chunks)
         {
             held.Add(chunk);
-            buffer = SegmentedBuffers.Create([.. held]);
+            buffer = SegmentedSequence.Create([.. held]);
             status = ProtocolParser.Parse(ref ops, ref buffer, limits ?? DefaultLimits, scratch, out error);
             if (status != ParseStatus.NeedMoreData)
             {

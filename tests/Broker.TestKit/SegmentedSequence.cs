@@ -1,11 +1,14 @@
 using System.Buffers;
 
-namespace Broker.Benchmarks.Parsing;
+namespace Broker.TestKit;
 
-/// <summary>Builds a multi-segment sequence, the shape a pipe hands the parser when input arrived in pieces.</summary>
-internal static class SegmentedSequence
+/// <summary>
+/// Builds a multi-segment sequence, the shape a pipe hands the parser when input arrived in pieces. One source for the
+/// parser tests (through this kit) and the parser benchmarks (which compile this file in: they do not reference the kit).
+/// </summary>
+public static class SegmentedSequence
 {
-    public static ReadOnlySequence<byte> Create(IReadOnlyList<byte[]> segments)
+    public static ReadOnlySequence<byte> Create(params IReadOnlyList<byte[]> segments)
     {
         if (segments.Count == 0)
         {
