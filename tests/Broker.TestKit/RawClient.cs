@@ -14,7 +14,7 @@ public sealed class RawClient : IAsyncDisposable
 
     private readonly Socket socket;
     private readonly byte[] buffer = new byte[64 * 1024];
-    private readonly MemoryStream pending = new();
+    private readonly ReceivedBytes pending = new();
 
     private RawClient(Socket socket)
     {
@@ -67,7 +67,7 @@ public sealed class RawClient : IAsyncDisposable
         using var cts = new CancellationTokenSource(timeout);
         while (true)
         {
-            var line = TakeLine();
+            var line = pending.TakeLine();
             if (line is not null)
             {
                 return line;
@@ -92,10 +92,7 @@ public sealed class RawClient : IAsyncDisposable
             }
         }
 
-        var all = pending.ToArray();
-        pending.SetLength(0);
-        pending.Write(all, count, all.Length - count);
-        return all[..count];
+        return pending.Take(count);
     }
 
     /// <summary>
@@ -106,7 +103,7 @@ public sealed class RawClient : IAsyncDisposable
     {
         using var cts = new CancellationTokenSource(timeout);
         long read = pending.Length;
-        pending.SetLength(0);
+        pending.Clear();
         var scratch = new byte[chunk];
         while (read < total)
         {
@@ -201,7 +198,7 @@ public sealed class RawClient : IAsyncDisposable
         using var cts = new CancellationTokenSource(timeout ?? DefaultTimeout);
         while (true)
         {
-            var line = TakeLine();
+            var line = pending.TakeLine();
             if (line is not null)
             {
                 lines.Add(line);
@@ -223,24 +220,7 @@ public sealed class RawClient : IAsyncDisposable
     public ValueTask DisposeAsync()
     {
         socket.Dispose();
-        pending.Dispose();
         return ValueTask.CompletedTask;
-    }
-
-    private string? TakeLine()
-    {
-        var data = pending.GetBuffer().AsSpan(0, (int)pending.Length);
-        var index = data.IndexOf("\r\n"u8);
-        if (index < 0)
-        {
-            return null;
-        }
-
-        var line = Encoding.Latin1.GetString(data[..index]);
-        var rest = data[(index + 2)..].ToArray();
-        pending.SetLength(0);
-        pending.Write(rest);
-        return line;
     }
 
     private async Task<bool> FillAsync(CancellationToken cancellationToken)
@@ -254,7 +234,7 @@ public sealed class RawClient : IAsyncDisposable
                 return false;
             }
 
-            pending.Write(buffer, 0, read);
+            pending.Append(buffer.AsSpan(0, read));
             return true;
         }
         catch (OperationCanceledException)

@@ -32,7 +32,7 @@ public sealed class SecureClient : IAsyncDisposable
     private readonly Socket socket;
     private readonly NetworkStream network;
     private readonly byte[] buffer = new byte[64 * 1024];
-    private readonly MemoryStream pending = new();
+    private readonly ReceivedBytes pending = new();
     private Stream stream;
 
     private SecureClient(Socket socket)
@@ -134,7 +134,7 @@ public sealed class SecureClient : IAsyncDisposable
         using var cts = new CancellationTokenSource(timeout);
         while (true)
         {
-            var line = TakeLine();
+            var line = pending.TakeLine();
             if (line is not null)
             {
                 return line;
@@ -169,7 +169,7 @@ public sealed class SecureClient : IAsyncDisposable
         using var cts = new CancellationTokenSource(timeout ?? DefaultTimeout);
         while (true)
         {
-            var line = TakeLine();
+            var line = pending.TakeLine();
             if (line is not null)
             {
                 lines.Add(line);
@@ -197,23 +197,6 @@ public sealed class SecureClient : IAsyncDisposable
 
         await network.DisposeAsync();
         socket.Dispose();
-        pending.Dispose();
-    }
-
-    private string? TakeLine()
-    {
-        var data = pending.GetBuffer().AsSpan(0, (int)pending.Length);
-        var index = data.IndexOf("\r\n"u8);
-        if (index < 0)
-        {
-            return null;
-        }
-
-        var line = Encoding.Latin1.GetString(data[..index]);
-        var rest = data[(index + 2)..].ToArray();
-        pending.SetLength(0);
-        pending.Write(rest);
-        return line;
     }
 
     private async Task<bool> FillAsync(CancellationToken cancellationToken)
@@ -227,7 +210,7 @@ public sealed class SecureClient : IAsyncDisposable
                 return false;
             }
 
-            pending.Write(buffer, 0, read);
+            pending.Append(buffer.AsSpan(0, read));
             return true;
         }
         catch (OperationCanceledException)

@@ -1,5 +1,6 @@
 using System.Net.WebSockets;
 using System.Text;
+using Broker.TestKit;
 
 namespace Broker.WebSocket.Tests;
 
@@ -13,7 +14,7 @@ public sealed class WsNatsClient : IAsyncDisposable
 
     private readonly ClientWebSocket socket;
     private readonly byte[] buffer = new byte[64 * 1024];
-    private readonly MemoryStream pending = new();
+    private readonly ReceivedBytes pending = new();
 
     private WsNatsClient(ClientWebSocket socket)
     {
@@ -53,7 +54,7 @@ public sealed class WsNatsClient : IAsyncDisposable
         using var cts = new CancellationTokenSource(timeout ?? DefaultTimeout);
         while (true)
         {
-            var line = TakeLine();
+            var line = pending.TakeLine(Encoding.UTF8);
             if (line is not null)
             {
                 return line;
@@ -65,7 +66,7 @@ public sealed class WsNatsClient : IAsyncDisposable
                 throw new IOException($"closed: {result.CloseStatus} {result.CloseStatusDescription}");
             }
 
-            pending.Write(buffer, 0, result.Count);
+            pending.Append(buffer.AsSpan(0, result.Count));
         }
     }
 
@@ -93,7 +94,7 @@ public sealed class WsNatsClient : IAsyncDisposable
             if (result.MessageType == WebSocketMessageType.Close)
             {
                 var lines = new List<string>();
-                while (TakeLine() is { } line)
+                while (pending.TakeLine(Encoding.UTF8) is { } line)
                 {
                     lines.Add(line);
                 }
@@ -101,7 +102,7 @@ public sealed class WsNatsClient : IAsyncDisposable
                 return (lines, result.CloseStatus);
             }
 
-            pending.Write(buffer, 0, result.Count);
+            pending.Append(buffer.AsSpan(0, result.Count));
         }
     }
 
@@ -109,23 +110,6 @@ public sealed class WsNatsClient : IAsyncDisposable
     {
         socket.Abort();
         socket.Dispose();
-        pending.Dispose();
         return ValueTask.CompletedTask;
-    }
-
-    private string? TakeLine()
-    {
-        var data = pending.GetBuffer().AsSpan(0, (int)pending.Length);
-        var index = data.IndexOf("\r\n"u8);
-        if (index < 0)
-        {
-            return null;
-        }
-
-        var line = Encoding.UTF8.GetString(data[..index]);
-        var rest = data[(index + 2)..].ToArray();
-        pending.SetLength(0);
-        pending.Write(rest);
-        return line;
     }
 }
