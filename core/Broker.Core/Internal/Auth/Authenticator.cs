@@ -64,7 +64,7 @@ internal sealed partial class Authenticator
 
         // As nats-server checkAuthforWarnings: a plain single password or any users entry not bcrypt-hashed
         // (an empty one included); tokens are not part of that warning.
-        if ((singleUser is not null && !BCrypt.IsHash(singlePassword)) || users.Values.Any(u => !BCrypt.IsHash(u.Password)))
+        if ((singleUser is not null && !BcryptPassword.IsHash(singlePassword)) || users.Values.Any(u => !BcryptPassword.IsHash(u.Password)))
         {
             AuthLog.PlaintextPasswords(logger);
         }
@@ -124,9 +124,9 @@ internal sealed partial class Authenticator
     private static bool CheckSecret(string stored, string? offered)
     {
         offered ??= "";
-        if (BCrypt.IsHash(stored))
+        if (BcryptPassword.IsHash(stored))
         {
-            return BCrypt.Verify(offered, stored);
+            return BcryptPassword.Verify(offered, stored);
         }
 
         // FixedTimeEquals is constant time for equal lengths; like Go's ConstantTimeCompare, the length may show.
