@@ -61,9 +61,43 @@ internal sealed partial class BrokerRunner
             HostLog.ReloadFailed(logger, ex.Message);
         }
 
+        foreach (var change in HostChanges(settings.Host, nextSettings.Host))
+        {
+            HostLog.ReloadedSetting(logger, change);
+        }
+
         sources = next;
         settings = nextSettings;
         HostLog.Reloaded(logger);
+    }
+
+    // The host's own settings that changed, as nats-server logs them after "Reloaded: " (reload.go's options).
+    private static List<string> HostChanges(BrokerHostOptions current, BrokerHostOptions next)
+    {
+        var changes = new List<string>();
+        if (current.Trace != next.Trace)
+        {
+            changes.Add("trace = " + Bool(next.Trace));
+        }
+
+        if (current.Debug != next.Debug)
+        {
+            changes.Add("debug = " + Bool(next.Debug));
+        }
+
+        if (current.LogTime != next.LogTime)
+        {
+            changes.Add("logtime = " + Bool(next.LogTime));
+        }
+
+        if (current.LogFile != next.LogFile)
+        {
+            changes.Add("log_file = " + next.LogFile);
+        }
+
+        return changes;
+
+        static string Bool(bool value) => value ? "true" : "false";
     }
 
     // The host's settings that only take effect at start, by their nats-server names. Plugins read their sections

@@ -46,4 +46,7 @@ internal static partial class HostLog
 
     [LoggerMessage(613, LogLevel.Error, "Failed to reopen log file: {Reason}")]
     public static partial void LogReopenFailed(ILogger logger, string reason);
+
+    [LoggerMessage(614, LogLevel.Information, "Reloaded: {Change}")]
+    public static partial void ReloadedSetting(ILogger logger, string change);
 }

@@ -80,6 +80,7 @@ public sealed class ReloadAndSignalTests : IDisposable
         }
 
         await host.WaitForLineAsync(Reloaded, HostProcess.StartTimeout);
+        Assert.Contains(host.Lines, l => l.EndsWith("[INF] Reloaded: max_payload = 16", StringComparison.Ordinal));
         await client.SendAsync("PUB big 17\r\n12345678901234567\r\n");
         Assert.Equal(["-ERR 'Maximum Payload Violation'"], (await client.PingAndCollectAsync()).Lines);
 
@@ -92,6 +93,10 @@ public sealed class ReloadAndSignalTests : IDisposable
         }
 
         await host.WaitForLineAsync(Reloaded, HostProcess.StartTimeout, seen);
+
+        // Each change is named, as nats-server names it, before the closing line.
+        var changes = host.Lines.Skip(seen).Where(l => l.Contains("[INF] Reloaded", StringComparison.Ordinal)).Select(l => l[(l.IndexOf("[INF] ", StringComparison.Ordinal) + 6)..]);
+        Assert.Equal(["Reloaded: max_payload = 1048576", "Reloaded: debug = true", "Reloaded server configuration"], changes);
 
         // debug: true took effect live: a client closing is a Debug event.
         await using (var other = await RawClient.ConnectAsync(host.EndPoint("client")))

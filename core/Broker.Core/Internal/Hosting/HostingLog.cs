@@ -20,8 +20,8 @@ internal static partial class HostingLog
     [LoggerMessage(5, LogLevel.Information, "Loaded plugin {PluginId} {PluginVersion}")]
     public static partial void PluginConfigured(ILogger logger, string pluginId, string pluginVersion);
 
-    [LoggerMessage(6, LogLevel.Information, "Reloaded configuration: {Changes}")]
-    public static partial void Reloaded(ILogger logger, string changes);
+    [LoggerMessage(6, LogLevel.Information, "Reloaded: {Change}")]
+    public static partial void Reloaded(ILogger logger, string change);
 
     [LoggerMessage(7, LogLevel.Warning, "Configuration reload refused: {Reason}")]
     public static partial void ReloadRefused(ILogger logger, string reason);
