@@ -65,7 +65,7 @@ internal sealed class CommandLine
             var flag = CommandLineFlags.Find(name);
             if (flag is null)
             {
-                return Failed($"flag provided but not defined: {arg}");
+                return Failed($"flag provided but not defined: -{name}");
             }
 
             string value;

@@ -29,10 +29,10 @@ internal static class CommandLineFlags
     public static IReadOnlyList<CommandLineFlag> All { get; } =
     [
         new(["-a", "--addr", "--net"], FlagKind.Text, "<host>", "Bind to host address (default: 0.0.0.0)", Server, ["Broker:Host"]),
-        new(["-p", "--port"], FlagKind.Integer, "<port>", "Use port for clients (default: 4222, -1 for a random port)", Server, ["Broker:Port"]),
+        new(["-p", "--port"], FlagKind.Integer, "<port>", "Use port for clients (default: 4222; -1 for a random port)", Server, ["Broker:Port"]),
         new(["-n", "--name", "--server_name"], FlagKind.Text, "<server_name>", "Server name (default: auto)", Server, ["Broker:ServerName"]),
         new(["-P", "--pid"], FlagKind.Text, "<file>", "File to store PID", Server, ["Broker:PidFile"]),
-        new(["-m", "--http_port"], FlagKind.Integer, "<port>", "Use port for http monitoring (-1 for a random port)", Server, ["Broker:Monitoring:Port"]),
+        new(["-m", "--http_port"], FlagKind.Integer, "<port>", "Use port for http monitoring (default: off; -1 for a random port)", Server, ["Broker:Monitoring:Port"]),
         new(["-c", "--config"], FlagKind.Text, "<file>", "Configuration file", Server, ["Broker:ConfigFile"]),
         new(["-t"], FlagKind.Switch, "", "Test configuration and exit", Server, [], HostCommand.CheckConfig),
         new(["-sl", "--signal"], FlagKind.Text, "<signal>[=<pid>]", "Send signal to the broker process (ldm, stop, quit, term, reopen, reload); <pid> is a PID or a PID file (default: the -P file)", Server, [SignalKey], HostCommand.Signal),

@@ -135,7 +135,7 @@ public sealed class CommandLineTests
     }
 
     [Theory]
-    [InlineData("--bogus", "flag provided but not defined: --bogus")]
+    [InlineData("--bogus", "flag provided but not defined: -bogus")]
     [InlineData("-p 1 -x", "flag provided but not defined: -x")]
     [InlineData("-ms 8443", "flag provided but not defined: -ms")]
     [InlineData("-p", "flag needs an argument: -p")]

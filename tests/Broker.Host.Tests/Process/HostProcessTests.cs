@@ -188,8 +188,40 @@ public sealed class HostProcessTests : IDisposable
         await using var second = HostProcess.Start(["-a", "127.0.0.1", "-p", port]);
 
         Assert.Equal(1, await second.WaitForExitAsync(ExitTimeout));
-        Assert.Single(second.Lines, l => l.Contains("[ERR] Broker failed to start: ", StringComparison.Ordinal));
+
+        // nats-server's fatal line, with the address and Go's error text.
+        var fatal = Assert.Single(second.Lines, l => l.Contains("[FTL] ", StringComparison.Ordinal) || l.Contains("[ERR] ", StringComparison.Ordinal));
+        Assert.EndsWith($"[FTL] Error listening on port: 127.0.0.1:{port}, \"listen tcp 127.0.0.1:{port}: bind: address already in use\"", fatal, StringComparison.Ordinal);
         Assert.DoesNotContain(second.Lines, l => l.TrimStart().StartsWith("at ", StringComparison.Ordinal));
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task A_monitoring_port_in_use_cannot_start_monitoring()
+    {
+        await using var first = await HostProcess.StartReadyAsync(["-m", "-1"]);
+        var port = first.EndPoint("monitor").Port.ToString(System.Globalization.CultureInfo.InvariantCulture);
+
+        await using var second = HostProcess.Start(["-a", "127.0.0.1", "-p", "-1", "-m", port]);
+
+        Assert.Equal(1, await second.WaitForExitAsync(ExitTimeout));
+        var fatal = Assert.Single(second.Lines, l => l.Contains("[FTL] ", StringComparison.Ordinal) || l.Contains("[ERR] ", StringComparison.Ordinal));
+        Assert.EndsWith($"[FTL] Can't start monitoring: can't listen to the monitor port: listen tcp 127.0.0.1:{port}: bind: address already in use", fatal, StringComparison.Ordinal);
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task Usage_and_errors_name_the_program_as_it_was_started()
+    {
+        // A launcher names the program (scripts/nats-server does); an apphost or a link is named by argv[0].
+        var environment = new Dictionary<string, string> { ["BROKER_EXECUTABLENAME"] = "nats-server" };
+        await using (var help = HostProcess.Start(["-h"], environment))
+        {
+            Assert.Equal(0, await help.WaitForExitAsync(ExitTimeout));
+            Assert.Equal("Usage: nats-server [options]", help.Lines.First());
+        }
+
+        await using var bad = HostProcess.Start(["-p", "abc"], environment);
+        Assert.Equal(1, await bad.WaitForExitAsync(ExitTimeout));
+        Assert.Equal(["nats-server: invalid value \"abc\" for flag -p: parse error (see --help)"], bad.Lines);
     }
 
     private static async Task<RawClient> ConnectNatsAsync(HostProcess host)

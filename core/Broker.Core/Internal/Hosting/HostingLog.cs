@@ -40,4 +40,7 @@ internal static partial class HostingLog
 
     [LoggerMessage(12, LogLevel.Error, "Hosted service {Service} failed to stop")]
     public static partial void ServiceStopFailed(ILogger logger, string service, Exception exception);
+
+    [LoggerMessage(13, LogLevel.Critical, "{Failure}")]
+    public static partial void ListenFailed(ILogger logger, string failure);
 }
