@@ -1,5 +1,6 @@
 using Broker.Core;
 using Broker.Core.Auth;
+using NATS.NKeys;
 
 namespace Broker.Client.Tests;
 
@@ -72,6 +73,63 @@ public sealed class AuthTests
 
         // The hash itself is not a password.
         await AssertRefusedAsync(server.Url, o => o.WithUser("carol", BcryptOfUU));
+    }
+
+    [Theory(Timeout = 60_000)]
+    [MemberData(nameof(Servers))]
+    public async Task Nkey_user_authenticates_by_signing_the_nonce_and_gets_its_permissions(ServerKind kind)
+    {
+        using var alice = KeyPair.CreatePair(PrefixByte.User);
+        using var mallory = KeyPair.CreatePair(PrefixByte.User);
+        var publicKey = alice.GetPublicKey();
+        await using var server = await ServerUnderTest.StartAsync(
+            kind,
+            o => o.Authorization.Users.Add(new UserOptions
+            {
+                Nkey = publicKey,
+                Permissions = new PermissionsOptions { Publish = new SubjectPermissionOptions { Allow = ["auth.>"] } },
+            }),
+            "authorization { users = [ { nkey: " + publicKey + ", permissions: { publish: { allow: [\"auth.>\"] } } } ] }");
+
+        await using (var good = await NatsClients.ConnectAsync(server.Url, configure: o => o with { AuthOpts = new NatsAuthOpts { NKey = publicKey, Seed = alice.GetSeed() } }))
+        {
+            var events = ClientEvents.Watch(good);
+            await RoundTripAsync(good);
+            await good.PublishAsync("other.subject", new byte[] { 1 });
+            Assert.StartsWith("Permissions Violation for Publish to \"other.subject\"", await events.ServerErrorAsync(), StringComparison.Ordinal);
+        }
+
+        // Another key's seed signs, but not for this key; an unknown key is refused; so is a client without credentials.
+        await AssertRefusedAsync(server.Url, o => o with { AuthOpts = new NatsAuthOpts { NKey = publicKey, Seed = mallory.GetSeed() } });
+        await AssertRefusedAsync(server.Url, o => o with { AuthOpts = new NatsAuthOpts { NKey = mallory.GetPublicKey(), Seed = mallory.GetSeed() } });
+        await AssertRefusedAsync(server.Url, o => o);
+    }
+
+    [Theory(Timeout = 60_000)]
+    [MemberData(nameof(Servers))]
+    public async Task Nkey_and_bcrypt_users_share_one_users_list(ServerKind kind)
+    {
+        using var alice = KeyPair.CreatePair(PrefixByte.User);
+        await using var server = await ServerUnderTest.StartAsync(
+            kind,
+            o =>
+            {
+                o.Authorization.Users.Add(new UserOptions { Nkey = alice.GetPublicKey() });
+                o.Authorization.Users.Add(new UserOptions { User = "carol", Password = BcryptOfUU });
+            },
+            "authorization { users = [ { nkey: " + alice.GetPublicKey() + " }, { user: carol, password: \"" + BcryptOfUU + "\" } ] }");
+
+        await using (var nkey = await NatsClients.ConnectAsync(server.Url, configure: o => o with { AuthOpts = new NatsAuthOpts { NKey = alice.GetPublicKey(), Seed = alice.GetSeed() } }))
+        {
+            await RoundTripAsync(nkey);
+        }
+
+        await using (var bcrypt = await NatsClients.ConnectAsync(server.Url, configure: o => o.WithUser("carol", "U*U")))
+        {
+            await RoundTripAsync(bcrypt);
+        }
+
+        await AssertRefusedAsync(server.Url, o => o.WithUser("carol", "wrong"));
     }
 
     [Theory(Timeout = 60_000)]

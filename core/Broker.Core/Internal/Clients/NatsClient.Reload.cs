@@ -15,6 +15,10 @@ internal sealed partial class NatsClient
     private string? connectPassword;
     private string? connectToken;
 
+    // The NKey the last CONNECT authenticated with, and the nonce this connection's INFO carried for it to sign.
+    private string? connectNkey;
+    private string? nonce;
+
     // Authenticated by verify_and_map rather than by CONNECT credentials.
     private bool certificateMapped;
 
@@ -28,9 +32,12 @@ internal sealed partial class NatsClient
         }
 
         // A user mapped from the client certificate (verify_and_map) is mapped again under the new users.
+        // An NKey user stays while its key is configured: the signature of this connection's nonce was checked.
         var user = certificateMapped && Tls?.ClientCertificate is { } certificate && current.MapsCertificates
             ? current.AuthenticateCertificate(certificate)
-            : current.Reauthenticate(previous, connectUser, connectPassword, connectToken);
+            : connectNkey is not null
+                ? current.ReauthenticateNkey(connectNkey)
+                : current.Reauthenticate(previous, connectUser, connectPassword, connectToken);
         if (user is null)
         {
             AuthorizationViolation();
@@ -53,6 +60,8 @@ internal sealed partial class NatsClient
             ClientLog.SubscriptionRemovedOnReload(logger, this, subscription.SubjectString);
         }
     }
+
+    private void RememberNkey(string? publicKey) => connectNkey = publicKey;
 
     private void RememberCredentials(string? user, string? password, string? token)
     {

@@ -58,6 +58,10 @@ internal static partial class ClientLog
     [LoggerMessage(114, LogLevel.Warning, "{Client} user {User} found in CONNECT, but the user is taken from the certificate")]
     public static partial void UserFromCertificate(ILogger logger, NatsClient client, string user);
 
+    /// <summary>Why an NKey user's CONNECT was refused, in nats-server's words ("Signature not verified").</summary>
+    [LoggerMessage(115, LogLevel.Debug, "{Client} {Reason}")]
+    public static partial void NkeyRefused(ILogger logger, NatsClient client, string reason);
+
     public static void PublishViolation(ILogger logger, NatsClient client, ReadOnlySpan<byte> subject)
     {
         if (logger.IsEnabled(LogLevel.Warning))

@@ -94,11 +94,16 @@ internal static class OptionsComparer
             changes.Add("authorization timeout = " + next.Timeout.TotalSeconds.ToString(CultureInfo.InvariantCulture));
         }
 
-        if (Json(current.Users) != Json(next.Users)
+        if (Json(current.Users.Where(u => u.Nkey is null)) != Json(next.Users.Where(u => u.Nkey is null))
             || Json(current.DefaultPermissions) != Json(next.DefaultPermissions)
             || current.NoAuthUser != next.NoAuthUser)
         {
             changes.Add("authorization users");
+        }
+
+        if (Json(current.Users.Where(u => u.Nkey is not null)) != Json(next.Users.Where(u => u.Nkey is not null)))
+        {
+            changes.Add("authorization nkey users");
         }
 
         return changes;
