@@ -2,7 +2,7 @@ using Microsoft.Extensions.Logging;
 
 namespace Broker.Core.Internal.Hosting;
 
-/// <summary>Log messages of the broker's lifecycle and listeners (event ids 1-99).</summary>
+/// <summary>Log messages of the broker's lifecycle and listeners (event ids 1-99, docs/logging.md).</summary>
 internal static partial class HostingLog
 {
     [LoggerMessage(1, LogLevel.Information, "Starting broker {Version} (matching nats-server {CompatibleVersion}), server id {ServerId}")]
