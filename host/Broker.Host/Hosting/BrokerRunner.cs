@@ -199,5 +199,10 @@ internal sealed partial class BrokerRunner
         {
             HostLog.JetStreamUnavailable(logger);
         }
+
+        if (Clustering.Flags(flags) is { Count: > 0 } cluster)
+        {
+            HostLog.ConfigNotice(logger, Clustering.Ignoring(cluster));
+        }
     }
 }

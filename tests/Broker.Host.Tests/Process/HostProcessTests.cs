@@ -196,6 +196,56 @@ public sealed class HostProcessTests : IDisposable
     }
 
     [Fact(Timeout = 60_000)]
+    public async Task Tls_flags_start_a_tls_listener_for_a_dotnet_client()
+    {
+        var certificates = TestCertificates.Shared;
+        await using var host = await HostProcess.StartReadyAsync(["--tls", "--tlscert", certificates.ServerCertFile, "--tlskey", certificates.ServerKeyFile]);
+
+        await using (var raw = await RawClient.ConnectAsync(host.EndPoint("client")))
+        {
+            Assert.Contains("\"tls_required\":true", raw.Info, StringComparison.Ordinal);
+        }
+
+        await using var client = await NatsClients.ConnectAsync(
+            $"tls://127.0.0.1:{host.EndPoint("client").Port}",
+            configure: o => o with { TlsOpts = new NATS.Client.Core.NatsTlsOpts { CaFile = certificates.CaFile } });
+        await using var sub = await client.SubscribeCoreAsync<string>("over.tls");
+        await client.PublishAsync("over.tls", "secret");
+        Assert.Equal("secret", (await sub.NextAsync()).Data);
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task Tls_flags_replace_the_files_tls_block_and_tls_false_turns_it_off()
+    {
+        var certificates = TestCertificates.Shared;
+        var conf = Path.Combine(plugins, "tls.conf");
+        File.WriteAllText(conf, "tls { cert_file: \"/nonexistent/cert.pem\", key_file: \"/nonexistent/key.pem\", timeout: 3 }\n");
+
+        await using (var replaced = await HostProcess.StartReadyAsync(["-c", conf, "--tlscert", certificates.ServerCertFile, "--tlskey", certificates.ServerKeyFile]))
+        {
+            await using var raw = await RawClient.ConnectAsync(replaced.EndPoint("client"));
+            Assert.Contains("\"tls_required\":true", raw.Info, StringComparison.Ordinal);
+        }
+
+        await using var off = await HostProcess.StartReadyAsync(["-c", conf, "-tls=false"]);
+        await using var plain = await RawClient.ConnectAsync(off.EndPoint("client"));
+        Assert.DoesNotContain("tls_required", plain.Info, StringComparison.Ordinal);
+        await plain.SendAsync("CONNECT {\"verbose\":false}\r\n");
+        Assert.Equal(["PONG"], (await plain.PingAndCollectAsync()).Lines);
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task Cluster_flags_start_a_single_server_with_one_warning()
+    {
+        await using var host = await HostProcess.StartReadyAsync(["--cluster", "nats://127.0.0.1:-1", "--cluster_name", "c", "--routes", "nats://127.0.0.1:6222"]);
+
+        var warning = Assert.Single(host.Lines, l => l.Contains("[WRN] ", StringComparison.Ordinal));
+        Assert.EndsWith("[WRN] Clustering: not offered (this broker runs as a single server), ignoring \"--cluster\", \"--cluster_name\", \"--routes\"", warning, StringComparison.Ordinal);
+        await using var client = await ConnectNatsAsync(host);
+        Assert.Equal(["PONG"], (await client.PingAndCollectAsync()).Lines);
+    }
+
+    [Fact(Timeout = 60_000)]
     public async Task A_monitoring_port_in_use_cannot_start_monitoring()
     {
         await using var first = await HostProcess.StartReadyAsync(["-m", "-1"]);
