@@ -33,6 +33,20 @@ internal sealed partial class BrokerRunner
             return;
         }
 
+        // The log level goes first, so connections see a changed trace level (-V) when the broker reloads; it goes
+        // back if the broker refuses the new configuration.
+        var loggingApplied = true;
+        try
+        {
+            logging.Apply(nextSettings.Host);
+        }
+        catch (HostConfigurationException ex)
+        {
+            // Checked above; the file became unwritable since. The broker's part still applies, the old log stays.
+            HostLog.ReloadFailed(logger, ex.Message);
+            loggingApplied = false;
+        }
+
         ReloadResult result;
         try
         {
@@ -41,24 +55,16 @@ internal sealed partial class BrokerRunner
         catch (InvalidOperationException ex)
         {
             // Stopping, or at the end of lame duck mode: nothing left to reload.
+            RestoreLogging(loggingApplied);
             HostLog.ReloadFailed(logger, ex.Message);
             return;
         }
 
         if (!result.Succeeded)
         {
+            RestoreLogging(loggingApplied);
             HostLog.ReloadFailed(logger, result.Error ?? "refused");
             return;
-        }
-
-        try
-        {
-            logging.Apply(nextSettings.Host);
-        }
-        catch (HostConfigurationException ex)
-        {
-            // Checked above; the file became unwritable since. The broker's part is in force, the old log stays.
-            HostLog.ReloadFailed(logger, ex.Message);
         }
 
         foreach (var change in HostChanges(settings.Host, nextSettings.Host))
@@ -69,6 +75,23 @@ internal sealed partial class BrokerRunner
         sources = next;
         settings = nextSettings;
         HostLog.Reloaded(logger);
+    }
+
+    private void RestoreLogging(bool applied)
+    {
+        if (!applied)
+        {
+            return;
+        }
+
+        try
+        {
+            logging.Apply(settings.Host);
+        }
+        catch (HostConfigurationException ex)
+        {
+            HostLog.ReloadFailed(logger, ex.Message);
+        }
     }
 
     // The host's own settings that changed, as nats-server logs them after "Reloaded: " (reload.go's options).

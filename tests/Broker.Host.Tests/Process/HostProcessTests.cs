@@ -246,6 +246,50 @@ public sealed class HostProcessTests : IDisposable
     }
 
     [Fact(Timeout = 60_000)]
+    public async Task DV_traces_the_protocol_as_nats_server_does()
+    {
+        await using var host = await HostProcess.StartReadyAsync(["-DV"]);
+        await using var client = await RawClient.ConnectAsync(host.EndPoint("client"));
+        await client.SendAsync("CONNECT {\"verbose\":false,\"headers\":true,\"name\":\"t\",\"user\":\"u\",\"pass\":\"secret\"}\r\n"
+            + "SUB foo 1\r\nSUB bar q 2\r\nPUB foo reply 5\r\nhello\r\nHPUB foo 12 14\r\nNATS/1.0\r\n\r\nhi\r\nUNSUB 1\r\n");
+        Assert.Equal(["MSG foo 1 reply 5", "hello", "HMSG foo 1 12 14", "NATS/1.0", "", "hi", "PONG"], (await client.PingAndCollectAsync()).Lines);
+
+        var prefix = $"127.0.0.1:{client.LocalPort} - cid:";
+        await host.WaitForLineAsync("<-> [DELSUB 1]", HostProcess.StartTimeout);
+        await host.WaitForLineAsync("->> [PONG]", HostProcess.StartTimeout);
+        var traced = host.Lines.Where(l => l.Contains("[TRC] ", StringComparison.Ordinal)).Select(l => l[(l.IndexOf("[TRC] ", StringComparison.Ordinal) + 6)..]).ToList();
+        Assert.All(traced, l => Assert.StartsWith(prefix, l, StringComparison.Ordinal));
+        var lines = traced.Select(l => l[(l.IndexOf(" - ", prefix.Length, StringComparison.Ordinal) + 3)..]).ToList();
+        Assert.Equal(
+            [
+                "<<- [CONNECT {\"verbose\":false,\"headers\":true,\"name\":\"t\",\"user\":\"u\",\"pass\":\"[REDACTED]\"}]",
+                "\"t\" - <<- [SUB foo 1]",
+                "\"t\" - <<- [SUB bar q 2]",
+                "\"t\" - <<- [PUB foo reply 5]",
+                "\"t\" - <<- MSG_PAYLOAD: [\"hello\"]",
+                "\"t\" - ->> [MSG foo 1 reply 5]",
+                "\"t\" - <<- [HPUB foo 12 14]",
+                "\"t\" - <<- MSG_PAYLOAD: [\"NATS/1.0\\r\\n\\r\\nhi\"]",
+                "\"t\" - ->> [HMSG foo 1 12 14]",
+                "\"t\" - <<- [UNSUB 1]",
+                "\"t\" - <-> [DELSUB 1]",
+                "\"t\" - <<- [PING]",
+                "\"t\" - ->> [PONG]",
+            ],
+            lines);
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task Without_trace_nothing_is_traced()
+    {
+        await using var host = await HostProcess.StartReadyAsync(["-D"]);
+        await using var client = await ConnectNatsAsync(host);
+        await client.SendAsync("SUB foo 1\r\nPUB foo 2\r\nhi\r\n");
+        Assert.Equal(["MSG foo 1 2", "hi", "PONG"], (await client.PingAndCollectAsync()).Lines);
+        Assert.DoesNotContain(host.Lines, l => l.Contains("[TRC]", StringComparison.Ordinal));
+    }
+
+    [Fact(Timeout = 60_000)]
     public async Task A_monitoring_port_in_use_cannot_start_monitoring()
     {
         await using var first = await HostProcess.StartReadyAsync(["-m", "-1"]);

@@ -109,6 +109,27 @@ public sealed class ReloadAndSignalTests : IDisposable
     }
 
     [Fact(Timeout = 60_000)]
+    public async Task Trace_turned_on_by_reload_traces_live_connections()
+    {
+        WriteConf("trace: false\n");
+        await using var host = await HostProcess.StartReadyAsync(["-c", Conf]);
+        await using var client = await RawClient.ConnectAsync(host.EndPoint("client"));
+        await client.SendAsync("CONNECT {\"verbose\":false}\r\nSUB before 1\r\n");
+        Assert.Equal(["PONG"], (await client.PingAndCollectAsync()).Lines);
+
+        WriteConf("trace: true\n");
+        var seen = host.Lines.Count;
+        await host.SignalAsync("HUP");
+        await host.WaitForLineAsync(Reloaded, HostProcess.StartTimeout, seen);
+        Assert.Contains(host.Lines.Skip(seen), l => l.EndsWith("[INF] Reloaded: trace = true", StringComparison.Ordinal));
+
+        await client.SendAsync("SUB after 2\r\n");
+        Assert.Equal(["PONG"], (await client.PingAndCollectAsync()).Lines);
+        await host.WaitForLineAsync("<<- [SUB after 2]", HostProcess.StartTimeout, seen);
+        Assert.DoesNotContain(host.Lines, l => l.Contains("[SUB before 1]", StringComparison.Ordinal));
+    }
+
+    [Fact(Timeout = 60_000)]
     public async Task Lame_duck_by_signal_tells_and_closes_clients_then_exits()
     {
         var pidFile = Path.Combine(directory, "broker.pid");

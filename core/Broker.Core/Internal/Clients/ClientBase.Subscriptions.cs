@@ -100,6 +100,12 @@ internal abstract partial class ClientBase
         }
 
         Server.SubList.Remove(subscription);
+        OnSubscriptionRemoved(subscription);
+    }
+
+    /// <summary>Called after a subscription was removed (the NATS client traces it as nats-server's DELSUB).</summary>
+    protected virtual void OnSubscriptionRemoved(Subscription subscription)
+    {
     }
 
     /// <summary>Removes every subscription (the client is closing).</summary>
@@ -119,6 +125,10 @@ internal abstract partial class ClientBase
         if (all.Length > 0)
         {
             Server.SubList.RemoveBatch(all);
+            foreach (var subscription in all)
+            {
+                OnSubscriptionRemoved(subscription);
+            }
         }
     }
 

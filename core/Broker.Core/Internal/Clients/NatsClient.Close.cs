@@ -27,6 +27,11 @@ internal sealed partial class NatsClient
         }
 
         Reason = reason;
+        if (tracing && !error.IsEmpty)
+        {
+            TraceOutProtocol(error);
+        }
+
         lock (writeLock)
         {
             if (!outputCompleted)

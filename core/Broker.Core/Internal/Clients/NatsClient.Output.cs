@@ -101,6 +101,11 @@ internal sealed partial class NatsClient
             }
         }
 
+        if (tracing)
+        {
+            TraceOutMessage(subject, sid, replyTo, withHeaders, headerLength, totalLength);
+        }
+
         producer.AddPendingFlush(this);
     }
 
@@ -166,6 +171,11 @@ internal sealed partial class NatsClient
     /// <summary>Queues a protocol line (PONG, +OK, -ERR, INFO); flushed with the current batch or at once.</summary>
     private void SendProtocol(ReadOnlySpan<byte> line, bool flushNow = false)
     {
+        if (tracing)
+        {
+            TraceOutProtocol(line);
+        }
+
         lock (writeLock)
         {
             if (outputCompleted)

@@ -25,6 +25,8 @@ internal sealed partial class NatsClient
     /// <summary>Applies a new authenticator to this connection. Called from the reloading thread.</summary>
     public void ApplyReload(Authenticator previous, Authenticator current)
     {
+        // -V may have been turned on or off with the reload (the host applies its log level first).
+        RefreshTracing();
         if (IsClosed || !Volatile.Read(ref authenticated))
         {
             // Not yet authenticated: its CONNECT will meet the new configuration.

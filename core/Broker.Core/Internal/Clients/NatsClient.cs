@@ -44,6 +44,7 @@ internal sealed partial class NatsClient : ClientBase
         Listener = connection.Features.Get<ListenerDefinition>();
         Tls = connection.Features.Get<ITlsConnectionFeature>();
         authenticated = !server.Authenticator.AuthRequired;
+        RefreshTracing();
     }
 
     public IPEndPoint? RemoteEndPoint { get; }
