@@ -76,6 +76,10 @@ public sealed partial class BrokerServer
                 {
                     nats.ApplyReload(previous, authenticator);
                 }
+                else if (client is BusConnection adapterConnection)
+                {
+                    adapterConnection.ApplyReload(previous, authenticator);
+                }
             }
 
             var applied = changed.Select(s => s.Reloadability == OptionsComparer.Reloadability.NewConnections ? s.Key + " (new connections)" : s.Key).ToList();

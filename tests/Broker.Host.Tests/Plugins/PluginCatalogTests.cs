@@ -37,7 +37,7 @@ public sealed class PluginCatalogTests : IDisposable
 
         var loaded = Assert.Single(Load());
 
-        Assert.Equal(new PluginManifest(SamplePlugin.Id, new Version(1, 2, 0, 0), new Version(1, 0)), loaded.Manifest);
+        Assert.Equal(new PluginManifest(SamplePlugin.Id, new Version(1, 2, 0, 0), new Version(1, 1)), loaded.Manifest);
         var listener = Assert.Single(loaded.Services, d => d.ServiceType == typeof(ListenerDefinition));
         var middleware = Assert.Single(loaded.Services, d => d.ServiceType == typeof(IConnectionMiddleware));
         var pluginAssembly = middleware.ImplementationFactory!.Method.DeclaringType!.Assembly;
@@ -69,7 +69,7 @@ public sealed class PluginCatalogTests : IDisposable
 
         Assert.Empty(Load());
 
-        AssertSingleError($"Plugin {SamplePlugin.AssemblyName} skipped: built against contract 1.5, but this broker provides contract 1.0");
+        AssertSingleError($"Plugin {SamplePlugin.AssemblyName} skipped: built against contract 1.5, but this broker provides contract {BrokerContract.Version}");
     }
 
     [Fact]
@@ -79,7 +79,7 @@ public sealed class PluginCatalogTests : IDisposable
 
         Assert.Empty(Load());
 
-        AssertSingleError("built against contract 2.0, but this broker provides contract 1.0");
+        AssertSingleError($"built against contract 2.0, but this broker provides contract {BrokerContract.Version}");
     }
 
     [Fact]
@@ -89,7 +89,7 @@ public sealed class PluginCatalogTests : IDisposable
 
         Assert.Empty(Load());
 
-        AssertSingleError($"Plugin {SamplePlugin.AssemblyName} skipped: its manifest requires contract 9.0, but this broker provides contract 1.0");
+        AssertSingleError($"Plugin {SamplePlugin.AssemblyName} skipped: its manifest requires contract 9.1, but this broker provides contract {BrokerContract.Version}");
     }
 
     [Fact]

@@ -70,7 +70,7 @@ internal static class SamplePlugin
     }
 
     /// <summary>
-    /// Rewrites the sample's <c>MinimumContractVersion = "1.0"</c> attribute argument to <c>"&lt;major&gt;.0"</c>: a
+    /// Rewrites the sample's <c>MinimumContractVersion = "1.1"</c> attribute argument to <c>"&lt;major&gt;.1"</c>: a
     /// plugin whose manifest asks for a newer contract than the one it references.
     /// </summary>
     public static void PatchManifestMinimumContract(string assemblyPath, char major)
@@ -79,11 +79,11 @@ internal static class SamplePlugin
 
         // A named string argument is serialised as: name length, name, value length, value (ECMA-335 II.23.3).
         var name = "MinimumContractVersion"u8;
-        byte[] pattern = [(byte)name.Length, .. name, 3, (byte)'1', (byte)'.', (byte)'0'];
+        byte[] pattern = [(byte)name.Length, .. name, 3, (byte)'1', (byte)'.', (byte)'1'];
         var index = bytes.AsSpan().IndexOf(pattern);
         if (index < 0)
         {
-            throw new InvalidOperationException("The sample's MinimumContractVersion = \"1.0\" argument was not found.");
+            throw new InvalidOperationException("The sample's MinimumContractVersion = \"1.1\" argument was not found.");
         }
 
         bytes[index + 1 + name.Length + 1] = (byte)major;

@@ -1,4 +1,5 @@
 using System.Text.RegularExpressions;
+using Broker.Abstractions;
 using Broker.Core;
 using Broker.Host.Tests.Plugins;
 using Broker.TestKit;
@@ -103,7 +104,7 @@ public sealed class HostProcessTests : IDisposable
         await using var host = await HostProcess.StartReadyAsync(["--plugins", plugins]);
 
         var refusal = Assert.Single(host.Lines, l => l.Contains("[ERR]", StringComparison.Ordinal));
-        Assert.EndsWith($"[ERR] Plugin {SamplePlugin.AssemblyName} skipped: built against contract 1.7, but this broker provides contract 1.0", refusal, StringComparison.Ordinal);
+        Assert.EndsWith($"[ERR] Plugin {SamplePlugin.AssemblyName} skipped: built against contract 1.7, but this broker provides contract {BrokerContract.Version}", refusal, StringComparison.Ordinal);
         Assert.False(host.HasListener("line"));
         await using var nats = await ConnectNatsAsync(host);
         Assert.Equal(["PONG"], (await nats.PingAndCollectAsync()).Lines);

@@ -6,7 +6,7 @@ using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 
-[assembly: BrokerPlugin(typeof(LinePlugin), Id = "Line", MinimumContractVersion = "1.0")]
+[assembly: BrokerPlugin(typeof(LinePlugin), Id = "Line", MinimumContractVersion = "1.1")]
 
 namespace Broker.Samples.LinePlugin;
 
