@@ -55,15 +55,23 @@ internal sealed class AdapterHarness : IBrokerPlugin, IProtocolHandler
     public static async Task<(TestBroker Broker, AdapterHarness Harness)> StartAsync(Action<BrokerOptions>? configure = null)
     {
         var harness = new AdapterHarness();
-        var broker = await TestBroker.StartAsync(
-            options =>
-            {
-                options.Monitoring.Host = "127.0.0.1";
-                options.Monitoring.Port = 0;
-                configure?.Invoke(options);
-            },
-            [harness]);
+        var broker = await TestBroker.StartAsync(options => Configure(options, configure), [harness]);
         return (broker, harness);
+    }
+
+    /// <summary>Options as <see cref="StartAsync"/> starts the broker with, for a reload that changes only what <paramref name="configure"/> sets.</summary>
+    public static BrokerOptions Options(Action<BrokerOptions>? configure = null)
+    {
+        var options = new BrokerOptions { Host = "127.0.0.1", Port = 0 };
+        Configure(options, configure);
+        return options;
+    }
+
+    private static void Configure(BrokerOptions options, Action<BrokerOptions>? configure)
+    {
+        options.Monitoring.Host = "127.0.0.1";
+        options.Monitoring.Port = 0;
+        configure?.Invoke(options);
     }
 }
 
