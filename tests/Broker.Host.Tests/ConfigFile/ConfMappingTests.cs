@@ -151,7 +151,20 @@ public sealed class ConfMappingTests
         Assert.Empty(mapping.Settings);
     }
 
-    internal static ConfMapping Map(string conf) => ConfMapper.Map(ConfTestKit.Parse(conf), "test.conf");
+    internal static ConfMapping Map(string conf) => ConfMapper.Map(ConfTestKit.Parse(conf), "test.conf", FirstPartyPlugins);
+
+    /// <summary>The blocks the TLS and WebSocket plugins read (their attributes), as if both were loaded.</summary>
+    internal static PluginBlocks FirstPartyPlugins { get; } = CreateFirstPartyPlugins();
+
+    private static PluginBlocks CreateFirstPartyPlugins()
+    {
+        var blocks = new PluginBlocks();
+        blocks.Add("tls", "Tls", whole: true);
+        blocks.Add("allow_non_tls", "Tls", whole: false);
+        blocks.Add("websocket", "WebSocket", whole: true);
+        blocks.Add("ws", "WebSocket", whole: true);
+        return blocks;
+    }
 
     private static void AssertMaps(string conf, params string[] expected)
     {
