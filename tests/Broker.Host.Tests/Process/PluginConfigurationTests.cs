@@ -112,6 +112,40 @@ public sealed class PluginConfigurationTests : IDisposable
     }
 
     [Fact(Timeout = 60_000)]
+    public async Task A_block_whose_plugin_was_refused_is_unknown_after_the_refusal_is_logged()
+    {
+        SamplePlugin.PatchReferencedContract(SamplePlugin.CopyTo(directory), 1, 9);
+        var conf = WriteConf("""
+            line { port: 0 }
+            """);
+
+        await using var host = HostProcess.Start(["--plugins", directory, "-c", conf]);
+
+        Assert.Equal(1, await host.WaitForExitAsync(ExitTimeout));
+        Assert.Equal(2, host.Lines.Count);
+        Assert.EndsWith($"[ERR] Plugin {SamplePlugin.AssemblyName} skipped: built against contract 1.9, but this broker provides contract {Abstractions.BrokerContract.Version}", host.Lines.First(), StringComparison.Ordinal);
+        Assert.Equal($"broker: {conf}:1:1: unknown field \"line\"", host.Lines.Last());
+    }
+
+    [Fact(Timeout = 90_000)]
+    public async Task Reload_keeps_mapping_the_plugins_block_and_a_changed_block_needs_a_restart()
+    {
+        var conf = WriteConf("line { port: 0, max_connections: 5 }");
+        await using var host = await HostProcess.StartReadyAsync(["-c", conf]);
+
+        File.WriteAllText(conf, "debug: true\nline { port: 0, max_connections: 5 }\n");
+        var seen = host.Lines.Count;
+        await host.SignalAsync("HUP");
+        await host.WaitForLineAsync("[INF] Reloaded server configuration", HostProcess.StartTimeout, seen);
+
+        File.WriteAllText(conf, "debug: true\nline { port: 0, max_connections: 6 }\n");
+        seen = host.Lines.Count;
+        await host.SignalAsync("HUP");
+        var refused = await host.WaitForLineAsync("Failed to reload server configuration", HostProcess.StartTimeout, seen);
+        Assert.EndsWith("config reload not supported for line; restart the server to change them", refused, StringComparison.Ordinal);
+    }
+
+    [Fact(Timeout = 60_000)]
     public async Task A_plugin_runs_with_its_own_version_of_a_library_the_host_has_and_the_hosts_shared_abstractions()
     {
         SamplePlugin.CopyProbeTo(directory);
