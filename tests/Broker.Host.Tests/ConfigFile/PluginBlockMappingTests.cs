@@ -9,7 +9,8 @@ namespace Broker.Host.Tests.ConfigFile;
 /// </summary>
 public sealed class PluginBlockMappingTests
 {
-    private static readonly PluginBlocks Plugins = CreatePlugins();
+    private static readonly PluginBlocks Plugins = ConfMappingTests.Blocks(
+        ("line", "Line", true), ("mqtt", "Mqtt", true), ("jetstream", "JetStream", true), ("js", "JetStream", true), ("store_dir", "JetStream", false));
 
     [Fact]
     public void A_third_partys_block_reaches_its_section_in_any_letter_case_with_nats_server_values()
@@ -54,7 +55,7 @@ public sealed class PluginBlockMappingTests
     [Fact]
     public void Where_each_setting_was_written_is_kept()
     {
-        var mapping = ConfMapper.Map(Conf.ConfTestKit.Parse("port: 4222\nline {\n  port: 7000\n  users: [ a, b ]\n}"), "test.conf", Plugins);
+        var mapping = ConfMappingTests.Map("port: 4222\nline {\n  port: 7000\n  users: [ a, b ]\n}", Plugins);
 
         Assert.Equal("test.conf:2:1", mapping.Positions["Plugins:Line"].ToString());
         Assert.Equal("test.conf:3:3", mapping.Positions["plugins:line:PORT"].ToString());
@@ -70,7 +71,7 @@ public sealed class PluginBlockMappingTests
     [InlineData("mqtt: 1", "test.conf:1:1: interface conversion: interface {} is int64, not map[string]interface {}")]
     public void Blocks_no_loaded_plugin_reads_and_values_of_the_wrong_type_are_errors(string conf, string error)
     {
-        var mapping = ConfMapper.Map(Conf.ConfTestKit.Parse(conf), "test.conf", Plugins);
+        var mapping = ConfMappingTests.Map(conf, Plugins);
 
         Assert.Equal([error], mapping.Diagnostics.Select(d => d.ToString()));
         Assert.Empty(mapping.Settings);
@@ -98,24 +99,9 @@ public sealed class PluginBlockMappingTests
         Assert.Equal("Plugins:Other", Plugins.NameOf("Other"));
     }
 
-    private static PluginBlocks CreatePlugins()
-    {
-        var blocks = new PluginBlocks();
-        blocks.Add("line", "Line", whole: true);
-        blocks.Add("mqtt", "Mqtt", whole: true);
-        blocks.Add("jetstream", "JetStream", whole: true);
-        blocks.Add("js", "JetStream", whole: true);
-        blocks.Add("store_dir", "JetStream", whole: false);
-        return blocks;
-    }
-
     private static void AssertMaps(string conf, params string[] expected)
     {
-        var mapping = ConfMapper.Map(Conf.ConfTestKit.Parse(conf), "test.conf", Plugins);
-
-        Assert.Empty(mapping.Diagnostics);
-        Assert.Equal(
-            expected.Order(StringComparer.Ordinal),
-            mapping.Settings.Select(kv => $"{kv.Key}={kv.Value}").Order(StringComparer.Ordinal));
+        ConfMappingTests.AssertMaps(conf, Plugins, expected);
+        Assert.Empty(ConfMappingTests.Map(conf, Plugins).Diagnostics);
     }
 }
