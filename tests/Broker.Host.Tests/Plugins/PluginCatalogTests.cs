@@ -74,6 +74,17 @@ public sealed class PluginCatalogTests : IDisposable
     }
 
     [Fact]
+    public void Loads_a_plugin_compiled_against_an_older_contract_minor_with_the_hosts_contract()
+    {
+        SamplePlugin.PatchReferencedContract(SamplePlugin.CopyTo(plugins), 1, 0);
+
+        var loaded = Assert.Single(Load(new() { ["Plugins:Line:max_line"] = "1KB" }));
+
+        Assert.Equal(SamplePlugin.Id, loaded.Manifest.Id);
+        Assert.Empty(logs.Errors);
+    }
+
+    [Fact]
     public void Refuses_a_plugin_compiled_against_another_contract_major()
     {
         SamplePlugin.PatchReferencedContract(SamplePlugin.CopyTo(plugins), 2, 0);
