@@ -66,7 +66,7 @@ public sealed class HostProcessTests : IDisposable
     public async Task Plugin_middleware_refuses_connections_beyond_its_configured_count()
     {
         // The limit comes from the plugin's configuration section, here through the environment.
-        await using var host = await HostProcess.StartReadyAsync(environment: new Dictionary<string, string> { ["BROKER_PLUGINS__LINE__MAXCONNECTIONS"] = "1" });
+        await using var host = await HostProcess.StartReadyAsync(environment: new Dictionary<string, string> { ["BROKER_PLUGINS__LINE__MAX_CONNECTIONS"] = "1" });
         var endPoint = host.EndPoint("line");
 
         var first = await RawClient.ConnectAsync(endPoint, readInfo: false);
