@@ -14,6 +14,9 @@ internal static partial class LineLog
     [LoggerMessage(3, LogLevel.Information, "Line connection from {Remote} refused: {MaxConnections} connections are open")]
     public static partial void Refused(ILogger logger, string remote, int maxConnections);
 
-    [LoggerMessage(4, LogLevel.Warning, "Line connection from {Remote} is a slow consumer, closing")]
-    public static partial void SlowConsumer(ILogger logger, string remote);
+    [LoggerMessage(4, LogLevel.Warning, "Line connection from {Remote} closed by the broker: {Reason}")]
+    public static partial void ClosedByBroker(ILogger logger, string remote, string reason);
+
+    [LoggerMessage(5, LogLevel.Information, "Line connection from {Remote} not authenticated: {Reason}")]
+    public static partial void NotAuthenticated(ILogger logger, string remote, string reason);
 }
