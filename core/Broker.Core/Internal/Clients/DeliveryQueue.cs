@@ -121,7 +121,9 @@ internal sealed class DeliveryQueue
     public sealed class Batch
     {
         public int Count;
-        private Entry[] entries = new Entry[InitialEntries];
+        // Empty until the first message: a client that never gets one (an adapter's connection with output
+        // subscriptions only) costs two small objects.
+        private Entry[] entries = [];
 
         public byte[] Data { get; private set; } = [];
 
@@ -162,7 +164,7 @@ internal sealed class DeliveryQueue
         {
             if (Count == entries.Length)
             {
-                Array.Resize(ref entries, entries.Length * 2);
+                Array.Resize(ref entries, Math.Max(entries.Length * 2, InitialEntries));
             }
 
             entries[Count] = entry;

@@ -16,7 +16,8 @@ namespace Broker.Core.Internal.Clients;
 internal partial class InProcessClient
 {
     private readonly Lock repliesLock = new();
-    private readonly ConcurrentDictionary<long, PendingRequest> requests = new();
+    // Created with the reply subscription, on the first request.
+    private ConcurrentDictionary<long, PendingRequest>? requests;
     private Subscription? replies;
     private byte[]? inboxPrefix;
     private long nextRequest;
@@ -26,6 +27,7 @@ internal partial class InProcessClient
         EnsureUsable();
         ArgumentNullException.ThrowIfNull(subject);
         var prefix = EnsureReplySubscription();
+        var requests = this.requests!;
         var id = Interlocked.Increment(ref nextRequest);
         var request = new PendingRequest(subject);
         requests[id] = request;
@@ -62,6 +64,7 @@ internal partial class InProcessClient
             }
 
             inboxPrefix ??= Encoding.ASCII.GetBytes("_INBOX." + ServerIdentity.RandomBase32(22) + ".");
+            requests ??= new ConcurrentDictionary<long, PendingRequest>();
             var subscription = CreateSubscription(Encoding.ASCII.GetString(inboxPrefix) + "*", null);
             AddChecked(subscription);
             Volatile.Write(ref replies, subscription);
@@ -76,6 +79,7 @@ internal partial class InProcessClient
         if (!subject.StartsWith(prefix)
             || !Utf8Parser.TryParse(subject[prefix.Length..], out long id, out var consumed)
             || consumed != subject.Length - prefix.Length
+            || requests is null
             || !requests.TryGetValue(id, out var request))
         {
             // Not a number we handed out, or a late reply to a request that is over.
@@ -96,6 +100,11 @@ internal partial class InProcessClient
     /// <summary>Ends the requests still waiting (the client is closing).</summary>
     protected void FailPendingRequests()
     {
+        if (requests is null)
+        {
+            return;
+        }
+
         foreach (var (_, request) in requests)
         {
             request.TrySetException(new ObjectDisposedException(ToString(), ClosedMessage));
