@@ -68,15 +68,8 @@ internal sealed partial class BusConnection
             Permissions = permissions;
         }
 
-        foreach (var subscription in GetSubscriptions())
+        foreach (var subscription in ApplyToSubscriptions(permissions))
         {
-            if (permissions is null || permissions.CanSubscribe(subscription.Subject, subscription.Queue))
-            {
-                subscription.CheckDenyOnDelivery = permissions?.NeedsDeliveryCheck(subscription.Subject, subscription.Queue) ?? false;
-                continue;
-            }
-
-            Cancel(subscription);
             InProcessLog.SubscriptionRemovedOnReload(logger, this, subscription.SubjectString);
         }
     }
