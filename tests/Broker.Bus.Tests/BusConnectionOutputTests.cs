@@ -9,8 +9,7 @@ namespace Broker.Bus.Tests;
 
 /// <summary>
 /// Deliveries into an adapter's connection: encoded into its output on the producer's thread and flushed once per
-/// producer batch; the adapter's own writes never interleave with them; deferred flushes for the adapter's own
-/// batches; max_pending, the slow-consumer close and the fast-producer stall, so one stalled connection never slows
+/// producer batch; the adapter's own writes never interleave with them; max_pending, the slow-consumer close and the fast-producer stall, so one stalled connection never slows
 /// or starves the others.
 /// </summary>
 public sealed class BusConnectionOutputTests
@@ -88,33 +87,6 @@ public sealed class BusConnectionOutputTests
         var frames = Enumerable.Range(0, 2 * Each).Select(i => Encoding.ASCII.GetString(bytes, i * 8, 8)).ToList();
         Assert.Equal(Enumerable.Range(0, Each).Select(i => "D" + i.ToString("D7", CultureInfo.InvariantCulture)), frames.Where(f => f[0] == 'D'));
         Assert.Equal(Enumerable.Range(0, Each).Select(i => "A" + i.ToString("D7", CultureInfo.InvariantCulture)), frames.Where(f => f[0] == 'A'));
-    }
-
-    [Fact(Timeout = 60_000)]
-    public async Task With_deferred_flushes_an_adapters_batch_goes_out_when_it_flushes()
-    {
-        var (broker, harness) = await AdapterHarness.StartAsync();
-        await using var _ = broker;
-        await using var subscriber = await RawClient.ConnectAsync(broker.EndPoint);
-        await subscriber.SendAsync("CONNECT {\"verbose\":false}\r\nSUB deferred 1\r\n");
-        Assert.Equal(["PONG"], (await subscriber.PingAndCollectAsync()).Lines);
-
-        await using var peer = await harness.ConnectAsync(broker);
-        await using var adapter = (await peer.ConnectAsync(broker.Bus, o => new() { Protocol = o.Protocol, DeferFlush = true })).Connection!;
-        for (var i = 0; i < 10; i++)
-        {
-            adapter.Publish("deferred", Encoding.ASCII.GetBytes(i.ToString(CultureInfo.InvariantCulture)));
-        }
-
-        adapter.WriteOutput(0, static (output, _) => output.Write("ack"u8));
-
-        // Nothing leaves before the adapter ends its batch.
-        Assert.Null(await subscriber.TryReadLineAsync(TimeSpan.FromMilliseconds(300)));
-        await adapter.FlushAsync();
-
-        var transcript = await subscriber.PingAndCollectAsync();
-        Assert.Equal(Enumerable.Range(0, 10).SelectMany(i => new[] { "MSG deferred 1 1", i.ToString(CultureInfo.InvariantCulture) }).Append("PONG"), transcript.Lines);
-        Assert.Equal("ack", Encoding.ASCII.GetString(await peer.ReceiveAsync(3)));
     }
 
     [Fact(Timeout = 60_000)]

@@ -32,7 +32,7 @@ public sealed class BusConnectOptions
 
     /// <summary>
     /// Whether publishes and <see cref="IBusConnection.WriteOutput{TState}"/> wait for
-    /// <see cref="IBusConnection.FlushAsync"/> instead of flushing per call, so everything one read of the connection
+    /// <see cref="IBusClient.FlushAsync"/> instead of flushing per call, so everything one read of the connection
     /// produced goes out in one flush per receiving connection, as for a NATS connection. Default <see langword="false"/>.
     /// </summary>
     public bool DeferFlush { get; init; }

@@ -12,7 +12,8 @@ namespace Broker.Abstractions;
 /// reached the client (so messages of one producer keep their order on every subscription), never on the publisher's
 /// thread and never while the broker holds a lock. A handler may therefore publish, subscribe, unsubscribe and request
 /// through any client, its own included, without deadlock or recursion. Publishes a handler makes through its own
-/// client are flushed when the handler's batch of messages ends; everything else is flushed when the call returns.
+/// client are flushed when the handler's batch of messages ends; everything else is flushed when the call returns,
+/// unless the client defers its flushes to <see cref="FlushAsync"/>.
 /// </para>
 /// <para>
 /// A handler blocks its client's later messages while it runs. Blocking on a request (<c>RequestAsync(...).Result</c>)
@@ -56,4 +57,15 @@ public interface IBusClient : IAsyncDisposable
     /// <exception cref="TimeoutException">No reply arrived within <paramref name="timeout"/>.</exception>
     /// <exception cref="BusRefusedException">The client is bound to a user who may not publish the request or subscribe to the reply (<see cref="IBusConnection"/>).</exception>
     Task<BusReply> RequestAsync(string subject, ReadOnlyMemory<byte> headers, ReadOnlyMemory<byte> payload, TimeSpan timeout, CancellationToken cancellationToken = default);
+
+    /// <summary>
+    /// Ends the client's current batch: flushes every connection that received this client's publishes since the last
+    /// flush, once. Needed only when publishes are deferred (<see cref="BusClientOptions.DeferFlush"/>,
+    /// <see cref="BusConnectOptions.DeferFlush"/>), for example after a loop that delivered many messages. An
+    /// <see cref="IBusConnection"/> also waits here (at most 10 ms) for connections far behind, as nats-server stalls fast
+    /// producers; other clients never wait. Does nothing on a closed client.
+    /// </summary>
+    /// <param name="cancellationToken">Cancels the wait for far-behind connections.</param>
+    /// <returns>A task that completes when the batch is flushed.</returns>
+    ValueTask FlushAsync(CancellationToken cancellationToken = default);
 }

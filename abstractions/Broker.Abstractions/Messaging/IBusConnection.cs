@@ -21,6 +21,11 @@ namespace Broker.Abstractions;
 /// connection is closed as a slow consumer. The adapter must not write to <c>Transport.Output</c> by any other path.
 /// </para>
 /// <para>
+/// Batches: with <see cref="BusConnectOptions.DeferFlush"/> the adapter ends each batch with
+/// <see cref="IBusClient.FlushAsync"/> (after handling what one read of its connection brought), which also waits
+/// briefly (at most 10 ms) for receivers far behind, as nats-server stalls fast producers.
+/// </para>
+/// <para>
 /// Closing: the adapter disposes the client (reason <c>Client Closed</c>) or calls <see cref="Close"/> with its own
 /// reason. The broker closes it on a slow consumer (it aborts the transport), when a configuration reload no longer
 /// authenticates the user, and in lame duck mode or at shutdown (it completes the output, so what is buffered is sent
@@ -62,24 +67,15 @@ public interface IBusConnection : IBusClient
 
     /// <summary>
     /// Writes the adapter's own bytes (acknowledgements, keep-alive answers) into the connection's output, under the
-    /// same lock as deliveries, so they never interleave with a delivery. Flushed at once, or with the current batch
-    /// when <see cref="BusConnectOptions.DeferFlush"/> is set. <paramref name="write"/> must not call the bus.
+    /// same lock as deliveries, so they never interleave with a delivery. Flushed at once, or by the next
+    /// <see cref="IBusClient.FlushAsync"/> when <see cref="BusConnectOptions.DeferFlush"/> is set. <paramref name="write"/>
+    /// must not call the bus.
     /// </summary>
     /// <typeparam name="TState">What <paramref name="write"/> needs; pass a static lambda and a struct to allocate nothing.</typeparam>
     /// <param name="state">Passed to <paramref name="write"/>.</param>
     /// <param name="write">Writes into the output.</param>
     /// <exception cref="ObjectDisposedException">The client is closed.</exception>
     void WriteOutput<TState>(TState state, BusOutputWriter<TState> write);
-
-    /// <summary>
-    /// Ends the client's current producer batch: flushes every connection that received this client's publishes and
-    /// this connection's own output since the last flush, and waits (at most 10 ms) for connections that are far
-    /// behind, as nats-server stalls fast producers. With <see cref="BusConnectOptions.DeferFlush"/> the adapter calls
-    /// it after handling each read of its connection; otherwise publishes flush at once and it is rarely needed.
-    /// </summary>
-    /// <param name="cancellationToken">Cancels the wait for far-behind connections.</param>
-    /// <returns>A task that completes when the batch is flushed.</returns>
-    ValueTask FlushAsync(CancellationToken cancellationToken = default);
 
     /// <summary>
     /// Closes the client with a reason shown in <c>/connz</c> (nats-server's words where they fit, such as

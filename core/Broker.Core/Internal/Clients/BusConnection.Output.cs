@@ -120,7 +120,8 @@ internal sealed partial class BusConnection
         return base.FlushOutput() ?? stall;
     }
 
-    public ValueTask FlushAsync(CancellationToken cancellationToken = default)
+    /// <summary>Ends the adapter's batch; unlike internal clients' it stalls on far-behind receivers, as a NATS connection's read loop does.</summary>
+    public override ValueTask FlushAsync(CancellationToken cancellationToken = default)
     {
         if (IsClosed)
         {

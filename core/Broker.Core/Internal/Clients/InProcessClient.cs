@@ -22,7 +22,7 @@ internal partial class InProcessClient : ClientBase, IBusClient
     private int closed;
 
     public InProcessClient(BrokerCore server, BusClientOptions options)
-        : this(server, options.Name, options.Echo, ClientKind.Internal, deferFlush: false)
+        : this(server, options.Name, options.Echo, ClientKind.Internal, options.DeferFlush)
     {
     }
 
@@ -60,6 +60,19 @@ internal partial class InProcessClient : ClientBase, IBusClient
     {
         ArgumentNullException.ThrowIfNull(handler);
         return SubscribeCore(subject, queueGroup, handler, output: null);
+    }
+
+    public virtual ValueTask FlushAsync(CancellationToken cancellationToken = default)
+    {
+        if (!IsClosed)
+        {
+            lock (PublishLock)
+            {
+                EndBatch();
+            }
+        }
+
+        return ValueTask.CompletedTask;
     }
 
     public override void Deliver(
