@@ -103,6 +103,12 @@ public sealed partial class BrokerServer
         await stopping.CancelAsync().ConfigureAwait(false);
         await Task.WhenAll(listeners.Select(l => l.DrainAsync(DrainTimeout))).ConfigureAwait(false);
 
+        // Adapters close their connections when their listener stops; any they kept are closed for them.
+        foreach (var adapterConnection in core.Clients.Values.OfType<Internal.Clients.BusConnection>())
+        {
+            adapterConnection.CloseForShutdown();
+        }
+
         for (var i = hostedServices.Count - 1; i >= 0; i--)
         {
             try

@@ -78,6 +78,10 @@ public sealed partial class BrokerServer
                 {
                     nats.ApplyReload(previous, authenticator);
                 }
+                else if (client is BusConnection adapterConnection)
+                {
+                    adapterConnection.ApplyReload(previous, authenticator);
+                }
             }
 
             foreach (var setting in changed)

@@ -36,8 +36,11 @@ internal static class TlsFlags
     /// <summary><c>-tls=false</c>: no TLS.</summary>
     public const string Off = "off";
 
+    /// <summary>The id of the first-party TLS plugin, whose section the flags fill.</summary>
+    public const string PluginId = "Tls";
+
     /// <summary>The TLS plugin's section, which a <c>tls { }</c> block fills.</summary>
-    public const string PluginSection = HostConfiguration.PluginsSection + ":" + ConfigFile.ConfMapper.TlsPluginId;
+    public const string PluginSection = HostConfiguration.PluginsSection + ":" + PluginId;
 
     // The plugin's keys that nats-server keeps in the TLS config the flags replace (GenTLSConfig's inputs).
     private static readonly string[] ReplacedKeys = ["cert_file", "key_file", "ca_file", "verify", "cipher_suites", "min_version", "curve_preferences"];

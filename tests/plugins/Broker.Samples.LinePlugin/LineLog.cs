@@ -17,6 +17,9 @@ internal static partial class LineLog
     [LoggerMessage(1203, LogLevel.Information, "Line connection from {Remote} refused: {MaxConnections} connections are open")]
     public static partial void Refused(ILogger logger, string remote, int maxConnections);
 
-    [LoggerMessage(1204, LogLevel.Warning, "Line connection from {Remote} is a slow consumer, closing")]
-    public static partial void SlowConsumer(ILogger logger, string remote);
+    [LoggerMessage(1204, LogLevel.Warning, "Line connection from {Remote} closed by the broker: {Reason}")]
+    public static partial void ClosedByBroker(ILogger logger, string remote, string reason);
+
+    [LoggerMessage(1205, LogLevel.Information, "Line connection from {Remote} not authenticated: {Reason}")]
+    public static partial void NotAuthenticated(ILogger logger, string remote, string reason);
 }

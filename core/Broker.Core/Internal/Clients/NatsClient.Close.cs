@@ -32,21 +32,10 @@ internal sealed partial class NatsClient
             TraceOutProtocol(error);
         }
 
-        lock (writeLock)
+        lock (output.Gate)
         {
-            if (!outputCompleted)
-            {
-                CommitHead();
-                if (!error.IsEmpty)
-                {
-                    output.Write(error);
-                }
-
-                outputCompleted = true;
-
-                // Completing commits what is buffered; the transport sends it, then closes the socket.
-                output.Complete();
-            }
+            // Completing commits what is buffered; the transport sends it, then closes the socket.
+            output.Complete(error);
         }
 
         input.CancelPendingRead();
@@ -62,9 +51,9 @@ internal sealed partial class NatsClient
         Reason = CloseReason.SlowConsumerPendingBytes;
         Interlocked.Increment(ref Server.Statistics.SlowConsumers);
         ClientLog.SlowConsumer(logger, this, Reason.ToText());
-        lock (writeLock)
+        lock (output.Gate)
         {
-            outputCompleted = true;
+            output.Abandon();
         }
 
         connection.Abort(Reason.ToText());

@@ -66,7 +66,7 @@ internal sealed partial class NatsClient
             FlushPending();
             if (Stalls.Count > 0)
             {
-                await StallPolicy.WaitAsync(Stalls).ConfigureAwait(false);
+                await StallPolicy.WaitAsync(Stalls, cancellationToken).ConfigureAwait(false);
             }
 
             if (yielded)

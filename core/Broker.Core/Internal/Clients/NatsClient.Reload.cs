@@ -49,15 +49,8 @@ internal sealed partial class NatsClient
         AuthorizedUser = user.Name;
         var permissions = user.Permissions?.CreateForConnection();
         Permissions = permissions;
-        foreach (var subscription in GetSubscriptions())
+        foreach (var subscription in ApplyToSubscriptions(permissions))
         {
-            if (permissions is null || permissions.CanSubscribe(subscription.Subject, subscription.Queue))
-            {
-                subscription.CheckDenyOnDelivery = permissions?.NeedsDeliveryCheck(subscription.Subject, subscription.Queue) ?? false;
-                continue;
-            }
-
-            RemoveSubscription(subscription);
             SendPermissionError("Permissions Violation for Subscription to ", subscription.Subject, subscription.Queue, $" (sid {GoQuote.Quote(subscription.Sid)})", flushNow: true);
             ClientLog.SubscriptionRemovedOnReload(logger, this, subscription.SubjectString);
         }
