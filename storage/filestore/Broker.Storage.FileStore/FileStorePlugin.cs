@@ -1,0 +1,31 @@
+using Broker.Abstractions;
+using Broker.Storage.FileStore;
+using Broker.Storage.FileStore.Internal;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+
+[assembly: BrokerPlugin(typeof(FileStorePlugin), Id = FileStorePlugin.Id)]
+
+namespace Broker.Storage.FileStore;
+
+/// <summary>
+/// The file store plugin: registers the <c>"file"</c> storage type (<see cref="FileStoreProvider"/>) with settings from
+/// <c>Plugins:FileStore</c> (<c>sync_interval</c>, <c>compression</c>, <c>cipher</c>, <c>key</c>, <c>block_size</c>,
+/// <c>checkpoint_interval</c>, <c>cache_expiry</c>; see <see cref="FileStoreOptions"/> and <c>docs/durability.md</c>).
+/// </summary>
+public sealed class FileStorePlugin : IBrokerPlugin
+{
+    /// <summary>The plugin id: its configuration section <c>Plugins:FileStore</c> and its name in logs.</summary>
+    public const string Id = "FileStore";
+
+    /// <inheritdoc/>
+    public void ConfigureServices(IServiceCollection services, PluginContext context)
+    {
+        ArgumentNullException.ThrowIfNull(services);
+        ArgumentNullException.ThrowIfNull(context);
+
+        // Read now so a bad setting stops the broker before any stream opens.
+        var options = FileStoreSettings.Read(context.Configuration, "Plugins:" + Id);
+        services.AddSingleton<IStreamStoreProvider>(provider => new FileStoreProvider(options, provider.GetService<ILoggerFactory>()));
+    }
+}
