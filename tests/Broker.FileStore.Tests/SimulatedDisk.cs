@@ -3,7 +3,7 @@ using Broker.Storage.FileStore.Internal.Io;
 namespace Broker.FileStore.Tests;
 
 /// <summary>What survives a simulated power cut besides what was synced.</summary>
-internal enum PowerCutMode
+public enum PowerCutMode
 {
     /// <summary>Exactly what was fsynced (file data) and what directory fsyncs made durable (entries).</summary>
     DropUnsynced,
@@ -42,6 +42,9 @@ internal sealed class SimulatedDisk : IStorageFileSystem
 
     /// <summary>Fsyncs (file and directory) performed.</summary>
     public long Syncs => state.Syncs;
+
+    /// <summary>Bytes read through this instance (recovery cost).</summary>
+    public long BytesRead { get; private set; }
 
     /// <summary>Makes every further sync fail with an I/O error (a dying disk).</summary>
     public bool FailSyncs { get; set; }
@@ -153,7 +156,13 @@ internal sealed class SimulatedDisk : IStorageFileSystem
         lock (sync)
         {
             Alive();
-            return state.Files.TryGetValue(Normal(path), out var inode) ? inode.Data.AsSpan(0, inode.Length).ToArray() : null;
+            if (!state.Files.TryGetValue(Normal(path), out var inode))
+            {
+                return null;
+            }
+
+            BytesRead += inode.Length;
+            return inode.Data.AsSpan(0, inode.Length).ToArray();
         }
     }
 
@@ -420,6 +429,7 @@ internal sealed class SimulatedDisk : IStorageFileSystem
                 }
 
                 var count = (int)Math.Min(buffer.Length, inode.Length - offset);
+                disk.BytesRead += count;
                 inode.Data.AsSpan((int)offset, count).CopyTo(buffer);
                 return count;
             }

@@ -236,6 +236,9 @@ internal sealed partial class FileStreamStore : IStreamStore
         if (tail is not null)
         {
             tail.Sealed = true;
+
+            // A sealed block is a natural checkpoint (taken at most once a second): replay stays within a block or so.
+            checkpointWanted = true;
         }
 
         var id = nextBlockId++;
