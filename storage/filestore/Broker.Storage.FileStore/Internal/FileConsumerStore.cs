@@ -184,6 +184,11 @@ internal sealed class FileConsumerStore : IConsumerStore, IDisposable
     public void Update(ConsumerState state)
     {
         ArgumentNullException.ThrowIfNull(state);
+        if (state.AckFloor.Consumer > state.Delivered.Consumer || state.AckFloor.Stream > state.Delivered.Stream)
+        {
+            throw new ArgumentException("The ack floor is above the delivered sequences.", nameof(state));
+        }
+
         lock (sync)
         {
             this.state = state.Clone();

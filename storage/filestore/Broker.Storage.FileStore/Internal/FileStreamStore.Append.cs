@@ -191,21 +191,36 @@ internal sealed partial class FileStreamStore
             return StoreStatus.Stored;
         }
 
-        if (config.MaxMessagesPerSubject > 0 && config.DiscardNewPerSubject)
+        // At its own per-subject limit the append replaces that subject's oldest, so the stream does not grow
+        // (nats-server: discard new refuses only what would grow the stream past max_msgs or max_bytes).
+        var replacesOwn = false;
+        var replacedSize = 0UL;
+        if (config.MaxMessagesPerSubject > 0)
         {
             var index = subjects.Find(subject);
             if (index >= 0 && subjects[index].Count >= (ulong)config.MaxMessagesPerSubject)
             {
-                return StoreStatus.MaxMessagesPerSubject;
+                if (config.DiscardNewPerSubject)
+                {
+                    return StoreStatus.MaxMessagesPerSubject;
+                }
+
+                replacesOwn = true;
+                var oldest = ResolveSubjectFirst(index);
+                var block = oldest == 0 ? null : FindBlock(oldest);
+                if (block is not null)
+                {
+                    SubjectOf(block, oldest, out replacedSize);
+                }
             }
         }
 
-        if (config.MaxMessages > 0 && messages >= (ulong)config.MaxMessages)
+        if (config.MaxMessages > 0 && messages >= (ulong)config.MaxMessages && !replacesOwn)
         {
             return StoreStatus.MaxMessages;
         }
 
-        if (config.MaxBytes > 0 && bytes + accounted > (ulong)config.MaxBytes)
+        if (config.MaxBytes > 0 && bytes + accounted > (ulong)config.MaxBytes && (!replacesOwn || replacedSize < accounted))
         {
             return StoreStatus.MaxBytes;
         }

@@ -2,13 +2,13 @@ using Broker.Storage.FileStore.Internal.Format;
 
 namespace Broker.Storage.FileStore.Internal;
 
-/// <summary>Why a message is removed: decides what is written (tombstone, head marker, erase) and who is told.</summary>
+/// <summary>Why a message is removed: decides what is written (tombstone, head marker, erase) and whether the handler is told.</summary>
 internal enum RemovalReason
 {
-    /// <summary>A limit (max_msgs, max_bytes, max_age, max_msgs_per_subject) or a purge: the handler is told.</summary>
+    /// <summary>A limit (max_msgs, max_bytes, max_age, max_msgs_per_subject) or a purge.</summary>
     Limit,
 
-    /// <summary>The engine asked (message delete, retention): the handler is not told (the engine knows).</summary>
+    /// <summary>The engine asked (message delete, retention).</summary>
     Api,
 
     /// <summary>As <see cref="Api"/>, and the record's bytes are overwritten.</summary>
@@ -296,7 +296,7 @@ internal sealed partial class FileStreamStore
             return false;
         }
 
-        if (reason == RemovalReason.Limit && updates is not null)
+        if (reason != RemovalReason.Replay && updates is not null)
         {
             RemovalEvents.Add(sequence, size, subject);
         }
