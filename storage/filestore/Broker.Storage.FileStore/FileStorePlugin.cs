@@ -18,6 +18,22 @@ public sealed class FileStorePlugin : IBrokerPlugin
     /// <summary>The plugin id: its configuration section <c>Plugins:FileStore</c> and its name in logs.</summary>
     public const string Id = "FileStore";
 
+    private readonly FileStoreOptions? options;
+
+    /// <summary>Creates the plugin with settings read from its configuration section (the host's way).</summary>
+    public FileStorePlugin()
+    {
+    }
+
+    /// <summary>Creates the plugin with the given settings (embedding).</summary>
+    /// <param name="options">The settings.</param>
+    public FileStorePlugin(FileStoreOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        options.Validate();
+        this.options = options;
+    }
+
     /// <inheritdoc/>
     public void ConfigureServices(IServiceCollection services, PluginContext context)
     {
@@ -25,7 +41,7 @@ public sealed class FileStorePlugin : IBrokerPlugin
         ArgumentNullException.ThrowIfNull(context);
 
         // Read now so a bad setting stops the broker before any stream opens.
-        var options = FileStoreSettings.Read(context.Configuration, "Plugins:" + Id);
-        services.AddSingleton<IStreamStoreProvider>(provider => new FileStoreProvider(options, provider.GetService<ILoggerFactory>()));
+        var settings = options ?? FileStoreSettings.Read(context.Configuration, "Plugins:" + Id);
+        services.AddSingleton<IStreamStoreProvider>(provider => new FileStoreProvider(settings, provider.GetService<ILoggerFactory>()));
     }
 }

@@ -53,4 +53,30 @@ internal sealed partial class MessageStream
         messageIds[id] = (sequence, now);
         messageIdOrder.Enqueue((id, now));
     }
+
+    /// <summary>
+    /// Refills the window from the stored messages after a restart (nats-server <c>rebuildDedupe</c>): every message
+    /// stored within <c>duplicate_window</c> that carries a <c>Nats-Msg-Id</c>, at its store timestamp.
+    /// </summary>
+    private void RebuildMessageIds()
+    {
+        if (config.DuplicateWindow <= 0)
+        {
+            return;
+        }
+
+        var message = new Broker.Abstractions.StoredMessage();
+        var start = Store.GetSequenceFromTime(GoTime.NowNanoseconds() - config.DuplicateWindow);
+        while (Store.LoadNext(default, start, message, out var found) == Broker.Abstractions.LoadStatus.Found)
+        {
+            if (!message.Headers.IsEmpty && NatsHeaders.TryGet(message.Headers.Span, NatsHeaders.MsgId, out var id) && !id.IsEmpty)
+            {
+                var text = Encoding.UTF8.GetString(id);
+                messageIds[text] = (found, message.Timestamp);
+                messageIdOrder.Enqueue((text, message.Timestamp));
+            }
+
+            start = found + 1;
+        }
+    }
 }

@@ -100,6 +100,7 @@ internal sealed partial class MessageStream
             stream.AddConsumer(Consumer.Restore(stream, consumerStore, consumerMetadata));
         }
 
+        stream.RebuildMessageIds();
         stream.Start();
         return stream;
     }
