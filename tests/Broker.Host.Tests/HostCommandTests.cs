@@ -102,7 +102,7 @@ public sealed class HostCommandTests : IDisposable
         Assert.Equal(0, await RunAsync(["-t", "-c", conf]));
 
         Assert.Equal(
-            $"{conf}:3:1: JetStream: not supported yet, ignoring \"jetstream\"{Environment.NewLine}broker: configuration file {conf} is valid{Environment.NewLine}",
+            $"broker: configuration file {conf} is valid{Environment.NewLine}",
             error.ToString());
         Assert.Empty(output.ToString());
     }

@@ -2,6 +2,7 @@ using Broker.Core;
 using Broker.Host.Configuration;
 using Broker.Host.Logging;
 using Broker.Host.Plugins;
+using Broker.JetStream;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.Logging;
 
@@ -72,6 +73,17 @@ internal sealed partial class BrokerRunner
         foreach (var plugin in plugins)
         {
             server.AddPlugin(plugin, plugin.Manifest);
+        }
+
+        if (settings.Host.JetStream)
+        {
+            server.AddPlugin(new JetStreamPlugin(new JetStreamOptions
+            {
+                StoreDirectory = settings.Host.StoreDir,
+                MaxMemoryStore = settings.Host.JetStreamMaxMemory,
+                MaxFileStore = settings.Host.JetStreamMaxFile,
+                Domain = settings.Host.JetStreamDomain,
+            }));
         }
 
         PidFile? pidFile = null;
@@ -185,11 +197,6 @@ internal sealed partial class BrokerRunner
             {
                 HostLog.ConfigNotice(logger, notice.ToString());
             }
-        }
-
-        if (settings.Host.JetStream || !string.IsNullOrEmpty(settings.Host.StoreDir))
-        {
-            HostLog.JetStreamUnavailable(logger);
         }
     }
 }

@@ -65,6 +65,13 @@ public sealed class ConfMappingTests
         "websocket { port: -1, no_tls: true, tls { cert_file: c.pem } }",
         "Plugins:WebSocket:port=-1", "Plugins:WebSocket:no_tls=true", "Plugins:WebSocket:tls:cert_file=c.pem")]
     [InlineData("ws { listen: \"127.0.0.1:8080\" }", "Plugins:WebSocket:listen=127.0.0.1:8080")]
+    [InlineData("jetstream: enabled", "Broker:JetStream=true")]
+    [InlineData("jetstream: false", "Broker:JetStream=false")]
+    [InlineData(
+        "jetstream { store_dir: /x, max_mem: 1G, max_file_store: 2GB, domain: hub }",
+        "Broker:JetStream=true", "Broker:StoreDir=/x", "Broker:JetStreamMaxMemory=1000000000", "Broker:JetStreamMaxFile=2147483648", "Broker:JetStreamDomain=hub")]
+    [InlineData("jetstream { enabled: false }", "Broker:JetStream=false")]
+    [InlineData("store_dir: /data", "Broker:StoreDir=/data")]
     public void Top_level_keys(string conf, params string[] expected) => AssertMaps(conf, expected);
 
     [Theory]

@@ -62,6 +62,9 @@ internal sealed partial class ConfMapper
         ["no_auth_user"] = static (m, e) => m.SetString(e, AuthorizationKey(nameof(Core.Auth.AuthorizationOptions.NoAuthUser))),
         ["tls"] = static (m, e) => m.Tls(e),
         ["allow_non_tls"] = static (m, e) => m.AllowNonTls(e),
+        ["jetstream"] = static (m, e) => m.JetStream(e),
+        ["store_dir"] = static (m, e) => m.SetString(e, Key(nameof(BrokerHostOptions.StoreDir))),
+        ["storedir"] = static (m, e) => m.SetString(e, Key(nameof(BrokerHostOptions.StoreDir))),
         ["websocket"] = static (m, e) => m.WebSocket(e),
         ["ws"] = static (m, e) => m.WebSocket(e),
     };
