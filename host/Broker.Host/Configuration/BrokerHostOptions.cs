@@ -11,6 +11,7 @@ internal sealed class BrokerHostOptions
     {
         nameof(PluginsPath), nameof(Debug), nameof(Trace), nameof(LogFile), nameof(LogTime), nameof(ConfigFile),
         nameof(PidFile), nameof(PortsFileDir), nameof(ExecutableName), nameof(JetStream), nameof(StoreDir),
+        nameof(JetStreamMaxMemory), nameof(JetStreamMaxFile), nameof(JetStreamDomain),
     };
 
     /// <summary>
@@ -54,9 +55,18 @@ internal sealed class BrokerHostOptions
     /// </summary>
     public string? ExecutableName { get; set; }
 
-    /// <summary>JetStream was asked for (<c>-js</c>); it is not available yet, so this only logs a warning. Default <see langword="false"/>.</summary>
+    /// <summary>Run JetStream (<c>-js</c>, <c>jetstream</c>): the host adds the JetStream plugin. Default <see langword="false"/>.</summary>
     public bool JetStream { get; set; }
 
-    /// <summary>JetStream's storage folder (<c>-sd</c>); accepted with a warning until JetStream exists. Default <see langword="null"/>.</summary>
+    /// <summary>JetStream's storage folder (<c>-sd</c>, <c>store_dir</c>). Default <see langword="null"/>: nats-server's temporary <c>nats</c> folder.</summary>
     public string? StoreDir { get; set; }
+
+    /// <summary>JetStream's memory limit in bytes (<c>max_memory_store</c>). Default 0: three quarters of available memory.</summary>
+    public long JetStreamMaxMemory { get; set; }
+
+    /// <summary>JetStream's disk limit in bytes (<c>max_file_store</c>). Default 0: 1 TB.</summary>
+    public long JetStreamMaxFile { get; set; }
+
+    /// <summary>The JetStream domain (<c>jetstream { domain }</c>). Default <see langword="null"/>.</summary>
+    public string? JetStreamDomain { get; set; }
 }

@@ -12,7 +12,7 @@ namespace Broker.Core.Internal.Clients;
 /// connection and receives deliveries as handler calls on the producer's thread. Publishes through one client are
 /// serialised by a lock, which is re-entrant so a handler may publish (reply) through the client that received.
 /// </summary>
-internal sealed partial class InProcessClient : ClientBase, IBusClient
+internal sealed partial class InProcessClient : ClientBase, IBusClient, IDeliverAsPublisher
 {
     private readonly Lock publishLock = new();
     private readonly ILogger logger;
@@ -44,6 +44,25 @@ internal sealed partial class InProcessClient : ClientBase, IBusClient
         lock (publishLock)
         {
             RouteMessage(subject, replyTo, headers, payload);
+            FlushPending();
+            if (Stalls.Count > 0)
+            {
+                StallPolicy.Wait(Stalls);
+            }
+        }
+    }
+
+    public void Publish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    {
+        ObjectDisposedException.ThrowIf(IsClosed, this);
+        if (!SubjectValidator.IsValidLiteralSubject(subject))
+        {
+            throw new ArgumentException($"'{Encoding.UTF8.GetString(subject)}' is not a valid publish subject.", nameof(subject));
+        }
+
+        lock (publishLock)
+        {
+            RouteMessage(subject, deliverAs, replyTo, headers, payload);
             FlushPending();
             if (Stalls.Count > 0)
             {

@@ -71,9 +71,10 @@ internal sealed partial class JetStreamApi
             return Task.CompletedTask;
         }
 
+        Consumer? consumer = null;
         try
         {
-            var consumer = AddConsumer(stream, config, create.Action);
+            consumer = AddConsumer(stream, config, create.Action);
             response.With(consumer.Info(), JetStreamJson.Context.ConsumerInfoModel);
         }
         catch (ApiException ex)
@@ -82,6 +83,7 @@ internal sealed partial class JetStreamApi
         }
 
         Reply(request, response);
+        consumer?.Kick();
         return Task.CompletedTask;
     }
 

@@ -25,6 +25,7 @@ internal sealed partial class Consumer
     private ArrayBufferWriter<byte>? headersOnlyBuffer;
     private int running;
     private int rerun;
+    private IDeliverAsPublisher? deliverer;
 
     /// <summary>A control message: status headers (and maybe a reply) to a subject, or an advisory's JSON.</summary>
     private readonly record struct Outgoing(byte[] Subject, byte[]? Reply, byte[] Headers, byte[]? Payload = null)
@@ -36,6 +37,7 @@ internal sealed partial class Consumer
     private ref struct Send
     {
         public ReadOnlySpan<byte> Subject;
+        public ReadOnlySpan<byte> DeliverAs;
         public ReadOnlySpan<byte> Reply;
         public ReadOnlySequence<byte> Headers;
         public ReadOnlySequence<byte> Payload;
@@ -104,7 +106,16 @@ internal sealed partial class Consumer
                 }
             }
 
-            Client.Publish(send.Subject, send.Reply, send.Headers, send.Payload);
+            if (send.DeliverAs.IsEmpty || deliverer is null)
+            {
+                Client.Publish(send.Subject, send.Reply, send.Headers, send.Payload);
+            }
+            else
+            {
+                // The stored message keeps its own subject, routed to the deliver subject or the request's inbox.
+                deliverer.Publish(send.Subject, send.DeliverAs, send.Reply, send.Headers, send.Payload);
+            }
+
             if (send.RemoveAfter != 0)
             {
                 // Ack none on an interest or work-queue stream: delivered is done.
@@ -202,6 +213,7 @@ internal sealed partial class Consumer
         }
 
         send.Subject = target;
+        send.DeliverAs = message.Subject.Span;
         send.Reply = ackBuffer.AsSpan(0, ackLength);
         if (config.HeadersOnly)
         {

@@ -65,6 +65,7 @@ internal sealed partial class Consumer
         Store = store;
         Created = created;
         Client = engine.Bus.CreateClient(new BusClientOptions { Name = $"JetStream consumer {stream.Name} > {name}" });
+        deliverer = Client as IDeliverAsPublisher;
         ackPrefix = Encoding.UTF8.GetBytes("$JS.ACK." + stream.Name + "." + name + ".");
         SetFilters(config);
         if (!config.IsPush)
@@ -139,7 +140,10 @@ internal sealed partial class Consumer
         Metadata = JsonSerializer.SerializeToUtf8Bytes(new StoredConsumerMetadata { Config = config, Name = name, Created = created }, JetStreamJson.Context.StoredConsumerMetadata),
     };
 
-    /// <summary>Subscribes to acknowledgements, pull requests and flow control, and starts the timers and delivery.</summary>
+    /// <summary>
+    /// Subscribes to acknowledgements, pull requests and flow control, and starts the timers. Delivery starts with the
+    /// first <see cref="Kick"/>, which the API sends after its reply, so the create response comes first as from nats-server.
+    /// </summary>
     public void Start()
     {
         lock (gate)
@@ -158,8 +162,6 @@ internal sealed partial class Consumer
                 SchedulePendingCheck(AckWait);
             }
         }
-
-        Kick();
     }
 
     /// <summary>Stops delivering, drops the subscriptions and timers, and keeps (or deletes) the state.</summary>

@@ -131,6 +131,7 @@ internal sealed partial class MessageStream
         foreach (var consumer in ConsumersSnapshot)
         {
             consumer.Start();
+            consumer.Kick();
         }
     }
 
