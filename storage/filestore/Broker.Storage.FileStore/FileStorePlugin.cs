@@ -4,14 +4,16 @@ using Broker.Storage.FileStore.Internal;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 
-[assembly: BrokerPlugin(typeof(FileStorePlugin), Id = FileStorePlugin.Id)]
+[assembly: BrokerPlugin(typeof(FileStorePlugin), Id = FileStorePlugin.Id, MinimumContractVersion = "1.1")]
 
 namespace Broker.Storage.FileStore;
 
 /// <summary>
 /// The file store plugin: registers the <c>"file"</c> storage type (<see cref="FileStoreProvider"/>) with settings from
-/// <c>Plugins:FileStore</c> (<c>sync_interval</c>, <c>compression</c>, <c>cipher</c>, <c>key</c>, <c>block_size</c>,
-/// <c>checkpoint_interval</c>, <c>cache_expiry</c>; see <see cref="FileStoreOptions"/> and <c>docs/durability.md</c>).
+/// <c>Plugins:FileStore</c>, a <c>filestore { }</c> block, or nats-server's keys of the <c>jetstream { }</c> block
+/// (<c>sync_interval</c>, <c>cipher</c>, <c>key</c>, which the host maps here); also <c>compression</c>,
+/// <c>block_size</c>, <c>checkpoint_interval</c>, <c>cache_expiry</c>. See <see cref="FileStoreOptions"/> and
+/// <c>docs/durability.md</c>.
 /// </summary>
 public sealed class FileStorePlugin : IBrokerPlugin
 {
@@ -41,7 +43,7 @@ public sealed class FileStorePlugin : IBrokerPlugin
         ArgumentNullException.ThrowIfNull(context);
 
         // Read now so a bad setting stops the broker before any stream opens.
-        var settings = options ?? FileStoreSettings.Read(context.Configuration, "Plugins:" + Id);
+        var settings = options ?? FileStoreSettings.Read(context.Configuration);
         services.AddSingleton<IStreamStoreProvider>(provider => new FileStoreProvider(settings, provider.GetService<ILoggerFactory>()));
     }
 }

@@ -186,8 +186,9 @@ internal sealed partial class ConfMapper
         }
     }
 
-    // jetstream: true | enabled | { store_dir, max_memory_store, max_file_store, domain, enabled }; the rest of
-    // nats-server's block (cipher, sync_interval, limits, ...) concerns features we do not have yet: a notice.
+    // jetstream: true | enabled | { store_dir, max_memory_store, max_file_store, domain, enabled }, and the file
+    // store's sync_interval, cipher and key (to Plugins:FileStore); the rest of nats-server's block (limits, ...)
+    // concerns features we do not have yet: a notice.
     private void JetStream(ConfEntry entry)
     {
         var enabledKey = Key(nameof(BrokerHostOptions.JetStream));
@@ -216,6 +217,10 @@ internal sealed partial class ConfMapper
                             break;
                         case "enabled" or "enable":
                             SetBool(field, enabledKey);
+                            break;
+                        case "sync_interval" or "cipher" or "key":
+                            // nats-server's storage settings: read by the file store plugin (docs/durability.md).
+                            SetString(field, "Plugins:FileStore:" + field.Key.ToLowerInvariant());
                             break;
                         default:
                             Ignore(field, "JetStream option");
