@@ -380,11 +380,12 @@ internal sealed partial class FileStreamStore
         var index = FindBlockIndex(from);
         if (index < 0)
         {
-            // In a gap between blocks: start at the first block after it.
-            index = blocks.FindIndex(b => b.HasMessages && b.First > from);
-            if (index < 0)
+            // In a gap between blocks: start at the first block after it (a loop: a lambda capturing "from" would
+            // allocate its closure on every call, this runs per message scanned).
+            index = 0;
+            while (index < blocks.Count && !(blocks[index].HasMessages && blocks[index].First > from))
             {
-                return 0;
+                index++;
             }
         }
 
