@@ -101,6 +101,9 @@ internal sealed class ServerProcess : IDisposable
             }
 
             configPath = Path.Combine(Path.GetTempPath(), $"broker-compare-{Environment.ProcessId}-{launch.Name}-{Guid.NewGuid():N}.conf");
+
+            // A JetStream store directory of this process alone, removed with its configuration file.
+            config = config.Replace(ServerLaunch.StoreDirectoryPlaceholder, configPath + ".store", StringComparison.Ordinal);
             File.WriteAllText(configPath, config);
             arguments.AddRange(["-c", configPath]);
         }
@@ -315,6 +318,10 @@ internal sealed class ServerProcess : IDisposable
         if (path is not null)
         {
             File.Delete(path);
+            if (Directory.Exists(path + ".store"))
+            {
+                Directory.Delete(path + ".store", recursive: true);
+            }
         }
     }
 }
