@@ -10,6 +10,8 @@ public sealed class FileStoreBasicsTests : IDisposable
 {
     private readonly StoreFixture fixture = new(new FileStoreOptions { BlockSize = 4096 });
 
+    private static readonly FileStoreOptions CompactionOptions = new() { BlockSize = 128 * 1024 };
+
     public void Dispose() => fixture.Dispose();
 
     [Fact(Timeout = 30_000)]
@@ -290,5 +292,38 @@ public sealed class FileStoreBasicsTests : IDisposable
         await store.DeleteAsync();
         Assert.False(Directory.Exists(fixture.StreamDirectory("S")));
         Assert.Empty(await fixture.Provider().RecoverAsync(new StoreRecoveryContext("$G", fixture.StreamsDirectory)));
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task Blocks_of_mostly_removed_messages_are_compacted()
+    {
+        fixture.Options = CompactionOptions;
+        var payload = new string('k', 200);
+        await using (var store = await fixture.CreateAsync("KV", c => c with { MaxMessagesPerSubject = 1 }))
+        {
+            Put(store, "KV.pinned", "never updated");
+            for (var i = 0; i < 20_000; i++)
+            {
+                Put(store, "KV.hot", payload + i);
+            }
+
+            await store.FlushAsync();
+            var directory = Path.Combine(fixture.StreamDirectory("KV"), "msgs");
+            long Total() => Directory.GetFiles(directory, "*.blk").Sum(f => new FileInfo(f).Length);
+            var before = Total();
+            var deadline = DateTime.UtcNow.AddSeconds(30);
+            while (Total() > before / 4 && DateTime.UtcNow < deadline)
+            {
+                await Task.Delay(200);
+            }
+
+            Assert.True(Total() <= before / 4, $"{Total()} of {before} bytes left after compaction");
+            Assert.Equal(2UL, store.GetState().Messages);
+        }
+
+        await using var reopened = await fixture.ReopenAsync("KV");
+        Assert.Equal(2UL, reopened.GetState().Messages);
+        Assert.Equal("never updated", Get(reopened, 1)!.Value.Payload);
+        Assert.Equal(payload + 19_999, Get(reopened, 20_001)!.Value.Payload);
     }
 }

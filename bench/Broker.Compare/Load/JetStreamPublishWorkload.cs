@@ -7,8 +7,8 @@ namespace Broker.Compare.Load;
 /// <summary>
 /// JetStream publishing: a stream is created on the row's subject with the given storage, then one publisher sends
 /// PUBs with a reply subject and counts the acknowledgements, keeping at most <c>window</c> unacknowledged (100: the
-/// asynchronous publishing of <c>nats bench js pub</c>'s default batch; 1: a synchronous publish that waits for each
-/// ack). The run ends with the last ack; the stream is deleted after it. An error ack fails the run. Units:
+/// asynchronous publishing of <c>nats bench js pub</c>'s default batch; 1,000: many publishers or a client's
+/// concurrent publish API; 1: a synchronous publish that waits for each ack). The run ends with the last ack; the stream is deleted after it. An error ack fails the run. Units:
 /// acknowledged publishes.
 /// </summary>
 internal sealed class JetStreamPublishWorkload(int payloadSize, int window, string storage) : IWorkload

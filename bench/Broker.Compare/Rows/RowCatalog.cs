@@ -21,6 +21,7 @@ internal static class RowCatalog
         new() { Id = "reqrep-1-128", Title = "Request/reply, 1 client : 1 service, 128 B", PayloadSize = 128, Workload = () => new RequestReplyWorkload(128, clients: 1, services: 1, queueGroup: false), Unit = "round trips" },
         new() { Id = "reqrep-10q2-16", Title = "Request/reply, 10 clients : 2 queue services, 16 B", PayloadSize = 16, Workload = () => new RequestReplyWorkload(16, clients: 10, services: 2, queueGroup: true), Unit = "round trips" },
         new() { Id = "js-file-pub-async-128", Title = "JetStream file stream: async publish, 128 B (100 in flight)", PayloadSize = 128, ServerConfig = JetStreamConfig, Workload = () => new JetStreamPublishWorkload(128, window: 100, storage: "file"), Unit = "acknowledged publishes" },
+        new() { Id = "js-file-pub-async1k-128", Title = "JetStream file stream: async publish, 128 B (1,000 in flight)", PayloadSize = 128, ServerConfig = JetStreamConfig, Workload = () => new JetStreamPublishWorkload(128, window: 1000, storage: "file"), Unit = "acknowledged publishes" },
         new() { Id = "js-file-pub-sync-128", Title = "JetStream file stream: sync publish, 128 B", PayloadSize = 128, ServerConfig = JetStreamConfig, Workload = () => new JetStreamPublishWorkload(128, window: 1, storage: "file"), Unit = "acknowledged publishes" },
         new() { Id = "js-consume", Title = "JetStream consume", NotAvailable = "JetStream is not built yet" },
         new() { Id = "mqtt", Title = "MQTT publish/subscribe", NotAvailable = "the MQTT adapter is not built yet" },

@@ -108,6 +108,7 @@ internal sealed partial class FileStreamStore
                 }
 
                 SealBlocks();
+                CompactBlocks();
             }
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException or InvalidDataException)
@@ -218,5 +219,126 @@ internal sealed partial class FileStreamStore
                 AddToSubject(subject, s);
             }
         }
+    }
+
+    /// <summary>
+    /// Rewrites sealed blocks that are mostly removed messages (interior deletes: KV updates, per-subject limits,
+    /// acknowledged work-queue messages) keeping their live records, the tombstones still needed (for messages of
+    /// earlier blocks still on disk) and the last head marker; the new file replaces the old one atomically
+    /// (temporary file, fsync, rename, directory fsync). Caller holds <c>ioSync</c>.
+    /// </summary>
+    private void CompactBlocks()
+    {
+        List<(MessageBlock Block, byte[] Records)> work = [];
+        lock (sync)
+        {
+            foreach (var block in blocks)
+            {
+                if (block == tail || !block.Sealed || block.Synced < block.End || block.End < 64 * 1024)
+                {
+                    continue;
+                }
+
+                // Live bytes as stored, approximated from the accounted size (both count the same message bytes).
+                if (block.Bytes * 2 >= (ulong)block.End)
+                {
+                    continue;
+                }
+
+                EnsureLoaded(block);
+                work.Add((block, CompactedRecords(block)));
+                if (work.Count >= 4)
+                {
+                    break;
+                }
+            }
+        }
+
+        var header = new byte[Format.BlockFileHeader.Size];
+        foreach (var (block, records) in work)
+        {
+            var temporary = block.Path + ".tmp";
+            if (block.Compressed)
+            {
+                BlockReader.WriteCompressed(fs, block, records);
+            }
+            else
+            {
+                using (var file = fs.Open(temporary, create: true))
+                {
+                    Format.BlockFileHeader.Write(header, block.Flags, block.Salt);
+                    file.SetLength(0);
+                    file.Write(header, 0);
+                    file.Write(records, Format.BlockFileHeader.Size);
+                    file.Sync();
+                }
+
+                block.CloseFile();
+                fs.Rename(temporary, block.Path);
+                fs.SyncDirectory(blocksDirectory);
+            }
+
+            lock (sync)
+            {
+                block.CloseFile();
+                block.ReleaseCache();
+                block.End = 0;
+                pendingRewrites.RemoveAll(r => r.Block == block);
+                EnsureLoaded(block);
+                block.Allocated = Format.BlockFileHeader.Size + block.End;
+            }
+        }
+    }
+
+    /// <summary>The records a compacted block keeps. Caller holds <c>sync</c>; the block is loaded.</summary>
+    private byte[] CompactedRecords(MessageBlock block)
+    {
+        var output = new BinaryBuilderSpan((int)block.End);
+        var scanner = new Format.RecordScanner(block.Cache.AsSpan(0, (int)block.End));
+        var lastHead = -1;
+        var lastHeadLength = 0;
+        while (scanner.Next(out var header, out var offset))
+        {
+            var record = block.Cache.AsSpan(offset, header.Length);
+            switch (header.Kind)
+            {
+                case Format.RecordKind.Message when block.IsLive(header.Sequence) && block.OffsetOf(header.Sequence) == (uint)offset:
+                case Format.RecordKind.Tombstone when header.Sequence >= first && header.Sequence < block.First:
+                case Format.RecordKind.Truncate:
+                    output.Append(record);
+                    break;
+                case Format.RecordKind.Head:
+                    lastHead = offset;
+                    lastHeadLength = header.Length;
+                    break;
+            }
+        }
+
+        if (lastHead >= 0)
+        {
+            output.Append(block.Cache.AsSpan(lastHead, lastHeadLength));
+        }
+
+        return output.ToArray();
+    }
+
+    /// <summary>A byte accumulator for compaction.</summary>
+    private sealed class BinaryBuilderSpan(int capacity)
+    {
+        private byte[] buffer = new byte[Math.Max(capacity, 64)];
+        private int length;
+
+        public void Append(ReadOnlySpan<byte> data)
+        {
+            if (length + data.Length > buffer.Length)
+            {
+                Array.Resize(ref buffer, Math.Max(buffer.Length * 2, length + data.Length));
+            }
+
+            data.CopyTo(buffer.AsSpan(length));
+            length += data.Length;
+        }
+
+        public byte[] ToArray() => buffer.AsSpan(0, length).ToArray();
     }
 }
