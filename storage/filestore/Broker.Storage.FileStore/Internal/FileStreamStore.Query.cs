@@ -270,15 +270,8 @@ internal sealed partial class FileStreamStore
         {
             lock (sync)
             {
-                foreach (var block in blocks)
-                {
-                    block.CloseFile();
-                    block.ReleaseCache();
-                    block.Cipher?.Dispose();
-                }
-
+                CloseBlocks();
                 blocks.Clear();
-                ReturnRetired();
             }
 
             // Remove meta.inf first (durably), so a crash mid-way never leaves a half-deleted stream that recovers.

@@ -458,16 +458,22 @@ internal sealed partial class FileStreamStore : IStreamStore
 
             lock (sync)
             {
-                foreach (var block in blocks)
-                {
-                    block.CloseFile();
-                    block.ReleaseCache();
-                    block.Cipher?.Dispose();
-                }
-
-                ReturnRetired();
+                CloseBlocks();
             }
         }
+    }
+
+    /// <summary>Closes every block's file and returns its buffers (closing or deleting). Caller holds <c>sync</c>.</summary>
+    private void CloseBlocks()
+    {
+        foreach (var block in blocks)
+        {
+            block.CloseFile();
+            block.ReleaseCache();
+            block.Cipher?.Dispose();
+        }
+
+        ReturnRetired();
     }
 
     private bool BeginClose()
