@@ -31,6 +31,12 @@ public sealed class JetStreamOptions
     /// <summary>The maximum pending acknowledgements of any consumer (<c>max_ack_pending</c> limit); 0 means none. Default 0.</summary>
     public int MaxAckPending { get; set; }
 
+    /// <summary>
+    /// Settings of nats-server's <c>jetstream</c> block this broker does not have yet (<c>cipher</c>, <c>sync_interval</c>,
+    /// ...): logged as ignored when JetStream starts. Default empty.
+    /// </summary>
+    public IReadOnlyList<string> IgnoredSettings { get; set; } = [];
+
     /// <summary>The store directory in force: <see cref="StoreDirectory"/> or nats-server's default.</summary>
     public string EffectiveStoreDirectory => string.IsNullOrEmpty(StoreDirectory) ? Path.Combine(Path.GetTempPath(), "nats") : StoreDirectory;
 

@@ -56,6 +56,9 @@ internal static partial class JetStreamLog
     [LoggerMessage(716, LogLevel.Warning, "JetStream resource limits exceeded for server")]
     public static partial void ResourcesExceeded(ILogger logger);
 
+    [LoggerMessage(718, LogLevel.Warning, "JetStream settings not supported yet, ignored: {Settings}")]
+    public static partial void IgnoredSettings(ILogger logger, string settings);
+
     [LoggerMessage(717, LogLevel.Debug, "JetStream consumer '$G > {Stream} > {Consumer}' deleted after {Threshold} without interest")]
     public static partial void InactiveDeleted(ILogger logger, string stream, string consumer, TimeSpan threshold);
 }

@@ -2,7 +2,6 @@ using Broker.Core;
 using Broker.Host.Configuration;
 using Broker.Host.Logging;
 using Broker.Host.Plugins;
-using Broker.JetStream;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.Logging;
 
@@ -104,17 +103,6 @@ internal sealed partial class BrokerRunner
         foreach (var plugin in loaded)
         {
             server.AddPlugin(plugin, plugin.Manifest);
-        }
-
-        if (settings.Host.JetStream)
-        {
-            server.AddPlugin(new JetStreamPlugin(new JetStreamOptions
-            {
-                StoreDirectory = settings.Host.StoreDir,
-                MaxMemoryStore = settings.Host.JetStreamMaxMemory,
-                MaxFileStore = settings.Host.JetStreamMaxFile,
-                Domain = settings.Host.JetStreamDomain,
-            }));
         }
 
         PidFile? pidFile = null;

@@ -63,9 +63,6 @@ internal sealed partial class ConfMapper
         ["no_header_support"] = static (m, e) => m.SetBool(e, Key(nameof(BrokerOptions.NoHeaderSupport))),
         ["authorization"] = static (m, e) => m.Authorization(e),
         ["no_auth_user"] = static (m, e) => m.SetString(e, AuthorizationKey(nameof(Core.Auth.AuthorizationOptions.NoAuthUser))),
-        ["jetstream"] = static (m, e) => m.JetStream(e),
-        ["store_dir"] = static (m, e) => m.SetString(e, Key(nameof(BrokerHostOptions.StoreDir))),
-        ["storedir"] = static (m, e) => m.SetString(e, Key(nameof(BrokerHostOptions.StoreDir))),
     };
 
     // nats-server's default listen address, which a listen value without a host asks for.
