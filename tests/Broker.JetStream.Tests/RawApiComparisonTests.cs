@@ -16,7 +16,7 @@ public class RawApiComparisonTests
 
     private static readonly string[] VolatileFields = ["created", "first_ts", "last_ts", "time", "last_active", "ts"];
 
-    public static TheoryData<string> Scenarios => new() { "streams", "stream-errors", "messages", "consumers", "consumer-errors", "kv-style" };
+    public static TheoryData<string> Scenarios => new() { "streams", "stream-errors", "messages", "consumers", "consumer-errors", "kv-style", "pull" };
 
     private static List<Step> Script(string scenario) => scenario switch
     {
@@ -152,6 +152,22 @@ public class RawApiComparisonTests
             new("$JS.API.STREAM.INFO.KV_b", """{"subjects_filter":">"}"""),
             new("$JS.API.STREAM.UPDATE.KV_b", """{"name":"KV_b","subjects":["$KV.b.>"],"storage":"file","max_msgs_per_subject":1}"""),
         ],
+        "pull" =>
+        [
+            new("$JS.API.STREAM.CREATE.P", """{"name":"P","subjects":["p.>"],"storage":"memory"}"""),
+            new("p.a", "1"),
+            new("p.b", "2"),
+            new("$JS.API.CONSUMER.DURABLE.CREATE.P.D", """{"stream_name":"P","config":{"durable_name":"D","ack_policy":"explicit","max_batch":10}}"""),
+            new("$JS.API.CONSUMER.MSG.NEXT.P.D", """{"batch":1}"""),
+            new("$JS.API.CONSUMER.MSG.NEXT.P.D", """{"batch":1,"no_wait":true}"""),
+            new("$JS.API.CONSUMER.MSG.NEXT.P.D", """{"batch":1,"no_wait":true}"""),
+            new("$JS.API.CONSUMER.MSG.NEXT.P.D", """{"batch":3,"expires":200000000}"""),
+            new("$JS.API.CONSUMER.MSG.NEXT.P.D", """{"batch":20}"""),
+            new("$JS.API.CONSUMER.MSG.NEXT.P.D", """{"batch":1,"expires":1000000000,"idle_heartbeat":900000000}"""),
+            new("$JS.API.CONSUMER.DURABLE.CREATE.P.PUSH", """{"stream_name":"P","config":{"durable_name":"PUSH","ack_policy":"explicit","deliver_subject":"push.here"}}"""),
+            new("$JS.API.CONSUMER.MSG.NEXT.P.PUSH", "1"),
+            new("$JS.API.CONSUMER.INFO.P.D"),
+        ],
         _ => throw new ArgumentOutOfRangeException(nameof(scenario)),
     };
 
@@ -174,6 +190,7 @@ public class RawApiComparisonTests
         }
 
         Assert.True(problems.Count == 0, string.Join(Environment.NewLine, problems));
+        Assert.Contains(ours, reply => reply != "(no reply)");
     }
 
     private static async Task<List<string>> RunAsync(ServerKind kind, List<Step> steps)
@@ -195,13 +212,19 @@ public class RawApiComparisonTests
                 }
             }
 
+            // A fresh inbox per step: JetStream deliveries carry the stored subject, not the inbox, so the client's
+            // request multiplexer cannot be used.
+            var inbox = $"cmp.{replies.Count}";
+            await using var subscription = await connection.SubscribeCoreAsync<byte[]>(inbox);
+            await connection.PingAsync();
+            await connection.PublishAsync(step.Subject, Encoding.UTF8.GetBytes(step.Body), headers, replyTo: inbox);
+            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(step.Subject.Contains("MSG.NEXT", StringComparison.Ordinal) ? 1 : 2));
             try
             {
-                var reply = await connection.RequestAsync<byte[], byte[]>(
-                    step.Subject, Encoding.UTF8.GetBytes(step.Body), headers, replyOpts: new NatsSubOpts { Timeout = TimeSpan.FromSeconds(2) });
+                var reply = await subscription.Msgs.ReadAsync(timeout.Token);
                 replies.Add(Normalize(reply, step.OursOnly));
             }
-            catch (NatsNoReplyException)
+            catch (OperationCanceledException)
             {
                 replies.Add("(no reply)");
             }
@@ -212,7 +235,8 @@ public class RawApiComparisonTests
 
     private static string Normalize(NatsMsg<byte[]> reply, string[]? oursOnly)
     {
-        var status = reply.Headers is { Code: > 0 } h ? $"status {h.Code} {h.MessageText} " : "";
+        var subject = reply.Subject.StartsWith("cmp.", StringComparison.Ordinal) ? "" : $"subject {reply.Subject} ";
+        var status = subject + (reply.Headers is { Code: > 0 } h ? $"status {h.Code} {h.MessageText} " : "");
         var headerText = reply.Headers is null ? "" : string.Join(";", reply.Headers.Where(p => p.Key != "Nats-Time-Stamp").OrderBy(p => p.Key, StringComparer.Ordinal).Select(p => $"{p.Key}={p.Value}"));
         var data = reply.Data ?? [];
         if (data.Length == 0 || data[0] != '{')
