@@ -100,6 +100,8 @@ internal sealed class ServerProcess : IDisposable
                 config = config.Replace(ServerLaunch.WebSocketPortPlaceholder, ports[1].ToString(CultureInfo.InvariantCulture), StringComparison.Ordinal);
             }
 
+            // JetStream rows: a store directory of this process's own (nats-server and ours run at once).
+            config = config.Replace(ServerLaunch.StoreDirPlaceholder, Path.Combine(Path.GetTempPath(), $"broker-compare-js-{Environment.ProcessId}-{launch.Name}-{Guid.NewGuid():N}"), StringComparison.Ordinal);
             configPath = Path.Combine(Path.GetTempPath(), $"broker-compare-{Environment.ProcessId}-{launch.Name}-{Guid.NewGuid():N}.conf");
             File.WriteAllText(configPath, config);
             arguments.AddRange(["-c", configPath]);
