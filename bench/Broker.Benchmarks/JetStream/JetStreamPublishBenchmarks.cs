@@ -27,6 +27,7 @@ public class JetStreamPublishBenchmarks
     private static readonly byte[] Reply = "bench.acks.1"u8.ToArray();
 
     private EmbeddedBroker broker = null!;
+    private InlineDrains drains = null!;
     private JetStreamEngine engine = null!;
     private ReadOnlySequence<byte> payload;
 
@@ -42,7 +43,8 @@ public class JetStreamPublishBenchmarks
             bus,
             NullLoggerFactory.Instance);
         engine.StartAsync(CancellationToken.None).GetAwaiter().GetResult();
-        using (var client = bus.CreateClient())
+        var client = bus.CreateClient();
+        try
         {
             var config = """{"name":"BENCH","subjects":["bench.js.>"],"storage":"memory","max_msgs":100000}""";
             var reply = client.RequestAsync("$JS.API.STREAM.CREATE.BENCH", Encoding.UTF8.GetBytes(config), TimeSpan.FromSeconds(10)).GetAwaiter().GetResult();
@@ -51,8 +53,15 @@ public class JetStreamPublishBenchmarks
                 throw new InvalidOperationException(Encoding.UTF8.GetString(reply.Payload.Span));
             }
         }
+        finally
+        {
+            client.DisposeAsync().AsTask().GetAwaiter().GetResult();
+        }
 
         broker.Connect(headers: true, "SUB bench.acks.* 1");
+
+        // The stream's ingest handler runs on this thread when the benchmark runs the drains, not on the thread pool.
+        drains = new InlineDrains(broker.Core);
         payload = new ReadOnlySequence<byte>(new byte[16]);
 
         // Fill to the limit, so every measured append also removes the oldest message.
@@ -81,6 +90,7 @@ public class JetStreamPublishBenchmarks
         }
 
         publisher.FlushPending();
+        drains.Run();
         return broker.DrainAll();
     }
 }

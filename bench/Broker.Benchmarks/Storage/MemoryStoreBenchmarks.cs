@@ -42,7 +42,7 @@ public class MemoryStoreBenchmarks
     public void Cleanup() => store.DisposeAsync().AsTask().GetAwaiter().GetResult();
 
     [Benchmark(OperationsPerInvoke = Batch)]
-    public ulong Append128()
+    public long Append128()
     {
         ulong last = 0;
         for (var i = 0; i < Batch; i++)
@@ -50,14 +50,14 @@ public class MemoryStoreBenchmarks
             last = store.Store(Subject, ReadOnlySequence<byte>.Empty, payload).Sequence;
         }
 
-        return last;
+        return (long)last;
     }
 
     [Benchmark(OperationsPerInvoke = Batch)]
-    public int LoadBySequence128()
+    public long LoadBySequence128()
     {
         var state = store.GetState();
-        var total = 0;
+        var total = 0L;
         for (var i = 0; i < Batch; i++)
         {
             var sequence = state.FirstSequence + (ulong)i;
@@ -71,9 +71,9 @@ public class MemoryStoreBenchmarks
     }
 
     [Benchmark(OperationsPerInvoke = Batch)]
-    public int LoadNextSequential128()
+    public long LoadNextSequential128()
     {
-        var total = 0;
+        var total = 0L;
         for (var i = 0; i < Batch; i++)
         {
             if (store.LoadNext("bench.store.*"u8, nextLoad, message, out var scanned) != LoadStatus.Found)

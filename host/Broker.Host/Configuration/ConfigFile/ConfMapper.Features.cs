@@ -37,7 +37,7 @@ internal sealed partial class ConfMapper
     {
         ["default_js_domain"] = "JetStream domains",
         ["mqtt"] = "MQTT",
-        ["cluster"] = "Clustering",
+        ["cluster"] = Clustering.Feature,
         ["gateway"] = "Gateways",
         ["leafnodes"] = "Leaf nodes",
         ["leaf"] = "Leaf nodes",
