@@ -31,13 +31,21 @@ public sealed class JetStreamOptions
     /// <summary>The maximum pending acknowledgements of any consumer (<c>max_ack_pending</c> limit); 0 means none. Default 0.</summary>
     public int MaxAckPending { get; set; }
 
+    /// <summary>
+    /// Settings of nats-server's <c>jetstream</c> block this broker does not have yet (<c>cipher</c>, <c>sync_interval</c>,
+    /// ...): logged as ignored when JetStream starts. Default empty.
+    /// </summary>
+    public IReadOnlyList<string> IgnoredSettings { get; set; } = [];
+
+    // Read once, as nats-server sizes it once at start: the publish path checks the limit for every message, and
+    // GC.GetGCMemoryInfo allocates.
+    private static readonly long DefaultMaxMemoryStore = Math.Max(1, GC.GetGCMemoryInfo().TotalAvailableMemoryBytes / 4 * 3);
+
     /// <summary>The store directory in force: <see cref="StoreDirectory"/> or nats-server's default.</summary>
     public string EffectiveStoreDirectory => string.IsNullOrEmpty(StoreDirectory) ? Path.Combine(Path.GetTempPath(), "nats") : StoreDirectory;
 
-    /// <summary>The memory limit in force.</summary>
-    public long EffectiveMaxMemoryStore => MaxMemoryStore > 0
-        ? MaxMemoryStore
-        : Math.Max(1, GC.GetGCMemoryInfo().TotalAvailableMemoryBytes / 4 * 3);
+    /// <summary>The memory limit in force: <see cref="MaxMemoryStore"/>, or 75% of the memory available to the process.</summary>
+    public long EffectiveMaxMemoryStore => MaxMemoryStore > 0 ? MaxMemoryStore : DefaultMaxMemoryStore;
 
     /// <summary>The disk limit in force.</summary>
     public long EffectiveMaxFileStore => MaxFileStore > 0 ? MaxFileStore : 1L << 40;

@@ -48,7 +48,7 @@ public sealed class HostCommandTests : IDisposable
     }
 
     [Theory]
-    [InlineData(new[] { "--bogus" }, "broker: flag provided but not defined: --bogus (see --help)")]
+    [InlineData(new[] { "--bogus" }, "broker: flag provided but not defined: -bogus (see --help)")]
     [InlineData(new[] { "-p", "abc" }, "broker: invalid value \"abc\" for flag -p: parse error (see --help)")]
     [InlineData(new[] { "-p" }, "broker: flag needs an argument: -p (see --help)")]
     [InlineData(new[] { "-p", "70000" }, "broker: port: 70000 is not a valid port number")]
@@ -98,7 +98,7 @@ public sealed class HostCommandTests : IDisposable
     [Fact]
     public async Task Check_config_accepts_a_valid_file_with_nats_servers_wording()
     {
-        var conf = WriteConf("listen: 127.0.0.1:4333\nauthorization { users: [ {user: a, password: b} ] }\njetstream: enabled\n");
+        var conf = WriteConf("listen: 127.0.0.1:4333\nauthorization { users: [ {user: a, password: b} ] }\n");
 
         Assert.Equal(0, await RunAsync(["-t", "-c", conf]));
 

@@ -330,6 +330,8 @@ public class StreamClientTests
         Assert.Equal(1, info.Streams);
         Assert.Equal(24UL, info.Memory);
         Assert.Equal(-1, info.Limits.MaxStreams);
-        Assert.True(info.Api.Total >= 2);
+        // The stream create; the INFO request counts once answered, as in nats-server 2.9.10 (RawApiComparisonTests
+        // compares the exact counts).
+        Assert.True(info.Api.Total >= 1, $"api total {info.Api.Total}, errors {info.Api.Errors}");
     }
 }

@@ -11,8 +11,8 @@ internal sealed record ServerLaunch(string Name, string FileName, IReadOnlyList<
     /// <summary>The placeholder a <see cref="Config"/> uses for the WebSocket port chosen per process.</summary>
     public const string WebSocketPortPlaceholder = "{ws_port}";
 
-    /// <summary>The placeholder a <see cref="Config"/> uses for a JetStream store directory of its own per process.</summary>
-    public const string StoreDirectoryPlaceholder = "{store_dir}";
+    /// <summary>Replaced by a fresh temporary folder per server process (JetStream's <c>store_dir</c>).</summary>
+    public const string StoreDirPlaceholder = "{store_dir}";
 
     /// <summary>
     /// Text of a nats-server configuration file, written afresh for every process and passed with <c>-c</c>;

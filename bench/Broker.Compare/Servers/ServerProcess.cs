@@ -103,7 +103,7 @@ internal sealed class ServerProcess : IDisposable
             configPath = Path.Combine(Path.GetTempPath(), $"broker-compare-{Environment.ProcessId}-{launch.Name}-{Guid.NewGuid():N}.conf");
 
             // A JetStream store directory of this process alone, removed with its configuration file.
-            config = config.Replace(ServerLaunch.StoreDirectoryPlaceholder, configPath + ".store", StringComparison.Ordinal);
+            config = config.Replace(ServerLaunch.StoreDirPlaceholder, configPath + ".store", StringComparison.Ordinal);
             File.WriteAllText(configPath, config);
             arguments.AddRange(["-c", configPath]);
         }

@@ -97,6 +97,11 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
             JetStreamLog.StoreTypes(Logger, string.Join(", ", providers.Keys.Order(StringComparer.Ordinal)));
         }
 
+        if (Options.IgnoredSettings.Count > 0)
+        {
+            JetStreamLog.IgnoredSettings(Logger, string.Join(", ", Options.IgnoredSettings));
+        }
+
         await RecoverAsync(cancellationToken).ConfigureAwait(false);
         apiClient = Bus.CreateClient(new BusClientOptions { Name = "JetStream API" });
         apiLoop = Task.Run(ProcessApiAsync, CancellationToken.None);

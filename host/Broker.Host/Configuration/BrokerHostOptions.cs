@@ -10,8 +10,7 @@ internal sealed class BrokerHostOptions
     public static IReadOnlySet<string> Keys { get; } = new HashSet<string>(StringComparer.OrdinalIgnoreCase)
     {
         nameof(PluginsPath), nameof(Debug), nameof(Trace), nameof(LogFile), nameof(LogTime), nameof(ConfigFile),
-        nameof(PidFile), nameof(PortsFileDir), nameof(ExecutableName), nameof(JetStream), nameof(StoreDir),
-        nameof(JetStreamMaxMemory), nameof(JetStreamMaxFile), nameof(JetStreamDomain),
+        nameof(PidFile), nameof(PortsFileDir), nameof(ExecutableName),
     };
 
     /// <summary>
@@ -55,18 +54,4 @@ internal sealed class BrokerHostOptions
     /// </summary>
     public string? ExecutableName { get; set; }
 
-    /// <summary>Run JetStream (<c>-js</c>, <c>jetstream</c>): the host adds the JetStream plugin. Default <see langword="false"/>.</summary>
-    public bool JetStream { get; set; }
-
-    /// <summary>JetStream's storage folder (<c>-sd</c>, <c>store_dir</c>). Default <see langword="null"/>: nats-server's temporary <c>nats</c> folder.</summary>
-    public string? StoreDir { get; set; }
-
-    /// <summary>JetStream's memory limit in bytes (<c>max_memory_store</c>). Default 0: three quarters of available memory.</summary>
-    public long JetStreamMaxMemory { get; set; }
-
-    /// <summary>JetStream's disk limit in bytes (<c>max_file_store</c>). Default 0: 1 TB.</summary>
-    public long JetStreamMaxFile { get; set; }
-
-    /// <summary>The JetStream domain (<c>jetstream { domain }</c>). Default <see langword="null"/>.</summary>
-    public string? JetStreamDomain { get; set; }
 }

@@ -1,8 +1,8 @@
+using System.Net.Sockets;
 using Broker.Core;
 using Broker.Host.Configuration;
 using Broker.Host.Logging;
 using Broker.Host.Plugins;
-using Broker.JetStream;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.Logging;
 
@@ -106,17 +106,6 @@ internal sealed partial class BrokerRunner
             server.AddPlugin(plugin, plugin.Manifest);
         }
 
-        if (settings.Host.JetStream)
-        {
-            server.AddPlugin(new JetStreamPlugin(new JetStreamOptions
-            {
-                StoreDirectory = settings.Host.StoreDir,
-                MaxMemoryStore = settings.Host.JetStreamMaxMemory,
-                MaxFileStore = settings.Host.JetStreamMaxFile,
-                Domain = settings.Host.JetStreamDomain,
-            }));
-        }
-
         PidFile? pidFile = null;
         PortsFile? portsFile = null;
         try
@@ -129,7 +118,14 @@ internal sealed partial class BrokerRunner
             await server.StartAsync().ConfigureAwait(false);
             portsFile = WritePortsFile(server);
         }
-#pragma warning disable CA1031 // A port in use, a pid file that cannot be written, a plugin's hosted service failing: one log line and exit 1, never a crash dump.
+        catch (SocketException ex)
+        {
+            // The broker logged nats-server's line for the listener it could not bind; that is the one line.
+            HostLog.StartFailureDetails(logger, ex);
+            pidFile?.Dispose();
+            return 1;
+        }
+#pragma warning disable CA1031 // A pid file that cannot be written, a plugin's hosted service failing: one log line and exit 1, never a crash dump.
         catch (Exception ex)
 #pragma warning restore CA1031
         {
@@ -228,6 +224,11 @@ internal sealed partial class BrokerRunner
             {
                 HostLog.ConfigNotice(logger, notice.ToString());
             }
+        }
+
+        if (Clustering.Flags(flags) is { Count: > 0 } cluster)
+        {
+            HostLog.ConfigNotice(logger, Clustering.Ignoring(cluster));
         }
     }
 }

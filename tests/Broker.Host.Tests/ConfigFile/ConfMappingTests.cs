@@ -65,13 +65,6 @@ public sealed class ConfMappingTests
         "websocket { port: -1, no_tls: true, tls { cert_file: c.pem } }",
         "Plugins:WebSocket:port=-1", "Plugins:WebSocket:no_tls=true", "Plugins:WebSocket:tls:cert_file=c.pem")]
     [InlineData("ws { listen: \"127.0.0.1:8080\" }", "Plugins:WebSocket:listen=127.0.0.1:8080")]
-    [InlineData("jetstream: enabled", "Broker:JetStream=true")]
-    [InlineData("jetstream: false", "Broker:JetStream=false")]
-    [InlineData(
-        "jetstream { store_dir: /x, max_mem: 1G, max_file_store: 2GB, domain: hub }",
-        "Broker:JetStream=true", "Broker:StoreDir=/x", "Broker:JetStreamMaxMemory=1000000000", "Broker:JetStreamMaxFile=2147483648", "Broker:JetStreamDomain=hub")]
-    [InlineData("jetstream { enabled: false }", "Broker:JetStream=false")]
-    [InlineData("store_dir: /data", "Broker:StoreDir=/data")]
     public void Top_level_keys(string conf, params string[] expected) => AssertMaps(conf, expected);
 
     [Theory]
@@ -96,6 +89,10 @@ public sealed class ConfMappingTests
         "authorization { users: [ {user: a, permission: { import: i, export: e }} ] }",
         "Broker:Authorization:Users:0:User=a",
         "Broker:Authorization:Users:0:Permissions:Publish:Allow:0=i", "Broker:Authorization:Users:0:Permissions:Subscribe:Allow:0=e")]
+    [InlineData(
+        "authorization { users: [ {nkey: UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4, permissions: { publish: p }}, {user: b} ] }",
+        "Broker:Authorization:Users:0:Nkey=UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4",
+        "Broker:Authorization:Users:0:Permissions:Publish:Allow:0=p", "Broker:Authorization:Users:1:User=b")]
     [InlineData(
         "authorization { default_permissions: { publish: p }, users: [ {user: a} ] }",
         "Broker:Authorization:DefaultPermissions:Publish:Allow:0=p", "Broker:Authorization:Users:0:User=a")]
@@ -161,8 +158,10 @@ public sealed class ConfMappingTests
     internal static ConfMapping Map(string conf, PluginBlocks? plugins = null) =>
         ConfMapper.Map(ConfTestKit.Parse(conf), "test.conf", plugins ?? FirstPartyPlugins);
 
-    /// <summary>The blocks the TLS and WebSocket plugins read (their attributes), as if both were loaded.</summary>
-    internal static PluginBlocks FirstPartyPlugins { get; } = Blocks(("tls", "Tls", true), ("allow_non_tls", "Tls", false), ("websocket", "WebSocket", true), ("ws", "WebSocket", true));
+    /// <summary>The blocks the TLS, WebSocket and JetStream plugins read (their attributes), as if all were loaded.</summary>
+    internal static PluginBlocks FirstPartyPlugins { get; } = Blocks(
+        ("tls", "Tls", true), ("allow_non_tls", "Tls", false), ("websocket", "WebSocket", true), ("ws", "WebSocket", true),
+        ("jetstream", "JetStream", true), ("js", "JetStream", true), ("store_dir", "JetStream", false), ("storedir", "JetStream", false));
 
     /// <summary>Plugin claims: each top-level key, the plugin reading it, and whether it is the plugin's whole block.</summary>
     internal static PluginBlocks Blocks(params (string Key, string PluginId, bool Whole)[] claims)

@@ -332,13 +332,13 @@ internal sealed partial class JetStreamApi
         var response = new ApiResponse("consumer_names_response");
         if (!TryParseList(request, out var list))
         {
-            Reply(request, response.WithError(ApiErrors.InvalidJson));
+            Reply(request, response.WithError(ApiErrors.InvalidJson).With(new ApiPaged(0, 0, 0), JetStreamJson.Context.ApiPaged).WithField("consumers", "[]"));
             return;
         }
 
         if (engine.FindStream(streamName) is not { } stream)
         {
-            Reply(request, response.WithError(ApiErrors.StreamNotFound).WithField("consumers", "[]"));
+            Reply(request, response.WithError(ApiErrors.StreamNotFound).With(new ApiPaged(0, 0, 0), JetStreamJson.Context.ApiPaged).WithField("consumers", "[]"));
             return;
         }
 
@@ -356,13 +356,13 @@ internal sealed partial class JetStreamApi
         var response = new ApiResponse("consumer_list_response");
         if (!TryParseList(request, out var list))
         {
-            Reply(request, response.WithError(ApiErrors.InvalidJson));
+            Reply(request, response.WithError(ApiErrors.InvalidJson).With(new ApiPaged(0, 0, 0), JetStreamJson.Context.ApiPaged).WithField("consumers", "[]"));
             return;
         }
 
         if (engine.FindStream(streamName) is not { } stream)
         {
-            Reply(request, response.WithError(ApiErrors.StreamNotFound).WithField("consumers", "[]"));
+            Reply(request, response.WithError(ApiErrors.StreamNotFound).With(new ApiPaged(0, 0, 0), JetStreamJson.Context.ApiPaged).WithField("consumers", "[]"));
             return;
         }
 

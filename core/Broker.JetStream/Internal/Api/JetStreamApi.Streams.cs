@@ -49,12 +49,9 @@ internal sealed partial class JetStreamApi
 
         try
         {
-            var (stream, created) = await AddStreamAsync(requested).ConfigureAwait(false);
-            response.With(stream.Info(), JetStreamJson.Context.StreamInfoModel);
-            if (created)
-            {
-                response.WithField("did_create", "true");
-            }
+            // nats-server says did_create also when the same stream already existed.
+            var (stream, _) = await AddStreamAsync(requested).ConfigureAwait(false);
+            response.With(stream.Info(), JetStreamJson.Context.StreamInfoModel).WithField("did_create", "true");
         }
         catch (ApiException ex)
         {
@@ -166,7 +163,7 @@ internal sealed partial class JetStreamApi
         var response = new ApiResponse("stream_names_response");
         if (!TryParseList(request, out var list))
         {
-            Reply(request, response.WithError(ApiErrors.InvalidJson));
+            Reply(request, response.WithError(ApiErrors.InvalidJson).With(new ApiPaged(0, 0, 0), JetStreamJson.Context.ApiPaged));
             return;
         }
 
@@ -186,7 +183,7 @@ internal sealed partial class JetStreamApi
         var response = new ApiResponse("stream_list_response");
         if (!TryParseList(request, out var list))
         {
-            Reply(request, response.WithError(ApiErrors.InvalidJson));
+            Reply(request, response.WithError(ApiErrors.InvalidJson).With(new ApiPaged(0, 0, 0), JetStreamJson.Context.ApiPaged));
             return;
         }
 
@@ -266,40 +263,42 @@ internal sealed partial class JetStreamApi
     /// <summary><c>STREAM.PURGE.&lt;stream&gt;</c> with an optional <c>{filter, seq, keep}</c>.</summary>
     private void PurgeStream(ApiRequest request, string name)
     {
+        // nats-server's purge response always carries "purged", 0 with an error.
         var response = new ApiResponse("stream_purge_response");
+        void Fail(ApiError error) => Reply(request, response.WithError(error).WithField("purged", "0"));
         var purge = new PurgeRequest();
         if (!IsEmpty(request.Payload))
         {
             if (!TryParse(request.Payload, JetStreamJson.Context.PurgeRequest, out var parsed))
             {
-                Reply(request, response.WithError(ApiErrors.InvalidJson));
+                Fail(ApiErrors.InvalidJson);
                 return;
             }
 
             purge = parsed!;
             if (purge.Sequence > 0 && purge.Keep > 0)
             {
-                Reply(request, response.WithError(ApiErrors.BadRequest));
+                Fail(ApiErrors.BadRequest);
                 return;
             }
         }
 
         if (engine.FindStream(name) is not { } stream)
         {
-            Reply(request, response.WithError(ApiErrors.StreamNotFound));
+            Fail(ApiErrors.StreamNotFound);
             return;
         }
 
         var config = stream.Config;
         if (config.Sealed)
         {
-            Reply(request, response.WithError(ApiErrors.StreamSealed));
+            Fail(ApiErrors.StreamSealed);
             return;
         }
 
         if (config.DenyPurge)
         {
-            Reply(request, response.WithError(ApiErrors.StreamPurgeFailed("stream purge not permitted")));
+            Fail(ApiErrors.StreamPurgeFailed("stream purge not permitted"));
             return;
         }
 

@@ -14,6 +14,10 @@ internal sealed partial class ConfMapper
         ["allow_non_tls"] = "Tls",
         ["websocket"] = "WebSocket",
         ["ws"] = "WebSocket",
+        ["jetstream"] = "JetStream",
+        ["js"] = "JetStream",
+        ["store_dir"] = "JetStream",
+        ["storedir"] = "JetStream",
     };
 
     // nats-server's types of its keys that plugins read: a value of another type gets nats-server's message, whether or
@@ -33,7 +37,7 @@ internal sealed partial class ConfMapper
     {
         ["default_js_domain"] = "JetStream domains",
         ["mqtt"] = "MQTT",
-        ["cluster"] = "Clustering",
+        ["cluster"] = Clustering.Feature,
         ["gateway"] = "Gateways",
         ["leafnodes"] = "Leaf nodes",
         ["leaf"] = "Leaf nodes",
@@ -183,55 +187,6 @@ internal sealed partial class ConfMapper
         if (HasNatsType(entry))
         {
             Flatten(block.Target, entry.Value, entry.KeyPosition);
-        }
-    }
-
-    // jetstream: true | enabled | { store_dir, max_memory_store, max_file_store, domain, enabled }, and the file
-    // store's sync_interval, cipher and key (to Plugins:FileStore); the rest of nats-server's block (limits, ...)
-    // concerns features we do not have yet: a notice.
-    private void JetStream(ConfEntry entry)
-    {
-        var enabledKey = Key(nameof(BrokerHostOptions.JetStream));
-        switch (entry.Value)
-        {
-            case ConfString text:
-                Set(enabledKey, Format(text.Value is "enabled" or "enable" or "true"));
-                return;
-            case ConfMap block:
-                Set(enabledKey, Format(true));
-                foreach (var field in block.Entries)
-                {
-                    switch (field.Key.ToLowerInvariant())
-                    {
-                        case "store_dir" or "storedir" or "store":
-                            SetString(field, Key(nameof(BrokerHostOptions.StoreDir)));
-                            break;
-                        case "max_memory_store" or "max_mem_store" or "max_mem":
-                            SetInt64(field, Key(nameof(BrokerHostOptions.JetStreamMaxMemory)));
-                            break;
-                        case "max_file_store" or "max_file":
-                            SetInt64(field, Key(nameof(BrokerHostOptions.JetStreamMaxFile)));
-                            break;
-                        case "domain":
-                            SetString(field, Key(nameof(BrokerHostOptions.JetStreamDomain)));
-                            break;
-                        case "enabled" or "enable":
-                            SetBool(field, enabledKey);
-                            break;
-                        case "sync_interval" or "cipher" or "key":
-                            // nats-server's storage settings: read by the file store plugin (docs/durability.md).
-                            SetString(field, "Plugins:FileStore:" + field.Key.ToLowerInvariant());
-                            break;
-                        default:
-                            Ignore(field, "JetStream option");
-                            break;
-                    }
-                }
-
-                return;
-            default:
-                SetBool(entry, enabledKey);
-                return;
         }
     }
 
