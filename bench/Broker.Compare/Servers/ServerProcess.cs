@@ -187,6 +187,8 @@ internal sealed class ServerProcess : IDisposable
     /// </summary>
     public TimeSpan ReadCpuTime()
     {
+        // A server that died has no /proc entry: say how it died (exit code, last output) instead.
+        EnsureRunning();
         var stat = File.ReadAllText($"/proc/{process.Id}/stat");
 
         // Fields after the command name, which is in parentheses and may contain spaces: state is the first.
