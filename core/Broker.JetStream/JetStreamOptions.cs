@@ -32,8 +32,9 @@ public sealed class JetStreamOptions
     public int MaxAckPending { get; set; }
 
     /// <summary>
-    /// Settings of nats-server's <c>jetstream</c> block this broker does not have yet (<c>cipher</c>, <c>sync_interval</c>,
-    /// ...): logged as ignored when JetStream starts. Default empty.
+    /// Settings of nats-server's <c>jetstream</c> block this broker does not have yet (account limits, <c>unique_tag</c>,
+    /// ...): logged as ignored when JetStream starts. (The file store's <c>cipher</c>, <c>key</c> and <c>sync_interval</c>
+    /// are refused there instead: they belong in its <c>filestore</c> block.) Default empty.
     /// </summary>
     public IReadOnlyList<string> IgnoredSettings { get; set; } = [];
 

@@ -20,8 +20,8 @@ namespace Broker.JetStream;
 /// </summary>
 public sealed class JetStreamPlugin : IBrokerPlugin
 {
-    // nats-server's jetstream keys this broker reads; the others (cipher, sync_interval, limits, ...) are reported as
-    // not supported yet when JetStream starts.
+    // nats-server's jetstream keys this broker reads; the file store's are refused (below), the others (limits, ...)
+    // are reported as not supported yet when JetStream starts.
     private static readonly string[] KnownKeys =
     [
         "enabled", "enable", "store_dir", "storedir", "store", "max_memory_store", "max_mem_store", "max_mem",
