@@ -15,9 +15,6 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 /// </summary>
 internal sealed partial class MqttConnection
 {
-    // Packets up to this size are formatted in one span; larger payloads are copied segment by segment.
-    private const int SingleSpanLimit = 16 * 1024;
-
     // Outbound topic aliases (MQTT 5) by topic; guarded by writeLock.
     private OutboundAliases? outboundAliases;
 
@@ -58,16 +55,12 @@ internal sealed partial class MqttConnection
     /// <summary>MQTT 3.1.1 at QoS 0: fixed header, topic, payload. Headers are not read at all.</summary>
     private void DeliverV3(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> payload, bool retain)
     {
-        var topicLength = TopicMapper.TopicLength(subject);
-        var payloadLength = payload.Length;
-        if (payloadLength > PacketFramer.MaxRemainingLength - 2 - topicLength)
+        if (PublishEncoder.SizeV3(subject, payload.Length) < 0)
         {
             MqttLog.DeliveryDropped(logger, name, System.Text.Encoding.UTF8.GetString(subject), "larger than an MQTT packet can be");
             return;
         }
 
-        var remaining = 2 + topicLength + (int)payloadLength;
-        var size = PacketWriter.PacketSize(remaining);
         lock (writeLock)
         {
             if (outputCompleted)
@@ -75,23 +68,7 @@ internal sealed partial class MqttConnection
                 return;
             }
 
-            var inline = size <= SingleSpanLimit;
-            var span = output.GetSpan(inline ? size : size - (int)payloadLength);
-            var writer = new PacketWriter(span);
-            writer.WriteFixedHeader(PacketType.Publish, retain ? (byte)1 : (byte)0, remaining);
-            writer.WriteUInt16((ushort)topicLength);
-            writer.Advance(TopicMapper.ToTopic(subject, writer.Rest));
-            if (inline)
-            {
-                payload.CopyTo(writer.Rest);
-                writer.Advance((int)payloadLength);
-                output.Advance(writer.Written);
-            }
-            else
-            {
-                output.Advance(writer.Written);
-                WriteSequence(payload);
-            }
+            PublishEncoder.WriteV3(output, subject, payload, retain);
         }
 
         OnDelivered();
@@ -144,7 +121,7 @@ internal sealed partial class MqttConnection
                     return;
                 }
 
-                var inline = size <= SingleSpanLimit;
+                var inline = size <= PublishEncoder.SingleSpanLimit;
                 var span = output.GetSpan((int)(inline ? size : size - payloadLength));
                 var writer = new PacketWriter(span);
                 writer.WriteFixedHeader(PacketType.Publish, retain ? (byte)1 : (byte)0, (int)remaining);
@@ -165,7 +142,7 @@ internal sealed partial class MqttConnection
                 else
                 {
                     output.Advance(writer.Written);
-                    WriteSequence(message.Payload);
+                    PublishEncoder.WriteSequence(output, message.Payload);
                 }
             }
 

@@ -6,17 +6,19 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 
 /// <summary>
 /// The output: every packet is written under one lock, by the read loop (acknowledgements) or by producers
-/// (deliveries). The read loop flushes once per batch it read; deliveries from other producers ask for one flush on
-/// the thread pool, which takes every delivery written until it runs. Beyond max_pending bytes waiting, the
-/// connection is closed as a slow consumer, as nats-server closes NATS ones.
+/// (deliveries). A connection that received deliveries while an MQTT read loop processed its input is flushed once
+/// when that batch ends (<see cref="FlushBatch"/>); other deliveries flush at once. Beyond max_pending bytes waiting,
+/// the connection is closed as a slow consumer, as nats-server closes NATS ones.
 /// </summary>
-internal sealed partial class MqttConnection : IThreadPoolWorkItem
+internal sealed partial class MqttConnection
 {
     private readonly Lock writeLock = new();
     private readonly PipeWriter output;
     private readonly IPendingOutputFeature? pendingOutput;
     private bool outputCompleted;
-    private int flushScheduled;
+
+    // The stamp of the last read loop batch that listed this connection for a flush.
+    private long listedInBatch;
 
     // A flush the output has not completed (three quarters of max_pending are waiting); guarded by writeLock.
     private Task? stalledFlush;
@@ -33,19 +35,22 @@ internal sealed partial class MqttConnection : IThreadPoolWorkItem
             return;
         }
 
-        if (Interlocked.Exchange(ref flushScheduled, 1) == 0)
+        if (FlushBatch.Current is { } batch)
         {
-            ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
-        }
-    }
+            // Another batch may overwrite the stamp meanwhile; then this connection is flushed once more, no harm.
+            if (Volatile.Read(ref listedInBatch) != batch.Stamp)
+            {
+                Volatile.Write(ref listedInBatch, batch.Stamp);
+                batch.Add(this);
+            }
 
-    void IThreadPoolWorkItem.Execute()
-    {
-        Volatile.Write(ref flushScheduled, 0);
+            return;
+        }
+
         FlushOutput();
     }
 
-    private void FlushOutput()
+    public void FlushOutput()
     {
         lock (writeLock)
         {
@@ -65,15 +70,6 @@ internal sealed partial class MqttConnection : IThreadPoolWorkItem
 
             stalledFlush = flush.AsTask();
             _ = stalledFlush.ContinueWith(static (_, state) => ((MqttConnection)state!).FlushOutput(), this, CancellationToken.None, TaskContinuationOptions.None, TaskScheduler.Default);
-        }
-    }
-
-    /// <summary>Copies a large payload into the output a segment at a time. Under writeLock.</summary>
-    private void WriteSequence(in ReadOnlySequence<byte> sequence)
-    {
-        foreach (var segment in sequence)
-        {
-            output.Write(segment.Span);
         }
     }
 

@@ -24,6 +24,7 @@ internal sealed partial class MqttConnection
     private long lastInputAt = Environment.TickCount64;
     private byte[]? scratch;
     private string name;
+    private readonly FlushBatch batch = new();
 
     public MqttConnection(MqttProtocolHandler handler, TransportConnection transport)
     {
@@ -74,6 +75,7 @@ internal sealed partial class MqttConnection
             var result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
             var buffer = result.Buffer;
             Volatile.Write(ref lastInputAt, Environment.TickCount64);
+            batch.Begin();
             try
             {
                 while (!closing && TryFrame(ref buffer, out var header, out var body))
@@ -81,13 +83,17 @@ internal sealed partial class MqttConnection
                     var work = DispatchAsync(header, body, cancellationToken);
                     if (!work.IsCompletedSuccessfully)
                     {
+                        // The batch belongs to this thread; whatever continues after the await starts a new one.
+                        batch.End();
                         await work.ConfigureAwait(false);
+                        batch.Begin();
                     }
                 }
             }
             finally
             {
                 input.AdvanceTo(buffer.Start, buffer.End);
+                batch.End();
             }
 
             FlushOutput();
