@@ -128,7 +128,7 @@ public sealed class PubSubTests
             await nats.PublishAsync($"jobs.{i}", Encoding.UTF8.GetBytes("x"));
         }
 
-        await Eventually.TrueAsync(() => counts.Sum() == 300, MqttBroker.Timeout);
+        Assert.True(await Eventually.TrueAsync(() => counts.Sum() == 300, MqttBroker.Timeout));
         Assert.All(counts, count => Assert.InRange(count, 1, 299));
         await Task.Delay(200);
         Assert.Equal(300, counts.Sum());
