@@ -35,6 +35,37 @@ internal sealed class MqttServer : IDisposable
 
     public int ProcessId => process.Id;
 
+    private readonly Queue<string> tail = new();
+
+    /// <summary>The last lines the server printed, for error messages.</summary>
+    public string OutputTail
+    {
+        get
+        {
+            lock (tail)
+            {
+                return string.Join(Environment.NewLine, tail);
+            }
+        }
+    }
+
+    private void Keep(string? line)
+    {
+        if (line is null)
+        {
+            return;
+        }
+
+        lock (tail)
+        {
+            tail.Enqueue(line);
+            if (tail.Count > 20)
+            {
+                tail.Dequeue();
+            }
+        }
+    }
+
     /// <summary>Resident memory of the server process, from /proc (bytes).</summary>
     public long ResidentBytes
     {
@@ -124,11 +155,13 @@ internal sealed class MqttServer : IDisposable
     {
         var process = Process.Start(start) ?? throw new InvalidOperationException($"cannot start {start.FileName}");
         ChildProcesses.Register(process);
-        process.OutputDataReceived += (_, _) => { };
-        process.ErrorDataReceived += (_, _) => { };
+        var server0 = (MqttServer?)null;
+        process.OutputDataReceived += (_, e) => server0?.Keep(e.Data);
+        process.ErrorDataReceived += (_, e) => server0?.Keep(e.Data);
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
         var server = new MqttServer(name, process, new IPEndPoint(IPAddress.Loopback, mqttPort), natsPort is { } n ? new IPEndPoint(IPAddress.Loopback, n) : null, directory);
+        server0 = server;
         var deadline = Stopwatch.StartNew();
         while (!Accepts(mqttPort))
         {

@@ -13,7 +13,7 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 internal sealed partial class MqttConnection
 {
     private readonly Lock writeLock = new();
-    private readonly PipeWriter output;
+    private readonly BatchingWriter output;
     private readonly IPendingOutputFeature? pendingOutput;
     private bool outputCompleted;
 
@@ -60,7 +60,8 @@ internal sealed partial class MqttConnection
                 return;
             }
 
-            var flush = output.FlushAsync();
+            output.Commit();
+            var flush = output.Pipe.FlushAsync();
             if (flush.IsCompleted)
             {
                 stalledFlush = null;
@@ -86,7 +87,8 @@ internal sealed partial class MqttConnection
             outputCompleted = true;
             try
             {
-                output.Complete();
+                output.Commit();
+                output.Pipe.Complete();
             }
             catch (InvalidOperationException)
             {

@@ -33,7 +33,7 @@ internal sealed partial class MqttConnection
         options = handler.Options;
         logger = handler.Logger;
         input = transport.Transport.Input;
-        output = transport.Transport.Output;
+        output = new BatchingWriter(transport.Transport.Output);
         pendingOutput = transport.Features.Get<IPendingOutputFeature>();
         name = transport.RemoteEndPoint?.ToString() ?? transport.ConnectionId;
     }
