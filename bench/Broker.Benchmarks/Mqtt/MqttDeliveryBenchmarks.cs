@@ -26,6 +26,7 @@ public class MqttDeliveryBenchmarks
     private MqttProtocolHandler handler = null!;
     private InMemoryConnection connection = null!;
     private IBusClient publisher = null!;
+    private MqttConnection client = null!;
     private ReadOnlySequence<byte> payload;
     private readonly CancellationTokenSource stopping = new();
 
@@ -50,6 +51,7 @@ public class MqttDeliveryBenchmarks
         Send(subscribe);
         WaitFor(0x90);
         publisher = bus.CreateClient();
+        client = handler.Connections.Single();
         payload = new ReadOnlySequence<byte>(new byte[128]);
     }
 
@@ -69,6 +71,12 @@ public class MqttDeliveryBenchmarks
         for (var i = 0; i < Batch; i++)
         {
             publisher.Publish(Subject, default, ReadOnlySequence<byte>.Empty, payload);
+        }
+
+        // The bus publisher is not an MQTT read loop: the connection flushes from the thread pool; wait for it.
+        while (client.FlushPending)
+        {
+            Thread.SpinWait(20);
         }
 
         return connection.Drain();

@@ -55,36 +55,24 @@ internal static class AckPacket
         var reason = reader.HasMore ? reader.ReadByte("reason code") : ReasonCode.Success;
         if (reader.HasMore)
         {
-            var properties = new PropertyReader(ref reader);
-            while (properties.MoveNext())
-            {
-                switch (properties.Current)
-                {
-                    case PropertyId.SessionExpiryInterval:
-                        sessionExpiry = properties.ReadUInt32();
-                        break;
-                    case PropertyId.ReasonString:
-                        properties.ReadUtf8();
-                        break;
-                    case PropertyId.UserProperty:
-                        properties.ReadUserProperty(out _, out _);
-                        break;
-                    default:
-                        throw properties.NotAllowed("DISCONNECT");
-                }
-            }
+            sessionExpiry = SkipProperties(ref reader, "DISCONNECT", sessionExpiryAllowed: true);
         }
 
         return reason;
     }
 
-    private static void SkipProperties(ref PacketReader reader, string packet)
+    /// <summary>Reads the reason string and user properties an acknowledgement may carry (and DISCONNECT's session expiry).</summary>
+    private static uint? SkipProperties(ref PacketReader reader, string packet, bool sessionExpiryAllowed = false)
     {
+        uint? sessionExpiry = null;
         var properties = new PropertyReader(ref reader);
         while (properties.MoveNext())
         {
             switch (properties.Current)
             {
+                case PropertyId.SessionExpiryInterval when sessionExpiryAllowed:
+                    sessionExpiry = properties.ReadUInt32();
+                    break;
                 case PropertyId.ReasonString:
                     properties.ReadUtf8();
                     break;
@@ -95,5 +83,7 @@ internal static class AckPacket
                     throw properties.NotAllowed(packet);
             }
         }
+
+        return sessionExpiry;
     }
 }

@@ -3,8 +3,8 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 /// <summary>
 /// The MQTT connections that received deliveries while one MQTT read loop processed what it read: each is flushed
 /// once when that batch ends, the deferred flush nats-server does with its pending-flush list. Deliveries made
-/// outside an MQTT read loop (a NATS client or a plugin publishing) flush at once until the bus tells adapters where a
-/// producer's batch ends.
+/// outside an MQTT read loop (a NATS client or a plugin publishing) queue a flush to the thread pool until the bus
+/// tells adapters where a producer's batch ends.
 /// </summary>
 internal sealed class FlushBatch
 {

@@ -7,10 +7,10 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 /// <summary>
 /// The output: every packet is written under one lock, by the read loop (acknowledgements) or by producers
 /// (deliveries). A connection that received deliveries while an MQTT read loop processed its input is flushed once
-/// when that batch ends (<see cref="FlushBatch"/>); other deliveries flush at once. Beyond max_pending bytes waiting,
-/// the connection is closed as a slow consumer, as nats-server closes NATS ones.
+/// when that batch ends (<see cref="FlushBatch"/>); other deliveries queue one flush after the producer's work item.
+/// Beyond max_pending bytes waiting, the connection is closed as a slow consumer, as nats-server closes NATS ones.
 /// </summary>
-internal sealed partial class MqttConnection
+internal sealed partial class MqttConnection : IThreadPoolWorkItem
 {
     private readonly Lock writeLock = new();
     private readonly BatchingWriter output;
@@ -19,6 +19,9 @@ internal sealed partial class MqttConnection
 
     // The stamp of the last read loop batch that listed this connection for a flush.
     private long listedInBatch;
+
+    // 1 while a flush is queued to the thread pool for deliveries made outside an MQTT read loop.
+    private int flushQueued;
 
     // A flush the output has not completed (three quarters of max_pending are waiting); guarded by writeLock.
     private Task? stalledFlush;
@@ -47,8 +50,24 @@ internal sealed partial class MqttConnection
             return;
         }
 
+        // A producer that is not an MQTT read loop (a NATS connection, a plugin): flush once it is done with what it
+        // is doing. Queued to the producing thread's local queue, the flush runs after the producer's current work
+        // item, which for a NATS read loop is the whole batch it read: nats-server's deferred flush, approximated
+        // until the bus tells adapters where a producer's batch ends.
+        if (Interlocked.Exchange(ref flushQueued, 1) == 0)
+        {
+            ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: true);
+        }
+    }
+
+    void IThreadPoolWorkItem.Execute()
+    {
+        Volatile.Write(ref flushQueued, 0);
         FlushOutput();
     }
+
+    /// <summary>Whether a flush is queued and has not run yet (benchmarks wait for it).</summary>
+    public bool FlushPending => Volatile.Read(ref flushQueued) != 0;
 
     public void FlushOutput()
     {

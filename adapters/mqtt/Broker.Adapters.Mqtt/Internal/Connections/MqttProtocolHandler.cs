@@ -44,6 +44,9 @@ internal sealed class MqttProtocolHandler : IProtocolHandler, IHostedService, IA
     /// <summary>Connections being served now.</summary>
     public int ConnectionCount => connections.Count;
 
+    /// <summary>The connections being served now.</summary>
+    public IEnumerable<MqttConnection> Connections => connections.Keys;
+
     public async Task OnConnectionAsync(TransportConnection connection, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(connection);
