@@ -2,6 +2,9 @@ using Broker.Core;
 using Broker.Host.Configuration;
 using Broker.Host.Hosting;
 using Broker.Host.Logging;
+using Broker.Host.Plugins;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
 
 namespace Broker.Host;
 
@@ -48,21 +51,31 @@ internal static class BrokerHost
                 return await SignalAsync(commandLine, environment).ConfigureAwait(false);
         }
 
+        // What the plugin catalog finds is logged once logging is set up, which the configuration decides.
+        var pluginLog = new BufferedLogger();
         HostConfigurationSources sources;
         HostSettings settings;
+        PluginDiscovery plugins;
         try
         {
-            sources = HostConfiguration.Build(environment.BaseDirectory, environment.Variables, commandLine.Settings);
+            (sources, plugins) = Configure(commandLine.Settings, environment, pluginLog);
             settings = HostSettings.Bind(sources.Configuration);
         }
         catch (HostConfigurationException ex)
         {
+            // A plugin that was refused may be why its block is an unknown field: say so first.
+            if (pluginLog.HasErrors)
+            {
+                using var defaults = HostLogging.Create(new BrokerHostOptions());
+                pluginLog.ReplayTo(defaults.Factory.CreateLogger(BrokerRunner.PluginsCategory));
+            }
+
             return await FailAsync(environment, ex.Message).ConfigureAwait(false);
         }
 
         if (commandLine.Command == HostCommand.CheckConfig)
         {
-            return await CheckConfigAsync(sources, settings, environment).ConfigureAwait(false);
+            return await CheckConfigAsync(sources, settings, plugins, pluginLog, environment).ConfigureAwait(false);
         }
 
         HostLogging logging;
@@ -77,14 +90,36 @@ internal static class BrokerHost
 
         using (logging)
         {
-            var runner = new BrokerRunner(commandLine.Settings, environment, logging, sources, settings);
+            pluginLog.ReplayTo(logging.Factory.CreateLogger(BrokerRunner.PluginsCategory));
+            var runner = new BrokerRunner(commandLine.Settings, environment, logging, sources, settings, plugins);
             return await runner.RunAsync().ConfigureAwait(false);
         }
     }
 
+    /// <summary>
+    /// Finds the plugins of the plugins folder the configuration names, then builds the configuration with the
+    /// configuration-file blocks those plugins read.
+    /// </summary>
+    /// <param name="flags">The flags' keys.</param>
+    /// <param name="environment">The process environment.</param>
+    /// <param name="pluginLog">Where the catalog logs what it refuses.</param>
+    /// <returns>The configuration and the plugins found.</returns>
+    /// <exception cref="HostConfigurationException">A layer cannot be read or the configuration file has errors.</exception>
+    internal static (HostConfigurationSources Sources, PluginDiscovery Plugins) Configure(IReadOnlyDictionary<string, string?> flags, HostEnvironment environment, ILogger pluginLog)
+    {
+        var plugins = PluginDiscovery.None;
+        var sources = HostConfiguration.Build(environment.BaseDirectory, environment.Variables, flags, layers =>
+        {
+            var (path, configured) = PluginCatalog.FolderOf(layers, environment.BaseDirectory);
+            plugins = new PluginCatalog(pluginLog).Discover(path, configured);
+            return plugins.Blocks;
+        });
+        return (sources, plugins);
+    }
+
     // -t: the file parses and maps without errors or nats-server's warnings, the settings validate, and every plugin
     // section is claimed by a plugin that accepted it. Listeners are not bound.
-    private static async Task<int> CheckConfigAsync(HostConfigurationSources sources, HostSettings settings, HostEnvironment environment)
+    private static async Task<int> CheckConfigAsync(HostConfigurationSources sources, HostSettings settings, PluginDiscovery plugins, BufferedLogger pluginLog, HostEnvironment environment)
     {
         if (sources.ConfigFile is not { } file)
         {
@@ -105,7 +140,8 @@ internal static class BrokerHost
         settings.Host.LogFile = null;
         using (var logging = HostLogging.Create(settings.Host))
         {
-            if (BrokerRunner.LoadPlugins(sources.Configuration, settings.Host, environment, logging.Factory, out _) is { } refusal)
+            pluginLog.ReplayTo(logging.Factory.CreateLogger(BrokerRunner.PluginsCategory));
+            if (BrokerRunner.ConfigurePlugins(plugins, sources, logging.Factory, out _) is { } refusal)
             {
                 return await FailAsync(environment, refusal).ConfigureAwait(false);
             }
@@ -124,7 +160,7 @@ internal static class BrokerHost
         {
             try
             {
-                var sources = HostConfiguration.Build(environment.BaseDirectory, environment.Variables, commandLine.Settings);
+                var (sources, _) = Configure(commandLine.Settings, environment, NullLogger.Instance);
                 pidFile = HostSettings.Bind(sources.Configuration).Host.PidFile;
             }
             catch (HostConfigurationException ex)

@@ -1,5 +1,6 @@
 using System.Text.RegularExpressions;
 using Broker.Core;
+using Broker.Host.Tests.Plugins;
 
 namespace Broker.Host.Tests;
 
@@ -150,9 +151,26 @@ public sealed class HostCommandTests : IDisposable
 
         Assert.Equal(1, await RunAsync(["-t", "-c", conf]));
 
-        Assert.Equal(
-            $"broker: settings for plugin(s) Tls are configured, but no such plugin is loaded from {Path.Combine(directory, "plugins")}{Environment.NewLine}",
-            error.ToString());
+        Assert.Equal($"broker: {conf}:1:1: \"tls\" is read by plugin Tls, which is not loaded{Environment.NewLine}", error.ToString());
+    }
+
+    [Fact]
+    public async Task Check_config_points_a_plugins_refusal_at_the_files_line_unless_another_layer_gave_the_value()
+    {
+        var plugins = Path.Combine(directory, "plugins");
+        SamplePlugin.CopyTo(plugins);
+        var conf = WriteConf("line {\n  max_connections: lots\n}\n");
+
+        Assert.Equal(1, await RunAsync(["-t", "-c", conf]));
+        Assert.Equal($"broker: {conf}:2:3: Plugins:Line:max_connections: expected integer, but got 'lots'{Environment.NewLine}", error.ToString());
+
+        error.GetStringBuilder().Clear();
+        Assert.Equal(1, await RunAsync(["-t", "-c", conf], new() { ["BROKER_PLUGINS__LINE__MAX_CONNECTIONS"] = "many" }));
+        Assert.Equal($"broker: Plugins:Line:max_connections: expected integer, but got 'many'{Environment.NewLine}", error.ToString());
+
+        error.GetStringBuilder().Clear();
+        Assert.Equal(0, await RunAsync(["-t", "-c", conf], new() { ["BROKER_PLUGINS__LINE__MAX_CONNECTIONS"] = "10" }));
+        Assert.Equal($"broker: configuration file {conf} is valid{Environment.NewLine}", error.ToString());
     }
 
     [Theory]

@@ -1,3 +1,4 @@
+using Broker.Abstractions;
 using Broker.Adapters.Tls.Internal;
 using Microsoft.Extensions.Configuration;
 
@@ -7,15 +8,16 @@ namespace Broker.Tls.Tests;
 public sealed class ConfigurationTests
 {
     [Theory(Timeout = 30_000)]
-    [InlineData("key_file", null, "missing 'key_file'")]
-    [InlineData("verify", "true", "needs 'ca_file'")]
-    [InlineData("min_version", "1.1", "unsupported TLS version")]
-    [InlineData("cipher_suites:0", "TLS_NOT_A_SUITE", "unrecognized cipher TLS_NOT_A_SUITE")]
-    [InlineData("timeout", "soon", "'timeout'")]
-    [InlineData("verify", "maybe", "expected 'verify' to be a boolean")]
-    [InlineData("pinned_certs:0", "abc", "pinned_certs")]
-    [InlineData("cert_fil", "x", "unknown field \"cert_fil\"")]
-    [InlineData("handshake_first", "sometimes", "handshake_first")]
+    [InlineData("key_file", null, "Plugins:Tls: missing 'key_file' in tls config")]
+    [InlineData("verify", "true", "Plugins:Tls:verify: 'verify' needs 'ca_file' to check client certificates against")]
+    [InlineData("min_version", "1.1", "Plugins:Tls:min_version: unsupported TLS version: TLS 1.1")]
+    [InlineData("timeout", "soon", "Plugins:Tls:timeout: time: invalid duration \"soon\"")]
+    [InlineData("timeout", "0", "Plugins:Tls:timeout: must be positive")]
+    [InlineData("verify", "maybe", "Plugins:Tls:verify: expected boolean value, but got 'maybe'")]
+    [InlineData("pinned_certs:0", "abc", "Plugins:Tls:pinned_certs: error parsing tls config, 'pinned_certs' key abc does not look like hex-encoded sha256 of DER encoded SubjectPublicKeyInfo")]
+    [InlineData("cert_fil", "x", "Plugins:Tls: unknown field \"cert_fil\"")]
+    [InlineData("handshake_first", "sometimes", "Plugins:Tls:handshake_first: field \"handshake_first\" value \"sometimes\" is invalid")]
+    [InlineData("handshake_first", "300", "Plugins:Tls:handshake_first: field \"handshake_first\" value \"300\" is invalid")]
     public async Task A_bad_setting_is_refused_at_startup(string key, string? value, string message)
     {
         var settings = TlsBroker.Settings((key, value));
@@ -24,8 +26,16 @@ public sealed class ConfigurationTests
             settings.Remove(key);
         }
 
+        var error = await Assert.ThrowsAsync<PluginConfigurationException>(() => TlsBroker.StartAsync(settings));
+        Assert.Equal(message, error.Message);
+    }
+
+    [Fact(Timeout = 30_000)]
+    public async Task An_unknown_cipher_suite_is_refused_at_startup()
+    {
+        var settings = TlsBroker.Settings(("cipher_suites:0", "TLS_NOT_A_SUITE"));
         var error = await Assert.ThrowsAsync<InvalidOperationException>(() => TlsBroker.StartAsync(settings));
-        Assert.Contains(message, error.Message, StringComparison.Ordinal);
+        Assert.Contains("unrecognized cipher TLS_NOT_A_SUITE", error.Message, StringComparison.Ordinal);
     }
 
     [Fact(Timeout = 30_000)]
@@ -48,11 +58,11 @@ public sealed class ConfigurationTests
             ["verify_and_map"] = "True",
             ["timeout"] = "1.5",
             ["handshake_first"] = "auto",
-            ["allow_non_tls"] = "true",
+            ["allow_non_tls"] = "yes",
             ["cipher_suites"] = "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
         }).Build();
 
-        var options = TlsPluginSettings.ReadOptions(section, "test");
+        var options = TlsPluginSettings.ReadOptions(section);
 
         Assert.True(options.Verify);
         Assert.True(options.VerifyAndMap);
@@ -63,13 +73,40 @@ public sealed class ConfigurationTests
         Assert.Equal(2, options.CipherSuites.Count);
     }
 
+    [Theory]
+    [InlineData("500us", 5_000L, "1m30s", 900_000_000L)]
+    [InlineData("2s500ms", 25_000_000L, "300ms", 3_000_000L)]
+    [InlineData("3", 30_000_000L, "2us", 20L)]
+    public void Durations_take_every_go_form_and_a_bare_timeout_is_seconds(string timeout, long timeoutTicks, string first, long fallbackTicks)
+    {
+        var section = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?>
+        {
+            ["cert_file"] = "c.pem",
+            ["key_file"] = "k.pem",
+            ["timeout"] = timeout,
+            ["handshake_first"] = first,
+        }).Build();
+
+        var options = TlsPluginSettings.ReadOptions(section);
+
+        Assert.Equal(TimeSpan.FromTicks(timeoutTicks), options.Timeout);
+        Assert.True(options.HandshakeFirst);
+        Assert.Equal(TimeSpan.FromTicks(fallbackTicks), options.HandshakeFirstFallback);
+    }
+
     [Fact]
-    public void An_unconfigured_section_turns_tls_off_and_listeners_alone_are_refused()
+    public void An_unconfigured_section_turns_tls_off_an_empty_block_and_listeners_alone_are_refused()
     {
         var empty = new ConfigurationBuilder().Build();
-        Assert.Null(TlsPluginSettings.Read(empty, "Plugins:Tls").Options);
+        Assert.Null(TlsPluginSettings.Read(empty).Options);
+
+        // An empty tls { } block in a configuration file arrives as the section's empty value.
+        var emptyBlock = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?> { ["Plugins:Tls"] = "" }).Build();
+        var refusal = Assert.Throws<PluginConfigurationException>(() => TlsPluginSettings.Read(emptyBlock.GetSection("Plugins:Tls")));
+        Assert.Equal("Plugins:Tls: missing 'cert_file' in tls config", refusal.Message);
+        Assert.Equal("Plugins:Tls", refusal.Key);
 
         var listenersOnly = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?> { ["listeners:0"] = "client" }).Build();
-        Assert.Throws<InvalidOperationException>(() => TlsPluginSettings.Read(listenersOnly, "Plugins:Tls"));
+        Assert.Throws<PluginConfigurationException>(() => TlsPluginSettings.Read(listenersOnly));
     }
 }

@@ -1,4 +1,5 @@
 using System.Text;
+using Broker.Abstractions;
 
 namespace Broker.WebSocket.Tests;
 
@@ -94,11 +95,18 @@ public sealed class HandshakeTests
     [Fact(Timeout = 30_000)]
     public async Task Bad_settings_are_refused_at_startup()
     {
-        var origin = await Assert.ThrowsAsync<InvalidOperationException>(() => WsBroker.StartAsync(null, ("allowed_origins:0", "ftp://x")));
-        Assert.Contains("unable to parse allowed origin", origin.Message, StringComparison.Ordinal);
-        var header = await Assert.ThrowsAsync<InvalidOperationException>(() => WsBroker.StartAsync(null, ("headers:Sec-WebSocket-Extensions", "x")));
+        var origin = await Assert.ThrowsAsync<PluginConfigurationException>(() => WsBroker.StartAsync(null, ("allowed_origins:0", "ftp://x")));
+        Assert.StartsWith("Plugins:WebSocket: unable to parse allowed origin", origin.Message, StringComparison.Ordinal);
+        var header = await Assert.ThrowsAsync<PluginConfigurationException>(() => WsBroker.StartAsync(null, ("headers:Sec-WebSocket-Extensions", "x")));
         Assert.Contains("invalid header", header.Message, StringComparison.Ordinal);
-        var unsupported = await Assert.ThrowsAsync<InvalidOperationException>(() => WsBroker.StartAsync(null, ("no_auth_user", "x")));
+        Assert.Equal("Plugins:WebSocket:headers:Sec-WebSocket-Extensions", header.Key);
+        var unsupported = await Assert.ThrowsAsync<PluginConfigurationException>(() => WsBroker.StartAsync(null, ("no_auth_user", "x")));
         Assert.Contains("not supported", unsupported.Message, StringComparison.Ordinal);
+
+        // Values in nats-server's syntax, through the contract's shared reader: errors name the key.
+        var timeout = await Assert.ThrowsAsync<PluginConfigurationException>(() => WsBroker.StartAsync(null, ("handshake_timeout", "2 seconds")));
+        Assert.Equal("Plugins:WebSocket:handshake_timeout: time: unknown unit \" seconds\" in duration \"2 seconds\"", timeout.Message);
+        var size = await Assert.ThrowsAsync<PluginConfigurationException>(() => WsBroker.StartAsync(null, ("max_message_size", "1XB")));
+        Assert.Equal("Plugins:WebSocket:max_message_size: integer '1XB' has an unknown size suffix 'XB'", size.Message);
     }
 }

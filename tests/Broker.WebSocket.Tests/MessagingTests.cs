@@ -1,5 +1,6 @@
 using System.Net.WebSockets;
 using System.Text.Json;
+using Broker.Abstractions;
 using Broker.Core.Auth;
 using Broker.TestKit;
 
@@ -61,7 +62,7 @@ public sealed class MessagingTests
     [Fact(Timeout = 30_000)]
     public async Task Without_tls_or_no_tls_the_broker_refuses_to_start()
     {
-        var error = await Assert.ThrowsAsync<InvalidOperationException>(() => WsBroker.StartAsync(null, ("no_tls", null)));
+        var error = await Assert.ThrowsAsync<PluginConfigurationException>(() => WsBroker.StartAsync(null, ("no_tls", null)));
         Assert.Contains("websocket requires TLS configuration", error.Message, StringComparison.Ordinal);
     }
 

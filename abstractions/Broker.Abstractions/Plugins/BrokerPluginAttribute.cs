@@ -19,8 +19,8 @@ public sealed class BrokerPluginAttribute : Attribute
     public Type StartupType { get; }
 
     /// <summary>
-    /// The plugin id: its folder name under <c>plugins/</c> and its configuration section <c>Plugins:&lt;Id&gt;</c>.
-    /// Defaults to the assembly's simple name.
+    /// The plugin id: its configuration section <c>Plugins:&lt;Id&gt;</c>, the name of its block in a nats-server
+    /// configuration file (any letter case) and its name in logs. Defaults to the assembly's simple name.
     /// </summary>
     public string? Id { get; set; }
 
@@ -32,4 +32,21 @@ public sealed class BrokerPluginAttribute : Attribute
     /// <c>Broker.Abstractions</c> the plugin was compiled against.
     /// </summary>
     public string? MinimumContractVersion { get; set; }
+
+    /// <summary>
+    /// Other names of the plugin's block in a nats-server configuration file (contract 1.1). A top-level block named
+    /// like the <see cref="Id"/> (any letter case: <c>line { }</c> for id <c>Line</c>) or like one of these aliases
+    /// becomes the plugin's section <c>Plugins:&lt;Id&gt;</c>, nested blocks and arrays intact. Default none.
+    /// </summary>
+    /// <example><c>ConfigurationAliases = ["ws"]</c>: <c>ws { }</c> configures the plugin with id <c>WebSocket</c>.</example>
+#pragma warning disable CA1819 // Attribute arguments can only be arrays.
+    public string[]? ConfigurationAliases { get; set; }
+
+    /// <summary>
+    /// Other top-level keys of a nats-server configuration file the plugin reads (contract 1.1): each, with its value,
+    /// is copied into the plugin's section as <c>Plugins:&lt;Id&gt;:&lt;key&gt;</c>. Default none.
+    /// </summary>
+    /// <example><c>ConfigurationKeys = ["allow_non_tls"]</c>: the TLS plugin reads <c>Plugins:Tls:allow_non_tls</c>.</example>
+    public string[]? ConfigurationKeys { get; set; }
+#pragma warning restore CA1819
 }

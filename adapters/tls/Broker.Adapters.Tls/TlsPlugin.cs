@@ -4,7 +4,8 @@ using Broker.Adapters.Tls.Internal;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 
-[assembly: BrokerPlugin(typeof(TlsPlugin), Id = TlsPlugin.Id)]
+// nats-server's top-level allow_non_tls is a TLS setting here: a configuration file's value reaches Plugins:Tls.
+[assembly: BrokerPlugin(typeof(TlsPlugin), Id = TlsPlugin.Id, ConfigurationKeys = ["allow_non_tls"])]
 
 namespace Broker.Adapters.Tls;
 
@@ -34,7 +35,7 @@ public sealed class TlsPlugin : IBrokerPlugin
         ArgumentNullException.ThrowIfNull(context);
 
         // Read now so a bad setting stops the broker before anything listens.
-        var settings = TlsPluginSettings.Read(context.Configuration, "Plugins:" + Id);
+        var settings = TlsPluginSettings.Read(context.Configuration);
         services.AddSingleton(provider => new TlsMiddleware(settings, provider.GetRequiredService<ILoggerFactory>()));
         services.AddSingleton<IConnectionMiddleware>(provider => provider.GetRequiredService<TlsMiddleware>());
         services.AddSingleton<IListenerConfigurator>(provider => provider.GetRequiredService<TlsMiddleware>());

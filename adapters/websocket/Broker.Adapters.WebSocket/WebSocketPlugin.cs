@@ -6,7 +6,8 @@ using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 
-[assembly: BrokerPlugin(typeof(WebSocketPlugin), Id = WebSocketPlugin.Id)]
+// nats-server also reads the websocket block as "ws".
+[assembly: BrokerPlugin(typeof(WebSocketPlugin), Id = WebSocketPlugin.Id, ConfigurationAliases = ["ws"])]
 
 namespace Broker.Adapters.WebSocket;
 
@@ -32,7 +33,7 @@ public sealed class WebSocketPlugin : IBrokerPlugin
     {
         ArgumentNullException.ThrowIfNull(services);
         ArgumentNullException.ThrowIfNull(context);
-        var options = WebSocketSettings.Read(context.Configuration, "Plugins:" + Id);
+        var options = WebSocketSettings.Read(context.Configuration);
         if (options.Port is not { } port)
         {
             return;

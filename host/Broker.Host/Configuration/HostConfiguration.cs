@@ -36,24 +36,32 @@ internal static class HostConfiguration
     /// <param name="baseDirectory">Where <c>appsettings.json</c> is looked up.</param>
     /// <param name="environment">The environment variables (normally <see cref="Environment.GetEnvironmentVariables()"/>).</param>
     /// <param name="flags">Keys set by command-line flags.</param>
+    /// <param name="plugins">
+    /// Called once with the layers other than the configuration file (they name the plugins folder; the file cannot):
+    /// finds the plugins and returns the blocks and keys of the configuration file they read (<see cref="PluginBlocks"/>).
+    /// </param>
     /// <returns>The configuration, and the mapped configuration file when there is one.</returns>
     /// <exception cref="HostConfigurationException">
     /// appsettings.json cannot be read or parsed, or the configuration file has errors (the message lists them all,
     /// one per line, as <c>file:line:column: reason</c>).
     /// </exception>
-    public static HostConfigurationSources Build(string baseDirectory, IDictionary environment, IReadOnlyDictionary<string, string?> flags)
+    public static HostConfigurationSources Build(string baseDirectory, IDictionary environment, IReadOnlyDictionary<string, string?> flags, Func<IConfiguration, PluginBlocks> plugins)
     {
+        ArgumentNullException.ThrowIfNull(plugins);
         ArgumentNullException.ThrowIfNull(environment);
         var path = Path.GetFullPath(Path.Combine(baseDirectory, AppSettingsFile));
         var variables = FromEnvironment(environment).ToList();
         try
         {
-            // The file may be named by any layer above it (normally the -c flag).
-            var named = Layers(path, null, variables, flags)[ConfigFileKey];
+            // The file may be named by any layer above it (normally the -c flag); the plugins folder, whose plugins decide
+            // which of the file's blocks are theirs, too.
+            var others = Layers(path, null, variables, flags);
+            var blocks = plugins(others);
+            var named = others[ConfigFileKey];
             ConfMapping? file = null;
             if (!string.IsNullOrEmpty(named))
             {
-                file = ConfMapper.MapFile(named, name => environment[name] as string);
+                file = ConfMapper.MapFile(named, blocks, name => environment[name] as string);
                 if (file.HasErrors)
                 {
                     throw new HostConfigurationException(string.Join(Environment.NewLine, file.Diagnostics));

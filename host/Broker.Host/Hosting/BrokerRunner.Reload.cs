@@ -16,7 +16,8 @@ internal sealed partial class BrokerRunner
         HostSettings nextSettings;
         try
         {
-            next = HostConfiguration.Build(environment.BaseDirectory, environment.Variables, flags);
+            // The plugins stay those found at start (changing the plugins folder needs a restart).
+            next = HostConfiguration.Build(environment.BaseDirectory, environment.Variables, flags, _ => plugins.Blocks);
             nextSettings = HostSettings.Bind(next.Configuration);
             HostLogging.Validate(nextSettings.Host);
         }
@@ -26,7 +27,7 @@ internal sealed partial class BrokerRunner
             return;
         }
 
-        var restartOnly = RestartOnly(settings.Host, nextSettings.Host, sources.Configuration, next.Configuration);
+        var restartOnly = RestartOnly(settings.Host, nextSettings.Host, sources.Configuration, next.Configuration, plugins.Blocks);
         if (restartOnly.Count > 0)
         {
             HostLog.ReloadFailed(logger, "config reload not supported for " + string.Join(", ", restartOnly) + "; restart the server to change them");
@@ -67,8 +68,8 @@ internal sealed partial class BrokerRunner
     }
 
     // The host's settings that only take effect at start, by their nats-server names. Plugins read their sections
-    // once, when the broker starts, so a changed plugin section (tls, websocket) needs a restart too.
-    private static List<string> RestartOnly(BrokerHostOptions current, BrokerHostOptions next, IConfiguration currentConfiguration, IConfiguration nextConfiguration)
+    // once, when the broker starts, so a changed plugin section (tls, websocket, a plugin's block) needs a restart too.
+    private static List<string> RestartOnly(BrokerHostOptions current, BrokerHostOptions next, IConfiguration currentConfiguration, IConfiguration nextConfiguration, PluginBlocks blocks)
     {
         var changed = new List<string>();
         if (current.PluginsPath != next.PluginsPath)
@@ -93,9 +94,7 @@ internal sealed partial class BrokerRunner
         {
             if (!SameSection(currentPlugins.GetSection(id), nextPlugins.GetSection(id)))
             {
-                changed.Add(id.Equals(ConfMapper.TlsPluginId, StringComparison.OrdinalIgnoreCase) ? "tls"
-                    : id.Equals(ConfMapper.WebSocketPluginId, StringComparison.OrdinalIgnoreCase) ? "websocket"
-                    : HostConfiguration.PluginsSection + ":" + id);
+                changed.Add(blocks.NameOf(id));
             }
         }
 

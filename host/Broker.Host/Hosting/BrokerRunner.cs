@@ -13,10 +13,14 @@ namespace Broker.Host.Hosting;
 /// </summary>
 internal sealed partial class BrokerRunner
 {
+    /// <summary>The log category of the plugin catalog.</summary>
+    public const string PluginsCategory = "Broker.Plugins";
+
     private readonly IReadOnlyDictionary<string, string?> flags;
     private readonly HostEnvironment environment;
     private readonly HostLogging logging;
     private readonly ILogger logger;
+    private readonly PluginDiscovery plugins;
     private HostConfigurationSources sources;
     private HostSettings settings;
 
@@ -26,34 +30,61 @@ internal sealed partial class BrokerRunner
     /// <param name="logging">The logging, adjusted on reload.</param>
     /// <param name="sources">The configuration the broker starts with.</param>
     /// <param name="settings">The settings bound from it.</param>
-    public BrokerRunner(IReadOnlyDictionary<string, string?> flags, HostEnvironment environment, HostLogging logging, HostConfigurationSources sources, HostSettings settings)
+    /// <param name="plugins">The plugins found in the plugins folder, not configured yet.</param>
+    public BrokerRunner(IReadOnlyDictionary<string, string?> flags, HostEnvironment environment, HostLogging logging, HostConfigurationSources sources, HostSettings settings, PluginDiscovery plugins)
     {
         this.flags = flags;
         this.environment = environment;
         this.logging = logging;
         this.sources = sources;
         this.settings = settings;
+        this.plugins = plugins;
         logger = logging.Factory.CreateLogger("Broker.Host");
     }
 
     /// <summary>
-    /// Loads the plugins of the configured folder and checks that every configured plugin section has its plugin.
+    /// Lets each plugin found configure its services with its section, and checks that every configured plugin
+    /// section has its plugin.
     /// </summary>
-    /// <param name="configuration">The host configuration.</param>
-    /// <param name="options">The host options (plugins folder).</param>
-    /// <param name="environment">The process environment (default plugins folder).</param>
+    /// <param name="plugins">The plugins found.</param>
+    /// <param name="sources">The host configuration.</param>
     /// <param name="loggerFactory">Where the catalog logs.</param>
-    /// <param name="plugins">The loaded plugins.</param>
-    /// <returns><see langword="null"/>, or why the broker must not start.</returns>
-    public static string? LoadPlugins(IConfiguration configuration, BrokerHostOptions options, HostEnvironment environment, ILoggerFactory loggerFactory, out IReadOnlyList<LoadedPlugin> plugins)
+    /// <param name="loaded">The loaded plugins.</param>
+    /// <returns>
+    /// <see langword="null"/>, or why the broker must not start: a plugin refused its settings (its message, after the
+    /// <c>file:line:column</c> of the value when the configuration file gave it), or settings are configured for a
+    /// plugin that is not loaded.
+    /// </returns>
+    public static string? ConfigurePlugins(PluginDiscovery plugins, HostConfigurationSources sources, ILoggerFactory loggerFactory, out IReadOnlyList<LoadedPlugin> loaded)
     {
-        var path = options.PluginsPath ?? Path.Combine(environment.BaseDirectory, "plugins");
-        var catalog = new PluginCatalog(configuration, loggerFactory.CreateLogger("Broker.Plugins"));
-        plugins = catalog.Load(path, configured: options.PluginsPath is not null);
-        var unclaimed = PluginCatalog.Unclaimed(configuration, plugins);
+        var catalog = new PluginCatalog(loggerFactory.CreateLogger(PluginsCategory));
+        var result = catalog.Configure(plugins, sources.Configuration);
+        loaded = result.Loaded;
+        if (result.Refusals.Count > 0)
+        {
+            return string.Join(Environment.NewLine, result.Refusals.Select(r => Describe(r, sources)));
+        }
+
+        var unclaimed = PluginCatalog.Unclaimed(sources.Configuration, loaded);
         return unclaimed.Count == 0
             ? null
-            : $"settings for plugin(s) {string.Join(", ", unclaimed)} are configured, but no such plugin is loaded from {Path.GetFullPath(path)}";
+            : $"settings for plugin(s) {string.Join(", ", unclaimed)} are configured, but no such plugin is loaded from {plugins.Folder}";
+    }
+
+    // The plugin's message, after "plugin <Id>: " unless it already names the plugin's section (the shared reader's
+    // messages do), and after where the configuration file wrote the setting: "line.conf:3:3: Plugins:Line:port: ...".
+    // A value of the file that the environment or a flag overrode is not pointed at.
+    private static string Describe(PluginRefusal refusal, HostConfigurationSources sources)
+    {
+        var section = HostConfiguration.PluginsSection + ":" + refusal.PluginId;
+        var text = refusal.Message.StartsWith(section, StringComparison.OrdinalIgnoreCase) ? refusal.Message : $"plugin {refusal.PluginId}: {refusal.Message}";
+        if (refusal.Key is not { } key || sources.ConfigFile is not { } file || !file.Positions.TryGetValue(key, out var position))
+        {
+            return text;
+        }
+
+        var overridden = file.Settings.TryGetValue(key, out var value) && value != sources.Configuration[key];
+        return overridden ? text : $"{position}: {text}";
     }
 
     /// <summary>Runs the broker until it stops.</summary>
@@ -63,13 +94,13 @@ internal sealed partial class BrokerRunner
         ReportConfiguration();
         using var signals = new HostSignals(logger);
         await using var server = new BrokerServer(settings.Broker, logging.Factory, sources.Configuration);
-        if (LoadPlugins(sources.Configuration, settings.Host, environment, logging.Factory, out var plugins) is { } refusal)
+        if (ConfigurePlugins(plugins, sources, logging.Factory, out var loaded) is { } refusal)
         {
             HostLog.StartFailed(logger, refusal);
             return 1;
         }
 
-        foreach (var plugin in plugins)
+        foreach (var plugin in loaded)
         {
             server.AddPlugin(plugin, plugin.Manifest);
         }

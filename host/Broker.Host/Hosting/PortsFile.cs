@@ -4,9 +4,9 @@ using System.Net.NetworkInformation;
 using System.Net.Sockets;
 using System.Text.Json;
 using System.Text.Json.Serialization;
+using Broker.Abstractions;
 using Broker.Core;
 using Broker.Host.Configuration;
-using Broker.Host.Configuration.ConfigFile;
 using Microsoft.Extensions.Configuration;
 
 namespace Broker.Host.Hosting;
@@ -19,8 +19,11 @@ namespace Broker.Host.Hosting;
 /// </summary>
 internal sealed class PortsFile : IDisposable
 {
-    // The WebSocket plugin's listener name (the host does not reference the plugin).
+    // The WebSocket plugin's listener name and the ids of the plugins whose settings choose the URL schemes (the host
+    // does not reference the plugins).
     private const string WebSocketListener = "websocket";
+    private const string TlsPluginId = "Tls";
+    private const string WebSocketPluginId = "WebSocket";
 
     private static readonly JsonSerializerOptions Json = new() { DefaultIgnoreCondition = JsonIgnoreCondition.WhenWritingNull };
 
@@ -129,23 +132,22 @@ internal sealed class PortsFile : IDisposable
     }
 
     // TLS on the client port: the TLS plugin is configured (cert_file), for the client listener (the default when no
-    // listeners are named), and clear text is not also allowed (nats-server's "tls://" is for TLS required).
+    // listeners are named), and clear text is not also allowed (nats-server's "tls://" is for TLS required). A value
+    // the plugin would refuse has stopped the start before the ports file is written.
     private static bool ClientUsesTls(IConfiguration configuration)
     {
-        var tls = configuration.GetSection(HostConfiguration.PluginsSection).GetSection(ConfMapper.TlsPluginId);
-        if (string.IsNullOrEmpty(tls["cert_file"]) || IsTrue(tls["allow_non_tls"]))
+        var tls = configuration.GetSection(HostConfiguration.PluginsSection).GetSection(TlsPluginId);
+        if (string.IsNullOrEmpty(tls["cert_file"]) || tls.GetBool("allow_non_tls", false))
         {
             return false;
         }
 
-        var listeners = tls.GetSection("listeners").GetChildren().Select(c => c.Value).ToList();
+        var listeners = tls.GetList("listeners");
         return listeners.Count == 0 || listeners.Contains(BrokerServer.ClientListenerName, StringComparer.Ordinal);
     }
 
     private static bool WebSocketUsesTls(IConfiguration configuration) =>
-        !IsTrue(configuration.GetSection(HostConfiguration.PluginsSection).GetSection(ConfMapper.WebSocketPluginId)["no_tls"]);
-
-    private static bool IsTrue(string? value) => value?.Trim().ToLowerInvariant() is "true" or "yes" or "on";
+        !configuration.GetSection(HostConfiguration.PluginsSection).GetSection(WebSocketPluginId).GetBool("no_tls", false);
 
     private sealed record Ports(
         [property: JsonPropertyName("nats")] string[]? Nats,

@@ -2,45 +2,61 @@ using System.Reflection;
 using Broker.Abstractions;
 using Broker.Core;
 using Broker.Host.Configuration;
+using Broker.Host.Configuration.ConfigFile;
 using Microsoft.Extensions.Configuration;
-using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 
 namespace Broker.Host.Plugins;
 
 /// <summary>
 /// Finds and loads the plugins of a plugins folder: one sub-folder per plugin, <c>&lt;Name&gt;/&lt;Name&gt;.dll</c>,
-/// each in its own <see cref="PluginLoadContext"/>. A plugin that cannot be used is logged as an error naming it and
-/// skipped; the host never fails because of one.
+/// each in its own load context (<see cref="PluginLoaders"/>). A plugin that cannot be used is logged as an error
+/// naming it and skipped; the host never fails because of one.
 /// </summary>
 /// <remarks>
-/// Checks, in order: the main assembly exists and is a .NET assembly; it was compiled against a contract this
+/// <para>Two steps, because a configuration file's blocks belong to the plugins that read them:
+/// <see cref="Discover"/> checks each plugin without running its code and collects the blocks it reads; once the
+/// configuration is built, <see cref="Configure"/> creates each startup type and lets it register its services.</para>
+/// <para>Checks, in order: the main assembly exists and is a .NET assembly; it was compiled against a contract this
 /// host provides (read from metadata, before loading); it carries <see cref="BrokerPluginAttribute"/> whose startup
-/// type implements <see cref="IBrokerPlugin"/>; its manifest's minimum contract is provided; its id is not taken;
-/// its startup type can be created and its <see cref="IBrokerPlugin.ConfigureServices"/> runs without throwing.
+/// type implements <see cref="IBrokerPlugin"/>; its manifest's minimum contract is provided; its id and its
+/// configuration blocks are not taken; its startup type can be created and its
+/// <see cref="IBrokerPlugin.ConfigureServices"/> runs without throwing.</para>
 /// </remarks>
-internal sealed class PluginCatalog
+internal sealed partial class PluginCatalog
 {
-    private readonly IConfiguration configuration;
     private readonly ILogger logger;
 
     /// <summary>Creates a catalog.</summary>
-    /// <param name="configuration">The host configuration; each plugin gets its <c>Plugins:&lt;Id&gt;</c> section.</param>
     /// <param name="logger">Where refusals are logged.</param>
-    public PluginCatalog(IConfiguration configuration, ILogger logger)
+    public PluginCatalog(ILogger logger)
     {
-        this.configuration = configuration;
         this.logger = logger;
     }
 
-    /// <summary>Loads every usable plugin under <paramref name="directory"/>, in folder-name order.</summary>
+    /// <summary>
+    /// The plugins folder the configuration names (<c>Broker:PluginsPath</c>, <c>--plugins</c>), or <c>plugins/</c>
+    /// next to the executable.
+    /// </summary>
+    /// <param name="configuration">The host configuration (any layers that may name the folder).</param>
+    /// <param name="baseDirectory">The executable's folder.</param>
+    /// <returns>The folder, and whether it was named explicitly (a missing one is then a warning).</returns>
+    public static (string Path, bool Configured) FolderOf(IConfiguration configuration, string baseDirectory)
+    {
+        ArgumentNullException.ThrowIfNull(configuration);
+        var named = configuration[HostConfiguration.BrokerSection + ":" + nameof(BrokerHostOptions.PluginsPath)];
+        return string.IsNullOrEmpty(named) ? (Path.Combine(baseDirectory, "plugins"), false) : (named, true);
+    }
+
+    /// <summary>Checks every plugin under <paramref name="directory"/>, in folder-name order, without running plugin code.</summary>
     /// <param name="directory">The plugins folder.</param>
     /// <param name="configured">Whether the folder was configured explicitly (a missing one is then a warning).</param>
-    /// <returns>The loaded plugins, ready for <see cref="BrokerServer.AddPlugin"/>.</returns>
-    public IReadOnlyList<LoadedPlugin> Load(string directory, bool configured)
+    /// <returns>The usable plugins and the configuration-file blocks they read.</returns>
+    public PluginDiscovery Discover(string directory, bool configured)
     {
         ArgumentNullException.ThrowIfNull(directory);
         var path = Path.GetFullPath(directory);
+        var blocks = new PluginBlocks();
         if (!Directory.Exists(path))
         {
             if (configured)
@@ -52,39 +68,22 @@ internal sealed class PluginCatalog
                 PluginLog.NoDefaultFolder(logger, path);
             }
 
-            return [];
+            return new PluginDiscovery(path, [], blocks);
         }
 
-        var loaded = new List<LoadedPlugin>();
+        var found = new List<PluginCandidate>();
         foreach (var folder in Directory.GetDirectories(path).Order(StringComparer.Ordinal))
         {
-            if (TryLoad(folder, loaded) is { } plugin)
+            if (TryDiscover(folder, found, blocks) is { } candidate)
             {
-                loaded.Add(plugin);
+                found.Add(candidate);
             }
         }
 
-        return loaded;
+        return new PluginDiscovery(path, found, blocks);
     }
 
-    /// <summary>
-    /// The ids of configured plugin sections (<c>Plugins:&lt;Id&gt;</c> with any setting) that no loaded plugin
-    /// claims. The host refuses to start with one: a <c>tls</c> block whose plugin is missing, or was skipped because
-    /// its settings were wrong, must not leave the broker serving clear text.
-    /// </summary>
-    /// <param name="configuration">The host configuration.</param>
-    /// <param name="loaded">The plugins loaded.</param>
-    /// <returns>The unclaimed ids, in configuration order.</returns>
-    public static IReadOnlyList<string> Unclaimed(IConfiguration configuration, IEnumerable<LoadedPlugin> loaded)
-    {
-        ArgumentNullException.ThrowIfNull(configuration);
-        var ids = loaded.Select(p => p.Manifest.Id).ToHashSet(StringComparer.OrdinalIgnoreCase);
-        return [.. configuration.GetSection(HostConfiguration.PluginsSection).GetChildren()
-            .Where(section => (section.Value is not null || section.GetChildren().Any()) && !ids.Contains(section.Key))
-            .Select(section => section.Key)];
-    }
-
-    private LoadedPlugin? TryLoad(string folder, List<LoadedPlugin> loaded)
+    private PluginCandidate? TryDiscover(string folder, List<PluginCandidate> found, PluginBlocks blocks)
     {
         var name = Path.GetFileName(folder);
         var assemblyPath = Path.Combine(folder, name + ".dll");
@@ -119,24 +118,26 @@ internal sealed class PluginCatalog
 
         try
         {
-            return Create(name, folder, assemblyPath, loaded);
+            return Inspect(name, folder, assemblyPath, found, blocks);
         }
-#pragma warning disable CA1031 // Whatever a plugin throws while loading, the host logs it and goes on without it.
+#pragma warning disable CA1031 // Whatever loading a plugin throws, the host logs it and goes on without it.
         catch (Exception ex)
 #pragma warning restore CA1031
         {
-            var cause = ex is TargetInvocationException { InnerException: { } inner } ? inner : ex;
-            PluginLog.LoadFailed(logger, name, cause.Message, cause);
+            PluginLog.LoadFailed(logger, name, ex.Message, ex);
             return null;
         }
     }
 
-    private LoadedPlugin? Create(string name, string folder, string assemblyPath, List<LoadedPlugin> loaded)
+    // Loads the main assembly into the plugin's context and reads its attribute; no plugin code runs (loading an
+    // assembly runs none, and the attribute is the contract's own type).
+    private PluginCandidate? Inspect(string name, string folder, string assemblyPath, List<PluginCandidate> found, PluginBlocks blocks)
     {
-        var context = new PluginLoadContext(assemblyPath);
-        var assembly = context.LoadFromAssemblyPath(assemblyPath);
+        var loader = PluginLoaders.Create(assemblyPath);
+        var assembly = loader.LoadDefaultAssembly();
         var manifest = PluginManifests.Read(assembly);
-        if (manifest is null)
+        var attribute = assembly.GetCustomAttribute<BrokerPluginAttribute>();
+        if (manifest is null || attribute is null)
         {
             PluginLog.NoAttribute(logger, name);
             return null;
@@ -148,34 +149,64 @@ internal sealed class PluginCatalog
             return null;
         }
 
-        if (loaded.FirstOrDefault(p => string.Equals(p.Manifest.Id, manifest.Id, StringComparison.OrdinalIgnoreCase)) is { } other)
+        if (found.FirstOrDefault(p => string.Equals(p.Manifest.Id, manifest.Id, StringComparison.OrdinalIgnoreCase)) is { } other)
         {
             PluginLog.DuplicateId(logger, name, manifest.Id, other.Folder);
             return null;
         }
 
-        var startupType = assembly.GetCustomAttribute<BrokerPluginAttribute>()!.StartupType;
-        if (!typeof(IBrokerPlugin).IsAssignableFrom(startupType))
+        if (!typeof(IBrokerPlugin).IsAssignableFrom(attribute.StartupType))
         {
-            PluginLog.NotAPlugin(logger, name, startupType.FullName ?? startupType.Name);
+            PluginLog.NotAPlugin(logger, name, attribute.StartupType.FullName ?? attribute.StartupType.Name);
             return null;
         }
 
-        var startup = (IBrokerPlugin)Activator.CreateInstance(startupType)!;
-        var services = new ServiceCollection();
-        try
+        if (!ClaimBlocks(name, manifest.Id, attribute, blocks))
         {
-            startup.ConfigureServices(services, new PluginContext(manifest, configuration.GetSection(HostConfiguration.PluginsSection + ":" + manifest.Id)));
-        }
-#pragma warning disable CA1031 // A plugin's registration code may throw anything; the plugin is skipped, the host goes on.
-        catch (Exception ex)
-#pragma warning restore CA1031
-        {
-            PluginLog.ConfigureFailed(logger, name, ex.Message, ex);
             return null;
         }
 
         PluginLog.Found(logger, manifest.Id, manifest.Version.ToString(), folder);
-        return new LoadedPlugin(manifest, folder, [.. services]);
+        return new PluginCandidate(name, folder, manifest, attribute.StartupType, loader);
+    }
+
+    // The plugin's block (its id in lower case, nats-server's style, and its aliases) and its other top-level keys. A
+    // key the broker reads itself is not claimed (a warning: the plugin still loads, its block just cannot be in the
+    // file); a key another plugin reads refuses this plugin, as a duplicate id does.
+    internal bool ClaimBlocks(string name, string id, BrokerPluginAttribute attribute, PluginBlocks blocks)
+    {
+        var claims = new List<(string Key, bool Whole)> { (id.ToLowerInvariant(), true) };
+        claims.AddRange((attribute.ConfigurationAliases ?? []).Select(alias => (alias, true)));
+        claims.AddRange((attribute.ConfigurationKeys ?? []).Select(key => (key, false)));
+        var accepted = new List<(string Key, bool Whole)>();
+        foreach (var (key, whole) in claims.DistinctBy(c => c.Key, StringComparer.OrdinalIgnoreCase))
+        {
+            if (string.IsNullOrWhiteSpace(key) || key.Contains(':', StringComparison.Ordinal))
+            {
+                PluginLog.BadConfigurationKey(logger, name, key ?? "");
+                return false;
+            }
+
+            if (ConfMapper.IsBrokerKey(key))
+            {
+                PluginLog.BrokerKeyNotClaimed(logger, name, key);
+                continue;
+            }
+
+            if (blocks.Conflict(key) is { } conflict)
+            {
+                PluginLog.BlockTaken(logger, name, key, conflict);
+                return false;
+            }
+
+            accepted.Add((key, whole));
+        }
+
+        foreach (var (key, whole) in accepted)
+        {
+            blocks.Add(key, id, whole);
+        }
+
+        return true;
     }
 }

@@ -43,4 +43,16 @@ internal static partial class PluginLog
 
     [LoggerMessage(512, LogLevel.Error, "Plugin {Plugin} skipped: configuring its services failed: {Reason}")]
     public static partial void ConfigureFailed(ILogger logger, string plugin, string reason, Exception exception);
+
+    [LoggerMessage(513, LogLevel.Debug, "Plugin {PluginId} {PluginVersion} configured its services")]
+    public static partial void Configured(ILogger logger, string pluginId, string pluginVersion);
+
+    [LoggerMessage(514, LogLevel.Warning, "Plugin {Plugin}: configuration key \"{Key}\" is the broker's own, so a configuration file cannot configure the plugin through it")]
+    public static partial void BrokerKeyNotClaimed(ILogger logger, string plugin, string key);
+
+    [LoggerMessage(515, LogLevel.Error, "Plugin {Plugin} skipped: it reads configuration block \"{Key}\", but {Conflict}")]
+    public static partial void BlockTaken(ILogger logger, string plugin, string key, string conflict);
+
+    [LoggerMessage(516, LogLevel.Error, "Plugin {Plugin} skipped: \"{Key}\" in ConfigurationAliases or ConfigurationKeys is not a configuration key")]
+    public static partial void BadConfigurationKey(ILogger logger, string plugin, string key);
 }

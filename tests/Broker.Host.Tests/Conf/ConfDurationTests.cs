@@ -1,8 +1,8 @@
-using Broker.Host.Configuration.Conf;
+using Broker.Abstractions;
 
 namespace Broker.Host.Tests.Conf;
 
-// Go's time.ParseDuration, cases from Go's own time package tests.
+// Go's time.ParseDuration as ConfigSyntax implements it for the host and plugins; cases from Go's own time package tests.
 public class ConfDurationTests
 {
     [Theory]
@@ -53,8 +53,7 @@ public class ConfDurationTests
     [InlineData("0.830103483285477580700h", 2_988_372_539_827L)]
     public void Valid_durations(string text, long nanoseconds)
     {
-        Assert.Equal(nanoseconds, ConfDuration.ParseNanoseconds(text));
-        Assert.True(ConfDuration.TryParseNanoseconds(text, out var value, out var error));
+        Assert.True(ConfigSyntax.TryParseNanoseconds(text, out var value, out var error));
         Assert.Equal(nanoseconds, value);
         Assert.Null(error);
     }
@@ -84,23 +83,32 @@ public class ConfDurationTests
     [InlineData("\t5s", "time: invalid duration \"\\x095s\"")]
     public void Invalid_durations_give_gos_messages(string text, string message)
     {
-        Assert.False(ConfDuration.TryParseNanoseconds(text, out _, out var error));
+        Assert.False(ConfigSyntax.TryParseNanoseconds(text, out _, out var error));
         Assert.Equal(message, error);
-        Assert.Equal(message, Assert.Throws<FormatException>(() => ConfDuration.Parse(text)).Message);
+        Assert.False(ConfigSyntax.TryParseDuration(text, out _, out error));
+        Assert.Equal(message, error);
+    }
+
+    [Theory]
+    [InlineData("2m", 2 * 60 * TimeSpan.TicksPerSecond)]
+    [InlineData("500ms", 500 * TimeSpan.TicksPerMillisecond)]
+    [InlineData("1h30m", 90 * 60 * TimeSpan.TicksPerSecond)]
+    [InlineData("1m30s", 90 * TimeSpan.TicksPerSecond)]
+    [InlineData("1.5s", 15 * TimeSpan.TicksPerSecond / 10)]
+    [InlineData("2us", 20L)]
+    [InlineData("199ns", 1L)]
+    [InlineData("-2us", -20L)]
+    public void TimeSpan_forms_truncate_to_ticks(string text, long ticks)
+    {
+        Assert.True(ConfigSyntax.TryParseDuration(text, out var value, out var error));
+        Assert.Null(error);
+        Assert.Equal(TimeSpan.FromTicks(ticks), value);
     }
 
     [Fact]
-    public void TimeSpan_forms_truncate_to_ticks()
+    public void A_bare_number_is_not_a_go_duration()
     {
-        Assert.Equal(TimeSpan.FromMinutes(2), ConfDuration.Parse("2m"));
-        Assert.Equal(TimeSpan.FromMilliseconds(500), ConfDuration.Parse("500ms"));
-        Assert.Equal(TimeSpan.FromMinutes(90), ConfDuration.Parse("1h30m"));
-        Assert.Equal(TimeSpan.FromSeconds(1.5), ConfDuration.Parse("1.5s"));
-        Assert.Equal(TimeSpan.FromTicks(1), ConfDuration.Parse("199ns"));
-        Assert.Equal(TimeSpan.FromTicks(-20), ConfDuration.Parse("-2us"));
-        Assert.True(ConfDuration.TryParse("10s", out var value, out _));
-        Assert.Equal(TimeSpan.FromSeconds(10), value);
-        Assert.False(ConfDuration.TryParse("10", out _, out var error));
+        Assert.False(ConfigSyntax.TryParseDuration("10", out _, out var error));
         Assert.Equal("time: missing unit in duration \"10\"", error);
     }
 }

@@ -1,3 +1,4 @@
+using Broker.Abstractions;
 using Broker.Host.Configuration.Conf;
 using static Broker.Host.Tests.Conf.ConfTestKit;
 
@@ -93,8 +94,10 @@ public sealed class ConfRealisticFileTests : IDisposable
         Assert.Equal(64L * 1024 * 1024, Int(conf, "max_pending"));
         Assert.Equal(64_000, Int(conf, "max_connections"));
         Assert.Equal(4096, Int(conf, "max_control_line"));
-        Assert.Equal(TimeSpan.FromMinutes(2), ConfDuration.Parse(Str(conf, "ping_interval")));
-        Assert.Equal(TimeSpan.FromSeconds(10), ConfDuration.Parse(Str(conf, "write_deadline")));
+        Assert.True(ConfigSyntax.TryParseDuration(Str(conf, "ping_interval"), out var pingInterval, out _));
+        Assert.Equal(TimeSpan.FromMinutes(2), pingInterval);
+        Assert.True(ConfigSyntax.TryParseDuration(Str(conf, "write_deadline"), out var writeDeadline, out _));
+        Assert.Equal(TimeSpan.FromSeconds(10), writeDeadline);
         Assert.Equal(1000, Int(conf, "max_subscriptions"));
         Assert.Equal(512, Int(conf, "max_traced_msg_len"));
     }

@@ -31,7 +31,7 @@ public sealed class ConfMappingErrorTests
     [InlineData("lame_duck_duration: \"10s\"", "test.conf:1:1: invalid lame_duck_duration of 10s, minimum is 30 seconds")]
     [InlineData("lame_duck_duration: \"x\"", "test.conf:1:1: error parsing lame_duck_duration: time: invalid duration \"x\"")]
     [InlineData("lame_duck_grace_period: \"-1s\"", "test.conf:1:1: invalid lame_duck_grace_period, needs to be positive")]
-    [InlineData("tls {}", "test.conf:1:1: missing 'cert_file' in tls config")]
+    [InlineData("allow_non_tls: 1", "test.conf:1:1: interface conversion: interface {} is int64, not bool")]
     public void Top_level_errors(string conf, string error) => AssertErrors(conf, error);
 
     [Theory]
@@ -91,7 +91,7 @@ public sealed class ConfMappingErrorTests
         directory.Write("limits.conf", "max_payload: 1MB\n\nbogus: true\n");
         var main = directory.Write("main.conf", "port: 4222\ninclude limits.conf\n");
 
-        var mapping = ConfMapper.MapFile(main);
+        var mapping = ConfMapper.MapFile(main, PluginBlocks.None);
 
         Assert.Equal($"{Path.Combine(directory.Path, "limits.conf")}:3:1: unknown field \"bogus\"", Assert.Single(mapping.Diagnostics).ToString());
         Assert.Equal("1048576", mapping.Settings["Broker:MaxPayload"]);
@@ -103,7 +103,7 @@ public sealed class ConfMappingErrorTests
         using var directory = new Conf.TempDirectory();
         var file = directory.Write("broken.conf", "port: 4222\nauthorization {\n  user: a\n");
 
-        var mapping = ConfMapper.MapFile(file);
+        var mapping = ConfMapper.MapFile(file, PluginBlocks.None);
 
         var error = Assert.Single(mapping.Diagnostics);
         Assert.Equal(ConfDiagnosticKind.Error, error.Kind);
@@ -114,7 +114,7 @@ public sealed class ConfMappingErrorTests
     [Fact]
     public void A_missing_file_is_an_error()
     {
-        var mapping = ConfMapper.MapFile("/nonexistent/broker.conf");
+        var mapping = ConfMapper.MapFile("/nonexistent/broker.conf", PluginBlocks.None);
 
         Assert.True(mapping.HasErrors);
         Assert.Contains("/nonexistent/broker.conf", Assert.Single(mapping.Diagnostics).ToString(), StringComparison.Ordinal);

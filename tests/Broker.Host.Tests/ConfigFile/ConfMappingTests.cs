@@ -151,15 +151,34 @@ public sealed class ConfMappingTests
         Assert.Empty(mapping.Settings);
     }
 
-    internal static ConfMapping Map(string conf) => ConfMapper.Map(ConfTestKit.Parse(conf), "test.conf");
+    internal static ConfMapping Map(string conf, PluginBlocks? plugins = null) =>
+        ConfMapper.Map(ConfTestKit.Parse(conf), "test.conf", plugins ?? FirstPartyPlugins);
 
-    private static void AssertMaps(string conf, params string[] expected)
+    /// <summary>The blocks the TLS and WebSocket plugins read (their attributes), as if both were loaded.</summary>
+    internal static PluginBlocks FirstPartyPlugins { get; } = Blocks(("tls", "Tls", true), ("allow_non_tls", "Tls", false), ("websocket", "WebSocket", true), ("ws", "WebSocket", true));
+
+    /// <summary>Plugin claims: each top-level key, the plugin reading it, and whether it is the plugin's whole block.</summary>
+    internal static PluginBlocks Blocks(params (string Key, string PluginId, bool Whole)[] claims)
     {
-        var mapping = Map(conf);
+        var blocks = new PluginBlocks();
+        foreach (var (key, pluginId, whole) in claims)
+        {
+            blocks.Add(key, pluginId, whole);
+        }
+
+        return blocks;
+    }
+
+    /// <summary>Maps without errors onto exactly these <c>key=value</c> settings.</summary>
+    internal static void AssertMaps(string conf, PluginBlocks? plugins, params string[] expected)
+    {
+        var mapping = Map(conf, plugins);
 
         Assert.DoesNotContain(mapping.Diagnostics, d => d.Kind == ConfDiagnosticKind.Error);
         Assert.Equal(
             expected.Order(StringComparer.Ordinal),
             mapping.Settings.Select(kv => $"{kv.Key}={kv.Value}").Order(StringComparer.Ordinal));
     }
+
+    private static void AssertMaps(string conf, params string[] expected) => AssertMaps(conf, null, expected);
 }

@@ -1,4 +1,5 @@
 using Broker.Host.Configuration;
+using Broker.Host.Configuration.ConfigFile;
 
 namespace Broker.Host.Tests.ConfigFile;
 
@@ -154,6 +155,6 @@ public sealed class ConfigFileLayerTests : IDisposable
     {
         var commandLine = CommandLine.Parse(args);
         Assert.Null(commandLine.Error);
-        return HostSettings.Bind(HostConfiguration.Build(directory, environment ?? [], commandLine.Settings).Configuration);
+        return HostSettings.Bind(HostConfiguration.Build(directory, environment ?? [], commandLine.Settings, _ => PluginBlocks.None).Configuration);
     }
 }

@@ -45,7 +45,7 @@ public sealed class ReferenceConfErrorTests : IDisposable
         await File.WriteAllTextAsync(file, "# checked by both servers\n" + body + "\n");
 
         var reference = await CheckWithReferenceAsync(file);
-        var ours = ConfMapper.MapFile(file).Diagnostics[0].ToString();
+        var ours = ConfMapper.MapFile(file, PluginBlocks.None).Diagnostics[0].ToString();
 
         Assert.Equal(reference, ours);
     }

@@ -1,4 +1,5 @@
 using Broker.Host.Configuration;
+using Broker.Host.Configuration.ConfigFile;
 using Microsoft.Extensions.Configuration;
 
 namespace Broker.Host.Tests.Configuration;
@@ -174,7 +175,7 @@ public sealed class HostConfigurationTests : IDisposable
     {
         var commandLine = CommandLine.Parse(args);
         Assert.Null(commandLine.Error);
-        return HostConfiguration.Build(directory, environment ?? [], commandLine.Settings).Configuration;
+        return HostConfiguration.Build(directory, environment ?? [], commandLine.Settings, _ => PluginBlocks.None).Configuration;
     }
 
     private HostSettings Bind(Dictionary<string, string>? environment = null, params string[] args) =>

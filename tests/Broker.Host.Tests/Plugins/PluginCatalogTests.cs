@@ -1,5 +1,6 @@
 using System.Runtime.Loader;
 using Broker.Abstractions;
+using Broker.Host.Configuration.ConfigFile;
 using Broker.Host.Plugins;
 using Broker.TestKit;
 using Microsoft.Extensions.Configuration;
@@ -37,7 +38,7 @@ public sealed class PluginCatalogTests : IDisposable
 
         var loaded = Assert.Single(Load());
 
-        Assert.Equal(new PluginManifest(SamplePlugin.Id, new Version(1, 2, 0, 0), new Version(1, 0)), loaded.Manifest);
+        Assert.Equal(new PluginManifest(SamplePlugin.Id, new Version(1, 2, 0, 0), new Version(1, 1)), loaded.Manifest);
         var listener = Assert.Single(loaded.Services, d => d.ServiceType == typeof(ListenerDefinition));
         var middleware = Assert.Single(loaded.Services, d => d.ServiceType == typeof(IConnectionMiddleware));
         var pluginAssembly = middleware.ImplementationFactory!.Method.DeclaringType!.Assembly;
@@ -56,7 +57,7 @@ public sealed class PluginCatalogTests : IDisposable
     {
         SamplePlugin.CopyTo(plugins);
 
-        var loaded = Assert.Single(Load(new() { ["Plugins:Line:Port"] = "4711" }));
+        var loaded = Assert.Single(Load(new() { ["Plugins:Line:port"] = "4711" }));
 
         var listener = (ListenerDefinition)loaded.Services.Single(d => d.ServiceType == typeof(ListenerDefinition)).ImplementationInstance!;
         Assert.Equal("127.0.0.1:4711", listener.EndPoint.ToString());
@@ -69,7 +70,18 @@ public sealed class PluginCatalogTests : IDisposable
 
         Assert.Empty(Load());
 
-        AssertSingleError($"Plugin {SamplePlugin.AssemblyName} skipped: built against contract 1.5, but this broker provides contract 1.0");
+        AssertSingleError($"Plugin {SamplePlugin.AssemblyName} skipped: built against contract 1.5, but this broker provides contract {BrokerContract.Version}");
+    }
+
+    [Fact]
+    public void Loads_a_plugin_compiled_against_an_older_contract_minor_with_the_hosts_contract()
+    {
+        SamplePlugin.PatchReferencedContract(SamplePlugin.CopyTo(plugins), 1, 0);
+
+        var loaded = Assert.Single(Load(new() { ["Plugins:Line:max_line"] = "1KB" }));
+
+        Assert.Equal(SamplePlugin.Id, loaded.Manifest.Id);
+        Assert.Empty(logs.Errors);
     }
 
     [Fact]
@@ -79,7 +91,7 @@ public sealed class PluginCatalogTests : IDisposable
 
         Assert.Empty(Load());
 
-        AssertSingleError("built against contract 2.0, but this broker provides contract 1.0");
+        AssertSingleError($"built against contract 2.0, but this broker provides contract {BrokerContract.Version}");
     }
 
     [Fact]
@@ -89,7 +101,7 @@ public sealed class PluginCatalogTests : IDisposable
 
         Assert.Empty(Load());
 
-        AssertSingleError($"Plugin {SamplePlugin.AssemblyName} skipped: its manifest requires contract 9.0, but this broker provides contract 1.0");
+        AssertSingleError($"Plugin {SamplePlugin.AssemblyName} skipped: its manifest requires contract 9.1, but this broker provides contract {BrokerContract.Version}");
     }
 
     [Fact]
@@ -125,42 +137,134 @@ public sealed class PluginCatalogTests : IDisposable
     }
 
     [Fact]
-    public void Skips_a_plugin_whose_ConfigureServices_throws()
+    public void A_plugin_that_refuses_its_settings_is_reported_with_its_message_and_the_key()
     {
         SamplePlugin.CopyTo(plugins);
 
-        Assert.Empty(Load(new() { ["Plugins:Line:Port"] = "not-a-port" }));
+        var result = Configure(new() { ["Plugins:Line:port"] = "not-a-port" });
 
-        AssertSingleError($"Plugin {SamplePlugin.AssemblyName} skipped: configuring its services failed: Plugins:Line:Port: \"not-a-port\" is not a number");
+        Assert.Empty(result.Loaded);
+        var refusal = Assert.Single(result.Refusals);
+        Assert.Equal(new PluginRefusal(SamplePlugin.Id, "Plugins:Line:port: expected integer, but got 'not-a-port'", "Plugins:Line:port"), refusal);
+        Assert.Empty(logs.Errors);
+    }
+
+    [Fact]
+    public void Skips_a_plugin_whose_ConfigureServices_throws_anything_else_and_leaves_its_section_unclaimed()
+    {
+        SamplePlugin.CopyTo(plugins);
+        SamplePlugin.CopyProbeTo(plugins);
+        var settings = new Dictionary<string, string?> { ["Plugins:Probe:Fail"] = "true" };
+
+        var result = Configure(settings);
+
+        Assert.Equal(SamplePlugin.Id, Assert.Single(result.Loaded).Manifest.Id);
+        Assert.Empty(result.Refusals);
+        AssertSingleError($"Plugin {SamplePlugin.ProbeAssemblyName} skipped: configuring its services failed: the probe was told to fail");
+        var configuration = new ConfigurationBuilder().AddInMemoryCollection(settings).Build();
+        Assert.Equal([SamplePlugin.ProbeId], PluginCatalog.Unclaimed(configuration, result.Loaded));
+    }
+
+    [Fact]
+    public void A_plugin_gets_its_own_copy_of_a_library_the_host_has_in_another_version_and_the_hosts_shared_ones()
+    {
+        SamplePlugin.CopyProbeTo(plugins);
+
+        var loaded = Assert.Single(Load(new() { ["Plugins:Probe:Greeting"] = "hi" }));
+
+        // The probe bound its settings with its own Binder (an older major than this process has) on the host's
+        // IConfiguration: the report it registered carries the bound greeting.
+        var report = Assert.Single(loaded.Services, d => d.ServiceType == typeof(Microsoft.Extensions.Hosting.IHostedService));
+        var probeContext = AssemblyLoadContext.GetLoadContext(report.ImplementationFactory!.Method.DeclaringType!.Assembly)!;
+        var binders = AppDomain.CurrentDomain.GetAssemblies().Where(a => a.GetName().Name == "Microsoft.Extensions.Configuration.Binder").ToList();
+        var own = Assert.Single(binders, a => AssemblyLoadContext.GetLoadContext(a) == probeContext);
+        var hosts = typeof(ConfigurationBinder).Assembly;
+        Assert.Same(AssemblyLoadContext.Default, AssemblyLoadContext.GetLoadContext(hosts));
+        Assert.NotEqual(hosts.GetName().Version!.Major, own.GetName().Version!.Major);
+        Assert.StartsWith(Path.Combine(plugins, SamplePlugin.ProbeAssemblyName), own.Location, StringComparison.Ordinal);
+
+        // The folder carries its own Microsoft.Extensions.Configuration.Abstractions too, but the shared one is the host's.
+        Assert.True(File.Exists(Path.Combine(plugins, SamplePlugin.ProbeAssemblyName, "Microsoft.Extensions.Configuration.Abstractions.dll")));
+        Assert.DoesNotContain(probeContext.Assemblies, a => a.GetName().Name == "Microsoft.Extensions.Configuration.Abstractions");
+        Assert.Empty(logs.Errors);
     }
 
     [Fact]
     public void A_missing_plugins_folder_loads_nothing()
     {
-        Assert.Empty(new PluginCatalog(new ConfigurationBuilder().Build(), CreateLogger()).Load(Path.Combine(plugins, "absent"), configured: true));
+        var found = new PluginCatalog(CreateLogger()).Discover(Path.Combine(plugins, "absent"), configured: true);
 
+        Assert.Empty(found.Candidates);
         Assert.Contains(logs.Entries, e => e.Level == LogLevel.Warning && e.Message.Contains("does not exist", StringComparison.Ordinal));
         Assert.Empty(logs.Errors);
     }
 
-    [Theory]
-    [InlineData("Broker.Abstractions", true)]
-    [InlineData("Microsoft.Extensions.Logging.Abstractions", true)]
-    [InlineData("Microsoft.Extensions.DependencyInjection.Abstractions", true)]
-    [InlineData("Microsoft.Extensions.Options", true)]
-    [InlineData("Microsoft.Extensions.Primitives", true)]
-    [InlineData("Microsoft.Extensions.Logging", false)]
-    [InlineData("Serilog", false)]
-    [InlineData("Broker.Core", false)]
-    public void Shares_only_the_contract_and_the_extensions_abstractions(string assembly, bool shared)
+    [Fact]
+    public void Discovery_runs_no_plugin_code_and_collects_the_blocks_the_plugin_reads()
     {
-        Assert.Equal(shared, PluginLoadContext.IsShared(assembly));
+        SamplePlugin.CopyTo(plugins);
+
+        var found = new PluginCatalog(CreateLogger()).Discover(plugins, configured: true);
+
+        var candidate = Assert.Single(found.Candidates);
+        Assert.Equal(SamplePlugin.Id, candidate.Manifest.Id);
+        Assert.True(found.Blocks.TryGet("LINE", out var block));
+        Assert.Equal(new PluginBlock("line", SamplePlugin.Id, Whole: true), block);
+        Assert.Equal("Plugins:Line", block.Target);
+    }
+
+    [Fact]
+    public void A_plugin_cannot_claim_a_broker_key_nor_another_plugins_block()
+    {
+        var catalog = new PluginCatalog(CreateLogger());
+        var blocks = new PluginBlocks();
+
+        // Its id "Http" and its key "port" are the broker's own: warnings, and the plugin still loads.
+        Assert.True(catalog.ClaimBlocks("A", "Http", new BrokerPluginAttribute(typeof(object)) { ConfigurationAliases = ["web"], ConfigurationKeys = ["port"] }, blocks));
+        Assert.Equal(2, logs.Entries.Count(e => e.Level == LogLevel.Warning && e.Message.Contains("is the broker's own", StringComparison.Ordinal)));
+        Assert.Equal([new PluginBlock("web", "Http", Whole: true)], blocks.All);
+
+        // A block another plugin reads refuses the second plugin, which claims nothing.
+        Assert.False(catalog.ClaimBlocks("B", "B", new BrokerPluginAttribute(typeof(object)) { ConfigurationKeys = ["WEB"] }, blocks));
+        AssertSingleError("Plugin B skipped: it reads configuration block \"WEB\", but plugin Http reads it");
+        Assert.False(blocks.TryGet("b", out _));
+    }
+
+    [Theory]
+    [InlineData("Broker.Abstractions")]
+    [InlineData("Microsoft.Extensions.DependencyInjection.Abstractions")]
+    [InlineData("Microsoft.Extensions.Logging.Abstractions")]
+    [InlineData("Microsoft.Extensions.Configuration.Abstractions")]
+    [InlineData("Microsoft.Extensions.Hosting.Abstractions")]
+    [InlineData("Microsoft.Extensions.Options")]
+    [InlineData("Microsoft.Extensions.Primitives")]
+    public void Shares_the_contract_and_the_extensions_abstractions_explicitly(string assembly)
+    {
+        Assert.Contains(assembly, PluginLoaders.SharedTypes.Select(t => t.Assembly.GetName().Name));
+    }
+
+    [Theory]
+    [InlineData("Microsoft.Extensions.Logging")]
+    [InlineData("Microsoft.Extensions.Configuration.Binder")]
+    [InlineData("Serilog")]
+    [InlineData("Broker.Core")]
+    public void Shares_nothing_else(string assembly)
+    {
+        Assert.DoesNotContain(assembly, PluginLoaders.SharedTypes.Select(t => t.Assembly.GetName().Name));
     }
 
     private IReadOnlyList<LoadedPlugin> Load(Dictionary<string, string?>? settings = null)
     {
+        var result = Configure(settings);
+        Assert.Empty(result.Refusals);
+        return result.Loaded;
+    }
+
+    private PluginConfiguration Configure(Dictionary<string, string?>? settings = null)
+    {
         var configuration = new ConfigurationBuilder().AddInMemoryCollection(settings ?? []).Build();
-        return new PluginCatalog(configuration, CreateLogger()).Load(plugins, configured: true);
+        var catalog = new PluginCatalog(CreateLogger());
+        return catalog.Configure(catalog.Discover(plugins, configured: true), configuration);
     }
 
     private ILogger CreateLogger() => logs.CreateLogger("Broker.Plugins");

@@ -7,8 +7,9 @@ using System.Text;
 namespace Broker.Host.Tests.Plugins;
 
 /// <summary>
-/// The sample line plugin as the build placed it in this test's output (plugins/Broker.Samples.LinePlugin/), and
-/// plugin folders made from it for tests: copies, copies that claim a newer contract, broken folders.
+/// The sample line plugin as the build placed it in this test's output (plugins/Broker.Samples.LinePlugin/), the probe
+/// plugin (test-plugins/Broker.Tests.ProbePlugin/), and plugin folders made from them for tests: copies, copies that
+/// claim a newer contract, broken folders.
 /// </summary>
 internal static class SamplePlugin
 {
@@ -18,6 +19,13 @@ internal static class SamplePlugin
 
     /// <summary>The folder the build placed the sample in.</summary>
     public static string BuiltFolder { get; } = Path.Combine(AppContext.BaseDirectory, "plugins", AssemblyName);
+
+    public const string ProbeAssemblyName = "Broker.Tests.ProbePlugin";
+
+    public const string ProbeId = "Probe";
+
+    /// <summary>The folder the build placed the probe plugin in (test-plugins/, not the host's default plugins/).</summary>
+    public static string ProbeFolder { get; } = Path.Combine(AppContext.BaseDirectory, "test-plugins", ProbeAssemblyName);
 
     /// <summary>A fresh, empty plugins folder under the temp directory; the caller deletes it.</summary>
     public static string CreatePluginsFolder()
@@ -31,13 +39,21 @@ internal static class SamplePlugin
     /// Copies the sample into <paramref name="pluginsFolder"/>/<paramref name="folderName"/>/, its main assembly
     /// renamed after the folder as the catalog expects; returns the main assembly's path.
     /// </summary>
-    public static string CopyTo(string pluginsFolder, string folderName = AssemblyName)
+    public static string CopyTo(string pluginsFolder, string folderName = AssemblyName) => Copy(BuiltFolder, AssemblyName, pluginsFolder, folderName);
+
+    /// <summary>
+    /// Copies the probe plugin (tests/plugins/Broker.Tests.ProbePlugin, which carries its own Binder and reports which
+    /// copies of its assemblies it runs with) into <paramref name="pluginsFolder"/>; returns its main assembly's path.
+    /// </summary>
+    public static string CopyProbeTo(string pluginsFolder) => Copy(ProbeFolder, ProbeAssemblyName, pluginsFolder, ProbeAssemblyName);
+
+    private static string Copy(string source, string assemblyName, string pluginsFolder, string folderName)
     {
         var target = Path.Combine(pluginsFolder, folderName);
         Directory.CreateDirectory(target);
-        foreach (var file in Directory.GetFiles(BuiltFolder))
+        foreach (var file in Directory.GetFiles(source))
         {
-            var name = Path.GetFileName(file).Replace(AssemblyName, folderName, StringComparison.Ordinal);
+            var name = Path.GetFileName(file).Replace(assemblyName, folderName, StringComparison.Ordinal);
             File.Copy(file, Path.Combine(target, name), overwrite: true);
         }
 
@@ -70,7 +86,7 @@ internal static class SamplePlugin
     }
 
     /// <summary>
-    /// Rewrites the sample's <c>MinimumContractVersion = "1.0"</c> attribute argument to <c>"&lt;major&gt;.0"</c>: a
+    /// Rewrites the sample's <c>MinimumContractVersion = "1.1"</c> attribute argument to <c>"&lt;major&gt;.1"</c>: a
     /// plugin whose manifest asks for a newer contract than the one it references.
     /// </summary>
     public static void PatchManifestMinimumContract(string assemblyPath, char major)
@@ -79,11 +95,11 @@ internal static class SamplePlugin
 
         // A named string argument is serialised as: name length, name, value length, value (ECMA-335 II.23.3).
         var name = "MinimumContractVersion"u8;
-        byte[] pattern = [(byte)name.Length, .. name, 3, (byte)'1', (byte)'.', (byte)'0'];
+        byte[] pattern = [(byte)name.Length, .. name, 3, (byte)'1', (byte)'.', (byte)'1'];
         var index = bytes.AsSpan().IndexOf(pattern);
         if (index < 0)
         {
-            throw new InvalidOperationException("The sample's MinimumContractVersion = \"1.0\" argument was not found.");
+            throw new InvalidOperationException("The sample's MinimumContractVersion = \"1.1\" argument was not found.");
         }
 
         bytes[index + 1 + name.Length + 1] = (byte)major;

@@ -1,4 +1,5 @@
 using System.Text.RegularExpressions;
+using Broker.Abstractions;
 using Broker.Core;
 using Broker.Host.Tests.Plugins;
 using Broker.TestKit;
@@ -65,7 +66,7 @@ public sealed class HostProcessTests : IDisposable
     public async Task Plugin_middleware_refuses_connections_beyond_its_configured_count()
     {
         // The limit comes from the plugin's configuration section, here through the environment.
-        await using var host = await HostProcess.StartReadyAsync(environment: new Dictionary<string, string> { ["BROKER_PLUGINS__LINE__MAXCONNECTIONS"] = "1" });
+        await using var host = await HostProcess.StartReadyAsync(environment: new Dictionary<string, string> { ["BROKER_PLUGINS__LINE__MAX_CONNECTIONS"] = "1" });
         var endPoint = host.EndPoint("line");
 
         var first = await RawClient.ConnectAsync(endPoint, readInfo: false);
@@ -103,7 +104,7 @@ public sealed class HostProcessTests : IDisposable
         await using var host = await HostProcess.StartReadyAsync(["--plugins", plugins]);
 
         var refusal = Assert.Single(host.Lines, l => l.Contains("[ERR]", StringComparison.Ordinal));
-        Assert.EndsWith($"[ERR] Plugin {SamplePlugin.AssemblyName} skipped: built against contract 1.7, but this broker provides contract 1.0", refusal, StringComparison.Ordinal);
+        Assert.EndsWith($"[ERR] Plugin {SamplePlugin.AssemblyName} skipped: built against contract 1.7, but this broker provides contract {BrokerContract.Version}", refusal, StringComparison.Ordinal);
         Assert.False(host.HasListener("line"));
         await using var nats = await ConnectNatsAsync(host);
         Assert.Equal(["PONG"], (await nats.PingAndCollectAsync()).Lines);

@@ -13,16 +13,20 @@ namespace Broker.Samples.LinePlugin;
 /// <item><c>REQ &lt;subject&gt; &lt;text&gt;</c> → the answer as <c>MSG &lt;reply subject&gt; &lt;text&gt;</c>, or
 /// <c>ERR no responders</c> / <c>ERR timeout</c> (5 seconds).</item>
 /// </list>
-/// Anything else gets <c>ERR ...</c>. Server lines end with CRLF.
+/// Anything else gets <c>ERR ...</c>. Server lines end with CRLF. A line longer than <c>max_line</c> gets
+/// <c>ERR line too long</c> and a client silent for <c>idle_timeout</c> gets <c>ERR idle timeout</c>; both are then
+/// disconnected.
 /// </summary>
 public sealed class LineProtocolHandler : IProtocolHandler
 {
     private readonly IMessageBus bus;
+    private readonly LineSessionSettings settings;
     private readonly ILogger logger;
 
-    public LineProtocolHandler(IMessageBus bus, ILogger logger)
+    public LineProtocolHandler(IMessageBus bus, LineSessionSettings settings, ILogger logger)
     {
         this.bus = bus;
+        this.settings = settings;
         this.logger = logger;
     }
 
@@ -33,7 +37,7 @@ public sealed class LineProtocolHandler : IProtocolHandler
         ArgumentNullException.ThrowIfNull(connection);
         var remote = connection.RemoteEndPoint?.ToString() ?? "?";
         LineLog.Opened(logger, remote);
-        var session = new LineSession(connection, bus.CreateClient(new BusClientOptions { Name = "line " + remote }), logger);
+        var session = new LineSession(connection, bus.CreateClient(new BusClientOptions { Name = "line " + remote }), settings, logger);
         await using (session.ConfigureAwait(false))
         {
             await session.RunAsync(cancellationToken).ConfigureAwait(false);

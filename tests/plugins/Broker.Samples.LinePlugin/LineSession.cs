@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.IO.Pipelines;
 using System.Text;
 using Broker.Abstractions;
 using Microsoft.Extensions.Logging;
@@ -8,11 +9,11 @@ namespace Broker.Samples.LinePlugin;
 /// <summary>One line-protocol connection: a read loop running commands, and deliveries written from publishers' threads.</summary>
 internal sealed class LineSession : IAsyncDisposable
 {
-    private const int MaxLineLength = 64 * 1024;
     private static readonly TimeSpan RequestTimeout = TimeSpan.FromSeconds(5);
 
     private readonly TransportConnection connection;
     private readonly IBusClient client;
+    private readonly LineSessionSettings settings;
     private readonly ILogger logger;
     private readonly List<IBusSubscription> subscriptions = [];
 
@@ -20,28 +21,52 @@ internal sealed class LineSession : IAsyncDisposable
     private readonly Lock writeLock = new();
     private bool closed;
 
-    public LineSession(TransportConnection connection, IBusClient client, ILogger logger)
+    public LineSession(TransportConnection connection, IBusClient client, LineSessionSettings settings, ILogger logger)
     {
         this.connection = connection;
         this.client = client;
+        this.settings = settings;
         this.logger = logger;
     }
 
     public async Task RunAsync(CancellationToken cancellationToken)
     {
+        try
+        {
+            await ReadLinesAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
+        {
+            Write("ERR idle timeout");
+        }
+    }
+
+    // Reads and runs commands until the client closes; a read cancelled without the broker stopping means the client
+    // was silent for the idle timeout.
+    private async Task ReadLinesAsync(CancellationToken cancellationToken)
+    {
         var input = connection.Transport.Input;
         var lines = new List<string>();
         while (true)
         {
-            var result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
+            var result = await ReadAsync(input, cancellationToken).ConfigureAwait(false);
+
             var buffer = result.Buffer;
+            var tooLong = false;
             while (buffer.PositionOf((byte)'\n') is { } end)
             {
-                lines.Add(Encoding.UTF8.GetString(buffer.Slice(0, end)).TrimEnd('\r'));
+                var line = buffer.Slice(0, end);
+                if (line.Length > settings.MaxLine)
+                {
+                    tooLong = true;
+                    break;
+                }
+
+                lines.Add(Encoding.UTF8.GetString(line).TrimEnd('\r'));
                 buffer = buffer.Slice(buffer.GetPosition(1, end));
             }
 
-            var tooLong = buffer.Length > MaxLineLength;
+            tooLong |= buffer.Length > settings.MaxLine;
             input.AdvanceTo(buffer.Start, buffer.End);
             foreach (var line in lines)
             {
@@ -60,6 +85,19 @@ internal sealed class LineSession : IAsyncDisposable
                 return;
             }
         }
+    }
+
+    // One read, given the whole idle timeout (the time commands take does not count).
+    private async ValueTask<ReadResult> ReadAsync(PipeReader input, CancellationToken cancellationToken)
+    {
+        if (settings.IdleTimeout is not { } timeout)
+        {
+            return await input.ReadAsync(cancellationToken).ConfigureAwait(false);
+        }
+
+        using var idle = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        idle.CancelAfter(timeout);
+        return await input.ReadAsync(idle.Token).ConfigureAwait(false);
     }
 
     public async ValueTask DisposeAsync()

@@ -68,7 +68,7 @@ internal sealed class TlsMiddleware : IConnectionMiddleware, IListenerConfigurat
         TlsOptions options;
         if (definition.MiddlewareConfiguration.TryGetValue(Name, out var section))
         {
-            options = TlsPluginSettings.ReadOptions(section, $"listener '{definition.Name}' tls");
+            options = TlsPluginSettings.ReadOptions(section);
         }
         else
         {

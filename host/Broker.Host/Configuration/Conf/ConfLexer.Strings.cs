@@ -1,4 +1,5 @@
 using System.Globalization;
+using Broker.Abstractions;
 
 namespace Broker.Host.Configuration.Conf;
 
@@ -136,8 +137,7 @@ internal sealed partial class ConfLexer
         return State.String;
     }
 
-    private static bool IsBool(string word) =>
-        word.ToLowerInvariant() is "true" or "false" or "on" or "off" or "yes" or "no";
+    private static bool IsBool(string word) => ConfigSyntax.TryParseBool(word, out _);
 
     // A '\' has been read inside a double-quoted or bare string.
     private State StringEscape()

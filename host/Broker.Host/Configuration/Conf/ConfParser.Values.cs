@@ -1,4 +1,5 @@
 using System.Globalization;
+using Broker.Abstractions;
 
 namespace Broker.Host.Configuration.Conf;
 
@@ -80,78 +81,14 @@ internal sealed partial class ConfParser
         }
     }
 
-    private static ConfBool ParseBool(ConfToken token) => token.Text.ToLowerInvariant() switch
-    {
-        "true" or "yes" or "on" => new ConfBool(true, token.Position),
-        "false" or "no" or "off" => new ConfBool(false, token.Position),
-        _ => throw new ConfException(token.Position, $"expected boolean value, but got '{token.Text}'"),
-    };
+    // The words and size suffixes are ConfigSyntax's, which plugins read their settings with too.
+    private static ConfBool ParseBool(ConfToken token) => ConfigSyntax.TryParseBool(token.Text, out var value)
+        ? new ConfBool(value, token.Position)
+        : throw new ConfException(token.Position, $"expected boolean value, but got '{token.Text}'");
 
-    // Digits (and sign) then an optional size suffix: k=1000, kb/ki/kib=1024, and so on to e/eb.
-    private static ConfInteger ParseInteger(ConfToken token)
-    {
-        var text = token.Text;
-        var digits = 0;
-        while (digits < text.Length && (char.IsDigit(text[digits]) || text[digits] == '-'))
-        {
-            digits++;
-        }
-        var number = text[..digits];
-        if (!long.TryParse(number, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out var value))
-        {
-            throw new ConfException(token.Position, IsAsciiInteger(number)
-                ? $"integer '{text}' is out of the range"
-                : $"expected integer, but got '{text}'");
-        }
-        var suffix = text[digits..].Trim().ToLowerInvariant();
-        var multiplier = SizeMultiplier(suffix)
-            ?? throw new ConfException(token.Position, $"integer '{text}' has an unknown size suffix '{text[digits..]}'");
-        try
-        {
-            return new ConfInteger(checked(value * multiplier), token.Position);
-        }
-        catch (OverflowException)
-        {
-            throw new ConfException(token.Position, $"integer '{text}' is out of the range");
-        }
-    }
-
-    private static bool IsAsciiInteger(string number)
-    {
-        var digits = number.StartsWith('-') ? number.AsSpan(1) : number.AsSpan();
-        return !digits.IsEmpty && !digits.ContainsAnyExceptInRange('0', '9');
-    }
-
-    // Single letters are powers of 1000; with 'b', 'i' or 'ib' they are powers of 1024 ("1M" is
-    // 1 000 000, "1MB" is 1 048 576). Null for a suffix nats-server does not know.
-    private static long? SizeMultiplier(string suffix)
-    {
-        if (suffix.Length == 0)
-        {
-            return 1;
-        }
-        var power = "kmgtpe".IndexOf(suffix[0], StringComparison.Ordinal) + 1;
-        if (power == 0)
-        {
-            return null;
-        }
-        long unit = suffix[1..] switch
-        {
-            "" => 1000,
-            "b" or "i" or "ib" => 1024,
-            _ => 0,
-        };
-        if (unit == 0)
-        {
-            return null;
-        }
-        long multiplier = 1;
-        for (var i = 0; i < power; i++)
-        {
-            multiplier *= unit; // 1024^6 = 2^60 still fits in a long
-        }
-        return multiplier;
-    }
+    private static ConfInteger ParseInteger(ConfToken token) => ConfigSyntax.TryParseSize(token.Text, out var value, out var error)
+        ? new ConfInteger(value, token.Position)
+        : throw new ConfException(token.Position, error);
 
     private static ConfFloat ParseFloat(ConfToken token)
     {

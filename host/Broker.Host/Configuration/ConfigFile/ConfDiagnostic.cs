@@ -35,6 +35,9 @@ internal sealed record ConfDiagnostic(ConfDiagnosticKind Kind, ConfPosition? Pos
 /// <param name="Diagnostics">Errors, warnings and ignored features, warnings first then errors, each group in file order.</param>
 internal sealed record ConfMapping(string File, IReadOnlyDictionary<string, string?> Settings, IReadOnlyList<ConfDiagnostic> Diagnostics)
 {
+    /// <summary>Where each plugin setting (<c>Plugins:&lt;Id&gt;:...</c>) was written; keys are case-insensitive.</summary>
+    public IReadOnlyDictionary<string, ConfPosition> Positions { get; init; } = new Dictionary<string, ConfPosition>();
+
     /// <summary>Whether the file cannot be used.</summary>
     public bool HasErrors => Diagnostics.Any(d => d.Kind == ConfDiagnosticKind.Error);
 

@@ -1,3 +1,4 @@
+using Broker.Abstractions;
 using Broker.Core.Auth;
 using Broker.Host.Configuration.Conf;
 
@@ -91,7 +92,7 @@ internal sealed partial class ConfMapper
                 timeout = TimeSpan.FromSeconds(seconds.Value);
                 break;
             case ConfString text:
-                if (!ConfDuration.TryParse(text.Value, out timeout, out var error))
+                if (!ConfigSyntax.TryParseDuration(text.Value, out timeout, out var error))
                 {
                     Error(item.KeyPosition, $"error parsing authorization config, 'timeout' {error}");
                     return;

@@ -6,11 +6,26 @@ namespace Broker.Host.Configuration.ConfigFile;
 // enforce (errors).
 internal sealed partial class ConfMapper
 {
-    /// <summary>The plugin id whose section receives the <c>tls</c> block (nats-server key names, verbatim).</summary>
-    public const string TlsPluginId = "Tls";
+    // nats-server keys that the broker's own plugins serve. Without the plugin the file would ask for something the
+    // broker then does not do (serve clear text where the file says TLS), so an unclaimed one is an error.
+    private static readonly Dictionary<string, string> PluginFeatures = new(StringComparer.OrdinalIgnoreCase)
+    {
+        ["tls"] = "Tls",
+        ["allow_non_tls"] = "Tls",
+        ["websocket"] = "WebSocket",
+        ["ws"] = "WebSocket",
+    };
 
-    /// <summary>The plugin id whose section receives the <c>websocket</c> block (nats-server key names, verbatim).</summary>
-    public const string WebSocketPluginId = "WebSocket";
+    // nats-server's types of its keys that plugins read: a value of another type gets nats-server's message, whether or
+    // not the plugin is loaded, before any plugin sees it.
+    private static readonly Dictionary<string, (Type Type, string GoType)> PluginValueTypes = new(StringComparer.OrdinalIgnoreCase)
+    {
+        ["tls"] = (typeof(ConfMap), "map[string]interface {}"),
+        ["websocket"] = (typeof(ConfMap), "map[string]interface {}"),
+        ["ws"] = (typeof(ConfMap), "map[string]interface {}"),
+        ["mqtt"] = (typeof(ConfMap), "map[string]interface {}"),
+        ["allow_non_tls"] = (typeof(ConfBool), "bool"),
+    };
 
     // Top-level keys of nats-server features this broker does not have yet, with the feature named in the notice.
     // Ignoring them changes no security property: a client simply cannot use the feature.
@@ -96,6 +111,16 @@ internal sealed partial class ConfMapper
             return true;
         }
 
+        if (PluginFeatures.TryGetValue(entry.Key, out var plugin))
+        {
+            if (HasNatsType(entry))
+            {
+                Error(entry.KeyPosition, $"\"{entry.Key}\" is read by plugin {plugin}, which is not loaded");
+            }
+
+            return true;
+        }
+
         if (Unsupported.TryGetValue(entry.Key, out var feature))
         {
             Ignore(entry, feature);
@@ -155,58 +180,48 @@ internal sealed partial class ConfMapper
         }
     }
 
-    // The tls block goes to the TLS plugin as is; an empty block would silently mean "no TLS", so it is an error.
-    private void Tls(ConfEntry entry)
+    // A top-level key a loaded plugin reads: verbatim into its section.
+    private void Plugin(ConfEntry entry, PluginBlock block)
     {
-        if (!TryMap(entry, out var block))
+        if (HasNatsType(entry))
         {
-            return;
-        }
-
-        if (block.Count == 0)
-        {
-            Error(entry.KeyPosition, "missing 'cert_file' in tls config");
-            return;
-        }
-
-        Flatten(PluginKey(TlsPluginId), block);
-    }
-
-    // A top-level key in nats-server, a TLS setting for us.
-    private void AllowNonTls(ConfEntry entry)
-    {
-        if (TryBool(entry, out var value))
-        {
-            Set(PluginKey(TlsPluginId) + ":allow_non_tls", Format(value));
+            Flatten(block.Target, entry.Value, entry.KeyPosition);
         }
     }
 
-    private void WebSocket(ConfEntry entry)
+    private bool HasNatsType(ConfEntry entry)
     {
-        if (TryMap(entry, out var block))
+        if (PluginValueTypes.TryGetValue(entry.Key, out var expected) && !expected.Type.IsInstanceOfType(entry.Value))
         {
-            Flatten(PluginKey(WebSocketPluginId), block);
+            TypeError(entry.KeyPosition, entry.Value, expected.GoType);
+            return false;
         }
+
+        return true;
     }
 
-    private static string PluginKey(string id) => HostConfiguration.PluginsSection + ":" + id;
-
-    // Configuration keys of a block: maps nest with ':', array items are numbered, as the JSON provider does.
-    private void Flatten(string prefix, ConfValue value)
+    // A plugin's value as configuration keys: maps nest with ':', array items are numbered, as the JSON provider does.
+    // An empty map or array still sets its key (to ""), so the plugin sees that it was given: an empty tls block must
+    // reach the TLS plugin, which refuses it, rather than vanish and leave the broker in clear text.
+    private void Flatten(string prefix, ConfValue value, ConfPosition position)
     {
         switch (value)
         {
+            case ConfMap { Count: 0 }:
+            case ConfArray { Items.Count: 0 }:
+                Set(prefix, "");
+                break;
             case ConfMap map:
                 foreach (var entry in map.Entries)
                 {
-                    Flatten(prefix + ":" + entry.Key, entry.Value);
+                    Flatten(prefix + ":" + entry.Key, entry.Value, entry.KeyPosition);
                 }
 
                 break;
             case ConfArray array:
                 for (var i = 0; i < array.Items.Count; i++)
                 {
-                    Flatten(prefix + ":" + Format(i), array.Items[i]);
+                    Flatten(prefix + ":" + Format(i), array.Items[i], array.Items[i].Position);
                 }
 
                 break;
@@ -214,5 +229,8 @@ internal sealed partial class ConfMapper
                 Set(prefix, FormatScalar(value));
                 break;
         }
+
+        // Where a plugin's setting was written, so that a plugin refusing it can be pointed at the line.
+        positions[prefix] = position;
     }
 }

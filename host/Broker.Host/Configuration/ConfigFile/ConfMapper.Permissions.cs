@@ -1,3 +1,4 @@
+using Broker.Abstractions;
 using Broker.Core.Auth;
 using Broker.Host.Configuration.Conf;
 
@@ -185,7 +186,7 @@ internal sealed partial class ConfMapper
                                 return;
                             }
 
-                            if (!ConfDuration.TryParse(text.Value, out var ttl, out var error))
+                            if (!ConfigSyntax.TryParseDuration(text.Value, out var ttl, out var error))
                             {
                                 Error(item.KeyPosition, $"error parsing expires: {error}");
                                 return;

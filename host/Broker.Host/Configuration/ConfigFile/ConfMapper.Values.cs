@@ -1,5 +1,6 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Globalization;
+using Broker.Abstractions;
 using Broker.Host.Configuration.Conf;
 
 namespace Broker.Host.Configuration.ConfigFile;
@@ -53,7 +54,7 @@ internal sealed partial class ConfMapper
         switch (entry.Value)
         {
             case ConfString text:
-                if (ConfDuration.TryParse(text.Value, out value, out var error))
+                if (ConfigSyntax.TryParseDuration(text.Value, out value, out var error))
                 {
                     return true;
                 }

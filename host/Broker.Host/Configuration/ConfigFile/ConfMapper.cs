@@ -1,3 +1,4 @@
+using Broker.Abstractions;
 using Broker.Core;
 using Broker.Host.Configuration.Conf;
 
@@ -5,18 +6,20 @@ namespace Broker.Host.Configuration.ConfigFile;
 
 /// <summary>
 /// Maps a nats-server configuration file (a parsed <see cref="ConfMap"/>) onto configuration keys: broker settings
-/// into the <c>Broker</c> section (<see cref="BrokerOptions"/> and <see cref="BrokerHostOptions"/> names), the
-/// <c>tls</c> and <c>websocket</c> blocks verbatim into <c>Plugins:Tls</c> and <c>Plugins:WebSocket</c>, whose plugins
-/// read nats-server's key names. The result is one layer of the host configuration.
+/// into the <c>Broker</c> section (<see cref="BrokerOptions"/> and <see cref="BrokerHostOptions"/> names), the blocks
+/// and keys the loaded plugins read (<see cref="PluginBlocks"/>: <c>tls</c>, <c>websocket</c>, <c>mqtt</c>, a third
+/// party's <c>&lt;id&gt; { }</c>) verbatim into their <c>Plugins:&lt;Id&gt;</c> sections. The result is one layer of the
+/// host configuration.
 /// </summary>
 /// <remarks>
 /// <para>Follows nats-server's <c>opts.go processConfigFileLine</c>: the same keys and aliases (case-insensitive),
 /// the same value types (a wrong type is Go's <c>interface conversion</c> message), the same error texts, every
 /// error at the key it concerns. All problems are collected, not just the first, as nats-server reports them.</para>
 /// <para>Unknown keys are errors unless the key served as a <c>$variable</c>. Keys of features this broker does not
-/// have yet (JetStream, clustering, MQTT, ...) are accepted with one notice per feature; security settings it
-/// cannot enforce (operator/JWT mode, nkeys, accounts with users, auth callout, OCSP, ...) are errors, so a
-/// broker never runs less protected than its file says.</para>
+/// have yet (JetStream, clustering, MQTT, ...) are accepted with one notice per feature unless a plugin reads them;
+/// security settings it cannot enforce (operator/JWT mode, nkeys, accounts with users, auth callout, OCSP, ...) are
+/// errors, so a broker never runs less protected than its file says; so are the blocks of the broker's own plugins
+/// (<c>tls</c>, <c>websocket</c>) when that plugin is not loaded.</para>
 /// </remarks>
 internal sealed partial class ConfMapper
 {
@@ -60,10 +63,6 @@ internal sealed partial class ConfMapper
         ["no_header_support"] = static (m, e) => m.SetBool(e, Key(nameof(BrokerOptions.NoHeaderSupport))),
         ["authorization"] = static (m, e) => m.Authorization(e),
         ["no_auth_user"] = static (m, e) => m.SetString(e, AuthorizationKey(nameof(Core.Auth.AuthorizationOptions.NoAuthUser))),
-        ["tls"] = static (m, e) => m.Tls(e),
-        ["allow_non_tls"] = static (m, e) => m.AllowNonTls(e),
-        ["websocket"] = static (m, e) => m.WebSocket(e),
-        ["ws"] = static (m, e) => m.WebSocket(e),
     };
 
     // nats-server's default listen address, which a listen value without a host asks for.
@@ -72,19 +71,26 @@ internal sealed partial class ConfMapper
     private static readonly TimeSpan MinimumLameDuckDuration = TimeSpan.FromSeconds(30);
 
     private readonly string file;
+    private readonly PluginBlocks plugins;
     private readonly Dictionary<string, string?> settings = new(StringComparer.OrdinalIgnoreCase);
+    private readonly Dictionary<string, ConfPosition> positions = new(StringComparer.OrdinalIgnoreCase);
     private readonly List<ConfDiagnostic> diagnostics = [];
 
     // Ignored features, in the order first met, each with the keys that asked for it.
     private readonly List<(string Feature, ConfPosition Position, List<string> Keys)> ignored = [];
 
-    private ConfMapper(string file) => this.file = file;
+    private ConfMapper(string file, PluginBlocks plugins)
+    {
+        this.file = file;
+        this.plugins = plugins;
+    }
 
     /// <summary>Reads and maps a configuration file; a file that cannot be parsed gives one error.</summary>
     /// <param name="path">The file, as named on the command line.</param>
+    /// <param name="plugins">The blocks and keys the loaded plugins read; <see cref="PluginBlocks.None"/> when none.</param>
     /// <param name="environment">Looks up environment variables for <c>$name</c>.</param>
     /// <returns>The keys and diagnostics.</returns>
-    public static ConfMapping MapFile(string path, Func<string, string?>? environment = null)
+    public static ConfMapping MapFile(string path, PluginBlocks plugins, Func<string, string?>? environment = null)
     {
         ArgumentNullException.ThrowIfNull(path);
         ConfMap root;
@@ -97,17 +103,19 @@ internal sealed partial class ConfMapper
             return new ConfMapping(path, new Dictionary<string, string?>(), [new ConfDiagnostic(ConfDiagnosticKind.Error, ex.Position, ex.Reason)]);
         }
 
-        return Map(root, path);
+        return Map(root, path, plugins);
     }
 
     /// <summary>Maps a parsed document.</summary>
     /// <param name="root">The document.</param>
     /// <param name="file">The file name, for diagnostics that concern the whole file.</param>
+    /// <param name="plugins">The blocks and keys the loaded plugins read; <see cref="PluginBlocks.None"/> when none.</param>
     /// <returns>The keys and diagnostics.</returns>
-    public static ConfMapping Map(ConfMap root, string file)
+    public static ConfMapping Map(ConfMap root, string file, PluginBlocks plugins)
     {
         ArgumentNullException.ThrowIfNull(root);
-        var mapper = new ConfMapper(file);
+        ArgumentNullException.ThrowIfNull(plugins);
+        var mapper = new ConfMapper(file, plugins);
         if (root.Count == 0)
         {
             mapper.Warning(null, $"{file}: config has no values or is empty");
@@ -119,6 +127,10 @@ internal sealed partial class ConfMapper
             {
                 map(mapper, entry);
             }
+            else if (plugins.TryGet(entry.Key, out var block))
+            {
+                mapper.Plugin(entry, block);
+            }
             else if (!mapper.TryFeature(entry))
             {
                 mapper.Unknown(entry);
@@ -127,6 +139,15 @@ internal sealed partial class ConfMapper
 
         return mapper.Result();
     }
+
+    /// <summary>
+    /// Whether the broker reads a top-level key itself (its own settings, and the security settings it refuses), so no
+    /// plugin may claim it.
+    /// </summary>
+    /// <param name="key">The key, any letter case.</param>
+    /// <returns><see langword="true"/> for the broker's keys.</returns>
+    public static bool IsBrokerKey(string key) =>
+        TopLevel.ContainsKey(key) || Refused.ContainsKey(key) || string.Equals(key, "accounts", StringComparison.OrdinalIgnoreCase);
 
     private static string Key(params string[] path) => HostConfiguration.BrokerSection + ":" + string.Join(':', path);
 
@@ -144,7 +165,7 @@ internal sealed partial class ConfMapper
 
         // Warnings before errors, as nats-server prints them.
         var ordered = diagnostics.Where(d => d.Kind != ConfDiagnosticKind.Error).Concat(diagnostics.Where(d => d.Kind == ConfDiagnosticKind.Error)).ToList();
-        return new ConfMapping(file, settings, ordered);
+        return new ConfMapping(file, settings, ordered) { Positions = positions };
     }
 
     private void Set(string key, string? value) => settings[key] = value;
@@ -225,7 +246,7 @@ internal sealed partial class ConfMapper
             return;
         }
 
-        if (!ConfDuration.TryParse(text, out var duration, out var error))
+        if (!ConfigSyntax.TryParseDuration(text, out var duration, out var error))
         {
             Error(entry.KeyPosition, $"error parsing lame_duck_duration: {error}");
         }
@@ -247,7 +268,7 @@ internal sealed partial class ConfMapper
             return;
         }
 
-        if (!ConfDuration.TryParse(text, out var duration, out var error))
+        if (!ConfigSyntax.TryParseDuration(text, out var duration, out var error))
         {
             Error(entry.KeyPosition, $"error parsing lame_duck_grace_period: {error}");
         }

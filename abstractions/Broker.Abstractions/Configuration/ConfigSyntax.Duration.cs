@@ -2,46 +2,39 @@ using System.Diagnostics.CodeAnalysis;
 using System.Globalization;
 using System.Text;
 
-namespace Broker.Host.Configuration.Conf;
+namespace Broker.Abstractions;
 
-/// <summary>
-/// Go's <c>time.ParseDuration</c>, which nats-server applies to duration options written as strings
-/// (<c>"2m"</c>, <c>"500ms"</c>, <c>"1h30m"</c>, <c>"1.5s"</c>, <c>"-3s"</c>).
-/// </summary>
-/// <remarks>
-/// A sequence of decimal numbers, each with an optional fraction and a unit: <c>ns</c>, <c>us</c>
-/// (or <c>µs</c>, <c>μs</c>), <c>ms</c>, <c>s</c>, <c>m</c>, <c>h</c>; an optional sign before all; a
-/// lone <c>0</c> needs no unit. Go durations are nanoseconds in an <c>int64</c>, so the range is about
-/// ±292 years; <see cref="TimeSpan"/> keeps 100 ns ticks, so <see cref="Parse"/> truncates below that.
-/// Error messages are Go's.
-/// </remarks>
-internal static class ConfDuration
+// Go's time.ParseDuration, which nats-server applies to duration options written as strings ("2m", "500ms", "1h30m",
+// "1.5s", "-3s"): a sequence of decimal numbers, each with an optional fraction and a unit (ns, us or µs or μs, ms, s,
+// m, h), an optional sign before all; a lone 0 needs no unit. Go durations are nanoseconds in an int64 (about ±292
+// years); TimeSpan keeps 100 ns ticks, so values are truncated below that. Error messages are Go's.
+public static partial class ConfigSyntax
 {
     private const ulong MaxMagnitude = 1UL << 63; // |long.MinValue|
 
-    /// <summary>Parses a Go duration into a <see cref="TimeSpan"/> (truncated to 100 ns ticks).</summary>
-    /// <exception cref="FormatException">The text is not a Go duration; the message is Go's.</exception>
-    public static TimeSpan Parse(string text) => TimeSpan.FromTicks(ParseNanoseconds(text) / TimeSpan.NanosecondsPerTick);
-
-    /// <summary>Parses a Go duration; false (and a Go-style message) when it is not one.</summary>
-    public static bool TryParse(string text, out TimeSpan value, [NotNullWhen(false)] out string? error)
+    /// <summary>
+    /// Parses a Go duration (<c>time.ParseDuration</c>): <c>"1m30s"</c>, <c>"500ms"</c>, <c>"2us"</c>, <c>"1.5h"</c>,
+    /// <c>"-3s"</c>, <c>"0"</c>. Units are <c>ns</c>, <c>us</c> (<c>µs</c>), <c>ms</c>, <c>s</c>, <c>m</c> and
+    /// <c>h</c>; the result is truncated to whole 100 ns ticks.
+    /// </summary>
+    /// <param name="text">The text.</param>
+    /// <param name="value">The duration.</param>
+    /// <param name="error">Go's message when the text is not a duration, such as <c>time: invalid duration "x"</c>.</param>
+    /// <returns><see langword="true"/> when the text is a Go duration.</returns>
+    public static bool TryParseDuration(string text, out TimeSpan value, [NotNullWhen(false)] out string? error)
     {
         if (TryParseNanoseconds(text, out var nanoseconds, out error))
         {
             value = TimeSpan.FromTicks(nanoseconds / TimeSpan.NanosecondsPerTick);
             return true;
         }
+
         value = default;
         return false;
     }
 
-    /// <summary>Parses a Go duration into nanoseconds, exactly as Go does.</summary>
-    /// <exception cref="FormatException">The text is not a Go duration; the message is Go's.</exception>
-    public static long ParseNanoseconds(string text) =>
-        TryParseNanoseconds(text, out var value, out var error) ? value : throw new FormatException(error);
-
-    /// <summary>Parses a Go duration into nanoseconds; false (and a Go-style message) when it is not one.</summary>
-    public static bool TryParseNanoseconds(string text, out long nanoseconds, [NotNullWhen(false)] out string? error)
+    // Exactly Go's arithmetic, in nanoseconds; the tests check it to the nanosecond.
+    internal static bool TryParseNanoseconds(string text, out long nanoseconds, [NotNullWhen(false)] out string? error)
     {
         ArgumentNullException.ThrowIfNull(text);
         nanoseconds = 0;
