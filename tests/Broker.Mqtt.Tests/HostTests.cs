@@ -11,7 +11,7 @@ namespace Broker.Mqtt.Tests;
 
 /// <summary>
 /// The host executable as built (host/Broker.Host/bin/&lt;configuration&gt;), with the MQTT plugin the build placed in
-/// its plugins/ folder, configured from settings alone: MQTT 3.1.1 and 5 clients and a NATS client exchange messages.
+/// its plugins/ folder, configured from its nats-server style configuration file alone: MQTT 3.1.1 and 5 clients and a NATS client exchange messages.
 /// </summary>
 public sealed class HostTests
 {
@@ -24,14 +24,18 @@ public sealed class HostTests
         Assert.True(File.Exists(Path.Combine(Path.GetDirectoryName(hostDll)!, "plugins", "Broker.Adapters.Mqtt", "Broker.Adapters.Mqtt.dll")));
         var natsPort = FreePort();
         var mqttPort = FreePort();
-        await using var host = ExternalProcess.Start(
-            "dotnet",
-            [hostDll, "-a", "127.0.0.1", "-p", natsPort.ToString(CultureInfo.InvariantCulture)],
-            environment: new Dictionary<string, string?>
-            {
-                ["BROKER_PLUGINS__MQTT__HOST"] = "127.0.0.1",
-                ["BROKER_PLUGINS__MQTT__PORT"] = mqttPort.ToString(CultureInfo.InvariantCulture),
-            });
+        // nats-server's own syntax: the mqtt block reaches the plugin as its configuration section.
+        var directory = Directory.CreateTempSubdirectory("mqtt-host-");
+        var config = Path.Combine(directory.FullName, "broker.conf");
+        await File.WriteAllTextAsync(config, $$"""
+            listen: 127.0.0.1:{{natsPort}}
+            mqtt {
+              listen: "127.0.0.1:{{mqttPort}}"
+              max_packet_size: 64KB
+              authorization { timeout: "3s" }
+            }
+            """);
+        await using var host = ExternalProcess.Start("dotnet", [hostDll, "-c", config]);
         Assert.True(await Eventually.TrueAsync(() => Accepts(mqttPort), TimeSpan.FromSeconds(30)));
 
         var factory = new MqttClientFactory();
@@ -48,6 +52,7 @@ public sealed class HostTests
         await nats.PublishAsync("from.nats", Encoding.UTF8.GetBytes("b"));
         var topics = new[] { (await received.NextAsync()).Topic, (await received.NextAsync()).Topic }.Order().ToArray();
         Assert.Equal(["from/mqtt311", "from/nats"], topics);
+        directory.Delete(recursive: true);
     }
 
     private static bool Accepts(int port)

@@ -35,7 +35,7 @@ public sealed class MqttPlugin : IBrokerPlugin
     {
         ArgumentNullException.ThrowIfNull(services);
         ArgumentNullException.ThrowIfNull(context);
-        var options = MqttSettings.Read(context.Configuration, "Plugins:" + Id);
+        var options = MqttSettings.Read(context.Configuration);
         services.AddSingleton(provider => new MqttProtocolHandler(
             options,
             provider.GetRequiredService<IMessageBus>(),
