@@ -60,19 +60,23 @@ internal sealed class MqttWire : IDisposable
     {
         long count = 0;
         var acks = new byte[4 * 1024];
-        while (!until(count))
-        {
-            var ackLength = 0;
-            while (TryTake(out var header, out var bodyStart, out var bodyLength))
+        ReadUntil(
+            () => until(count),
+            () =>
             {
-                if ((header >> 4) == 3)
+                var ackLength = 0;
+                while (TryTake(out var header, out var bodyStart, out _))
                 {
+                    if ((header >> 4) != 3)
+                    {
+                        continue;
+                    }
+
                     count++;
                     if ((header & 0x06) == 0x02)
                     {
                         // PUBACK with the packet id after the topic.
-                        var topicLength = (buffer[bodyStart] << 8) | buffer[bodyStart + 1];
-                        var id = bodyStart + 2 + topicLength;
+                        var id = bodyStart + 2 + ((buffer[bodyStart] << 8) | buffer[bodyStart + 1]);
                         if (ackLength + 4 > acks.Length)
                         {
                             socket.Send(acks.AsSpan(0, ackLength));
@@ -86,30 +90,13 @@ internal sealed class MqttWire : IDisposable
                     }
                 }
 
-                _ = bodyLength;
-            }
+                if (ackLength > 0)
+                {
+                    socket.Send(acks.AsSpan(0, ackLength));
+                }
 
-            if (ackLength > 0)
-            {
-                socket.Send(acks.AsSpan(0, ackLength));
-            }
-
-            progress(count);
-            if (until(count))
-            {
-                break;
-            }
-
-            Compact();
-            var read = socket.Receive(buffer, end, buffer.Length - end, SocketFlags.None);
-            if (read == 0)
-            {
-                throw new IOException("the server closed the subscriber");
-            }
-
-            end += read;
-        }
-
+                progress(count);
+            });
         return count;
     }
 
@@ -117,18 +104,30 @@ internal sealed class MqttWire : IDisposable
     public long CountAcks(Func<long, bool> until, Action<long> progress)
     {
         long count = 0;
-        while (!until(count))
-        {
-            while (TryTake(out var header, out _, out _))
+        ReadUntil(
+            () => until(count),
+            () =>
             {
-                if (header == 0x40)
+                while (TryTake(out var header, out _, out _))
                 {
-                    count++;
+                    if (header == 0x40)
+                    {
+                        count++;
+                    }
                 }
-            }
 
-            progress(count);
-            if (until(count))
+                progress(count);
+            });
+        return count;
+    }
+
+    /// <summary>Runs <paramref name="take"/> on what arrived, then reads more, until <paramref name="done"/>.</summary>
+    private void ReadUntil(Func<bool> done, Action take)
+    {
+        while (!done())
+        {
+            take();
+            if (done())
             {
                 break;
             }
@@ -137,13 +136,11 @@ internal sealed class MqttWire : IDisposable
             var read = socket.Receive(buffer, end, buffer.Length - end, SocketFlags.None);
             if (read == 0)
             {
-                throw new IOException("the server closed the publisher");
+                throw new IOException("the server closed the connection");
             }
 
             end += read;
         }
-
-        return count;
     }
 
     public void Dispose() => socket.Dispose();
