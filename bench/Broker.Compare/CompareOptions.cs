@@ -15,6 +15,8 @@ internal sealed record CompareOptions
           --smoke             tiny counts, one run, no calibration: proves every row works (CI)
           --seconds S         how long the faster server's run should last (default 1.5)
           --rows a,b          only rows whose id starts with one of these (ids: see docs/benchmarks.md)
+          --client MODE       lean (raw-socket generator), core (NATS.Client.Core as an application uses it) or
+                              both (default: both; each lean row has a twin id <row>.core)
           --scale N,M         connection counts of the connection-scale row (default 1000,10000; smoke 20,200)
           --scale-runs N      runs of the connection-scale row per count and server (default 3; smoke 1)
           --no-scale          skip the connection-scale row
@@ -32,6 +34,9 @@ internal sealed record CompareOptions
     public double TargetSeconds { get; init; } = 1.5;
 
     public IReadOnlyList<string> RowFilter { get; init; } = [];
+
+    /// <summary>Which load generators drive the rows; default both.</summary>
+    public ClientMode Client { get; init; } = ClientMode.Both;
 
     public IReadOnlyList<int> ScaleCounts { get; init; } = [1_000, 10_000];
 
@@ -65,6 +70,7 @@ internal sealed record CompareOptions
             {
                 "--runs" => options with { Runs = PositiveInt(Value(), "--runs") },
                 "--smoke" => options with { Smoke = true },
+                "--client" => options with { Client = Enum.Parse<ClientMode>(Value(), ignoreCase: true) },
                 "--seconds" => options with { TargetSeconds = double.Parse(Value(), CultureInfo.InvariantCulture) },
                 "--rows" => options with { RowFilter = Value().Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries) },
                 "--scale" => options with { ScaleCounts = [.. Value().Split(',').Select(v => PositiveInt(v, "--scale"))] },
@@ -98,8 +104,29 @@ internal sealed record CompareOptions
     /// <summary>The command that reproduces this run, as the report records it.</summary>
     public string Command => "dotnet run -c Release --project bench/Broker.Compare --" + string.Concat(Arguments.Select(a => " " + a));
 
+    /// <summary>Whether rows of <paramref name="generator"/> run.</summary>
+    public bool Includes(Rows.Generator generator) => Client switch
+    {
+        ClientMode.Lean => generator == Rows.Generator.Lean,
+        ClientMode.Core => generator == Rows.Generator.ClientCore,
+        _ => true,
+    };
+
     private static int PositiveInt(string text, string option)
         => int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var value) && value > 0
             ? value
             : throw new ArgumentException($"{option} needs a positive whole number, not '{text}'.");
+}
+
+/// <summary>The <c>--client</c> choice.</summary>
+internal enum ClientMode
+{
+    /// <summary>Both generators, each row and its NATS.Client.Core twin.</summary>
+    Both,
+
+    /// <summary>The lean raw-socket generator only.</summary>
+    Lean,
+
+    /// <summary>NATS.Client.Core only.</summary>
+    Core,
 }

@@ -8,9 +8,10 @@ using Broker.Compare.Servers;
 namespace Broker.Compare;
 
 /// <summary>
-/// Runs the comparison: finds both servers, starts them on loopback, and for each row calibrates a count, then
-/// runs it N times on each server, alternating the servers run by run (nats-server, ours, nats-server, ours, ...),
-/// so slow drifts of a shared machine hit both alike. Then the connection-scale row on fresh server processes.
+/// Runs the comparison: finds both servers, starts a fresh pair on loopback for each row, calibrates a count (the
+/// first calibration run is the row's "first run" on a just-started server), then runs it N times on each server,
+/// alternating the servers run by run (nats-server, ours, nats-server, ours, ...), so slow drifts of a shared machine
+/// hit both alike. Then the connection-scale row on fresh server processes.
 /// </summary>
 internal sealed partial class CompareRunner(CompareOptions options, TextWriter log)
 {
@@ -65,9 +66,10 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
             }
         }
 
-        foreach (var group in report.Rows.Where(r => r.Row.IsAvailable && r.Row.Target == RowTarget.Servers).GroupBy(r => r.Row.ServerConfig))
+        // Fresh servers for every row, so each row's first run is what a just-started server does.
+        foreach (var result in report.Rows.Where(r => r.Row.IsAvailable && r.Row.Target == RowTarget.Servers))
         {
-            RunOnServers([.. group], group.Key, report, cancellationToken);
+            RunOnServers([result], result.Row.ServerConfig, report, cancellationToken);
         }
 
         RunScale(report, cancellationToken);
@@ -77,7 +79,8 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
     }
 
     private bool Selected(Row row)
-        => options.RowFilter.Count == 0 || options.RowFilter.Any(prefix => row.Id.StartsWith(prefix, StringComparison.Ordinal));
+        => options.Includes(row.Generator)
+            && (options.RowFilter.Count == 0 || options.RowFilter.Any(prefix => row.Id.StartsWith(prefix, StringComparison.Ordinal)));
 
     /// <summary>
     /// Starts a nats-server and one of ours with <paramref name="config"/> (each process writes its own file, with
@@ -170,6 +173,7 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
             {
                 if (TryRun(result, workload, side, servers, count, $"bench.{result.Row.Id}.calibrate", cancellationToken, calibrating: true) is { } measurement)
                 {
+                    result.First.TryAdd(side, measurement);
                     fastest = measurement.Elapsed < fastest ? measurement.Elapsed : fastest;
                 }
             }

@@ -66,9 +66,10 @@ public sealed partial class BrokerServer
             }
         }
 
-        // Nobody new can connect now: tell the clients that can hear it, then give them the grace period.
-        var clients = core.Clients.Values.OfType<NatsClient>().OrderBy(c => c.Id).ToList();
-        foreach (var client in clients)
+        // Nobody new can connect now: tell the clients that can hear it, then give them the grace period. Adapters'
+        // connections are closed with the NATS ones.
+        var clients = core.Clients.Values.OfType<IClientConnection>().OrderBy(c => c.Id).ToList();
+        foreach (var client in clients.OfType<NatsClient>())
         {
             client.SendLameDuckInfo();
         }
@@ -93,7 +94,7 @@ public sealed partial class BrokerServer
     }
 
     /// <summary>Closes the clients over <paramref name="duration"/>, each pause a random time between half and all of the interval.</summary>
-    private async Task CloseSpreadAsync(List<NatsClient> clients, TimeSpan duration, CancellationToken cancellationToken)
+    private async Task CloseSpreadAsync(List<IClientConnection> clients, TimeSpan duration, CancellationToken cancellationToken)
     {
         HostingLog.ClosingClients(logger, clients.Count, duration);
         var interval = duration / clients.Count;

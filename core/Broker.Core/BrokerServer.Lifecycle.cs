@@ -1,4 +1,5 @@
 using System.Net;
+using System.Net.Sockets;
 using Broker.Abstractions;
 using Broker.Core.Internal;
 using Broker.Core.Internal.Hosting;
@@ -38,7 +39,7 @@ public sealed partial class BrokerServer
     /// <param name="cancellationToken">Cancels the start.</param>
     /// <returns>A task that completes when the broker accepts connections.</returns>
     /// <exception cref="InvalidOperationException">Started twice, or a listener refers to an unknown protocol, transport or middleware.</exception>
-    /// <exception cref="System.Net.Sockets.SocketException">A port could not be bound.</exception>
+    /// <exception cref="System.Net.Sockets.SocketException">A port could not be bound (logged first, as nats-server logs it: <c>Error listening on port: ...</c>).</exception>
     public async Task StartAsync(CancellationToken cancellationToken = default)
     {
         if (Interlocked.CompareExchange(ref state, 1, 0) != 0)
@@ -101,6 +102,12 @@ public sealed partial class BrokerServer
 
         await stopping.CancelAsync().ConfigureAwait(false);
         await Task.WhenAll(listeners.Select(l => l.DrainAsync(DrainTimeout))).ConfigureAwait(false);
+
+        // Adapters close their connections when their listener stops; any they kept are closed for them.
+        foreach (var adapterConnection in core.Clients.Values.OfType<Internal.Clients.BusConnection>())
+        {
+            adapterConnection.CloseForShutdown();
+        }
 
         for (var i = hostedServices.Count - 1; i >= 0; i--)
         {
@@ -216,9 +223,40 @@ public sealed partial class BrokerServer
                 ? step
                 : throw new InvalidOperationException($"Listener '{definition.Name}' needs middleware '{name}', which no plugin provides.")).ToArray();
 
-            var listener = await factory.BindAsync(definition.EndPoint, settings, cancellationToken).ConfigureAwait(false);
+            IConnectionListener listener;
+            try
+            {
+                listener = await factory.BindAsync(definition.EndPoint, settings, cancellationToken).ConfigureAwait(false);
+            }
+            catch (SocketException ex)
+            {
+                HostingLog.ListenFailed(logger, ListenFailure(definition, ex));
+                throw;
+            }
+
             listeners.Add(new ListenerHost(definition, listener, handler, steps, loggerFactory.CreateLogger("Broker.Listener")));
         }
+    }
+
+    /// <summary>
+    /// nats-server's fatal line for a listener it cannot bind, with Go's error text: <c>Error listening on port:
+    /// 0.0.0.0:4222, "listen tcp 0.0.0.0:4222: bind: address already in use"</c> for clients, <c>Can't start monitoring:
+    /// can't listen to the monitor port: listen tcp ...</c> for monitoring, <c>Unable to listen for websocket
+    /// connections: listen tcp ...</c> for a plugin's listener.
+    /// </summary>
+    private static string ListenFailure(ListenerDefinition definition, SocketException exception)
+    {
+        var address = definition.EndPoint.ToString() ?? "?";
+
+        // Go's syscall errors are strerror in lower case ("address already in use", "permission denied").
+        var reason = exception.Message.Length > 0 ? char.ToLowerInvariant(exception.Message[0]) + exception.Message[1..] : exception.SocketErrorCode.ToString();
+        var error = $"listen tcp {address}: bind: {reason}";
+        return definition.Name switch
+        {
+            ClientListenerName => $"Error listening on port: {address}, \"{error}\"",
+            MonitorListenerName => $"Can't start monitoring: can't listen to the monitor port: {error}",
+            var name => $"Unable to listen for {name} connections: {error}",
+        };
     }
 
     /// <summary>The monitoring listener and its protocol handler, when a monitoring port is configured.</summary>

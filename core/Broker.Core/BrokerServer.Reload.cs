@@ -14,7 +14,8 @@ public sealed partial class BrokerServer
     /// Replaces the running configuration without dropping connections: users, permissions and limits change for
     /// live connections (each is authenticated again and loses subscriptions it may no longer have, with a -ERR for
     /// each, as nats-server does). A reload that changes a setting needing a restart (host, port, server name, header
-    /// support, monitoring listener) is refused as a whole and nothing is applied.
+    /// support, monitoring listener) is refused as a whole and nothing is applied. Each change is logged as nats-server
+    /// logs it (<c>Reloaded: max_payload = 1048576</c>); the caller logs the end of the reload.
     /// </summary>
     /// <param name="options">The new settings; copied.</param>
     /// <param name="cancellationToken">Cancels waiting for a reload already in progress.</param>
@@ -67,6 +68,7 @@ public sealed partial class BrokerServer
             }
 
             var previous = core.Authenticator;
+            var previousOptions = core.Options;
             core.Options = next;
             core.Authenticator = authenticator;
             core.RefreshInfo();
@@ -76,10 +78,21 @@ public sealed partial class BrokerServer
                 {
                     nats.ApplyReload(previous, authenticator);
                 }
+                else if (client is BusConnection adapterConnection)
+                {
+                    adapterConnection.ApplyReload(previous, authenticator);
+                }
+            }
+
+            foreach (var setting in changed)
+            {
+                foreach (var change in OptionsComparer.Describe(setting, previousOptions, next))
+                {
+                    HostingLog.Reloaded(logger, change);
+                }
             }
 
             var applied = changed.Select(s => s.Reloadability == OptionsComparer.Reloadability.NewConnections ? s.Key + " (new connections)" : s.Key).ToList();
-            HostingLog.Reloaded(logger, applied.Count == 0 ? "nothing changed" : string.Join(", ", applied));
             return new ReloadResult(true, applied, null);
         }
         finally

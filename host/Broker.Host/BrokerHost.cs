@@ -14,9 +14,6 @@ namespace Broker.Host;
 /// </summary>
 internal static class BrokerHost
 {
-    /// <summary>How the executable names itself in usage and error lines.</summary>
-    public const string ExecutableName = "broker";
-
     /// <summary>
     /// The <c>-v</c> line. Harnesses parse the first <c>vX.Y.Z</c> to gate features, so the nats-server version whose
     /// behaviour we match comes first and our own version after it.
@@ -45,7 +42,7 @@ internal static class BrokerHost
                 await environment.Out.WriteLineAsync(VersionLine).ConfigureAwait(false);
                 return 0;
             case HostCommand.Help:
-                await environment.Out.WriteAsync(CommandLineFlags.Usage(ExecutableName)).ConfigureAwait(false);
+                await environment.Out.WriteAsync(CommandLineFlags.Usage(environment.ProgramName)).ConfigureAwait(false);
                 return 0;
             case HostCommand.Signal:
                 return await SignalAsync(commandLine, environment).ConfigureAwait(false);
@@ -147,7 +144,7 @@ internal static class BrokerHost
             }
         }
 
-        await environment.Error.WriteLineAsync($"{ExecutableName}: configuration file {file.File} is valid").ConfigureAwait(false);
+        await environment.Error.WriteLineAsync($"{environment.ProgramName}: configuration file {file.File} is valid").ConfigureAwait(false);
         return 0;
     }
 
@@ -174,7 +171,7 @@ internal static class BrokerHost
 
     private static async Task<int> FailAsync(HostEnvironment environment, string message)
     {
-        await environment.Error.WriteLineAsync($"{ExecutableName}: {message}").ConfigureAwait(false);
+        await environment.Error.WriteLineAsync($"{environment.ProgramName}: {message}").ConfigureAwait(false);
         return 1;
     }
 }

@@ -1,9 +1,13 @@
+using Broker.Host.Hosting;
+
 namespace Broker.Host;
 
 internal static class Program
 {
     private static Task<int> Main(string[] args)
     {
+        // Before anything touches the console, which sets up the runtime's signal handling.
+        HostSignals.TakeIgnoredSignals();
         RaiseThreadPoolMinimum();
         return BrokerHost.RunAsync(args, HostEnvironment.FromProcess());
     }

@@ -1,12 +1,13 @@
 using Broker.Core;
 using Broker.Core.Auth;
+using NATS.NKeys;
 
 namespace Broker.Client.Tests;
 
 /// <summary>
-/// Authentication and permissions as the legacy .NET client sees them, against our broker and nats-server with
-/// equivalent settings. The client reports a refused CONNECT as a connect exception, and (being pre-2.x) treats a
-/// permissions -ERR as fatal: the connection closes with the error as its last error.
+/// Authentication and permissions as the .NET client sees them, against our broker and nats-server with equivalent
+/// settings. The client reports a refused CONNECT as a connect exception carrying the server's -ERR, and (being a 2.x
+/// client) keeps the connection after a permissions -ERR, reporting it through its server-error event.
 /// </summary>
 public sealed class AuthTests
 {
@@ -22,13 +23,13 @@ public sealed class AuthTests
         await using var server = await ServerUnderTest.StartAsync(
             kind, o => o.Authorization.Token = "s3cret", "authorization { token: \"s3cret\" }");
 
-        using (var good = NatsClientConnection.Connect(server.Url, o => o.Token = "s3cret"))
+        await using (var good = await NatsClients.ConnectAsync(server.Url, configure: o => o with { AuthOpts = new NatsAuthOpts { Token = "s3cret" } }))
         {
-            RoundTrip(good);
+            await RoundTripAsync(good);
         }
 
-        AssertRefused(server.Url, o => o.Token = "wrong");
-        AssertRefused(server.Url, _ => { });
+        await AssertRefusedAsync(server.Url, o => o with { AuthOpts = new NatsAuthOpts { Token = "wrong" } });
+        await AssertRefusedAsync(server.Url, o => o);
     }
 
     [Theory(Timeout = 60_000)]
@@ -40,18 +41,18 @@ public sealed class AuthTests
             o => (o.Authorization.User, o.Authorization.Password) = ("alice", "pa55"),
             "authorization { user: alice, password: \"pa55\" }");
 
-        using (var good = NatsClientConnection.Connect(server.Url, o => (o.User, o.Password) = ("alice", "pa55")))
+        await using (var good = await NatsClients.ConnectAsync(server.Url, configure: o => o.WithUser("alice", "pa55")))
         {
-            RoundTrip(good);
+            await RoundTripAsync(good);
         }
 
-        using (var inUrl = NatsClientConnection.Connect(server.Url.Replace("nats://", "nats://alice:pa55@", StringComparison.Ordinal)))
+        await using (var inUrl = await NatsClients.ConnectAsync(server.Url.Replace("nats://", "nats://alice:pa55@", StringComparison.Ordinal)))
         {
-            RoundTrip(inUrl);
+            await RoundTripAsync(inUrl);
         }
 
-        AssertRefused(server.Url, o => (o.User, o.Password) = ("alice", "nope"));
-        AssertRefused(server.Url, o => (o.User, o.Password) = ("bob", "pa55"));
+        await AssertRefusedAsync(server.Url, o => o.WithUser("alice", "nope"));
+        await AssertRefusedAsync(server.Url, o => o.WithUser("bob", "pa55"));
     }
 
     [Theory(Timeout = 60_000)]
@@ -63,15 +64,72 @@ public sealed class AuthTests
             o => o.Authorization.Users.Add(new UserOptions { User = "carol", Password = BcryptOfUU }),
             "authorization { users = [ { user: carol, password: \"" + BcryptOfUU + "\" } ] }");
 
-        using (var good = NatsClientConnection.Connect(server.Url, o => (o.User, o.Password) = ("carol", "U*U")))
+        await using (var good = await NatsClients.ConnectAsync(server.Url, configure: o => o.WithUser("carol", "U*U")))
         {
-            RoundTrip(good);
+            await RoundTripAsync(good);
         }
 
-        AssertRefused(server.Url, o => (o.User, o.Password) = ("carol", "U*U*"));
+        await AssertRefusedAsync(server.Url, o => o.WithUser("carol", "U*U*"));
 
         // The hash itself is not a password.
-        AssertRefused(server.Url, o => (o.User, o.Password) = ("carol", BcryptOfUU));
+        await AssertRefusedAsync(server.Url, o => o.WithUser("carol", BcryptOfUU));
+    }
+
+    [Theory(Timeout = 60_000)]
+    [MemberData(nameof(Servers))]
+    public async Task Nkey_user_authenticates_by_signing_the_nonce_and_gets_its_permissions(ServerKind kind)
+    {
+        using var alice = KeyPair.CreatePair(PrefixByte.User);
+        using var mallory = KeyPair.CreatePair(PrefixByte.User);
+        var publicKey = alice.GetPublicKey();
+        await using var server = await ServerUnderTest.StartAsync(
+            kind,
+            o => o.Authorization.Users.Add(new UserOptions
+            {
+                Nkey = publicKey,
+                Permissions = new PermissionsOptions { Publish = new SubjectPermissionOptions { Allow = ["auth.>"] } },
+            }),
+            "authorization { users = [ { nkey: " + publicKey + ", permissions: { publish: { allow: [\"auth.>\"] } } } ] }");
+
+        await using (var good = await NatsClients.ConnectAsync(server.Url, configure: o => o with { AuthOpts = new NatsAuthOpts { NKey = publicKey, Seed = alice.GetSeed() } }))
+        {
+            var events = ClientEvents.Watch(good);
+            await RoundTripAsync(good);
+            await good.PublishAsync("other.subject", new byte[] { 1 });
+            Assert.StartsWith("Permissions Violation for Publish to \"other.subject\"", await events.ServerErrorAsync(), StringComparison.Ordinal);
+        }
+
+        // Another key's seed signs, but not for this key; an unknown key is refused; so is a client without credentials.
+        await AssertRefusedAsync(server.Url, o => o with { AuthOpts = new NatsAuthOpts { NKey = publicKey, Seed = mallory.GetSeed() } });
+        await AssertRefusedAsync(server.Url, o => o with { AuthOpts = new NatsAuthOpts { NKey = mallory.GetPublicKey(), Seed = mallory.GetSeed() } });
+        await AssertRefusedAsync(server.Url, o => o);
+    }
+
+    [Theory(Timeout = 60_000)]
+    [MemberData(nameof(Servers))]
+    public async Task Nkey_and_bcrypt_users_share_one_users_list(ServerKind kind)
+    {
+        using var alice = KeyPair.CreatePair(PrefixByte.User);
+        await using var server = await ServerUnderTest.StartAsync(
+            kind,
+            o =>
+            {
+                o.Authorization.Users.Add(new UserOptions { Nkey = alice.GetPublicKey() });
+                o.Authorization.Users.Add(new UserOptions { User = "carol", Password = BcryptOfUU });
+            },
+            "authorization { users = [ { nkey: " + alice.GetPublicKey() + " }, { user: carol, password: \"" + BcryptOfUU + "\" } ] }");
+
+        await using (var nkey = await NatsClients.ConnectAsync(server.Url, configure: o => o with { AuthOpts = new NatsAuthOpts { NKey = alice.GetPublicKey(), Seed = alice.GetSeed() } }))
+        {
+            await RoundTripAsync(nkey);
+        }
+
+        await using (var bcrypt = await NatsClients.ConnectAsync(server.Url, configure: o => o.WithUser("carol", "U*U")))
+        {
+            await RoundTripAsync(bcrypt);
+        }
+
+        await AssertRefusedAsync(server.Url, o => o.WithUser("carol", "wrong"));
     }
 
     [Theory(Timeout = 60_000)]
@@ -79,15 +137,20 @@ public sealed class AuthTests
     public async Task Publish_violation_reaches_the_client_as_its_error(ServerKind kind)
     {
         await using var server = await StartWithRestrictedUserAsync(kind);
-        using var client = ConnectRestricted(server);
-        using var allowed = client.Connection.SubscribeSync("public.news");
-        client.Connection.Publish("public.news", [1]);
-        Assert.Equal([1], allowed.NextMessage(NatsClientConnection.DefaultTimeoutMilliseconds).Data);
+        await using var client = await ConnectRestrictedAsync(server);
+        var events = ClientEvents.Watch(client);
+        await using var allowed = await client.SubscribeCoreAsync<byte[]>("public.news");
+        await client.PublishAsync("public.news", new byte[] { 1 });
+        Assert.Equal([1], (await allowed.NextAsync()).Data);
 
-        client.Connection.Publish("admin.shutdown", [2]);
-        var error = await client.WaitClosedAsync();
-        Assert.NotNull(error);
-        Assert.Contains("permissions violation for publish to \"admin.shutdown", error.Message, StringComparison.Ordinal);
+        await client.PublishAsync("admin.shutdown", new byte[] { 2 });
+        var error = await events.ServerErrorAsync();
+        Assert.StartsWith("Permissions Violation for Publish to \"admin.shutdown\"", error, StringComparison.Ordinal);
+
+        // The connection stays usable after the violation, as nats-server keeps it.
+        await client.PublishAsync("public.news", new byte[] { 3 });
+        Assert.Equal([3], (await allowed.NextAsync()).Data);
+        Assert.False(events.Disconnected.IsCompleted);
     }
 
     [Theory(Timeout = 60_000)]
@@ -95,11 +158,13 @@ public sealed class AuthTests
     public async Task Subscribe_violation_reaches_the_client_as_its_error(ServerKind kind)
     {
         await using var server = await StartWithRestrictedUserAsync(kind);
-        using var client = ConnectRestricted(server);
-        using var denied = client.Connection.SubscribeSync("admin.audit");
-        var error = await client.WaitClosedAsync();
-        Assert.NotNull(error);
-        Assert.Contains("permissions violation for subscription to \"admin.audit", error.Message, StringComparison.Ordinal);
+        await using var client = await ConnectRestrictedAsync(server);
+        var events = ClientEvents.Watch(client);
+        await using var denied = await client.SubscribeCoreAsync<byte[]>("admin.audit");
+        var error = await events.ServerErrorAsync();
+        Assert.StartsWith("Permissions Violation for Subscription to \"admin.audit\"", error, StringComparison.Ordinal);
+        await client.PingAsync();
+        Assert.False(events.Disconnected.IsCompleted);
     }
 
     [Theory(Timeout = 60_000)]
@@ -107,19 +172,21 @@ public sealed class AuthTests
     public async Task Denied_subject_is_never_delivered_to_a_wildcard_subscriber(ServerKind kind)
     {
         await using var server = await StartWithRestrictedUserAsync(kind);
-        using var restricted = ConnectRestricted(server);
-        using var wide = restricted.Connection.SubscribeSync("public.>");
-        restricted.Connection.Flush(NatsClientConnection.DefaultTimeoutMilliseconds);
+        await using var restricted = await ConnectRestrictedAsync(server);
+        var events = ClientEvents.Watch(restricted);
+        await using var wide = await restricted.SubscribeCoreAsync<byte[]>("public.>");
+        await restricted.PingAsync();
 
-        using var admin = NatsClientConnection.Connect(server.Url, o => (o.User, o.Password) = ("admin", "admin"));
-        admin.Connection.Publish("public.secret", [1]);
-        admin.Connection.Publish("public.news", [2]);
-        admin.Connection.Flush(NatsClientConnection.DefaultTimeoutMilliseconds);
+        await using var admin = await NatsClients.ConnectAsync(server.Url, configure: o => o.WithUser("admin", "admin"));
+        await admin.PublishAsync("public.secret", new byte[] { 1 });
+        await admin.PublishAsync("public.news", new byte[] { 2 });
+        await admin.PingAsync();
 
-        Assert.Equal([2], wide.NextMessage(NatsClientConnection.DefaultTimeoutMilliseconds).Data);
-        restricted.Connection.Flush(NatsClientConnection.DefaultTimeoutMilliseconds);
-        Assert.Equal(0, wide.QueuedMessageCount);
-        Assert.False(restricted.Closed.IsCompleted);
+        Assert.Equal([2], (await wide.NextAsync()).Data);
+        await restricted.PingAsync();
+        Assert.True(wide.IsEmpty());
+        Assert.Empty(events.ServerErrors);
+        Assert.False(events.Disconnected.IsCompleted);
     }
 
     private static Task<ServerUnderTest> StartWithRestrictedUserAsync(ServerKind kind) => ServerUnderTest.StartAsync(
@@ -149,19 +216,28 @@ public sealed class AuthTests
         }
         """);
 
-    private static NatsClientConnection ConnectRestricted(ServerUnderTest server) =>
-        NatsClientConnection.Connect(server.Url, o => (o.User, o.Password) = ("app", "app"), "restricted");
+    private static Task<NatsConnection> ConnectRestrictedAsync(ServerUnderTest server) =>
+        NatsClients.ConnectAsync(server.Url, "restricted", o => o.WithUser("app", "app"));
 
-    private static void RoundTrip(NatsClientConnection client)
+    private static async Task RoundTripAsync(NatsConnection client)
     {
-        using var sub = client.Connection.SubscribeSync("auth.check");
-        client.Connection.Publish("auth.check", [42]);
-        Assert.Equal([42], sub.NextMessage(NatsClientConnection.DefaultTimeoutMilliseconds).Data);
+        await using var sub = await client.SubscribeCoreAsync<byte[]>("auth.check");
+        await client.PublishAsync("auth.check", new byte[] { 42 });
+        Assert.Equal([42], (await sub.NextAsync()).Data);
     }
 
-    private static void AssertRefused(string url, Action<NATS.Client.Options> configure)
+    private static async Task AssertRefusedAsync(string url, Func<NatsOpts, NatsOpts> configure)
     {
-        var error = Assert.ThrowsAny<NATSException>(() => NatsClientConnection.Connect(url, configure).Dispose());
-        Assert.Contains("authorization violation", error.Message, StringComparison.OrdinalIgnoreCase);
+        var error = await Assert.ThrowsAnyAsync<NatsException>(async () => await (await NatsClients.ConnectAsync(url, configure: configure)).DisposeAsync());
+        var server = FindServerError(error);
+        Assert.NotNull(server);
+        Assert.Equal("Authorization Violation", server.Error, ignoreCase: true);
     }
+
+    private static NatsServerException? FindServerError(Exception? error) => error switch
+    {
+        null => null,
+        NatsServerException server => server,
+        _ => FindServerError(error.InnerException),
+    };
 }

@@ -12,8 +12,7 @@ namespace Broker.Client.Tests;
 /// </summary>
 public sealed class MessageBusTests
 {
-    private const int Wait = NatsClientConnection.DefaultTimeoutMilliseconds;
-    private static readonly TimeSpan WaitSpan = TimeSpan.FromMilliseconds(Wait);
+    private static readonly TimeSpan WaitSpan = NatsClients.Timeout;
 
     [Fact(Timeout = 60_000)]
     public async Task Bus_subscriber_receives_what_a_nats_client_publishes()
@@ -24,13 +23,13 @@ public sealed class MessageBusTests
         using var subscription = bus.Subscribe("telemetry.>", null, (in BusMessage m) => received.Enqueue(
             (Encoding.UTF8.GetString(m.Subject), Encoding.UTF8.GetString(m.ReplyTo), Encoding.UTF8.GetString(m.Payload.ToArray()))));
 
-        using var client = NatsClientConnection.Connect(broker.Url);
+        await using var client = await NatsClients.ConnectAsync(broker.Url);
         for (var i = 0; i < 20; i++)
         {
-            client.Connection.Publish($"telemetry.dev{i % 2}", i == 0 ? "inbox.0" : null, Encoding.UTF8.GetBytes($"t-{i}"));
+            await client.PublishAsync($"telemetry.dev{i % 2}", Encoding.UTF8.GetBytes($"t-{i}"), replyTo: i == 0 ? "inbox.0" : null);
         }
 
-        client.Connection.Flush(Wait);
+        await client.PingAsync();
         Assert.True(await Eventually.TrueAsync(() => received.Count >= 20), $"bus got {received.Count} of 20");
         var messages = received.ToList();
         Assert.Equal(Enumerable.Range(0, 20).Select(i => $"t-{i}"), messages.Select(m => m.Payload));
@@ -40,34 +39,42 @@ public sealed class MessageBusTests
     }
 
     [Fact(Timeout = 60_000)]
-    public async Task Nats_subscriber_receives_bus_publishes_with_headers_stripped_for_it()
+    public async Task Nats_subscribers_receive_bus_publishes_with_headers_or_without_them_when_not_supported()
     {
         await using var broker = await TestBroker.StartAsync();
-        using var client = NatsClientConnection.Connect(broker.Url);
-        using var sub = client.Connection.SubscribeSync("alerts.*");
-        client.Connection.Flush(Wait);
+        await using var client = await NatsClients.ConnectAsync(broker.Url);
+        await using var sub = await client.SubscribeCoreAsync<string>("alerts.*");
+        await client.PingAsync();
+
+        // A client that announced no header support (the .NET client always announces it, so this one is raw).
+        await using var headerless = await RawClient.ConnectAsync(broker.EndPoint);
+        await headerless.SendAsync("CONNECT {\"verbose\":false,\"headers\":false}\r\nSUB alerts.* 1\r\n");
+        Assert.Equal(["PONG"], (await headerless.PingAndCollectAsync()).Lines);
 
         await using var bus = broker.Bus.CreateClient();
         bus.Publish("alerts.disk", "full"u8.ToArray(), replyTo: "ops.inbox");
-
-        // This client announced no header support: the broker sends the payload alone, as nats-server does.
         var headers = new ReadOnlySequence<byte>("NATS/1.0\r\nSeverity: high\r\n\r\n"u8.ToArray());
         bus.Publish("alerts.cpu"u8, default, headers, new ReadOnlySequence<byte>("hot"u8.ToArray()));
 
-        var first = sub.NextMessage(Wait);
-        Assert.Equal(("alerts.disk", "ops.inbox", "full"), (first.Subject, first.Reply, Encoding.UTF8.GetString(first.Data)));
-        var second = sub.NextMessage(Wait);
-        Assert.Equal(("alerts.cpu", "hot"), (second.Subject, Encoding.UTF8.GetString(second.Data)));
+        var first = await sub.NextAsync();
+        Assert.Equal(("alerts.disk", "ops.inbox", "full"), (first.Subject, first.ReplyTo, first.Data));
+        Assert.Null(first.Headers);
+        var second = await sub.NextAsync();
+        Assert.Equal(("alerts.cpu", "hot"), (second.Subject, second.Data));
+        Assert.Equal("high", second.Headers?["Severity"].ToString());
+
+        // The broker sends the header-less client the payload alone, as nats-server does.
+        var stripped = await headerless.PingAndCollectAsync();
+        Assert.Equal(["MSG alerts.disk 1 ops.inbox 4", "full", "MSG alerts.cpu 1 3", "hot", "PONG"], stripped.Lines);
     }
 
     [Fact(Timeout = 60_000)]
     public async Task Bus_request_is_answered_by_a_nats_responder()
     {
         await using var broker = await TestBroker.StartAsync();
-        using var responder = NatsClientConnection.Connect(broker.Url, name: "responder");
-        using var service = responder.Connection.SubscribeAsync("svc.upper", "svc", (_, e) =>
-            responder.Connection.Publish(e.Message.Reply, Encoding.UTF8.GetBytes(Encoding.UTF8.GetString(e.Message.Data).ToUpperInvariant())));
-        responder.Connection.Flush(Wait);
+        await using var responder = await NatsClients.ConnectAsync(broker.Url, "responder");
+        await using var service = await SubscriptionHandler.RespondAsync(
+            responder, "svc.upper", data => Encoding.UTF8.GetBytes(Encoding.UTF8.GetString(data).ToUpperInvariant()), "svc");
 
         await using var bus = broker.Bus.CreateClient();
         for (var i = 0; i < 5; i++)
@@ -90,11 +97,11 @@ public sealed class MessageBusTests
             busClient.Publish(Encoding.UTF8.GetString(m.ReplyTo), Encoding.UTF8.GetBytes(new string([.. text.Reverse()])));
         });
 
-        using var client = NatsClientConnection.Connect(broker.Url);
-        Assert.Equal("olleh", Encoding.UTF8.GetString(client.Connection.Request("svc.reverse", "hello"u8.ToArray(), Wait).Data));
+        await using var client = await NatsClients.ConnectAsync(broker.Url);
+        Assert.Equal("olleh", (await client.RequestAsync<string, string>("svc.reverse", "hello")).Data);
         var replies = await Task.WhenAll(Enumerable.Range(0, 10).Select(i =>
-            client.Connection.RequestAsync("svc.reverse", Encoding.UTF8.GetBytes($"ab{i}"), Wait)));
-        Assert.Equal(Enumerable.Range(0, 10).Select(i => $"{i}ba"), replies.Select(r => Encoding.UTF8.GetString(r.Data)));
+            client.RequestAsync<string, string>("svc.reverse", $"ab{i}").AsTask()));
+        Assert.Equal(Enumerable.Range(0, 10).Select(i => $"{i}ba"), replies.Select(r => r.Data));
     }
 
     [Fact(Timeout = 60_000)]
@@ -105,9 +112,8 @@ public sealed class MessageBusTests
         await Assert.ThrowsAsync<NoRespondersException>(() => bus.RequestAsync("nobody.home", "?"u8.ToArray(), TimeSpan.FromSeconds(30)));
 
         // A socket subscriber counts as a responder.
-        using var client = NatsClientConnection.Connect(broker.Url);
-        using var listener = client.Connection.SubscribeAsync("nobody.home", (_, e) => client.Connection.Publish(e.Message.Reply, "here"u8.ToArray()));
-        client.Connection.Flush(Wait);
+        await using var client = await NatsClients.ConnectAsync(broker.Url);
+        await using var listener = await SubscriptionHandler.RespondAsync(client, "nobody.home", _ => "here"u8.ToArray());
         Assert.Equal("here", Encoding.UTF8.GetString((await bus.RequestAsync("nobody.home", "?"u8.ToArray(), WaitSpan)).Payload.Span));
     }
 
@@ -122,22 +128,20 @@ public sealed class MessageBusTests
         await using var busB = broker.Bus.CreateClient(new BusClientOptions { Name = "bus-b" });
         using var subA = busA.Subscribe("work.items", "pool", (in BusMessage m) => got[0].Enqueue(Index(m.Payload.ToArray())));
         using var subB = busB.Subscribe("work.items", "pool", (in BusMessage m) => got[1].Enqueue(Index(m.Payload.ToArray())));
-        using var socketC = NatsClientConnection.Connect(broker.Url, name: "socket-c");
-        using var socketD = NatsClientConnection.Connect(broker.Url, name: "socket-d");
-        socketC.Connection.SubscribeAsync("work.items", "pool", (_, e) => got[2].Enqueue(Index(e.Message.Data)));
-        socketD.Connection.SubscribeAsync("work.items", "pool", (_, e) => got[3].Enqueue(Index(e.Message.Data)));
-        socketC.Connection.Flush(Wait);
-        socketD.Connection.Flush(Wait);
+        await using var socketC = await NatsClients.ConnectAsync(broker.Url, "socket-c");
+        await using var socketD = await NatsClients.ConnectAsync(broker.Url, "socket-d");
+        await using var subC = await SubscriptionHandler.StartAsync(socketC, "work.items", m => Record(2, m.Data!), "pool");
+        await using var subD = await SubscriptionHandler.StartAsync(socketD, "work.items", m => Record(3, m.Data!), "pool");
 
         // Half from a socket publisher, half from the bus.
-        using var publisher = NatsClientConnection.Connect(broker.Url, name: "publisher");
+        await using var publisher = await NatsClients.ConnectAsync(broker.Url, "publisher");
         await using var busPublisher = broker.Bus.CreateClient();
         for (var i = 0; i < total; i++)
         {
             var payload = BitConverter.GetBytes(i);
             if (i % 2 == 0)
             {
-                publisher.Connection.Publish("work.items", payload);
+                await publisher.PublishAsync("work.items", payload);
             }
             else
             {
@@ -145,14 +149,20 @@ public sealed class MessageBusTests
             }
         }
 
-        publisher.Connection.Flush(Wait);
+        await publisher.PingAsync();
         Assert.True(await Eventually.TrueAsync(() => got.Sum(q => q.Count) >= total), $"delivered {got.Sum(q => q.Count)} of {total}");
-        socketC.Connection.Flush(Wait);
-        socketD.Connection.Flush(Wait);
+        await socketC.PingAsync();
+        await socketD.PingAsync();
 
         Assert.Equal(Enumerable.Range(0, total), got.SelectMany(q => q).Order());
         Assert.All(got, q => Assert.NotEmpty(q));
 
         static int Index(byte[] payload) => BitConverter.ToInt32(payload);
+
+        ValueTask Record(int member, byte[] payload)
+        {
+            got[member].Enqueue(Index(payload));
+            return default;
+        }
     }
 }

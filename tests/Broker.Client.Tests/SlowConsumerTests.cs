@@ -9,8 +9,6 @@ namespace Broker.Client.Tests;
 /// </summary>
 public sealed class SlowConsumerTests
 {
-    private const int Wait = NatsClientConnection.DefaultTimeoutMilliseconds;
-
     public static TheoryData<string> Limits => new() { "Pending Bytes", "Write Deadline" };
 
     [Theory(Timeout = 120_000)]
@@ -43,29 +41,32 @@ public sealed class SlowConsumerTests
         Assert.Equal(["PONG"], (await stalled.PingAndCollectAsync()).Lines);
 
         // From here the raw client reads nothing until the burst is over.
-        using var healthyA = NatsClientConnection.Connect(broker.Url, name: "healthy-a");
-        using var healthyB = NatsClientConnection.Connect(broker.Url, name: "healthy-b");
-        using var subA = healthyA.Connection.SubscribeSync("burst");
-        using var subB = healthyB.Connection.SubscribeSync("burst");
-        healthyA.Connection.Flush(Wait);
-        healthyB.Connection.Flush(Wait);
+        await using var healthyA = await NatsClients.ConnectAsync(broker.Url, "healthy-a");
+        await using var healthyB = await NatsClients.ConnectAsync(broker.Url, "healthy-b");
+        var eventsA = ClientEvents.Watch(healthyA);
+        var eventsB = ClientEvents.Watch(healthyB);
+        await using var subA = await healthyA.SubscribeCoreAsync<byte[]>("burst");
+        await using var subB = await healthyB.SubscribeCoreAsync<byte[]>("burst");
+        await healthyA.PingAsync();
+        await healthyB.PingAsync();
 
-        using var publisher = NatsClientConnection.Connect(broker.Url, name: "publisher");
+        await using var publisher = await NatsClients.ConnectAsync(broker.Url, "publisher");
+        var publisherEvents = ClientEvents.Watch(publisher);
         var payload = new byte[size];
         for (var start = 0; start < count; start += batch)
         {
             for (var i = start; i < start + batch; i++)
             {
                 BinaryPrimitives.WriteInt32BigEndian(payload, i);
-                publisher.Connection.Publish("burst", payload);
+                await publisher.PublishAsync("burst", payload);
             }
 
-            publisher.Connection.Flush(Wait);
+            await publisher.PingAsync();
             foreach (var sub in new[] { subA, subB })
             {
                 for (var i = start; i < start + batch; i++)
                 {
-                    var data = sub.NextMessage(Wait).Data;
+                    var data = (await sub.NextAsync()).Data!;
                     Assert.Equal(size, data.Length);
                     Assert.Equal(i, BinaryPrimitives.ReadInt32BigEndian(data));
                 }
@@ -85,10 +86,12 @@ public sealed class SlowConsumerTests
         var lines = await stalled.ExpectClosedAsync(TimeSpan.FromSeconds(30));
         Assert.DoesNotContain(lines, l => l.StartsWith("-ERR", StringComparison.Ordinal));
 
-        Assert.False(healthyA.Closed.IsCompleted);
-        Assert.False(healthyB.Closed.IsCompleted);
-        Assert.False(publisher.Closed.IsCompleted);
-        Assert.Empty(healthyA.AsyncErrors);
-        Assert.Empty(healthyB.AsyncErrors);
+        Assert.False(eventsA.Disconnected.IsCompleted);
+        Assert.False(eventsB.Disconnected.IsCompleted);
+        Assert.False(publisherEvents.Disconnected.IsCompleted);
+        Assert.Empty(eventsA.ClientProblems);
+        Assert.Empty(eventsB.ClientProblems);
+        Assert.Empty(eventsA.ServerErrors);
+        Assert.Empty(eventsB.ServerErrors);
     }
 }

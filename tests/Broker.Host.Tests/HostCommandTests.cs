@@ -48,7 +48,7 @@ public sealed class HostCommandTests : IDisposable
     }
 
     [Theory]
-    [InlineData(new[] { "--bogus" }, "broker: flag provided but not defined: --bogus (see --help)")]
+    [InlineData(new[] { "--bogus" }, "broker: flag provided but not defined: -bogus (see --help)")]
     [InlineData(new[] { "-p", "abc" }, "broker: invalid value \"abc\" for flag -p: parse error (see --help)")]
     [InlineData(new[] { "-p" }, "broker: flag needs an argument: -p (see --help)")]
     [InlineData(new[] { "-p", "70000" }, "broker: port: 70000 is not a valid port number")]

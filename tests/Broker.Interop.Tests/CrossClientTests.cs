@@ -5,31 +5,38 @@ using Broker.Abstractions;
 namespace Broker.Interop.Tests;
 
 /// <summary>
-/// Messages crossing client implementations: nats.js, libnats (C), the legacy .NET client and, on our broker, the
-/// in-process bus. Each pairing runs against our broker and the reference nats-server.
+/// Messages crossing client implementations: nats.js, libnats (C), the .NET client (NATS.Client.Core) and, on our
+/// broker, the in-process bus. Each pairing runs against our broker and the reference nats-server.
 /// </summary>
 public sealed class CrossClientTests(CClient c) : IClassFixture<CClient>
 {
-    private const int Wait = NatsClientConnection.DefaultTimeoutMilliseconds;
-
     public static TheoryData<ServerKind> Servers => new() { ServerKind.Ours, ServerKind.Reference };
 
     [Theory(Timeout = 90_000)]
     [MemberData(nameof(Servers))]
-    public async Task Js_publisher_to_dotnet_subscriber_without_header_support(ServerKind kind)
+    public async Task Js_publisher_to_dotnet_subscriber_and_one_without_header_support(ServerKind kind)
     {
         await using var server = await ServerUnderTest.StartAsync(kind);
-        using var dotnet = NatsClientConnection.Connect(server.Url);
-        using var sub = dotnet.Connection.SubscribeSync("cross.js-to-net");
-        dotnet.Connection.Flush(Wait);
+        await using var dotnet = await NatsClients.ConnectAsync(server.Url);
+        await using var sub = await dotnet.SubscribeCoreAsync<string>("cross.js-to-net");
+        await dotnet.PingAsync();
+        await using var headerless = await server.ConnectAsync();
+        await headerless.SendAsync("CONNECT {\"verbose\":false,\"headers\":false}\r\nSUB cross.js-to-net 1\r\n");
+        Assert.Equal(["PONG"], (await headerless.PingAndCollectAsync()).Lines);
 
         ScenarioSummary.AssertOk(await NodeScripts.RunAsync("publish.mjs", server.Url, "cross.js-to-net", "25"));
 
-        // nats.js sent HPUB with an X-Index header; this client cannot take headers, so it gets the payload alone.
+        // nats.js sent HPUB with an X-Index header: the .NET client gets it with the payload, while a client that
+        // announced no header support gets the payload alone.
         for (var i = 0; i < 25; i++)
         {
-            Assert.Equal($"msg-{i}", Encoding.UTF8.GetString(sub.NextMessage(Wait).Data));
+            var message = await sub.NextAsync();
+            Assert.Equal($"msg-{i}", message.Data);
+            Assert.Equal($"{i}", message.Headers?["X-Index"].ToString());
         }
+
+        var lines = (await headerless.PingAndCollectAsync()).Lines;
+        Assert.Equal(Enumerable.Range(0, 25).SelectMany(i => new[] { $"MSG cross.js-to-net 1 {$"msg-{i}".Length}", $"msg-{i}" }).Append("PONG"), lines);
     }
 
     [Theory(Timeout = 90_000)]
@@ -40,13 +47,13 @@ public sealed class CrossClientTests(CClient c) : IClassFixture<CClient>
         await using var js = NodeScripts.Start("subscribe.mjs", server.Url, "cross.net-to-js", "25");
         await NodeScripts.WaitReadyAsync(js);
 
-        using var dotnet = NatsClientConnection.Connect(server.Url);
+        await using var dotnet = await NatsClients.ConnectAsync(server.Url);
         for (var i = 0; i < 25; i++)
         {
-            dotnet.Connection.Publish("cross.net-to-js", Encoding.UTF8.GetBytes($"msg-{i}"));
+            await dotnet.PublishAsync("cross.net-to-js", $"msg-{i}");
         }
 
-        dotnet.Connection.Flush(Wait);
+        await dotnet.PingAsync();
         var summary = ScenarioSummary.AssertOk(await js.WaitForExitAsync(NodeScripts.Timeout));
         Assert.Equal(25, summary.GetProperty("received").GetInt32());
         Assert.Equal(0, summary.GetProperty("withHeaders").GetInt32());
@@ -60,11 +67,11 @@ public sealed class CrossClientTests(CClient c) : IClassFixture<CClient>
         await using var js = NodeScripts.Start("respond.mjs", server.Url, "cross.js-svc", "10");
         await NodeScripts.WaitReadyAsync(js);
 
-        using var dotnet = NatsClientConnection.Connect(server.Url);
+        await using var dotnet = await NatsClients.ConnectAsync(server.Url);
         for (var i = 0; i < 10; i++)
         {
-            var reply = dotnet.Connection.Request("cross.js-svc", Encoding.UTF8.GetBytes($"hello-{i}"), Wait);
-            Assert.Equal($"HELLO-{i}", Encoding.UTF8.GetString(reply.Data));
+            var reply = await dotnet.RequestAsync<string, string>("cross.js-svc", $"hello-{i}");
+            Assert.Equal($"HELLO-{i}", reply.Data);
         }
 
         Assert.Equal(10, ScenarioSummary.AssertOk(await js.WaitForExitAsync(NodeScripts.Timeout)).GetProperty("answered").GetInt32());
@@ -75,8 +82,8 @@ public sealed class CrossClientTests(CClient c) : IClassFixture<CClient>
     public async Task Js_requests_answered_by_dotnet_responder(ServerKind kind)
     {
         await using var server = await ServerUnderTest.StartAsync(kind);
-        using var dotnet = NatsClientConnection.Connect(server.Url, name: "net-responder");
-        using var service = UpperCaseResponder(dotnet, "cross.net-svc");
+        await using var dotnet = await NatsClients.ConnectAsync(server.Url, "net-responder");
+        await using var service = await UpperCaseResponderAsync(dotnet, "cross.net-svc");
 
         ScenarioSummary.AssertOk(await NodeScripts.RunAsync("request.mjs", server.Url, "cross.net-svc", "10"));
     }
@@ -110,8 +117,8 @@ public sealed class CrossClientTests(CClient c) : IClassFixture<CClient>
     public async Task C_requests_answered_by_dotnet_responder(ServerKind kind)
     {
         await using var server = await ServerUnderTest.StartAsync(kind);
-        using var dotnet = NatsClientConnection.Connect(server.Url, name: "net-responder");
-        using var service = UpperCaseResponder(dotnet, "cross.net-svc");
+        await using var dotnet = await NatsClients.ConnectAsync(server.Url, "net-responder");
+        await using var service = await UpperCaseResponderAsync(dotnet, "cross.net-svc");
 
         ScenarioSummary.AssertOk(await c.RunAsync("request", server.Url, "cross.net-svc", "5"));
     }
@@ -159,11 +166,6 @@ public sealed class CrossClientTests(CClient c) : IClassFixture<CClient>
         ScenarioSummary.AssertOk(await cResponder.WaitForExitAsync(CClient.Timeout));
     }
 
-    private static IAsyncSubscription UpperCaseResponder(NatsClientConnection client, string subject)
-    {
-        var subscription = client.Connection.SubscribeAsync(subject, (_, e) =>
-            client.Connection.Publish(e.Message.Reply, Encoding.UTF8.GetBytes(Encoding.UTF8.GetString(e.Message.Data).ToUpperInvariant())));
-        client.Connection.Flush(Wait);
-        return subscription;
-    }
+    private static Task<SubscriptionHandler> UpperCaseResponderAsync(NatsConnection client, string subject) =>
+        SubscriptionHandler.RespondAsync(client, subject, data => Encoding.UTF8.GetBytes(Encoding.UTF8.GetString(data).ToUpperInvariant()));
 }

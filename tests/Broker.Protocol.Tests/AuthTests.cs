@@ -55,6 +55,53 @@ public sealed class AuthTests
         Assert.Equal(["+OK", "PONG"], right.Lines);
     }
 
+    [Theory(Timeout = 60_000)]
+    [MemberData(nameof(Servers))]
+    public async Task Nkey_users_get_a_nonce_in_info_and_sign_it_in_connect(ServerKind kind)
+    {
+        using var alice = NATS.NKeys.KeyPair.CreatePair(NATS.NKeys.PrefixByte.User);
+        var publicKey = alice.GetPublicKey();
+        await using var server = await ServerUnderTest.StartAsync(
+            kind, o => o.Authorization.Users.Add(new() { Nkey = publicKey }), "authorization { users = [ { nkey: " + publicKey + " } ] }");
+
+        await using (var client = await server.ConnectAsync())
+        {
+            var info = System.Text.Json.JsonDocument.Parse(client.Info!["INFO ".Length..]).RootElement;
+            Assert.True(info.GetProperty("auth_required").GetBoolean());
+            var nonce = info.GetProperty("nonce").GetString()!;
+            Assert.Matches("^[A-Za-z0-9_-]{15}$", nonce);
+
+            var signature = new byte[64];
+            alice.Sign(System.Text.Encoding.ASCII.GetBytes(nonce), signature);
+            await client.SendAsync($"CONNECT {{\"nkey\":\"{publicKey}\",\"sig\":\"{System.Buffers.Text.Base64Url.EncodeToString(signature)}\"}}\r\n");
+            Assert.Equal(["+OK", "PONG"], (await client.PingAndCollectAsync()).Lines);
+        }
+
+        // A signature of another nonce, no signature, or no key at all: Authorization Violation, and the connection closes.
+        var stale = new byte[64];
+        alice.Sign("an older nonce!"u8.ToArray(), stale);
+        foreach (var connect in new[]
+        {
+            $"{{\"nkey\":\"{publicKey}\",\"sig\":\"{System.Buffers.Text.Base64Url.EncodeToString(stale)}\"}}",
+            $"{{\"nkey\":\"{publicKey}\"}}",
+            "{\"user\":\"alice\",\"pass\":\"x\"}",
+        })
+        {
+            var transcript = await server.RunAsync($"CONNECT {connect}\r\n");
+            Assert.Equal(["-ERR 'Authorization Violation'"], transcript.Lines);
+            Assert.True(transcript.Closed);
+        }
+    }
+
+    [Theory(Timeout = 60_000)]
+    [MemberData(nameof(Servers))]
+    public async Task Info_has_no_nonce_without_nkey_users(ServerKind kind)
+    {
+        await using var server = await ServerUnderTest.StartAsync(kind, ConfigureUsers, UsersConfig);
+        await using var client = await server.ConnectAsync();
+        Assert.DoesNotContain("\"nonce\"", client.Info, StringComparison.Ordinal);
+    }
+
     [Theory]
     [MemberData(nameof(Servers))]
     public async Task Users_with_plain_and_bcrypt_passwords(ServerKind kind)

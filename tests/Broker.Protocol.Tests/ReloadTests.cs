@@ -50,6 +50,37 @@ public sealed class ReloadTests
         Assert.Equal(["-ERR 'Permissions Violation for Publish to \"foo\"'", "PONG"], (await bob.PingAndCollectAsync()).Lines);
     }
 
+    [Fact(Timeout = 30_000)]
+    public async Task Nkey_user_keeps_its_connection_while_its_key_stays_and_loses_it_when_removed()
+    {
+        using var alice = NATS.NKeys.KeyPair.CreatePair(NATS.NKeys.PrefixByte.User);
+        void WithAlice(BrokerOptions o, string publish)
+        {
+            o.Authorization.Users.Add(new() { Nkey = alice.GetPublicKey(), Permissions = new() { Publish = new() { Allow = [publish] } } });
+            o.Authorization.Users.Add(new() { User = "bob", Password = "pw" });
+        }
+
+        await using var broker = await TestBroker.StartAsync(o => WithAlice(o, "foo"));
+        await using var client = await RawClient.ConnectAsync(broker.EndPoint);
+        var nonce = System.Text.Json.JsonDocument.Parse(client.Info!["INFO ".Length..]).RootElement.GetProperty("nonce").GetString()!;
+        var signature = new byte[64];
+        alice.Sign(System.Text.Encoding.ASCII.GetBytes(nonce), signature);
+        await client.SendAsync($"CONNECT {{\"nkey\":\"{alice.GetPublicKey()}\",\"sig\":\"{System.Buffers.Text.Base64Url.EncodeToString(signature)}\",\"verbose\":false}}\r\n");
+        Assert.Equal(["PONG"], (await client.PingAndCollectAsync()).Lines);
+
+        // New permissions for the same key apply to the live connection.
+        var changed = await broker.Server.ReloadAsync(Reconfigured(broker, o => WithAlice(o, "bar")));
+        Assert.True(changed.Succeeded, changed.Error);
+        Assert.Contains(broker.Logs.Entries, e => e.Message == "Reloaded: authorization nkey users");
+        await client.SendAsync("PUB foo 1\r\nx\r\nPUB bar 1\r\nx\r\n");
+        Assert.Equal(["-ERR 'Permissions Violation for Publish to \"foo\"'", "PONG"], (await client.PingAndCollectAsync()).Lines);
+
+        // Without its key the connection is no longer authorized.
+        var removed = await broker.Server.ReloadAsync(Reconfigured(broker, o => o.Authorization.Users.Add(new() { User = "bob", Password = "pw" })));
+        Assert.True(removed.Succeeded, removed.Error);
+        Assert.Equal(["-ERR 'Authorization Violation'"], await client.ExpectClosedAsync());
+    }
+
     [Fact]
     public async Task Subscriptions_no_longer_allowed_are_removed_with_an_error()
     {

@@ -26,6 +26,9 @@ public sealed class RawClient : IAsyncDisposable
 
     public bool Closed { get; private set; }
 
+    /// <summary>The client's own port (the server names the connection by it).</summary>
+    public int LocalPort => ((IPEndPoint)socket.LocalEndPoint!).Port;
+
     public static async Task<RawClient> ConnectAsync(EndPoint endPoint, bool readInfo = true)
     {
         var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };

@@ -3,6 +3,7 @@ using System.Security.Authentication;
 using System.Text;
 using Broker.Abstractions;
 using Broker.TestKit;
+using NATS.Client.Core;
 
 namespace Broker.Tls.Tests;
 
@@ -65,23 +66,23 @@ public sealed class SessionTests
     }
 
     [Fact(Timeout = 30_000)]
-    public async Task The_legacy_nats_client_connects_securely_and_exchanges_messages()
+    public async Task The_dotnet_client_connects_securely_and_exchanges_messages()
     {
         await using var broker = await TlsBroker.StartAsync(TlsBroker.Settings());
-        using var client = NatsClientConnection.Connect(broker.Url, options =>
+        await using var connection = await NatsClients.ConnectAsync(broker.Url, configure: o => o with
         {
-            options.Secure = true;
-            options.TLSRemoteCertificationValidationCallback = (_, cert, _, _) =>
-                TestCertificates.Shared.ValidateServer(cert as System.Security.Cryptography.X509Certificates.X509Certificate2 ?? (cert is null ? null : new(cert)));
+            TlsOpts = new NatsTlsOpts { Mode = TlsMode.Require, CaFile = TestCertificates.Shared.CaFile },
         });
+        var events = ClientEvents.Watch(connection);
 
-        var connection = client.Connection;
-        using var subscription = connection.SubscribeSync("legacy.tls");
-        connection.Publish("legacy.tls", Encoding.UTF8.GetBytes("over tls"));
-        connection.Flush(5000);
-        var message = subscription.NextMessage(5000);
-        Assert.Equal("over tls", Encoding.UTF8.GetString(message.Data));
-        Assert.Empty(client.AsyncErrors);
+        await using var subscription = await connection.SubscribeCoreAsync<string>("client.tls");
+        await connection.PublishAsync("client.tls", "over tls");
+        await connection.PingAsync();
+        var message = await subscription.NextAsync();
+        Assert.Equal("over tls", message.Data);
+        Assert.True(connection.ServerInfo?.TlsRequired);
+        Assert.Empty(events.ServerErrors);
+        Assert.Empty(events.ClientProblems);
     }
 
     [Fact(Timeout = 30_000)]

@@ -8,4 +8,11 @@ public sealed record BusClientOptions
 
     /// <summary>Whether the client receives its own publishes on its matching subscriptions. Default <see langword="true"/>.</summary>
     public bool Echo { get; init; } = true;
+
+    /// <summary>
+    /// Whether publishes wait for <see cref="IBusClient.FlushAsync"/> instead of flushing per call, so a loop that sends
+    /// many messages (a JetStream consumer delivering a batch) costs each receiving connection one flush. Publishes made
+    /// from the client's own handlers are batched either way. Default <see langword="false"/>.
+    /// </summary>
+    public bool DeferFlush { get; init; }
 }

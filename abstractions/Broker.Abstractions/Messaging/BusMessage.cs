@@ -8,7 +8,8 @@ public delegate void BusMessageHandler(in BusMessage message);
 
 /// <summary>
 /// A message delivered to an in-process subscription. Its memory belongs to the broker and is valid only during
-/// the handler call.
+/// the handler call: a queued copy for <see cref="BusMessageHandler"/>, the publisher's own buffer for
+/// <see cref="BusOutputHandler"/>.
 /// </summary>
 public readonly ref struct BusMessage
 {

@@ -32,6 +32,8 @@ internal static class MarkdownReport
         Line(text, $"![ours ÷ nats-server per row]({chartFileName})");
         Line(text);
         Throughput(text, report);
+        Generators(text, report);
+        FirstRuns(text, report);
         Latency(text, report);
         Scale(text, report);
         Failures(text, report);
@@ -69,6 +71,54 @@ internal static class MarkdownReport
         Line(text);
         Line(text, "Per run: the calibrated count (messages published; requests per client for request/reply; 16 KB writes for loopback). "
             + "msgs/s counts messages received by all subscribers together (published messages for publish-only rows, completed round trips for request/reply); MB/s is payload bytes of those messages. Server CPU is the server process's user + system time during the run divided by those messages: it is far less sensitive to other load on the machine than msgs/s (lower is better).");
+        Line(text);
+    }
+
+    /// <summary>Each row's ratio with the lean generator beside its ratio with NATS.Client.Core.</summary>
+    private static void Generators(StringBuilder text, CompareReport report)
+    {
+        var twins = report.Rows.Where(r => r.Row.Generator == Generator.ClientCore && r.Row.IsAvailable).ToList();
+        if (twins.Count == 0)
+        {
+            return;
+        }
+
+        Line(text, "| Row | lean generator: nats-server / ours msgs/s | ours ÷ nats-server | NATS.Client.Core: nats-server / ours msgs/s | ours ÷ nats-server |");
+        Line(text, "|---|---:|---:|---:|---:|");
+        foreach (var core in twins)
+        {
+            var lean = report.Rows.FirstOrDefault(r => r.Row.Id == core.Row.LeanId);
+            Line(text, $"| {lean?.Row.Title ?? core.Row.LeanId} | {Pair(lean)} | {Ratio(lean?.Ratio)} | {Pair(core)} | {Ratio(core.Ratio)} |");
+        }
+
+        Line(text);
+        Line(text, "The lean generator pipelines raw protocol frames, so it measures the server; NATS.Client.Core is driven as an application drives it (awaiting PublishAsync per message, `await foreach` over SubscribeAsync, RequestAsync), so its rows show what a .NET application sees, where the client's own per-message cost takes a share of the machine.");
+        Line(text);
+
+        static string Pair(RowResult? result) => result is null
+            ? "-"
+            : $"{Short(result.SpreadOf(Side.NatsServer, m => m.MessagesPerSecond)?.Median)} / {Short(result.SpreadOf(Side.Ours, m => m.MessagesPerSecond)?.Median)}";
+    }
+
+    /// <summary>The first run of each row on a just-started server, beside the warmed-up median.</summary>
+    private static void FirstRuns(StringBuilder text, CompareReport report)
+    {
+        var rows = report.Rows.Where(r => r.First.Count > 0 && r.Row.Target == RowTarget.Servers).ToList();
+        if (rows.Count == 0)
+        {
+            return;
+        }
+
+        Line(text, "| First run on a fresh server | count | nats-server msgs/s | ours msgs/s | ours ÷ nats-server | warmed-up median ours ÷ nats-server |");
+        Line(text, "|---|---:|---:|---:|---:|---:|");
+        foreach (var result in rows)
+        {
+            var count = result.First.Values.First().Messages;
+            Line(text, $"| {result.Row.Title} | {Short(count)} | {Short(result.First.GetValueOrDefault(Side.NatsServer)?.MessagesPerSecond)} | {Short(result.First.GetValueOrDefault(Side.Ours)?.MessagesPerSecond)} | {Ratio(result.FirstRatio)} | {Ratio(result.Ratio)} |");
+        }
+
+        Line(text);
+        Line(text, "Each row starts both servers afresh; its first run (the first calibration run, a smaller count) is what a short-lived test process sees: JIT compilation, thread pool growth and first-time allocations included.");
         Line(text);
     }
 
@@ -159,6 +209,8 @@ internal static class MarkdownReport
     private static string Nanos(double? nanoseconds) => nanoseconds is { } value && double.IsFinite(value) ? Short(value) : "-";
 
     private static string Count(long count) => count == 0 ? string.Empty : Short(count);
+
+    private static string Short(double? value) => value is { } known ? Short(known) : "failed";
 
     /// <summary>1.23 M, 45.6 k, 789: three significant digits are all a loaded machine can support.</summary>
     public static string Short(double value) => value switch

@@ -12,6 +12,16 @@ internal enum RowTarget
     Machine,
 }
 
+/// <summary>Which load generator drives a row.</summary>
+internal enum Generator
+{
+    /// <summary>The lean raw-socket generator: pipelined frames, no client library between it and the server.</summary>
+    Lean,
+
+    /// <summary>NATS.Client.Core, used as an application uses it (PublishAsync, SubscribeAsync, RequestAsync).</summary>
+    ClientCore,
+}
+
 /// <summary>
 /// One line of the comparison table. A row whose capability is not built yet has no workload and a reason; it is
 /// reported as "not available" until its issue gives it a workload (and, for a transport or protocol that needs
@@ -51,6 +61,15 @@ internal sealed record Row
     /// configuration opens at <c>{ws_port}</c>.
     /// </summary>
     public NatsTransport Transport { get; init; } = NatsTransport.Tcp;
+
+    /// <summary>The load generator; a <see cref="Generator.ClientCore"/> row is the twin of the lean row <see cref="LeanId"/>.</summary>
+    public Generator Generator { get; init; } = Generator.Lean;
+
+    /// <summary>The id of the lean row this row repeats with NATS.Client.Core (its own id otherwise).</summary>
+    public string LeanId => Generator == Generator.ClientCore && Id.EndsWith(ClientCoreSuffix, StringComparison.Ordinal) ? Id[..^ClientCoreSuffix.Length] : Id;
+
+    /// <summary>The suffix of a NATS.Client.Core twin's id.</summary>
+    public const string ClientCoreSuffix = ".core";
 
     /// <summary>What one message/unit is, for the table's footnotes.</summary>
     public string Unit { get; init; } = "messages received";

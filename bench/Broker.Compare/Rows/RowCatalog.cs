@@ -1,4 +1,5 @@
 using Broker.Compare.Load;
+using Broker.Compare.Load.Client;
 
 namespace Broker.Compare.Rows;
 
@@ -9,24 +10,38 @@ namespace Broker.Compare.Rows;
 /// </summary>
 internal static class RowCatalog
 {
+    /// <summary>Every row; each server row the lean generator drives has a NATS.Client.Core twin right after it.</summary>
     public static IReadOnlyList<Row> All { get; } =
     [
         new() { Id = "loopback", Title = "Physical limit: loopback TCP, 16 KB writes", PayloadSize = LoopbackWorkload.BlockSize, Target = RowTarget.Machine, Workload = () => new LoopbackWorkload(), Unit = "16 KB writes" },
-        new() { Id = "pub-16", Title = "Publish only, 16 B", PayloadSize = 16, Workload = () => new PubSubWorkload(16, publishers: 1, subscribers: 0), Unit = "messages published" },
-        new() { Id = "pub-128", Title = "Publish only, 128 B", PayloadSize = 128, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 0), Unit = "messages published" },
-        new() { Id = "pubsub-16", Title = "Pub/sub 1:1, 16 B", PayloadSize = 16, Workload = () => new PubSubWorkload(16, publishers: 1, subscribers: 1) },
-        new() { Id = "pubsub-16k", Title = "Pub/sub 1:1, 16 KB", PayloadSize = 16 * 1024, Workload = () => new PubSubWorkload(16 * 1024, publishers: 1, subscribers: 1) },
-        new() { Id = "fanout-1x4-128", Title = "Fan-out 1 pub : 4 subs, 128 B", PayloadSize = 128, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 4) },
-        new() { Id = "pubsub-4x4-128", Title = "4 pubs x 4 subs, 128 B", PayloadSize = 128, Workload = () => new PubSubWorkload(128, publishers: 4, subscribers: 4) },
-        new() { Id = "reqrep-1-128", Title = "Request/reply, 1 client : 1 service, 128 B", PayloadSize = 128, Workload = () => new RequestReplyWorkload(128, clients: 1, services: 1, queueGroup: false), Unit = "round trips" },
-        new() { Id = "reqrep-10q2-16", Title = "Request/reply, 10 clients : 2 queue services, 16 B", PayloadSize = 16, Workload = () => new RequestReplyWorkload(16, clients: 10, services: 2, queueGroup: true), Unit = "round trips" },
+        .. Twins(new() { Id = "pub-16", Title = "Publish only, 16 B", PayloadSize = 16, Workload = () => new PubSubWorkload(16, publishers: 1, subscribers: 0), Unit = "messages published" }, () => new CorePubSubWorkload(16, publishers: 1, subscribers: 0)),
+        .. Twins(new() { Id = "pub-128", Title = "Publish only, 128 B", PayloadSize = 128, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 0), Unit = "messages published" }, () => new CorePubSubWorkload(128, publishers: 1, subscribers: 0)),
+        .. Twins(new() { Id = "pubsub-16", Title = "Pub/sub 1:1, 16 B", PayloadSize = 16, Workload = () => new PubSubWorkload(16, publishers: 1, subscribers: 1) }, () => new CorePubSubWorkload(16, publishers: 1, subscribers: 1)),
+        .. Twins(new() { Id = "pubsub-16k", Title = "Pub/sub 1:1, 16 KB", PayloadSize = 16 * 1024, Workload = () => new PubSubWorkload(16 * 1024, publishers: 1, subscribers: 1) }, () => new CorePubSubWorkload(16 * 1024, publishers: 1, subscribers: 1)),
+        .. Twins(new() { Id = "fanout-1x4-128", Title = "Fan-out 1 pub : 4 subs, 128 B", PayloadSize = 128, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 4) }, () => new CorePubSubWorkload(128, publishers: 1, subscribers: 4)),
+        .. Twins(new() { Id = "pubsub-4x4-128", Title = "4 pubs x 4 subs, 128 B", PayloadSize = 128, Workload = () => new PubSubWorkload(128, publishers: 4, subscribers: 4) }, () => new CorePubSubWorkload(128, publishers: 4, subscribers: 4)),
+        .. Twins(new() { Id = "reqrep-1-128", Title = "Request/reply, 1 client : 1 service, 128 B", PayloadSize = 128, Workload = () => new RequestReplyWorkload(128, clients: 1, services: 1, queueGroup: false), Unit = "round trips" }, () => new CoreRequestReplyWorkload(128, clients: 1, services: 1, queueGroup: false)),
+        .. Twins(new() { Id = "reqrep-10q2-16", Title = "Request/reply, 10 clients : 2 queue services, 16 B", PayloadSize = 16, Workload = () => new RequestReplyWorkload(16, clients: 10, services: 2, queueGroup: true), Unit = "round trips" }, () => new CoreRequestReplyWorkload(16, clients: 10, services: 2, queueGroup: true)),
         new() { Id = "js-pub", Title = "JetStream publish", NotAvailable = "JetStream is not built yet" },
         new() { Id = "js-consume", Title = "JetStream consume", NotAvailable = "JetStream is not built yet" },
         new() { Id = "mqtt", Title = "MQTT publish/subscribe", NotAvailable = "the MQTT adapter is not built yet" },
-        new() { Id = "tls-pubsub-128", Title = "TLS: pub/sub 1:1, 128 B", PayloadSize = 128, Transport = NatsTransport.Tls, ServerConfig = TlsConfig, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 1) },
-        new() { Id = "tls-pub-128", Title = "TLS: publish only, 128 B", PayloadSize = 128, Transport = NatsTransport.Tls, ServerConfig = TlsConfig, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 0), Unit = "messages published" },
-        new() { Id = "ws-pubsub-128", Title = "WebSocket: pub/sub 1:1, 128 B", PayloadSize = 128, Transport = NatsTransport.WebSocket, ServerConfig = WebSocketConfig, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 1) },
-        new() { Id = "ws-pub-128", Title = "WebSocket: publish only, 128 B", PayloadSize = 128, Transport = NatsTransport.WebSocket, ServerConfig = WebSocketConfig, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 0), Unit = "messages published" },
+        .. Twins(new() { Id = "tls-pubsub-128", Title = "TLS: pub/sub 1:1, 128 B", PayloadSize = 128, Transport = NatsTransport.Tls, ServerConfig = TlsConfig, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 1) }, () => new CorePubSubWorkload(128, publishers: 1, subscribers: 1)),
+        .. Twins(new() { Id = "tls-pub-128", Title = "TLS: publish only, 128 B", PayloadSize = 128, Transport = NatsTransport.Tls, ServerConfig = TlsConfig, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 0), Unit = "messages published" }, () => new CorePubSubWorkload(128, publishers: 1, subscribers: 0)),
+        .. Twins(new() { Id = "ws-pubsub-128", Title = "WebSocket: pub/sub 1:1, 128 B", PayloadSize = 128, Transport = NatsTransport.WebSocket, ServerConfig = WebSocketConfig, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 1) }, () => new CorePubSubWorkload(128, publishers: 1, subscribers: 1)),
+        .. Twins(new() { Id = "ws-pub-128", Title = "WebSocket: publish only, 128 B", PayloadSize = 128, Transport = NatsTransport.WebSocket, ServerConfig = WebSocketConfig, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 0), Unit = "messages published" }, () => new CorePubSubWorkload(128, publishers: 1, subscribers: 0)),
+    ];
+
+    /// <summary>A lean row and its twin driven by NATS.Client.Core (same server configuration and transport).</summary>
+    private static Row[] Twins(Row lean, Func<IWorkload> clientCore) =>
+    [
+        lean,
+        lean with
+        {
+            Id = lean.Id + Row.ClientCoreSuffix,
+            Title = lean.Title + " (NATS.Client.Core)",
+            Generator = Generator.ClientCore,
+            Workload = clientCore,
+        },
     ];
 
     /// <summary>The NATS port TLS-only with the run's certificate: INFO in clear text, then the client's handshake.</summary>

@@ -27,6 +27,13 @@ internal sealed class RowResult(Row row)
 
     public Dictionary<Side, List<string>> Errors { get; } = [];
 
+    /// <summary>Each side's first run of the row on a just-started server (the first calibration run, a smaller count).</summary>
+    public Dictionary<Side, Measurement> First { get; } = [];
+
+    /// <summary>Ours ÷ nats-server msgs/s of the first runs, or null.</summary>
+    public double? FirstRatio
+        => First.TryGetValue(Side.Ours, out var ours) && First.TryGetValue(Side.NatsServer, out var nats) ? ours.MessagesPerSecond / nats.MessagesPerSecond : null;
+
     public void Add(Side side, Measurement measurement) => Get(Runs, side).Add(measurement);
 
     public void Fail(Side side, string error) => Get(Errors, side).Add(error);

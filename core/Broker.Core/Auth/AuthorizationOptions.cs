@@ -15,7 +15,7 @@ public sealed class AuthorizationOptions
     /// <summary>The single user's password, plain or bcrypt. Default none.</summary>
     public string? Password { get; set; }
 
-    /// <summary>Users with their own passwords and permissions. Default empty.</summary>
+    /// <summary>Users with their own passwords (or NKeys) and permissions. Default empty.</summary>
     public IList<UserOptions> Users { get; set; } = [];
 
     /// <summary>
@@ -79,14 +79,32 @@ public sealed class AuthorizationOptions
         }
 
         var seen = new HashSet<string>(StringComparer.Ordinal);
+        var nkeys = new HashSet<string>(StringComparer.Ordinal);
         foreach (var user in Users)
         {
-            if (string.IsNullOrEmpty(user.User))
+            if (user.Nkey is not null)
             {
-                throw new InvalidOperationException("authorization: every user needs a name");
-            }
+                // nats-server parseUsers' checks and texts.
+                if (!IsPublicUserKey(user.Nkey))
+                {
+                    throw new InvalidOperationException($"authorization: \"{user.Nkey}\": Not a valid public nkey for a user");
+                }
 
-            if (!seen.Add(user.User))
+                if (!string.IsNullOrEmpty(user.User) || !string.IsNullOrEmpty(user.Password))
+                {
+                    throw new InvalidOperationException("authorization: Nkey users do not take usernames or passwords");
+                }
+
+                if (!nkeys.Add(user.Nkey))
+                {
+                    throw new InvalidOperationException($"authorization: Duplicate nkey \"{user.Nkey}\" detected");
+                }
+            }
+            else if (string.IsNullOrEmpty(user.User))
+            {
+                throw new InvalidOperationException("authorization: every user needs a name or an nkey");
+            }
+            else if (!seen.Add(user.User))
             {
                 throw new InvalidOperationException($"authorization: duplicate user \"{user.User}\"");
             }
@@ -98,6 +116,19 @@ public sealed class AuthorizationOptions
         if (!string.IsNullOrEmpty(NoAuthUser) && !seen.Contains(NoAuthUser))
         {
             throw new InvalidOperationException($"no_auth_user: \"{NoAuthUser}\" not present as user in authorization block");
+        }
+    }
+
+    // NATS.NKeys throws for a key with a bad checksum rather than answering false.
+    private static bool IsPublicUserKey(string key)
+    {
+        try
+        {
+            return NATS.NKeys.KeyPair.IsValidPublicKey(NATS.NKeys.PrefixByte.User, key);
+        }
+        catch (Exception ex) when (ex is NATS.NKeys.NKeysException or ArgumentException or FormatException)
+        {
+            return false;
         }
     }
 }

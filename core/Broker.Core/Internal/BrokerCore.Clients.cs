@@ -35,10 +35,11 @@ internal sealed partial class BrokerCore
         infoTemplate = info;
     }
 
-    public byte[] CreateClientInfo(NatsClient client, bool lameDuckMode = false)
+    public byte[] CreateClientInfo(NatsClient client, bool lameDuckMode = false, string? nonce = null)
     {
         var info = infoTemplate.Clone();
         info.ClientId = client.Id;
+        info.Nonce = nonce;
         info.LameDuckMode = lameDuckMode ? true : null;
         info.ClientIp = client.RemoteEndPoint?.Address is { } address
             ? (address.IsIPv4MappedToIPv6 ? address.MapToIPv4() : address).ToString()

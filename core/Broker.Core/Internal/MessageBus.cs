@@ -3,8 +3,21 @@ using Broker.Core.Internal.Clients;
 
 namespace Broker.Core.Internal;
 
-/// <summary>The broker's <see cref="IMessageBus"/>: opens in-process clients on the shared subject space.</summary>
+/// <summary>
+/// The broker's <see cref="IMessageBus"/>: opens in-process clients on the shared subject space, and adapters'
+/// connections authenticated as NATS connections are (<see cref="BusConnection"/>).
+/// </summary>
 internal sealed class MessageBus(BrokerCore core) : IMessageBus
 {
     public IBusClient CreateClient(BusClientOptions? options = null) => new InProcessClient(core, options ?? new BusClientOptions());
+
+    public ValueTask<BusConnectResult> ConnectAsync(TransportConnection connection, BusConnectOptions options, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(connection);
+        ArgumentNullException.ThrowIfNull(options);
+        ArgumentException.ThrowIfNullOrWhiteSpace(options.Protocol, nameof(options));
+        cancellationToken.ThrowIfCancellationRequested();
+        ObjectDisposedException.ThrowIf(core.RunState is BrokerRunState.Stopping or BrokerRunState.Stopped, this);
+        return ValueTask.FromResult(BusConnection.Connect(core, connection, options));
+    }
 }

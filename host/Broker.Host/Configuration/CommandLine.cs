@@ -65,7 +65,7 @@ internal sealed class CommandLine
             var flag = CommandLineFlags.Find(name);
             if (flag is null)
             {
-                return Failed($"flag provided but not defined: {arg}");
+                return Failed($"flag provided but not defined: -{name}");
             }
 
             string value;
@@ -112,7 +112,7 @@ internal sealed class CommandLine
             }
         }
 
-        return new CommandLine(command, settings, null);
+        return TlsFlags.Apply(settings) is { } tlsError ? Failed(tlsError) : new CommandLine(command, settings, null);
     }
 
     // What nats-server's ProcessCommandLineArgs accepts after the flags: "version" or "help", nothing else.
@@ -120,7 +120,7 @@ internal sealed class CommandLine
     {
         if (start >= args.Count)
         {
-            return new CommandLine(command, settings, null);
+            return TlsFlags.Apply(settings) is { } tlsError ? Failed(tlsError) : new CommandLine(command, settings, null);
         }
 
         return args[start] switch

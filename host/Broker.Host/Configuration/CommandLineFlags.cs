@@ -17,10 +17,18 @@ internal static class CommandLineFlags
     private const string Logging = "Logging Options";
     private const string JetStream = "JetStream Options";
     private const string Authorization = "Authorization Options";
+    private const string Tls = "TLS Options";
+    private const string Cluster = "Cluster Options";
     private const string Common = "Common Options";
 
     /// <summary>The key <c>-sl</c> writes its value to; not a setting, so outside the <c>Broker</c> section.</summary>
     public const string SignalKey = "Command:Signal";
+
+    /// <summary>
+    /// The prefix of the keys cluster flags write (<c>Command:Cluster:routes</c>...): accepted, so harnesses that pass
+    /// them can start the broker, and reported with one warning, since clustering is not offered.
+    /// </summary>
+    public const string ClusterFlagsKey = "Command:Cluster:";
 
     // The usage column where descriptions start, as in nats-server's usage text.
     private const int DescriptionColumn = 37;
@@ -29,10 +37,10 @@ internal static class CommandLineFlags
     public static IReadOnlyList<CommandLineFlag> All { get; } =
     [
         new(["-a", "--addr", "--net"], FlagKind.Text, "<host>", "Bind to host address (default: 0.0.0.0)", Server, ["Broker:Host"]),
-        new(["-p", "--port"], FlagKind.Integer, "<port>", "Use port for clients (default: 4222, -1 for a random port)", Server, ["Broker:Port"]),
+        new(["-p", "--port"], FlagKind.Integer, "<port>", "Use port for clients (default: 4222; -1 for a random port)", Server, ["Broker:Port"]),
         new(["-n", "--name", "--server_name"], FlagKind.Text, "<server_name>", "Server name (default: auto)", Server, ["Broker:ServerName"]),
         new(["-P", "--pid"], FlagKind.Text, "<file>", "File to store PID", Server, ["Broker:PidFile"]),
-        new(["-m", "--http_port"], FlagKind.Integer, "<port>", "Use port for http monitoring (-1 for a random port)", Server, ["Broker:Monitoring:Port"]),
+        new(["-m", "--http_port"], FlagKind.Integer, "<port>", "Use port for http monitoring (default: off; -1 for a random port)", Server, ["Broker:Monitoring:Port"]),
         new(["-c", "--config"], FlagKind.Text, "<file>", "Configuration file", Server, ["Broker:ConfigFile"]),
         new(["-t"], FlagKind.Switch, "", "Test configuration and exit", Server, [], HostCommand.CheckConfig),
         new(["-sl", "--signal"], FlagKind.Text, "<signal>[=<pid>]", "Send signal to the broker process (ldm, stop, quit, term, reopen, reload); <pid> is a PID or a PID file (default: the -P file)", Server, [SignalKey], HostCommand.Signal),
@@ -50,6 +58,17 @@ internal static class CommandLineFlags
         new(["--user"], FlagKind.Text, "<user>", "User required for connections", Authorization, ["Broker:Authorization:User"]),
         new(["--pass"], FlagKind.Text, "<password>", "Password required for connections", Authorization, ["Broker:Authorization:Password"]),
         new(["--auth"], FlagKind.Text, "<token>", "Authorization token required for connections", Authorization, ["Broker:Authorization:Token"]),
+        new(["--tls"], FlagKind.Switch, "", "Enable TLS, do not verify clients (default: false)", Tls, [TlsFlags.EnabledKey]),
+        new(["--tlscert"], FlagKind.Text, "<file>", "Server certificate file", Tls, [TlsFlags.CertKey]),
+        new(["--tlskey"], FlagKind.Text, "<file>", "Private key for server certificate", Tls, [TlsFlags.KeyKey]),
+        new(["--tlsverify"], FlagKind.Switch, "", "Enable TLS, verify client certificates", Tls, [TlsFlags.VerifyKey]),
+        new(["--tlscacert"], FlagKind.Text, "<file>", "Client certificate CA for verification", Tls, [TlsFlags.CaCertKey]),
+        new(["--routes"], FlagKind.Text, "<rurl-1, rurl-2>", "Routes to solicit and connect (ignored: clustering is not offered)", Cluster, [ClusterFlagsKey + "routes"]),
+        new(["--cluster", "--cluster_listen"], FlagKind.Text, "<cluster-url>", "Cluster URL for solicited routes (ignored: clustering is not offered)", Cluster, [ClusterFlagsKey + "cluster"]),
+        new(["--cluster_name"], FlagKind.Text, "<string>", "Cluster Name (ignored: clustering is not offered)", Cluster, [ClusterFlagsKey + "cluster_name"]),
+        new(["--no_advertise"], FlagKind.Switch, "", "Do not advertise known cluster information to clients (ignored)", Cluster, [ClusterFlagsKey + "no_advertise"]),
+        new(["--cluster_advertise"], FlagKind.Text, "<string>", "Cluster URL to advertise to other servers (ignored)", Cluster, [ClusterFlagsKey + "cluster_advertise"]),
+        new(["--connect_retries"], FlagKind.Integer, "<number>", "For implicit routes, number of connect retries (ignored)", Cluster, [ClusterFlagsKey + "connect_retries"]),
         new(["-h", "--help"], FlagKind.Switch, "", "Show this message", Common, [], HostCommand.Help),
         new(["-v", "--version"], FlagKind.Switch, "", "Show version", Common, [], HostCommand.Version),
     ];

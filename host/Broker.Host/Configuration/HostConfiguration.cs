@@ -76,13 +76,18 @@ internal static class HostConfiguration
         }
     }
 
-    private static IConfigurationRoot Layers(string appSettings, ConfMapping? file, IEnumerable<KeyValuePair<string, string?>> variables, IReadOnlyDictionary<string, string?> flags) =>
-        new ConfigurationBuilder()
+    // TLS flags replace the TLS settings of the file and the environment, as nats-server's overrideTLS replaces the
+    // file's TLS config (TlsFlags).
+    private static IConfigurationRoot Layers(string appSettings, ConfMapping? file, IEnumerable<KeyValuePair<string, string?>> variables, IReadOnlyDictionary<string, string?> flags)
+    {
+        var tls = flags.GetValueOrDefault(TlsFlags.ModeKey);
+        return new ConfigurationBuilder()
             .AddJsonFile(appSettings, optional: true, reloadOnChange: false)
-            .AddInMemoryCollection(file?.Settings ?? new Dictionary<string, string?>())
-            .AddInMemoryCollection(variables)
+            .AddInMemoryCollection((file?.Settings ?? new Dictionary<string, string?>()).Where(kv => !TlsFlags.Replaces(tls, kv.Key)))
+            .AddInMemoryCollection(variables.Where(kv => !TlsFlags.Replaces(tls, kv.Key)))
             .AddInMemoryCollection(flags)
             .Build();
+    }
 
     /// <summary>
     /// Maps <c>BROKER_</c> variables onto configuration keys: the prefix is removed, <c>__</c> separates sections,

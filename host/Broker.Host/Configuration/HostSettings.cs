@@ -12,9 +12,13 @@ internal sealed partial record HostSettings(BrokerOptions Broker, BrokerHostOpti
     // nats-server's RANDOM_PORT: -1 in a port setting asks for a free port, which the socket layer calls 0.
     private const int RandomPort = -1;
 
+    // nats-server's DEFAULT_PORT, which a client port of 0 means (setBaselineOptions).
+    private const int DefaultPort = 4222;
+
     /// <summary>
-    /// Binds the <c>Broker</c> section onto <see cref="BrokerOptions"/> and <see cref="BrokerHostOptions"/>, turns
-    /// port -1 into 0 (random) and validates.
+    /// Binds the <c>Broker</c> section onto <see cref="BrokerOptions"/> and <see cref="BrokerHostOptions"/>, reads
+    /// ports as nats-server does and validates: a client port of 0 is the default 4222, a monitoring port of 0 is no
+    /// monitoring, and -1 is a random port for either (which <see cref="BrokerOptions"/> calls 0).
     /// </summary>
     /// <param name="configuration">The host configuration.</param>
     /// <returns>The settings.</returns>
@@ -43,15 +47,18 @@ internal sealed partial record HostSettings(BrokerOptions Broker, BrokerHostOpti
             throw new HostConfigurationException(Describe(ex, configuration), ex);
         }
 
-        if (broker.Port == RandomPort)
+        broker.Port = broker.Port switch
         {
-            broker.Port = 0;
-        }
-
-        if (broker.Monitoring.Port == RandomPort)
+            0 => DefaultPort,
+            RandomPort => 0,
+            var port => port,
+        };
+        broker.Monitoring.Port = broker.Monitoring.Port switch
         {
-            broker.Monitoring.Port = 0;
-        }
+            0 => null,
+            RandomPort => 0,
+            var port => port,
+        };
 
         // As nats-server: monitoring listens where clients do unless its own host is given (-a 127.0.0.1 -m -1 must
         // not open the monitoring port on every interface).

@@ -34,6 +34,20 @@ internal sealed partial class BrokerRunner
             return;
         }
 
+        // The log level goes first, so connections see a changed trace level (-V) when the broker reloads; it goes
+        // back if the broker refuses the new configuration.
+        var loggingApplied = true;
+        try
+        {
+            logging.Apply(nextSettings.Host);
+        }
+        catch (HostConfigurationException ex)
+        {
+            // Checked above; the file became unwritable since. The broker's part still applies, the old log stays.
+            HostLog.ReloadFailed(logger, ex.Message);
+            loggingApplied = false;
+        }
+
         ReloadResult result;
         try
         {
@@ -42,29 +56,72 @@ internal sealed partial class BrokerRunner
         catch (InvalidOperationException ex)
         {
             // Stopping, or at the end of lame duck mode: nothing left to reload.
+            RestoreLogging(loggingApplied);
             HostLog.ReloadFailed(logger, ex.Message);
             return;
         }
 
         if (!result.Succeeded)
         {
+            RestoreLogging(loggingApplied);
             HostLog.ReloadFailed(logger, result.Error ?? "refused");
             return;
         }
 
-        try
+        foreach (var change in HostChanges(settings.Host, nextSettings.Host))
         {
-            logging.Apply(nextSettings.Host);
-        }
-        catch (HostConfigurationException ex)
-        {
-            // Checked above; the file became unwritable since. The broker's part is in force, the old log stays.
-            HostLog.ReloadFailed(logger, ex.Message);
+            HostLog.ReloadedSetting(logger, change);
         }
 
         sources = next;
         settings = nextSettings;
         HostLog.Reloaded(logger);
+    }
+
+    private void RestoreLogging(bool applied)
+    {
+        if (!applied)
+        {
+            return;
+        }
+
+        try
+        {
+            logging.Apply(settings.Host);
+        }
+        catch (HostConfigurationException ex)
+        {
+            HostLog.ReloadFailed(logger, ex.Message);
+        }
+    }
+
+    // The host's own settings that changed, as nats-server logs them after "Reloaded: " (reload.go's options).
+    private static List<string> HostChanges(BrokerHostOptions current, BrokerHostOptions next)
+    {
+        var changes = new List<string>();
+        if (current.Trace != next.Trace)
+        {
+            changes.Add("trace = " + Bool(next.Trace));
+        }
+
+        if (current.Debug != next.Debug)
+        {
+            changes.Add("debug = " + Bool(next.Debug));
+        }
+
+        if (current.LogTime != next.LogTime)
+        {
+            changes.Add("logtime = " + Bool(next.LogTime));
+        }
+
+        if (current.LogFile != next.LogFile)
+        {
+            changes.Add("log_file = " + next.LogFile);
+        }
+
+        return changes;
+
+        static string Bool(bool value) => value ? "true" : "false";
     }
 
     // The host's settings that only take effect at start, by their nats-server names. Plugins read their sections

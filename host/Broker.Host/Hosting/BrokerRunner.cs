@@ -1,3 +1,4 @@
+using System.Net.Sockets;
 using Broker.Core;
 using Broker.Host.Configuration;
 using Broker.Host.Logging;
@@ -117,7 +118,14 @@ internal sealed partial class BrokerRunner
             await server.StartAsync().ConfigureAwait(false);
             portsFile = WritePortsFile(server);
         }
-#pragma warning disable CA1031 // A port in use, a pid file that cannot be written, a plugin's hosted service failing: one log line and exit 1, never a crash dump.
+        catch (SocketException ex)
+        {
+            // The broker logged nats-server's line for the listener it could not bind; that is the one line.
+            HostLog.StartFailureDetails(logger, ex);
+            pidFile?.Dispose();
+            return 1;
+        }
+#pragma warning disable CA1031 // A pid file that cannot be written, a plugin's hosted service failing: one log line and exit 1, never a crash dump.
         catch (Exception ex)
 #pragma warning restore CA1031
         {
@@ -221,6 +229,11 @@ internal sealed partial class BrokerRunner
         if (settings.Host.JetStream || !string.IsNullOrEmpty(settings.Host.StoreDir))
         {
             HostLog.JetStreamUnavailable(logger);
+        }
+
+        if (Clustering.Flags(flags) is { Count: > 0 } cluster)
+        {
+            HostLog.ConfigNotice(logger, Clustering.Ignoring(cluster));
         }
     }
 }

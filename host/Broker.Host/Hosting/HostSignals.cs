@@ -26,14 +26,21 @@ internal enum HostSignal
 /// process at once with code 1, for a stop that hangs), SIGHUP reloads, SIGUSR1 reopens the log file, SIGUSR2 enters
 /// lame duck mode.
 /// </summary>
-internal sealed class HostSignals : IDisposable
+internal sealed partial class HostSignals : IDisposable
 {
     // The exit code of a forced exit.
     private const int ForcedExitCode = 1;
 
     // Linux's numbers; PosixSignal names only the signals every platform has, and takes raw numbers for the rest.
+    private const int SigHup = 1;
+    private const int SigInt = 2;
     private const int SigUsr1 = 10;
     private const int SigUsr2 = 12;
+    private const int SigTerm = 15;
+
+    // signal(2) dispositions.
+    private const nint SigDfl = 0;
+    private const nint SigIgn = 1;
 
     private readonly ILogger logger;
     private readonly Channel<HostSignal> queue = Channel.CreateUnbounded<HostSignal>(new UnboundedChannelOptions { SingleReader = true });
@@ -53,6 +60,35 @@ internal sealed class HostSignals : IDisposable
         }
     }
 
+    /// <summary>
+    /// Takes back the signals the host handles that the process inherited as ignored, as nats-server (Go's
+    /// signal.Notify) does. A shell runs <c>cmd &amp;</c> with SIGINT and SIGQUIT ignored when job control is off (any
+    /// script), and <c>nohup</c> ignores SIGHUP; the .NET runtime respects an inherited SIG_IGN and never delivers
+    /// such a signal, so a broker started from a script would not stop on SIGINT or <c>--signal quit</c>.
+    /// </summary>
+    /// <remarks>
+    /// Call it first thing in Main: the runtime decides for SIGINT when it first sets up signal handling (the first
+    /// use of the console does), and keeps that decision. A signal that arrives between this reset and the runtime's
+    /// handler ends the process, as it would any process that had not ignored it.
+    /// </remarks>
+    public static void TakeIgnoredSignals()
+    {
+        if (!OperatingSystem.IsLinux())
+        {
+            return;
+        }
+
+        // struct sigaction starts with the handler on glibc and musl; 256 bytes hold the whole of it.
+        var current = new byte[256];
+        foreach (var signal in (ReadOnlySpan<int>)[SigInt, SigTerm, SigHup, SigUsr1, SigUsr2])
+        {
+            if (SigAction(signal, 0, current) == 0 && Handler(current) == SigIgn)
+            {
+                Signal(signal, SigDfl);
+            }
+        }
+    }
+
     /// <summary>Waits for the next signal.</summary>
     /// <param name="cancellationToken">Stops waiting.</param>
     /// <returns>The signal.</returns>
@@ -65,6 +101,15 @@ internal sealed class HostSignals : IDisposable
             registration.Dispose();
         }
     }
+
+    private static nint Handler(byte[] action) =>
+        IntPtr.Size == 8 ? (nint)BitConverter.ToInt64(action) : BitConverter.ToInt32(action);
+
+    [LibraryImport("libc", EntryPoint = "sigaction", SetLastError = true)]
+    private static partial int SigAction(int signal, nint action, [Out] byte[] oldAction);
+
+    [LibraryImport("libc", EntryPoint = "signal", SetLastError = true)]
+    private static partial nint Signal(int signal, nint handler);
 
     private void Register(PosixSignal signal, string name, HostSignal meaning) =>
         registrations.Add(PosixSignalRegistration.Create(signal, context => OnSignal(context, name, meaning)));

@@ -22,7 +22,6 @@ internal sealed class PortsFile : IDisposable
     // The WebSocket plugin's listener name and the ids of the plugins whose settings choose the URL schemes (the host
     // does not reference the plugins).
     private const string WebSocketListener = "websocket";
-    private const string TlsPluginId = "Tls";
     private const string WebSocketPluginId = "WebSocket";
 
     private static readonly JsonSerializerOptions Json = new() { DefaultIgnoreCondition = JsonIgnoreCondition.WhenWritingNull };
@@ -136,7 +135,7 @@ internal sealed class PortsFile : IDisposable
     // the plugin would refuse has stopped the start before the ports file is written.
     private static bool ClientUsesTls(IConfiguration configuration)
     {
-        var tls = configuration.GetSection(HostConfiguration.PluginsSection).GetSection(TlsPluginId);
+        var tls = configuration.GetSection(HostConfiguration.PluginsSection).GetSection(Configuration.TlsFlags.PluginId);
         if (string.IsNullOrEmpty(tls["cert_file"]) || tls.GetBool("allow_non_tls", false))
         {
             return false;

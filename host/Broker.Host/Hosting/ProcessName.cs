@@ -12,7 +12,17 @@ internal static class ProcessName
     /// <c>dotnet Broker.Host.dll</c>, argv[0] is the dotnet launcher and the entry assembly's name is used instead.
     /// </summary>
     /// <returns>The name.</returns>
-    public static string Detect()
+    public static string Detect() =>
+        // .NET reports the entry assembly here, whatever launched it.
+        Launcher() ?? Path.GetFileNameWithoutExtension(Environment.GetCommandLineArgs()[0]);
+
+    /// <summary>
+    /// argv[0] without its folder when it is not the dotnet launcher (an apphost such as the .NET tool's
+    /// <c>broker-server</c>, or a link named <c>nats-server</c>); <see langword="null"/> when started as
+    /// <c>dotnet Broker.Host.dll</c> or when argv[0] cannot be read.
+    /// </summary>
+    /// <returns>The name, or <see langword="null"/>.</returns>
+    public static string? Launcher()
     {
         if (ReadArgumentZero() is { } first)
         {
@@ -23,8 +33,7 @@ internal static class ProcessName
             }
         }
 
-        // .NET reports the entry assembly here, whatever launched it.
-        return Path.GetFileNameWithoutExtension(Environment.GetCommandLineArgs()[0]);
+        return null;
     }
 
     // The real argv[0]; .NET's own argument list starts with the entry assembly instead. Linux only.

@@ -2,7 +2,7 @@ using Microsoft.Extensions.Logging;
 
 namespace Broker.Host.Plugins;
 
-/// <summary>Log messages of the plugin catalog (event ids 500-519). Every refusal names the plugin's folder.</summary>
+/// <summary>Log messages of the plugin catalog (event ids 500-599, docs/logging.md). Every refusal names the plugin's folder.</summary>
 internal static partial class PluginLog
 {
     [LoggerMessage(500, LogLevel.Debug, "Plugin {PluginId} {PluginVersion} found in {Folder}")]

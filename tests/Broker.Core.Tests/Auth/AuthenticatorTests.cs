@@ -6,7 +6,7 @@ namespace Broker.Core.Tests.Auth;
 
 public class AuthenticatorTests
 {
-    // "password" at cost 4 (crypt(3) vector, see BCryptTests).
+    // "password" at cost 4 (crypt(3) vector, see BcryptPasswordTests).
     private const string PasswordHash = "$2b$04$saltsaltsaltsaltsaltsOh9rCgsOi8IYqmtEm1s6duinLpzU3Bba";
 
     [Fact]

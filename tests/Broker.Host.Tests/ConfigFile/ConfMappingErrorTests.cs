@@ -40,6 +40,8 @@ public sealed class ConfMappingErrorTests
     [InlineData("authorization { user: a, pass: b, users: [] }", "test.conf:1:1: Can not have a single user/pass and a users array")]
     [InlineData("authorization { token: t, users: [] }", "test.conf:1:1: Can not have a token and a users array")]
     [InlineData("authorization { users: [ {user: a}, {user: a} ] }", "test.conf:1:1: Duplicate user \"a\" detected")]
+    [InlineData("authorization { users: [ {nkey: UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4}, {nkey: UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4} ] }", "test.conf:1:1: Duplicate nkey \"UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4\" detected")]
+    [InlineData("authorization {\n  users: [\n    {nkey: UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4, user: a}\n  ]\n}", "test.conf:3:5: Nkey users do not take usernames or passwords")]
     [InlineData("authorization {\n  users: [\n    {password: a}\n  ]\n}", "test.conf:3:5: User entry requires a user")]
     [InlineData("authorization { users: 1 }", "test.conf:1:17: Expected users field to be an array, got 1")]
     [InlineData("authorization { users: [ 1 ] }", "test.conf:1:26: Expected user entry to be a map/struct, got 1")]
@@ -132,7 +134,6 @@ public sealed class ConfMappingErrorTests
     [InlineData("proxies { trusted: [] }", "proxies")]
     [InlineData("default_sentinel: x", "default_sentinel")]
     [InlineData("authorization { auth_callout { issuer: A, auth_users: [a] } }", "auth_callout")]
-    [InlineData("authorization { users: [ {nkey: UABC} ] }", "nkey")]
     [InlineData("authorization { users: [ {user: a, allowed_connection_types: [STANDARD]} ] }", "allowed_connection_types")]
     [InlineData("authorization { users: [ {user: a, proxy_required: true} ] }", "proxy_required")]
     [InlineData("accounts { A: { users: [ {user: a, password: b} ] } }", "users")]
@@ -152,7 +153,6 @@ public sealed class ConfMappingErrorTests
     [InlineData("jetstream: enabled", "JetStream", "\"jetstream\"")]
     [InlineData("jetstream { store_dir: /x, max_mem: 1G }\nstore_dir: /y", "JetStream", "\"jetstream\", \"store_dir\"")]
     [InlineData("mqtt { port: 1883 }", "MQTT", "\"mqtt\"")]
-    [InlineData("cluster { name: c, listen: \"127.0.0.1:-1\" }", "Clustering", "\"cluster\"")]
     [InlineData("gateway { name: g }", "Gateways", "\"gateway\"")]
     [InlineData("leafnodes { listen: \"127.0.0.1:-1\" }\nleaf {}", "Leaf nodes", "\"leafnodes\", \"leaf\"")]
     [InlineData("server_tags: [\"a:1\"]", "Server tags", "\"server_tags\"")]
@@ -172,6 +172,18 @@ public sealed class ConfMappingErrorTests
         Assert.Equal($"test.conf:2:1: {feature}: not supported yet, ignoring {keys}", notice.ToString());
         Assert.False(mapping.FailsCheck);
         Assert.Equal("4333", Assert.Single(mapping.Settings).Value);
+    }
+
+    // Clustering is not offered at all; its block is accepted with one clear notice, as its flags are.
+    [Fact]
+    public void A_cluster_block_is_one_notice_that_clustering_is_not_offered()
+    {
+        var mapping = ConfMappingTests.Map("port: 4333\ncluster { name: c, listen: \"127.0.0.1:-1\", routes: [\"nats://127.0.0.1:6222\"] }");
+
+        var notice = Assert.Single(mapping.Diagnostics);
+        Assert.Equal(ConfDiagnosticKind.Unsupported, notice.Kind);
+        Assert.Equal("test.conf:2:1: Clustering: not offered (this broker runs as a single server), ignoring \"cluster\"", notice.ToString());
+        Assert.False(mapping.FailsCheck);
     }
 
     private static void AssertErrors(string conf, params string[] errors)

@@ -90,6 +90,10 @@ public sealed class ConfMappingTests
         "Broker:Authorization:Users:0:User=a",
         "Broker:Authorization:Users:0:Permissions:Publish:Allow:0=i", "Broker:Authorization:Users:0:Permissions:Subscribe:Allow:0=e")]
     [InlineData(
+        "authorization { users: [ {nkey: UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4, permissions: { publish: p }}, {user: b} ] }",
+        "Broker:Authorization:Users:0:Nkey=UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4",
+        "Broker:Authorization:Users:0:Permissions:Publish:Allow:0=p", "Broker:Authorization:Users:1:User=b")]
+    [InlineData(
         "authorization { default_permissions: { publish: p }, users: [ {user: a} ] }",
         "Broker:Authorization:DefaultPermissions:Publish:Allow:0=p", "Broker:Authorization:Users:0:User=a")]
     [InlineData("authorization { default_permission: { subscribe: s } }", "Broker:Authorization:DefaultPermissions:Subscribe:Allow:0=s")]

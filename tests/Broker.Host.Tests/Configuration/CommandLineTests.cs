@@ -135,7 +135,50 @@ public sealed class CommandLineTests
     }
 
     [Theory]
-    [InlineData("--bogus", "flag provided but not defined: --bogus")]
+    [InlineData("--tls --tlscert s.pem --tlskey s.key", "s.pem", "s.key", null, "false")]
+    [InlineData("-tlscert=s.pem -tlskey=s.key", "s.pem", "s.key", null, "false")]
+    [InlineData("--tlsverify --tlscert s.pem --tlskey s.key --tlscacert ca.pem", "s.pem", "s.key", "ca.pem", "true")]
+    public void Tls_flags_set_what_a_tls_block_sets(string args, string cert, string key, string? ca, string verify)
+    {
+        var commandLine = Parse(args);
+
+        Assert.Null(commandLine.Error);
+        var settings = commandLine.Settings;
+        Assert.Equal(TlsFlags.Override, settings[TlsFlags.ModeKey]);
+        Assert.Equal(cert, settings["Plugins:Tls:cert_file"]);
+        Assert.Equal(key, settings["Plugins:Tls:key_file"]);
+        Assert.Equal(ca, settings.GetValueOrDefault("Plugins:Tls:ca_file"));
+        Assert.Equal(verify, settings["Plugins:Tls:verify"]);
+        Assert.DoesNotContain(settings.Keys, k => k.StartsWith("Command:TlsFlag", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public void Tls_false_turns_tls_off_whatever_else_is_given()
+    {
+        var settings = Parse("--tlscert s.pem -tls=false").Settings;
+        Assert.Equal(TlsFlags.Off, settings[TlsFlags.ModeKey]);
+        Assert.DoesNotContain(settings.Keys, k => k.StartsWith("Plugins:", StringComparison.Ordinal));
+    }
+
+    [Theory]
+    [InlineData("--tls", "TLS Server certificate must be present and valid")]
+    [InlineData("--tlsverify --tlskey s.key", "TLS Server certificate must be present and valid")]
+    [InlineData("--tls --tlscert s.pem", "TLS Server private key must be present and valid")]
+    public void Tls_flags_need_a_certificate_and_key_as_in_nats_server(string args, string error) => Assert.Equal(error, Parse(args).Error);
+
+    [Fact]
+    public void Cluster_flags_are_accepted_and_recorded_for_one_warning()
+    {
+        var commandLine = Parse("-p -1 --cluster nats://127.0.0.1:-1 --cluster_name c --routes nats://127.0.0.1:6222 --no_advertise");
+
+        Assert.Null(commandLine.Error);
+        Assert.Equal("-1", commandLine.Settings["Broker:Port"]);
+        Assert.Equal(["--cluster", "--cluster_name", "--no_advertise", "--routes"], Clustering.Flags(commandLine.Settings));
+        Assert.DoesNotContain(commandLine.Settings.Keys, k => k.StartsWith("Broker:Cluster", StringComparison.Ordinal));
+    }
+
+    [Theory]
+    [InlineData("--bogus", "flag provided but not defined: -bogus")]
     [InlineData("-p 1 -x", "flag provided but not defined: -x")]
     [InlineData("-ms 8443", "flag provided but not defined: -ms")]
     [InlineData("-p", "flag needs an argument: -p")]

@@ -117,11 +117,15 @@ public sealed class HostConfigurationTests : IDisposable
         Assert.Equal("svc", settings.Broker.Authorization.NoAuthUser);
     }
 
+    // As nats-server: -1 is a random port (BrokerOptions' 0), a client port of 0 the default 4222, a monitoring port
+    // of 0 no monitoring.
     [Theory]
     [InlineData(new[] { "-p", "-1" }, 0, null)]
-    [InlineData(new[] { "-p", "0", "-m", "-1" }, 0, 0)]
+    [InlineData(new[] { "-p", "-1", "-m", "-1" }, 0, 0)]
+    [InlineData(new[] { "-p", "0", "-m", "0" }, 4222, null)]
+    [InlineData(new string[0], 4222, null)]
     [InlineData(new[] { "-p", "4333", "-m", "8333" }, 4333, 8333)]
-    public void Minus_one_asks_for_a_random_port(string[] args, int port, int? monitoringPort)
+    public void Ports_are_read_as_nats_server_reads_them(string[] args, int port, int? monitoringPort)
     {
         var settings = Bind(null, args);
 

@@ -189,8 +189,134 @@ public sealed class HostProcessTests : IDisposable
         await using var second = HostProcess.Start(["-a", "127.0.0.1", "-p", port]);
 
         Assert.Equal(1, await second.WaitForExitAsync(ExitTimeout));
-        Assert.Single(second.Lines, l => l.Contains("[ERR] Broker failed to start: ", StringComparison.Ordinal));
+
+        // nats-server's fatal line, with the address and Go's error text.
+        var fatal = Assert.Single(second.Lines, l => l.Contains("[FTL] ", StringComparison.Ordinal) || l.Contains("[ERR] ", StringComparison.Ordinal));
+        Assert.EndsWith($"[FTL] Error listening on port: 127.0.0.1:{port}, \"listen tcp 127.0.0.1:{port}: bind: address already in use\"", fatal, StringComparison.Ordinal);
         Assert.DoesNotContain(second.Lines, l => l.TrimStart().StartsWith("at ", StringComparison.Ordinal));
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task Tls_flags_start_a_tls_listener_for_a_dotnet_client()
+    {
+        var certificates = TestCertificates.Shared;
+        await using var host = await HostProcess.StartReadyAsync(["--tls", "--tlscert", certificates.ServerCertFile, "--tlskey", certificates.ServerKeyFile]);
+
+        await using (var raw = await RawClient.ConnectAsync(host.EndPoint("client")))
+        {
+            Assert.Contains("\"tls_required\":true", raw.Info, StringComparison.Ordinal);
+        }
+
+        await using var client = await NatsClients.ConnectAsync(
+            $"tls://127.0.0.1:{host.EndPoint("client").Port}",
+            configure: o => o with { TlsOpts = new NATS.Client.Core.NatsTlsOpts { CaFile = certificates.CaFile } });
+        await using var sub = await client.SubscribeCoreAsync<string>("over.tls");
+        await client.PublishAsync("over.tls", "secret");
+        Assert.Equal("secret", (await sub.NextAsync()).Data);
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task Tls_flags_replace_the_files_tls_block_and_tls_false_turns_it_off()
+    {
+        var certificates = TestCertificates.Shared;
+        var conf = Path.Combine(plugins, "tls.conf");
+        File.WriteAllText(conf, "tls { cert_file: \"/nonexistent/cert.pem\", key_file: \"/nonexistent/key.pem\", timeout: 3 }\n");
+
+        await using (var replaced = await HostProcess.StartReadyAsync(["-c", conf, "--tlscert", certificates.ServerCertFile, "--tlskey", certificates.ServerKeyFile]))
+        {
+            await using var raw = await RawClient.ConnectAsync(replaced.EndPoint("client"));
+            Assert.Contains("\"tls_required\":true", raw.Info, StringComparison.Ordinal);
+        }
+
+        await using var off = await HostProcess.StartReadyAsync(["-c", conf, "-tls=false"]);
+        await using var plain = await RawClient.ConnectAsync(off.EndPoint("client"));
+        Assert.DoesNotContain("tls_required", plain.Info, StringComparison.Ordinal);
+        await plain.SendAsync("CONNECT {\"verbose\":false}\r\n");
+        Assert.Equal(["PONG"], (await plain.PingAndCollectAsync()).Lines);
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task Cluster_flags_start_a_single_server_with_one_warning()
+    {
+        await using var host = await HostProcess.StartReadyAsync(["--cluster", "nats://127.0.0.1:-1", "--cluster_name", "c", "--routes", "nats://127.0.0.1:6222"]);
+
+        var warning = Assert.Single(host.Lines, l => l.Contains("[WRN] ", StringComparison.Ordinal));
+        Assert.EndsWith("[WRN] Clustering: not offered (this broker runs as a single server), ignoring \"--cluster\", \"--cluster_name\", \"--routes\"", warning, StringComparison.Ordinal);
+        await using var client = await ConnectNatsAsync(host);
+        Assert.Equal(["PONG"], (await client.PingAndCollectAsync()).Lines);
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task DV_traces_the_protocol_as_nats_server_does()
+    {
+        await using var host = await HostProcess.StartReadyAsync(["-DV"]);
+        await using var client = await RawClient.ConnectAsync(host.EndPoint("client"));
+        await client.SendAsync("CONNECT {\"verbose\":false,\"headers\":true,\"name\":\"t\",\"user\":\"u\",\"pass\":\"secret\"}\r\n"
+            + "SUB foo 1\r\nSUB bar q 2\r\nPUB foo reply 5\r\nhello\r\nHPUB foo 12 14\r\nNATS/1.0\r\n\r\nhi\r\nUNSUB 1\r\n");
+        Assert.Equal(["MSG foo 1 reply 5", "hello", "HMSG foo 1 12 14", "NATS/1.0", "", "hi", "PONG"], (await client.PingAndCollectAsync()).Lines);
+
+        var prefix = $"127.0.0.1:{client.LocalPort} - cid:";
+        await host.WaitForLineAsync("<-> [DELSUB 1]", HostProcess.StartTimeout);
+        await host.WaitForLineAsync("->> [PONG]", HostProcess.StartTimeout);
+        var traced = host.Lines.Where(l => l.Contains("[TRC] ", StringComparison.Ordinal)).Select(l => l[(l.IndexOf("[TRC] ", StringComparison.Ordinal) + 6)..]).ToList();
+        Assert.All(traced, l => Assert.StartsWith(prefix, l, StringComparison.Ordinal));
+        var lines = traced.Select(l => l[(l.IndexOf(" - ", prefix.Length, StringComparison.Ordinal) + 3)..]).ToList();
+        Assert.Equal(
+            [
+                "<<- [CONNECT {\"verbose\":false,\"headers\":true,\"name\":\"t\",\"user\":\"u\",\"pass\":\"[REDACTED]\"}]",
+                "\"t\" - <<- [SUB foo 1]",
+                "\"t\" - <<- [SUB bar q 2]",
+                "\"t\" - <<- [PUB foo reply 5]",
+                "\"t\" - <<- MSG_PAYLOAD: [\"hello\"]",
+                "\"t\" - ->> [MSG foo 1 reply 5]",
+                "\"t\" - <<- [HPUB foo 12 14]",
+                "\"t\" - <<- MSG_PAYLOAD: [\"NATS/1.0\\r\\n\\r\\nhi\"]",
+                "\"t\" - ->> [HMSG foo 1 12 14]",
+                "\"t\" - <<- [UNSUB 1]",
+                "\"t\" - <-> [DELSUB 1]",
+                "\"t\" - <<- [PING]",
+                "\"t\" - ->> [PONG]",
+            ],
+            lines);
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task Without_trace_nothing_is_traced()
+    {
+        await using var host = await HostProcess.StartReadyAsync(["-D"]);
+        await using var client = await ConnectNatsAsync(host);
+        await client.SendAsync("SUB foo 1\r\nPUB foo 2\r\nhi\r\n");
+        Assert.Equal(["MSG foo 1 2", "hi", "PONG"], (await client.PingAndCollectAsync()).Lines);
+        Assert.DoesNotContain(host.Lines, l => l.Contains("[TRC]", StringComparison.Ordinal));
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task A_monitoring_port_in_use_cannot_start_monitoring()
+    {
+        await using var first = await HostProcess.StartReadyAsync(["-m", "-1"]);
+        var port = first.EndPoint("monitor").Port.ToString(System.Globalization.CultureInfo.InvariantCulture);
+
+        await using var second = HostProcess.Start(["-a", "127.0.0.1", "-p", "-1", "-m", port]);
+
+        Assert.Equal(1, await second.WaitForExitAsync(ExitTimeout));
+        var fatal = Assert.Single(second.Lines, l => l.Contains("[FTL] ", StringComparison.Ordinal) || l.Contains("[ERR] ", StringComparison.Ordinal));
+        Assert.EndsWith($"[FTL] Can't start monitoring: can't listen to the monitor port: listen tcp 127.0.0.1:{port}: bind: address already in use", fatal, StringComparison.Ordinal);
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task Usage_and_errors_name_the_program_as_it_was_started()
+    {
+        // A launcher names the program (scripts/nats-server does); an apphost or a link is named by argv[0].
+        var environment = new Dictionary<string, string> { ["BROKER_EXECUTABLENAME"] = "nats-server" };
+        await using (var help = HostProcess.Start(["-h"], environment))
+        {
+            Assert.Equal(0, await help.WaitForExitAsync(ExitTimeout));
+            Assert.Equal("Usage: nats-server [options]", help.Lines.First());
+        }
+
+        await using var bad = HostProcess.Start(["-p", "abc"], environment);
+        Assert.Equal(1, await bad.WaitForExitAsync(ExitTimeout));
+        Assert.Equal(["nats-server: invalid value \"abc\" for flag -p: parse error (see --help)"], bad.Lines);
     }
 
     private static async Task<RawClient> ConnectNatsAsync(HostProcess host)

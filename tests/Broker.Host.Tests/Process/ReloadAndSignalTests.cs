@@ -80,6 +80,7 @@ public sealed class ReloadAndSignalTests : IDisposable
         }
 
         await host.WaitForLineAsync(Reloaded, HostProcess.StartTimeout);
+        Assert.Contains(host.Lines, l => l.EndsWith("[INF] Reloaded: max_payload = 16", StringComparison.Ordinal));
         await client.SendAsync("PUB big 17\r\n12345678901234567\r\n");
         Assert.Equal(["-ERR 'Maximum Payload Violation'"], (await client.PingAndCollectAsync()).Lines);
 
@@ -93,6 +94,10 @@ public sealed class ReloadAndSignalTests : IDisposable
 
         await host.WaitForLineAsync(Reloaded, HostProcess.StartTimeout, seen);
 
+        // Each change is named, as nats-server names it, before the closing line.
+        var changes = host.Lines.Skip(seen).Where(l => l.Contains("[INF] Reloaded", StringComparison.Ordinal)).Select(l => l[(l.IndexOf("[INF] ", StringComparison.Ordinal) + 6)..]);
+        Assert.Equal(["Reloaded: max_payload = 1048576", "Reloaded: debug = true", "Reloaded server configuration"], changes);
+
         // debug: true took effect live: a client closing is a Debug event.
         await using (var other = await RawClient.ConnectAsync(host.EndPoint("client")))
         {
@@ -101,6 +106,27 @@ public sealed class ReloadAndSignalTests : IDisposable
         }
 
         await host.WaitForLineAsync("[DBG] ", HostProcess.StartTimeout, seen);
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task Trace_turned_on_by_reload_traces_live_connections()
+    {
+        WriteConf("trace: false\n");
+        await using var host = await HostProcess.StartReadyAsync(["-c", Conf]);
+        await using var client = await RawClient.ConnectAsync(host.EndPoint("client"));
+        await client.SendAsync("CONNECT {\"verbose\":false}\r\nSUB before 1\r\n");
+        Assert.Equal(["PONG"], (await client.PingAndCollectAsync()).Lines);
+
+        WriteConf("trace: true\n");
+        var seen = host.Lines.Count;
+        await host.SignalAsync("HUP");
+        await host.WaitForLineAsync(Reloaded, HostProcess.StartTimeout, seen);
+        Assert.Contains(host.Lines.Skip(seen), l => l.EndsWith("[INF] Reloaded: trace = true", StringComparison.Ordinal));
+
+        await client.SendAsync("SUB after 2\r\n");
+        Assert.Equal(["PONG"], (await client.PingAndCollectAsync()).Lines);
+        await host.WaitForLineAsync("<<- [SUB after 2]", HostProcess.StartTimeout, seen);
+        Assert.DoesNotContain(host.Lines, l => l.Contains("[SUB before 1]", StringComparison.Ordinal));
     }
 
     [Fact(Timeout = 60_000)]

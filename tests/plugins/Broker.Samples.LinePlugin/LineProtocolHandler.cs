@@ -6,6 +6,10 @@ namespace Broker.Samples.LinePlugin;
 /// <summary>
 /// Serves the line protocol. Client commands, one per line (LF or CRLF):
 /// <list type="bullet">
+/// <item><c>CONNECT &lt;user&gt; &lt;password&gt;</c> or <c>CONNECT &lt;token&gt;</c> → <c>OK</c>: authenticates as a
+/// user of the broker, whose permissions then apply (a refused command gets <c>ERR Permissions Violation ...</c>, as a
+/// NATS client's -ERR). Without it the first command connects without credentials (<c>no_auth_user</c>, or a broker
+/// without authorization). Refused credentials get <c>ERR Authorization Violation</c> and the connection closes.</item>
 /// <item><c>SUB &lt;subject&gt;</c> → <c>OK</c>; matching messages then arrive as <c>MSG &lt;subject&gt; &lt;text&gt;</c>,
 /// or as <c>REQ &lt;subject&gt; &lt;reply&gt; &lt;text&gt;</c> when the publisher waits for an answer
 /// (answer with <c>PUB &lt;reply&gt; &lt;text&gt;</c>).</item>
@@ -37,7 +41,7 @@ public sealed class LineProtocolHandler : IProtocolHandler
         ArgumentNullException.ThrowIfNull(connection);
         var remote = connection.RemoteEndPoint?.ToString() ?? "?";
         LineLog.Opened(logger, remote);
-        var session = new LineSession(connection, bus.CreateClient(new BusClientOptions { Name = "line " + remote }), settings, logger);
+        var session = new LineSession(connection, bus, settings, logger);
         await using (session.ConfigureAwait(false))
         {
             await session.RunAsync(cancellationToken).ConfigureAwait(false);

@@ -36,9 +36,9 @@ internal sealed partial class ProbeReport : IHostedService
 
     public Task StopAsync(CancellationToken cancellationToken) => Task.CompletedTask;
 
-    [LoggerMessage(1, LogLevel.Information, "Probe greeting: {Greeting}")]
+    [LoggerMessage(1301, LogLevel.Information, "Probe greeting: {Greeting}")]
     private static partial void Greeting(ILogger logger, string greeting);
 
-    [LoggerMessage(2, LogLevel.Information, "Probe: {Assembly} {Version} in {Context} from {File}")]
+    [LoggerMessage(1302, LogLevel.Information, "Probe: {Assembly} {Version} in {Context} from {File}")]
     private static partial void Loaded(ILogger logger, string assembly, string version, string context, string file);
 }

@@ -139,7 +139,10 @@ internal sealed partial class TlsConnection
                 return false;
             }
         }
-        catch (Exception ex) when (ex is AuthenticationException or IOException or OperationCanceledException or InvalidOperationException)
+        // A client that goes away mid-handshake can surface as OpenSSL's CryptographicException ("shutdown while in
+        // init"): still the client's failure, not the broker's.
+        catch (Exception ex) when (ex is AuthenticationException or IOException or OperationCanceledException or InvalidOperationException
+            or System.Security.Cryptography.CryptographicException)
         {
             client?.Dispose();
             await stream.DisposeAsync().ConfigureAwait(false);

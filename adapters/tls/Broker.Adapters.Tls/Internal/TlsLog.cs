@@ -3,7 +3,7 @@ using Microsoft.Extensions.Logging;
 namespace Broker.Adapters.Tls.Internal;
 
 /// <summary>
-/// Log messages of the TLS plugin (event ids 600-649). A client's failed handshake is a warning, never an error:
+/// Log messages of the TLS plugin (event ids 600-649, docs/logging.md). A client's failed handshake is a warning, never an error:
 /// errors are reserved for faults of the broker.
 /// </summary>
 internal static partial class TlsLog

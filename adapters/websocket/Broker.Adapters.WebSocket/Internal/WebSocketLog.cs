@@ -3,7 +3,7 @@ using Microsoft.Extensions.Logging;
 namespace Broker.Adapters.WebSocket.Internal;
 
 /// <summary>
-/// Log messages of the WebSocket plugin (event ids 650-699). A client's bad handshake or bad frames are warnings,
+/// Log messages of the WebSocket plugin (event ids 650-699, docs/logging.md). A client's bad handshake or bad frames are warnings,
 /// never errors: errors are reserved for faults of the broker.
 /// </summary>
 internal static partial class WebSocketLog

@@ -8,8 +8,8 @@ namespace Broker.Core.Internal.Auth;
 
 /// <summary>
 /// Checks CONNECT credentials against the configured users, passwords and token, as nats-server's
-/// <c>auth.go processClientOrLeafAuthentication</c> does for clients (the users list, then the token, then the
-/// single user). Everything is compiled at construction, and <see cref="Authenticate"/> is safe from any thread.
+/// <c>auth.go processClientOrLeafAuthentication</c> does for clients (NKey users when the client sends an NKey, then
+/// the users list, then the token, then the single user). Everything is compiled at construction, and <see cref="Authenticate"/> is safe from any thread.
 /// A bcrypt check costs what its hash's cost says (about 100 ms at cost 11), on the caller's thread.
 /// </summary>
 internal sealed partial class Authenticator
@@ -54,6 +54,13 @@ internal sealed partial class Authenticator
         foreach (var user in options.Users)
         {
             var permissions = user.Permissions is null ? defaults : PermissionsTemplate.Compile(user.Permissions, time);
+            if (user.Nkey is not null)
+            {
+                // nats-server names an NKey user by its public key (connz authorized_user).
+                nkeys.Add(user.Nkey, new AuthenticatedUser(user.Nkey, permissions));
+                continue;
+            }
+
             users.Add(user.User, new UserEntry(user.Password ?? "", new AuthenticatedUser(user.User, permissions)));
         }
 
@@ -64,7 +71,7 @@ internal sealed partial class Authenticator
 
         // As nats-server checkAuthforWarnings: a plain single password or any users entry not bcrypt-hashed
         // (an empty one included); tokens are not part of that warning.
-        if ((singleUser is not null && !BCrypt.IsHash(singlePassword)) || users.Values.Any(u => !BCrypt.IsHash(u.Password)))
+        if ((singleUser is not null && !BcryptPassword.IsHash(singlePassword)) || users.Values.Any(u => !BcryptPassword.IsHash(u.Password)))
         {
             AuthLog.PlaintextPasswords(logger);
         }
@@ -124,9 +131,9 @@ internal sealed partial class Authenticator
     private static bool CheckSecret(string stored, string? offered)
     {
         offered ??= "";
-        if (BCrypt.IsHash(stored))
+        if (BcryptPassword.IsHash(stored))
         {
-            return BCrypt.Verify(offered, stored);
+            return BcryptPassword.Verify(offered, stored);
         }
 
         // FixedTimeEquals is constant time for equal lengths; like Go's ConstantTimeCompare, the length may show.

@@ -27,13 +27,13 @@ internal sealed partial class ClientPermissions
         this.template = template;
         if (template.RestrictsPublish)
         {
-            publishCache = new Dictionary<byte[], bool>(MaxPublishCacheSize + 1, ByteArrayKeyComparer.Instance);
+            publishCache = new Dictionary<byte[], bool>(MaxPublishCacheSize + 1, ByteArrayComparer.Instance);
             publishCacheLookup = publishCache.GetAlternateLookup<ReadOnlySpan<byte>>();
         }
 
         if (template.TracksResponses)
         {
-            replies = new Dictionary<byte[], ReplyRight>(ByteArrayKeyComparer.Instance);
+            replies = new Dictionary<byte[], ReplyRight>(ByteArrayComparer.Instance);
             replyLookup = replies.GetAlternateLookup<ReadOnlySpan<byte>>();
             lastReplyPrune = template.Time.GetTimestamp();
         }

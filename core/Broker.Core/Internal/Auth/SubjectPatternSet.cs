@@ -47,7 +47,7 @@ internal sealed class SubjectPatternSet
     /// <exception cref="InvalidOperationException">An entry is malformed, or has a queue where none is allowed.</exception>
     public static SubjectPatternSet Create(IEnumerable<string> entries, bool allowQueue)
     {
-        var literals = new Dictionary<byte[], LiteralEntry>(ByteArrayKeyComparer.Instance);
+        var literals = new Dictionary<byte[], LiteralEntry>(ByteArrayComparer.Instance);
         var wildcards = new List<Pattern>();
         foreach (var entry in entries)
         {

@@ -26,6 +26,9 @@ internal abstract partial class ClientBase
     /// </summary>
     protected bool YieldRequested { get; private set; }
 
+    /// <summary>Whether deliveries of the current batch wait for <see cref="FlushPending"/>; read by the producer's own thread.</summary>
+    protected bool HasPendingFlush => pendingFlushCount > 0;
+
     /// <summary>Asks this producer to end its current batch early (see <see cref="YieldRequested"/>).</summary>
     public void RequestYield() => YieldRequested = true;
 
@@ -233,6 +236,10 @@ internal abstract partial class ClientBase
         "\r\n\r\n"u8.CopyTo(header.AsSpan(header.Length - 4));
         Deliver(this, own, replyTo, default, new ReadOnlySequence<byte>(header), ReadOnlySequence<byte>.Empty);
     }
+
+    /// <summary>Replies reserved for service imports, JetStream acks and gateways (nats-server <c>isReservedReply</c>).</summary>
+    protected static bool IsReservedReply(ReadOnlySpan<byte> reply)
+        => reply.StartsWith("_R_."u8) || reply.StartsWith("$JS.ACK."u8) || reply.StartsWith("$GNR."u8);
 
     private Subscription? FindOwn(Subscription[] subscriptions)
     {

@@ -1,4 +1,5 @@
 using System.Text;
+using Broker.Core.Internal.Auth;
 using Broker.Core.Internal.Subscriptions;
 
 namespace Broker.Core.Internal.Clients;
@@ -100,6 +101,36 @@ internal abstract partial class ClientBase
         }
 
         Server.SubList.Remove(subscription);
+        OnSubscriptionRemoved(subscription);
+    }
+
+    /// <summary>Called after a subscription was removed (the NATS client traces it as nats-server's DELSUB).</summary>
+    protected virtual void OnSubscriptionRemoved(Subscription subscription)
+    {
+    }
+
+    /// <summary>
+    /// Applies permissions a reload gave the client to its subscriptions (nats-server <c>processSubsOnConfigReload</c>):
+    /// those still allowed get their delivery check renewed, the others are removed, with whatever is still queued for
+    /// them, and returned for the caller to report.
+    /// </summary>
+    protected List<Subscription> ApplyToSubscriptions(ClientPermissions? permissions)
+    {
+        var removed = new List<Subscription>();
+        foreach (var subscription in GetSubscriptions())
+        {
+            if (permissions is null || permissions.CanSubscribe(subscription.Subject, subscription.Queue))
+            {
+                subscription.CheckDenyOnDelivery = permissions?.NeedsDeliveryCheck(subscription.Subject, subscription.Queue) ?? false;
+                continue;
+            }
+
+            subscription.Cancelled = true;
+            RemoveSubscription(subscription);
+            removed.Add(subscription);
+        }
+
+        return removed;
     }
 
     /// <summary>Removes every subscription (the client is closing).</summary>
@@ -119,6 +150,10 @@ internal abstract partial class ClientBase
         if (all.Length > 0)
         {
             Server.SubList.RemoveBatch(all);
+            foreach (var subscription in all)
+            {
+                OnSubscriptionRemoved(subscription);
+            }
         }
     }
 

@@ -1,44 +1,113 @@
 using System.Buffers;
+using System.Buffers.Text;
+using System.Collections.Concurrent;
+using System.Text;
 using Broker.Abstractions;
+using Broker.Core.Internal.Subscriptions;
 
 namespace Broker.Core.Internal.Clients;
 
-/// <summary>Request/reply over a one-shot inbox subscription.</summary>
-internal sealed partial class InProcessClient
+/// <summary>
+/// Request/reply over one reply subscription per client (<c>_INBOX.&lt;random&gt;.*</c>, as nats.net multiplexes its
+/// requests): a request is the prefix plus a number, so requests neither add nor remove subscriptions (which would
+/// invalidate every producer's match cache). Replies complete their request on the responder's thread instead of going
+/// through the handler queue, so a handler that waits for a reply never waits behind itself.
+/// </summary>
+internal partial class InProcessClient
 {
+    private readonly Lock repliesLock = new();
+    // Created with the reply subscription, on the first request.
+    private ConcurrentDictionary<long, PendingRequest>? requests;
+    private Subscription? replies;
+    private byte[]? inboxPrefix;
+    private long nextRequest;
+
     public async Task<BusReply> RequestAsync(string subject, ReadOnlyMemory<byte> headers, ReadOnlyMemory<byte> payload, TimeSpan timeout, CancellationToken cancellationToken = default)
     {
-        ObjectDisposedException.ThrowIf(IsClosed, this);
-        var inbox = "_INBOX." + ServerIdentity.RandomBase32(22);
-        var reply = new TaskCompletionSource<BusReply>(TaskCreationOptions.RunContinuationsAsynchronously);
-        using var subscription = Subscribe(inbox, null, (in BusMessage message) =>
-        {
-            if (IsNoRespondersStatus(message.Headers))
-            {
-                reply.TrySetException(new NoRespondersException($"No responders are available for '{subject}'."));
-                return;
-            }
-
-            reply.TrySetResult(new BusReply(
-                System.Text.Encoding.UTF8.GetString(message.Subject),
-                message.Headers.ToArray(),
-                message.Payload.ToArray()));
-        });
-        subscription.AutoUnsubscribe(1);
-
-        Publish(
-            System.Text.Encoding.UTF8.GetBytes(subject),
-            System.Text.Encoding.UTF8.GetBytes(inbox),
-            new ReadOnlySequence<byte>(headers),
-            new ReadOnlySequence<byte>(payload));
-
+        EnsureUsable();
+        ArgumentNullException.ThrowIfNull(subject);
+        var prefix = EnsureReplySubscription();
+        var requests = this.requests!;
+        var id = Interlocked.Increment(ref nextRequest);
+        var request = new PendingRequest(subject);
+        requests[id] = request;
         try
         {
-            return await reply.Task.WaitAsync(timeout, cancellationToken).ConfigureAwait(false);
+            var replyTo = new byte[prefix.Length + 20];
+            prefix.CopyTo(replyTo, 0);
+            Utf8Formatter.TryFormat(id, replyTo.AsSpan(prefix.Length), out var digits);
+
+            // Flushed at once even from a handler, which may go on to block on the reply.
+            PublishCore(Encoding.UTF8.GetBytes(subject), replyTo.AsSpan(0, prefix.Length + digits), new ReadOnlySequence<byte>(headers), new ReadOnlySequence<byte>(payload), flushNow: true);
+            return await request.Task.WaitAsync(timeout, cancellationToken).ConfigureAwait(false);
         }
         catch (TimeoutException)
         {
             throw new TimeoutException($"No reply to the request on '{subject}' within {timeout}.");
+        }
+        finally
+        {
+            requests.TryRemove(id, out _);
+        }
+    }
+
+    private bool IsReplySubscription(Subscription subscription) => ReferenceEquals(subscription, Volatile.Read(ref replies));
+
+    /// <summary>The reply subjects' prefix, subscribing <c>prefix.*</c> first if needed (again after a reload removed it).</summary>
+    private byte[] EnsureReplySubscription()
+    {
+        lock (repliesLock)
+        {
+            if (replies is { Closed: false })
+            {
+                return inboxPrefix!;
+            }
+
+            inboxPrefix ??= Encoding.ASCII.GetBytes("_INBOX." + ServerIdentity.RandomBase32(22) + ".");
+            requests ??= new ConcurrentDictionary<long, PendingRequest>();
+            var subscription = CreateSubscription(Encoding.ASCII.GetString(inboxPrefix) + "*", null);
+            AddChecked(subscription);
+            Volatile.Write(ref replies, subscription);
+            return inboxPrefix;
+        }
+    }
+
+    /// <summary>A reply (or the 503 no-responders status) for one of our requests; runs on the responder's thread.</summary>
+    private void CompleteRequest(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    {
+        var prefix = inboxPrefix!;
+        if (!subject.StartsWith(prefix)
+            || !Utf8Parser.TryParse(subject[prefix.Length..], out long id, out var consumed)
+            || consumed != subject.Length - prefix.Length
+            || requests is null
+            || !requests.TryGetValue(id, out var request))
+        {
+            // Not a number we handed out, or a late reply to a request that is over.
+            return;
+        }
+
+        Interlocked.Increment(ref OutMessages);
+        Interlocked.Add(ref OutBytes, headers.Length + payload.Length);
+        if (IsNoRespondersStatus(headers))
+        {
+            request.TrySetException(new NoRespondersException($"No responders are available for '{request.Subject}'."));
+            return;
+        }
+
+        request.TrySetResult(new BusReply(Encoding.UTF8.GetString(subject), headers.ToArray(), payload.ToArray()));
+    }
+
+    /// <summary>Ends the requests still waiting (the client is closing).</summary>
+    protected void FailPendingRequests()
+    {
+        if (requests is null)
+        {
+            return;
+        }
+
+        foreach (var (_, request) in requests)
+        {
+            request.TrySetException(new ObjectDisposedException(ToString(), ClosedMessage));
         }
     }
 
@@ -52,5 +121,10 @@ internal sealed partial class InProcessClient
         Span<byte> start = stackalloc byte[12];
         headers.Slice(0, 12).CopyTo(start);
         return start.SequenceEqual("NATS/1.0 503"u8);
+    }
+
+    private sealed class PendingRequest(string subject) : TaskCompletionSource<BusReply>(TaskCreationOptions.RunContinuationsAsynchronously)
+    {
+        public string Subject { get; } = subject;
     }
 }

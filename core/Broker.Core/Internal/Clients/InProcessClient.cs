@@ -9,75 +9,70 @@ namespace Broker.Core.Internal.Clients;
 
 /// <summary>
 /// A client inside the process (<see cref="IBusClient"/>): it publishes through the same routing path as a NATS
-/// connection and receives deliveries as handler calls on the producer's thread. Publishes through one client are
-/// serialised by a lock, which is re-entrant so a handler may publish (reply) through the client that received.
+/// connection, and its handlers receive messages from its own delivery queue (<c>.Drain.cs</c>), never on the
+/// publisher's thread, so a handler may call the bus in any way without deadlock or recursion (docs/locks.md).
+/// Publishes through one client are serialised by <see cref="PublishLock"/>, which guards the producer state the
+/// routing path keeps (match cache, pending flushes, batch counters); no handler ever runs under it.
 /// </summary>
-internal sealed partial class InProcessClient : ClientBase, IBusClient
+internal partial class InProcessClient : ClientBase, IBusClient
 {
-    private readonly Lock publishLock = new();
     private readonly ILogger logger;
+    private readonly bool deferFlush;
     private long nextSid;
-    private int disposed;
+    private int closed;
 
     public InProcessClient(BrokerCore server, BusClientOptions options)
-        : base(server, ClientKind.Internal)
+        : this(server, options.Name, options.Echo, ClientKind.Internal, options.DeferFlush)
+    {
+    }
+
+    protected InProcessClient(BrokerCore server, string? name, bool echo, ClientKind kind, bool deferFlush)
+        : base(server, kind)
     {
         logger = server.Logger;
-        Name = options.Name;
-        Echo = options.Echo;
+        Name = name;
+        Echo = echo;
+        this.deferFlush = deferFlush;
 
         // Requests learn about missing responders from the 503 status, which needs headers.
         SupportsHeaders = true;
         NoResponders = true;
     }
 
-    public override bool IsClosed => Volatile.Read(ref disposed) != 0;
+    public override bool IsClosed => Volatile.Read(ref closed) != 0;
+
+    /// <summary>Serialises publishes through this client; see the class remarks.</summary>
+    protected Lock PublishLock { get; } = new();
+
+    /// <summary>The most subscriptions the client may hold; 0 for no limit.</summary>
+    protected virtual int SubscriptionLimit => 0;
+
+    /// <summary>
+    /// Whether a publish leaves its flush to a later end of batch: always with <see cref="BusConnectOptions.DeferFlush"/>,
+    /// and for publishes this client's own handlers make, which are flushed when their batch ends (see .Drain.cs).
+    /// </summary>
+    protected bool DefersFlush => deferFlush || ReferenceEquals(BusThread.Draining, this);
 
     public void Publish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
-    {
-        ObjectDisposedException.ThrowIf(IsClosed, this);
-        if (!SubjectValidator.IsValidLiteralSubject(subject))
-        {
-            throw new ArgumentException($"'{Encoding.UTF8.GetString(subject)}' is not a valid publish subject.", nameof(subject));
-        }
-
-        lock (publishLock)
-        {
-            RouteMessage(subject, replyTo, headers, payload);
-            FlushPending();
-            if (Stalls.Count > 0)
-            {
-                StallPolicy.Wait(Stalls);
-            }
-        }
-    }
+        => PublishCore(subject, replyTo, headers, payload, flushNow: false);
 
     public IBusSubscription Subscribe(string subject, string? queueGroup, BusMessageHandler handler)
     {
-        ObjectDisposedException.ThrowIf(IsClosed, this);
-        ArgumentNullException.ThrowIfNull(subject);
         ArgumentNullException.ThrowIfNull(handler);
-        if (queueGroup is not null && (queueGroup.Length == 0 || queueGroup.AsSpan().IndexOfAny(" \t\r\n") >= 0))
+        return SubscribeCore(subject, queueGroup, handler, output: null);
+    }
+
+    public virtual ValueTask FlushAsync(CancellationToken cancellationToken = default)
+    {
+        if (!IsClosed)
         {
-            throw new ArgumentException($"'{queueGroup}' is not a valid queue group.", nameof(queueGroup));
+            lock (PublishLock)
+            {
+                EndBatch();
+            }
         }
 
-        var sid = Interlocked.Increment(ref nextSid).ToString(CultureInfo.InvariantCulture);
-        var subscription = new Subscription(
-            this,
-            Encoding.UTF8.GetBytes(subject),
-            queueGroup is null ? null : Encoding.UTF8.GetBytes(queueGroup),
-            Encoding.UTF8.GetBytes(sid))
-        {
-            Handler = handler,
-        };
-
-        if (AddSubscription(subscription, maxSubscriptions: 0) == SubscribeOutcome.InvalidSubject)
-        {
-            throw new ArgumentException($"'{subject}' is not a valid subject.", nameof(subject));
-        }
-
-        return new BusSubscription(this, subscription);
+        return ValueTask.CompletedTask;
     }
 
     public override void Deliver(
@@ -88,29 +83,160 @@ internal sealed partial class InProcessClient : ClientBase, IBusClient
         in ReadOnlySequence<byte> headers,
         in ReadOnlySequence<byte> payload)
     {
+        if (IsReplySubscription(subscription))
+        {
+            // Replies complete their request here, on the responder's thread: a handler blocked on a request of its
+            // own client cannot then starve its own reply (see .Request.cs).
+            CompleteRequest(subject, headers, payload);
+            return;
+        }
+
+        var queued = queue.Enqueue(subscription, subject, replyTo, headers, payload);
         Interlocked.Increment(ref OutMessages);
         Interlocked.Add(ref OutBytes, headers.Length + payload.Length);
-        try
+        if (queued > Server.Options.MaxPending / 4 * 3)
         {
-            subscription.Handler!(new BusMessage(subject, replyTo, headers, payload));
+            // The handlers are far behind: a NATS producer ends its batch and stalls on FlushOutput's task.
+            producer.RequestYield();
         }
-#pragma warning disable CA1031 // A faulty handler must not break delivery to the other subscribers of this message.
-        catch (Exception ex)
-#pragma warning restore CA1031
-        {
-            InProcessLog.HandlerFailed(logger, Name ?? "internal", subscription.SubjectString, ex);
-        }
+
+        producer.AddPendingFlush(this);
     }
 
     public ValueTask DisposeAsync()
     {
-        if (Interlocked.Exchange(ref disposed, 1) == 0)
-        {
-            RemoveAllSubscriptions();
-        }
-
+        CloseByOwner();
         return ValueTask.CompletedTask;
     }
+
+    /// <summary>Closes the client because its owner disposed it.</summary>
+    protected virtual void CloseByOwner()
+    {
+        if (TryMarkClosed())
+        {
+            CloseSubscriptions();
+            FailPendingRequests();
+        }
+    }
+
+    /// <summary>Routes one message; <paramref name="flushNow"/> ends the batch even when flushes are deferred.</summary>
+    protected void PublishCore(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, bool flushNow)
+    {
+        EnsureUsable();
+        if (!SubjectValidator.IsValidLiteralSubject(subject))
+        {
+            throw new ArgumentException($"'{Encoding.UTF8.GetString(subject)}' is not a valid publish subject.", nameof(subject));
+        }
+
+        lock (PublishLock)
+        {
+            OnPublishing(subject, replyTo);
+            RouteMessage(subject, replyTo, headers, payload);
+            if (flushNow || !DefersFlush)
+            {
+                EndBatch();
+            }
+        }
+    }
+
+    /// <summary>
+    /// Flushes what this client's publishes delivered. Internal producers never stall on far-behind connections
+    /// (nats-server stalls only client connections), so the stalls are dropped. <see cref="PublishLock"/> held.
+    /// </summary>
+    protected virtual void EndBatch()
+    {
+        FlushPending();
+        Stalls.Clear();
+    }
+
+    /// <summary>Checks a publish before it is routed (permissions of a bound client); throws to refuse. <see cref="PublishLock"/> held.</summary>
+    protected virtual void OnPublishing(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo)
+    {
+    }
+
+    /// <summary>Checks a subscription before it is added (permissions of a bound client); throws to refuse.</summary>
+    protected virtual void OnSubscribing(Subscription subscription)
+    {
+    }
+
+    /// <summary>Creates, checks and adds a subscription with a handler (queued) or an output (written inline).</summary>
+    protected IBusSubscription SubscribeCore(string subject, string? queueGroup, BusMessageHandler? handler, BusOutputHandler? output)
+    {
+        var subscription = CreateSubscription(subject, queueGroup);
+        subscription.Handler = handler;
+        subscription.Output = output;
+        AddChecked(subscription);
+        return new BusSubscription(this, subscription);
+    }
+
+    private Subscription CreateSubscription(string subject, string? queueGroup)
+    {
+        EnsureUsable();
+        ArgumentNullException.ThrowIfNull(subject);
+        if (queueGroup is not null && (queueGroup.Length == 0 || queueGroup.AsSpan().IndexOfAny(" \t\r\n") >= 0))
+        {
+            throw new ArgumentException($"'{queueGroup}' is not a valid queue group.", nameof(queueGroup));
+        }
+
+        var sid = Interlocked.Increment(ref nextSid).ToString(CultureInfo.InvariantCulture);
+        return new Subscription(
+            this,
+            Encoding.UTF8.GetBytes(subject),
+            queueGroup is null ? null : Encoding.UTF8.GetBytes(queueGroup),
+            Encoding.UTF8.GetBytes(sid));
+    }
+
+    private void AddChecked(Subscription subscription)
+    {
+        OnSubscribing(subscription);
+        switch (AddSubscription(subscription, SubscriptionLimit))
+        {
+            case SubscribeOutcome.InvalidSubject:
+                throw new ArgumentException($"'{subscription.SubjectString}' is not a valid subject.");
+            case SubscribeOutcome.TooMany:
+                throw new BusRefusedException(BusRefusalReason.MaxSubscriptions, subscription.SubjectString, "maximum subscriptions exceeded");
+        }
+    }
+
+    /// <summary>Refuses calls on a closed client and from inside an output callback.</summary>
+    protected void EnsureUsable()
+    {
+        if (BusThread.InOutputCallback)
+        {
+            throw new InvalidOperationException("A bus output handler or writer must not call the bus: it runs under the connection's output lock.");
+        }
+
+        if (IsClosed)
+        {
+            throw new ObjectDisposedException(ToString(), ClosedMessage);
+        }
+    }
+
+    /// <summary>Why operations on the closed client fail.</summary>
+    protected virtual string ClosedMessage => "The bus client was disposed.";
+
+    /// <summary>Marks the client closed; true for the caller that closed it.</summary>
+    protected bool TryMarkClosed() => Interlocked.Exchange(ref closed, 1) == 0;
+
+    /// <summary>Removes every subscription; messages still queued for them are dropped.</summary>
+    protected void CloseSubscriptions()
+    {
+        foreach (var subscription in GetSubscriptions())
+        {
+            subscription.Cancelled = true;
+        }
+
+        RemoveAllSubscriptions();
+    }
+
+    /// <summary>Unsubscribes on behalf of the subscriber: what is still queued for the subscription is dropped.</summary>
+    protected void Cancel(Subscription subscription)
+    {
+        subscription.Cancelled = true;
+        RemoveSubscription(subscription);
+    }
+
+    public override string ToString() => $"{Name ?? "internal"} cid:{Id}";
 
     private sealed class BusSubscription(InProcessClient client, Subscription subscription) : IBusSubscription
     {
@@ -130,6 +256,6 @@ internal sealed partial class InProcessClient : ClientBase, IBusClient
             }
         }
 
-        public void Dispose() => client.RemoveSubscription(subscription);
+        public void Dispose() => client.Cancel(subscription);
     }
 }

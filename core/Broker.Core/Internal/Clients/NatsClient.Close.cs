@@ -27,21 +27,15 @@ internal sealed partial class NatsClient
         }
 
         Reason = reason;
-        lock (writeLock)
+        if (tracing && !error.IsEmpty)
         {
-            if (!outputCompleted)
-            {
-                CommitHead();
-                if (!error.IsEmpty)
-                {
-                    output.Write(error);
-                }
+            TraceOutProtocol(error);
+        }
 
-                outputCompleted = true;
-
-                // Completing commits what is buffered; the transport sends it, then closes the socket.
-                output.Complete();
-            }
+        lock (output.Gate)
+        {
+            // Completing commits what is buffered; the transport sends it, then closes the socket.
+            output.Complete(error);
         }
 
         input.CancelPendingRead();
@@ -57,9 +51,9 @@ internal sealed partial class NatsClient
         Reason = CloseReason.SlowConsumerPendingBytes;
         Interlocked.Increment(ref Server.Statistics.SlowConsumers);
         ClientLog.SlowConsumer(logger, this, Reason.ToText());
-        lock (writeLock)
+        lock (output.Gate)
         {
-            outputCompleted = true;
+            output.Abandon();
         }
 
         connection.Abort(Reason.ToText());

@@ -9,7 +9,10 @@ internal sealed partial class NatsClient
 {
     private void SendInfo()
     {
-        var info = Server.CreateClientInfo(this);
+        // NKey users sign this connection's nonce; nats-server sends one only when some user needs it.
+        var nonce = Server.Authenticator.NonceRequired ? Authenticator.CreateNonce() : null;
+        this.nonce = nonce;
+        var info = Server.CreateClientInfo(this, nonce: nonce);
         SendProtocol(info, flushNow: true);
     }
 
@@ -65,8 +68,9 @@ internal sealed partial class NatsClient
     }
 
     /// <summary>
-    /// The user a CONNECT authenticates as. With <c>verify_and_map</c> the client certificate names the user; otherwise
-    /// CONNECT credentials are used, each empty one filled from the transport's (WebSocket cookies), as nats-server.
+    /// The user a CONNECT authenticates as. With <c>verify_and_map</c> the client certificate names the user; a CONNECT
+    /// naming an NKey (when NKey users exist) proves it with its signature of the INFO nonce; otherwise CONNECT
+    /// credentials are used, each empty one filled from the transport's (WebSocket cookies), as nats-server.
     /// </summary>
     private AuthenticatedUser? Authenticate(ConnectMessage connect)
     {
@@ -81,6 +85,18 @@ internal sealed partial class NatsClient
             }
 
             return mapped;
+        }
+
+        if (authenticator.ChecksNkey(connect.Nkey))
+        {
+            RememberNkey(connect.Nkey);
+            var nkeyUser = authenticator.AuthenticateNkey(connect.Nkey!, connect.Signature, System.Text.Encoding.ASCII.GetBytes(nonce ?? ""), out var failure);
+            if (failure is not null)
+            {
+                ClientLog.NkeyRefused(logger, this, failure);
+            }
+
+            return nkeyUser;
         }
 
         var fromTransport = connection.Features.Get<Broker.Abstractions.TransportCredentials>();

@@ -14,6 +14,12 @@ internal sealed partial class NatsClient
     /// <summary>When the client last sent anything, as <see cref="Environment.TickCount64"/>.</summary>
     public long LastActivityTick => Volatile.Read(ref lastInputAt);
 
+    /// <summary>/connz <c>type</c>.</summary>
+    public string ConnectionType => NatsProtocolHandler.ProtocolName;
+
+    /// <summary>Why the connection closed, in nats-server's words; empty while open.</summary>
+    public string ClosedReasonText => Reason.ToText();
+
     /// <summary>Bytes queued for the client and not yet sent, when the transport can tell; otherwise 0.</summary>
     public long PendingBytes => connection.Features.Get<IPendingOutputFeature>()?.PendingOutputBytes ?? 0;
 

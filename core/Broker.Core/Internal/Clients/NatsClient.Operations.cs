@@ -156,8 +156,4 @@ internal sealed partial class NatsClient
         CompleteAuthentication(user);
         return true;
     }
-
-    /// <summary>Replies reserved for service imports, JetStream acks and gateways (nats-server <c>isReservedReply</c>).</summary>
-    private static bool IsReservedReply(ReadOnlySpan<byte> reply)
-        => reply.StartsWith("_R_."u8) || reply.StartsWith("$JS.ACK."u8) || reply.StartsWith("$GNR."u8);
 }

@@ -1,40 +1,23 @@
 using System.Buffers;
 using System.Buffers.Text;
-using Broker.Abstractions;
 using Broker.Core.Internal.Logging;
 using Broker.Core.Internal.Subscriptions;
 
 namespace Broker.Core.Internal.Clients;
 
 /// <summary>
-/// Writing to the client: deliveries (MSG/HMSG) and protocol replies go straight into the output pipe under one
-/// lock; <see cref="FlushOutput"/> commits them once per producer batch. A flush that cannot complete means three
-/// quarters of max_pending or more are buffered: producers stall briefly on it (nats-server's fast-producer stall),
-/// and beyond max_pending the client is closed as a slow consumer, without -ERR, as nats-server does.
+/// Writing to the client: deliveries (MSG/HMSG) and protocol replies go straight into the output (<see cref="ConnectionOutput"/>)
+/// under its lock; <see cref="FlushOutput"/> commits them once per producer batch. A flush that cannot complete means
+/// three quarters of max_pending or more are buffered: producers stall briefly on it (nats-server's fast-producer
+/// stall), and beyond max_pending the client is closed as a slow consumer, without -ERR, as nats-server does.
 /// </summary>
 internal sealed partial class NatsClient
 {
-    // Frames up to this size are written with one GetSpan/Advance; larger ones are copied segment by segment.
+    // Frames up to this size are written with one Reserve/Advance; larger ones are copied segment by segment.
     private const int SingleSpanFrameLimit = 16 * 1024;
 
     // Longest possible "HMSG  <sid>  <hdr> <total>\r\n" around subject, sid and reply: two 10-digit sizes and spaces.
     private const int MessageLineOverhead = 5 + 4 + 10 + 1 + 10 + 2;
-
-    private readonly Lock writeLock = new();
-    private bool outputCompleted;
-
-    // The flush the output pipe has not completed: the peer is far behind. Guarded by writeLock.
-    private Task? stalledFlush;
-
-    // The output memory being filled and how much of it holds frames not yet passed to Advance. Deliveries append
-    // here and Advance once per segment or flush instead of once per frame: the pipe takes its own lock in Advance,
-    // which producers and the send loop contended for on every message. Guarded by writeLock.
-    private Memory<byte> head;
-    private int headUsed;
-
-    // Bytes written since the last flush. Guarded by writeLock.
-    private long unflushedBytes;
-    private long stalledSince;
 
     public override void Deliver(
         ClientBase producer,
@@ -51,9 +34,9 @@ internal sealed partial class NatsClient
         var sid = subscription.Sid;
         var lineLength = MessageLineOverhead + subject.Length + sid.Length + replyTo.Length;
 
-        lock (writeLock)
+        lock (output.Gate)
         {
-            if (outputCompleted)
+            if (output.Completed)
             {
                 return;
             }
@@ -61,7 +44,7 @@ internal sealed partial class NatsClient
             var frameLength = lineLength + totalLength + 2;
             if (frameLength <= SingleSpanFrameLimit)
             {
-                var span = Reserve(frameLength);
+                var span = output.Reserve(frameLength);
                 var written = WriteMessageLine(span, withHeaders, subject, sid, replyTo, headerLength, totalLength);
                 if (withHeaders)
                 {
@@ -73,32 +56,31 @@ internal sealed partial class NatsClient
                 written += totalLength - headerLength;
                 span[written++] = (byte)'\r';
                 span[written++] = (byte)'\n';
-                headUsed += written;
+                output.Advance(written);
             }
             else
             {
-                CommitHead();
-                var span = output.GetSpan(lineLength);
-                output.Advance(WriteMessageLine(span, withHeaders, subject, sid, replyTo, headerLength, totalLength));
+                output.Advance(WriteMessageLine(output.Reserve(lineLength), withHeaders, subject, sid, replyTo, headerLength, totalLength));
                 if (withHeaders)
                 {
-                    WriteSequence(headers);
+                    output.Write(headers);
                 }
 
-                WriteSequence(payload);
+                output.Write(payload);
                 output.Write("\r\n"u8);
             }
 
             OutMessages++;
             OutBytes += totalLength;
-
-            // Bound what one producer batch piles up here: a producer that parsed a large input buffer must not add
-            // more than an eighth of max_pending between flushes, nor anything while this client is far behind.
-            unflushedBytes += lineLength + totalLength;
-            if (stalledFlush is { IsCompleted: false } || unflushedBytes > connection.Settings.MaxPendingOutputBytes / 8)
+            if (output.AddUnflushed(lineLength + totalLength))
             {
                 producer.RequestYield();
             }
+        }
+
+        if (tracing)
+        {
+            TraceOutMessage(subject, sid, replyTo, withHeaders, headerLength, totalLength);
         }
 
         producer.AddPendingFlush(this);
@@ -106,74 +88,30 @@ internal sealed partial class NatsClient
 
     public override Task? FlushOutput()
     {
-        Task? stall;
-        lock (writeLock)
-        {
-            if (outputCompleted)
-            {
-                return null;
-            }
-
-            if (stalledFlush is { IsCompleted: false })
-            {
-                // Committing more waits for the outstanding flush; its continuation flushes again.
-                stall = stalledFlush;
-            }
-            else
-            {
-                unflushedBytes = 0;
-                CommitHead();
-                var flush = output.FlushAsync();
-                if (flush.IsCompleted)
-                {
-                    stalledFlush = null;
-                    _ = flush.GetAwaiter().GetResult();
-                    return null;
-                }
-
-                // Three quarters of max_pending or more are waiting: producers stall on this until the peer catches up.
-                stall = stalledFlush = flush.AsTask();
-                stalledSince = Environment.TickCount64;
-                _ = stall.ContinueWith(static (_, state) => ((NatsClient)state!).FlushOutput(), this, CancellationToken.None, TaskContinuationOptions.None, TaskScheduler.Default);
-            }
-        }
-
-        if (IsBeyondMaxPending())
+        var stall = output.Flush(this, out var slowConsumer);
+        if (slowConsumer)
         {
             OnSlowConsumer();
-            return null;
         }
 
         return stall;
     }
 
-    /// <summary>
-    /// Whether more than max_pending waits to be sent (nats-server closes such a client). Without a byte count from
-    /// the transport, a stall that outlasts the write deadline counts as the limit.
-    /// </summary>
-    private bool IsBeyondMaxPending()
-    {
-        var settings = connection.Settings;
-        if (connection.Features.Get<IPendingOutputFeature>() is { } pending)
-        {
-            return pending.PendingOutputBytes > settings.MaxPendingOutputBytes;
-        }
-
-        return settings.WriteDeadline > TimeSpan.Zero
-            && Environment.TickCount64 - Volatile.Read(ref stalledSince) > (long)settings.WriteDeadline.TotalMilliseconds;
-    }
-
     /// <summary>Queues a protocol line (PONG, +OK, -ERR, INFO); flushed with the current batch or at once.</summary>
     private void SendProtocol(ReadOnlySpan<byte> line, bool flushNow = false)
     {
-        lock (writeLock)
+        if (tracing)
         {
-            if (outputCompleted)
+            TraceOutProtocol(line);
+        }
+
+        lock (output.Gate)
+        {
+            if (output.Completed)
             {
                 return;
             }
 
-            CommitHead();
             output.Write(line);
         }
 
@@ -193,38 +131,6 @@ internal sealed partial class NatsClient
         var text = "-ERR '" + prefix + GoQuote.Quote(subject)
             + (queue.IsEmpty ? string.Empty : " using queue " + GoQuote.Quote(queue)) + suffix + "'\r\n";
         SendProtocol(System.Text.Encoding.UTF8.GetBytes(text), flushNow);
-    }
-
-    /// <summary>Room for <paramref name="size"/> bytes at the end of the head memory, starting a new one when it is full. Lock held.</summary>
-    private Span<byte> Reserve(int size)
-    {
-        if (head.Length - headUsed < size)
-        {
-            CommitHead();
-            head = output.GetMemory(size);
-        }
-
-        return head.Span[headUsed..];
-    }
-
-    /// <summary>Passes the frames written to the head memory to the pipe; before any other use of the writer. Lock held.</summary>
-    private void CommitHead()
-    {
-        if (headUsed > 0)
-        {
-            output.Advance(headUsed);
-        }
-
-        head = default;
-        headUsed = 0;
-    }
-
-    private void WriteSequence(in ReadOnlySequence<byte> sequence)
-    {
-        foreach (var segment in sequence)
-        {
-            output.Write(segment.Span);
-        }
     }
 
     private static int WriteMessageLine(Span<byte> span, bool withHeaders, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> sid, ReadOnlySpan<byte> replyTo, int headerLength, int totalLength)

@@ -66,7 +66,7 @@ internal sealed partial class NatsClient
             FlushPending();
             if (Stalls.Count > 0)
             {
-                await StallPolicy.WaitAsync(Stalls).ConfigureAwait(false);
+                await StallPolicy.WaitAsync(Stalls, cancellationToken).ConfigureAwait(false);
             }
 
             if (yielded)
@@ -117,21 +117,76 @@ internal sealed partial class NatsClient
 
         public bool HeadersEnabled => client.SupportsHeaders;
 
-        public bool OnConnect(ReadOnlySpan<byte> json) => client.ProcessConnect(json);
+        // Tracing costs one field read per operation when it is off.
+        public bool OnConnect(ReadOnlySpan<byte> json)
+        {
+            if (client.tracing)
+            {
+                client.TraceInConnect(json);
+            }
+
+            return client.ProcessConnect(json);
+        }
 
         public bool OnPub(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in System.Buffers.ReadOnlySequence<byte> payload)
-            => client.ProcessPublish(subject, replyTo, System.Buffers.ReadOnlySequence<byte>.Empty, payload);
+        {
+            if (client.tracing)
+            {
+                client.TraceInPublish(subject, replyTo, System.Buffers.ReadOnlySequence<byte>.Empty, payload, hpub: false);
+            }
+
+            return client.ProcessPublish(subject, replyTo, System.Buffers.ReadOnlySequence<byte>.Empty, payload);
+        }
 
         public bool OnHPub(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in System.Buffers.ReadOnlySequence<byte> headers, in System.Buffers.ReadOnlySequence<byte> payload)
-            => client.ProcessPublish(subject, replyTo, headers, payload);
+        {
+            if (client.tracing)
+            {
+                client.TraceInPublish(subject, replyTo, headers, payload, hpub: true);
+            }
 
-        public bool OnSub(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, ReadOnlySpan<byte> sid) => client.ProcessSubscribe(subject, queue, sid);
+            return client.ProcessPublish(subject, replyTo, headers, payload);
+        }
 
-        public bool OnUnsub(ReadOnlySpan<byte> sid, long max) => client.ProcessUnsubscribe(sid, max);
+        public bool OnSub(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, ReadOnlySpan<byte> sid)
+        {
+            if (client.tracing)
+            {
+                client.TraceInSubscribe(subject, queue, sid);
+            }
 
-        public bool OnPing() => client.ProcessPing();
+            return client.ProcessSubscribe(subject, queue, sid);
+        }
 
-        public bool OnPong() => client.ProcessPong();
+        public bool OnUnsub(ReadOnlySpan<byte> sid, long max)
+        {
+            if (client.tracing)
+            {
+                client.TraceInUnsubscribe(sid, max);
+            }
+
+            return client.ProcessUnsubscribe(sid, max);
+        }
+
+        public bool OnPing()
+        {
+            if (client.tracing)
+            {
+                client.TraceIn("PING");
+            }
+
+            return client.ProcessPing();
+        }
+
+        public bool OnPong()
+        {
+            if (client.tracing)
+            {
+                client.TraceIn("PONG");
+            }
+
+            return client.ProcessPong();
+        }
 
         public bool OnErr(ReadOnlySpan<byte> message) => client.ProcessClientError(message);
     }

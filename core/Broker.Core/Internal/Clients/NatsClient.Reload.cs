@@ -15,12 +15,18 @@ internal sealed partial class NatsClient
     private string? connectPassword;
     private string? connectToken;
 
+    // The NKey the last CONNECT authenticated with, and the nonce this connection's INFO carried for it to sign.
+    private string? connectNkey;
+    private string? nonce;
+
     // Authenticated by verify_and_map rather than by CONNECT credentials.
     private bool certificateMapped;
 
     /// <summary>Applies a new authenticator to this connection. Called from the reloading thread.</summary>
     public void ApplyReload(Authenticator previous, Authenticator current)
     {
+        // -V may have been turned on or off with the reload (the host applies its log level first).
+        RefreshTracing();
         if (IsClosed || !Volatile.Read(ref authenticated))
         {
             // Not yet authenticated: its CONNECT will meet the new configuration.
@@ -28,9 +34,12 @@ internal sealed partial class NatsClient
         }
 
         // A user mapped from the client certificate (verify_and_map) is mapped again under the new users.
+        // An NKey user stays while its key is configured: the signature of this connection's nonce was checked.
         var user = certificateMapped && Tls?.ClientCertificate is { } certificate && current.MapsCertificates
             ? current.AuthenticateCertificate(certificate)
-            : current.Reauthenticate(previous, connectUser, connectPassword, connectToken);
+            : connectNkey is not null
+                ? current.ReauthenticateNkey(connectNkey)
+                : current.Reauthenticate(previous, connectUser, connectPassword, connectToken);
         if (user is null)
         {
             AuthorizationViolation();
@@ -40,19 +49,14 @@ internal sealed partial class NatsClient
         AuthorizedUser = user.Name;
         var permissions = user.Permissions?.CreateForConnection();
         Permissions = permissions;
-        foreach (var subscription in GetSubscriptions())
+        foreach (var subscription in ApplyToSubscriptions(permissions))
         {
-            if (permissions is null || permissions.CanSubscribe(subscription.Subject, subscription.Queue))
-            {
-                subscription.CheckDenyOnDelivery = permissions?.NeedsDeliveryCheck(subscription.Subject, subscription.Queue) ?? false;
-                continue;
-            }
-
-            RemoveSubscription(subscription);
             SendPermissionError("Permissions Violation for Subscription to ", subscription.Subject, subscription.Queue, $" (sid {GoQuote.Quote(subscription.Sid)})", flushNow: true);
             ClientLog.SubscriptionRemovedOnReload(logger, this, subscription.SubjectString);
         }
     }
+
+    private void RememberNkey(string? publicKey) => connectNkey = publicKey;
 
     private void RememberCredentials(string? user, string? password, string? token)
     {

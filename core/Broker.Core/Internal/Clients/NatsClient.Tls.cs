@@ -59,16 +59,10 @@ internal sealed partial class NatsClient
     private void AdoptTransport()
     {
         var transport = connection.Transport;
-        lock (writeLock)
+        lock (output.Gate)
         {
-            CommitHead();
             input = transport.Input;
-            output = transport.Output;
-            if (outputCompleted)
-            {
-                // Closed while the handshake ran: close the new output too so the TLS layer winds down.
-                output.Complete();
-            }
+            output.Replace(transport.Output);
         }
     }
 

@@ -9,19 +9,19 @@ namespace Broker.Core.Internal.Clients;
 
 /// <summary>
 /// A NATS client connection: one read loop parsing the input pipe (<c>.Read.cs</c>), operation handlers
-/// (<c>.Operations.cs</c>, <c>.Connect.cs</c>), deliveries written straight into the output pipe under a lock and
-/// flushed once per producer batch (<c>.Output.cs</c>), ping and auth timers (<c>.Timers.cs</c>) and closing
+/// (<c>.Operations.cs</c>, <c>.Connect.cs</c>), deliveries written straight into the output under its lock and
+/// flushed once per producer batch (<c>.Output.cs</c>, <see cref="ConnectionOutput"/>), ping and auth timers (<c>.Timers.cs</c>) and closing
 /// (<c>.Close.cs</c>).
 /// </summary>
 [System.Diagnostics.CodeAnalysis.SuppressMessage("Design", "CA1001", Justification = "Timers are disposed when the read loop ends (CleanupAsync); the client has no other owner.")]
-internal sealed partial class NatsClient : ClientBase
+internal sealed partial class NatsClient : ClientBase, IClientConnection
 {
     private readonly TransportConnection connection;
     private readonly ILogger logger;
 
-    // Replaced once, under writeLock, when TLS is started after INFO (see .Tls.cs).
+    // The input is replaced once, and the output's writer under its lock, when TLS is started after INFO (see .Tls.cs).
     private PipeReader input;
-    private PipeWriter output;
+    private readonly ConnectionOutput output;
 
     // Parser scratch for a control line that straddles two buffer segments.
     private readonly byte[] scratch;
@@ -37,13 +37,14 @@ internal sealed partial class NatsClient : ClientBase
     {
         this.connection = connection;
         input = connection.Transport.Input;
-        output = connection.Transport.Output;
+        output = new ConnectionOutput(connection, connection.Transport.Output);
         logger = server.ClientLogger;
         scratch = new byte[server.Options.MaxControlLine + ProtocolParser.ControlLineAllowance + 2];
         RemoteEndPoint = connection.RemoteEndPoint as IPEndPoint;
         Listener = connection.Features.Get<ListenerDefinition>();
         Tls = connection.Features.Get<ITlsConnectionFeature>();
         authenticated = !server.Authenticator.AuthRequired;
+        RefreshTracing();
     }
 
     public IPEndPoint? RemoteEndPoint { get; }

@@ -11,17 +11,10 @@ internal static class StallPolicy
     public static readonly TimeSpan TotalPerRead = TimeSpan.FromMilliseconds(10);
 
     /// <summary>Waits for the stalled flushes to complete, at most <see cref="TotalPerRead"/>; then forgets them.</summary>
-    public static async ValueTask WaitAsync(List<Task> stalls)
+    public static async ValueTask WaitAsync(List<Task> stalls, CancellationToken cancellationToken = default)
     {
         var all = stalls.Count == 1 ? stalls[0] : Task.WhenAll(stalls);
-        await Task.WhenAny(all, Task.Delay(TotalPerRead)).ConfigureAwait(false);
-        stalls.Clear();
-    }
-
-    /// <summary>The same, blocking: for in-process publishers, whose publish call is synchronous.</summary>
-    public static void Wait(List<Task> stalls)
-    {
-        Task.WaitAll([.. stalls], TotalPerRead);
+        await Task.WhenAny(all, Task.Delay(TotalPerRead, cancellationToken)).ConfigureAwait(false);
         stalls.Clear();
     }
 }

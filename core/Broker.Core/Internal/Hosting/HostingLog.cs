@@ -2,7 +2,7 @@ using Microsoft.Extensions.Logging;
 
 namespace Broker.Core.Internal.Hosting;
 
-/// <summary>Log messages of the broker's lifecycle and listeners (event ids 1-99).</summary>
+/// <summary>Log messages of the broker's lifecycle and listeners (event ids 1-99, docs/logging.md).</summary>
 internal static partial class HostingLog
 {
     [LoggerMessage(1, LogLevel.Information, "Starting broker {Version} (matching nats-server {CompatibleVersion}), server id {ServerId}")]
@@ -20,8 +20,8 @@ internal static partial class HostingLog
     [LoggerMessage(5, LogLevel.Information, "Loaded plugin {PluginId} {PluginVersion}")]
     public static partial void PluginConfigured(ILogger logger, string pluginId, string pluginVersion);
 
-    [LoggerMessage(6, LogLevel.Information, "Reloaded configuration: {Changes}")]
-    public static partial void Reloaded(ILogger logger, string changes);
+    [LoggerMessage(6, LogLevel.Information, "Reloaded: {Change}")]
+    public static partial void Reloaded(ILogger logger, string change);
 
     [LoggerMessage(7, LogLevel.Warning, "Configuration reload refused: {Reason}")]
     public static partial void ReloadRefused(ILogger logger, string reason);
@@ -40,4 +40,7 @@ internal static partial class HostingLog
 
     [LoggerMessage(12, LogLevel.Error, "Hosted service {Service} failed to stop")]
     public static partial void ServiceStopFailed(ILogger logger, string service, Exception exception);
+
+    [LoggerMessage(13, LogLevel.Critical, "{Failure}")]
+    public static partial void ListenFailed(ILogger logger, string failure);
 }

@@ -5,7 +5,7 @@ using Microsoft.Extensions.Logging;
 namespace Broker.Core.Internal.Logging;
 
 /// <summary>
-/// Log messages about client connections (event ids 100-199). A client's own misbehaviour is a warning, never an
+/// Log messages about client connections (event ids 100-199, docs/logging.md). A client's own misbehaviour is a warning, never an
 /// error: errors are reserved for faults of the broker, which the test kit treats as test failures.
 /// </summary>
 internal static partial class ClientLog
@@ -46,9 +46,6 @@ internal static partial class ClientLog
     [LoggerMessage(111, LogLevel.Warning, "{Client} sent a CONNECT that is not valid JSON, closing")]
     public static partial void BadConnect(ILogger logger, NatsClient client);
 
-    [LoggerMessage(113, LogLevel.Information, "{Client} subscription to {Subject} removed by a configuration reload: no longer authorized")]
-    public static partial void SubscriptionRemovedOnReload(ILogger logger, NatsClient client, string subject);
-
     [LoggerMessage(112, LogLevel.Warning, "{Client} read failed")]
     public static partial void ReadFailed(ILogger logger, NatsClient client, Exception exception);
 
@@ -57,6 +54,13 @@ internal static partial class ClientLog
 
     [LoggerMessage(114, LogLevel.Warning, "{Client} user {User} found in CONNECT, but the user is taken from the certificate")]
     public static partial void UserFromCertificate(ILogger logger, NatsClient client, string user);
+
+    /// <summary>Why an NKey user's CONNECT was refused, in nats-server's words ("Signature not verified").</summary>
+    [LoggerMessage(115, LogLevel.Debug, "{Client} {Reason}")]
+    public static partial void NkeyRefused(ILogger logger, NatsClient client, string reason);
+
+    [LoggerMessage(116, LogLevel.Information, "{Client} subscription to {Subject} removed by a configuration reload: no longer authorized")]
+    public static partial void SubscriptionRemovedOnReload(ILogger logger, NatsClient client, string subject);
 
     public static void PublishViolation(ILogger logger, NatsClient client, ReadOnlySpan<byte> subject)
     {

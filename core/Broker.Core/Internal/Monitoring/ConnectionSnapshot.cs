@@ -10,11 +10,11 @@ namespace Broker.Core.Internal.Monitoring;
 /// </summary>
 internal static class ConnectionSnapshot
 {
-    /// <summary>The view of an open connection at <paramref name="now"/>.</summary>
-    public static ConnInfo Open(NatsClient client, DateTime now)
+    /// <summary>The view of an open connection (a <see cref="ClientBase"/> that is an <see cref="IClientConnection"/>) at <paramref name="now"/>.</summary>
+    public static ConnInfo Open(ClientBase client, DateTime now)
     {
-        var info = Common(client);
-        var lastActivity = now - TimeSpan.FromMilliseconds(Math.Max(Environment.TickCount64 - client.LastActivityTick, 0));
+        var info = Common(client, (IClientConnection)client);
+        var lastActivity = now - TimeSpan.FromMilliseconds(Math.Max(Environment.TickCount64 - ((IClientConnection)client).LastActivityTick, 0));
         info.LastActivity = lastActivity;
         info.Uptime = GoFormat.Uptime(now - info.Start);
         info.Idle = GoFormat.Uptime(now - lastActivity);
@@ -23,12 +23,13 @@ internal static class ConnectionSnapshot
     }
 
     /// <summary>The final view of a connection that has just closed, with the subscriptions it had.</summary>
-    public static ClosedConnection Closed(NatsClient client, Subscription[] subscriptions)
+    public static ClosedConnection Closed(ClientBase client, Subscription[] subscriptions)
     {
-        var stop = client.ClosedAt?.UtcDateTime ?? DateTime.UtcNow;
+        var connection = (IClientConnection)client;
+        var stop = connection.ClosedAt?.UtcDateTime ?? DateTime.UtcNow;
         var info = Open(client, stop);
         info.Stop = stop;
-        info.Reason = client.Reason.ToText() is { Length: > 0 } reason ? reason : null;
+        info.Reason = connection.ClosedReasonText is { Length: > 0 } reason ? reason : null;
         info.Subscriptions = subscriptions.Length;
         return new ClosedConnection(info, client.AuthorizedUser, Details(subscriptions, account: null));
     }
@@ -52,19 +53,19 @@ internal static class ConnectionSnapshot
             .ThenBy(d => d.Sid, StringComparer.Ordinal)];
     }
 
-    private static ConnInfo Common(NatsClient client)
+    private static ConnInfo Common(ClientBase client, IClientConnection connection)
     {
-        var endPoint = client.RemoteEndPoint;
+        var endPoint = connection.RemoteEndPoint;
         var address = endPoint?.Address;
         if (address is not null && address.IsIPv4MappedToIPv6)
         {
             address = address.MapToIPv4();
         }
 
-        var roundTrip = client.RoundTrip;
+        var roundTrip = connection.RoundTrip;
 
         // TLS details as nats-server shows them ("1.3", Go's cipher suite names, which are the IANA ones .NET uses).
-        var tls = client.Tls is { IsEstablished: true } session ? session : null;
+        var tls = connection.Tls is { IsEstablished: true } session ? session : null;
         return new ConnInfo
         {
             TlsVersion = tls?.Protocol switch
@@ -77,19 +78,23 @@ internal static class ConnectionSnapshot
             TlsCipherSuite = tls?.CipherSuite.ToString(),
             TlsFirst = tls is { HandshakeFirst: true } ? true : null,
             Cid = client.Id,
+            Type = connection.ConnectionType,
             Ip = address?.ToString() ?? string.Empty,
             Port = endPoint?.Port ?? 0,
             Start = client.StartedAt.UtcDateTime,
             Rtt = GoFormat.Duration(TruncateRoundTrip(roundTrip)),
             RoundTrip = roundTrip,
-            PendingBytes = client.PendingBytes,
+            PendingBytes = connection.PendingBytes,
             InMsgs = Interlocked.Read(ref client.InMessages),
             InBytes = Interlocked.Read(ref client.InBytes),
             OutMsgs = Interlocked.Read(ref client.OutMessages),
             OutBytes = Interlocked.Read(ref client.OutBytes),
             Name = NullIfEmpty(client.Name),
-            Lang = NullIfEmpty(client.Lang),
-            Version = NullIfEmpty(client.ClientVersion),
+            Lang = NullIfEmpty(connection.Lang),
+            Version = NullIfEmpty(connection.ClientVersion),
+
+            // nats-server names an MQTT client by its client id in a field of its own.
+            MqttClient = connection.ConnectionType == "mqtt" ? NullIfEmpty(client.Name) : null,
         };
     }
 

@@ -35,6 +35,7 @@ internal sealed partial class MonitorEndpoints
         var state = ParseState(ref reader, reader.Text("state"));
         var user = reader.Text("user");
         var account = reader.Text("acc");
+        var mqttClient = reader.Text("mqtt_client");
         if (reader.Error is { } error)
         {
             return BadRequest(error);
@@ -68,6 +69,11 @@ internal sealed partial class MonitorEndpoints
         if (account.Length == 0 || account == GlobalAccount)
         {
             CollectConnections(infos, state, cid, user, auth, subs, subsDetail, now);
+        }
+
+        if (mqttClient.Length > 0)
+        {
+            infos.RemoveAll(i => i.MqttClient != mqttClient);
         }
 
         var sorted = Sort(infos, sort, now);

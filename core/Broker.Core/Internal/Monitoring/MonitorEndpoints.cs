@@ -32,15 +32,18 @@ internal sealed partial class MonitorEndpoints
         return new HttpResponse(200, HttpResponse.PrometheusContentType, metrics.WritePrometheusText());
     }
 
-    /// <summary>Open client connections (in-process clients are not connections and are not listed, as in nats-server).</summary>
-    private List<NatsClient> OpenConnections()
+    /// <summary>
+    /// Open connections: NATS clients and adapters' connections. Plain in-process clients are not connections and are
+    /// not listed, as nats-server keeps its internal clients out of /connz.
+    /// </summary>
+    private List<ClientBase> OpenConnections()
     {
-        var list = new List<NatsClient>(core.Clients.Count);
+        var list = new List<ClientBase>(core.Clients.Count);
         foreach (var client in core.Clients.Values)
         {
-            if (client is NatsClient connection)
+            if (client is IClientConnection)
             {
-                list.Add(connection);
+                list.Add(client);
             }
         }
 

@@ -2,7 +2,7 @@ using Microsoft.Extensions.Logging;
 
 namespace Broker.Core.Internal.Monitoring;
 
-/// <summary>Log messages of the HTTP monitor (event ids 300-399).</summary>
+/// <summary>Log messages of the HTTP monitor (event ids 300-399, docs/logging.md).</summary>
 internal static partial class MonitorLog
 {
     [LoggerMessage(300, LogLevel.Debug, "Monitor request {Method} {Path} answered {Status}")]

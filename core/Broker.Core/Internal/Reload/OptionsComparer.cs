@@ -1,4 +1,7 @@
+using System.Globalization;
 using System.Text.Json;
+using Broker.Core.Auth;
+using Broker.Core.Internal.Monitoring;
 
 namespace Broker.Core.Internal.Reload;
 
@@ -50,4 +53,71 @@ internal static class OptionsComparer
     /// <summary>The settings whose values differ.</summary>
     public static IReadOnlyList<Setting> Changed(BrokerOptions current, BrokerOptions next)
         => [.. Settings.Where(s => !Equals(s.Read(current), s.Read(next)))];
+
+    /// <summary>
+    /// What a changed setting now is, as nats-server logs it after <c>Reloaded: </c>: <c>max_payload = 1048576</c>,
+    /// <c>ping_interval = 2m0s</c> (Go's forms), and for authorization which part changed (<c>authorization users</c>,
+    /// <c>authorization token</c>...), never a secret.
+    /// </summary>
+    public static IEnumerable<string> Describe(Setting setting, BrokerOptions current, BrokerOptions next)
+    {
+        ArgumentNullException.ThrowIfNull(setting);
+        if (setting.Property == nameof(BrokerOptions.Authorization))
+        {
+            return DescribeAuthorization(current.Authorization, next.Authorization);
+        }
+
+        return [setting.Key + " = " + Format(setting.Read(next))];
+    }
+
+    private static List<string> DescribeAuthorization(AuthorizationOptions current, AuthorizationOptions next)
+    {
+        var changes = new List<string>();
+        if (current.User != next.User)
+        {
+            changes.Add("authorization username");
+        }
+
+        if (current.Password != next.Password)
+        {
+            changes.Add("authorization password");
+        }
+
+        if (current.Token != next.Token)
+        {
+            changes.Add("authorization token");
+        }
+
+        if (current.Timeout != next.Timeout)
+        {
+            // nats-server keeps the timeout as float seconds and prints it with %v.
+            changes.Add("authorization timeout = " + next.Timeout.TotalSeconds.ToString(CultureInfo.InvariantCulture));
+        }
+
+        if (Json(current.Users.Where(u => u.Nkey is null)) != Json(next.Users.Where(u => u.Nkey is null))
+            || Json(current.DefaultPermissions) != Json(next.DefaultPermissions)
+            || current.NoAuthUser != next.NoAuthUser)
+        {
+            changes.Add("authorization users");
+        }
+
+        if (Json(current.Users.Where(u => u.Nkey is not null)) != Json(next.Users.Where(u => u.Nkey is not null)))
+        {
+            changes.Add("authorization nkey users");
+        }
+
+        return changes;
+    }
+
+    private static string Json<T>(T value) => JsonSerializer.Serialize(value);
+
+    // Go's %v of the value.
+    private static string Format(object? value) => value switch
+    {
+        null => "",
+        bool b => b ? "true" : "false",
+        TimeSpan t => GoFormat.Duration(t),
+        IFormattable f => f.ToString(null, CultureInfo.InvariantCulture),
+        _ => value.ToString() ?? "",
+    };
 }

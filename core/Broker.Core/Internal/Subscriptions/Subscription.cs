@@ -40,8 +40,17 @@ internal sealed class Subscription
     /// <summary>Set when this wildcard subscription overlaps a subscribe-deny entry and deliveries must be checked.</summary>
     public bool CheckDenyOnDelivery;
 
-    /// <summary>For in-process subscriptions: the handler deliveries are passed to.</summary>
+    /// <summary>
+    /// Set when the subscriber itself unsubscribed or closed (not when an auto-unsubscribe limit was reached): messages
+    /// still queued for an in-process handler are then dropped.
+    /// </summary>
+    public volatile bool Cancelled;
+
+    /// <summary>For in-process subscriptions: the handler queued deliveries are passed to.</summary>
     public Broker.Abstractions.BusMessageHandler? Handler;
+
+    /// <summary>For adapter connections' output subscriptions: encodes each delivery into the connection's output.</summary>
+    public Broker.Abstractions.BusOutputHandler? Output;
 
     public string SubjectString => Encoding.UTF8.GetString(Subject);
 

@@ -16,7 +16,7 @@ internal sealed partial class ConfMapper
 
         var hasUser = false;
         var hasToken = false;
-        List<string>? users = null;
+        List<(string Name, bool Nkey)>? users = null;
         foreach (var item in block.Entries)
         {
             switch (item.Key.ToLowerInvariant())
@@ -69,11 +69,11 @@ internal sealed partial class ConfMapper
         }
 
         var seen = new HashSet<string>(StringComparer.Ordinal);
-        foreach (var name in users ?? [])
+        foreach (var (name, nkey) in users ?? [])
         {
             if (!seen.Add(name))
             {
-                Error(entry.KeyPosition, $"Duplicate user \"{name}\" detected");
+                Error(entry.KeyPosition, nkey ? $"Duplicate nkey \"{name}\" detected" : $"Duplicate user \"{name}\" detected");
                 break;
             }
         }
@@ -107,8 +107,8 @@ internal sealed partial class ConfMapper
         Set(AuthorizationKey(nameof(AuthorizationOptions.Timeout)), Format(timeout));
     }
 
-    // The users array; returns the names read (null when the value is not an array).
-    private List<string>? Users(ConfEntry entry)
+    // The users array; returns the user names and NKeys read (null when the value is not an array).
+    private List<(string Name, bool Nkey)>? Users(ConfEntry entry)
     {
         if (entry.Value is not ConfArray array)
         {
@@ -116,7 +116,7 @@ internal sealed partial class ConfMapper
             return null;
         }
 
-        var names = new List<string>();
+        var names = new List<(string Name, bool Nkey)>();
         foreach (var item in array.Items)
         {
             var index = names.Count;
@@ -128,7 +128,8 @@ internal sealed partial class ConfMapper
 
             var prefix = AuthorizationKey(nameof(AuthorizationOptions.Users), Format(index));
             string? name = null;
-            var refused = false;
+            string? nkey = null;
+            var hasPassword = false;
             foreach (var field in user.Entries)
             {
                 switch (field.Key.ToLowerInvariant())
@@ -143,13 +144,18 @@ internal sealed partial class ConfMapper
                         break;
                     case "pass" or "password":
                         SetString(field, prefix + ":" + nameof(UserOptions.Password));
+                        hasPassword = true;
                         break;
                     case "permission" or "permissions" or "authorization":
                         Permissions(field, prefix + ":" + nameof(UserOptions.Permissions));
                         break;
                     case "nkey":
-                        Forbidden(field, "nkey users");
-                        refused = true;
+                        if (TryString(field, out var key))
+                        {
+                            nkey = key;
+                            Set(prefix + ":" + nameof(UserOptions.Nkey), key);
+                        }
+
                         break;
                     case "allowed_connection_types" or "connection_types" or "clients":
                         Forbidden(field, "allowed connection types");
@@ -163,18 +169,29 @@ internal sealed partial class ConfMapper
                 }
             }
 
-            if (string.IsNullOrEmpty(name))
+            // nats-server parseUsers: an NKey user has neither name nor password (the key itself is checked when the
+            // options are validated).
+            if (!string.IsNullOrEmpty(nkey))
             {
-                if (!refused)
+                if (name is not null || hasPassword)
                 {
-                    Error(item.Position, "User entry requires a user");
+                    Error(item.Position, "Nkey users do not take usernames or passwords");
+                    RemoveKeys(prefix);
+                    continue;
                 }
 
+                names.Add((nkey, true));
+                continue;
+            }
+
+            if (string.IsNullOrEmpty(name))
+            {
+                Error(item.Position, "User entry requires a user");
                 RemoveKeys(prefix);
                 continue;
             }
 
-            names.Add(name);
+            names.Add((name, false));
         }
 
         return names;

@@ -36,7 +36,7 @@ internal sealed partial class ConfMapper
         ["storedir"] = "JetStream",
         ["default_js_domain"] = "JetStream",
         ["mqtt"] = "MQTT",
-        ["cluster"] = "Clustering",
+        ["cluster"] = Clustering.Feature,
         ["gateway"] = "Gateways",
         ["leafnodes"] = "Leaf nodes",
         ["leaf"] = "Leaf nodes",

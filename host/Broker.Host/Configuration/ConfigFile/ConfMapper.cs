@@ -17,7 +17,7 @@ namespace Broker.Host.Configuration.ConfigFile;
 /// error at the key it concerns. All problems are collected, not just the first, as nats-server reports them.</para>
 /// <para>Unknown keys are errors unless the key served as a <c>$variable</c>. Keys of features this broker does not
 /// have yet (JetStream, clustering, MQTT, ...) are accepted with one notice per feature unless a plugin reads them;
-/// security settings it cannot enforce (operator/JWT mode, nkeys, accounts with users, auth callout, OCSP, ...) are
+/// security settings it cannot enforce (operator/JWT mode, accounts with users or nkeys, auth callout, OCSP, ...) are
 /// errors, so a broker never runs less protected than its file says; so are the blocks of the broker's own plugins
 /// (<c>tls</c>, <c>websocket</c>) when that plugin is not loaded.</para>
 /// </remarks>
@@ -160,7 +160,8 @@ internal sealed partial class ConfMapper
         foreach (var (feature, position, keys) in ignored)
         {
             var names = string.Join(", ", keys.Select(k => $"\"{k}\""));
-            diagnostics.Add(new ConfDiagnostic(ConfDiagnosticKind.Unsupported, position, $"{feature}: not supported yet, ignoring {names}"));
+            var notice = feature == Clustering.Feature ? Clustering.Ignoring(keys) : $"{feature}: not supported yet, ignoring {names}";
+            diagnostics.Add(new ConfDiagnostic(ConfDiagnosticKind.Unsupported, position, notice));
         }
 
         // Warnings before errors, as nats-server prints them.

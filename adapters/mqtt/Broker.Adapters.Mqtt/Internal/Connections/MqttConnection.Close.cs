@@ -133,6 +133,11 @@ internal sealed partial class MqttConnection
             {
                 await bus.DisposeAsync().ConfigureAwait(false);
             }
+
+            if (ownPublishes is not null)
+            {
+                await ownPublishes.DisposeAsync().ConfigureAwait(false);
+            }
         }
         finally
         {

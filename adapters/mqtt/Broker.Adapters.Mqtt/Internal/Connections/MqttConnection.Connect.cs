@@ -11,6 +11,11 @@ internal sealed partial class MqttConnection
 {
     private MqttSession? session;
     private IBusClient? bus;
+
+    // The client's publishes go through this one, which does not receive its own messages (Echo = false); MQTT 5
+    // no-local subscriptions are made on it, the others on bus, which receives them. The bus delivers from a queue,
+    // not on the publisher's thread, so which client published is known only this way.
+    private IBusClient? ownPublishes;
     private bool v5;
     private WillMessage? will;
     private int keepAliveSeconds;
@@ -81,6 +86,7 @@ internal sealed partial class MqttConnection
 
         session = attached.Session;
         bus = handler.Bus.CreateClient(new BusClientOptions { Name = clientId, Echo = true });
+        ownPublishes = handler.Bus.CreateClient(new BusClientOptions { Name = clientId, Echo = false });
         lock (writeLock)
         {
             if (v5)

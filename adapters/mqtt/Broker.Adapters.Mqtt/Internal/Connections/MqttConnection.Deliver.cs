@@ -9,7 +9,8 @@ using Broker.Adapters.Mqtt.Internal.Topics;
 namespace Broker.Adapters.Mqtt.Internal.Connections;
 
 /// <summary>
-/// PUBLISH to the client: formatted straight into the output under the write lock, on the producer's thread. The
+/// PUBLISH to the client: formatted straight into the output under the write lock, on the thread that drains the
+/// connection's bus clients (docs/plugins.md, "message bus"). The
 /// topic is converted from the subject while it is copied; a NATS message's headers never reach the payload (MQTT 5
 /// clients get them as properties). Nothing is allocated per message.
 /// </summary>
@@ -27,11 +28,6 @@ internal sealed partial class MqttConnection
 
         var subject = message.Subject;
         if (subscription.Reserved && !subject.IsEmpty && subject[0] == (byte)'$')
-        {
-            return;
-        }
-
-        if (subscription.Record.NoLocal && ReferenceEquals(publishing, this))
         {
             return;
         }

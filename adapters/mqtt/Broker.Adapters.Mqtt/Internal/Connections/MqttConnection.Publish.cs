@@ -8,13 +8,6 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 /// <summary>PUBLISH and PUBREL from the client: topic aliases, the subject, NATS headers, QoS acknowledgements.</summary>
 internal sealed partial class MqttConnection
 {
-    /// <summary>
-    /// The connection publishing on this thread, so a no-local subscription can recognise its own messages: the bus
-    /// delivers on the publisher's thread, inside <see cref="Abstractions.IBusClient.Publish"/>.
-    /// </summary>
-    [ThreadStatic]
-    private static MqttConnection? publishing;
-
     // Topics the client set for its aliases (MQTT 5), indexed by alias; read loop only.
     private byte[]?[]? inboundAliases;
 
@@ -91,15 +84,7 @@ internal sealed partial class MqttConnection
             headers = MqttHeaders.PubOnlyBlock(packet.Qos, packet.Retain);
         }
 
-        publishing = this;
-        try
-        {
-            bus!.Publish(subject, reply, headers, new ReadOnlySequence<byte>(packet.Payload));
-        }
-        finally
-        {
-            publishing = null;
-        }
+        ownPublishes!.Publish(subject, reply, headers, new ReadOnlySequence<byte>(packet.Payload));
     }
 
     /// <summary>The topic of a publish: as sent, or the one its MQTT 5 topic alias stands for (setting the alias when both are given).</summary>

@@ -125,7 +125,8 @@ internal sealed partial class MqttConnection
     private void AddBusSubscription(ActiveSubscription subscription, string subject)
     {
         var target = subscription;
-        subscription.BusSubscriptions.Add(bus!.Subscribe(subject, subscription.QueueGroup, (in BusMessage message) => Deliver(target, message)));
+        var client = v5 && subscription.Record.NoLocal ? ownPublishes! : bus!;
+        subscription.BusSubscriptions.Add(client.Subscribe(subject, subscription.QueueGroup, (in BusMessage message) => Deliver(target, message)));
     }
 
     private byte Refuse(string filter, string reason, byte v5Code)

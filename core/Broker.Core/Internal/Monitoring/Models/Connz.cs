@@ -111,6 +111,10 @@ internal sealed class ConnInfo
     [JsonPropertyName("subscriptions_list_detail")]
     public IReadOnlyList<SubDetail>? SubscriptionsListDetail { get; set; }
 
+    /// <summary>The MQTT client id of an MQTT connection (nats-server <c>mqtt_client</c>).</summary>
+    [JsonPropertyName("mqtt_client")]
+    public string? MqttClient { get; set; }
+
     /// <summary>The round trip for sorting by rtt; not serialized.</summary>
     [JsonIgnore]
     public TimeSpan RoundTrip { get; set; }

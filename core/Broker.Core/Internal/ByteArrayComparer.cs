@@ -1,12 +1,14 @@
-namespace Broker.Core.Internal.Subscriptions;
+namespace Broker.Core.Internal;
 
 /// <summary>
 /// Compares byte arrays by content, and byte spans against byte arrays, so that dictionaries keyed by
-/// <see cref="byte"/>[] (subjects, tokens, queue names) can be probed with a span from the read buffer without
-/// allocating a key: <c>GetAlternateLookup&lt;ReadOnlySpan&lt;byte&gt;&gt;()</c>.
+/// <see cref="byte"/>[] (subjects, tokens, queue names, permission subjects) can be probed with a span from the read
+/// buffer without allocating a key: <c>GetAlternateLookup&lt;ReadOnlySpan&lt;byte&gt;&gt;()</c>. Only adding a key
+/// copies it into an array.
 /// </summary>
 internal sealed class ByteArrayComparer : IEqualityComparer<byte[]>, IAlternateEqualityComparer<ReadOnlySpan<byte>, byte[]>
 {
+    /// <summary>The shared instance (the comparer has no state).</summary>
     public static readonly ByteArrayComparer Instance = new();
 
     private ByteArrayComparer()

@@ -1,0 +1,145 @@
+using Broker.Core.Internal.Monitoring;
+using Broker.Core.Internal.Transport;
+
+using ClosedState = Broker.Core.Internal.Clients.CloseReason;
+
+namespace Broker.Core.Internal.Clients;
+
+/// <summary>
+/// Closing an adapter's connection, once, from whichever side is first. The adapter closes it (dispose: "Client
+/// Closed", or <see cref="Close"/> with its own reason) and keeps its transport. The broker closes it as a slow consumer
+/// (aborting the transport at once, without flushing, as for NATS), when a reload no longer authenticates its user,
+/// and for shutdown (completing the output, so what is buffered is sent before the transport closes). Either way the
+/// client leaves the connection list, is remembered among /connz's closed connections, and <see cref="Closed"/> is
+/// cancelled, its callbacks on the thread pool so no adapter code runs under a producer's locks.
+/// </summary>
+internal sealed partial class BusConnection
+{
+    private readonly CancellationTokenSource closed = new();
+    private string? closeReason;
+
+    public CancellationToken Closed => closed.Token;
+
+    public string? CloseReason => Volatile.Read(ref closeReason);
+
+    public string ClosedReasonText => CloseReason ?? string.Empty;
+
+    public DateTimeOffset? ClosedAt { get; private set; }
+
+    protected override string ClosedMessage => "The bus connection was closed: " + (CloseReason ?? "Client Closed");
+
+    public void Close(string reason)
+    {
+        ArgumentException.ThrowIfNullOrWhiteSpace(reason);
+        if (!TryClose(reason))
+        {
+            return;
+        }
+
+        lock (output.Gate)
+        {
+            // The transport stays the adapter's: send what was written, and write nothing more.
+            output.Detach();
+        }
+
+        Cleanup();
+    }
+
+    protected override void CloseByOwner() => Close(ClosedState.ClientClosed.ToText());
+
+    public void CloseForShutdown() => CloseByBroker(ClosedState.ServerShutdown.ToText(), abortTransport: false);
+
+    /// <summary>Closes on the broker's initiative; cleaned up on the thread pool, since the caller may be any producer.</summary>
+    private void CloseByBroker(string reason, bool abortTransport)
+    {
+        if (!TryClose(reason))
+        {
+            return;
+        }
+
+        lock (output.Gate)
+        {
+            if (abortTransport)
+            {
+                output.Abandon();
+            }
+            else
+            {
+                output.Complete(default);
+            }
+        }
+
+        if (abortTransport)
+        {
+            connection.Abort(reason);
+        }
+
+        ThreadPool.UnsafeQueueUserWorkItem(static client => client.Cleanup(), this, preferLocal: false);
+    }
+
+    private void OnSlowConsumer()
+    {
+        var reason = ClosedState.SlowConsumerPendingBytes.ToText();
+        if (!IsClosed)
+        {
+            Interlocked.Increment(ref Server.Statistics.SlowConsumers);
+            InProcessLog.SlowConsumer(logger, this, reason);
+        }
+
+        CloseByBroker(reason, abortTransport: true);
+    }
+
+    /// <summary>Marks the client closed with a reason; false when it was closed already.</summary>
+    private bool TryClose(string reason)
+    {
+        if (!TryMarkClosed())
+        {
+            return false;
+        }
+
+        // A transport that hit its write deadline aborted itself; nats-server reports that as a slow consumer.
+        if (connection.CloseReason == SocketConnection.WriteDeadlineReason && reason == ClosedState.ClientClosed.ToText())
+        {
+            reason = SocketConnection.WriteDeadlineReason;
+            Interlocked.Increment(ref Server.Statistics.SlowConsumers);
+            InProcessLog.SlowConsumer(logger, this, reason);
+        }
+
+        Volatile.Write(ref closeReason, reason);
+        return true;
+    }
+
+    /// <summary>Records a connection refused at connect: it never joined the connection list.</summary>
+    private void CloseRefused(string reason)
+    {
+        TryClose(reason);
+        lock (output.Gate)
+        {
+            output.Abandon();
+        }
+
+        ClosedAt = DateTimeOffset.UtcNow;
+        RecordClosed([]);
+        _ = closed.CancelAsync();
+    }
+
+    private void Cleanup()
+    {
+        var subscriptions = Server.ClosedClients.Enabled ? GetSubscriptions() : [];
+        CloseSubscriptions();
+        FailPendingRequests();
+        ClosedAt = DateTimeOffset.UtcNow;
+        Server.Unregister(this);
+        RecordClosed(subscriptions);
+        InProcessLog.ConnectionClosed(logger, this, ClosedReasonText);
+        _ = closed.CancelAsync();
+    }
+
+    private void RecordClosed(Subscriptions.Subscription[] subscriptions)
+    {
+        if (Server.ClosedClients.Enabled)
+        {
+            Server.ClosedClients.Add(ConnectionSnapshot.Closed(this, subscriptions));
+        }
+    }
+}

@@ -1,0 +1,137 @@
+using Broker.Abstractions;
+using Broker.Core.Internal.Auth;
+
+using ClosedState = Broker.Core.Internal.Clients.CloseReason;
+
+namespace Broker.Core.Internal.Clients;
+
+/// <summary>
+/// Authentication of an adapter's connection, as a NATS CONNECT is authenticated (<see cref="NatsClient"/>.Connect.cs),
+/// and again after a configuration reload (nats-server <c>reloadAuthorization</c>): the new users decide whether the
+/// connection may stay, and its permissions and subscriptions follow the new configuration.
+/// </summary>
+internal sealed partial class BusConnection
+{
+    private const string AuthorizationViolationText = "Authorization Violation";
+    private const string MaxConnectionsText = "maximum connections exceeded";
+
+    private readonly Credentials credentials;
+
+    /// <summary>Authenticates and opens an adapter's connection; a refused one is remembered among the closed.</summary>
+    public static BusConnectResult Connect(BrokerCore server, TransportConnection connection, BusConnectOptions options)
+    {
+        var credentials = Credentials.From(connection, options);
+        var user = Authenticate(server.Authenticator, connection, credentials);
+        var client = new BusConnection(server, connection, options, credentials, user);
+        if (user is null)
+        {
+            // nats-server creates the client before it authenticates: a refused one counts and shows as closed.
+            Interlocked.Increment(ref server.Statistics.TotalConnections);
+            InProcessLog.AuthorizationViolation(client.logger, client);
+            client.CloseRefused(ClosedState.AuthenticationViolation.ToText());
+            return BusConnectResult.Failure(BusConnectError.AuthorizationViolation, AuthorizationViolationText);
+        }
+
+        if (server.Clients.Count >= server.Options.MaxConnections)
+        {
+            Interlocked.Increment(ref server.Statistics.TotalConnections);
+            InProcessLog.MaxConnectionsExceeded(client.logger, client);
+            client.CloseRefused(ClosedState.MaxConnectionsExceeded.ToText());
+            return BusConnectResult.Failure(BusConnectError.MaxConnectionsExceeded, MaxConnectionsText);
+        }
+
+        server.Register(client);
+        return BusConnectResult.Success(client);
+    }
+
+    /// <summary>Applies a new authenticator to this connection. Called from the reloading thread.</summary>
+    public void ApplyReload(Authenticator previous, Authenticator current)
+    {
+        if (IsClosed || credentials.ByAdapter)
+        {
+            return;
+        }
+
+        var user = ReauthenticateWith(previous, current);
+        if (user is null)
+        {
+            InProcessLog.AuthorizationViolation(logger, this);
+            CloseByBroker(ClosedState.AuthenticationViolation.ToText(), abortTransport: false);
+            return;
+        }
+
+        AuthorizedUser = user.Name;
+        var permissions = user.Permissions?.CreateForConnection();
+        lock (PublishLock)
+        {
+            // The publish decision cache belongs to the publishing side, which holds this lock.
+            Permissions = permissions;
+        }
+
+        foreach (var subscription in ApplyToSubscriptions(permissions))
+        {
+            InProcessLog.SubscriptionRemovedOnReload(logger, this, subscription.SubjectString);
+        }
+    }
+
+    /// <summary>
+    /// The user the credentials prove, or <see langword="null"/>: with <c>verify_and_map</c> and a users list the client
+    /// certificate names the user (nats-server ignores other credentials then), otherwise the users, the token or the
+    /// single user decide.
+    /// </summary>
+    private static AuthenticatedUser? Authenticate(Authenticator authenticator, TransportConnection connection, Credentials credentials)
+    {
+        if (credentials.ByAdapter)
+        {
+            return new AuthenticatedUser(credentials.User, null);
+        }
+
+        if (credentials.CertificateMapped && authenticator.MapsCertificates)
+        {
+            return connection.Features.Get<ITlsConnectionFeature>()?.ClientCertificate is { } certificate
+                ? authenticator.AuthenticateCertificate(certificate)
+                : null;
+        }
+
+        return authenticator.Authenticate(credentials.User, credentials.Password, credentials.Token);
+    }
+
+    private AuthenticatedUser? ReauthenticateWith(Authenticator previous, Authenticator current)
+    {
+        if (credentials.CertificateMapped && current.MapsCertificates)
+        {
+            return Tls?.ClientCertificate is { } certificate ? current.AuthenticateCertificate(certificate) : null;
+        }
+
+        return current.Reauthenticate(previous, credentials.User, credentials.Password, credentials.Token);
+    }
+
+    /// <summary>What the connection authenticated with, kept to authenticate again after a reload.</summary>
+    private sealed record Credentials(string? User, string? Password, string? Token, bool CertificateMapped, bool ByAdapter)
+    {
+        /// <summary>
+        /// The adapter's credentials, each empty one taken from the transport's (WebSocket cookies) as for NATS;
+        /// certificate mapping when the listener's TLS says <c>verify_and_map</c>.
+        /// </summary>
+        public static Credentials From(TransportConnection connection, BusConnectOptions options)
+        {
+            if (options.AuthenticatedByAdapter)
+            {
+                return new Credentials(Empty(options.User), null, null, CertificateMapped: false, ByAdapter: true);
+            }
+
+            var fromTransport = connection.Features.Get<TransportCredentials>();
+            var mapped = connection.Features.Get<ITlsConnectionFeature>() is { MapClientCertificateToUser: true };
+            return new Credentials(
+                OrElse(options.User, fromTransport?.User),
+                OrElse(options.Password, fromTransport?.Password),
+                OrElse(options.Token, fromTransport?.Token),
+                mapped,
+                ByAdapter: false);
+        }
+
+        private static string? OrElse(string? value, string? fallback) => string.IsNullOrEmpty(value) ? Empty(fallback) : value;
+
+        private static string? Empty(string? value) => string.IsNullOrEmpty(value) ? null : value;
+    }
+}

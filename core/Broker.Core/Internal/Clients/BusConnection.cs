@@ -1,0 +1,64 @@
+using System.Net;
+using Broker.Abstractions;
+using Broker.Core.Internal.Auth;
+using Microsoft.Extensions.Logging;
+
+namespace Broker.Core.Internal.Clients;
+
+/// <summary>
+/// A protocol adapter's connection as a client of the broker (<see cref="IBusConnection"/>): an in-process client bound
+/// to an authenticated user (<c>.Connect.cs</c>, permissions checked in <c>.Permissions.cs</c>), listed in /connz like a
+/// NATS connection, with deliveries written into the connection's output and flushed once per producer batch
+/// (<c>.Output.cs</c>), and closed by the adapter or by the broker (<c>.Close.cs</c>).
+/// </summary>
+internal sealed partial class BusConnection : InProcessClient, IBusConnection, IClientConnection
+{
+    private readonly TransportConnection connection;
+    private readonly ConnectionOutput output;
+    private readonly ILogger logger;
+    private long lastActivity = Environment.TickCount64;
+
+    private BusConnection(BrokerCore server, TransportConnection connection, BusConnectOptions options, Credentials credentials, AuthenticatedUser? user)
+        : base(server, options.Name, options.Echo, ClientKind.Client, options.DeferFlush)
+    {
+        this.connection = connection;
+        this.credentials = credentials;
+        logger = server.ClientLogger;
+        Protocol = options.Protocol;
+        RemoteEndPoint = connection.RemoteEndPoint as IPEndPoint;
+        Tls = connection.Features.Get<ITlsConnectionFeature>();
+        output = new ConnectionOutput(connection, connection.Transport.Output);
+        AuthorizedUser = user?.Name;
+        Permissions = user?.Permissions?.CreateForConnection();
+    }
+
+    public ulong ConnectionId => Id;
+
+    public string Protocol { get; }
+
+    public string? User => AuthorizedUser;
+
+    public string ConnectionType => Protocol;
+
+    public IPEndPoint? RemoteEndPoint { get; }
+
+    public ITlsConnectionFeature? Tls { get; }
+
+    public TimeSpan RoundTrip => TimeSpan.Zero;
+
+    /// <summary>What the transport has not sent yet, plus what waits for this client's handlers.</summary>
+    public long PendingBytes => (connection.Features.Get<IPendingOutputFeature>()?.PendingOutputBytes ?? 0) + QueuedBytes;
+
+    public string? Lang => null;
+
+    public string? ClientVersion => null;
+
+    /// <summary>The last publish, subscription change, write or flush of the adapter.</summary>
+    public long LastActivityTick => Volatile.Read(ref lastActivity);
+
+    protected override int SubscriptionLimit => Server.Options.MaxSubscriptions;
+
+    public override string ToString() => $"{Protocol} cid:{Id} {RemoteEndPoint}";
+
+    private void MarkActivity() => Volatile.Write(ref lastActivity, Environment.TickCount64);
+}

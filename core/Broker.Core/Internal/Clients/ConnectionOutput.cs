@@ -1,0 +1,271 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using Broker.Abstractions;
+
+namespace Broker.Core.Internal.Clients;
+
+/// <summary>
+/// The output of one connection, shared by NATS connections and adapter connections (<see cref="BusConnection"/>):
+/// producers on any thread append under <see cref="Gate"/>, <see cref="Flush"/> commits once per producer batch. A
+/// flush the pipe cannot complete means three quarters of max_pending or more are buffered: producers stall briefly on
+/// it (nats-server's fast-producer stall), and beyond max_pending the owner closes the connection as a slow consumer.
+/// </summary>
+/// <remarks>
+/// Writes go to a head memory taken from the pipe and are passed to it with one <c>Advance</c> per segment or flush
+/// rather than one per frame: the pipe takes its own lock in <c>Advance</c>, which producers and the send loop
+/// contended for on every message. As an <see cref="IBufferWriter{T}"/> it is what adapters' encoders write to.
+/// Every member except <see cref="Flush"/> and <see cref="IsBeyondMaxPending"/> must be called with <see cref="Gate"/> held.
+/// </remarks>
+internal sealed class ConnectionOutput : IBufferWriter<byte>
+{
+    private readonly TransportConnection connection;
+    private PipeWriter writer;
+
+    // The flush the pipe has not completed: the peer is far behind.
+    private Task? stalledFlush;
+    private long stalledSince;
+
+    // The head memory and how much of it holds bytes not yet passed to Advance.
+    private Memory<byte> head;
+    private int headUsed;
+
+    // Bytes written since the last flush, and in total (for adapters' encoders, to see whether they wrote anything).
+    private long unflushedBytes;
+
+    public ConnectionOutput(TransportConnection connection, PipeWriter writer)
+    {
+        this.connection = connection;
+        this.writer = writer;
+    }
+
+    /// <summary>Guards everything below; a leaf lock (docs/locks.md), except that adapters' encoders run under it.</summary>
+    public Lock Gate { get; } = new();
+
+    /// <summary>Set once the output was completed or abandoned; nothing is written after it.</summary>
+    public bool Completed { get; private set; }
+
+    /// <summary>Bytes appended since the connection's output was created; encoders are measured by it.</summary>
+    public long Written { get; private set; }
+
+    /// <summary>Room for <paramref name="size"/> bytes at the end of the head memory; pass what was used to <see cref="Advance"/>.</summary>
+    public Span<byte> Reserve(int size)
+    {
+        if (head.Length - headUsed < size)
+        {
+            CommitHead();
+            head = writer.GetMemory(size);
+        }
+
+        return head.Span[headUsed..];
+    }
+
+    public Memory<byte> GetMemory(int sizeHint = 0)
+    {
+        var size = Math.Max(sizeHint, 1);
+        if (head.Length - headUsed < size)
+        {
+            CommitHead();
+            head = writer.GetMemory(size);
+        }
+
+        return head[headUsed..];
+    }
+
+    public Span<byte> GetSpan(int sizeHint = 0) => GetMemory(sizeHint).Span;
+
+    public void Advance(int count)
+    {
+        headUsed += count;
+        Written += count;
+    }
+
+    /// <summary>Appends bytes.</summary>
+    public void Write(ReadOnlySpan<byte> bytes) => BuffersExtensions.Write(this, bytes);
+
+    /// <summary>Appends a whole sequence (a large payload) segment by segment.</summary>
+    public void Write(in ReadOnlySequence<byte> sequence)
+    {
+        foreach (var segment in sequence)
+        {
+            Write(segment.Span);
+        }
+    }
+
+    /// <summary>
+    /// Counts bytes of a delivery towards the current batch; returns whether the producer should end its batch now:
+    /// it must not add more than an eighth of max_pending between flushes, nor anything while the peer is far behind.
+    /// </summary>
+    public bool AddUnflushed(long bytes)
+    {
+        unflushedBytes += bytes;
+        return stalledFlush is { IsCompleted: false } || unflushedBytes > connection.Settings.MaxPendingOutputBytes / 8;
+    }
+
+    /// <summary>
+    /// Sends what was appended to the peer; called once per producer batch, with <see cref="Gate"/> not held. Returns a
+    /// task when the peer is far behind, for the producer to stall on; <paramref name="slowConsumer"/> is set when more
+    /// than max_pending waits, and the owner must then close the connection. When the stalled flush completes,
+    /// <paramref name="owner"/>'s <see cref="ClientBase.FlushOutput"/> runs again.
+    /// </summary>
+    public Task? Flush(ClientBase owner, out bool slowConsumer)
+    {
+        slowConsumer = false;
+        Task? stall;
+        lock (Gate)
+        {
+            if (Completed)
+            {
+                return null;
+            }
+
+            if (stalledFlush is { IsCompleted: false })
+            {
+                // Committing more waits for the outstanding flush; its continuation flushes again.
+                stall = stalledFlush;
+            }
+            else
+            {
+                unflushedBytes = 0;
+                CommitHead();
+                var flush = writer.FlushAsync();
+                if (flush.IsCompleted)
+                {
+                    stalledFlush = null;
+                    _ = flush.GetAwaiter().GetResult();
+                    return null;
+                }
+
+                // Three quarters of max_pending or more are waiting: producers stall on this until the peer catches up.
+                stall = stalledFlush = flush.AsTask();
+                stalledSince = Environment.TickCount64;
+                _ = stall.ContinueWith(static (_, state) => ((ClientBase)state!).FlushOutput(), owner, CancellationToken.None, TaskContinuationOptions.None, TaskScheduler.Default);
+            }
+        }
+
+        if (IsBeyondMaxPending())
+        {
+            slowConsumer = true;
+            return null;
+        }
+
+        return stall;
+    }
+
+    /// <summary>
+    /// Whether more than max_pending waits to be sent (nats-server closes such a client). Without a byte count from
+    /// the transport, a stall that outlasts the write deadline counts as the limit.
+    /// </summary>
+    public bool IsBeyondMaxPending()
+    {
+        var settings = connection.Settings;
+        if (connection.Features.Get<IPendingOutputFeature>() is { } pending)
+        {
+            return pending.PendingOutputBytes > settings.MaxPendingOutputBytes;
+        }
+
+        return settings.WriteDeadline > TimeSpan.Zero
+            && Environment.TickCount64 - Volatile.Read(ref stalledSince) > (long)settings.WriteDeadline.TotalMilliseconds;
+    }
+
+    /// <summary>
+    /// Ends the output for a graceful close: appends <paramref name="last"/> (an -ERR, or nothing), commits and completes
+    /// the writer, so the transport sends what is buffered and then closes. Returns false when it was completed already.
+    /// </summary>
+    public bool Complete(ReadOnlySpan<byte> last)
+    {
+        if (Completed)
+        {
+            return false;
+        }
+
+        CommitHead();
+        if (!last.IsEmpty)
+        {
+            writer.Write(last);
+        }
+
+        Completed = true;
+        try
+        {
+            writer.Complete();
+        }
+        catch (InvalidOperationException)
+        {
+            // The transport already ended its side; there is nothing left to send.
+        }
+
+        return true;
+    }
+
+    /// <summary>
+    /// Stops writing and leaves the writer to its owner (an adapter closing its bus client): what was appended is
+    /// committed and flushed first, without waiting. Returns false when already done.
+    /// </summary>
+    public bool Detach()
+    {
+        if (Completed)
+        {
+            return false;
+        }
+
+        CommitHead();
+        Completed = true;
+        try
+        {
+            // Below max_pending a flush completes at once; otherwise the send loop takes it when the peer catches up.
+            var flush = writer.FlushAsync();
+            if (flush.IsCompleted)
+            {
+                _ = flush.GetAwaiter().GetResult();
+            }
+            else
+            {
+                _ = flush.AsTask();
+            }
+        }
+        catch (InvalidOperationException)
+        {
+            // The adapter completed the writer itself.
+        }
+
+        return true;
+    }
+
+    /// <summary>Stops writing without completing the writer (the transport is being aborted). Returns false when already done.</summary>
+    public bool Abandon()
+    {
+        if (Completed)
+        {
+            return false;
+        }
+
+        Completed = true;
+        head = default;
+        headUsed = 0;
+        return true;
+    }
+
+    /// <summary>Switches to a new writer (TLS started after INFO); a completed output completes the new one too.</summary>
+    public void Replace(PipeWriter replacement)
+    {
+        CommitHead();
+        writer = replacement;
+        if (Completed)
+        {
+            // Closed while the handshake ran: close the new output too so the layer below winds down.
+            replacement.Complete();
+        }
+    }
+
+    /// <summary>Passes the bytes written to the head memory to the pipe; before any other use of the writer.</summary>
+    private void CommitHead()
+    {
+        if (headUsed > 0)
+        {
+            writer.Advance(headUsed);
+        }
+
+        head = default;
+        headUsed = 0;
+    }
+}

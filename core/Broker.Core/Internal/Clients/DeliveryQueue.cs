@@ -1,0 +1,200 @@
+using System.Buffers;
+using Broker.Abstractions;
+using Broker.Core.Internal.Subscriptions;
+
+namespace Broker.Core.Internal.Clients;
+
+/// <summary>
+/// Messages waiting for the handlers of one in-process client. Producers on any thread copy each message into the
+/// incoming batch under a short lock; the client's drain swaps the incoming batch with its own and runs the handlers
+/// with no lock held. Two batches are kept and reused, their bytes in pooled arrays that grow to fit, so the steady
+/// state allocates nothing per message.
+/// </summary>
+internal sealed class DeliveryQueue
+{
+    // Bytes a batch starts with, and above which a drained batch gives its array back rather than keeping it.
+    private const int InitialBytes = 4 * 1024;
+    private const int RetainedBytes = 1024 * 1024;
+
+    // Messages a batch has room for at first, and above which a drained batch starts small again.
+    private const int InitialEntries = 16;
+    private const int RetainedEntries = 4096;
+
+    private readonly Lock gate = new();
+    private Batch incoming = new();
+    private Batch draining = new();
+
+    // Bytes enqueued and not yet handled; read without the lock for monitoring and stall decisions.
+    private long queuedBytes;
+
+    // Completed when the queue falls below resumeBytes after producers were told to stall. Under gate.
+    private TaskCompletionSource? belowThreshold;
+    private long resumeBytes;
+
+    /// <summary>Whether messages wait in the incoming batch.</summary>
+    public bool HasIncoming => Volatile.Read(ref incoming.Count) > 0;
+
+    /// <summary>Bytes enqueued and not yet handled.</summary>
+    public long QueuedBytes => Interlocked.Read(ref queuedBytes);
+
+    /// <summary>Copies one message in; returns the bytes now queued. Safe from any thread.</summary>
+    public long Enqueue(Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    {
+        var headerLength = (int)headers.Length;
+        var size = subject.Length + replyTo.Length + headerLength + (int)payload.Length;
+        lock (gate)
+        {
+            var batch = incoming;
+            var offset = batch.Reserve(size);
+            var span = batch.Data.AsSpan(offset, size);
+            subject.CopyTo(span);
+            replyTo.CopyTo(span[subject.Length..]);
+            headers.CopyTo(span[(subject.Length + replyTo.Length)..]);
+            payload.CopyTo(span[(subject.Length + replyTo.Length + headerLength)..]);
+            batch.Add(new Entry(subscription, offset, subject.Length, replyTo.Length, headerLength, size));
+            return queuedBytes += size;
+        }
+    }
+
+    /// <summary>
+    /// A task that completes once fewer than <paramref name="resumeBytes"/> are queued, for producers to stall on while
+    /// the handlers are far behind; <see langword="null"/> when they are not.
+    /// </summary>
+    public Task? StallWhileAbove(long stallBytes, long resumeBytes)
+    {
+        if (Interlocked.Read(ref queuedBytes) < stallBytes)
+        {
+            return null;
+        }
+
+        lock (gate)
+        {
+            if (queuedBytes < resumeBytes)
+            {
+                return null;
+            }
+
+            belowThreshold ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            this.resumeBytes = resumeBytes;
+            return belowThreshold.Task;
+        }
+    }
+
+    /// <summary>Takes every queued message for the drain, or <see langword="null"/> when none waits. Drain only.</summary>
+    public Batch? Take()
+    {
+        lock (gate)
+        {
+            if (incoming.Count == 0)
+            {
+                return null;
+            }
+
+            (incoming, draining) = (draining, incoming);
+            return draining;
+        }
+    }
+
+    /// <summary>Ends the handling of a batch taken with <see cref="Take"/>: forgets its messages and keeps its memory. Drain only.</summary>
+    public void Release(Batch batch)
+    {
+        var handled = batch.Used;
+        batch.Reset();
+        lock (gate)
+        {
+            queuedBytes -= handled;
+            if (belowThreshold is { } waiting && queuedBytes < resumeBytes)
+            {
+                belowThreshold = null;
+                waiting.TrySetResult();
+            }
+        }
+    }
+
+    /// <summary>
+    /// A message waiting for a handler: its subscription and where its parts lie in the batch's bytes (subject, reply,
+    /// headers and payload, one after the other).
+    /// </summary>
+    public readonly record struct Entry(Subscription Subscription, int Offset, int SubjectLength, int ReplyLength, int HeaderLength, int Size);
+
+    /// <summary>Messages and their bytes; written by producers under the queue's lock, read by the drain after a swap.</summary>
+    public sealed class Batch
+    {
+        public int Count;
+        // Empty until the first message: a client that never gets one (an adapter's connection with output
+        // subscriptions only) costs two small objects.
+        private Entry[] entries = [];
+
+        public byte[] Data { get; private set; } = [];
+
+        public int Used { get; private set; }
+
+        public ReadOnlySpan<Entry> Entries => entries.AsSpan(0, Count);
+
+        /// <summary>The message at <paramref name="entry"/> as handlers see it.</summary>
+        public BusMessage View(in Entry entry)
+        {
+            var data = Data;
+            var replyAt = entry.Offset + entry.SubjectLength;
+            var headersAt = replyAt + entry.ReplyLength;
+            var payloadAt = headersAt + entry.HeaderLength;
+            return new BusMessage(
+                data.AsSpan(entry.Offset, entry.SubjectLength),
+                data.AsSpan(replyAt, entry.ReplyLength),
+                entry.HeaderLength == 0 ? ReadOnlySequence<byte>.Empty : new ReadOnlySequence<byte>(data, headersAt, entry.HeaderLength),
+                new ReadOnlySequence<byte>(data, payloadAt, entry.Size - (payloadAt - entry.Offset)));
+        }
+
+        public int Reserve(int size)
+        {
+            if (Data.Length - Used < size)
+            {
+                var grown = ArrayPool<byte>.Shared.Rent(Math.Max(Math.Max(Data.Length * 2, Used + size), InitialBytes));
+                Data.AsSpan(0, Used).CopyTo(grown);
+                Return(Data);
+                Data = grown;
+            }
+
+            var offset = Used;
+            Used += size;
+            return offset;
+        }
+
+        public void Add(in Entry entry)
+        {
+            if (Count == entries.Length)
+            {
+                Array.Resize(ref entries, Math.Max(entries.Length * 2, InitialEntries));
+            }
+
+            entries[Count] = entry;
+            Volatile.Write(ref Count, Count + 1);
+        }
+
+        public void Reset()
+        {
+            // Drop the subscription references; keep the arrays unless a burst made them large.
+            Array.Clear(entries, 0, Count);
+            Count = 0;
+            Used = 0;
+            if (Data.Length > RetainedBytes)
+            {
+                Return(Data);
+                Data = [];
+            }
+
+            if (entries.Length > RetainedEntries)
+            {
+                entries = new Entry[InitialEntries];
+            }
+        }
+
+        private static void Return(byte[] data)
+        {
+            if (data.Length > 0)
+            {
+                ArrayPool<byte>.Shared.Return(data);
+            }
+        }
+    }
+}
