@@ -24,6 +24,7 @@ public sealed partial class BrokerServer
     private readonly TaskCompletionSource stopped = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private ServiceProvider? services;
     private BrokerMetrics? metrics;
+    private MonitorRouter? monitorRouter;
 
     /// <summary>
     /// Completes once the broker has stopped, whether through <see cref="StopAsync"/>, <see cref="DisposeAsync"/> or
@@ -56,7 +57,9 @@ public sealed partial class BrokerServer
             await BindListenersAsync(services, cancellationToken).ConfigureAwait(false);
             core.Listeners = [.. listeners];
             var client = ClientEndPoint;
-            core.ConfigureInfo(core.Options.Host, client.Port, Version);
+            monitorRouter?.AddEndpoints(services.GetServices<IMonitoringEndpoint>());
+            var jetStream = services.GetServices<ServerFeature>().Any(f => f.Name == ServerFeature.JetStream);
+            core.ConfigureInfo(core.Options.Host, client.Port, Version, jetStream);
 
             foreach (var service in services.GetServices<IHostedService>())
             {
@@ -161,6 +164,8 @@ public sealed partial class BrokerServer
         collection.AddSingleton(loggerFactory);
         collection.AddSingleton(typeof(ILogger<>), typeof(Logger<>));
         collection.AddSingleton(Bus);
+        collection.AddSingleton((ISubjectInterest)Bus);
+        collection.AddSingleton(new Abstractions.ServerIdentity(core.ServerId, core.ServerName));
         collection.AddSingleton<IConnectionListenerFactory>(new SocketTransportFactory());
         collection.AddSingleton<IProtocolHandler>(new NatsProtocolHandler(core));
         var options = core.Options;
@@ -269,7 +274,7 @@ public sealed partial class BrokerServer
 
         var monitorLogger = loggerFactory.CreateLogger("Broker.Monitor");
         var endpoints = new MonitorEndpoints(core, brokerMetrics, monitorLogger);
-        var router = new MonitorRouter(endpoints, monitoring.NormalizedBasePath, brokerMetrics.HttpRequests, monitorLogger);
+        var router = monitorRouter = new MonitorRouter(endpoints, monitoring.NormalizedBasePath, brokerMetrics.HttpRequests, monitorLogger);
         collection.AddSingleton<IProtocolHandler>(new MonitorProtocolHandler(router, monitoring, monitorLogger));
         collection.AddSingleton(new ListenerDefinition
         {

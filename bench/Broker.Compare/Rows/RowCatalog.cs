@@ -22,8 +22,15 @@ internal static class RowCatalog
         .. Twins(new() { Id = "pubsub-4x4-128", Title = "4 pubs x 4 subs, 128 B", PayloadSize = 128, Workload = () => new PubSubWorkload(128, publishers: 4, subscribers: 4) }, () => new CorePubSubWorkload(128, publishers: 4, subscribers: 4)),
         .. Twins(new() { Id = "reqrep-1-128", Title = "Request/reply, 1 client : 1 service, 128 B", PayloadSize = 128, Workload = () => new RequestReplyWorkload(128, clients: 1, services: 1, queueGroup: false), Unit = "round trips" }, () => new CoreRequestReplyWorkload(128, clients: 1, services: 1, queueGroup: false)),
         .. Twins(new() { Id = "reqrep-10q2-16", Title = "Request/reply, 10 clients : 2 queue services, 16 B", PayloadSize = 16, Workload = () => new RequestReplyWorkload(16, clients: 10, services: 2, queueGroup: true), Unit = "round trips" }, () => new CoreRequestReplyWorkload(16, clients: 10, services: 2, queueGroup: true)),
-        new() { Id = "js-pub", Title = "JetStream publish", NotAvailable = "JetStream is not built yet" },
-        new() { Id = "js-consume", Title = "JetStream consume", NotAvailable = "JetStream is not built yet" },
+        new() { Id = "js-pub-sync-16", Title = "JetStream: synchronous publish, 16 B, memory stream", PayloadSize = 16, ServerConfig = JetStreamConfig, Workload = () => new JetStreamPublishWorkload(16, window: 1), Unit = "messages acknowledged" },
+        new() { Id = "js-pub-async-128", Title = "JetStream: async publish (window 1,000), 128 B, memory stream", PayloadSize = 128, ServerConfig = JetStreamConfig, Workload = () => new JetStreamPublishWorkload(128, window: 1000), Unit = "messages acknowledged" },
+        new() { Id = "js-ordered-128", Title = "JetStream: ordered consumer, 128 B, memory stream", PayloadSize = 128, ServerConfig = JetStreamConfig, Workload = () => new JetStreamConsumeWorkload(128, ConsumeMode.Ordered) },
+        new() { Id = "js-fetch-ack-128", Title = "JetStream: durable pull fetch 100 + explicit acks, 128 B, memory stream", PayloadSize = 128, ServerConfig = JetStreamConfig, Workload = () => new JetStreamConsumeWorkload(128, ConsumeMode.FetchAck), Unit = "messages received and acknowledged" },
+        new() { Id = "js-file-pub-async-128", Title = "JetStream: async publish (window 1,000), 128 B, file stream", PayloadSize = 128, ServerConfig = JetStreamConfig, Workload = () => new JetStreamPublishWorkload(128, window: 1000, storage: "file"), Unit = "messages acknowledged" },
+        new() { Id = "js-file-pub-async100-128", Title = "JetStream: async publish (window 100), 128 B, file stream", PayloadSize = 128, ServerConfig = JetStreamConfig, Workload = () => new JetStreamPublishWorkload(128, window: 100, storage: "file"), Unit = "messages acknowledged" },
+        new() { Id = "js-file-pub-sync-128", Title = "JetStream: synchronous publish, 128 B, file stream", PayloadSize = 128, ServerConfig = JetStreamConfig, Workload = () => new JetStreamPublishWorkload(128, window: 1, storage: "file"), Unit = "messages acknowledged" },
+        new() { Id = "js-file-ordered-128", Title = "JetStream: ordered consumer, 128 B, file stream", PayloadSize = 128, ServerConfig = JetStreamConfig, Workload = () => new JetStreamConsumeWorkload(128, ConsumeMode.Ordered, storage: "file") },
+        new() { Id = "js-file-fetch-ack-128", Title = "JetStream: durable pull fetch 100 + explicit acks, 128 B, file stream", PayloadSize = 128, ServerConfig = JetStreamConfig, Workload = () => new JetStreamConsumeWorkload(128, ConsumeMode.FetchAck, storage: "file"), Unit = "messages received and acknowledged" },
         new() { Id = "mqtt", Title = "MQTT publish/subscribe", NotAvailable = "the MQTT adapter is not built yet" },
         .. Twins(new() { Id = "tls-pubsub-128", Title = "TLS: pub/sub 1:1, 128 B", PayloadSize = 128, Transport = NatsTransport.Tls, ServerConfig = TlsConfig, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 1) }, () => new CorePubSubWorkload(128, publishers: 1, subscribers: 1)),
         .. Twins(new() { Id = "tls-pub-128", Title = "TLS: publish only, 128 B", PayloadSize = 128, Transport = NatsTransport.Tls, ServerConfig = TlsConfig, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 0), Unit = "messages published" }, () => new CorePubSubWorkload(128, publishers: 1, subscribers: 0)),
@@ -43,6 +50,17 @@ internal static class RowCatalog
             Workload = clientCore,
         },
     ];
+
+    /// <summary>
+    /// JetStream on, its files under a folder of each server process's own, each server with its own durability default
+    /// (nats-server: fsync every 2 minutes; ours: fsync before each acknowledgement, docs/durability.md).
+    /// </summary>
+    private const string JetStreamConfig = """
+        jetstream {
+          store_dir: "{store_dir}"
+          max_memory_store: 8GB
+        }
+        """;
 
     /// <summary>The NATS port TLS-only with the run's certificate: INFO in clear text, then the client's handshake.</summary>
     private const string TlsConfig = """

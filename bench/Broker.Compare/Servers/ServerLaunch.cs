@@ -11,6 +11,9 @@ internal sealed record ServerLaunch(string Name, string FileName, IReadOnlyList<
     /// <summary>The placeholder a <see cref="Config"/> uses for the WebSocket port chosen per process.</summary>
     public const string WebSocketPortPlaceholder = "{ws_port}";
 
+    /// <summary>Replaced by a fresh temporary folder per server process (JetStream's <c>store_dir</c>).</summary>
+    public const string StoreDirPlaceholder = "{store_dir}";
+
     /// <summary>
     /// Text of a nats-server configuration file, written afresh for every process and passed with <c>-c</c>;
     /// <see cref="WebSocketPortPlaceholder"/> becomes a free port of that process (both servers run at once, so they

@@ -101,6 +101,9 @@ internal sealed class ServerProcess : IDisposable
             }
 
             configPath = Path.Combine(Path.GetTempPath(), $"broker-compare-{Environment.ProcessId}-{launch.Name}-{Guid.NewGuid():N}.conf");
+
+            // A JetStream store directory of this process alone, removed with its configuration file.
+            config = config.Replace(ServerLaunch.StoreDirPlaceholder, configPath + ".store", StringComparison.Ordinal);
             File.WriteAllText(configPath, config);
             arguments.AddRange(["-c", configPath]);
         }
@@ -184,6 +187,8 @@ internal sealed class ServerProcess : IDisposable
     /// </summary>
     public TimeSpan ReadCpuTime()
     {
+        // A server that died has no /proc entry: say how it died (exit code, last output) instead.
+        EnsureRunning();
         var stat = File.ReadAllText($"/proc/{process.Id}/stat");
 
         // Fields after the command name, which is in parentheses and may contain spaces: state is the first.
@@ -315,6 +320,10 @@ internal sealed class ServerProcess : IDisposable
         if (path is not null)
         {
             File.Delete(path);
+            if (Directory.Exists(path + ".store"))
+            {
+                Directory.Delete(path + ".store", recursive: true);
+            }
         }
     }
 }

@@ -10,10 +10,11 @@ internal sealed partial class BrokerCore
     private ServerInfo infoTemplate = new();
 
     /// <summary>Sets what INFO advertises once the client listener is bound.</summary>
-    public void ConfigureInfo(string host, int port, string brokerVersion)
+    public void ConfigureInfo(string host, int port, string brokerVersion, bool jetStream = false)
     {
         infoTemplate = new ServerInfo
         {
+            JetStream = jetStream ? true : null,
             ServerId = ServerId,
             ServerName = ServerName,
             Go = ".NET " + Environment.Version,

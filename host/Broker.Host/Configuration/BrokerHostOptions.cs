@@ -10,7 +10,7 @@ internal sealed class BrokerHostOptions
     public static IReadOnlySet<string> Keys { get; } = new HashSet<string>(StringComparer.OrdinalIgnoreCase)
     {
         nameof(PluginsPath), nameof(Debug), nameof(Trace), nameof(LogFile), nameof(LogTime), nameof(ConfigFile),
-        nameof(PidFile), nameof(PortsFileDir), nameof(ExecutableName), nameof(JetStream), nameof(StoreDir),
+        nameof(PidFile), nameof(PortsFileDir), nameof(ExecutableName),
     };
 
     /// <summary>
@@ -54,9 +54,4 @@ internal sealed class BrokerHostOptions
     /// </summary>
     public string? ExecutableName { get; set; }
 
-    /// <summary>JetStream was asked for (<c>-js</c>); it is not available yet, so this only logs a warning. Default <see langword="false"/>.</summary>
-    public bool JetStream { get; set; }
-
-    /// <summary>JetStream's storage folder (<c>-sd</c>); accepted with a warning until JetStream exists. Default <see langword="null"/>.</summary>
-    public string? StoreDir { get; set; }
 }

@@ -226,11 +226,6 @@ internal sealed partial class BrokerRunner
             }
         }
 
-        if (settings.Host.JetStream || !string.IsNullOrEmpty(settings.Host.StoreDir))
-        {
-            HostLog.JetStreamUnavailable(logger);
-        }
-
         if (Clustering.Flags(flags) is { Count: > 0 } cluster)
         {
             HostLog.ConfigNotice(logger, Clustering.Ignoring(cluster));

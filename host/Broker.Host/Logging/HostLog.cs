@@ -26,8 +26,6 @@ internal static partial class HostLog
     [LoggerMessage(706, LogLevel.Warning, "{Diagnostic}")]
     public static partial void ConfigNotice(ILogger logger, string diagnostic);
 
-    [LoggerMessage(707, LogLevel.Warning, "JetStream is not available yet: -js/--jetstream and the store directory are ignored")]
-    public static partial void JetStreamUnavailable(ILogger logger);
 
     [LoggerMessage(708, LogLevel.Information, "Reloaded server configuration")]
     public static partial void Reloaded(ILogger logger);

@@ -150,8 +150,7 @@ public sealed class ConfMappingErrorTests
 
     // Features not there yet: one notice per feature naming every key that asked for it; the file still applies.
     [Theory]
-    [InlineData("jetstream: enabled", "JetStream", "\"jetstream\"")]
-    [InlineData("jetstream { store_dir: /x, max_mem: 1G }\nstore_dir: /y", "JetStream", "\"jetstream\", \"store_dir\"")]
+    [InlineData("default_js_domain: { A: hub }", "JetStream domains", "\"default_js_domain\"")]
     [InlineData("mqtt { port: 1883 }", "MQTT", "\"mqtt\"")]
     [InlineData("gateway { name: g }", "Gateways", "\"gateway\"")]
     [InlineData("leafnodes { listen: \"127.0.0.1:-1\" }\nleaf {}", "Leaf nodes", "\"leafnodes\", \"leaf\"")]

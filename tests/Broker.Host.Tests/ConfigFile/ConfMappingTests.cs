@@ -158,8 +158,10 @@ public sealed class ConfMappingTests
     internal static ConfMapping Map(string conf, PluginBlocks? plugins = null) =>
         ConfMapper.Map(ConfTestKit.Parse(conf), "test.conf", plugins ?? FirstPartyPlugins);
 
-    /// <summary>The blocks the TLS and WebSocket plugins read (their attributes), as if both were loaded.</summary>
-    internal static PluginBlocks FirstPartyPlugins { get; } = Blocks(("tls", "Tls", true), ("allow_non_tls", "Tls", false), ("websocket", "WebSocket", true), ("ws", "WebSocket", true));
+    /// <summary>The blocks the TLS, WebSocket and JetStream plugins read (their attributes), as if all were loaded.</summary>
+    internal static PluginBlocks FirstPartyPlugins { get; } = Blocks(
+        ("tls", "Tls", true), ("allow_non_tls", "Tls", false), ("websocket", "WebSocket", true), ("ws", "WebSocket", true),
+        ("jetstream", "JetStream", true), ("js", "JetStream", true), ("store_dir", "JetStream", false), ("storedir", "JetStream", false));
 
     /// <summary>Plugin claims: each top-level key, the plugin reading it, and whether it is the plugin's whole block.</summary>
     internal static PluginBlocks Blocks(params (string Key, string PluginId, bool Whole)[] claims)

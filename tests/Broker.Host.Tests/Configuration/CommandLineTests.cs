@@ -38,10 +38,10 @@ public sealed class CommandLineTests
     [InlineData("-T=false", "Broker:LogTime", "false")]
     [InlineData("--logtime", "Broker:LogTime", "true")]
     [InlineData("-VV", "Broker:Trace", "true")]
-    [InlineData("-js", "Broker:JetStream", "true")]
-    [InlineData("--jetstream", "Broker:JetStream", "true")]
-    [InlineData("-sd /tmp/js", "Broker:StoreDir", "/tmp/js")]
-    [InlineData("--store_dir=/tmp/js", "Broker:StoreDir", "/tmp/js")]
+    [InlineData("-js", "Plugins:JetStream:enabled", "true")]
+    [InlineData("--jetstream", "Plugins:JetStream:enabled", "true")]
+    [InlineData("-sd /tmp/js", "Plugins:JetStream:store_dir", "/tmp/js")]
+    [InlineData("--store_dir=/tmp/js", "Plugins:JetStream:store_dir", "/tmp/js")]
     public void Flag_sets_its_configuration_key(string args, string key, string value)
     {
         var commandLine = Parse(args);
@@ -101,8 +101,8 @@ public sealed class CommandLineTests
         Assert.Equal(HostCommand.Run, commandLine.Command);
         Assert.Equal("-1", commandLine.Settings["Broker:Port"]);
         Assert.Equal("-1", commandLine.Settings["Broker:Monitoring:Port"]);
-        Assert.Equal("true", commandLine.Settings["Broker:JetStream"]);
-        Assert.Equal("/tmp/js", commandLine.Settings["Broker:StoreDir"]);
+        Assert.Equal("true", commandLine.Settings["Plugins:JetStream:enabled"]);
+        Assert.Equal("/tmp/js", commandLine.Settings["Plugins:JetStream:store_dir"]);
         Assert.Equal("/tmp/ports", commandLine.Settings["Broker:PortsFileDir"]);
         Assert.Equal("/tmp/a.conf", commandLine.Settings["Broker:ConfigFile"]);
     }

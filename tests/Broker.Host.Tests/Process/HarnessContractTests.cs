@@ -27,7 +27,7 @@ public sealed class HarnessContractTests : IDisposable
     [Fact(Timeout = 90_000)]
     public async Task Started_like_a_harness_it_reports_ports_health_varz_and_connz()
     {
-        var conf = WriteConf("server_name: harness-broker\nmax_payload: 512KB\njetstream { store_dir: ignored }\n");
+        var conf = WriteConf($"server_name: harness-broker\nmax_payload: 512KB\njetstream {{ store_dir: \"{Path.Combine(directory, "js")}\" }}\n");
         var pidFile = Path.Combine(directory, "broker.pid");
         await using var host = HostProcess.Start(HarnessArguments(conf, "-P", pidFile));
 
@@ -40,8 +40,7 @@ public sealed class HarnessContractTests : IDisposable
             $"{{\"nats\":[\"nats://127.0.0.1:{ports.NatsEndPoint.Port}\"],\"monitoring\":[\"http://127.0.0.1:{ports.MonitoringUri.Port}\"]}}",
             await File.ReadAllTextAsync(portsFile));
         Assert.Equal(host.Id.ToString(CultureInfo.InvariantCulture), await File.ReadAllTextAsync(pidFile));
-        await host.WaitForLineAsync("[WRN] JetStream is not available yet", HostProcess.StartTimeout);
-        await host.WaitForLineAsync($"{conf}:3:1: JetStream: not supported yet, ignoring \"jetstream\"", HostProcess.StartTimeout);
+        await host.WaitForLineAsync("[INF] Starting JetStream", HostProcess.StartTimeout);
 
         await using var first = await ConnectAsync(ports, "first");
         await using var second = await ConnectAsync(ports, "second");

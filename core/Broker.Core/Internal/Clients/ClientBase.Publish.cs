@@ -100,7 +100,15 @@ internal abstract partial class ClientBase
     /// queue group. Permissions must have been checked by the caller. Sends the no-responders status when asked
     /// for and nobody received it.
     /// </summary>
-    protected void RouteMessage(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    protected void RouteMessage(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload) =>
+        RouteMessage(subject, subject, replyTo, headers, payload);
+
+    /// <summary>
+    /// Routes a message by <paramref name="subject"/> but delivers it with <paramref name="deliverAs"/> as its subject:
+    /// JetStream sends a stored message to a consumer's deliver subject or a pull request's inbox carrying the subject
+    /// it was stored under, as nats-server does.
+    /// </summary>
+    protected void RouteMessage(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
         var size = headers.Length + payload.Length;
         InMessages++;
@@ -112,7 +120,7 @@ internal abstract partial class ClientBase
         var delivered = 0;
         foreach (var subscription in result.Plain)
         {
-            if (TryDeliver(subscription, subject, replyTo, headers, payload))
+            if (TryDeliver(subscription, subject, deliverAs, replyTo, headers, payload))
             {
                 delivered++;
             }
@@ -120,7 +128,7 @@ internal abstract partial class ClientBase
 
         foreach (var group in result.Queues)
         {
-            if (DeliverToQueue(group, subject, replyTo, headers, payload))
+            if (DeliverToQueue(group, subject, deliverAs, replyTo, headers, payload))
             {
                 delivered++;
             }
@@ -137,7 +145,7 @@ internal abstract partial class ClientBase
         }
     }
 
-    private bool DeliverToQueue(QueueGroup group, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    private bool DeliverToQueue(QueueGroup group, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
         var members = group.Members;
         var start = members.Length == 1 ? 0 : Random.Shared.Next(members.Length);
@@ -149,7 +157,7 @@ internal abstract partial class ClientBase
                 index -= members.Length;
             }
 
-            if (TryDeliver(members[index], subject, replyTo, headers, payload))
+            if (TryDeliver(members[index], subject, deliverAs, replyTo, headers, payload))
             {
                 return true;
             }
@@ -158,7 +166,7 @@ internal abstract partial class ClientBase
         return false;
     }
 
-    private bool TryDeliver(Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    private bool TryDeliver(Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
         var target = subscription.Client;
         if (subscription.Closed || target.IsClosed || (!Echo && ReferenceEquals(target, this)))
@@ -179,7 +187,7 @@ internal abstract partial class ClientBase
                 return false;
             }
 
-            DeliverCounted(target, subscription, subject, replyTo, headers, payload);
+            DeliverCounted(target, subscription, deliverAs, replyTo, headers, payload);
             if (count == subscription.Max)
             {
                 target.RemoveSubscription(subscription);
@@ -190,7 +198,7 @@ internal abstract partial class ClientBase
 
         // Without a limit the count is statistics only; a lost increment under contention is acceptable.
         subscription.Delivered++;
-        DeliverCounted(target, subscription, subject, replyTo, headers, payload);
+        DeliverCounted(target, subscription, deliverAs, replyTo, headers, payload);
         return true;
     }
 

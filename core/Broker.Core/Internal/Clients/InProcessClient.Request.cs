@@ -38,7 +38,8 @@ internal partial class InProcessClient
             Utf8Formatter.TryFormat(id, replyTo.AsSpan(prefix.Length), out var digits);
 
             // Flushed at once even from a handler, which may go on to block on the reply.
-            PublishCore(Encoding.UTF8.GetBytes(subject), replyTo.AsSpan(0, prefix.Length + digits), new ReadOnlySequence<byte>(headers), new ReadOnlySequence<byte>(payload), flushNow: true);
+            var subjectBytes = Encoding.UTF8.GetBytes(subject);
+            PublishCore(subjectBytes, subjectBytes, replyTo.AsSpan(0, prefix.Length + digits), new ReadOnlySequence<byte>(headers), new ReadOnlySequence<byte>(payload), flushNow: true);
             return await request.Task.WaitAsync(timeout, cancellationToken).ConfigureAwait(false);
         }
         catch (TimeoutException)

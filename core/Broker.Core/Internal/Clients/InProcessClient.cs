@@ -14,7 +14,7 @@ namespace Broker.Core.Internal.Clients;
 /// Publishes through one client are serialised by <see cref="PublishLock"/>, which guards the producer state the
 /// routing path keeps (match cache, pending flushes, batch counters); no handler ever runs under it.
 /// </summary>
-internal partial class InProcessClient : ClientBase, IBusClient
+internal partial class InProcessClient : ClientBase, IBusClient, IDeliverAsPublisher
 {
     private readonly ILogger logger;
     private readonly bool deferFlush;
@@ -54,7 +54,10 @@ internal partial class InProcessClient : ClientBase, IBusClient
     protected bool DefersFlush => deferFlush || ReferenceEquals(BusThread.Draining, this);
 
     public void Publish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
-        => PublishCore(subject, replyTo, headers, payload, flushNow: false);
+        => PublishCore(subject, subject, replyTo, headers, payload, flushNow: false);
+
+    public void Publish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+        => PublishCore(subject, deliverAs, replyTo, headers, payload, flushNow: false);
 
     public IBusSubscription Subscribe(string subject, string? queueGroup, BusMessageHandler handler)
     {
@@ -119,8 +122,11 @@ internal partial class InProcessClient : ClientBase, IBusClient
         }
     }
 
-    /// <summary>Routes one message; <paramref name="flushNow"/> ends the batch even when flushes are deferred.</summary>
-    protected void PublishCore(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, bool flushNow)
+    /// <summary>
+    /// Routes one message by <paramref name="subject"/>, delivered as <paramref name="deliverAs"/>;
+    /// <paramref name="flushNow"/> ends the batch even when flushes are deferred.
+    /// </summary>
+    protected void PublishCore(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, bool flushNow)
     {
         EnsureUsable();
         if (!SubjectValidator.IsValidLiteralSubject(subject))
@@ -131,7 +137,7 @@ internal partial class InProcessClient : ClientBase, IBusClient
         lock (PublishLock)
         {
             OnPublishing(subject, replyTo);
-            RouteMessage(subject, replyTo, headers, payload);
+            RouteMessage(subject, deliverAs, replyTo, headers, payload);
             if (flushNow || !DefersFlush)
             {
                 EndBatch();

@@ -60,14 +60,14 @@ internal sealed partial class MonitorEndpoints
     }
 
     /// <summary>The index page: links to every endpoint under the base path, as nats-server's root page.</summary>
-    public HttpResponse Root(string basePath)
+    public HttpResponse Root(string basePath, IEnumerable<(string Path, string Title)> pluginEntries)
     {
         var page = new StringBuilder();
         page.Append("<html lang=\"en\">\n<head><title>Broker monitoring</title></head>\n<body>\n");
         page.Append("<h1>Broker ").Append(WebUtility.HtmlEncode(BrokerServer.Version))
             .Append(" (nats-server ").Append(WebUtility.HtmlEncode(BrokerServer.CompatibleNatsServerVersion)).Append(")</h1>\n");
         page.Append("<p>Server ").Append(WebUtility.HtmlEncode(core.ServerName)).Append("</p>\n");
-        foreach (var (path, title) in MonitorRouter.IndexEntries)
+        foreach (var (path, title) in MonitorRouter.IndexEntries.Concat(pluginEntries))
         {
             var href = WebUtility.HtmlEncode(basePath + path);
             page.Append("<a href=\"").Append(href).Append("\">").Append(title).Append(" <code>").Append(WebUtility.HtmlEncode(path)).Append("</code></a><br/>\n");

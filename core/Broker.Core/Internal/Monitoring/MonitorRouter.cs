@@ -22,6 +22,7 @@ internal sealed class MonitorRouter
     ];
 
     private readonly Dictionary<string, (string StatsKey, Func<QueryString, HttpResponse> Handler)> routes;
+    private readonly List<(string Path, string Title)> pluginEntries = [];
     private readonly string basePath;
     private readonly HttpRequestStatistics statistics;
     private readonly ILogger logger;
@@ -33,7 +34,7 @@ internal sealed class MonitorRouter
         this.logger = logger;
         routes = new(StringComparer.Ordinal)
         {
-            ["/"] = ("/", _ => endpoints.Root(basePath)),
+            ["/"] = ("/", _ => endpoints.Root(basePath, pluginEntries)),
             ["/varz"] = ("/varz", _ => endpoints.Varz()),
             ["/connz"] = ("/connz", endpoints.Connz),
             ["/subsz"] = ("/subsz", endpoints.Subsz),
@@ -42,6 +43,28 @@ internal sealed class MonitorRouter
             ["/healthz"] = ("/healthz", endpoints.Healthz),
             ["/metrics"] = ("/metrics", _ => endpoints.Metrics()),
         };
+    }
+
+    /// <summary>The pages plugins added, for the index page after <see cref="IndexEntries"/>.</summary>
+    public IReadOnlyList<(string Path, string Title)> PluginEntries => pluginEntries;
+
+    /// <summary>Adds the pages plugins contribute (JetStream's <c>/jsz</c>); a path the broker serves itself is kept.</summary>
+    public void AddEndpoints(IEnumerable<Abstractions.IMonitoringEndpoint> endpoints)
+    {
+        foreach (var endpoint in endpoints)
+        {
+            if (routes.ContainsKey(endpoint.Path))
+            {
+                continue;
+            }
+
+            routes[endpoint.Path] = (endpoint.Path, query =>
+            {
+                var answer = endpoint.Handle(query.ToDictionary());
+                return new HttpResponse(answer.StatusCode, answer.ContentType, answer.Body.ToArray());
+            });
+            pluginEntries.Add((endpoint.Path, endpoint.Title));
+        }
     }
 
     public HttpResponse Handle(HttpRequest request)

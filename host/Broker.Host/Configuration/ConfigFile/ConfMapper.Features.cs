@@ -14,6 +14,10 @@ internal sealed partial class ConfMapper
         ["allow_non_tls"] = "Tls",
         ["websocket"] = "WebSocket",
         ["ws"] = "WebSocket",
+        ["jetstream"] = "JetStream",
+        ["js"] = "JetStream",
+        ["store_dir"] = "JetStream",
+        ["storedir"] = "JetStream",
     };
 
     // nats-server's types of its keys that plugins read: a value of another type gets nats-server's message, whether or
@@ -31,10 +35,7 @@ internal sealed partial class ConfMapper
     // Ignoring them changes no security property: a client simply cannot use the feature.
     private static readonly Dictionary<string, string> Unsupported = new(StringComparer.OrdinalIgnoreCase)
     {
-        ["jetstream"] = "JetStream",
-        ["store_dir"] = "JetStream",
-        ["storedir"] = "JetStream",
-        ["default_js_domain"] = "JetStream",
+        ["default_js_domain"] = "JetStream domains",
         ["mqtt"] = "MQTT",
         ["cluster"] = Clustering.Feature,
         ["gateway"] = "Gateways",

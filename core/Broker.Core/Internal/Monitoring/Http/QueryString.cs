@@ -61,6 +61,18 @@ internal sealed class QueryString
         return string.Empty;
     }
 
+    /// <summary>The first value of each name.</summary>
+    public IReadOnlyDictionary<string, string> ToDictionary()
+    {
+        var map = new Dictionary<string, string>(StringComparer.Ordinal);
+        foreach (var pair in pairs)
+        {
+            map.TryAdd(pair.Key, pair.Value);
+        }
+
+        return map;
+    }
+
     /// <summary>Decodes %XX escapes (as UTF-8) and, in queries, '+' as a space; <see langword="null"/> when malformed.</summary>
     public static string? TryUnescape(string text, bool plusIsSpace)
     {

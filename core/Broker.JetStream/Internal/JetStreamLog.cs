@@ -1,0 +1,64 @@
+using Microsoft.Extensions.Logging;
+
+namespace Broker.JetStream.Internal;
+
+/// <summary>JetStream's log lines (event ids 1000-1099, docs/logging.md), worded after nats-server's where it has one.</summary>
+internal static partial class JetStreamLog
+{
+    [LoggerMessage(1000, LogLevel.Information, "Starting JetStream")]
+    public static partial void Starting(ILogger logger);
+
+    [LoggerMessage(1001, LogLevel.Information, "  Max Memory:      {MaxMemory}")]
+    public static partial void MaxMemory(ILogger logger, string maxMemory);
+
+    [LoggerMessage(1002, LogLevel.Information, "  Max Storage:     {MaxStorage}")]
+    public static partial void MaxStorage(ILogger logger, string maxStorage);
+
+    [LoggerMessage(1003, LogLevel.Information, "  Store Directory: \"{Directory}\"")]
+    public static partial void StoreDirectory(ILogger logger, string directory);
+
+    [LoggerMessage(1004, LogLevel.Information, "  Store types:     {Types}")]
+    public static partial void StoreTypes(ILogger logger, string types);
+
+    [LoggerMessage(1005, LogLevel.Warning, "JetStream has no storage plugin: streams cannot be created until one (for example Broker.Storage.MemStore) is loaded")]
+    public static partial void NoStores(ILogger logger);
+
+    [LoggerMessage(1006, LogLevel.Information, "Restored {Streams} stream(s) and {Consumers} consumer(s) of storage type {Type}")]
+    public static partial void Recovered(ILogger logger, int streams, int consumers, string type);
+
+    [LoggerMessage(1007, LogLevel.Warning, "Stream '{Stream}' of storage type {Type} could not be restored: {Reason}")]
+    public static partial void RecoveryFailed(ILogger logger, string stream, string type, string reason);
+
+    [LoggerMessage(1008, LogLevel.Warning, "Stream create failed for '$G > {Stream}': {Reason}")]
+    public static partial void StreamCreateFailed(ILogger logger, string stream, string reason);
+
+    [LoggerMessage(1009, LogLevel.Error, "JetStream failed to store a msg on stream '$G > {Stream}': {Status}")]
+    public static partial void StoreFailed(ILogger logger, string stream, string status);
+
+    [LoggerMessage(1010, LogLevel.Error, "JetStream API request on {Subject} failed")]
+    public static partial void ApiFailed(ILogger logger, string subject, Exception exception);
+
+    [LoggerMessage(1011, LogLevel.Warning, "Malformed JetStream API Request: \"{Request}\"")]
+    public static partial void MalformedRequest(ILogger logger, string request);
+
+    [LoggerMessage(1012, LogLevel.Error, "JetStream consumer '$G > {Stream} > {Consumer}' delivery failed")]
+    public static partial void DeliveryFailed(ILogger logger, string stream, string consumer, Exception exception);
+
+    [LoggerMessage(1013, LogLevel.Warning, "JetStream consumer '$G > {Stream} > {Consumer}' bad NAK delay value: \"{Value}\"")]
+    public static partial void BadNakDelay(ILogger logger, string stream, string consumer, string value);
+
+    [LoggerMessage(1014, LogLevel.Error, "JetStream stream '$G > {Stream}' could not wait for durable storage")]
+    public static partial void DurabilityFailed(ILogger logger, string stream, Exception exception);
+
+    [LoggerMessage(1015, LogLevel.Error, "JetStream stopping stream '$G > {Stream}' failed")]
+    public static partial void StopFailed(ILogger logger, string stream, Exception exception);
+
+    [LoggerMessage(1016, LogLevel.Warning, "JetStream resource limits exceeded for server")]
+    public static partial void ResourcesExceeded(ILogger logger);
+
+    [LoggerMessage(1018, LogLevel.Warning, "JetStream settings not supported yet, ignored: {Settings}")]
+    public static partial void IgnoredSettings(ILogger logger, string settings);
+
+    [LoggerMessage(1017, LogLevel.Debug, "JetStream consumer '$G > {Stream} > {Consumer}' deleted after {Threshold} without interest")]
+    public static partial void InactiveDeleted(ILogger logger, string stream, string consumer, TimeSpan threshold);
+}

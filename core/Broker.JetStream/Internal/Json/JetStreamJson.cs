@@ -1,0 +1,71 @@
+using System.Text.Encodings.Web;
+using System.Text.Json;
+using System.Text.Json.Serialization;
+using Broker.JetStream.Internal.Models;
+
+namespace Broker.JetStream.Internal.Json;
+
+/// <summary>The engine's JSON: source-generated metadata for every API model, compact output like Go's.</summary>
+[JsonSourceGenerationOptions(
+    DefaultIgnoreCondition = JsonIgnoreCondition.Never,
+    NumberHandling = JsonNumberHandling.Strict,
+    ReadCommentHandling = JsonCommentHandling.Disallow)]
+[JsonSerializable(typeof(StreamConfig))]
+[JsonSerializable(typeof(ConsumerConfig))]
+[JsonSerializable(typeof(StreamInfoModel))]
+[JsonSerializable(typeof(StreamStateModel))]
+[JsonSerializable(typeof(ConsumerInfoModel))]
+[JsonSerializable(typeof(ConsumerCreateRequest))]
+[JsonSerializable(typeof(ApiListRequest))]
+[JsonSerializable(typeof(PurgeRequest))]
+[JsonSerializable(typeof(MessageGetRequest))]
+[JsonSerializable(typeof(MessageDeleteRequest))]
+[JsonSerializable(typeof(StoredMessageModel))]
+[JsonSerializable(typeof(NextRequest))]
+[JsonSerializable(typeof(NakOptions))]
+[JsonSerializable(typeof(ApiError))]
+[JsonSerializable(typeof(ApiPaged))]
+[JsonSerializable(typeof(AccountInfoModel))]
+[JsonSerializable(typeof(string))]
+[JsonSerializable(typeof(List<string>))]
+[JsonSerializable(typeof(List<StreamInfoModel>))]
+[JsonSerializable(typeof(List<ConsumerInfoModel>))]
+[JsonSerializable(typeof(StoredStreamMetadata))]
+[JsonSerializable(typeof(StoredConsumerMetadata))]
+[JsonSerializable(typeof(JsonElement))]
+internal sealed partial class JetStreamJsonContext : JsonSerializerContext;
+
+/// <summary>Access to the context with the relaxed encoder (Go does not escape <c>+</c> in base64, nor most other characters).</summary>
+internal static class JetStreamJson
+{
+    public static JetStreamJsonContext Context { get; } = new(new JsonSerializerOptions
+    {
+        Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping,
+        AllowTrailingCommas = false,
+    });
+}
+
+/// <summary>What the engine stores with a stream (<see cref="Broker.Abstractions.StreamStoreConfig.Metadata"/>): its config and creation time.</summary>
+internal sealed class StoredStreamMetadata
+{
+    [JsonPropertyName("config")]
+    public required StreamConfig Config { get; set; }
+
+    [JsonPropertyName("created")]
+    [JsonConverter(typeof(GoTimeConverter))]
+    public long Created { get; set; }
+}
+
+/// <summary>What the engine stores with a consumer: its config and creation time.</summary>
+internal sealed class StoredConsumerMetadata
+{
+    [JsonPropertyName("config")]
+    public required ConsumerConfig Config { get; set; }
+
+    [JsonPropertyName("name")]
+    public string Name { get; set; } = "";
+
+    [JsonPropertyName("created")]
+    [JsonConverter(typeof(GoTimeConverter))]
+    public long Created { get; set; }
+}

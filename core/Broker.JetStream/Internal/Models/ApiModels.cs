@@ -1,0 +1,310 @@
+using System.Text.Json.Serialization;
+using Broker.JetStream.Internal.Json;
+
+namespace Broker.JetStream.Internal.Models;
+
+/// <summary>An API error (<c>jetstream_errors.go ApiError</c>): HTTP-like code, JetStream code, description.</summary>
+internal sealed record ApiError(
+    [property: JsonPropertyName("code")] int Code,
+    [property: JsonPropertyName("err_code")] ushort ErrorCode,
+    [property: JsonPropertyName("description")] string Description);
+
+/// <summary>The <c>{"total","offset","limit"}</c> block of paged responses.</summary>
+internal sealed record ApiPaged(
+    [property: JsonPropertyName("total")] int Total,
+    [property: JsonPropertyName("offset")] int Offset,
+    [property: JsonPropertyName("limit")] int Limit);
+
+/// <summary>A stream's state as the API reports it (<c>StreamState</c>).</summary>
+internal sealed class StreamStateModel
+{
+    [JsonPropertyName("messages")]
+    public ulong Messages { get; set; }
+
+    [JsonPropertyName("bytes")]
+    public ulong Bytes { get; set; }
+
+    [JsonPropertyName("first_seq")]
+    public ulong FirstSeq { get; set; }
+
+    [JsonPropertyName("first_ts")]
+    [JsonConverter(typeof(GoTimeConverter))]
+    public long FirstTime { get; set; }
+
+    [JsonPropertyName("last_seq")]
+    public ulong LastSeq { get; set; }
+
+    [JsonPropertyName("last_ts")]
+    [JsonConverter(typeof(GoTimeConverter))]
+    public long LastTime { get; set; }
+
+    [JsonPropertyName("num_subjects")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public int NumSubjects { get; set; }
+
+    [JsonPropertyName("subjects")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public Dictionary<string, ulong>? Subjects { get; set; }
+
+    [JsonPropertyName("num_deleted")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public int NumDeleted { get; set; }
+
+    [JsonPropertyName("deleted")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public List<ulong>? Deleted { get; set; }
+
+    [JsonPropertyName("consumer_count")]
+    public int Consumers { get; set; }
+}
+
+/// <summary><c>StreamInfo</c>: configuration, creation time, state.</summary>
+internal sealed class StreamInfoModel
+{
+    [JsonPropertyName("config")]
+    public required StreamConfig Config { get; set; }
+
+    [JsonPropertyName("created")]
+    [JsonConverter(typeof(GoTimeConverter))]
+    public long Created { get; set; }
+
+    [JsonPropertyName("state")]
+    public required StreamStateModel State { get; set; }
+
+    [JsonPropertyName("domain")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public string? Domain { get; set; }
+}
+
+/// <summary>A consumer's delivered or ack-floor position (<c>SequenceInfo</c>).</summary>
+internal sealed class SequenceInfo
+{
+    [JsonPropertyName("consumer_seq")]
+    public ulong Consumer { get; set; }
+
+    [JsonPropertyName("stream_seq")]
+    public ulong Stream { get; set; }
+
+    [JsonPropertyName("last_active")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    [JsonConverter(typeof(NullableGoTimeConverter))]
+    public long? LastActive { get; set; }
+}
+
+/// <summary><c>ConsumerInfo</c>.</summary>
+internal sealed class ConsumerInfoModel
+{
+    [JsonPropertyName("stream_name")]
+    public string Stream { get; set; } = "";
+
+    [JsonPropertyName("name")]
+    public string Name { get; set; } = "";
+
+    [JsonPropertyName("created")]
+    [JsonConverter(typeof(GoTimeConverter))]
+    public long Created { get; set; }
+
+    [JsonPropertyName("config")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public ConsumerConfig? Config { get; set; }
+
+    [JsonPropertyName("delivered")]
+    public SequenceInfo Delivered { get; set; } = new();
+
+    [JsonPropertyName("ack_floor")]
+    public SequenceInfo AckFloor { get; set; } = new();
+
+    [JsonPropertyName("num_ack_pending")]
+    public int NumAckPending { get; set; }
+
+    [JsonPropertyName("num_redelivered")]
+    public int NumRedelivered { get; set; }
+
+    [JsonPropertyName("num_waiting")]
+    public int NumWaiting { get; set; }
+
+    [JsonPropertyName("num_pending")]
+    public ulong NumPending { get; set; }
+
+    [JsonPropertyName("push_bound")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public bool PushBound { get; set; }
+}
+
+/// <summary>The body of <c>CONSUMER.CREATE</c>: <c>{stream_name, config, action}</c>.</summary>
+internal sealed class ConsumerCreateRequest
+{
+    [JsonPropertyName("stream_name")]
+    public string Stream { get; set; } = "";
+
+    [JsonPropertyName("config")]
+    public ConsumerConfig Config { get; set; } = new();
+
+    [JsonPropertyName("action")]
+    [JsonConverter(typeof(ConsumerActionConverter))]
+    public ConsumerAction Action { get; set; }
+}
+
+/// <summary>Paged list requests (names, lists, info with subjects): offset, optional subject filter.</summary>
+internal sealed class ApiListRequest
+{
+    [JsonPropertyName("offset")]
+    public int Offset { get; set; }
+
+    [JsonPropertyName("subject")]
+    public string? Subject { get; set; }
+
+    [JsonPropertyName("deleted_details")]
+    public bool DeletedDetails { get; set; }
+
+    [JsonPropertyName("subjects_filter")]
+    public string? SubjectsFilter { get; set; }
+}
+
+/// <summary><c>STREAM.PURGE</c> body.</summary>
+internal sealed class PurgeRequest
+{
+    [JsonPropertyName("seq")]
+    public ulong Sequence { get; set; }
+
+    [JsonPropertyName("filter")]
+    public string? Filter { get; set; }
+
+    [JsonPropertyName("keep")]
+    public ulong Keep { get; set; }
+}
+
+/// <summary><c>STREAM.MSG.GET</c> and <c>DIRECT.GET</c> body.</summary>
+internal sealed class MessageGetRequest
+{
+    [JsonPropertyName("seq")]
+    public ulong Sequence { get; set; }
+
+    [JsonPropertyName("last_by_subj")]
+    public string? LastBySubject { get; set; }
+
+    [JsonPropertyName("next_by_subj")]
+    public string? NextBySubject { get; set; }
+}
+
+/// <summary><c>STREAM.MSG.DELETE</c> body.</summary>
+internal sealed class MessageDeleteRequest
+{
+    [JsonPropertyName("seq")]
+    public ulong Sequence { get; set; }
+
+    [JsonPropertyName("no_erase")]
+    public bool NoErase { get; set; }
+}
+
+/// <summary>A message returned by <c>STREAM.MSG.GET</c>: headers and data base64-encoded.</summary>
+internal sealed class StoredMessageModel
+{
+    [JsonPropertyName("subject")]
+    public string Subject { get; set; } = "";
+
+    [JsonPropertyName("seq")]
+    public ulong Sequence { get; set; }
+
+    [JsonPropertyName("hdrs")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public byte[]? Headers { get; set; }
+
+    [JsonPropertyName("data")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public byte[]? Data { get; set; }
+
+    [JsonPropertyName("time")]
+    [JsonConverter(typeof(GoTimeConverter))]
+    public long Time { get; set; }
+}
+
+/// <summary>The JSON form of a pull request (<c>JSApiConsumerGetNextRequest</c>).</summary>
+internal sealed class NextRequest
+{
+    [JsonPropertyName("expires")]
+    public long Expires { get; set; }
+
+    [JsonPropertyName("batch")]
+    public int Batch { get; set; }
+
+    [JsonPropertyName("max_bytes")]
+    public int MaxBytes { get; set; }
+
+    [JsonPropertyName("no_wait")]
+    public bool NoWait { get; set; }
+
+    [JsonPropertyName("idle_heartbeat")]
+    public long Heartbeat { get; set; }
+}
+
+/// <summary><c>-NAK {"delay": ns}</c>.</summary>
+internal sealed class NakOptions
+{
+    [JsonPropertyName("delay")]
+    public long Delay { get; set; }
+}
+
+/// <summary>Account limits (<c>JetStreamAccountLimits</c>).</summary>
+internal sealed class AccountLimits
+{
+    [JsonPropertyName("max_memory")]
+    public long MaxMemory { get; set; } = -1;
+
+    [JsonPropertyName("max_storage")]
+    public long MaxStorage { get; set; } = -1;
+
+    [JsonPropertyName("max_streams")]
+    public int MaxStreams { get; set; } = -1;
+
+    [JsonPropertyName("max_consumers")]
+    public int MaxConsumers { get; set; } = -1;
+
+    [JsonPropertyName("max_ack_pending")]
+    public int MaxAckPending { get; set; } = -1;
+
+    [JsonPropertyName("memory_max_stream_bytes")]
+    public long MemoryMaxStreamBytes { get; set; } = -1;
+
+    [JsonPropertyName("storage_max_stream_bytes")]
+    public long StorageMaxStreamBytes { get; set; } = -1;
+
+    [JsonPropertyName("max_bytes_required")]
+    public bool MaxBytesRequired { get; set; }
+}
+
+/// <summary>API call counters (<c>JetStreamAPIStats</c>).</summary>
+internal sealed class ApiStats
+{
+    [JsonPropertyName("total")]
+    public ulong Total { get; set; }
+
+    [JsonPropertyName("errors")]
+    public ulong Errors { get; set; }
+}
+
+/// <summary><c>$JS.API.INFO</c>'s body (<c>JetStreamAccountStats</c>).</summary>
+internal sealed class AccountInfoModel
+{
+    [JsonPropertyName("memory")]
+    public ulong Memory { get; set; }
+
+    [JsonPropertyName("storage")]
+    public ulong Storage { get; set; }
+
+    [JsonPropertyName("streams")]
+    public int Streams { get; set; }
+
+    [JsonPropertyName("consumers")]
+    public int Consumers { get; set; }
+
+    [JsonPropertyName("limits")]
+    public AccountLimits Limits { get; set; } = new();
+
+    [JsonPropertyName("domain")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public string? Domain { get; set; }
+
+    [JsonPropertyName("api")]
+    public ApiStats Api { get; set; } = new();
+}

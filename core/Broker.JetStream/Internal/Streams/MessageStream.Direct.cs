@@ -1,0 +1,128 @@
+using System.Buffers;
+using System.Buffers.Text;
+using System.Text;
+using System.Text.Json;
+using Broker.Abstractions;
+using Broker.JetStream.Internal.Json;
+using Broker.JetStream.Internal.Models;
+
+namespace Broker.JetStream.Internal.Streams;
+
+/// <summary>
+/// Direct get (<c>allow_direct</c>; nats-server <c>processDirectGetRequest</c>): the stored message itself, with
+/// <c>Nats-Stream</c>, <c>Nats-Subject</c>, <c>Nats-Sequence</c> and <c>Nats-Time-Stamp</c> headers added, sent to the
+/// request's reply subject; failures are status messages (<c>404 Message Not Found</c>, <c>408 Bad Request</c>, ...).
+/// </summary>
+internal sealed partial class MessageStream
+{
+    private void OnDirectGet(in BusMessage message)
+    {
+        if (message.ReplyTo.IsEmpty)
+        {
+            return;
+        }
+
+        if (message.Payload.IsEmpty)
+        {
+            SendStatus(message.ReplyTo, "NATS/1.0 408 Empty Request\r\n\r\n"u8);
+            return;
+        }
+
+        MessageGetRequest? request;
+        try
+        {
+            request = JsonSerializer.Deserialize(message.Payload.ToArray(), JetStreamJson.Context.MessageGetRequest);
+        }
+        catch (JsonException)
+        {
+            request = null;
+        }
+
+        if (request is null)
+        {
+            SendStatus(message.ReplyTo, "NATS/1.0 408 Malformed Request\r\n\r\n"u8);
+            return;
+        }
+
+        if (request.Sequence == 0 && string.IsNullOrEmpty(request.LastBySubject) && string.IsNullOrEmpty(request.NextBySubject))
+        {
+            SendStatus(message.ReplyTo, "NATS/1.0 408 Empty Request\r\n\r\n"u8);
+            return;
+        }
+
+        if ((request.Sequence > 0 && !string.IsNullOrEmpty(request.LastBySubject))
+            || (!string.IsNullOrEmpty(request.LastBySubject) && !string.IsNullOrEmpty(request.NextBySubject)))
+        {
+            SendStatus(message.ReplyTo, "NATS/1.0 408 Bad Request\r\n\r\n"u8);
+            return;
+        }
+
+        var stored = new StoredMessage();
+        var status = Get(request, stored);
+        ReplyWithMessage(message.ReplyTo, status, stored);
+    }
+
+    /// <summary><c>$JS.API.DIRECT.GET.&lt;stream&gt;.&lt;subject&gt;</c>: the last message of the subject; the body must be empty.</summary>
+    private void OnDirectGetLastBySubject(in BusMessage message)
+    {
+        if (message.ReplyTo.IsEmpty)
+        {
+            return;
+        }
+
+        if (!message.Payload.IsEmpty)
+        {
+            SendStatus(message.ReplyTo, "NATS/1.0 408 Bad Request\r\n\r\n"u8);
+            return;
+        }
+
+        // $JS.API.DIRECT.GET.<stream>.<subject...>
+        var subject = message.Subject[("$JS.API.DIRECT.GET."u8.Length + NameBytes.Length + 1)..];
+        var stored = new StoredMessage();
+        ReplyWithMessage(message.ReplyTo, Store.LoadLast(subject, stored), stored);
+    }
+
+    /// <summary>Loads what a get request asks for: by sequence, the next for a subject from a sequence, or the last for a subject.</summary>
+    public LoadStatus Get(MessageGetRequest request, StoredMessage into)
+    {
+        if (!string.IsNullOrEmpty(request.NextBySubject))
+        {
+            return Store.LoadNext(Encoding.UTF8.GetBytes(request.NextBySubject), request.Sequence, into, out _);
+        }
+
+        return request.Sequence > 0
+            ? Store.Load(request.Sequence, into)
+            : Store.LoadLast(Encoding.UTF8.GetBytes(request.LastBySubject ?? ""), into);
+    }
+
+    private void ReplyWithMessage(ReadOnlySpan<byte> reply, LoadStatus status, StoredMessage stored)
+    {
+        if (status != LoadStatus.Found)
+        {
+            SendStatus(reply, "NATS/1.0 404 Message Not Found\r\n\r\n"u8);
+            return;
+        }
+
+        var headers = new ArrayBufferWriter<byte>(stored.Headers.Length + 160);
+        var existing = stored.Headers.Span;
+        headers.Write(existing.IsEmpty ? "NATS/1.0\r\n"u8 : existing[..^2]);
+        AppendHeader(headers, "Nats-Stream: "u8, NameBytes);
+        AppendHeader(headers, "Nats-Subject: "u8, stored.Subject.Span);
+        Span<byte> number = stackalloc byte[40];
+        Utf8Formatter.TryFormat(stored.Sequence, number, out var written);
+        AppendHeader(headers, "Nats-Sequence: "u8, number[..written]);
+        AppendHeader(headers, "Nats-Time-Stamp: "u8, number[..GoTime.Write(number, stored.Timestamp)]);
+        headers.Write("\r\n"u8);
+        Client.Publish(reply, default, new ReadOnlySequence<byte>(headers.WrittenMemory), new ReadOnlySequence<byte>(stored.Payload));
+    }
+
+    private static void AppendHeader(ArrayBufferWriter<byte> writer, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
+    {
+        writer.Write(name);
+        writer.Write(value);
+        writer.Write("\r\n"u8);
+    }
+
+    private void SendStatus(ReadOnlySpan<byte> reply, ReadOnlySpan<byte> status) =>
+        Client.Publish(reply, default, new ReadOnlySequence<byte>(status.ToArray()), ReadOnlySequence<byte>.Empty);
+}

@@ -1,0 +1,98 @@
+using System.Buffers;
+using System.Buffers.Binary;
+using Broker.Storage.FileStore.Internal.Crypto;
+using Broker.Storage.FileStore.Internal.Format;
+using Broker.Storage.FileStore.Internal.Io;
+
+namespace Broker.Storage.FileStore.Internal;
+
+/// <summary>Reads a block file's records (decompressing a compressed block) into a pooled buffer.</summary>
+internal static class BlockReader
+{
+    /// <summary>
+    /// The raw records of a block: for a plain block everything after the header up to the file's end (a
+    /// preallocated zero tail included, which the record scan stops at); for a compressed block the decompressed
+    /// records after checking the compressed bytes' checksum. <paramref name="end"/> is the length of that data.
+    /// </summary>
+    /// <exception cref="InvalidDataException">The header or the compressed payload is corrupt.</exception>
+    public static byte[] ReadRecords(IStorageFile file, MessageBlock block, StreamKey? key, out long end)
+    {
+        var length = file.Length;
+        Span<byte> header = stackalloc byte[BlockFileHeader.Size];
+        if (length < BlockFileHeader.Size || file.Read(header, 0) < BlockFileHeader.Size || !BlockFileHeader.TryRead(header, out var flags, out _))
+        {
+            throw new InvalidDataException($"block {block.Path} has no valid header");
+        }
+
+        _ = key;
+        if ((flags & BlockFileHeader.Compressed) == 0)
+        {
+            var size = (int)(length - BlockFileHeader.Size);
+            var buffer = ArrayPool<byte>.Shared.Rent(Math.Max(size, 1));
+            end = file.Read(buffer.AsSpan(0, size), BlockFileHeader.Size);
+            return buffer;
+        }
+
+        var all = new byte[length];
+        file.Read(all, 0);
+        var rawLength = BinaryPrimitives.ReadInt32LittleEndian(all.AsSpan(BlockFileHeader.Size));
+        var compressedLength = BinaryPrimitives.ReadInt32LittleEndian(all.AsSpan(BlockFileHeader.Size + 4));
+        var start = BlockFileHeader.Size + 8;
+        if (rawLength < 0 || compressedLength < 0 || start + (long)compressedLength + 4 > length)
+        {
+            throw new InvalidDataException($"block {block.Path}: compressed payload truncated");
+        }
+
+        var compressed = all.AsSpan(start, compressedLength);
+        if (BinaryPrimitives.ReadUInt32LittleEndian(all.AsSpan(start + compressedLength)) != Crc32C.Compute(compressed))
+        {
+            throw new InvalidDataException($"block {block.Path}: compressed payload fails its checksum");
+        }
+
+        var raw = ArrayPool<byte>.Shared.Rent(Math.Max(rawLength, 1));
+        var decoded = IronSnappy.Snappy.Decode(compressed);
+        if (decoded.Length != rawLength)
+        {
+            ArrayPool<byte>.Shared.Return(raw);
+            throw new InvalidDataException($"block {block.Path}: decompressed size differs");
+        }
+
+        decoded.CopyTo(raw, 0);
+        end = rawLength;
+        return raw;
+    }
+
+    /// <summary>The length of the valid records at the start (stops at zeros, garbage or a torn record).</summary>
+    public static long ValidLength(ReadOnlySpan<byte> records)
+    {
+        var position = 0;
+        while (position < records.Length && RecordFormat.TryRead(records[position..], out var header))
+        {
+            position += header.Length;
+        }
+
+        return position;
+    }
+
+    /// <summary>Writes a sealed block compressed, as a new file replacing the old one atomically.</summary>
+    public static void WriteCompressed(IStorageFileSystem fs, MessageBlock block, ReadOnlySpan<byte> records)
+    {
+        var compressed = IronSnappy.Snappy.Encode(records);
+        var output = new byte[BlockFileHeader.Size + 8 + compressed.Length + 4];
+        BlockFileHeader.Write(output, (byte)(block.Flags | BlockFileHeader.Compressed), block.Salt);
+        BinaryPrimitives.WriteInt32LittleEndian(output.AsSpan(BlockFileHeader.Size), records.Length);
+        BinaryPrimitives.WriteInt32LittleEndian(output.AsSpan(BlockFileHeader.Size + 4), compressed.Length);
+        compressed.CopyTo(output, BlockFileHeader.Size + 8);
+        BinaryPrimitives.WriteUInt32LittleEndian(output.AsSpan(output.Length - 4), Crc32C.Compute(compressed));
+        var temporary = block.Path + ".tmp";
+        using (var file = fs.Open(temporary, create: true))
+        {
+            file.SetLength(0);
+            file.Write(output, 0);
+            file.Sync();
+        }
+
+        fs.Rename(temporary, block.Path);
+        fs.SyncDirectory(Path.GetDirectoryName(block.Path)!);
+    }
+}

@@ -1,0 +1,20 @@
+using Broker.Abstractions;
+using Broker.Storage.MemStore;
+using Microsoft.Extensions.DependencyInjection;
+
+[assembly: BrokerPlugin(typeof(MemoryStorePlugin), Id = "MemStore", MinimumContractVersion = "1.1")]
+
+namespace Broker.Storage.MemStore;
+
+/// <summary>
+/// The memory store plugin: registers <see cref="MemoryStoreProvider"/>, which serves JetStream streams whose
+/// <c>storage</c> is <c>"memory"</c>. It has no settings.
+/// </summary>
+public sealed class MemoryStorePlugin : IBrokerPlugin
+{
+    /// <inheritdoc />
+    public void ConfigureServices(IServiceCollection services, PluginContext context)
+    {
+        services.AddSingleton<IStreamStoreProvider>(new MemoryStoreProvider());
+    }
+}

@@ -1,0 +1,27 @@
+using Broker.Abstractions;
+using Broker.Storage.Conformance;
+using Broker.Storage.FileStore;
+
+namespace Broker.FileStore.Tests;
+
+/// <summary>The storage conformance suite over the file store (default policy: fsync before durable).</summary>
+public sealed class FileStoreConformance : StreamStoreConformanceTests
+{
+    protected override bool IsDurable => true;
+
+    protected override IStreamStoreProvider CreateProvider() => new FileStoreProvider(new FileStoreOptions());
+}
+
+/// <summary>The suite again with small blocks, Snappy compression and AES-GCM encryption, so every path crosses blocks.</summary>
+public sealed class FileStoreConformanceEncryptedCompressed : StreamStoreConformanceTests
+{
+    protected override bool IsDurable => true;
+
+    protected override IStreamStoreProvider CreateProvider() => new FileStoreProvider(new FileStoreOptions
+    {
+        BlockSize = 4096,
+        Compression = FileStoreCompression.Snappy,
+        Cipher = FileStoreCipher.AesGcm,
+        Key = "conformance-test-key-0123456789abcdef",
+    });
+}

@@ -1,0 +1,75 @@
+using Broker.Abstractions;
+using Broker.JetStream;
+using Broker.Storage.MemStore;
+using NATS.Client.Core;
+using NATS.Client.JetStream;
+
+namespace Broker.JetStream.Tests;
+
+/// <summary>Our broker with JetStream and the memory store (in-process, port 0), or nats-server 2.9.10 with -js.</summary>
+internal sealed class JetStreamServer : IAsyncDisposable
+{
+    private readonly string storeDirectory = Path.Combine(Path.GetTempPath(), "js-test-" + Guid.NewGuid().ToString("N"));
+
+    private JetStreamServer(ServerKind kind)
+    {
+        Kind = kind;
+    }
+
+    public ServerKind Kind { get; }
+
+    public TestBroker? Ours { get; private set; }
+
+    public ReferenceServer? Reference { get; private set; }
+
+    public string Url => Ours?.Url ?? Reference!.Url;
+
+    public System.Net.EndPoint EndPoint => Ours?.EndPoint ?? Reference!.EndPoint;
+
+    public static async Task<JetStreamServer> StartAsync(ServerKind kind = ServerKind.Ours, Action<JetStreamOptions>? configure = null, IEnumerable<IBrokerPlugin>? extraPlugins = null)
+    {
+        var server = new JetStreamServer(kind);
+        if (kind == ServerKind.Ours)
+        {
+            var options = new JetStreamOptions { StoreDirectory = server.storeDirectory };
+            configure?.Invoke(options);
+            server.Ours = await TestBroker.StartAsync(plugins: [new JetStreamPlugin(options), new MemoryStorePlugin(), .. extraPlugins ?? []]);
+        }
+        else
+        {
+            server.Reference = await ReferenceServer.StartAsync(null, "-js", "-sd", server.storeDirectory);
+        }
+
+        return server;
+    }
+
+    public NatsConnection Connect() => new(new NatsOpts { Url = Url, RequestTimeout = TimeSpan.FromSeconds(10) });
+
+    public async Task<(NatsConnection Connection, NatsJSContext Js)> ConnectJetStreamAsync()
+    {
+        var connection = Connect();
+        await connection.ConnectAsync();
+        return (connection, new NatsJSContext(connection));
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (Ours is not null)
+        {
+            await Ours.DisposeAsync();
+        }
+
+        if (Reference is not null)
+        {
+            await Reference.DisposeAsync();
+        }
+
+        try
+        {
+            Directory.Delete(storeDirectory, recursive: true);
+        }
+        catch (DirectoryNotFoundException)
+        {
+        }
+    }
+}
