@@ -21,6 +21,9 @@ command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || need_a
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs npm)
+# Mosquitto's clients for the MQTT interop tests, and its broker for the MQTT benchmark rows.
+command -v mosquitto_pub >/dev/null 2>&1 || need_apt+=(mosquitto-clients)
+command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || need_apt+=(mosquitto)
 # Headless browser for the WebSocket browser test.
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -5,7 +5,8 @@ namespace Broker.Compare;
 
 /// <summary>
 /// <c>dotnet run -c Release --project bench/Broker.Compare -- [--runs N] [--smoke]</c> compares our broker with
-/// nats-server; <c>serve -a HOST -p PORT</c> runs the embedded fallback server (started by the harness itself).
+/// nats-server; <c>serve -a HOST -p PORT</c> runs the embedded fallback server (started by the harness itself);
+/// <c>mqtt [--runs N] [--smoke] [--sessions N]</c> runs the MQTT rows against nats-server and Mosquitto.
 /// Exit code 0 when every available row ran on both servers, 1 when a row failed, 2 for a bad command line.
 /// </summary>
 internal static class Program
@@ -15,6 +16,15 @@ internal static class Program
         if (args.Length > 0 && args[0] == "serve")
         {
             return await EmbeddedServer.RunAsync(args[1..]).ConfigureAwait(false);
+        }
+
+        if (args.Length > 0 && args[0] == "mqtt")
+        {
+            // mqtt [--runs N] [--smoke] [--sessions N]: the MQTT rows against nats-server and Mosquitto (issue 12).
+            var runs = args.SkipWhile(a => a != "--runs").Skip(1).Select(int.Parse).FirstOrDefault(3);
+            var sessions = args.SkipWhile(a => a != "--sessions").Skip(1).Select(int.Parse).FirstOrDefault(10_000);
+            var smoke = args.Contains("--smoke");
+            return Mqtt.MqttCompare.Run(Console.Out, smoke ? 1 : runs, smoke, sessions, CancellationToken.None);
         }
 
         CompareOptions options;

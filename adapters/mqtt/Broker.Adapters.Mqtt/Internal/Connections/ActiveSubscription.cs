@@ -1,0 +1,49 @@
+using Broker.Abstractions;
+using Broker.Adapters.Mqtt.Internal.Sessions;
+
+namespace Broker.Adapters.Mqtt.Internal.Connections;
+
+/// <summary>
+/// One MQTT subscription of a connection: its options and the bus subscriptions that feed it (two for a filter
+/// ending in <c>/#</c>, which nats-server also subscribes on the parent subject).
+/// </summary>
+internal sealed class ActiveSubscription
+{
+    public ActiveSubscription(SubscriptionRecord record, string subject, string? queueGroup, string topicFilter)
+    {
+        Record = record;
+        Subject = subject;
+        QueueGroup = queueGroup;
+        TopicFilter = topicFilter;
+        Reserved = Topics.TopicMapper.IsReservedSubscription(subject);
+    }
+
+    public SubscriptionRecord Record { get; }
+
+    /// <summary>The NATS subject the filter maps to.</summary>
+    public string Subject { get; }
+
+    /// <summary>The queue group of a shared subscription (<c>$share/&lt;group&gt;/...</c>), or <see langword="null"/>.</summary>
+    public string? QueueGroup { get; }
+
+    /// <summary>The filter without its <c>$share/&lt;group&gt;/</c> prefix.</summary>
+    public string TopicFilter { get; }
+
+    /// <summary>Whether topics starting with <c>$</c> must not reach it (MQTT-4.7.2-1).</summary>
+    public bool Reserved { get; }
+
+    /// <summary>The QoS messages are delivered with at most.</summary>
+    public byte Qos => Record.Qos;
+
+    public List<IBusSubscription> BusSubscriptions { get; } = new(2);
+
+    public void Unsubscribe()
+    {
+        foreach (var subscription in BusSubscriptions)
+        {
+            subscription.Dispose();
+        }
+
+        BusSubscriptions.Clear();
+    }
+}

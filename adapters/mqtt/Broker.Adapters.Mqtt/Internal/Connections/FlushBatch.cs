@@ -1,0 +1,51 @@
+namespace Broker.Adapters.Mqtt.Internal.Connections;
+
+/// <summary>
+/// The MQTT connections that received deliveries while one MQTT read loop processed what it read: each is flushed
+/// once when that batch ends, the deferred flush nats-server does with its pending-flush list. Deliveries made
+/// outside an MQTT read loop (a NATS client or a plugin publishing) queue a flush to the thread pool until the bus
+/// tells adapters where a producer's batch ends.
+/// </summary>
+internal sealed class FlushBatch
+{
+    private static long nextStamp;
+
+    private MqttConnection[] pending = new MqttConnection[8];
+    private int count;
+
+    /// <summary>The batch of the read loop running on this thread, or <see langword="null"/>.</summary>
+    [ThreadStatic]
+    public static FlushBatch? Current;
+
+    /// <summary>Identifies the batch in progress, so a connection is listed once per batch.</summary>
+    public long Stamp { get; private set; }
+
+    public void Begin()
+    {
+        Stamp = Interlocked.Increment(ref nextStamp);
+        Current = this;
+    }
+
+    public void Add(MqttConnection connection)
+    {
+        if (count == pending.Length)
+        {
+            Array.Resize(ref pending, count * 2);
+        }
+
+        pending[count++] = connection;
+    }
+
+    /// <summary>Flushes every listed connection and leaves the thread without a batch.</summary>
+    public void End()
+    {
+        Current = null;
+        for (var i = 0; i < count; i++)
+        {
+            pending[i].FlushOutput();
+            pending[i] = null!;
+        }
+
+        count = 0;
+    }
+}

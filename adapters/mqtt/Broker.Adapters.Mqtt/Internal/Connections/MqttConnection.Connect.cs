@@ -1,0 +1,208 @@
+using System.Security.Cryptography;
+using System.Text;
+using Broker.Abstractions;
+using Broker.Adapters.Mqtt.Internal.Codec;
+using Broker.Adapters.Mqtt.Internal.Sessions;
+
+namespace Broker.Adapters.Mqtt.Internal.Connections;
+
+/// <summary>CONNECT: checks, authentication, the session, CONNACK and the restored subscriptions.</summary>
+internal sealed partial class MqttConnection
+{
+    private MqttSession? session;
+    private IBusClient? bus;
+
+    // The client's publishes go through this one, which does not receive its own messages (Echo = false); MQTT 5
+    // no-local subscriptions are made on it, the others on bus, which receives them. The bus delivers from a queue,
+    // not on the publisher's thread, so which client published is known only this way.
+    private IBusClient? ownPublishes;
+    private bool v5;
+    private WillMessage? will;
+    private int keepAliveSeconds;
+
+    // MQTT 5 limits the client set for what the broker sends it.
+    private uint clientMaximumPacketSize;
+    private ushort clientTopicAliasMaximum;
+    private ushort clientReceiveMaximum = ushort.MaxValue;
+    private bool requestProblemInformation = true;
+
+    private async ValueTask HandleConnectAsync(ReadOnlyMemory<byte> body, CancellationToken cancellationToken)
+    {
+        var connect = new ConnectPacket();
+        try
+        {
+            connect.Parse(body.Span);
+            v5 = connect.IsV5;
+            ValidateConnect(connect);
+        }
+        catch (MqttProtocolException ex)
+        {
+            RefuseConnect(connect, ex.Reason, ex.Message);
+            return;
+        }
+
+        var clientId = connect.ClientId;
+        var assigned = false;
+        if (clientId.Length == 0)
+        {
+            // MQTT-3.1.3-6: the server assigns an id; 3.1.1 allows it only for a clean session (MQTT-3.1.3-7).
+            clientId = NewClientId();
+            assigned = true;
+        }
+
+        name = $"{name} - \"{clientId}\"";
+        if (handler.Sessions.IsFlapping(clientId))
+        {
+            // As nats-server: hold a client that keeps taking its id over for a second, then refuse it.
+            MqttLog.Flapping(logger, name, clientId);
+            await Task.Delay(SessionManager.FlapJail, cancellationToken).ConfigureAwait(false);
+            closeReason = "duplicate client id";
+            closing = true;
+            return;
+        }
+
+        will = connect.Will;
+        keepAliveSeconds = connect.KeepAlive;
+        ushort? serverKeepAlive = null;
+        if (v5 && options.ServerKeepAlive is { } imposed)
+        {
+            serverKeepAlive = (ushort)imposed.TotalSeconds;
+            keepAliveSeconds = serverKeepAlive.Value;
+        }
+
+        clientMaximumPacketSize = connect.MaximumPacketSize;
+        clientTopicAliasMaximum = connect.TopicAliasMaximum;
+        clientReceiveMaximum = connect.ReceiveMaximum;
+        requestProblemInformation = connect.RequestProblemInformation;
+
+        // MQTT 3.1.1: a session without the clean flag lives for ever (nats-server keeps it until the client cleans it).
+        var expiry = v5 ? connect.SessionExpiryInterval : connect.CleanStart ? 0u : uint.MaxValue;
+        var attached = await handler.Sessions.AttachAsync(this, clientId, connect.CleanStart, expiry, cancellationToken).ConfigureAwait(false);
+        if (attached.Previous is { } previous)
+        {
+            MqttLog.TakenOver(logger, name, clientId);
+            previous.TakeOver();
+        }
+
+        session = attached.Session;
+        bus = handler.Bus.CreateClient(new BusClientOptions { Name = clientId, Echo = true });
+        ownPublishes = handler.Bus.CreateClient(new BusClientOptions { Name = clientId, Echo = false });
+        lock (writeLock)
+        {
+            if (v5)
+            {
+                ControlPackets.WriteConnAckV5(output, attached.Present, ReasonCode.Success, new ConnAckProperties
+                {
+                    ReceiveMaximum = (ushort)options.ReceiveMaximum,
+                    MaximumPacketSize = (uint)options.MaxPacketSize,
+                    TopicAliasMaximum = (ushort)options.TopicAliasMaximum,
+                    AssignedClientIdentifier = assigned ? clientId : null,
+                    ServerKeepAlive = serverKeepAlive,
+                    MaximumQos = options.RejectQos2Publish ? (byte)1 : (byte)2,
+                });
+            }
+            else
+            {
+                ControlPackets.WriteConnAckV3(output, attached.Present, ReasonCode.Success);
+            }
+        }
+
+        MqttLog.Connected(logger, name, v5 ? "5" : "3.1.1", keepAliveSeconds, connect.CleanStart);
+        RestoreSubscriptions();
+    }
+
+    /// <summary>The checks nats-server makes after decoding, and those of MQTT 5 and of the broker's settings.</summary>
+    private void ValidateConnect(ConnectPacket connect)
+    {
+        if (connect.AuthenticationMethod is not null)
+        {
+            throw new MqttProtocolException(ReasonCode.BadAuthenticationMethod, $"authentication method \"{connect.AuthenticationMethod}\" is not supported");
+        }
+
+        if (connect.ClientId.Length == 0 && !connect.CleanStart && !connect.IsV5)
+        {
+            throw new MqttProtocolException(ReasonCode.ClientIdentifierNotValid, "when client ID is empty, clean session flag must be set to 1");
+        }
+
+        if (connect.UserName is { Length: 0 } && !connect.IsV5)
+        {
+            throw new MqttProtocolException(ReasonCode.BadUserNameOrPassword, "empty user name not allowed");
+        }
+
+        if (options.RejectQos2Publish && connect.Will is { Qos: 2 })
+        {
+            throw new MqttProtocolException(ReasonCode.QosNotSupported, "server does not accept QoS2 for Will messages");
+        }
+
+        if (!IsAuthorized(connect))
+        {
+            throw new MqttProtocolException(
+                connect.UserName is null && connect.Password is null ? ReasonCode.NotAuthorized : ReasonCode.BadUserNameOrPassword,
+                "authentication failed");
+        }
+    }
+
+    /// <summary>The <c>authorization { }</c> of the <c>mqtt { }</c> block: one user name and password, or a token given as the password.</summary>
+    private bool IsAuthorized(ConnectPacket connect)
+    {
+        var password = connect.Password is null ? null : Encoding.UTF8.GetString(connect.Password);
+        if (options.Token is { } token)
+        {
+            return password is not null && FixedTimeEquals(password, token);
+        }
+
+        if (options.Username is { } user)
+        {
+            return string.Equals(connect.UserName, user, StringComparison.Ordinal)
+                && FixedTimeEquals(password ?? string.Empty, options.Password ?? string.Empty);
+        }
+
+        return true;
+    }
+
+    private static bool FixedTimeEquals(string given, string expected)
+        => CryptographicOperations.FixedTimeEquals(Encoding.UTF8.GetBytes(given), Encoding.UTF8.GetBytes(expected));
+
+    /// <summary>
+    /// Answers a refused CONNECT in the client's protocol, then closes: MQTT 5 gets a CONNACK with the reason code;
+    /// 3.1.1 gets the return codes its specification defines (unacceptable version, identifier rejected, bad user name
+    /// or password, not authorized) and is otherwise closed without a CONNACK, as nats-server does.
+    /// </summary>
+    private void RefuseConnect(ConnectPacket connect, byte reason, string message)
+    {
+        MqttLog.ConnectRefused(logger, name, reason, message);
+        closeReason = "CONNECT refused: " + message;
+        closing = true;
+        lock (writeLock)
+        {
+            if (reason == ReasonCode.UnsupportedProtocolVersion && connect.Level != (byte)ProtocolLevel.V5)
+            {
+                ControlPackets.WriteConnAckV3(output, false, ReasonCode.V3UnacceptableProtocolVersion);
+            }
+            else if (connect.IsV5)
+            {
+                ControlPackets.WriteConnAckV5(output, false, reason, new ConnAckProperties { ReasonString = message });
+            }
+            else if (connect.Level == (byte)ProtocolLevel.V311
+                && reason is ReasonCode.ClientIdentifierNotValid or ReasonCode.BadUserNameOrPassword or ReasonCode.NotAuthorized)
+            {
+                ControlPackets.WriteConnAckV3(output, false, ReasonCode.ToV3ConnectReturnCode(reason));
+            }
+        }
+    }
+
+    /// <summary>A 22-character random id, as nats-server's nuid-assigned ids.</summary>
+    private static string NewClientId()
+    {
+        const string Alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+        Span<byte> random = stackalloc byte[22];
+        RandomNumberGenerator.Fill(random);
+        Span<char> id = stackalloc char[22];
+        for (var i = 0; i < id.Length; i++)
+        {
+            id[i] = Alphabet[random[i] % Alphabet.Length];
+        }
+
+        return new string(id);
+    }
+}

@@ -1,0 +1,320 @@
+using System.Buffers;
+using System.Buffers.Text;
+using Broker.Abstractions;
+using Broker.Adapters.Mqtt.Internal.Codec;
+using Broker.Adapters.Mqtt.Internal.Headers;
+using Broker.Adapters.Mqtt.Internal.Sessions;
+using Broker.Adapters.Mqtt.Internal.Topics;
+
+namespace Broker.Adapters.Mqtt.Internal.Connections;
+
+/// <summary>
+/// PUBLISH to the client: formatted straight into the output under the write lock, on the thread that drains the
+/// connection's bus clients (docs/plugins.md, "message bus"). The
+/// topic is converted from the subject while it is copied; a NATS message's headers never reach the payload (MQTT 5
+/// clients get them as properties). Nothing is allocated per message.
+/// </summary>
+internal sealed partial class MqttConnection
+{
+    // Outbound topic aliases (MQTT 5) by topic; guarded by writeLock.
+    private OutboundAliases? outboundAliases;
+
+    private void Deliver(ActiveSubscription subscription, in BusMessage message)
+    {
+        if (closing)
+        {
+            return;
+        }
+
+        var subject = message.Subject;
+        if (subscription.Reserved && !subject.IsEmpty && subject[0] == (byte)'$')
+        {
+            return;
+        }
+
+        if (!message.Headers.IsEmpty && RequestRelay.IsNoResponders(message.Headers))
+        {
+            // The broker's answer to a request nobody received is not a message for MQTT subscribers.
+            return;
+        }
+
+        if (v5)
+        {
+            DeliverV5(subscription, message, retainedDelivery: false);
+        }
+        else
+        {
+            DeliverV3(subject, message.Payload, retain: false);
+        }
+    }
+
+    /// <summary>MQTT 3.1.1 at QoS 0: fixed header, topic, payload. Headers are not read at all.</summary>
+    private void DeliverV3(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> payload, bool retain)
+    {
+        if (PublishEncoder.SizeV3(subject, payload.Length) < 0)
+        {
+            MqttLog.DeliveryDropped(logger, name, System.Text.Encoding.UTF8.GetString(subject), "larger than an MQTT packet can be");
+            return;
+        }
+
+        lock (writeLock)
+        {
+            if (outputCompleted)
+            {
+                return;
+            }
+
+            PublishEncoder.WriteV3(output, subject, payload, retain);
+        }
+
+        OnDelivered();
+    }
+
+    /// <summary>MQTT 5: the NATS headers become properties, topic aliases shorten repeated topics.</summary>
+    private void DeliverV5(ActiveSubscription subscription, in BusMessage message, bool retainedDelivery)
+    {
+        var headerBlock = Contiguous(message.Headers, out var rented);
+        try
+        {
+            var view = new HeaderView(headerBlock);
+            var subject = message.Subject;
+            var retain = retainedDelivery || (subscription.Record.RetainAsPublished && view.Retained);
+            var responseTopicLength = !view.ResponseTopic.IsEmpty ? view.ResponseTopic.Length
+                : !message.ReplyTo.IsEmpty ? TopicMapper.TopicLength(message.ReplyTo) : 0;
+            var correlationLength = view.CorrelationData.IsEmpty ? 0 : Base64.GetMaxDecodedFromUtf8Length(view.CorrelationData.Length);
+            Span<byte> correlation = correlationLength <= 512 ? stackalloc byte[correlationLength] : new byte[correlationLength];
+            if (correlationLength > 0)
+            {
+                correlation = Base64.DecodeFromUtf8(view.CorrelationData, correlation, out _, out var decoded) == OperationStatus.Done
+                    ? correlation[..decoded]
+                    : default;
+            }
+
+            var baseProperties = PropertiesSize(ref view, responseTopicLength, correlation.Length, subscription.Record.Identifier);
+            var topicLength = TopicMapper.TopicLength(subject);
+            var payloadLength = message.Payload.Length;
+            lock (writeLock)
+            {
+                if (outputCompleted)
+                {
+                    return;
+                }
+
+                var alias = AliasFor(subject, out var aliasIsNew);
+                var sentTopicLength = alias != 0 && !aliasIsNew ? 0 : topicLength;
+                var propertiesLength = baseProperties + (alias != 0 ? 3 : 0);
+                var remaining = 2L + sentTopicLength + PacketWriter.VariableIntSize(propertiesLength) + propertiesLength + payloadLength;
+                var size = remaining + 5;
+                if (remaining > PacketFramer.MaxRemainingLength || (clientMaximumPacketSize != 0 && PacketWriter.PacketSize((int)remaining) > clientMaximumPacketSize))
+                {
+                    // MQTT-3.1.2-25: a packet larger than the client accepts is dropped for this client.
+                    if (aliasIsNew)
+                    {
+                        outboundAliases!.Forget(subject);
+                    }
+
+                    MqttLog.DeliveryDropped(logger, name, System.Text.Encoding.UTF8.GetString(subject), "larger than the client's maximum packet size");
+                    return;
+                }
+
+                var inline = size <= PublishEncoder.SingleSpanLimit;
+                var span = output.GetSpan((int)(inline ? size : size - payloadLength));
+                var writer = new PacketWriter(span);
+                writer.WriteFixedHeader(PacketType.Publish, retain ? (byte)1 : (byte)0, (int)remaining);
+                writer.WriteUInt16((ushort)sentTopicLength);
+                if (sentTopicLength > 0)
+                {
+                    writer.Advance(TopicMapper.ToTopic(subject, writer.Rest));
+                }
+
+                writer.WriteVariableInt(propertiesLength);
+                WriteProperties(ref writer, ref view, message.ReplyTo, correlation, subscription.Record.Identifier, alias);
+                if (inline)
+                {
+                    message.Payload.CopyTo(writer.Rest);
+                    writer.Advance((int)payloadLength);
+                    output.Advance(writer.Written);
+                }
+                else
+                {
+                    output.Advance(writer.Written);
+                    PublishEncoder.WriteSequence(output, message.Payload);
+                }
+            }
+
+            OnDelivered();
+        }
+        finally
+        {
+            if (rented is not null)
+            {
+                ArrayPool<byte>.Shared.Return(rented);
+            }
+        }
+    }
+
+    private static int PropertiesSize(ref HeaderView view, int responseTopicLength, int correlationLength, int identifier)
+    {
+        var size = 0;
+        if (view.PayloadFormat != 0)
+        {
+            size += 2;
+        }
+
+        if (view.HasMessageExpiry)
+        {
+            size += 5;
+        }
+
+        if (!view.ContentType.IsEmpty)
+        {
+            size += 3 + view.ContentType.Length;
+        }
+
+        if (responseTopicLength > 0)
+        {
+            size += 3 + responseTopicLength;
+        }
+
+        if (correlationLength > 0)
+        {
+            size += 3 + correlationLength;
+        }
+
+        if (identifier != 0)
+        {
+            size += 1 + PacketWriter.VariableIntSize(identifier);
+        }
+
+        if (view.UserPropertyCount > 0)
+        {
+            view.Rewind();
+            while (view.NextUserProperty(out var name, out var value))
+            {
+                size += 5 + name.Length + value.Length;
+            }
+        }
+
+        return size;
+    }
+
+    private static void WriteProperties(ref PacketWriter writer, scoped ref HeaderView view, scoped ReadOnlySpan<byte> replyTo, scoped ReadOnlySpan<byte> correlation, int identifier, ushort alias)
+    {
+        if (view.PayloadFormat != 0)
+        {
+            writer.WriteByte(PropertyId.PayloadFormatIndicator);
+            writer.WriteByte(view.PayloadFormat);
+        }
+
+        if (view.HasMessageExpiry)
+        {
+            writer.WriteByte(PropertyId.MessageExpiryInterval);
+            writer.WriteUInt32(view.MessageExpiry);
+        }
+
+        if (!view.ContentType.IsEmpty)
+        {
+            writer.WriteByte(PropertyId.ContentType);
+            writer.WriteBinary(view.ContentType);
+        }
+
+        if (!view.ResponseTopic.IsEmpty)
+        {
+            writer.WriteByte(PropertyId.ResponseTopic);
+            writer.WriteBinary(view.ResponseTopic);
+        }
+        else if (!replyTo.IsEmpty)
+        {
+            // A NATS request: its reply subject, as a topic, is where an MQTT 5 responder publishes the answer.
+            writer.WriteByte(PropertyId.ResponseTopic);
+            writer.WriteUInt16((ushort)TopicMapper.TopicLength(replyTo));
+            writer.Advance(TopicMapper.ToTopic(replyTo, writer.Rest));
+        }
+
+        if (!correlation.IsEmpty)
+        {
+            writer.WriteByte(PropertyId.CorrelationData);
+            writer.WriteBinary(correlation);
+        }
+
+        if (identifier != 0)
+        {
+            writer.WriteByte(PropertyId.SubscriptionIdentifier);
+            writer.WriteVariableInt(identifier);
+        }
+
+        if (alias != 0)
+        {
+            writer.WriteByte(PropertyId.TopicAlias);
+            writer.WriteUInt16(alias);
+        }
+
+        if (view.UserPropertyCount > 0)
+        {
+            view.Rewind();
+            while (view.NextUserProperty(out var name, out var value))
+            {
+                writer.WriteByte(PropertyId.UserProperty);
+                writer.WriteBinary(name);
+                writer.WriteBinary(value);
+            }
+        }
+    }
+
+    /// <summary>The alias to send a subject's topic with (0: none); a new one carries the topic once more. Under writeLock.</summary>
+    private ushort AliasFor(ReadOnlySpan<byte> subject, out bool isNew)
+    {
+        isNew = false;
+        if (clientTopicAliasMaximum == 0)
+        {
+            return 0;
+        }
+
+        outboundAliases ??= new OutboundAliases(clientTopicAliasMaximum);
+        return outboundAliases.Get(subject, out isNew);
+    }
+
+    private static ReadOnlySpan<byte> Contiguous(in ReadOnlySequence<byte> sequence, out byte[]? rented)
+    {
+        rented = null;
+        if (sequence.IsSingleSegment)
+        {
+            return sequence.FirstSpan;
+        }
+
+        rented = ArrayPool<byte>.Shared.Rent((int)sequence.Length);
+        sequence.CopyTo(rented);
+        return rented.AsSpan(0, (int)sequence.Length);
+    }
+
+    /// <summary>Sends the retained messages matching a new subscription, with RETAIN set (MQTT-3.3.1-8).</summary>
+    private void SendRetained(ActiveSubscription subscription)
+    {
+        foreach (var retained in handler.Retained.Match(subscription.TopicFilter))
+        {
+            if (subscription.Reserved && retained.Subject.StartsWith('$'))
+            {
+                continue;
+            }
+
+            DeliverRetained(subscription, retained);
+        }
+    }
+
+    private void DeliverRetained(ActiveSubscription subscription, RetainedMessage retained)
+    {
+        var subject = System.Text.Encoding.UTF8.GetBytes(retained.Subject);
+        var payload = new ReadOnlySequence<byte>(retained.Payload);
+        if (!v5)
+        {
+            DeliverV3(subject, payload, retain: true);
+            return;
+        }
+
+        var block = new ArrayBufferWriter<byte>(64);
+        var reader = new PropertyReader(retained.Properties);
+        var properties = MessageProperties.Read(ref reader, will: false);
+        MqttHeaders.Write(block, retained.Qos, retain: true, properties, default, default);
+        DeliverV5(subscription, new BusMessage(subject, default, new ReadOnlySequence<byte>(block.WrittenMemory), payload), retainedDelivery: true);
+    }
+}

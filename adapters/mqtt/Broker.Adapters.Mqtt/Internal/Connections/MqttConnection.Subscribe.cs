@@ -1,0 +1,189 @@
+using Broker.Abstractions;
+using Broker.Adapters.Mqtt.Internal.Codec;
+using Broker.Adapters.Mqtt.Internal.Sessions;
+using Broker.Adapters.Mqtt.Internal.Topics;
+
+namespace Broker.Adapters.Mqtt.Internal.Connections;
+
+/// <summary>SUBSCRIBE and UNSUBSCRIBE: filters become bus subscriptions, shared ones queue groups.</summary>
+internal sealed partial class MqttConnection
+{
+    private const string SharePrefix = "$share/";
+
+    // The connection's subscriptions by topic filter. Changed by the read loop; deliveries hold their own reference.
+    private readonly Dictionary<string, ActiveSubscription> subscriptions = new(StringComparer.Ordinal);
+
+    /// <summary>The highest QoS the adapter grants (deliveries at QoS 1 and 2 wait for JetStream-backed sessions).</summary>
+    private const byte MaxDeliveryQos = 0;
+
+    private void HandleSubscribe(ReadOnlySpan<byte> body)
+    {
+        var packet = SubscribePacket.Parse(body, v5, unsubscribe: false);
+        Span<byte> codes = packet.Filters.Count <= 256 ? stackalloc byte[packet.Filters.Count] : new byte[packet.Filters.Count];
+        var started = new List<(ActiveSubscription Subscription, bool Existed)>();
+        for (var i = 0; i < packet.Filters.Count; i++)
+        {
+            var request = packet.Filters[i];
+            var qos = request.Qos == 2 && options.DowngradeQos2Subscribe ? (byte)1 : request.Qos;
+            var record = new SubscriptionRecord(request.Filter, Math.Min(qos, MaxDeliveryQos), request.NoLocal, request.RetainAsPublished, request.RetainHandling, packet.SubscriptionIdentifier);
+            var code = Subscribe(record, out var subscription, out var existed);
+            codes[i] = code;
+            if (subscription is not null)
+            {
+                started.Add((subscription, existed));
+            }
+        }
+
+        lock (writeLock)
+        {
+            if (!outputCompleted)
+            {
+                ControlPackets.WriteSubAck(output, packet.PacketId, codes, v5, unsubscribe: false);
+            }
+        }
+
+        session!.ScheduleSave(handler.Sessions.Store);
+
+        // Retained messages follow the SUBACK (MQTT-3.3.1-6), per the subscription's retain handling.
+        foreach (var (subscription, existed) in started)
+        {
+            if (subscription.QueueGroup is null && (subscription.Record.RetainHandling == 0 || (subscription.Record.RetainHandling == 1 && !existed)))
+            {
+                SendRetained(subscription);
+            }
+        }
+    }
+
+    /// <summary>Starts (or replaces) one subscription; returns the SUBACK code.</summary>
+    private byte Subscribe(SubscriptionRecord record, out ActiveSubscription? subscription, out bool existed)
+    {
+        subscription = null;
+        existed = false;
+        var filter = record.Filter;
+        string? group = null;
+        if (filter.StartsWith(SharePrefix, StringComparison.Ordinal))
+        {
+            var slash = filter.IndexOf('/', SharePrefix.Length);
+            group = slash < 0 ? string.Empty : filter[SharePrefix.Length..slash];
+            filter = slash < 0 ? string.Empty : filter[(slash + 1)..];
+            if (group.Length == 0 || group.AsSpan().IndexOfAny("+#") >= 0 || filter.Length == 0)
+            {
+                return Refuse(record.Filter, "malformed shared subscription", ReasonCode.TopicFilterInvalid);
+            }
+        }
+
+        if (!TopicMapper.IsValidFilter(System.Text.Encoding.UTF8.GetBytes(filter)))
+        {
+            return Refuse(record.Filter, "wildcards must fill whole levels and # must be last", ReasonCode.TopicFilterInvalid);
+        }
+
+        if (v5 && record.NoLocal && group is not null)
+        {
+            // MQTT-3.8.3-4: no local on a shared subscription is a protocol error.
+            throw MqttProtocolException.Protocol("no local option on a shared subscription");
+        }
+
+        if (TopicMapper.FilterToSubject(filter, out var subject) != TopicStatus.Ok)
+        {
+            return Refuse(record.Filter, "character not supported for MQTT topics", ReasonCode.TopicFilterInvalid);
+        }
+
+        // Internal subjects are out of reach of MQTT subscriptions, as in nats-server.
+        if (subject.StartsWith("$MQTT.", StringComparison.Ordinal))
+        {
+            return Refuse(record.Filter, "reserved for the broker", ReasonCode.NotAuthorized);
+        }
+
+        var next = new ActiveSubscription(record, subject, group, filter);
+        try
+        {
+            // The new subscription is in place before the old one goes, so no message is lost (MQTT-3.8.4-3).
+            AddBusSubscription(next, subject);
+            if (TopicMapper.NeedsParentSubscription(subject))
+            {
+                AddBusSubscription(next, subject[..^2]);
+            }
+        }
+        catch (ArgumentException ex)
+        {
+            next.Unsubscribe();
+            return Refuse(record.Filter, ex.Message, ReasonCode.TopicFilterInvalid);
+        }
+
+        if (subscriptions.Remove(record.Filter, out var replaced))
+        {
+            replaced.Unsubscribe();
+            existed = true;
+        }
+
+        subscriptions[record.Filter] = next;
+        session!.SetSubscription(record);
+        subscription = next;
+        return record.Qos;
+    }
+
+    private void AddBusSubscription(ActiveSubscription subscription, string subject)
+    {
+        var target = subscription;
+        var client = v5 && subscription.Record.NoLocal ? ownPublishes! : bus!;
+        subscription.BusSubscriptions.Add(client.Subscribe(subject, subscription.QueueGroup, (in BusMessage message) => Deliver(target, message)));
+    }
+
+    private byte Refuse(string filter, string reason, byte v5Code)
+    {
+        MqttLog.SubscriptionRefused(logger, name, filter, reason);
+        return v5 ? v5Code : (byte)0x80;
+    }
+
+    private void HandleUnsubscribe(ReadOnlySpan<byte> body)
+    {
+        var packet = SubscribePacket.Parse(body, v5, unsubscribe: true);
+        Span<byte> codes = packet.Filters.Count <= 256 ? stackalloc byte[packet.Filters.Count] : new byte[packet.Filters.Count];
+        for (var i = 0; i < packet.Filters.Count; i++)
+        {
+            var filter = packet.Filters[i].Filter;
+            if (subscriptions.Remove(filter, out var subscription))
+            {
+                subscription.Unsubscribe();
+                session!.RemoveSubscription(filter);
+                codes[i] = ReasonCode.Success;
+            }
+            else
+            {
+                codes[i] = ReasonCode.NoSubscriptionExisted;
+            }
+        }
+
+        lock (writeLock)
+        {
+            if (!outputCompleted)
+            {
+                ControlPackets.WriteSubAck(output, packet.PacketId, codes, v5, unsubscribe: true);
+            }
+        }
+
+        session!.ScheduleSave(handler.Sessions.Store);
+    }
+
+    /// <summary>Subscribes again to what a resumed session had (nats-server does it after CONNACK too).</summary>
+    private void RestoreSubscriptions()
+    {
+        foreach (var record in session!.Subscriptions)
+        {
+            if (Subscribe(record, out _, out _) >= 0x80)
+            {
+                session.RemoveSubscription(record.Filter);
+            }
+        }
+    }
+
+    private void RemoveAllSubscriptions()
+    {
+        foreach (var subscription in subscriptions.Values)
+        {
+            subscription.Unsubscribe();
+        }
+
+        subscriptions.Clear();
+    }
+}

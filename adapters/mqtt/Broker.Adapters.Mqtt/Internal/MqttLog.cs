@@ -1,0 +1,49 @@
+using Microsoft.Extensions.Logging;
+
+namespace Broker.Adapters.Mqtt.Internal;
+
+/// <summary>
+/// Log messages of the MQTT plugin (event ids 800-899, docs/logging.md). A client breaking the protocol is logged at debug or warning
+/// level, never as an error: errors are reserved for faults of the broker.
+/// </summary>
+internal static partial class MqttLog
+{
+    [LoggerMessage(800, LogLevel.Information, "MQTT listener {Listener} on {Host}:{Port}{Tls}")]
+    public static partial void Configured(ILogger logger, string listener, string host, int port, string tls);
+
+    [LoggerMessage(801, LogLevel.Debug, "{Client}: client connected (MQTT {Version}, keep alive {KeepAlive}s, clean {Clean})")]
+    public static partial void Connected(ILogger logger, string client, string version, int keepAlive, bool clean);
+
+    [LoggerMessage(802, LogLevel.Debug, "{Client}: client closed: {Reason}")]
+    public static partial void Closed(ILogger logger, string client, string reason);
+
+    [LoggerMessage(803, LogLevel.Warning, "{Client}: protocol violation: {Reason}")]
+    public static partial void ProtocolViolation(ILogger logger, string client, string reason);
+
+    [LoggerMessage(804, LogLevel.Warning, "{Client}: CONNECT refused (reason 0x{Code:x2}): {Reason}")]
+    public static partial void ConnectRefused(ILogger logger, string client, byte code, string reason);
+
+    [LoggerMessage(805, LogLevel.Warning, "{Client}: replacing the connection of client ID {ClientId}, which connected again")]
+    public static partial void TakenOver(ILogger logger, string client, string clientId);
+
+    [LoggerMessage(806, LogLevel.Debug, "{Client}: keep alive of {KeepAlive}s expired")]
+    public static partial void KeepAliveExpired(ILogger logger, string client, int keepAlive);
+
+    [LoggerMessage(807, LogLevel.Warning, "{Client}: slow consumer: {Pending} bytes pending, more than the {Limit} allowed")]
+    public static partial void SlowConsumer(ILogger logger, string client, long pending, long limit);
+
+    [LoggerMessage(808, LogLevel.Debug, "{Client}: invalid subscription {Filter}: {Reason}")]
+    public static partial void SubscriptionRefused(ILogger logger, string client, string filter, string reason);
+
+    [LoggerMessage(809, LogLevel.Debug, "{Client}: message on {Subject} dropped: {Reason}")]
+    public static partial void DeliveryDropped(ILogger logger, string client, string subject, string reason);
+
+    [LoggerMessage(810, LogLevel.Warning, "{Client}: connection failed")]
+    public static partial void Failed(ILogger logger, string client, Exception exception);
+
+    [LoggerMessage(811, LogLevel.Debug, "{Client}: no CONNECT within {Timeout}")]
+    public static partial void ConnectTimeout(ILogger logger, string client, TimeSpan timeout);
+
+    [LoggerMessage(812, LogLevel.Debug, "{Client}: connection from {ClientId} refused: the client ID is flapping")]
+    public static partial void Flapping(ILogger logger, string client, string clientId);
+}

@@ -1,0 +1,25 @@
+using System.Collections.Concurrent;
+
+namespace Broker.Adapters.Mqtt.Internal.Sessions;
+
+/// <summary>Sessions in the broker's memory: they survive a reconnect, not a restart.</summary>
+internal sealed class MemorySessionStore : ISessionStore
+{
+    private readonly ConcurrentDictionary<string, SessionRecord> records = new(StringComparer.Ordinal);
+
+    public ValueTask<SessionRecord?> LoadAsync(string clientId, CancellationToken cancellationToken)
+        => ValueTask.FromResult(records.TryGetValue(clientId, out var record) ? record : null);
+
+    public ValueTask SaveAsync(SessionRecord record, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(record);
+        records[record.ClientId] = record;
+        return ValueTask.CompletedTask;
+    }
+
+    public ValueTask DeleteAsync(string clientId, CancellationToken cancellationToken)
+    {
+        records.TryRemove(clientId, out _);
+        return ValueTask.CompletedTask;
+    }
+}

@@ -1,0 +1,141 @@
+using Broker.Adapters.Mqtt.Internal.Connections;
+
+namespace Broker.Adapters.Mqtt.Internal.Sessions;
+
+/// <summary>
+/// A session in the broker's memory: the subscriptions of a client id and the state that outlives one connection.
+/// <see cref="SessionManager"/> binds it to at most one connection at a time.
+/// </summary>
+internal sealed class MqttSession
+{
+    private readonly Lock gate = new();
+    private readonly Dictionary<string, SubscriptionRecord> subscriptions = new(StringComparer.Ordinal);
+    private readonly HashSet<ushort> awaitingRelease = [];
+    private Task saving = Task.CompletedTask;
+
+    public MqttSession(string clientId, SessionRecord? record = null)
+    {
+        ClientId = clientId;
+        if (record is not null)
+        {
+            ExpiryInterval = record.ExpiryInterval;
+            foreach (var subscription in record.Subscriptions)
+            {
+                subscriptions[subscription.Filter] = subscription;
+            }
+        }
+    }
+
+    public string ClientId { get; }
+
+    /// <summary>The connection bound to the session, or <see langword="null"/> while it is disconnected. Set by the manager.</summary>
+    public MqttConnection? Connection { get; set; }
+
+    /// <summary>Seconds the session outlives a disconnect (see <see cref="SessionRecord.ExpiryInterval"/>).</summary>
+    public uint ExpiryInterval { get; set; }
+
+    /// <summary>Environment.TickCount64 of the last disconnect, or 0 while connected.</summary>
+    public long DisconnectedAt { get; set; }
+
+    public bool Persistent => ExpiryInterval > 0;
+
+    public SubscriptionRecord[] Subscriptions
+    {
+        get
+        {
+            lock (gate)
+            {
+                return [.. subscriptions.Values];
+            }
+        }
+    }
+
+    /// <summary>Adds or replaces a subscription; returns whether one existed for the filter.</summary>
+    public bool SetSubscription(SubscriptionRecord record)
+    {
+        lock (gate)
+        {
+            var existed = subscriptions.ContainsKey(record.Filter);
+            subscriptions[record.Filter] = record;
+            return existed;
+        }
+    }
+
+    public bool RemoveSubscription(string filter)
+    {
+        lock (gate)
+        {
+            return subscriptions.Remove(filter);
+        }
+    }
+
+    public void ClearSubscriptions()
+    {
+        lock (gate)
+        {
+            subscriptions.Clear();
+            awaitingRelease.Clear();
+        }
+    }
+
+    /// <summary>
+    /// Records an incoming QoS 2 packet id until its PUBREL (the specification's method B): returns
+    /// <see langword="false"/> when the id is already waiting, so a resent PUBLISH is not delivered twice.
+    /// </summary>
+    public bool TryAwaitRelease(ushort packetId)
+    {
+        lock (gate)
+        {
+            return awaitingRelease.Add(packetId);
+        }
+    }
+
+    /// <summary>Ends the QoS 2 exchange of a packet id (PUBREL received); returns whether it was waiting.</summary>
+    public bool Release(ushort packetId)
+    {
+        lock (gate)
+        {
+            return awaitingRelease.Remove(packetId);
+        }
+    }
+
+    public int AwaitingReleaseCount
+    {
+        get
+        {
+            lock (gate)
+            {
+                return awaitingRelease.Count;
+            }
+        }
+    }
+
+    public SessionRecord ToRecord() => new(ClientId, Subscriptions, ExpiryInterval);
+
+    /// <summary>Stores the session after its earlier saves, in order, without making the caller wait.</summary>
+    public void ScheduleSave(ISessionStore store)
+    {
+        lock (gate)
+        {
+            saving = saving.ContinueWith(
+                static (_, state) =>
+                {
+                    var (session, store) = ((MqttSession, ISessionStore))state!;
+                    return session.Persistent ? store.SaveAsync(session.ToRecord(), CancellationToken.None).AsTask() : Task.CompletedTask;
+                },
+                (this, store),
+                CancellationToken.None,
+                TaskContinuationOptions.None,
+                TaskScheduler.Default).Unwrap();
+        }
+    }
+
+    /// <summary>Waits for the scheduled saves.</summary>
+    public Task SavedAsync()
+    {
+        lock (gate)
+        {
+            return saving;
+        }
+    }
+}

@@ -1,0 +1,177 @@
+using System.Collections.Concurrent;
+using Broker.Adapters.Mqtt.Internal.Connections;
+
+namespace Broker.Adapters.Mqtt.Internal.Sessions;
+
+/// <summary>The result of <see cref="SessionManager.AttachAsync"/>.</summary>
+/// <param name="Session">The session now bound to the connection.</param>
+/// <param name="Present">Whether state of an earlier connection was resumed (CONNACK's session present flag).</param>
+/// <param name="Previous">The connection of the same client id that was still connected and is now being closed.</param>
+internal sealed record AttachResult(MqttSession Session, bool Present, MqttConnection? Previous);
+
+/// <summary>
+/// The sessions of the adapter by client id: binds a connecting client to its session (new, resumed or cleaned),
+/// takes a session over from a connection still using it (MQTT-3.1.4-2; the older connection is closed), and expires
+/// sessions that outlived their interval. Like nats-server, a client id that takes a session over again within a
+/// second of the last takeover is "flapping": the newcomer is held for a second and refused.
+/// </summary>
+internal sealed class SessionManager : IDisposable
+{
+    /// <summary>nats-server's <c>mqttSessFlappingJailDur</c>.</summary>
+    public static readonly TimeSpan FlapJail = TimeSpan.FromSeconds(1);
+
+    private readonly ISessionStore store;
+    private readonly ConcurrentDictionary<string, MqttSession> live = new(StringComparer.Ordinal);
+    private readonly ConcurrentDictionary<string, long> flappers = new(StringComparer.Ordinal);
+
+    // Connects and disconnects are rare next to messages, and the store may make round trips: one at a time keeps
+    // takeovers simple to reason about.
+    private readonly SemaphoreSlim gate = new(1, 1);
+
+    public SessionManager(ISessionStore store)
+    {
+        this.store = store;
+    }
+
+    public ISessionStore Store => store;
+
+    public void Dispose() => gate.Dispose();
+
+    public int Count => live.Count;
+
+    /// <summary>Whether <paramref name="clientId"/> took a session over less than <see cref="FlapJail"/> ago.</summary>
+    public bool IsFlapping(string clientId)
+    {
+        if (!flappers.TryGetValue(clientId, out var at))
+        {
+            return false;
+        }
+
+        if (Environment.TickCount64 - at > (long)FlapJail.TotalMilliseconds)
+        {
+            flappers.TryRemove(clientId, out _);
+            return false;
+        }
+
+        return true;
+    }
+
+    public async Task<AttachResult> AttachAsync(MqttConnection connection, string clientId, bool cleanStart, uint expiryInterval, CancellationToken cancellationToken)
+    {
+        await gate.WaitAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            live.TryGetValue(clientId, out var session);
+            if (session is null && !cleanStart && await store.LoadAsync(clientId, cancellationToken).ConfigureAwait(false) is { } record)
+            {
+                session = new MqttSession(clientId, record);
+            }
+
+            var previous = session?.Connection;
+            var present = session is not null && !cleanStart && session.Persistent;
+            if (session is null || !present)
+            {
+                if (session is not null && session.Persistent)
+                {
+                    await store.DeleteAsync(clientId, cancellationToken).ConfigureAwait(false);
+                }
+
+                session = new MqttSession(clientId);
+            }
+
+            session.ExpiryInterval = expiryInterval;
+            session.Connection = connection;
+            session.DisconnectedAt = 0;
+            live[clientId] = session;
+            if (previous is not null && !ReferenceEquals(previous, connection))
+            {
+                flappers[clientId] = Environment.TickCount64;
+            }
+            else
+            {
+                previous = null;
+            }
+
+            if (session.Persistent)
+            {
+                await store.SaveAsync(session.ToRecord(), cancellationToken).ConfigureAwait(false);
+            }
+
+            return new AttachResult(session, present, previous);
+        }
+        finally
+        {
+            gate.Release();
+        }
+    }
+
+    /// <summary>Unbinds a closing connection: a session that does not outlive it is forgotten, any other is stored.</summary>
+    public async Task DetachAsync(MqttConnection connection, MqttSession session, uint? expiryInterval)
+    {
+        await gate.WaitAsync().ConfigureAwait(false);
+        try
+        {
+            if (!ReferenceEquals(session.Connection, connection))
+            {
+                // Taken over: the session belongs to the newer connection now.
+                return;
+            }
+
+            session.Connection = null;
+            if (expiryInterval is { } expiry)
+            {
+                session.ExpiryInterval = expiry;
+            }
+
+            await session.SavedAsync().ConfigureAwait(false);
+            if (!session.Persistent)
+            {
+                live.TryRemove(new KeyValuePair<string, MqttSession>(session.ClientId, session));
+                await store.DeleteAsync(session.ClientId, CancellationToken.None).ConfigureAwait(false);
+                return;
+            }
+
+            session.DisconnectedAt = Math.Max(Environment.TickCount64, 1);
+            await store.SaveAsync(session.ToRecord(), CancellationToken.None).ConfigureAwait(false);
+        }
+        finally
+        {
+            gate.Release();
+        }
+    }
+
+    /// <summary>Forgets disconnected sessions whose expiry interval has passed.</summary>
+    public async Task ExpireAsync(long now)
+    {
+        foreach (var (clientId, session) in live)
+        {
+            var disconnectedAt = session.DisconnectedAt;
+            if (disconnectedAt == 0 || session.ExpiryInterval == uint.MaxValue || now - disconnectedAt < session.ExpiryInterval * 1000L)
+            {
+                continue;
+            }
+
+            await gate.WaitAsync().ConfigureAwait(false);
+            try
+            {
+                if (session.Connection is null && session.DisconnectedAt == disconnectedAt
+                    && live.TryRemove(new KeyValuePair<string, MqttSession>(clientId, session)))
+                {
+                    await store.DeleteAsync(clientId, CancellationToken.None).ConfigureAwait(false);
+                }
+            }
+            finally
+            {
+                gate.Release();
+            }
+        }
+
+        foreach (var (clientId, at) in flappers)
+        {
+            if (now - at > 5 * (long)FlapJail.TotalMilliseconds)
+            {
+                flappers.TryRemove(new KeyValuePair<string, long>(clientId, at));
+            }
+        }
+    }
+}

@@ -1,0 +1,38 @@
+namespace Broker.Adapters.Mqtt.Internal.Sessions;
+
+/// <summary>One subscription of a session, as stored: the topic filter as the client sent it and its options.</summary>
+/// <param name="Filter">The MQTT topic filter, <c>$share/&lt;group&gt;/</c> prefix included.</param>
+/// <param name="Qos">The granted QoS.</param>
+/// <param name="NoLocal">MQTT 5: the client's own publishes are not delivered to it.</param>
+/// <param name="RetainAsPublished">MQTT 5: forwarded messages keep their RETAIN flag.</param>
+/// <param name="RetainHandling">MQTT 5: 0 send retained messages on subscribe, 1 only for a new subscription, 2 never.</param>
+/// <param name="Identifier">MQTT 5 subscription identifier, or 0.</param>
+internal sealed record SubscriptionRecord(string Filter, byte Qos, bool NoLocal, bool RetainAsPublished, byte RetainHandling, int Identifier);
+
+/// <summary>
+/// What survives of a session between connections: its subscriptions and how long it outlives a disconnect. The
+/// shape of nats-server's <c>mqttPersistedSession</c> (<c>$MQTT_sess</c> stream, one record per client id).
+/// </summary>
+/// <param name="ClientId">The client identifier.</param>
+/// <param name="Subscriptions">The subscriptions, by topic filter.</param>
+/// <param name="ExpiryInterval">
+/// Seconds the session outlives a disconnect: 0 none, <see cref="uint.MaxValue"/> for ever (MQTT 3.1.1 clean session
+/// false).
+/// </param>
+internal sealed record SessionRecord(string ClientId, IReadOnlyList<SubscriptionRecord> Subscriptions, uint ExpiryInterval);
+
+/// <summary>
+/// Where sessions are kept. The adapter calls it only on connect, on subscription changes and on disconnect, never
+/// per message, so an implementation may make network round trips (JetStream's <c>$MQTT_sess</c> stream).
+/// </summary>
+internal interface ISessionStore
+{
+    /// <summary>The stored session of <paramref name="clientId"/>, or <see langword="null"/>.</summary>
+    ValueTask<SessionRecord?> LoadAsync(string clientId, CancellationToken cancellationToken);
+
+    /// <summary>Stores (replaces) a session.</summary>
+    ValueTask SaveAsync(SessionRecord record, CancellationToken cancellationToken);
+
+    /// <summary>Forgets a session; nothing happens when none is stored.</summary>
+    ValueTask DeleteAsync(string clientId, CancellationToken cancellationToken);
+}

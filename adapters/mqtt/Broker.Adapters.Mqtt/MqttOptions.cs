@@ -1,0 +1,78 @@
+namespace Broker.Adapters.Mqtt;
+
+/// <summary>
+/// Settings of the MQTT listener, read from <c>Plugins:Mqtt</c> (the <c>mqtt { }</c> block of a configuration file)
+/// with nats-server's key names in brackets. The listener runs only when a port is configured.
+/// </summary>
+public sealed class MqttOptions
+{
+    /// <summary>Interface to bind [<c>host</c>, or the host part of <c>listen</c>]. Default <c>0.0.0.0</c>.</summary>
+    public string Host { get; set; } = "0.0.0.0";
+
+    /// <summary>Port [<c>port</c>, or the port part of <c>listen</c>]; 0 or -1 picks a free port. Default none: no listener.</summary>
+    public int? Port { get; set; }
+
+    /// <summary>
+    /// User name every MQTT client must give [<c>authorization { username }</c>]; with <see cref="Password"/>.
+    /// Default none. Only when the broker itself has no users, as nats-server requires.
+    /// </summary>
+    public string? Username { get; set; }
+
+    /// <summary>Password for <see cref="Username"/> [<c>authorization { password }</c>]. Default none.</summary>
+    public string? Password { get; set; }
+
+    /// <summary>Token every MQTT client must give as its password [<c>authorization { token }</c>]. Default none.</summary>
+    public string? Token { get; set; }
+
+    /// <summary>
+    /// How long a client may take to send CONNECT [<c>authorization { timeout }</c>, seconds or a duration]. Default 2
+    /// seconds (nats-server's authentication timeout; nats-server applies it only when authentication is required).
+    /// </summary>
+    public TimeSpan ConnectTimeout { get; set; } = TimeSpan.FromSeconds(2);
+
+    /// <summary>User a client that gives no user name is bound to [<c>no_auth_user</c>]. Default none.</summary>
+    public string? NoAuthUser { get; set; }
+
+    /// <summary>
+    /// How long a QoS 1 or 2 message delivered to a client may stay unacknowledged before it is sent again
+    /// [<c>ack_wait</c>]. Default 30 seconds, as nats-server.
+    /// </summary>
+    public TimeSpan AckWait { get; set; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>QoS 1 and 2 messages a session may have unacknowledged [<c>max_ack_pending</c>]. Default 1024, at most 65,535.</summary>
+    public int MaxAckPending { get; set; } = 1024;
+
+    /// <summary>Replicas of the MQTT state streams [<c>stream_replicas</c>]. Default 0: the cluster's size, at most 3.</summary>
+    public int StreamReplicas { get; set; }
+
+    /// <summary>Refuse QoS 2 publishes, closing the connection [<c>reject_qos2_publish</c>]. Default <see langword="false"/>.</summary>
+    public bool RejectQos2Publish { get; set; }
+
+    /// <summary>Grant QoS 1 where a subscription asks for QoS 2 [<c>downgrade_qos2_subscribe</c>]. Default <see langword="false"/>.</summary>
+    public bool DowngradeQos2Subscribe { get; set; }
+
+    /// <summary>
+    /// The largest packet a client may send, and the Maximum Packet Size told to MQTT 5 clients [<c>max_packet_size</c>,
+    /// not in nats-server, which limits the NATS message to <c>max_payload</c>]. Default 1 MiB plus 64 KiB for the
+    /// packet's header and properties.
+    /// </summary>
+    public int MaxPacketSize { get; set; } = (1024 * 1024) + (64 * 1024);
+
+    /// <summary>
+    /// QoS 1 and 2 publishes an MQTT 5 client may have unacknowledged towards the broker (the Receive Maximum of
+    /// CONNACK) [<c>receive_maximum</c>]. Default 1024.
+    /// </summary>
+    public int ReceiveMaximum { get; set; } = 1024;
+
+    /// <summary>Topic aliases an MQTT 5 client may set towards the broker [<c>topic_alias_maximum</c>]. Default 64; 0 turns them off.</summary>
+    public int TopicAliasMaximum { get; set; } = 64;
+
+    /// <summary>
+    /// Keep alive the broker imposes on MQTT 5 clients (CONNACK's Server Keep Alive) [<c>server_keep_alive</c>].
+    /// Default none: the client's own keep alive applies.
+    /// </summary>
+    public TimeSpan? ServerKeepAlive { get; set; }
+
+    /// <summary>Whether <c>tls { }</c> is configured: the listener then uses the TLS plugin's middleware with it.</summary>
+    public bool Tls { get; set; }
+}

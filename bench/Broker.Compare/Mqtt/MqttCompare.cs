@@ -1,0 +1,237 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Net;
+using System.Net.Sockets;
+using System.Text;
+using Broker.Compare.Servers;
+
+namespace Broker.Compare.Mqtt;
+
+/// <summary>
+/// <c>--mqtt</c>: the MQTT rows of issue 12, side by side in one run against nats-server (MQTT on JetStream) and
+/// Mosquitto: QoS 0 and QoS 1 pub/sub 1:1 with 128-byte payloads, a NATS publisher to an MQTT subscriber, and 10,000
+/// connected MQTT sessions with one subscription each (connect time and resident memory per session). Each throughput
+/// row runs <c>runs</c> times per server, the servers alternating run by run; the median is reported.
+/// </summary>
+internal static class MqttCompare
+{
+    private const int Payload = 128;
+    private const int Window = 4096;
+
+    // QoS 1: Mosquitto keeps 20 messages in flight and queues 1000 per client, dropping the rest; stay below that.
+    private const int Qos1Window = 512;
+    private const int Batch = 64;
+
+    public static int Run(TextWriter log, int runs, bool smoke, int sessions, CancellationToken cancellationToken)
+    {
+        var hostDll = OurBroker.LocateHost(null, log);
+        var natsServer = NatsServerBinary.Locate(null, log);
+        var mosquitto = File.Exists("/usr/sbin/mosquitto") ? "/usr/sbin/mosquitto" : "mosquitto";
+        var qos0Count = smoke ? 2_000 : 400_000;
+        var qos1Count = smoke ? 2_000 : 150_000;
+        var results = new List<(string Row, string Server, double Value)>();
+        using (var ours = MqttServer.StartOurs(hostDll))
+        using (var nats = MqttServer.StartNatsServer(natsServer))
+        using (var mosq = MqttServer.StartMosquitto(mosquitto))
+        {
+            MqttServer[] all = [nats, ours, mosq];
+            for (var run = 0; run < runs; run++)
+            {
+                foreach (var server in run % 2 == 0 ? all : all.Reverse())
+                {
+                    Measure(log, results, "MQTT QoS 0 pub/sub 1:1, 128 B (msgs/s)", server, () => PubSub(server, 0, qos0Count, run, cancellationToken));
+                    Measure(log, results, "MQTT QoS 1 pub/sub 1:1, 128 B (msgs/s)", server, () => PubSub(server, 1, qos1Count, run, cancellationToken));
+                    if (server.Nats is not null)
+                    {
+                        Measure(log, results, "NATS to MQTT, 128 B (msgs/s)", server, () => NatsToMqtt(server, qos0Count, run, cancellationToken));
+                    }
+
+                    log.WriteLine($"run {run + 1}/{runs} {server.Name}: done");
+                }
+            }
+        }
+
+        foreach (var start in new Func<MqttServer>[] { () => MqttServer.StartNatsServer(natsServer), () => MqttServer.StartOurs(hostDll), () => MqttServer.StartMosquitto(mosquitto) })
+        {
+            using var server = start();
+            var (perSession, seconds) = Sessions(server, smoke ? 200 : sessions, cancellationToken);
+            results.Add(($"{(smoke ? 200 : sessions):N0} MQTT sessions: memory per session (KB)", server.Name, perSession / 1024));
+            results.Add(($"{(smoke ? 200 : sessions):N0} MQTT sessions: connect + subscribe time (s)", server.Name, seconds));
+            log.WriteLine($"sessions {server.Name}: done");
+        }
+
+        log.WriteLine();
+        log.WriteLine("| Row | nats-server | ours | Mosquitto | ours / nats-server | ours / Mosquitto |");
+        log.WriteLine("|---|---:|---:|---:|---:|---:|");
+        // Until QoS 1/2 delivery lands with JetStream, our subscriptions are granted QoS 0: the QoS 1 row measures QoS 1
+        // publishes (PUBACK) delivered at QoS 0, not comparable with the other servers' QoS 1 deliveries.
+        foreach (var row in results.GroupBy(r => r.Row))
+        {
+            double? Median(string server)
+            {
+                var values = row.Where(r => r.Server == server).Select(r => r.Value).Order().ToArray();
+                return values.Length == 0 ? null : values[values.Length / 2];
+            }
+
+            var (n, o, m) = (Median("nats-server"), Median("ours"), Median("mosquitto"));
+            string Format(double? value) => value is { } v ? v.ToString(v >= 100 ? "N0" : "0.00", CultureInfo.InvariantCulture) : "n/a";
+            string Ratio(double? a, double? b) => a is { } x && b is { } y && y > 0 ? (x / y).ToString("0.00", CultureInfo.InvariantCulture) + "x" : "n/a";
+            log.WriteLine($"| {row.Key} | {Format(n)} | {Format(o)} | {Format(m)} | {Ratio(o, n)} | {Ratio(o, m)} |");
+        }
+
+        return 0;
+    }
+
+    private static void Measure(TextWriter log, List<(string Row, string Server, double Value)> results, string row, MqttServer server, Func<double> run)
+    {
+        try
+        {
+            results.Add((row, server.Name, run()));
+        }
+        catch (Exception ex) when (ex is InvalidOperationException or IOException or SocketException)
+        {
+            log.WriteLine($"{row} on {server.Name} failed: {ex.Message}");
+        }
+    }
+
+    /// <summary>One publisher and one subscriber on one topic; the publisher stays at most a window ahead.</summary>
+    private static double PubSub(MqttServer server, byte qos, long count, int run, CancellationToken cancellationToken)
+    {
+        var topic = $"bench/q{qos}/{run}";
+        using var subscriber = MqttWire.ConnectAsync(server.Mqtt, $"sub-{qos}-{run}", cancellationToken).GetAwaiter().GetResult();
+        subscriber.SubscribeAsync(topic, qos, cancellationToken).GetAwaiter().GetResult();
+        using var publisher = MqttWire.ConnectAsync(server.Mqtt, $"pub-{qos}-{run}", cancellationToken).GetAwaiter().GetResult();
+        long received = 0;
+        long acked = 0;
+        var frame = MqttWire.Publish(topic, Payload, qos);
+        var batch = new byte[frame.Length * Batch];
+        for (var i = 0; i < Batch; i++)
+        {
+            frame.CopyTo(batch, i * frame.Length);
+        }
+
+        var idOffset = frame.Length - Payload - 2;
+        var started = Stopwatch.GetTimestamp();
+        Exception? failure = null;
+        var reader = new Thread(() =>
+        {
+            try
+            {
+                subscriber.CountPublishes(c => c >= count, c => Volatile.Write(ref received, c));
+            }
+            catch (Exception ex) when (ex is IOException or SocketException)
+            {
+                failure = ex;
+                Volatile.Write(ref received, long.MaxValue / 2);
+            }
+        }) { IsBackground = true };
+        reader.Start();
+        var ackReader = qos > 0 ? new Thread(() => publisher.CountAcks(c => c >= count, c => Volatile.Write(ref acked, c))) { IsBackground = true } : null;
+        ackReader?.Start();
+        long sent = 0;
+        ushort id = 0;
+        while (sent < count)
+        {
+            var n = (int)Math.Min(Batch, count - sent);
+            var window = qos > 0 ? Qos1Window : Window;
+            while (sent + n - Volatile.Read(ref received) > window || (qos > 0 && sent + n - Volatile.Read(ref acked) > window))
+            {
+                Thread.SpinWait(50);
+            }
+
+            if (qos > 0)
+            {
+                for (var i = 0; i < n; i++)
+                {
+                    id = (ushort)(id == ushort.MaxValue ? 1 : id + 1);
+                    batch[(i * frame.Length) + idOffset] = (byte)(id >> 8);
+                    batch[(i * frame.Length) + idOffset + 1] = (byte)id;
+                }
+            }
+
+            publisher.Socket.Send(batch.AsSpan(0, n * frame.Length));
+            sent += n;
+        }
+
+        if (!reader.Join(TimeSpan.FromMinutes(2)) || failure is not null)
+        {
+            throw new InvalidOperationException($"{server.Name}: the subscriber got {Volatile.Read(ref received)} of {count}: {failure?.Message}{Environment.NewLine}{server.OutputTail}");
+        }
+
+        var elapsed = Stopwatch.GetElapsedTime(started);
+        ackReader?.Join(TimeSpan.FromSeconds(30));
+        return count / elapsed.TotalSeconds;
+    }
+
+    /// <summary>A NATS publisher (raw PUB frames on the NATS port) and an MQTT subscriber on the mapped topic.</summary>
+    private static double NatsToMqtt(MqttServer server, long count, int run, CancellationToken cancellationToken)
+    {
+        using var subscriber = MqttWire.ConnectAsync(server.Mqtt, $"nats-sub-{run}", cancellationToken).GetAwaiter().GetResult();
+        subscriber.SubscribeAsync($"bench/nats/{run}", 0, cancellationToken).GetAwaiter().GetResult();
+        using var nats = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        nats.Connect(server.Nats!);
+        nats.Send("CONNECT {\"verbose\":false,\"pedantic\":false}\r\nPING\r\n"u8);
+        var scratch = new byte[4096];
+        var seen = new StringBuilder();
+        while (!seen.ToString().Contains("PONG", StringComparison.Ordinal))
+        {
+            seen.Append(Encoding.ASCII.GetString(scratch, 0, nats.Receive(scratch)));
+        }
+
+        var frame = Encoding.ASCII.GetBytes($"PUB bench.nats.{run} {Payload}\r\n{new string('x', Payload)}\r\n");
+        var batch = new byte[frame.Length * Batch];
+        for (var i = 0; i < Batch; i++)
+        {
+            frame.CopyTo(batch, i * frame.Length);
+        }
+
+        long received = 0;
+        var started = Stopwatch.GetTimestamp();
+        var reader = new Thread(() => subscriber.CountPublishes(c => c >= count, c => Volatile.Write(ref received, c))) { IsBackground = true };
+        reader.Start();
+        long sent = 0;
+        while (sent < count)
+        {
+            var n = (int)Math.Min(Batch, count - sent);
+            while (sent + n - Volatile.Read(ref received) > Window)
+            {
+                Thread.SpinWait(50);
+            }
+
+            nats.Send(batch.AsSpan(0, n * frame.Length));
+            sent += n;
+        }
+
+        if (!reader.Join(TimeSpan.FromMinutes(2)))
+        {
+            throw new TimeoutException($"{server.Name}: the MQTT subscriber got {Volatile.Read(ref received)} of {count}");
+        }
+
+        return count / Stopwatch.GetElapsedTime(started).TotalSeconds;
+    }
+
+    /// <summary>Opens <paramref name="count"/> sessions, each subscribed to its own topic, 100 at a time.</summary>
+    private static (double BytesPerSession, double Seconds) Sessions(MqttServer server, int count, CancellationToken cancellationToken)
+    {
+        FileDescriptorLimit.Ensure((ulong)count + 1024);
+        Thread.Sleep(1000);
+        var before = server.ResidentBytes;
+        var wires = new MqttWire[count];
+        var started = Stopwatch.GetTimestamp();
+        Parallel.ForAsync(0, count, new ParallelOptions { MaxDegreeOfParallelism = 100, CancellationToken = cancellationToken }, async (i, token) =>
+        {
+            var wire = await MqttWire.ConnectAsync(server.Mqtt, $"session-{i}", token).ConfigureAwait(false);
+            await wire.SubscribeAsync($"sessions/{i}", 0, token).ConfigureAwait(false);
+            wires[i] = wire;
+        }).GetAwaiter().GetResult();
+        var seconds = Stopwatch.GetElapsedTime(started).TotalSeconds;
+        Thread.Sleep(2000);
+        var after = server.ResidentBytes;
+        foreach (var wire in wires)
+        {
+            wire.Dispose();
+        }
+
+        return ((double)(after - before) / count, seconds);
+    }
+}

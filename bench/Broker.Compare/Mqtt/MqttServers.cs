@@ -1,0 +1,200 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Net;
+using System.Net.Sockets;
+using Broker.Compare.Servers;
+
+namespace Broker.Compare.Mqtt;
+
+/// <summary>
+/// One MQTT server under test as a child process on loopback: our host with the MQTT plugin, nats-server (MQTT needs
+/// JetStream and a server name there) or Mosquitto. Ready once its MQTT port accepts; killed when disposed.
+/// </summary>
+internal sealed class MqttServer : IDisposable
+{
+    private static readonly TimeSpan StartTimeout = TimeSpan.FromSeconds(30);
+
+    private readonly Process process;
+    private readonly string directory;
+
+    private MqttServer(string name, Process process, IPEndPoint mqtt, IPEndPoint? nats, string directory)
+    {
+        Name = name;
+        this.process = process;
+        Mqtt = mqtt;
+        Nats = nats;
+        this.directory = directory;
+    }
+
+    public string Name { get; }
+
+    public IPEndPoint Mqtt { get; }
+
+    /// <summary>The NATS port, for servers that have one.</summary>
+    public IPEndPoint? Nats { get; }
+
+    public int ProcessId => process.Id;
+
+    private readonly Queue<string> tail = new();
+
+    /// <summary>The last lines the server printed, for error messages.</summary>
+    public string OutputTail
+    {
+        get
+        {
+            lock (tail)
+            {
+                return string.Join(Environment.NewLine, tail);
+            }
+        }
+    }
+
+    private void Keep(string? line)
+    {
+        if (line is null)
+        {
+            return;
+        }
+
+        lock (tail)
+        {
+            tail.Enqueue(line);
+            if (tail.Count > 20)
+            {
+                tail.Dequeue();
+            }
+        }
+    }
+
+    /// <summary>Resident memory of the server process, from /proc (bytes).</summary>
+    public long ResidentBytes
+    {
+        get
+        {
+            foreach (var line in File.ReadLines($"/proc/{process.Id}/status"))
+            {
+                if (line.StartsWith("VmRSS:", StringComparison.Ordinal))
+                {
+                    return long.Parse(line[6..].Trim().Split(' ')[0], CultureInfo.InvariantCulture) * 1024;
+                }
+            }
+
+            return 0;
+        }
+    }
+
+    public static MqttServer StartOurs(string hostDll)
+    {
+        var (nats, mqtt) = (FreePort(), FreePort());
+        var start = new ProcessStartInfo("dotnet") { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
+        foreach (var arg in new[] { hostDll, "-a", "127.0.0.1", "-p", nats.ToString(CultureInfo.InvariantCulture) })
+        {
+            start.ArgumentList.Add(arg);
+        }
+
+        start.Environment["BROKER_PLUGINS__MQTT__HOST"] = "127.0.0.1";
+        start.Environment["BROKER_PLUGINS__MQTT__PORT"] = mqtt.ToString(CultureInfo.InvariantCulture);
+        return Start("ours", start, mqtt, nats, Directory.CreateTempSubdirectory("mqtt-ours-").FullName);
+    }
+
+    public static MqttServer StartNatsServer(string natsServerPath)
+    {
+        var (nats, mqtt) = (FreePort(), FreePort());
+        var directory = Directory.CreateTempSubdirectory("mqtt-nats-").FullName;
+        var config = Path.Combine(directory, "nats.conf");
+        File.WriteAllText(config, $$"""
+            listen: 127.0.0.1:{{nats}}
+            server_name: mqtt_bench
+            jetstream { store_dir: "{{Path.Combine(directory, "js")}}" }
+            mqtt { listen: 127.0.0.1:{{mqtt}} }
+            """);
+        var start = new ProcessStartInfo(natsServerPath) { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
+        start.ArgumentList.Add("-c");
+        start.ArgumentList.Add(config);
+        return Start("nats-server", start, mqtt, nats, directory);
+    }
+
+    public static MqttServer StartMosquitto(string mosquittoPath)
+    {
+        var mqtt = FreePort();
+        var directory = Directory.CreateTempSubdirectory("mqtt-mosquitto-").FullName;
+        var config = Path.Combine(directory, "mosquitto.conf");
+        File.WriteAllText(config, $"listener {mqtt} 127.0.0.1\nallow_anonymous true\nmax_connections -1\n");
+        var start = new ProcessStartInfo(mosquittoPath) { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
+        start.ArgumentList.Add("-c");
+        start.ArgumentList.Add(config);
+        return Start("mosquitto", start, mqtt, null, directory);
+    }
+
+    public void Dispose()
+    {
+        try
+        {
+            if (!process.HasExited)
+            {
+                process.Kill(entireProcessTree: true);
+                process.WaitForExit(5000);
+            }
+        }
+        catch (InvalidOperationException)
+        {
+        }
+
+        ChildProcesses.Unregister(process);
+        process.Dispose();
+        try
+        {
+            Directory.Delete(directory, recursive: true);
+        }
+        catch (IOException)
+        {
+        }
+    }
+
+    private static MqttServer Start(string name, ProcessStartInfo start, int mqttPort, int? natsPort, string directory)
+    {
+        var process = Process.Start(start) ?? throw new InvalidOperationException($"cannot start {start.FileName}");
+        ChildProcesses.Register(process);
+        var server0 = (MqttServer?)null;
+        process.OutputDataReceived += (_, e) => server0?.Keep(e.Data);
+        process.ErrorDataReceived += (_, e) => server0?.Keep(e.Data);
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+        var server = new MqttServer(name, process, new IPEndPoint(IPAddress.Loopback, mqttPort), natsPort is { } n ? new IPEndPoint(IPAddress.Loopback, n) : null, directory);
+        server0 = server;
+        var deadline = Stopwatch.StartNew();
+        while (!Accepts(mqttPort))
+        {
+            if (process.HasExited || deadline.Elapsed > StartTimeout)
+            {
+                server.Dispose();
+                throw new InvalidOperationException($"{name} did not open its MQTT port {mqttPort}");
+            }
+
+            Thread.Sleep(50);
+        }
+
+        return server;
+    }
+
+    private static bool Accepts(int port)
+    {
+        try
+        {
+            using var socket = new Socket(SocketType.Stream, ProtocolType.Tcp);
+            socket.Connect(IPAddress.Loopback, port);
+            return true;
+        }
+        catch (SocketException)
+        {
+            return false;
+        }
+    }
+
+    private static int FreePort()
+    {
+        using var listener = new TcpListener(IPAddress.Loopback, 0);
+        listener.Start();
+        return ((IPEndPoint)listener.LocalEndpoint).Port;
+    }
+}

@@ -1,0 +1,253 @@
+using System.Net;
+using System.Net.Sockets;
+using System.Text;
+
+namespace Broker.Compare.Mqtt;
+
+/// <summary>
+/// The MQTT side of the load generator: raw sockets, hand-made packets (the same bytes for every server), and a
+/// reader that counts PUBLISH packets and answers QoS 1 ones with PUBACK.
+/// </summary>
+internal sealed class MqttWire : IDisposable
+{
+    private readonly Socket socket;
+    private readonly byte[] buffer = new byte[256 * 1024];
+    private int start;
+    private int end;
+
+    private MqttWire(Socket socket)
+    {
+        this.socket = socket;
+    }
+
+    public static async Task<MqttWire> ConnectAsync(IPEndPoint endPoint, string clientId, CancellationToken cancellationToken, byte level = 4)
+    {
+        var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        await socket.ConnectAsync(endPoint, cancellationToken).ConfigureAwait(false);
+        var wire = new MqttWire(socket);
+        await wire.SendAsync(Connect(clientId, level), cancellationToken).ConfigureAwait(false);
+        var (header, body) = await wire.ReadPacketAsync(cancellationToken).ConfigureAwait(false);
+        if (header != 0x20 || body.Length < 2 || body[1] != 0)
+        {
+            throw new InvalidOperationException($"CONNACK refused: {header:x2} {Convert.ToHexString(body)}");
+        }
+
+        return wire;
+    }
+
+    public Socket Socket => socket;
+
+    public async Task SubscribeAsync(string filter, byte qos, CancellationToken cancellationToken)
+    {
+        var topic = Encoding.UTF8.GetBytes(filter);
+        await SendAsync(Packet(0x82, [0, 1, (byte)(topic.Length >> 8), (byte)topic.Length, .. topic, qos]), cancellationToken).ConfigureAwait(false);
+        while ((await ReadPacketAsync(cancellationToken).ConfigureAwait(false)).Header != 0x90)
+        {
+        }
+    }
+
+    public async Task SendAsync(ReadOnlyMemory<byte> data, CancellationToken cancellationToken)
+    {
+        while (!data.IsEmpty)
+        {
+            var sent = await socket.SendAsync(data, SocketFlags.None, cancellationToken).ConfigureAwait(false);
+            data = data[sent..];
+        }
+    }
+
+    /// <summary>Reads and counts PUBLISH packets until <paramref name="until"/> returns true; acknowledges QoS 1 ones.</summary>
+    public long CountPublishes(Func<long, bool> until, Action<long> progress)
+    {
+        long count = 0;
+        var acks = new byte[4 * 1024];
+        ReadUntil(
+            () => until(count),
+            () =>
+            {
+                var ackLength = 0;
+                while (TryTake(out var header, out var bodyStart, out _))
+                {
+                    if ((header >> 4) != 3)
+                    {
+                        continue;
+                    }
+
+                    count++;
+                    if ((header & 0x06) == 0x02)
+                    {
+                        // PUBACK with the packet id after the topic.
+                        var id = bodyStart + 2 + ((buffer[bodyStart] << 8) | buffer[bodyStart + 1]);
+                        if (ackLength + 4 > acks.Length)
+                        {
+                            socket.Send(acks.AsSpan(0, ackLength));
+                            ackLength = 0;
+                        }
+
+                        acks[ackLength++] = 0x40;
+                        acks[ackLength++] = 0x02;
+                        acks[ackLength++] = buffer[id];
+                        acks[ackLength++] = buffer[id + 1];
+                    }
+                }
+
+                if (ackLength > 0)
+                {
+                    socket.Send(acks.AsSpan(0, ackLength));
+                }
+
+                progress(count);
+            });
+        return count;
+    }
+
+    /// <summary>Counts PUBACKs until <paramref name="until"/>; for a QoS 1 publisher's window.</summary>
+    public long CountAcks(Func<long, bool> until, Action<long> progress)
+    {
+        long count = 0;
+        ReadUntil(
+            () => until(count),
+            () =>
+            {
+                while (TryTake(out var header, out _, out _))
+                {
+                    if (header == 0x40)
+                    {
+                        count++;
+                    }
+                }
+
+                progress(count);
+            });
+        return count;
+    }
+
+    /// <summary>Runs <paramref name="take"/> on what arrived, then reads more, until <paramref name="done"/>.</summary>
+    private void ReadUntil(Func<bool> done, Action take)
+    {
+        while (!done())
+        {
+            take();
+            if (done())
+            {
+                break;
+            }
+
+            Compact();
+            var read = socket.Receive(buffer, end, buffer.Length - end, SocketFlags.None);
+            if (read == 0)
+            {
+                throw new IOException("the server closed the connection");
+            }
+
+            end += read;
+        }
+    }
+
+    public void Dispose() => socket.Dispose();
+
+    public static byte[] Publish(string topic, int payloadSize, byte qos, ushort packetId = 1)
+    {
+        var name = Encoding.UTF8.GetBytes(topic);
+        byte[] body = [(byte)(name.Length >> 8), (byte)name.Length, .. name, .. qos > 0 ? new[] { (byte)(packetId >> 8), (byte)packetId } : [], .. new byte[payloadSize]];
+        return Packet((byte)(0x30 | (qos << 1)), body);
+    }
+
+    private async Task<(byte Header, byte[] Body)> ReadPacketAsync(CancellationToken cancellationToken)
+    {
+        while (true)
+        {
+            if (TryTake(out var header, out var bodyStart, out var bodyLength))
+            {
+                return (header, buffer.AsSpan(bodyStart, bodyLength).ToArray());
+            }
+
+            Compact();
+            var read = await socket.ReceiveAsync(buffer.AsMemory(end), SocketFlags.None, cancellationToken).ConfigureAwait(false);
+            if (read == 0)
+            {
+                throw new IOException("the server closed the connection");
+            }
+
+            end += read;
+        }
+    }
+
+    private bool TryTake(out byte header, out int bodyStart, out int bodyLength)
+    {
+        header = 0;
+        bodyStart = 0;
+        bodyLength = 0;
+        if (end - start < 2)
+        {
+            return false;
+        }
+
+        var length = 0;
+        var index = start + 1;
+        for (var shift = 0; ; shift += 7, index++)
+        {
+            if (index >= end)
+            {
+                return false;
+            }
+
+            length |= (buffer[index] & 0x7F) << shift;
+            if ((buffer[index] & 0x80) == 0)
+            {
+                break;
+            }
+        }
+
+        if (end - (index + 1) < length)
+        {
+            return false;
+        }
+
+        header = buffer[start];
+        bodyStart = index + 1;
+        bodyLength = length;
+        start = bodyStart + length;
+        return true;
+    }
+
+    private void Compact()
+    {
+        if (start == end)
+        {
+            start = end = 0;
+        }
+        else if (start > buffer.Length / 2)
+        {
+            Buffer.BlockCopy(buffer, start, buffer, 0, end - start);
+            end -= start;
+            start = 0;
+        }
+    }
+
+    private static byte[] Connect(string clientId, byte level)
+    {
+        var id = Encoding.UTF8.GetBytes(clientId);
+        byte[] body = [0, 4, (byte)'M', (byte)'Q', (byte)'T', (byte)'T', level, 0x02, 0, 60, .. level == 5 ? new byte[] { 0 } : [], (byte)(id.Length >> 8), (byte)id.Length, .. id];
+        return Packet(0x10, body);
+    }
+
+    private static byte[] Packet(byte header, byte[] body)
+    {
+        var result = new List<byte> { header };
+        var length = body.Length;
+        do
+        {
+            var b = (byte)(length & 0x7F);
+            length >>= 7;
+            if (length > 0)
+            {
+                b |= 0x80;
+            }
+
+            result.Add(b);
+        }
+        while (length > 0);
+        result.AddRange(body);
+        return [.. result];
+    }
+}
