@@ -1,3 +1,4 @@
+using Broker.Abstractions;
 using System.Buffers;
 using Broker.Adapters.Mqtt.Internal.Codec;
 using Broker.Adapters.Mqtt.Internal.Headers;
@@ -124,7 +125,15 @@ internal sealed partial class MqttConnection
         {
             if (will is { } pending && bus is not null)
             {
-                PublishWill(pending);
+                try
+                {
+                    PublishWill(pending);
+                }
+                catch (BusRefusedException ex)
+                {
+                    // The user may not publish to the will's topic: dropped, as any forbidden publish.
+                    MqttLog.DeliveryDropped(logger, name, pending.Topic, ex.Message);
+                }
             }
 
             RemoveAllSubscriptions();

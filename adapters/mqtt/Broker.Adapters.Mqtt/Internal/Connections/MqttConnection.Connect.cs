@@ -10,12 +10,16 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 internal sealed partial class MqttConnection
 {
     private MqttSession? session;
-    private IBusClient? bus;
+    // The connection's bus connection, authenticated as one of the broker's users: their permissions apply to every
+    // publish and subscription, and it is what /connz lists (type mqtt).
+    private IBusConnection? bus;
 
-    // The client's publishes go through this one, which does not receive its own messages (Echo = false); MQTT 5
-    // no-local subscriptions are made on it, the others on bus, which receives them. The bus delivers from a queue,
-    // not on the publisher's thread, so which client published is known only this way.
-    private IBusClient? ownPublishes;
+    // MQTT 5 no-local subscriptions: a second bus connection with the same credentials and echo off, opened with the
+    // first such subscription; from then on the client's publishes go through it, so they never reach its no-local
+    // subscriptions but do reach the others (on bus). The bus delivers from a queue, not on the publisher's thread,
+    // so which connection published is known only this way.
+    private IBusConnection? ownPublishes;
+    private BusConnectOptions? busCredentials;
     private bool v5;
     private WillMessage? will;
     private int keepAliveSeconds;
@@ -77,6 +81,20 @@ internal sealed partial class MqttConnection
 
         // MQTT 3.1.1: a session without the clean flag lives for ever (nats-server keeps it until the client cleans it).
         var expiry = v5 ? connect.SessionExpiryInterval : connect.CleanStart ? 0u : uint.MaxValue;
+        busCredentials = BusCredentials(connect, clientId);
+        var result = await handler.Bus.ConnectAsync(transport, busCredentials, cancellationToken).ConfigureAwait(false);
+        if (result.Connection is not { } connected)
+        {
+            RefuseConnect(
+                connect,
+                result.Error == BusConnectError.MaxConnectionsExceeded ? ReasonCode.ServerUnavailable
+                : connect.UserName is null && connect.Password is null ? ReasonCode.NotAuthorized
+                : ReasonCode.BadUserNameOrPassword,
+                result.ErrorMessage ?? "authentication failed");
+            return;
+        }
+
+        bus = connected;
         var attached = await handler.Sessions.AttachAsync(this, clientId, connect.CleanStart, expiry, cancellationToken).ConfigureAwait(false);
         if (attached.Previous is { } previous)
         {
@@ -85,8 +103,7 @@ internal sealed partial class MqttConnection
         }
 
         session = attached.Session;
-        bus = handler.Bus.CreateClient(new BusClientOptions { Name = clientId, Echo = true });
-        ownPublishes = handler.Bus.CreateClient(new BusClientOptions { Name = clientId, Echo = false });
+
         lock (writeLock)
         {
             if (v5)
@@ -140,6 +157,52 @@ internal sealed partial class MqttConnection
                 connect.UserName is null && connect.Password is null ? ReasonCode.NotAuthorized : ReasonCode.BadUserNameOrPassword,
                 "authentication failed");
         }
+    }
+
+    /// <summary>
+    /// How the client's bus connection authenticates: against the broker's users (user name and password, the password
+    /// also as a token, as nats-server reads MQTT credentials; no_auth_user and TLS certificates as the broker has them),
+    /// or, when the <c>mqtt { }</c> block has an <c>authorization { }</c> of its own, which replaces the broker's for MQTT
+    /// clients as in nats-server, as checked by the adapter with full permissions.
+    /// </summary>
+    private BusConnectOptions BusCredentials(ConnectPacket connect, string clientId)
+    {
+        var password = connect.Password is null ? null : Encoding.UTF8.GetString(connect.Password);
+        var own = options.Token is not null || options.Username is not null;
+        return new BusConnectOptions
+        {
+            Protocol = MqttPlugin.ProtocolName,
+            Name = clientId,
+            User = connect.UserName,
+            Password = own ? null : password,
+            Token = own ? null : password,
+            AuthenticatedByAdapter = own,
+        };
+    }
+
+    /// <summary>Opens the echo-less bus connection for no-local subscriptions, once; false when the broker refuses it.</summary>
+    private bool EnsureOwnPublishes()
+    {
+        if (ownPublishes is not null)
+        {
+            return true;
+        }
+
+        var connecting = handler.Bus.ConnectAsync(transport, new BusConnectOptions
+        {
+            Protocol = busCredentials!.Protocol,
+            Name = busCredentials.Name,
+            User = busCredentials.User,
+            Password = busCredentials.Password,
+            Token = busCredentials.Token,
+            AuthenticatedByAdapter = busCredentials.AuthenticatedByAdapter,
+            Echo = false,
+        });
+
+        // The broker answers at once (it only checks credentials and limits); the read loop must not wait here.
+        var result = connecting.IsCompleted ? connecting.Result : connecting.AsTask().GetAwaiter().GetResult();
+        ownPublishes = result.Connection;
+        return ownPublishes is not null;
     }
 
     /// <summary>The <c>authorization { }</c> of the <c>mqtt { }</c> block: one user name and password, or a token given as the password.</summary>

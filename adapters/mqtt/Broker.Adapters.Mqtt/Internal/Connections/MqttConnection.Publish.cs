@@ -1,3 +1,4 @@
+using Broker.Abstractions;
 using System.Buffers;
 using Broker.Adapters.Mqtt.Internal.Codec;
 using Broker.Adapters.Mqtt.Internal.Headers;
@@ -46,7 +47,16 @@ internal sealed partial class MqttConnection
             }
         }
 
-        Publish(subject, ref packet);
+        try
+        {
+            Publish(subject, ref packet);
+        }
+        catch (BusRefusedException ex)
+        {
+            RefuseForbiddenPublish(ref packet, topic, ex.Message);
+            return;
+        }
+
         if (packet.Retain)
         {
             handler.Retained.Set(subject, topic, packet.Qos, packet.Payload.Span, v5 ? packet.Properties.Block : default);
@@ -84,7 +94,7 @@ internal sealed partial class MqttConnection
             headers = MqttHeaders.PubOnlyBlock(packet.Qos, packet.Retain);
         }
 
-        ownPublishes!.Publish(subject, reply, headers, new ReadOnlySequence<byte>(packet.Payload));
+        (ownPublishes ?? bus)!.Publish(subject, reply, headers, new ReadOnlySequence<byte>(packet.Payload));
     }
 
     /// <summary>The topic of a publish: as sent, or the one its MQTT 5 topic alias stands for (setting the alias when both are given).</summary>
@@ -163,6 +173,31 @@ internal sealed partial class MqttConnection
         else if (packet.Qos == 2)
         {
             WriteAck(PacketType.PubRec, packet.PacketId, ReasonCode.TopicNameInvalid);
+        }
+    }
+
+    /// <summary>
+    /// A publish the user's permissions forbid: dropped and logged. MQTT 5 acknowledges QoS 1 and 2 with "not
+    /// authorized"; 3.1.1 has no negative acknowledgement, so the publish is acknowledged as nats-server does and
+    /// nothing is delivered.
+    /// </summary>
+    private void RefuseForbiddenPublish(scoped ref PublishPacket packet, scoped ReadOnlySpan<byte> topic, string reason)
+    {
+        MqttLog.DeliveryDropped(logger, name, System.Text.Encoding.UTF8.GetString(topic), reason);
+        var ack = v5 ? ReasonCode.NotAuthorized : ReasonCode.Success;
+        if (packet.Qos == 1)
+        {
+            WriteAck(PacketType.PubAck, packet.PacketId, ack);
+        }
+        else if (packet.Qos == 2)
+        {
+            if (v5)
+            {
+                // An error reason ends the exchange: no PUBREL follows.
+                session!.Release(packet.PacketId);
+            }
+
+            WriteAck(PacketType.PubRec, packet.PacketId, ack);
         }
     }
 

@@ -104,6 +104,12 @@ internal sealed partial class MqttConnection
                 AddBusSubscription(next, subject[..^2]);
             }
         }
+        catch (BusRefusedException ex)
+        {
+            // The user's subscribe permissions (or max_subscriptions), with the text a NATS client would get.
+            next.Unsubscribe();
+            return Refuse(record.Filter, ex.Message, ReasonCode.NotAuthorized);
+        }
         catch (ArgumentException ex)
         {
             next.Unsubscribe();
@@ -125,7 +131,17 @@ internal sealed partial class MqttConnection
     private void AddBusSubscription(ActiveSubscription subscription, string subject)
     {
         var target = subscription;
-        var client = v5 && subscription.Record.NoLocal ? ownPublishes! : bus!;
+        IBusClient client = bus!;
+        if (v5 && subscription.Record.NoLocal)
+        {
+            if (!EnsureOwnPublishes())
+            {
+                throw new BusRefusedException(BusRefusalReason.Unspecified, subject, "maximum connections exceeded");
+            }
+
+            client = ownPublishes!;
+        }
+
         subscription.BusSubscriptions.Add(client.Subscribe(subject, subscription.QueueGroup, (in BusMessage message) => Deliver(target, message)));
     }
 
