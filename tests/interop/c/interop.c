@@ -7,6 +7,9 @@
  *   interop request <url> <subject> <count>  requests "hello-<i>" to a responder in another client, expects
  *                                            "HELLO-<i>"
  *   interop respond <url> <subject> <count>  answers <count> requests with the payload in upper case
+ *   interop jspublish <url> <stream> <count> creates a memory stream <stream> on subject <stream>.>, publishes
+ *                                            <count> messages with js_Publish (sequences 1..count), repeats the
+ *                                            last message id (a duplicate), and checks the stream's message count
  *
  * Same contract as the nats.js scripts: progress lines, a JSON summary as the last line with "ok", exit code 0
  * exactly when ok. alarm() ends a hung run.
@@ -236,12 +239,60 @@ static int respond(const char *url, const char *subject, int count)
     return 1;
 }
 
+static int jspublish(const char *url, const char *stream, int count)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    jsErrCode jerr = 0;
+    CHECK(open_connection(&nc, url, "c-jetstream"), "connect");
+    CHECK(natsConnection_JetStream(&js, nc, NULL), "jetstream context");
+
+    char subjects[128], subject[160], id[32], payload[32];
+    snprintf(subjects, sizeof(subjects), "%s.>", stream);
+    const char *list[1] = {subjects};
+    jsStreamConfig config;
+    jsStreamConfig_Init(&config);
+    config.Name = stream;
+    config.Subjects = list;
+    config.SubjectsLen = 1;
+    config.Storage = js_MemoryStorage;
+    jsStreamInfo *info = NULL;
+    CHECK(js_AddStream(&info, js, &config, NULL, &jerr), "add stream");
+    jsStreamInfo_Destroy(info);
+
+    for (int i = 1; i <= count + 1; i++)
+    {
+        /* The last round repeats the previous message id: the stream answers with the original sequence. */
+        int n = i <= count ? i : count;
+        snprintf(subject, sizeof(subject), "%s.%d", stream, n % 3);
+        snprintf(id, sizeof(id), "id-%d", n);
+        snprintf(payload, sizeof(payload), "msg-%d", n);
+        jsPubOptions options;
+        jsPubOptions_Init(&options);
+        options.MsgId = id;
+        jsPubAck *ack = NULL;
+        CHECK(js_Publish(&ack, js, subject, payload, (int)strlen(payload), &options, &jerr), "js publish");
+        int right = ack->Sequence == (uint64_t)n && strcmp(ack->Stream, stream) == 0 && ack->Duplicate == (i > count);
+        jsPubAck_Destroy(ack);
+        EXPECT(right, "pub ack sequence, stream or duplicate flag");
+    }
+
+    CHECK(js_GetStreamInfo(&info, js, stream, NULL, &jerr), "stream info");
+    int stored = info->State.Msgs == (uint64_t)count && info->State.LastSeq == (uint64_t)count;
+    jsStreamInfo_Destroy(info);
+    EXPECT(stored, "stream state after the publishes");
+
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     alarm(DEADLINE_SECONDS);
     if (argc < 3 || (strcmp(argv[1], "selftest") != 0 && argc < 5))
     {
-        fprintf(stderr, "usage: %s selftest <url> | request|respond <url> <subject> <count>\n", argv[0]);
+        fprintf(stderr, "usage: %s selftest <url> | request|respond <url> <subject> <count> | jspublish <url> <stream> <count>\n", argv[0]);
         return 2;
     }
 
@@ -256,6 +307,7 @@ int main(int argc, char **argv)
         checks = atoi(argv[4]);
         ok = strcmp(mode, "request") == 0 ? request(argv[2], argv[3], checks)
            : strcmp(mode, "respond") == 0 ? respond(argv[2], argv[3], checks)
+           : strcmp(mode, "jspublish") == 0 ? jspublish(argv[2], argv[3], checks)
            : fail("unknown mode", NATS_OK);
     }
     nats_Close();

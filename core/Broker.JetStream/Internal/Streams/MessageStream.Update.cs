@@ -20,7 +20,7 @@ internal sealed partial class MessageStream
             var resubscribe = !SameSubjects(config, updated) || config.AllowDirect != updated.AllowDirect;
             engine.Reserve(Medium, config.MaxBytes, -1);
             engine.Reserve(Medium, updated.MaxBytes, 1);
-            config = updated;
+            Volatile.Write(ref config, updated);
             Store.UpdateConfig(StoreConfig(engine, updated, Created));
             if (resubscribe && !stopped)
             {

@@ -56,16 +56,12 @@ internal sealed partial class MessageStream
 
     public JetStreamEngine Engine => engine;
 
-    public StreamConfig Config
-    {
-        get
-        {
-            lock (gate)
-            {
-                return config;
-            }
-        }
-    }
+    /// <summary>
+    /// The configuration in force. Read without the stream's lock: consumers read it while holding their own lock, and
+    /// the publish path holds the stream's lock while it notifies consumers (which takes theirs), so taking the
+    /// stream's lock here would order the two locks both ways (docs/locks.md). An update replaces the whole object.
+    /// </summary>
+    public StreamConfig Config => Volatile.Read(ref config);
 
     /// <summary>Creates a stream whose configuration was validated, with a new store.</summary>
     public static async Task<MessageStream> CreateAsync(JetStreamEngine engine, IStreamStoreProvider provider, StreamConfig config)
