@@ -58,6 +58,23 @@ public static class MqttBroker
         return client;
     }
 
+    /// <summary>Connects a client that presents these credentials; returns the CONNACK's result code, however MQTTnet reports a refusal.</summary>
+    public static async Task<MqttClientConnectResultCode> ConnectResultAsync(this TestBroker broker, MqttProtocolVersion version, string user, string password)
+    {
+        using var client = new MqttClientFactory().CreateMqttClient();
+        using var cts = new CancellationTokenSource(Timeout);
+        try
+        {
+            return (await client.ConnectAsync(new MqttClientOptionsBuilder().WithTcpServer("127.0.0.1", broker.MqttPort())
+                .WithProtocolVersion(version).WithCredentials(user, password).WithTimeout(Timeout).Build(), cts.Token)).ResultCode;
+        }
+        catch (MQTTnet.Adapter.MqttConnectingFailedException ex)
+        {
+            // MQTTnet throws for a refusal; the reason is only in the message.
+            return Enum.GetValues<MqttClientConnectResultCode>().First(code => code != MqttClientConnectResultCode.Success && ex.Message.Contains(code.ToString(), StringComparison.Ordinal));
+        }
+    }
+
     public static async Task SubscribeAsync(this IMqttClient client, string filter, MQTTnet.Protocol.MqttQualityOfServiceLevel qos = MQTTnet.Protocol.MqttQualityOfServiceLevel.AtMostOnce)
     {
         using var cts = new CancellationTokenSource(Timeout);
