@@ -166,6 +166,41 @@ public static class ConfigurationValues
     }
 
     /// <summary>
+    /// Reads a listener's address as nats-server's blocks write it: <c>listen: "host:port"</c> (IPv6 hosts in
+    /// brackets, <c>":port"</c> keeping the host), then <c>host</c> (or <c>net</c>) and <c>port</c>, which override
+    /// what <c>listen</c> gave. A port is -1 to 65535 (-1 and 0: any free port).
+    /// </summary>
+    /// <param name="configuration">The section.</param>
+    /// <param name="host">The host: its default on entry, the configured one on return.</param>
+    /// <param name="port">The port: its default on entry (null: none), the configured one on return.</param>
+    /// <exception cref="PluginConfigurationException"><c>listen</c> cannot be parsed, or <c>port</c> is out of range.</exception>
+    public static void GetListenEndPoint(this IConfiguration configuration, ref string host, ref int? port)
+    {
+        ArgumentNullException.ThrowIfNull(configuration);
+        if (configuration["listen"] is { } listen)
+        {
+            var colon = listen.LastIndexOf(':');
+            if (colon < 0 || !int.TryParse(listen[(colon + 1)..], NumberStyles.Integer, CultureInfo.InvariantCulture, out var listenPort))
+            {
+                throw configuration.Refuse("listen", $"could not parse listen address \"{listen}\"");
+            }
+
+            host = colon == 0 ? host : listen[..colon].Trim('[', ']');
+            port = listenPort;
+        }
+
+        if ((configuration["host"] ?? configuration["net"]) is { } configuredHost)
+        {
+            host = configuredHost;
+        }
+
+        if (configuration.GetInt32("port") is { } configuredPort)
+        {
+            port = configuredPort is >= -1 and <= 65535 ? configuredPort : throw configuration.Refuse("port", $"{configuredPort} is not a valid port number");
+        }
+    }
+
+    /// <summary>
     /// Refuses keys the plugin does not read, as nats-server refuses unknown fields, so a misspelt setting is never
     /// ignored silently.
     /// </summary>

@@ -77,27 +77,11 @@ internal static class MqttSettings
 
     private static void ReadEndPoint(IConfiguration section, MqttOptions options)
     {
-        if (section["listen"] is { } listen)
-        {
-            var colon = listen.LastIndexOf(':');
-            if (colon < 0 || !int.TryParse(listen[(colon + 1)..], NumberStyles.Integer, CultureInfo.InvariantCulture, out var listenPort))
-            {
-                throw section.Refuse("listen", $"could not parse listen address \"{listen}\"");
-            }
-
-            options.Host = colon == 0 ? options.Host : listen[..colon].Trim('[', ']');
-            options.Port = listenPort;
-        }
-
-        if ((section["host"] ?? section["net"]) is { } host)
-        {
-            options.Host = host;
-        }
-
-        if (section.GetInt32("port") is { } port)
-        {
-            options.Port = port is >= -1 and <= 65535 ? port : throw section.Refuse("port", $"{port} is not a valid port number");
-        }
+        var host = options.Host;
+        var port = options.Port;
+        section.GetListenEndPoint(ref host, ref port);
+        options.Host = host;
+        options.Port = port;
     }
 
     private static long Range(IConfiguration section, string key, long defaultValue, long min, long max)

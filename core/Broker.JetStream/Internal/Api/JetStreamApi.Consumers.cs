@@ -275,25 +275,39 @@ internal sealed partial class JetStreamApi
         return [.. filters.Where(f => f != ">").Select(System.Text.Encoding.UTF8.GetBytes)];
     }
 
-    /// <summary><c>CONSUMER.DELETE.&lt;stream&gt;.&lt;consumer&gt;</c>.</summary>
-    private async Task DeleteConsumerAsync(ApiRequest request, string streamName, string consumerName)
+    /// <summary>
+    /// The consumer a request names, or <see langword="null"/> after answering with nats-server's error: a non-empty
+    /// body, an unknown stream, an unknown consumer, checked in that order.
+    /// </summary>
+    private Consumer? FindConsumerOrReply(ApiRequest request, ApiResponse response, string streamName, string consumerName)
     {
-        var response = new ApiResponse("consumer_delete_response");
         if (!IsEmpty(request.Payload))
         {
             Reply(request, response.WithError(ApiErrors.NotEmptyRequest));
-            return;
+            return null;
         }
 
         if (engine.FindStream(streamName) is not { } stream)
         {
             Reply(request, response.WithError(ApiErrors.StreamNotFound));
-            return;
+            return null;
         }
 
-        if (stream.FindConsumer(consumerName) is not { } consumer)
+        var consumer = stream.FindConsumer(consumerName);
+        if (consumer is null)
         {
             Reply(request, response.WithError(ApiErrors.ConsumerNotFound));
+        }
+
+        return consumer;
+    }
+
+    /// <summary><c>CONSUMER.DELETE.&lt;stream&gt;.&lt;consumer&gt;</c>.</summary>
+    private async Task DeleteConsumerAsync(ApiRequest request, string streamName, string consumerName)
+    {
+        var response = new ApiResponse("consumer_delete_response");
+        if (FindConsumerOrReply(request, response, streamName, consumerName) is not { } consumer)
+        {
             return;
         }
 
@@ -305,21 +319,8 @@ internal sealed partial class JetStreamApi
     private void ConsumerInfo(ApiRequest request, string streamName, string consumerName)
     {
         var response = new ApiResponse("consumer_info_response");
-        if (!IsEmpty(request.Payload))
+        if (FindConsumerOrReply(request, response, streamName, consumerName) is not { } consumer)
         {
-            Reply(request, response.WithError(ApiErrors.NotEmptyRequest));
-            return;
-        }
-
-        if (engine.FindStream(streamName) is not { } stream)
-        {
-            Reply(request, response.WithError(ApiErrors.StreamNotFound));
-            return;
-        }
-
-        if (stream.FindConsumer(consumerName) is not { } consumer)
-        {
-            Reply(request, response.WithError(ApiErrors.ConsumerNotFound));
             return;
         }
 
