@@ -35,6 +35,12 @@ internal sealed class SessionManager : IDisposable
 
     public ISessionStore Store => store;
 
+    /// <summary>
+    /// Called with the last state of a session that ends (cleaned by a clean start, closed without outliving its
+    /// connection, or expired), to release what lives outside the session store: its subscriptions' JetStream consumers.
+    /// </summary>
+    public Func<SessionRecord, Task>? Discarded { get; set; }
+
     public void Dispose() => gate.Dispose();
 
     public int Count => live.Count;
@@ -62,8 +68,9 @@ internal sealed class SessionManager : IDisposable
         try
         {
             live.TryGetValue(clientId, out var session);
-            if (session is null && !cleanStart && await store.LoadAsync(clientId, cancellationToken).ConfigureAwait(false) is { } record)
+            if (session is null && await store.LoadAsync(clientId, cancellationToken).ConfigureAwait(false) is { } record)
             {
+                // Loaded even for a clean start, which must discard it (a restart forgot which sessions were live).
                 session = new MqttSession(clientId, record);
             }
 
@@ -71,9 +78,13 @@ internal sealed class SessionManager : IDisposable
             var present = session is not null && !cleanStart && session.Persistent;
             if (session is null || !present)
             {
-                if (session is not null && session.Persistent)
+                if (session is not null)
                 {
-                    await store.DeleteAsync(clientId, cancellationToken).ConfigureAwait(false);
+                    await DiscardAsync(session).ConfigureAwait(false);
+                    if (session.Persistent)
+                    {
+                        await store.DeleteAsync(clientId, cancellationToken).ConfigureAwait(false);
+                    }
                 }
 
                 session = new MqttSession(clientId);
@@ -127,6 +138,7 @@ internal sealed class SessionManager : IDisposable
             if (!session.Persistent)
             {
                 live.TryRemove(new KeyValuePair<string, MqttSession>(session.ClientId, session));
+                await DiscardAsync(session).ConfigureAwait(false);
                 await store.DeleteAsync(session.ClientId, CancellationToken.None).ConfigureAwait(false);
                 return;
             }
@@ -137,6 +149,14 @@ internal sealed class SessionManager : IDisposable
         finally
         {
             gate.Release();
+        }
+    }
+
+    private async Task DiscardAsync(MqttSession session)
+    {
+        if (Discarded is { } discarded)
+        {
+            await discarded(session.ToRecord()).ConfigureAwait(false);
         }
     }
 
@@ -157,6 +177,7 @@ internal sealed class SessionManager : IDisposable
                 if (session.Connection is null && session.DisconnectedAt == disconnectedAt
                     && live.TryRemove(new KeyValuePair<string, MqttSession>(clientId, session)))
                 {
+                    await DiscardAsync(session).ConfigureAwait(false);
                     await store.DeleteAsync(clientId, CancellationToken.None).ConfigureAwait(false);
                 }
             }
