@@ -1,0 +1,145 @@
+using System.Buffers;
+using System.Text.Json;
+using System.Text.Json.Nodes;
+
+namespace Broker.Adapters.Mqtt.Internal.JetStream;
+
+/// <summary>Streams and consumers: created once at start (streams) or per subscription (consumers).</summary>
+internal sealed partial class JetStreamApi
+{
+    /// <summary>
+    /// Creates the stream, or accepts an existing one of that name; an existing stream whose config differs from the
+    /// spec in what the spec sets is updated, keeping everything else an operator may have changed.
+    /// </summary>
+    public async Task EnsureStreamAsync(StreamSpec spec, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(spec);
+        JsonObject? existing;
+        try
+        {
+            var info = await RequestNodeAsync("$JS.API.STREAM.INFO." + spec.Name, default, cancellationToken).ConfigureAwait(false);
+            existing = info["config"] as JsonObject;
+        }
+        catch (JetStreamApiException ex) when (ex.ErrorCode == JetStreamApiException.StreamNotFound)
+        {
+            existing = null;
+        }
+
+        if (existing is null)
+        {
+            var config = new JsonObject();
+            Apply(config, spec);
+            try
+            {
+                await RequestNodeAsync("$JS.API.STREAM.CREATE." + spec.Name, ToUtf8(config), cancellationToken).ConfigureAwait(false);
+                return;
+            }
+            catch (JetStreamApiException ex) when (ex.ErrorCode == JetStreamApiException.StreamNameExist)
+            {
+                // Created meanwhile by someone else with another config: update it below.
+                var info = await RequestNodeAsync("$JS.API.STREAM.INFO." + spec.Name, default, cancellationToken).ConfigureAwait(false);
+                existing = info["config"] as JsonObject;
+                if (existing is null)
+                {
+                    throw;
+                }
+            }
+        }
+
+        if (Matches(existing, spec))
+        {
+            return;
+        }
+
+        Apply(existing, spec);
+        await RequestNodeAsync("$JS.API.STREAM.UPDATE." + spec.Name, ToUtf8(existing), cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>Creates a durable push consumer, or accepts an existing one with the same config.</summary>
+    public async Task CreateConsumerAsync(string stream, ConsumerSpec spec, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(spec);
+        var request = new ConsumerCreateRequest
+        {
+            StreamName = stream,
+            Config = new ConsumerConfigModel
+            {
+                DurableName = spec.DurableName,
+                DeliverSubject = spec.DeliverSubject,
+                DeliverPolicy = spec.DeliverPolicy == ConsumerDeliverPolicy.New ? "new" : "all",
+                AckPolicy = "explicit",
+                AckWait = spec.AckWait.Ticks * 100,
+                FilterSubject = spec.FilterSubject,
+                MaxAckPending = spec.MaxAckPending,
+            },
+        };
+        var body = JsonSerializer.SerializeToUtf8Bytes(request, MqttJsonContext.Default.ConsumerCreateRequest);
+        await RequestAsync($"$JS.API.CONSUMER.DURABLE.CREATE.{stream}.{spec.DurableName}", body, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>Deletes a consumer; nothing happens when it does not exist.</summary>
+    public async Task DeleteConsumerAsync(string stream, string name, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await RequestAsync($"$JS.API.CONSUMER.DELETE.{stream}.{name}", default, cancellationToken).ConfigureAwait(false);
+        }
+        catch (JetStreamApiException ex) when (ex.ErrorCode == JetStreamApiException.ConsumerNotFound)
+        {
+        }
+    }
+
+    private static string RetentionName(StreamRetention retention) => retention switch
+    {
+        StreamRetention.Interest => "interest",
+        StreamRetention.WorkQueue => "workqueue",
+        _ => "limits",
+    };
+
+    private static string StorageName(StreamStorage storage) => storage == StreamStorage.Memory ? "memory" : "file";
+
+    private static void Apply(JsonObject config, StreamSpec spec)
+    {
+        config["name"] = spec.Name;
+        config["subjects"] = new JsonArray([.. spec.Subjects.Select(s => (JsonNode)s)]);
+        config["retention"] = RetentionName(spec.Retention);
+        config["max_msgs_per_subject"] = spec.MaxMessagesPerSubject;
+        config["storage"] = StorageName(spec.Storage);
+    }
+
+    /// <summary>Whether an existing config already has what the spec sets (subjects in any order).</summary>
+    private static bool Matches(JsonObject config, StreamSpec spec)
+    {
+        var subjects = (config["subjects"] as JsonArray)?.Select(n => n?.GetValue<string>()).ToHashSet(StringComparer.Ordinal) ?? [];
+        return subjects.SetEquals(spec.Subjects)
+            && string.Equals(config["retention"]?.GetValue<string>(), RetentionName(spec.Retention), StringComparison.Ordinal)
+            && config["max_msgs_per_subject"]?.GetValue<long>() == spec.MaxMessagesPerSubject
+            && string.Equals(config["storage"]?.GetValue<string>(), StorageName(spec.Storage), StringComparison.Ordinal);
+    }
+
+    private static byte[] ToUtf8(JsonNode node)
+    {
+        var buffer = new ArrayBufferWriter<byte>();
+        using (var writer = new Utf8JsonWriter(buffer))
+        {
+            node.WriteTo(writer);
+        }
+
+        return buffer.WrittenSpan.ToArray();
+    }
+
+    /// <summary>A request whose whole answer is needed (stream configs are kept as they are, unknown fields included).</summary>
+    private async Task<JsonObject> RequestNodeAsync(string subject, ReadOnlyMemory<byte> body, CancellationToken cancellationToken)
+    {
+        // RequestAsync checks for an error; the answer is parsed a second time as a tree, which is rare (start-up only).
+        var raw = await RequestRawAsync(subject, body, cancellationToken).ConfigureAwait(false);
+        try
+        {
+            return JsonNode.Parse(raw.Span) as JsonObject ?? throw new JetStreamApiException(subject, 500, 0, "the answer is not a JSON object");
+        }
+        catch (JsonException ex)
+        {
+            throw new JetStreamApiException(subject, 500, 0, "the answer is not valid JSON: " + ex.Message, ex);
+        }
+    }
+}

@@ -1,0 +1,168 @@
+// JetStreamApi: the adapter's client of the JetStream JSON API ($JS.API.*) over one in-process bus client, as
+// nats-server's MQTT reaches JetStream. Every call has a timeout (RequestTimeout) and throws JetStreamApiException
+// (Subject, Code, ErrorCode, Description) when the server answers with an error, nothing answers or the answer is late.
+//
+//   Task<bool>           IsAvailableAsync(ct)                         $JS.API.INFO answers (no responders: false)
+//   Task<AccountLimits>  AccountLimitsAsync(ct)                       $JS.API.INFO limits (max_memory, max_storage)
+//   Task                 EnsureStreamAsync(StreamSpec, ct)            create, or update what differs from the spec
+//   Task<ulong>          PublishAsync(subject, headers, payload, ct)  waits for the PubAck; returns the stream sequence
+//   Task<StoredMessage?> GetLastBySubjectAsync(stream, subject, ct)   STREAM.MSG.GET last_by_subj; null when none (10037)
+//   IAsyncEnumerable<StoredMessage> ReadAllAsync(stream, filter, ct)  every message matching filter, by sequence
+//   Task                 PurgeSubjectAsync(stream, subject, ct)       STREAM.PURGE with filter
+//   Task                 CreateConsumerAsync(stream, ConsumerSpec, ct) durable push consumer, explicit acks
+//   Task                 DeleteConsumerAsync(stream, name, ct)        no error when it does not exist
+using System.Runtime.CompilerServices;
+using System.Text.Json;
+using System.Text.Json.Serialization.Metadata;
+using Broker.Abstractions;
+
+namespace Broker.Adapters.Mqtt.Internal.JetStream;
+
+/// <summary>
+/// A client of the JetStream JSON API over one bus client: the standard <c>$JS.API.*</c> requests nats-server's MQTT
+/// implementation makes, so the adapter depends on the contract only, never on the engine's types.
+/// </summary>
+internal sealed partial class JetStreamApi : IAsyncDisposable
+{
+    /// <summary>nats-server's MQTT waits this long for JetStream API answers (<c>mqttJSAPITimeout</c>, 4s).</summary>
+    public static readonly TimeSpan DefaultTimeout = TimeSpan.FromSeconds(4);
+
+    private readonly IBusClient client;
+    private readonly bool ownsClient;
+
+    public JetStreamApi(IBusClient client, TimeSpan? timeout = null, bool ownsClient = false)
+    {
+        ArgumentNullException.ThrowIfNull(client);
+        this.client = client;
+        this.ownsClient = ownsClient;
+        RequestTimeout = timeout ?? DefaultTimeout;
+    }
+
+    /// <summary>How long each request waits for its answer.</summary>
+    public TimeSpan RequestTimeout { get; }
+
+    public ValueTask DisposeAsync() => ownsClient ? client.DisposeAsync() : ValueTask.CompletedTask;
+
+    /// <summary>Whether JetStream answers <c>$JS.API.INFO</c> with account info (false when nothing subscribes it, or JetStream is not enabled).</summary>
+    public async Task<bool> IsAvailableAsync(CancellationToken cancellationToken)
+    {
+        try
+        {
+            await RequestAsync("$JS.API.INFO", default, cancellationToken).ConfigureAwait(false);
+            return true;
+        }
+        catch (JetStreamApiException ex) when (ex.ErrorCode == 0 && ex.Code == 503 || ex.ErrorCode is 10039 or 10076)
+        {
+            // No responders, or "JetStream not enabled (for account)".
+            return false;
+        }
+    }
+
+    /// <summary>The account's storage limits from <c>$JS.API.INFO</c> (-1: unlimited, 0: that storage is not available).</summary>
+    public async Task<AccountLimitsModel> AccountLimitsAsync(CancellationToken cancellationToken)
+    {
+        var response = await RequestAsync("$JS.API.INFO", default, cancellationToken).ConfigureAwait(false);
+        return response.Limits ?? new AccountLimitsModel();
+    }
+
+    /// <summary>Publishes to a stream's subject as a request and waits for the PubAck.</summary>
+    /// <returns>The message's stream sequence.</returns>
+    /// <exception cref="JetStreamApiException">No stream takes the subject, or the stream refused the message.</exception>
+    public async Task<ulong> PublishAsync(string subject, ReadOnlyMemory<byte> headers, ReadOnlyMemory<byte> payload, CancellationToken cancellationToken)
+    {
+        var response = await RequestAsync(subject, headers, payload, cancellationToken).ConfigureAwait(false);
+        return response.Stream is null
+            ? throw new JetStreamApiException(subject, 500, 0, "the answer is not a PubAck")
+            : response.Sequence;
+    }
+
+    /// <summary>The last message of <paramref name="subject"/> in a stream, or <see langword="null"/> when there is none.</summary>
+    public async Task<StoredMessage?> GetLastBySubjectAsync(string stream, string subject, CancellationToken cancellationToken)
+    {
+        var request = new MessageGetRequest { LastBySubject = subject };
+        return await GetMessageAsync(stream, request, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>Every message of a stream whose subject matches <paramref name="filter"/>, in sequence order.</summary>
+    public async IAsyncEnumerable<StoredMessage> ReadAllAsync(string stream, string filter, [EnumeratorCancellation] CancellationToken cancellationToken)
+    {
+        var request = new MessageGetRequest { Sequence = 1, NextBySubject = filter };
+        while (await GetMessageAsync(stream, request, cancellationToken).ConfigureAwait(false) is { } message)
+        {
+            yield return message;
+            request.Sequence = message.Sequence + 1;
+        }
+    }
+
+    /// <summary>Removes every message of one subject from a stream.</summary>
+    public async Task PurgeSubjectAsync(string stream, string subject, CancellationToken cancellationToken)
+    {
+        var body = JsonSerializer.SerializeToUtf8Bytes(new PurgeRequest { Filter = subject }, MqttJsonContext.Default.PurgeRequest);
+        await RequestAsync("$JS.API.STREAM.PURGE." + stream, body, cancellationToken).ConfigureAwait(false);
+    }
+
+    private async Task<StoredMessage?> GetMessageAsync(string stream, MessageGetRequest request, CancellationToken cancellationToken)
+    {
+        var body = JsonSerializer.SerializeToUtf8Bytes(request, MqttJsonContext.Default.MessageGetRequest);
+        ApiResponseModel response;
+        try
+        {
+            response = await RequestAsync("$JS.API.STREAM.MSG.GET." + stream, body, cancellationToken).ConfigureAwait(false);
+        }
+        catch (JetStreamApiException ex) when (ex.ErrorCode == JetStreamApiException.NoMessageFound)
+        {
+            return null;
+        }
+
+        var message = response.Message ?? throw new JetStreamApiException("$JS.API.STREAM.MSG.GET." + stream, 500, 0, "the answer carries no message");
+        return new StoredMessage(message.Subject, message.Sequence, message.Headers ?? [], message.Data ?? []);
+    }
+
+    private Task<ApiResponseModel> RequestAsync(string subject, ReadOnlyMemory<byte> body, CancellationToken cancellationToken)
+        => RequestAsync(subject, default, body, cancellationToken);
+
+    /// <summary>Sends a request and returns its answer, or throws with the API error it carries.</summary>
+    private async Task<ApiResponseModel> RequestAsync(string subject, ReadOnlyMemory<byte> headers, ReadOnlyMemory<byte> body, CancellationToken cancellationToken)
+        => (await ExchangeAsync(subject, headers, body, cancellationToken).ConfigureAwait(false)).Response;
+
+    /// <summary>Sends a request and returns its raw answer, or throws with the API error it carries.</summary>
+    private async Task<ReadOnlyMemory<byte>> RequestRawAsync(string subject, ReadOnlyMemory<byte> body, CancellationToken cancellationToken)
+        => (await ExchangeAsync(subject, default, body, cancellationToken).ConfigureAwait(false)).Payload;
+
+    private async Task<(ApiResponseModel Response, ReadOnlyMemory<byte> Payload)> ExchangeAsync(string subject, ReadOnlyMemory<byte> headers, ReadOnlyMemory<byte> body, CancellationToken cancellationToken)
+    {
+        BusReply reply;
+        try
+        {
+            reply = await client.RequestAsync(subject, headers, body, RequestTimeout, cancellationToken).ConfigureAwait(false);
+        }
+        catch (NoRespondersException ex)
+        {
+            throw new JetStreamApiException(subject, 503, 0, "no responders (JetStream is not running, or no stream takes the subject)", ex);
+        }
+        catch (TimeoutException ex)
+        {
+            throw new JetStreamApiException(subject, 408, 0, $"no answer within {RequestTimeout.TotalSeconds:0.###}s", ex);
+        }
+
+        var response = Parse(subject, reply.Payload, MqttJsonContext.Default.ApiResponseModel);
+        if (response.Error is { } error)
+        {
+            throw new JetStreamApiException(subject, error.Code, error.ErrorCode, error.Description ?? "");
+        }
+
+        return (response, reply.Payload);
+    }
+
+    private static T Parse<T>(string subject, ReadOnlyMemory<byte> payload, JsonTypeInfo<T> typeInfo)
+    {
+        try
+        {
+            return JsonSerializer.Deserialize(payload.Span, typeInfo) ?? throw new JetStreamApiException(subject, 500, 0, "empty answer");
+        }
+        catch (JsonException ex)
+        {
+            throw new JetStreamApiException(subject, 500, 0, "the answer is not valid JSON: " + ex.Message, ex);
+        }
+    }
+}
