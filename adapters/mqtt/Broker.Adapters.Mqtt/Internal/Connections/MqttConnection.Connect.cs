@@ -103,6 +103,7 @@ internal sealed partial class MqttConnection
         }
 
         session = attached.Session;
+        releasingCheck = session.IsReleasing;
 
         lock (writeLock)
         {
@@ -125,7 +126,7 @@ internal sealed partial class MqttConnection
         }
 
         MqttLog.Connected(logger, name, v5 ? "5" : "3.1.1", keepAliveSeconds, connect.CleanStart);
-        RestoreSubscriptions();
+        await RestoreSubscriptionsAsync(cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>The checks nats-server makes after decoding, and those of MQTT 5 and of the broker's settings.</summary>

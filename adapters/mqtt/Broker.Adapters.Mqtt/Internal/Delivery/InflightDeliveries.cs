@@ -9,7 +9,8 @@ namespace Broker.Adapters.Mqtt.Internal.Delivery;
 /// <param name="Consumer">The consumer's name, or <see langword="null"/>.</param>
 /// <param name="Sequence">The stream sequence of the message, or 0.</param>
 /// <param name="Qos">The QoS it was sent with (1 or 2).</param>
-internal readonly record struct Inflight(string? AckSubject, string? Consumer, ulong Sequence, byte Qos);
+/// <param name="Redelivered">Whether the consumer delivered it before (to this or an earlier connection of the session).</param>
+internal readonly record struct Inflight(string? AckSubject, string? Consumer, ulong Sequence, byte Qos, bool Redelivered = false);
 
 /// <summary>
 /// The outgoing QoS 1 and 2 deliveries of one connection by packet identifier, bounded by the client's receive
@@ -30,7 +31,7 @@ internal sealed class InflightDeliveries
     /// </summary>
     public bool TryAdd(in Inflight delivery, int limit, Func<ushort, bool> inUseElsewhere, out ushort packetId, out bool duplicate)
     {
-        duplicate = false;
+        duplicate = delivery.Redelivered;
         if (delivery.Consumer is { } consumer && byMessage.TryGetValue((consumer, delivery.Sequence), out packetId))
         {
             byPacketId[packetId] = delivery;

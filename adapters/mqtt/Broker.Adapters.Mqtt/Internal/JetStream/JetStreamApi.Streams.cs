@@ -69,7 +69,8 @@ internal sealed partial class JetStreamApi
                 DeliverPolicy = spec.DeliverPolicy == ConsumerDeliverPolicy.New ? "new" : "all",
                 AckPolicy = "explicit",
                 AckWait = spec.AckWait.Ticks * 100,
-                FilterSubject = spec.FilterSubject,
+                FilterSubject = spec.MoreFilterSubjects is { Count: > 0 } ? null : spec.FilterSubject,
+                FilterSubjects = spec.MoreFilterSubjects is { Count: > 0 } more ? [spec.FilterSubject, .. more] : null,
                 MaxAckPending = spec.MaxAckPending,
             },
         };
