@@ -232,7 +232,7 @@ public sealed class QosDeliveryTests : IDisposable
 
     private Task<TestBroker> StartAsync(bool fileStore)
     {
-        Broker.Abstractions.IBrokerPlugin store = fileStore ? new FileStorePlugin() : new MemStorePlugin();
+        Broker.Abstractions.IBrokerPlugin store = fileStore ? new FileStorePlugin() : new MemoryStorePlugin();
         return MqttBroker.StartAsync(null, [new JetStreamPlugin(new JetStreamOptions { StoreDirectory = storeDirectory }), store]);
     }
 
