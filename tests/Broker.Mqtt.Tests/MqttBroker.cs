@@ -19,6 +19,10 @@ public static class MqttBroker
     public static Task<TestBroker> StartAsync(params (string Key, string? Value)[] settings) => StartAsync(null, settings);
 
     public static Task<TestBroker> StartAsync(Action<BrokerOptions>? configure, params (string Key, string? Value)[] settings)
+        => StartAsync(configure, [], settings);
+
+    /// <summary>Starts the broker with <paramref name="plugins"/> after the MQTT, WebSocket and TLS plugins (as the host orders its plugin folders).</summary>
+    public static Task<TestBroker> StartAsync(Action<BrokerOptions>? configure, IEnumerable<Broker.Abstractions.IBrokerPlugin> plugins, params (string Key, string? Value)[] settings)
     {
         var all = new Dictionary<string, string?>(StringComparer.OrdinalIgnoreCase)
         {
@@ -31,7 +35,7 @@ public static class MqttBroker
         }
 
         var configuration = new ConfigurationBuilder().AddInMemoryCollection(all.Where(p => p.Value is not null)).Build();
-        return TestBroker.StartAsync(configure, [new MqttPlugin(), new WebSocketPlugin(), new TlsPlugin()], configuration);
+        return TestBroker.StartAsync(configure, [new MqttPlugin(), new WebSocketPlugin(), new TlsPlugin(), .. plugins], configuration);
     }
 
     public static int MqttPort(this TestBroker broker) => ((IPEndPoint)broker.Server.GetEndPoint(MqttPlugin.ListenerName)).Port;

@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using Broker.Abstractions;
+using Broker.Adapters.Mqtt.Internal.JetStream;
 using Broker.Adapters.Mqtt.Internal.Sessions;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
@@ -24,7 +25,7 @@ internal sealed class MqttProtocolHandler : IProtocolHandler, IHostedService, IA
     {
         Options = options;
         Bus = bus;
-        Sessions = new SessionManager(store);
+        Sessions = new SessionManager(store, logger);
         Retained = new RetainedMessages(retainedStore);
         Logger = logger;
     }
@@ -38,6 +39,9 @@ internal sealed class MqttProtocolHandler : IProtocolHandler, IHostedService, IA
     public SessionManager Sessions { get; }
 
     public RetainedMessages Retained { get; }
+
+    /// <summary>The adapter's state on JetStream (its API client, once loaded), or <see langword="null"/> without the plugin's service.</summary>
+    public MqttJetStream? JetStream { get; set; }
 
     public ILogger Logger { get; }
 

@@ -19,10 +19,17 @@ internal sealed record SubscriptionRecord(string Filter, byte Qos, bool NoLocal,
 /// Seconds the session outlives a disconnect: 0 none, <see cref="uint.MaxValue"/> for ever (MQTT 3.1.1 clean session
 /// false).
 /// </param>
-internal sealed record SessionRecord(string ClientId, IReadOnlyList<SubscriptionRecord> Subscriptions, uint ExpiryInterval);
+internal sealed record SessionRecord(string ClientId, IReadOnlyList<SubscriptionRecord> Subscriptions, uint ExpiryInterval)
+{
+    /// <summary>
+    /// Unix milliseconds of the disconnect that stored the record, or 0 while connected: a session read back after a
+    /// restart that has expired since is forgotten.
+    /// </summary>
+    public long DisconnectedAt { get; init; }
+}
 
 /// <summary>
-/// Where sessions are kept. The adapter calls it only on connect, on subscription changes and on disconnect, never
+/// Where sessions are kept (memory, or JetStream's <c>$MQTT_sess</c>: Internal/JetStream/JetStreamSessionStore). The adapter calls it only on connect, on subscription changes and on disconnect, never
 /// per message, so an implementation may make network round trips (JetStream's <c>$MQTT_sess</c> stream).
 /// </summary>
 internal interface ISessionStore
