@@ -88,6 +88,8 @@ public sealed class JetStreamApiTests
         await api.PurgeSubjectAsync("T_RET", "t.ret.a", CancellationToken.None);
         Assert.Null(await api.GetLastBySubjectAsync("T_RET", "t.ret.a", CancellationToken.None));
         Assert.NotNull(await api.GetLastBySubjectAsync("T_RET", "t.ret.b", CancellationToken.None));
+        await using var nats = new NatsConnection(new NatsOpts { Url = broker.Url });
+        Assert.Equal(1L, (await new NatsJSContext(nats).GetStreamAsync("T_RET")).Info.State.Messages);
 
         var noStream = await Assert.ThrowsAsync<JetStreamApiException>(() => api.PublishAsync("nowhere.x", default, "x"u8.ToArray(), CancellationToken.None));
         Assert.Equal(503, noStream.Code);

@@ -3,6 +3,7 @@ using Broker.Abstractions;
 using Broker.Adapters.Mqtt;
 using Broker.Adapters.Mqtt.Internal;
 using Broker.Adapters.Mqtt.Internal.Connections;
+using Broker.Adapters.Mqtt.Internal.JetStream;
 using Broker.Adapters.Mqtt.Internal.Sessions;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
@@ -44,6 +45,14 @@ public sealed class MqttPlugin : IBrokerPlugin
             provider.GetRequiredService<ILoggerFactory>().CreateLogger("Broker.Mqtt")));
         services.AddSingleton<IProtocolHandler>(provider => provider.GetRequiredService<MqttProtocolHandler>());
         services.AddSingleton<IHostedService>(provider => provider.GetRequiredService<MqttProtocolHandler>());
+
+        // Sessions and retained messages on JetStream when the broker runs it (the memory stores above otherwise).
+        // Registered after the handler: stopped before it, started after it (it only starts loading; CONNECTs wait).
+        services.AddSingleton<IHostedService>(provider => new MqttJetStream(
+            provider.GetRequiredService<MqttProtocolHandler>(),
+            provider.GetRequiredService<IMessageBus>(),
+            provider.GetServices<ServerFeature>().Any(feature => feature.Name == ServerFeature.JetStream),
+            provider.GetRequiredService<ILoggerFactory>().CreateLogger("Broker.Mqtt")));
         if (options.Port is not { } port)
         {
             return;

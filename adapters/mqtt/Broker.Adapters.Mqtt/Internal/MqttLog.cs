@@ -55,4 +55,32 @@ internal static partial class MqttLog
 
     [LoggerMessage(882, LogLevel.Debug, "MQTT: consumer {Consumer} of an ended session or subscription could not be deleted: {Reason}")]
     public static partial void ConsumerDeleteFailed(ILogger logger, string consumer, string reason);
+
+    // 860-879: state on JetStream (Internal/JetStream, Internal/Sessions).
+    [LoggerMessage(860, LogLevel.Information, "MQTT state on JetStream ({Storage} storage): streams $MQTT_sess, $MQTT_rmsgs, $MQTT_msgs ready, {Retained} retained message(s) loaded")]
+    public static partial void StateOnJetStream(ILogger logger, string storage, int retained);
+
+    [LoggerMessage(861, LogLevel.Information, "MQTT state in memory: JetStream is not enabled, so sessions and retained messages survive a reconnect, not a restart")]
+    public static partial void StateInMemory(ILogger logger);
+
+    [LoggerMessage(862, LogLevel.Warning, "MQTT: still waiting for JetStream to answer after {Seconds}s: {Reason}")]
+    public static partial void WaitingForJetStream(ILogger logger, int seconds, string reason);
+
+    [LoggerMessage(863, LogLevel.Error, "MQTT: the state cannot be kept on JetStream; sessions and retained messages stay in memory")]
+    public static partial void StateSetupFailed(ILogger logger, Exception exception);
+
+    [LoggerMessage(864, LogLevel.Warning, "MQTT session store: {Operation} of client ID {ClientId} failed")]
+    public static partial void SessionStoreFailed(ILogger logger, string clientId, string operation, Exception exception);
+
+    [LoggerMessage(865, LogLevel.Warning, "MQTT retained message store: {Operation} of {Subject} failed")]
+    public static partial void RetainedStoreFailed(ILogger logger, string subject, string operation, Exception exception);
+
+    [LoggerMessage(866, LogLevel.Warning, "MQTT session record {Subject} holds client ID {Stored}, not {ClientId} (hash collision): not resumed")]
+    public static partial void SessionHashCollision(ILogger logger, string subject, string stored, string clientId);
+
+    [LoggerMessage(867, LogLevel.Information, "MQTT: JetStream has no file storage here ({Reason}); the MQTT streams are in memory and do not survive a restart")]
+    public static partial void StreamsInMemory(ILogger logger, string reason);
+
+    [LoggerMessage(868, LogLevel.Warning, "MQTT retained message {Subject} read from JetStream is not valid and was skipped: {Reason}")]
+    public static partial void RetainedRecordInvalid(ILogger logger, string subject, string reason);
 }

@@ -95,7 +95,19 @@ internal sealed partial class MqttConnection
         }
 
         bus = connected;
-        var attached = await handler.Sessions.AttachAsync(this, clientId, connect.CleanStart, expiry, cancellationToken).ConfigureAwait(false);
+        AttachResult attached;
+        try
+        {
+            attached = await handler.Sessions.AttachAsync(this, clientId, connect.CleanStart, expiry, cancellationToken).ConfigureAwait(false);
+        }
+        catch (SessionStoreUnavailableException ex)
+        {
+            // The state (JetStream) is not there: refused, as nats-server refuses when it cannot reach its streams.
+            will = null;
+            RefuseConnect(connect, ReasonCode.ServerUnavailable, ex.Message);
+            return;
+        }
+
         if (attached.Previous is { } previous)
         {
             MqttLog.TakenOver(logger, name, clientId);
@@ -251,7 +263,7 @@ internal sealed partial class MqttConnection
                 ControlPackets.WriteConnAckV5(output, false, reason, new ConnAckProperties { ReasonString = message });
             }
             else if (connect.Level == (byte)ProtocolLevel.V311
-                && reason is ReasonCode.ClientIdentifierNotValid or ReasonCode.BadUserNameOrPassword or ReasonCode.NotAuthorized)
+                && reason is ReasonCode.ClientIdentifierNotValid or ReasonCode.BadUserNameOrPassword or ReasonCode.NotAuthorized or ReasonCode.ServerUnavailable)
             {
                 ControlPackets.WriteConnAckV3(output, false, ReasonCode.ToV3ConnectReturnCode(reason));
             }

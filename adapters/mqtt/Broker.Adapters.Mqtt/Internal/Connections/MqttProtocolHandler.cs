@@ -26,7 +26,7 @@ internal sealed class MqttProtocolHandler : IProtocolHandler, IHostedService, IA
     {
         Options = options;
         Bus = bus;
-        Sessions = new SessionManager(store);
+        Sessions = new SessionManager(store, logger);
         Retained = new RetainedMessages(retainedStore);
         Logger = logger;
     }
@@ -40,6 +40,9 @@ internal sealed class MqttProtocolHandler : IProtocolHandler, IHostedService, IA
     public SessionManager Sessions { get; }
 
     public RetainedMessages Retained { get; }
+
+    /// <summary>The adapter's state on JetStream (its API client, once loaded), or <see langword="null"/> without the plugin's service.</summary>
+    public MqttJetStream? JetStream { get; set; }
 
     /// <summary>
     /// QoS 1 and 2 delivery on JetStream, once its stream is ready; <see langword="null"/> without JetStream, when

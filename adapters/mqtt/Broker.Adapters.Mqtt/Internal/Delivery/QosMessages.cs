@@ -16,11 +16,11 @@ namespace Broker.Adapters.Mqtt.Internal.Delivery;
 /// </summary>
 internal sealed class QosMessages
 {
-    /// <summary>The stream (nats-server's <c>mqttStreamName</c>).</summary>
-    public const string Stream = "$MQTT_msgs";
+    /// <summary>The stream (<see cref="MqttStreams"/>).</summary>
+    public const string Stream = MqttStreams.MessageStream;
 
     /// <summary>The stream's subjects are this prefix and the message's NATS subject.</summary>
-    public const string SubjectPrefix = "$MQTT.msgs.";
+    public const string SubjectPrefix = MqttStreams.MessageSubjectPrefix;
 
     /// <summary>The prefix of consumers' deliver subjects.</summary>
     public const string DeliverPrefix = "$MQTT.sub.";
@@ -37,9 +37,6 @@ internal sealed class QosMessages
         this.client = client;
         this.options = options;
     }
-
-    /// <summary>The stream the adapter's other state shares the API with.</summary>
-    public static StreamSpec Spec(StreamStorage storage) => new(Stream, [SubjectPrefix + ">"], StreamRetention.Interest, 0, storage);
 
     /// <summary>
     /// Stores a QoS 1 or 2 message; the task completes when JetStream has it (on disk with the file store), which is

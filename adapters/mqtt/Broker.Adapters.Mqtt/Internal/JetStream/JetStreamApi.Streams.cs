@@ -9,7 +9,8 @@ internal sealed partial class JetStreamApi
 {
     /// <summary>
     /// Creates the stream, or accepts an existing one of that name; an existing stream whose config differs from the
-    /// spec in what the spec sets is updated, keeping everything else an operator may have changed.
+    /// spec in what the spec sets is updated, keeping everything else an operator may have changed. The storage is
+    /// chosen at creation only: JetStream cannot change it (an existing stream keeps its own).
     /// </summary>
     public async Task EnsureStreamAsync(StreamSpec spec, CancellationToken cancellationToken)
     {
@@ -51,7 +52,7 @@ internal sealed partial class JetStreamApi
             return;
         }
 
-        Apply(existing, spec);
+        Apply(existing, spec, keepStorage: true);
         await RequestNodeAsync("$JS.API.STREAM.UPDATE." + spec.Name, ToUtf8(existing), cancellationToken).ConfigureAwait(false);
     }
 
@@ -99,23 +100,25 @@ internal sealed partial class JetStreamApi
 
     private static string StorageName(StreamStorage storage) => storage == StreamStorage.Memory ? "memory" : "file";
 
-    private static void Apply(JsonObject config, StreamSpec spec)
+    private static void Apply(JsonObject config, StreamSpec spec, bool keepStorage = false)
     {
         config["name"] = spec.Name;
         config["subjects"] = new JsonArray([.. spec.Subjects.Select(s => (JsonNode)s)]);
         config["retention"] = RetentionName(spec.Retention);
         config["max_msgs_per_subject"] = spec.MaxMessagesPerSubject;
-        config["storage"] = StorageName(spec.Storage);
+        if (!keepStorage || config["storage"] is null)
+        {
+            config["storage"] = StorageName(spec.Storage);
+        }
     }
 
-    /// <summary>Whether an existing config already has what the spec sets (subjects in any order).</summary>
+    /// <summary>Whether an existing config already has what the spec sets (subjects in any order; storage aside).</summary>
     private static bool Matches(JsonObject config, StreamSpec spec)
     {
         var subjects = (config["subjects"] as JsonArray)?.Select(n => n?.GetValue<string>()).ToHashSet(StringComparer.Ordinal) ?? [];
         return subjects.SetEquals(spec.Subjects)
             && string.Equals(config["retention"]?.GetValue<string>(), RetentionName(spec.Retention), StringComparison.Ordinal)
-            && config["max_msgs_per_subject"]?.GetValue<long>() == spec.MaxMessagesPerSubject
-            && string.Equals(config["storage"]?.GetValue<string>(), StorageName(spec.Storage), StringComparison.Ordinal);
+            && config["max_msgs_per_subject"]?.GetValue<long>() == spec.MaxMessagesPerSubject;
     }
 
     private static byte[] ToUtf8(JsonNode node)

@@ -11,23 +11,29 @@ namespace Broker.Adapters.Mqtt.Internal.Sessions;
 /// <param name="Properties">The MQTT 5 property block it was published with, or empty.</param>
 internal sealed record RetainedMessage(string Subject, string Topic, byte Qos, byte[] Payload, byte[] Properties);
 
-/// <summary>Where retained messages are kept between restarts (JetStream's <c>$MQTT_rmsgs</c> in nats-server).</summary>
+/// <summary>
+/// Where retained messages are kept between restarts (JetStream's <c>$MQTT_rmsgs</c>, as in nats-server). Writes are
+/// called on the publish path and must not make it wait: a store queues them and applies them in order.
+/// </summary>
 internal interface IRetainedStore
 {
     /// <summary>Every stored retained message, read once at start.</summary>
-    IReadOnlyList<RetainedMessage> LoadAll();
+    Task<IReadOnlyList<RetainedMessage>> LoadAllAsync(CancellationToken cancellationToken);
 
-    /// <summary>Stores or replaces the message of its subject.</summary>
+    /// <summary>Queues storing (replacing) the message of its subject; returns at once.</summary>
     void Save(RetainedMessage message);
 
-    /// <summary>Removes the message of a subject.</summary>
+    /// <summary>Queues removing the message of a subject; returns at once.</summary>
     void Delete(string subject);
+
+    /// <summary>Completes when the writes queued so far are applied (or failed and logged).</summary>
+    Task FlushAsync();
 }
 
 /// <summary>Retained messages live only in memory: the store keeps nothing.</summary>
 internal sealed class MemoryRetainedStore : IRetainedStore
 {
-    public IReadOnlyList<RetainedMessage> LoadAll() => [];
+    public Task<IReadOnlyList<RetainedMessage>> LoadAllAsync(CancellationToken cancellationToken) => Task.FromResult<IReadOnlyList<RetainedMessage>>([]);
 
     public void Save(RetainedMessage message)
     {
@@ -36,6 +42,8 @@ internal sealed class MemoryRetainedStore : IRetainedStore
     public void Delete(string subject)
     {
     }
+
+    public Task FlushAsync() => Task.CompletedTask;
 }
 
 /// <summary>
@@ -45,15 +53,30 @@ internal sealed class MemoryRetainedStore : IRetainedStore
 internal sealed class RetainedMessages
 {
     private readonly ConcurrentDictionary<string, RetainedMessage> messages = new(StringComparer.Ordinal);
-    private readonly IRetainedStore store;
+    private readonly Lock writeGate = new();
+    private IRetainedStore store;
 
     public RetainedMessages(IRetainedStore store)
     {
         this.store = store;
-        foreach (var message in store.LoadAll())
+    }
+
+    /// <summary>Where the messages are kept.</summary>
+    public IRetainedStore Store => store;
+
+    /// <summary>
+    /// Switches to <paramref name="source"/> and loads its messages. Called once at start, before any client is
+    /// attached (<see cref="SessionManager.Ready"/>), so no publish races it.
+    /// </summary>
+    public async Task LoadAsync(IRetainedStore source, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(source);
+        foreach (var message in await source.LoadAllAsync(cancellationToken).ConfigureAwait(false))
         {
             messages[message.Subject] = message;
         }
+
+        store = source;
     }
 
     public int Count => messages.Count;
@@ -63,17 +86,26 @@ internal sealed class RetainedMessages
         var key = Encoding.UTF8.GetString(subject);
         if (payload.IsEmpty)
         {
-            if (messages.TryRemove(key, out _))
+            lock (writeGate)
             {
-                store.Delete(key);
+                if (messages.TryRemove(key, out _))
+                {
+                    store.Delete(key);
+                }
             }
 
             return;
         }
 
         var message = new RetainedMessage(key, Encoding.UTF8.GetString(topic), qos, payload.ToArray(), properties.ToArray());
-        messages[key] = message;
-        store.Save(message);
+
+        // Two publishers of one topic: the store must end with the message memory ends with, so both change in one
+        // step (retained publishes are rare; the store only queues).
+        lock (writeGate)
+        {
+            messages[key] = message;
+            store.Save(message);
+        }
     }
 
     /// <summary>The retained messages whose topic matches an MQTT topic filter.</summary>

@@ -1,5 +1,7 @@
 using System.Collections.Concurrent;
 using Broker.Adapters.Mqtt.Internal.Connections;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
 
 namespace Broker.Adapters.Mqtt.Internal.Sessions;
 
@@ -13,14 +15,19 @@ internal sealed record AttachResult(MqttSession Session, bool Present, MqttConne
 /// The sessions of the adapter by client id: binds a connecting client to its session (new, resumed or cleaned),
 /// takes a session over from a connection still using it (MQTT-3.1.4-2; the older connection is closed), and expires
 /// sessions that outlived their interval. Like nats-server, a client id that takes a session over again within a
-/// second of the last takeover is "flapping": the newcomer is held for a second and refused.
+/// second of the last takeover is "flapping": the newcomer is held for a second and refused. Until the state is loaded
+/// at start (<see cref="Ready"/>: the JetStream streams ensured, retained messages read), connecting clients wait.
 /// </summary>
 internal sealed class SessionManager : IDisposable
 {
     /// <summary>nats-server's <c>mqttSessFlappingJailDur</c>.</summary>
     public static readonly TimeSpan FlapJail = TimeSpan.FromSeconds(1);
 
-    private readonly ISessionStore store;
+    /// <summary>How long a CONNECT waits for the state to be loaded before it is refused (server unavailable).</summary>
+    public static readonly TimeSpan ReadyTimeout = TimeSpan.FromSeconds(10);
+
+    private readonly ILogger logger;
+    private ISessionStore store;
     private readonly ConcurrentDictionary<string, MqttSession> live = new(StringComparer.Ordinal);
     private readonly ConcurrentDictionary<string, long> flappers = new(StringComparer.Ordinal);
 
@@ -28,9 +35,10 @@ internal sealed class SessionManager : IDisposable
     // takeovers simple to reason about.
     private readonly SemaphoreSlim gate = new(1, 1);
 
-    public SessionManager(ISessionStore store)
+    public SessionManager(ISessionStore store, ILogger? logger = null)
     {
         this.store = store;
+        this.logger = logger ?? NullLogger.Instance;
     }
 
     public ISessionStore Store => store;
@@ -40,6 +48,11 @@ internal sealed class SessionManager : IDisposable
     /// connection, or expired), to release what lives outside the session store: its subscriptions' JetStream consumers.
     /// </summary>
     public Func<SessionRecord, Task>? Discarded { get; set; }
+    /// <summary>Completes when the sessions' store is chosen and the state loaded; <see cref="AttachAsync"/> waits for it.</summary>
+    public Task Ready { get; set; } = Task.CompletedTask;
+
+    /// <summary>Switches the store; called once at start, before <see cref="Ready"/> completes.</summary>
+    public void UseStore(ISessionStore source) => store = source ?? throw new ArgumentNullException(nameof(source));
 
     public void Dispose() => gate.Dispose();
 
@@ -62,59 +75,92 @@ internal sealed class SessionManager : IDisposable
         return true;
     }
 
+    /// <exception cref="SessionStoreUnavailableException">The state is not loaded in time, or the store failed.</exception>
     public async Task<AttachResult> AttachAsync(MqttConnection connection, string clientId, bool cleanStart, uint expiryInterval, CancellationToken cancellationToken)
     {
+        try
+        {
+            await Ready.WaitAsync(ReadyTimeout, cancellationToken).ConfigureAwait(false);
+        }
+        catch (TimeoutException ex)
+        {
+            throw new SessionStoreUnavailableException($"the session state is not loaded yet (waited {ReadyTimeout.TotalSeconds:0}s)", ex);
+        }
+
         await gate.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
-            live.TryGetValue(clientId, out var session);
-            if (session is null && await store.LoadAsync(clientId, cancellationToken).ConfigureAwait(false) is { } record)
-            {
-                // Loaded even for a clean start, which must discard it (a restart forgot which sessions were live).
-                session = new MqttSession(clientId, record);
-            }
-
-            var previous = session?.Connection;
-            var present = session is not null && !cleanStart && session.Persistent;
-            if (session is null || !present)
-            {
-                if (session is not null)
-                {
-                    await DiscardAsync(session).ConfigureAwait(false);
-                    if (session.Persistent)
-                    {
-                        await store.DeleteAsync(clientId, cancellationToken).ConfigureAwait(false);
-                    }
-                }
-
-                session = new MqttSession(clientId);
-            }
-
-            session.ExpiryInterval = expiryInterval;
-            session.Connection = connection;
-            session.DisconnectedAt = 0;
-            live[clientId] = session;
-            if (previous is not null && !ReferenceEquals(previous, connection))
-            {
-                flappers[clientId] = Environment.TickCount64;
-            }
-            else
-            {
-                previous = null;
-            }
-
-            if (session.Persistent)
-            {
-                await store.SaveAsync(session.ToRecord(), cancellationToken).ConfigureAwait(false);
-            }
-
-            return new AttachResult(session, present, previous);
+            return await AttachLockedAsync(connection, clientId, cleanStart, expiryInterval, cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is not OperationCanceledException and not SessionStoreUnavailableException)
+        {
+            throw new SessionStoreUnavailableException("the session store failed: " + ex.Message, ex);
         }
         finally
         {
             gate.Release();
         }
     }
+
+    private async Task<AttachResult> AttachLockedAsync(MqttConnection connection, string clientId, bool cleanStart, uint expiryInterval, CancellationToken cancellationToken)
+    {
+        live.TryGetValue(clientId, out var session);
+        if (session is null && await store.LoadAsync(clientId, cancellationToken).ConfigureAwait(false) is { } record)
+        {
+            // Loaded for a clean start too, which discards it below (a restart forgot which sessions were live).
+            session = new MqttSession(clientId, record);
+            if (IsExpired(record))
+            {
+                // Stored before a restart and expired since: forgotten, as it would have been had the broker kept running.
+                await DiscardAsync(session).ConfigureAwait(false);
+                await store.DeleteAsync(clientId, cancellationToken).ConfigureAwait(false);
+                session = null;
+            }
+        }
+
+        var previous = session?.Connection;
+        var present = session is not null && !cleanStart && session.Persistent;
+        if (session is null || !present)
+        {
+            if (session is not null)
+            {
+                // Replaced: the connection still bound to it (taken over below) must not store it when it closes.
+                session.Connection = null;
+                await DiscardAsync(session).ConfigureAwait(false);
+                if (session.Persistent)
+                {
+                    await store.DeleteAsync(clientId, cancellationToken).ConfigureAwait(false);
+                }
+            }
+
+            session = new MqttSession(clientId);
+        }
+
+        session.ExpiryInterval = expiryInterval;
+        session.Connection = connection;
+        session.DisconnectedAt = 0;
+        live[clientId] = session;
+        if (previous is not null && !ReferenceEquals(previous, connection))
+        {
+            flappers[clientId] = Environment.TickCount64;
+        }
+        else
+        {
+            previous = null;
+        }
+
+        if (session.Persistent)
+        {
+            await store.SaveAsync(session.ToRecord(), cancellationToken).ConfigureAwait(false);
+        }
+
+        return new AttachResult(session, present, previous);
+    }
+
+    /// <summary>Whether a stored record's session expired while it was disconnected (its wall-clock disconnect time).</summary>
+    private static bool IsExpired(SessionRecord record)
+        => record.DisconnectedAt > 0 && record.ExpiryInterval != uint.MaxValue
+            && DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - record.DisconnectedAt >= record.ExpiryInterval * 1000L;
 
     /// <summary>Unbinds a closing connection: a session that does not outlive it is forgotten, any other is stored.</summary>
     public async Task DetachAsync(MqttConnection connection, MqttSession session, uint? expiryInterval)
@@ -134,17 +180,28 @@ internal sealed class SessionManager : IDisposable
                 session.ExpiryInterval = expiry;
             }
 
-            await session.SavedAsync().ConfigureAwait(false);
+            try
+            {
+                await session.SavedAsync().ConfigureAwait(false);
+            }
+#pragma warning disable CA1031 // A failed earlier save is logged; the final save below still runs.
+            catch (Exception ex)
+#pragma warning restore CA1031
+            {
+                MqttLog.SessionStoreFailed(logger, session.ClientId, "save", ex);
+            }
+
             if (!session.Persistent)
             {
                 live.TryRemove(new KeyValuePair<string, MqttSession>(session.ClientId, session));
                 await DiscardAsync(session).ConfigureAwait(false);
-                await store.DeleteAsync(session.ClientId, CancellationToken.None).ConfigureAwait(false);
+                await StoreQuietlyAsync(session.ClientId, "delete", () => store.DeleteAsync(session.ClientId, CancellationToken.None)).ConfigureAwait(false);
                 return;
             }
 
             session.DisconnectedAt = Math.Max(Environment.TickCount64, 1);
-            await store.SaveAsync(session.ToRecord(), CancellationToken.None).ConfigureAwait(false);
+            var record = session.ToRecord() with { DisconnectedAt = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() };
+            await StoreQuietlyAsync(session.ClientId, "save", () => store.SaveAsync(record, CancellationToken.None)).ConfigureAwait(false);
         }
         finally
         {
@@ -178,7 +235,7 @@ internal sealed class SessionManager : IDisposable
                     && live.TryRemove(new KeyValuePair<string, MqttSession>(clientId, session)))
                 {
                     await DiscardAsync(session).ConfigureAwait(false);
-                    await store.DeleteAsync(clientId, CancellationToken.None).ConfigureAwait(false);
+                    await StoreQuietlyAsync(clientId, "delete", () => store.DeleteAsync(clientId, CancellationToken.None)).ConfigureAwait(false);
                 }
             }
             finally
@@ -193,6 +250,24 @@ internal sealed class SessionManager : IDisposable
             {
                 flappers.TryRemove(new KeyValuePair<string, long>(clientId, at));
             }
+        }
+    }
+
+    /// <summary>
+    /// A store call where no client waits for the outcome (disconnect, expiry): a failure is logged and the broker
+    /// goes on; the session stays as it was stored last.
+    /// </summary>
+    private async Task StoreQuietlyAsync(string clientId, string operation, Func<ValueTask> call)
+    {
+        try
+        {
+            await call().ConfigureAwait(false);
+        }
+#pragma warning disable CA1031 // Logged: a disconnect or expiry must complete whatever the store does.
+        catch (Exception ex)
+#pragma warning restore CA1031
+        {
+            MqttLog.SessionStoreFailed(logger, clientId, operation, ex);
         }
     }
 }

@@ -28,10 +28,17 @@ internal sealed record SubscriptionRecord(string Filter, byte Qos, bool NoLocal,
 /// Packet identifiers of QoS 2 messages sent to the client whose PUBREC came and whose PUBCOMP has not: PUBREL is sent
 /// again on reconnect (MQTT-4.4.0-1). nats-server keeps them in <c>$MQTT_out</c>.
 /// </param>
-internal sealed record SessionRecord(string ClientId, IReadOnlyList<SubscriptionRecord> Subscriptions, uint ExpiryInterval, IReadOnlyList<ushort>? Releasing = null);
+internal sealed record SessionRecord(string ClientId, IReadOnlyList<SubscriptionRecord> Subscriptions, uint ExpiryInterval, IReadOnlyList<ushort>? Releasing = null)
+{
+    /// <summary>
+    /// Unix milliseconds of the disconnect that stored the record, or 0 while connected: a session read back after a
+    /// restart that has expired since is forgotten.
+    /// </summary>
+    public long DisconnectedAt { get; init; }
+}
 
 /// <summary>
-/// Where sessions are kept. The adapter calls it only on connect, on subscription changes and on disconnect, never
+/// Where sessions are kept (memory, or JetStream's <c>$MQTT_sess</c>: Internal/JetStream/JetStreamSessionStore). The adapter calls it only on connect, on subscription changes and on disconnect, never
 /// per message, so an implementation may make network round trips (JetStream's <c>$MQTT_sess</c> stream).
 /// </summary>
 internal interface ISessionStore

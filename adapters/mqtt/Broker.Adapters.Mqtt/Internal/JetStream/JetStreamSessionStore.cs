@@ -1,0 +1,54 @@
+using System.Security.Cryptography;
+using System.Text;
+using System.Text.Json;
+using Broker.Adapters.Mqtt.Internal.Sessions;
+using Microsoft.Extensions.Logging;
+
+namespace Broker.Adapters.Mqtt.Internal.JetStream;
+
+/// <summary>
+/// Sessions in JetStream's <c>$MQTT_sess</c>, as nats-server keeps them: one message per client id on
+/// <c>$MQTT.sess.&lt;hash of the client id&gt;</c> (the stream keeps one per subject), its payload the JSON of the
+/// <see cref="SessionRecord"/> (every property, so what is added to the record is stored without change here).
+/// The client id is hashed because it may hold anything MQTT allows and a subject token may not; the record keeps
+/// the id, so a hash collision is seen and not resumed as the other client's session.
+/// </summary>
+internal sealed class JetStreamSessionStore(JetStreamApi api, ILogger logger) : ISessionStore
+{
+    public async ValueTask<SessionRecord?> LoadAsync(string clientId, CancellationToken cancellationToken)
+    {
+        var subject = Subject(clientId);
+        var message = await api.GetLastBySubjectAsync(MqttStreams.SessionStream, subject, cancellationToken).ConfigureAwait(false);
+        if (message is null)
+        {
+            return null;
+        }
+
+        var record = JsonSerializer.Deserialize(message.Data, MqttJsonContext.Default.SessionRecord);
+        if (record is null || !string.Equals(record.ClientId, clientId, StringComparison.Ordinal))
+        {
+            MqttLog.SessionHashCollision(logger, subject, record?.ClientId ?? "", clientId);
+            return null;
+        }
+
+        return record;
+    }
+
+    public async ValueTask SaveAsync(SessionRecord record, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(record);
+        var json = JsonSerializer.SerializeToUtf8Bytes(record, MqttJsonContext.Default.SessionRecord);
+        await api.PublishAsync(Subject(record.ClientId), default, json, cancellationToken).ConfigureAwait(false);
+    }
+
+    public async ValueTask DeleteAsync(string clientId, CancellationToken cancellationToken)
+        => await api.PurgeSubjectAsync(MqttStreams.SessionStream, Subject(clientId), cancellationToken).ConfigureAwait(false);
+
+    /// <summary>The record's subject: the first 128 bits of the SHA-256 of the client id, in hex.</summary>
+    public static string Subject(string clientId)
+    {
+        Span<byte> hash = stackalloc byte[32];
+        SHA256.HashData(Encoding.UTF8.GetBytes(clientId), hash);
+        return MqttStreams.SessionSubjectPrefix + Convert.ToHexStringLower(hash[..16]);
+    }
+}

@@ -1,0 +1,200 @@
+using System.Text;
+using Broker.Abstractions;
+using Broker.JetStream;
+using Broker.Storage.FileStore;
+using Broker.Storage.MemStore;
+using Broker.TestKit;
+using MQTTnet;
+using MQTTnet.Formatter;
+using NATS.Client.Core;
+using NATS.Client.JetStream;
+using NATS.Client.JetStream.Models;
+
+namespace Broker.Mqtt.Tests;
+
+/// <summary>
+/// Sessions and retained messages on JetStream (<c>$MQTT_sess</c>, <c>$MQTT_rmsgs</c>): across a restart of the broker
+/// on the same store directory with the file store, across a reconnect with the memory store only, and visible to a
+/// NATS JetStream client. The plugins are in the host's order (MQTT before JetStream), so the adapter starts before the
+/// engine answers its API.
+/// </summary>
+public sealed class StateOnJetStreamTests : IDisposable
+{
+    private readonly string storeDirectory = Path.Combine(Path.GetTempPath(), "mqtt-state-" + Guid.NewGuid().ToString("N"));
+
+    public void Dispose()
+    {
+        try
+        {
+            Directory.Delete(storeDirectory, recursive: true);
+        }
+        catch (DirectoryNotFoundException)
+        {
+        }
+    }
+
+    [Theory(Timeout = 60_000)]
+    [InlineData(MqttProtocolVersion.V311)]
+    [InlineData(MqttProtocolVersion.V500)]
+    public async Task Session_and_retained_messages_survive_a_restart_on_the_file_store(MqttProtocolVersion version)
+    {
+        await using (var broker = await StartAsync(fileStore: true))
+        {
+            using (var durable = await ConnectDurableAsync(broker, version))
+            {
+                Assert.False(durable.IsSessionPresent);
+                await durable.Client.SubscribeAsync("kept/#");
+                await durable.Client.DisconnectAsync();
+            }
+
+            using var publisher = await broker.ConnectAsync(version);
+            await publisher.PublishAsync("state/a", "first", retain: true);
+            await publisher.PublishAsync("state/b", "to be cleared", retain: true);
+            await publisher.PublishAsync("state/a", "replaced", retain: true);
+            await publisher.PublishAsync("state/b", "", retain: true);
+            await publisher.PublishAsync("state/c", "kept", retain: true);
+            await WaitForRetainedAsync(broker, ("state.a", "replaced"), ("state.c", "kept"));
+        }
+
+        await using (var broker = await StartAsync(fileStore: true))
+        {
+            await using var nats = new NatsConnection(new NatsOpts { Url = broker.Url });
+            var js = new NatsJSContext(nats);
+            foreach (var name in new[] { "$MQTT_sess", "$MQTT_rmsgs", "$MQTT_msgs" })
+            {
+                Assert.Equal(StreamConfigStorage.File, (await js.GetStreamAsync(name)).Info.Config.Storage);
+            }
+
+            using var durable = await ConnectDurableAsync(broker, version);
+            Assert.True(durable.IsSessionPresent);
+            var received = new Received(durable.Client);
+            await nats.PublishAsync("kept.topic", Encoding.UTF8.GetBytes("after restart"));
+            Assert.Equal(("kept/topic", "after restart"), Text(await received.NextAsync()));
+
+            using var newcomer = await broker.ConnectAsync(version);
+            var retained = new Received(newcomer);
+            await newcomer.SubscribeAsync("state/#");
+            var first = await retained.NextAsync();
+            var second = await retained.NextAsync();
+            Assert.True(first.Retain && second.Retain);
+            Assert.Equal([("state/a", "replaced"), ("state/c", "kept")], new[] { Text(first), Text(second) }.Order());
+            await retained.NoneAsync();
+        }
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task An_mqtt5_session_that_expired_while_the_broker_was_down_is_not_resumed()
+    {
+        await using (var broker = await StartAsync(fileStore: true))
+        {
+            using var durable = await ConnectDurableAsync(broker, MqttProtocolVersion.V500, expiry: 1);
+            await durable.Client.SubscribeAsync("kept/#");
+            await durable.Client.DisconnectAsync();
+        }
+
+        await Task.Delay(TimeSpan.FromSeconds(1.5));
+        await using (var broker = await StartAsync(fileStore: true))
+        {
+            using var again = await ConnectDurableAsync(broker, MqttProtocolVersion.V500, expiry: 60);
+            Assert.False(again.IsSessionPresent);
+        }
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task With_the_memory_store_only_state_is_on_jetstream_in_memory_and_survives_a_reconnect()
+    {
+        await using var broker = await StartAsync(fileStore: false);
+        await using var nats = new NatsConnection(new NatsOpts { Url = broker.Url });
+        var js = new NatsJSContext(nats);
+        using (var durable = await ConnectDurableAsync(broker, MqttProtocolVersion.V311))
+        {
+            await durable.Client.SubscribeAsync("kept/#");
+            await durable.Client.PublishAsync("state/x", "retained", retain: true);
+            await durable.Client.DisconnectAsync();
+        }
+
+        await WaitForRetainedAsync(broker, ("state.x", "retained"));
+        var sessions = await js.GetStreamAsync("$MQTT_sess");
+        Assert.Equal(StreamConfigStorage.Memory, sessions.Info.Config.Storage);
+        Assert.Equal(["$MQTT.sess.>"], sessions.Info.Config.Subjects);
+        Assert.Equal(1, sessions.Info.Config.MaxMsgsPerSubject);
+        Assert.Equal(1L, sessions.Info.State.Messages);
+        var messages = await js.GetStreamAsync("$MQTT_msgs");
+        Assert.Equal(StreamConfigRetention.Interest, messages.Info.Config.Retention);
+
+        using var again = await ConnectDurableAsync(broker, MqttProtocolVersion.V311);
+        Assert.True(again.IsSessionPresent);
+        var received = new Received(again.Client);
+        await nats.PublishAsync("kept.x", Encoding.UTF8.GetBytes("still subscribed"));
+        Assert.Equal(("kept/x", "still subscribed"), Text(await received.NextAsync()));
+
+        // A clean session deletes the stored one.
+        using (var clean = await broker.ConnectAsync(MqttProtocolVersion.V311, "durable-client"))
+        {
+            await Eventually.AssertAsync(async () => (await js.GetStreamAsync("$MQTT_sess")).Info.State.Messages == 0, "the stored session to be purged");
+            await clean.DisconnectAsync();
+        }
+
+        // ... and the connection it took over does not store it again when it closes.
+        Assert.True(await Eventually.TrueAsync(() => !again.Client.IsConnected));
+        await Task.Delay(200);
+        Assert.Equal(0L, (await js.GetStreamAsync("$MQTT_sess")).Info.State.Messages);
+    }
+
+    private Task<TestBroker> StartAsync(bool fileStore)
+    {
+        IBrokerPlugin store = fileStore ? new FileStorePlugin(new FileStoreOptions()) : new MemoryStorePlugin();
+        return MqttBroker.StartAsync(null, [new JetStreamPlugin(new JetStreamOptions { StoreDirectory = storeDirectory }), store]);
+    }
+
+    /// <summary>Connects "durable-client" without a clean session (MQTT 5: with a session expiry interval).</summary>
+    private static async Task<Durable> ConnectDurableAsync(TestBroker broker, MqttProtocolVersion version, uint expiry = 3600)
+    {
+        var client = new MqttClientFactory().CreateMqttClient();
+        var builder = new MqttClientOptionsBuilder().WithTcpServer("127.0.0.1", broker.MqttPort()).WithProtocolVersion(version)
+            .WithClientId("durable-client").WithCleanSession(false).WithTimeout(MqttBroker.Timeout);
+        if (version == MqttProtocolVersion.V500)
+        {
+            builder.WithSessionExpiryInterval(expiry);
+        }
+
+        using var cts = new CancellationTokenSource(MqttBroker.Timeout);
+        var result = await client.ConnectAsync(builder.Build(), cts.Token);
+        return new Durable(client, result.IsSessionPresent);
+    }
+
+    private sealed record Durable(IMqttClient Client, bool IsSessionPresent) : IDisposable
+    {
+        public void Dispose() => Client.Dispose();
+    }
+
+    /// <summary>Waits until <c>$MQTT_rmsgs</c> holds exactly these messages (the adapter writes retained messages in the background).</summary>
+    private static async Task WaitForRetainedAsync(TestBroker broker, params (string Subject, string Payload)[] expected)
+    {
+        await using var nats = new NatsConnection(new NatsOpts { Url = broker.Url });
+        var js = new NatsJSContext(nats);
+        await Eventually.AssertAsync(
+            async () =>
+            {
+                var stream = await js.GetStreamAsync("$MQTT_rmsgs");
+                if (stream.Info.State.Messages != expected.Length)
+                {
+                    return false;
+                }
+
+                foreach (var (subject, payload) in expected)
+                {
+                    var message = await stream.GetAsync(new StreamMsgGetRequest { LastBySubj = "$MQTT.rmsgs." + subject });
+                    if (Encoding.UTF8.GetString(message.Message!.Data.Span) != payload)
+                    {
+                        return false;
+                    }
+                }
+
+                return true;
+            },
+            "the retained messages in $MQTT_rmsgs");
+    }
+
+    private static (string Topic, string Payload) Text(MqttApplicationMessage message) => (message.Topic, Encoding.UTF8.GetString(message.Payload));
+}
