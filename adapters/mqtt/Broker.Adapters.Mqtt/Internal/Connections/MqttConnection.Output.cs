@@ -79,18 +79,39 @@ internal sealed partial class MqttConnection : IThreadPoolWorkItem
                 return;
             }
 
-            output.Commit();
-            var flush = output.Pipe.FlushAsync();
-            if (flush.IsCompleted)
+            try
             {
-                stalledFlush = null;
-                _ = flush.GetAwaiter().GetResult();
+                output.Commit();
+                var flush = output.Pipe.FlushAsync();
+                if (flush.IsCompleted)
+                {
+                    stalledFlush = null;
+                    _ = flush.GetAwaiter().GetResult();
+                    return;
+                }
+
+                stalledFlush = flush.AsTask();
+            }
+            catch (InvalidOperationException ex)
+            {
+                // The transport gave up on the output (its send loop failed or the connection was torn down meanwhile):
+                // nothing more can be sent, so the connection closes instead of failing the thread that flushed.
+                OutputFailed(ex.Message);
                 return;
             }
 
-            stalledFlush = flush.AsTask();
             _ = stalledFlush.ContinueWith(static (_, state) => ((MqttConnection)state!).FlushOutput(), this, CancellationToken.None, TaskContinuationOptions.None, TaskScheduler.Default);
         }
+    }
+
+    /// <summary>The output cannot be used any more: closes the connection. Under writeLock.</summary>
+    private void OutputFailed(string reason)
+    {
+        outputCompleted = true;
+        closeReason ??= "write error: " + reason;
+        closing = true;
+        transport.Abort(closeReason);
+        input.CancelPendingRead();
     }
 
     /// <summary>Ends the output: what is buffered is still sent, then the transport closes.</summary>
