@@ -87,16 +87,21 @@ public sealed class StateOnJetStreamTests : IDisposable
     {
         await using (var broker = await StartAsync(fileStore: true))
         {
-            using var durable = await ConnectDurableAsync(broker, MqttProtocolVersion.V500, expiry: 1);
-            await durable.Client.SubscribeAsync("kept/#");
-            await durable.Client.DisconnectAsync();
+            foreach (var (clientId, expiry) in new[] { ("short-lived", 1u), ("long-lived", 3600u) })
+            {
+                using var durable = await ConnectDurableAsync(broker, MqttProtocolVersion.V500, expiry, clientId);
+                await durable.Client.SubscribeAsync("kept/#");
+                await durable.Client.DisconnectAsync();
+            }
         }
 
         await Task.Delay(TimeSpan.FromSeconds(1.5));
         await using (var broker = await StartAsync(fileStore: true))
         {
-            using var again = await ConnectDurableAsync(broker, MqttProtocolVersion.V500, expiry: 60);
-            Assert.False(again.IsSessionPresent);
+            using var shortLived = await ConnectDurableAsync(broker, MqttProtocolVersion.V500, 60, "short-lived");
+            Assert.False(shortLived.IsSessionPresent);
+            using var longLived = await ConnectDurableAsync(broker, MqttProtocolVersion.V500, 60, "long-lived");
+            Assert.True(longLived.IsSessionPresent);
         }
     }
 
@@ -147,12 +152,12 @@ public sealed class StateOnJetStreamTests : IDisposable
         return MqttBroker.StartAsync(null, [new JetStreamPlugin(new JetStreamOptions { StoreDirectory = storeDirectory }), store]);
     }
 
-    /// <summary>Connects "durable-client" without a clean session (MQTT 5: with a session expiry interval).</summary>
-    private static async Task<Durable> ConnectDurableAsync(TestBroker broker, MqttProtocolVersion version, uint expiry = 3600)
+    /// <summary>Connects without a clean session (MQTT 5: with a session expiry interval).</summary>
+    private static async Task<Durable> ConnectDurableAsync(TestBroker broker, MqttProtocolVersion version, uint expiry = 3600, string clientId = "durable-client")
     {
         var client = new MqttClientFactory().CreateMqttClient();
         var builder = new MqttClientOptionsBuilder().WithTcpServer("127.0.0.1", broker.MqttPort()).WithProtocolVersion(version)
-            .WithClientId("durable-client").WithCleanSession(false).WithTimeout(MqttBroker.Timeout);
+            .WithClientId(clientId).WithCleanSession(false).WithTimeout(MqttBroker.Timeout);
         if (version == MqttProtocolVersion.V500)
         {
             builder.WithSessionExpiryInterval(expiry);

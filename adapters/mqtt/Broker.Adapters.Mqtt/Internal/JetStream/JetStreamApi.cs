@@ -1,10 +1,12 @@
 // JetStreamApi: the adapter's client of the JetStream JSON API ($JS.API.*) over one in-process bus client, as
 // nats-server's MQTT reaches JetStream. Every call has a timeout (RequestTimeout) and throws JetStreamApiException
 // (Subject, Code, ErrorCode, Description) when the server answers with an error, nothing answers or the answer is late.
+// Stream names and subjects of the adapter: MqttStreams. The instance of a running adapter: handler.JetStream.Api
+// (MqttJetStream; null when JetStream is not enabled or its setup failed), ready once handler.Sessions.Ready is.
 //
 //   Task<bool>           IsAvailableAsync(ct)                         $JS.API.INFO answers (no responders: false)
 //   Task<AccountLimits>  AccountLimitsAsync(ct)                       $JS.API.INFO limits (max_memory, max_storage)
-//   Task                 EnsureStreamAsync(StreamSpec, ct)            create, or update what differs from the spec
+//   Task                 EnsureStreamAsync(StreamSpec, ct)            create, or update what differs (storage: at creation only)
 //   Task<ulong>          PublishAsync(subject, headers, payload, ct)  waits for the PubAck; returns the stream sequence
 //   Task<StoredMessage?> GetLastBySubjectAsync(stream, subject, ct)   STREAM.MSG.GET last_by_subj; null when none (10037)
 //   IAsyncEnumerable<StoredMessage> ReadAllAsync(stream, filter, ct)  every message matching filter, by sequence
