@@ -54,6 +54,12 @@ internal sealed partial class MqttConnection : IThreadPoolWorkItem
         // is doing. Queued to the producing thread's local queue, the flush runs after the producer's current work
         // item, which for a NATS read loop is the whole batch it read: nats-server's deferred flush, approximated
         // until the bus tells adapters where a producer's batch ends.
+        QueueFlush();
+    }
+
+    /// <summary>Flushes once after the current thread's work item, however many writes ask for it meanwhile.</summary>
+    private void QueueFlush()
+    {
         if (Interlocked.Exchange(ref flushQueued, 1) == 0)
         {
             ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: true);

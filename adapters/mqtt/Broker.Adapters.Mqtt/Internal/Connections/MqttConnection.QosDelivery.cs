@@ -267,7 +267,8 @@ internal sealed partial class MqttConnection
         }
         else if (!fromReadLoop)
         {
-            FlushOutput();
+            // JetStream's answers come one by one: their acknowledgements go out in one flush.
+            QueueFlush();
         }
     }
 }
