@@ -126,7 +126,9 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
             }
 
             retainedStore = retained;
-            handler.Sessions.UseStore(new JetStreamSessionStore(api, logger));
+            var sessions = new JetStreamSessionStore(api, logger);
+            await sessions.LoadIndexAsync(cancellationToken).ConfigureAwait(false);
+            handler.Sessions.UseStore(sessions);
             Storage = storage;
             Api = api;
 
