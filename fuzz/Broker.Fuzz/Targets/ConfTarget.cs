@@ -116,6 +116,29 @@ internal static class ConfWriter
         _ => throw new InvariantViolation($"unknown value type {value.GetType().Name}"),
     };
 
+    /// <summary>A float as digits, a point and digits (the only float syntax), exactly: the shortest round-trip digits with the exponent expanded.</summary>
+    private static string PlainFloat(double value)
+    {
+        var text = value.ToString("R", CultureInfo.InvariantCulture);
+        var e = text.IndexOf('E', StringComparison.Ordinal);
+        if (e < 0)
+        {
+            return text.Contains('.', StringComparison.Ordinal) ? text : text + ".0";
+        }
+
+        var mantissa = text[..e];
+        var exponent = int.Parse(text[(e + 1)..], CultureInfo.InvariantCulture);
+        var negative = mantissa.StartsWith('-');
+        mantissa = negative ? mantissa[1..] : mantissa;
+        var dot = mantissa.IndexOf('.', StringComparison.Ordinal);
+        var digits = mantissa.Replace(".", string.Empty, StringComparison.Ordinal);
+        var point = (dot < 0 ? mantissa.Length : dot) + exponent;
+        var plain = point <= 0 ? "0." + new string('0', -point) + digits
+            : point >= digits.Length ? digits + new string('0', point - digits.Length) + ".0"
+            : digits[..point] + "." + digits[point..];
+        return (negative ? "-" : string.Empty) + plain;
+    }
+
     private static string Quote(string text) => "\"" + string.Concat(text.Select(c => c is '"' or '\\' || char.IsControl(c) ? $"\\u{(int)c:x4}" : c.ToString())) + "\"";
 
     private static bool AppendKey(StringBuilder text, string key)
@@ -164,14 +187,15 @@ internal static class ConfWriter
                 text.Append('[');
                 for (var i = 0; i < array.Items.Count; i++)
                 {
-                    text.Append(i == 0 ? string.Empty : ", ");
+                    // nats-server's lexer reads "1]" as a string: a blank must end a number before the ']'.
+                    text.Append(i == 0 ? string.Empty : " , ");
                     if (!AppendValue(text, array.Items[i]))
                     {
                         return false;
                     }
                 }
 
-                text.Append(']');
+                text.Append(" ]");
                 return true;
             case ConfString s:
                 text.Append('"');
@@ -199,7 +223,7 @@ internal static class ConfWriter
                     return false;
                 }
 
-                text.Append(f.Value.ToString("0.0##############################", CultureInfo.InvariantCulture));
+                text.Append(PlainFloat(f.Value));
                 return true;
             case ConfBool b:
                 text.Append(b.Value ? "true" : "false");
