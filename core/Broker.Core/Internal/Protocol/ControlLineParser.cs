@@ -79,6 +79,43 @@ internal static class ControlLineParser
         }
     }
 
+    /// <summary>
+    /// The error for a control line longer than max_control_line plus <see cref="ProtocolParser.ControlLineAllowance"/>,
+    /// from its first bytes (<paramref name="start"/>, at least the allowance long): nats-server reads the operation
+    /// name before it meets the limit, so an unknown operation, or anything but CONNECT before authentication, fails
+    /// as such; a known one fails the limit.
+    /// </summary>
+    public static ProtocolError OverlongLineError(ReadOnlySpan<byte> start, bool connectRequired, bool headersEnabled)
+    {
+        var first = (byte)(start[0] | 0x20);
+        if (connectRequired && first != (byte)'c')
+        {
+            return ProtocolError.AuthorizationViolation;
+        }
+
+        var known = first switch
+        {
+            (byte)'p' => MatchesKeywordAndSpace(start, "pub"u8) || MatchesKeyword(start, "ping"u8) || MatchesKeyword(start, "pong"u8),
+            (byte)'h' => MatchesKeywordAndSpace(start, "hpub"u8),
+            (byte)'s' => MatchesKeywordAndSpace(start, "sub"u8),
+            (byte)'u' => MatchesKeywordAndSpace(start, "unsub"u8),
+            (byte)'c' => MatchesKeyword(start, "connect"u8),
+            (byte)'i' => MatchesKeyword(start, "info"u8),
+            (byte)'+' => MatchesKeyword(start, "+ok"u8),
+            (byte)'-' => MatchesKeywordAndSpace(start, "-err"u8),
+            _ => false,
+        };
+        if (!known)
+        {
+            return ProtocolError.UnknownOperation;
+        }
+
+        return first == (byte)'h' && !headersEnabled ? ProtocolError.HeadersNotSupported : ProtocolError.MaxControlLineExceeded;
+    }
+
+    private static bool MatchesKeywordAndSpace(ReadOnlySpan<byte> line, ReadOnlySpan<byte> keyword)
+        => MatchesKeyword(line, keyword) && line.Length > keyword.Length && line[keyword.Length] is (byte)' ' or (byte)'\t';
+
     /// <summary>nats-server's <c>parseSize</c>: up to 9 ASCII digits, otherwise -1.</summary>
     public static int ParseSize(ReadOnlySpan<byte> digits)
     {

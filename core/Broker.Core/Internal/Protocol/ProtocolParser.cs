@@ -71,6 +71,15 @@ internal static class ProtocolParser
                 break;
             }
 
+            if (newline > limits.MaxControlLine + ControlLineAllowance)
+            {
+                // The same limit the slow path applies before the newline arrives, so the outcome does not depend
+                // on how the line was cut into reads.
+                error = ControlLineParser.OverlongLineError(span.Slice(position, newline), ops.ConnectRequired, ops.HeadersEnabled);
+                status = ParseStatus.Error;
+                break;
+            }
+
             error = ControlLineParser.Parse(span.Slice(position, newline), limits, ops.ConnectRequired, ops.HeadersEnabled, out var line);
             if (error != ProtocolError.None)
             {
@@ -136,33 +145,33 @@ internal static class ProtocolParser
     {
         madeProgress = false;
         var newline = buffer.PositionOf((byte)'\n');
+        var lineLength = newline is { } end ? buffer.Slice(0, end).Length : buffer.Length;
+        if (lineLength > limits.MaxControlLine + ControlLineAllowance)
+        {
+            // Refused before the rest is buffered; the operation name (its first bytes) decides the error, as in
+            // nats-server, which reads the name before it meets the limit.
+            Span<byte> name = stackalloc byte[ControlLineAllowance];
+            buffer.Slice(0, ControlLineAllowance).CopyTo(name);
+            error = ControlLineParser.OverlongLineError(name, ops.ConnectRequired, ops.HeadersEnabled);
+            return ParseStatus.Error;
+        }
+
         if (newline is null)
         {
-            if (buffer.Length > limits.MaxControlLine + ControlLineAllowance)
-            {
-                error = ops.ConnectRequired ? ProtocolError.AuthorizationViolation : ProtocolError.MaxControlLineExceeded;
-                return ParseStatus.Error;
-            }
-
             return ParseStatus.NeedMoreData;
         }
 
         var lineSequence = buffer.Slice(0, newline.Value);
-        var lineLength = lineSequence.Length;
         ReadOnlySpan<byte> lineSpan;
         if (lineSequence.IsSingleSegment)
         {
             lineSpan = lineSequence.FirstSpan;
         }
-        else if (lineLength <= scratch.Length)
-        {
-            lineSequence.CopyTo(scratch);
-            lineSpan = scratch.AsSpan(0, (int)lineLength);
-        }
         else
         {
-            error = ops.ConnectRequired ? ProtocolError.AuthorizationViolation : ProtocolError.MaxControlLineExceeded;
-            return ParseStatus.Error;
+            // The scratch buffer holds max_control_line plus the allowance (checked above).
+            lineSequence.CopyTo(scratch);
+            lineSpan = scratch.AsSpan(0, (int)lineLength);
         }
 
         error = ControlLineParser.Parse(lineSpan, limits, ops.ConnectRequired, ops.HeadersEnabled, out var line);
