@@ -1,11 +1,12 @@
 using System.Net;
 using Broker.Core;
 using Broker.JetStream;
+using Broker.Storage.FileStore;
 using Broker.Storage.MemStore;
 
 namespace Broker.Security.Tests;
 
-/// <summary>Our broker with JetStream on the memory store, or nats-server 2.9.10 with <c>-js</c>, with the same settings.</summary>
+/// <summary>Our broker with JetStream on the memory and file stores, or nats-server 2.9.10 with <c>-js</c>, with the same settings.</summary>
 internal sealed class JetStreamSecurityServer : IAsyncDisposable
 {
     private readonly string storeDirectory = Path.Combine(Path.GetTempPath(), "js-sec-" + Guid.NewGuid().ToString("N"));
@@ -34,7 +35,7 @@ internal sealed class JetStreamSecurityServer : IAsyncDisposable
         {
             var options = new JetStreamOptions { StoreDirectory = server.storeDirectory };
             configureJetStream?.Invoke(options);
-            server.ours = await TestBroker.StartAsync(configure, [new JetStreamPlugin(options), new MemoryStorePlugin()]);
+            server.ours = await TestBroker.StartAsync(configure, [new JetStreamPlugin(options), new MemoryStorePlugin(), new FileStorePlugin()]);
         }
         else
         {
