@@ -134,6 +134,35 @@ public sealed class MqttPermissionTests
         }
     }
 
+    [Theory(Timeout = 60_000)]
+    [MemberData(nameof(Servers))]
+    public async Task A_will_on_a_forbidden_topic_is_dropped(ServerKind kind)
+    {
+        var user = new SecurityUser("willer", PubAllow: ["a.>"]);
+        await using var server = await MqttSecurityServer.StartAsync(kind, [Admin, user]);
+        await using var nats = await server.NatsAsync(Admin);
+        var observed = ObserveAsync(nats, "a.x");
+        await nats.PingAsync();
+
+        // Both servers accept the CONNECT and check the will's topic when they publish it, at the ungraceful close.
+        foreach (var topic in new[] { "secret/x", "a/x" })
+        {
+            using var socket = new System.Net.Sockets.Socket(System.Net.Sockets.SocketType.Stream, System.Net.Sockets.ProtocolType.Tcp);
+            await socket.ConnectAsync(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, server.MqttPort));
+            byte[] body = [0, 4, .. "MQTT"u8, 4, 0xC6, 0, 60, .. Str("w" + topic.Length), .. Str(topic), .. Str("bye"), .. Str(user.Name), .. Str(user.Name)];
+            await socket.SendAsync((byte[])[0x10, (byte)body.Length, .. body]);
+            var connack = new byte[4];
+            Assert.Equal(4, await socket.ReceiveAsync(connack));
+            Assert.Equal(new byte[] { 0x20, 2, 0, 0 }, connack);
+            socket.Close(0);
+            await Task.Delay(300); // the forbidden will, had it gone out, arrives before the allowed one
+        }
+
+        Assert.Equal(["a.x=bye"], await observed);
+    }
+
+    private static byte[] Str(string value) => [0, (byte)value.Length, .. System.Text.Encoding.UTF8.GetBytes(value)];
+
     [Fact(Timeout = 60_000)]
     public async Task Mqtt5_clients_are_told_not_authorized()
     {
