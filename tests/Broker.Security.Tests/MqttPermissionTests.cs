@@ -9,8 +9,10 @@ namespace Broker.Security.Tests;
 /// MQTT topics that map to NATS subjects a user may not touch, run with MQTT 3.1.1 against our broker and nats-server
 /// 2.9.10's MQTT listener with the same users: SUBACK codes, what reaches NATS and what reaches the MQTT client.
 /// </summary>
-public sealed class MqttPermissionTests
+public sealed class MqttPermissionTests(Xunit.Abstractions.ITestOutputHelper output)
 {
+    private Xunit.Abstractions.ITestOutputHelper Output { get; } = output;
+
     private static readonly SecurityUser Admin = SecurityUsers.Admin;
 
     public static TheoryData<ServerKind> Servers => new() { ServerKind.Ours, ServerKind.Reference };
@@ -131,6 +133,42 @@ public sealed class MqttPermissionTests
         else
         {
             Assert.Contains("r/secret=s(r)", received);
+        }
+    }
+
+    [Theory(Timeout = 60_000)]
+    [MemberData(nameof(Servers))]
+    public async Task Nats_wildcards_in_topic_names_do_not_widen_a_publish(ServerKind kind)
+    {
+        var user = new SecurityUser("starry", PubAllow: ["a.>"]);
+        await using var server = await MqttSecurityServer.StartAsync(kind, [Admin, user]);
+        await using var nats = await server.NatsAsync(Admin);
+        var observed = ObserveAsync(nats, "a.end");
+        await nats.PingAsync();
+
+        var outcomes = new List<string>();
+        foreach (var topic in new[] { "a/*", "a/>", "a/b*", "*", ">", "a/x y" })
+        {
+            using var client = await server.MqttAsync(user);
+            outcomes.Add(topic + " " + await Record(() => client.SendAsync(topic, topic)));
+        }
+
+        using var last = await server.MqttAsync(user);
+        await last.SendAsync("a/end", "end");
+        var seen = await observed;
+        Output.WriteLine(kind + ": " + string.Join(", ", outcomes) + " / " + string.Join(", ", seen));
+
+        // A topic level * or > would be a NATS wildcard: we close the connection as for a malformed topic; nats-server
+        // 2.9.10 publishes the wildcard subject (routed literally, so only wildcard subscribers such as > see it).
+        if (kind == ServerKind.Ours)
+        {
+            Assert.Equal(["a/* closed", "a/> closed", "a/b* Success", "* closed", "> closed", "a/x y closed"], outcomes);
+            Assert.Equal(["a.b*=a/b*", "a.end=end"], seen);
+        }
+        else
+        {
+            Assert.Equal(["a/* Success", "a/> Success", "a/b* Success", "* Success", "> Success", "a/x y closed"], outcomes);
+            Assert.Equal(["a.*=a/*", "a.>=a/>", "a.b*=a/b*", "a.end=end"], seen);
         }
     }
 
