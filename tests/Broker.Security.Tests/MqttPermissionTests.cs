@@ -201,6 +201,28 @@ public sealed class MqttPermissionTests(Xunit.Abstractions.ITestOutputHelper out
 
     private static byte[] Str(string value) => [0, (byte)value.Length, .. System.Text.Encoding.UTF8.GetBytes(value)];
 
+    [Theory(Timeout = 60_000)]
+    [MemberData(nameof(Servers))]
+    public async Task A_persistent_session_resumed_by_another_user_keeps_none_of_its_forbidden_subscriptions(ServerKind kind)
+    {
+        var wide = new SecurityUser("wide");
+        var narrow = new SecurityUser("narrow", SubAllow: ["a.>", "a"]);
+        await using var server = await MqttSecurityServer.StartAsync(kind, [Admin, wide, narrow]);
+        using (var first = await server.MqttAsync(wide, clientId: "shared", cleanSession: false))
+        {
+            await first.SubscribeEachAsync("secret/#", "a/#");
+            await first.DisconnectAsync();
+        }
+
+        using var second = await server.MqttAsync(narrow, clientId: "shared", cleanSession: false);
+        var inbox = new MqttInbox(second);
+        await using var nats = await server.NatsAsync(Admin);
+        await nats.PublishAsync("secret.x", "leak");
+        await nats.PublishAsync("a.x", "end");
+
+        Assert.Equal(["a/x=end"], await inbox.UntilAsync("a/x"));
+    }
+
     [Fact(Timeout = 60_000)]
     public async Task Mqtt5_clients_are_told_not_authorized()
     {
@@ -209,7 +231,9 @@ public sealed class MqttPermissionTests(Xunit.Abstractions.ITestOutputHelper out
         using var client = await server.MqttAsync(user, MqttProtocolVersion.V500);
 
         var denied = MqttClientSubscribeResultCode.NotAuthorized;
-        Assert.Equal([denied, denied, denied, denied, MqttClientSubscribeResultCode.GrantedQoS0], await client.SubscribeEachAsync("#", "+", "a/#", "$SYS/#", "a/+"));
+        Assert.Equal(
+            [denied, denied, denied, denied, denied, MqttClientSubscribeResultCode.GrantedQoS0, MqttClientSubscribeResultCode.GrantedQoS0],
+            await client.SubscribeEachAsync("#", "+", "a/#", "$SYS/#", "$share/g/#", "$share/g/a/+", "a/+"));
         Assert.Equal(MqttClientPublishReasonCode.NotAuthorized, (await client.SendAsync("a.b", "x")).ReasonCode);
         Assert.Equal(MqttClientPublishReasonCode.NotAuthorized, (await client.SendAsync("$SYS/x", "x")).ReasonCode);
         Assert.Equal(MqttClientPublishReasonCode.NotAuthorized, (await client.SendAsync("a//b", "x")).ReasonCode);

@@ -65,14 +65,14 @@ internal sealed class MqttSecurityServer : IAsyncDisposable
         return connection;
     }
 
-    /// <summary>An MQTTnet client with a clean session, logged in as <paramref name="user"/>.</summary>
-    public async Task<IMqttClient> MqttAsync(SecurityUser user, MqttProtocolVersion version = MqttProtocolVersion.V311)
+    /// <summary>An MQTTnet client logged in as <paramref name="user"/>, by default with a clean session and a fresh client id.</summary>
+    public async Task<IMqttClient> MqttAsync(SecurityUser user, MqttProtocolVersion version = MqttProtocolVersion.V311, string? clientId = null, bool cleanSession = true)
     {
         var client = new MqttClientFactory().CreateMqttClient();
         using var cts = new CancellationTokenSource(Timeout);
         await client.ConnectAsync(
             new MqttClientOptionsBuilder().WithTcpServer("127.0.0.1", MqttPort).WithProtocolVersion(version)
-                .WithClientId(user.Name + Guid.NewGuid().ToString("N")[..8]).WithCleanSession().WithCredentials(user.Name, user.Name).WithTimeout(Timeout).Build(),
+                .WithClientId(clientId ?? user.Name + Guid.NewGuid().ToString("N")[..8]).WithCleanSession(cleanSession).WithCredentials(user.Name, user.Name).WithTimeout(Timeout).Build(),
             cts.Token);
         return client;
     }
