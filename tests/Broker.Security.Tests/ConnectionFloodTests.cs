@@ -7,8 +7,10 @@ namespace Broker.Security.Tests;
 /// nats-server 2.9.10: the limit holds exactly, the flooders get nats-server's error, and a subscriber that was there
 /// first loses nothing.
 /// </summary>
-public sealed class ConnectionFloodTests
+public sealed class ConnectionFloodTests(Xunit.Abstractions.ITestOutputHelper output)
 {
+    private Xunit.Abstractions.ITestOutputHelper Output { get; } = output;
+
     public static TheoryData<ServerKind> Servers => new() { ServerKind.Ours, ServerKind.Reference };
 
     [Theory(Timeout = 60_000)]
@@ -80,6 +82,44 @@ public sealed class ConnectionFloodTests
             foreach (var client in admitted)
             {
                 await client.DisposeAsync();
+            }
+        }
+    }
+
+    [Theory(Timeout = 60_000)]
+    [MemberData(nameof(Servers))]
+    public async Task Max_connections_counts_mqtt_clients_too(ServerKind kind)
+    {
+        const int limit = 6;
+        await using var server = await MqttSecurityServer.StartAsync(kind, [SecurityUsers.Admin], limit);
+        await using var nats = await server.NatsAsync(SecurityUsers.Admin);
+
+        // Ten MQTT clients at once for the places the NATS connection leaves (nats-server's own internal MQTT
+        // clients are not counted).
+        var outcomes = await Task.WhenAll(Enumerable.Range(0, 10).Select(async _ =>
+        {
+            try
+            {
+                return (object)await server.MqttAsync(SecurityUsers.Admin);
+            }
+            catch (Exception ex) when (ex is MQTTnet.Exceptions.MqttCommunicationException or MQTTnet.Adapter.MqttConnectingFailedException or OperationCanceledException)
+            {
+                return ex.GetType().Name + ": " + ex.Message;
+            }
+        }));
+
+        var connected = outcomes.OfType<MQTTnet.IMqttClient>().ToList();
+        try
+        {
+            Output.WriteLine(kind + ": " + string.Join(", ", outcomes.Select(o => o is string s ? s : "connected")));
+            Assert.Equal(limit - 1, connected.Count);
+            await nats.PingAsync();
+        }
+        finally
+        {
+            foreach (var client in connected)
+            {
+                client.Dispose();
             }
         }
     }

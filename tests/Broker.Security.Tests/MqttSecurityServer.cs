@@ -29,7 +29,11 @@ internal sealed class MqttSecurityServer : IAsyncDisposable
 
     public TestBroker? Ours => ours;
 
-    public static async Task<MqttSecurityServer> StartAsync(ServerKind kind, IReadOnlyList<SecurityUser> users, params (string Key, string Value)[] mqttSettings)
+    public static async Task<MqttSecurityServer> StartAsync(ServerKind kind, IReadOnlyList<SecurityUser> users, params (string Key, string Value)[] mqttSettings) =>
+        await StartAsync(kind, users, maxConnections: 0, mqttSettings);
+
+    /// <summary>Starts the server; <paramref name="maxConnections"/> above 0 sets max_connections on both.</summary>
+    public static async Task<MqttSecurityServer> StartAsync(ServerKind kind, IReadOnlyList<SecurityUser> users, int maxConnections, params (string Key, string Value)[] mqttSettings)
     {
         var server = new MqttSecurityServer { Kind = kind };
         if (kind == ServerKind.Ours)
@@ -41,7 +45,17 @@ internal sealed class MqttSecurityServer : IAsyncDisposable
             }
 
             var configuration = new ConfigurationBuilder().AddInMemoryCollection(settings).Build();
-            server.ours = await TestBroker.StartAsync(o => SecurityUsers.Apply(o, users), [new MqttPlugin()], configuration);
+            server.ours = await TestBroker.StartAsync(
+                o =>
+                {
+                    SecurityUsers.Apply(o, users);
+                    if (maxConnections > 0)
+                    {
+                        o.MaxConnections = maxConnections;
+                    }
+                },
+                [new MqttPlugin()],
+                configuration);
             server.MqttPort = ((IPEndPoint)server.ours.Server.GetEndPoint(MqttPlugin.ListenerName)).Port;
         }
         else
@@ -49,7 +63,7 @@ internal sealed class MqttSecurityServer : IAsyncDisposable
             server.MqttPort = Ports.GetFreePort();
             var extra = string.Concat(mqttSettings.Select(s => $"  {s.Key}: {s.Value}\n"));
             server.reference = await ReferenceServer.StartAsync(
-                SecurityUsers.Conf(users) +
+                SecurityUsers.Conf(users) + (maxConnections > 0 ? $"max_connections: {maxConnections}\n" : string.Empty) +
                 $"server_name: ref\njetstream {{ store_dir: \"{server.storeDirectory}\" }}\nmqtt {{\n  listen: \"127.0.0.1:{server.MqttPort}\"\n{extra}}}\n");
             await Ports.WaitUntilListeningAsync(server.MqttPort, Timeout);
         }
