@@ -124,6 +124,25 @@ public sealed class ConnectionFloodTests(Xunit.Abstractions.ITestOutputHelper ou
         }
     }
 
+    [Theory(Timeout = 60_000)]
+    [MemberData(nameof(Servers))]
+    public async Task Max_subscriptions_counts_mqtt_subscriptions_too(ServerKind kind)
+    {
+        await using var server = await MqttSecurityServer.StartAsync(kind, [SecurityUsers.Admin], 0, maxSubscriptions: 3);
+        using var client = await server.MqttAsync(SecurityUsers.Admin);
+        var inbox = new MqttInbox(client);
+
+        var codes = await client.SubscribeEachAsync("t/1", "t/2", "t/3", "t/4", "t/5");
+
+        var granted = MQTTnet.MqttClientSubscribeResultCode.GrantedQoS0;
+        var failed = MQTTnet.MqttClientSubscribeResultCode.UnspecifiedError;
+        Assert.Equal([granted, granted, granted, failed, failed], codes);
+        await using var nats = await server.NatsAsync(SecurityUsers.Admin);
+        await nats.PublishAsync("t.4", "no");
+        await nats.PublishAsync("t.3", "yes");
+        Assert.Equal(["t/3=yes"], await inbox.UntilAsync("t/3"));
+    }
+
     private static async Task FloodAsync(ServerUnderTest server, int flooders, int each, ConcurrentBag<RawClient> admitted, ConcurrentBag<string> refused)
     {
         await Task.WhenAll(Enumerable.Range(0, flooders).Select(_ => Task.Run(async () =>

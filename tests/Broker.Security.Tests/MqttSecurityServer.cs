@@ -30,10 +30,10 @@ internal sealed class MqttSecurityServer : IAsyncDisposable
     public TestBroker? Ours => ours;
 
     public static async Task<MqttSecurityServer> StartAsync(ServerKind kind, IReadOnlyList<SecurityUser> users, params (string Key, string Value)[] mqttSettings) =>
-        await StartAsync(kind, users, maxConnections: 0, mqttSettings);
+        await StartAsync(kind, users, maxConnections: 0, maxSubscriptions: 0, mqttSettings);
 
-    /// <summary>Starts the server; <paramref name="maxConnections"/> above 0 sets max_connections on both.</summary>
-    public static async Task<MqttSecurityServer> StartAsync(ServerKind kind, IReadOnlyList<SecurityUser> users, int maxConnections, params (string Key, string Value)[] mqttSettings)
+    /// <summary>Starts the server; limits above 0 set max_connections and max_subscriptions on both.</summary>
+    public static async Task<MqttSecurityServer> StartAsync(ServerKind kind, IReadOnlyList<SecurityUser> users, int maxConnections, int maxSubscriptions = 0, params (string Key, string Value)[] mqttSettings)
     {
         var server = new MqttSecurityServer { Kind = kind };
         if (kind == ServerKind.Ours)
@@ -53,6 +53,8 @@ internal sealed class MqttSecurityServer : IAsyncDisposable
                     {
                         o.MaxConnections = maxConnections;
                     }
+
+                    o.MaxSubscriptions = maxSubscriptions;
                 },
                 [new MqttPlugin()],
                 configuration);
@@ -64,6 +66,7 @@ internal sealed class MqttSecurityServer : IAsyncDisposable
             var extra = string.Concat(mqttSettings.Select(s => $"  {s.Key}: {s.Value}\n"));
             server.reference = await ReferenceServer.StartAsync(
                 SecurityUsers.Conf(users) + (maxConnections > 0 ? $"max_connections: {maxConnections}\n" : string.Empty) +
+                (maxSubscriptions > 0 ? $"max_subscriptions: {maxSubscriptions}\n" : string.Empty) +
                 $"server_name: ref\njetstream {{ store_dir: \"{server.storeDirectory}\" }}\nmqtt {{\n  listen: \"127.0.0.1:{server.MqttPort}\"\n{extra}}}\n");
             await Ports.WaitUntilListeningAsync(server.MqttPort, Timeout);
         }
