@@ -78,6 +78,15 @@ public interface IBusConnection : IBusClient
     void WriteOutput<TState>(TState state, BusOutputWriter<TState> write);
 
     /// <summary>
+    /// Whether the user may receive a message on the literal <paramref name="subject"/>: its subscribe permissions,
+    /// deny entries included, admit that subject. For messages the adapter delivers without the bus (MQTT retained
+    /// messages), which the deny rules checked at delivery never see.
+    /// </summary>
+    /// <param name="subject">A subject without wildcards.</param>
+    /// <returns><see langword="true"/> when the user has full permissions or may subscribe to the subject.</returns>
+    bool MayReceive(string subject);
+
+    /// <summary>
     /// Closes the client with a reason shown in <c>/connz</c> (nats-server's words where they fit, such as
     /// <c>Stale Connection</c> or <c>Protocol Violation</c>): its subscriptions are removed and it leaves the
     /// connection list. The transport is left to the adapter. Closing twice does nothing.

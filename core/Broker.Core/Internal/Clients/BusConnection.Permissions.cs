@@ -29,6 +29,9 @@ internal sealed partial class BusConnection
         }
     }
 
+    public bool MayReceive(string subject) =>
+        Permissions is not { } permissions || permissions.CanSubscribe(Encoding.UTF8.GetBytes(subject), default);
+
     protected override void OnSubscribing(Subscription subscription)
     {
         MarkActivity();

@@ -336,6 +336,12 @@ internal sealed partial class MqttConnection
                 continue;
             }
 
+            // A live message on a denied subject is filtered at delivery; a retained one never passes there.
+            if (!bus!.MayReceive(retained.Subject))
+            {
+                continue;
+            }
+
             DeliverRetained(subscription, retained);
         }
     }

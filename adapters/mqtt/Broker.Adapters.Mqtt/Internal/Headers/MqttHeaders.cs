@@ -104,7 +104,8 @@ internal static class MqttHeaders
                 if (reader.Current == PropertyId.UserProperty)
                 {
                     reader.ReadUserProperty(out var name, out var value);
-                    if (IsValidName(name) && IsValidValue(value) && !name.StartsWith(Prefix))
+                    // The prefix in any case: clients that canonicalise header names (nats.go) would read nmqtt-pub as ours.
+                    if (IsValidName(name) && IsValidValue(value) && !System.Text.Ascii.EqualsIgnoreCase(name[..Math.Min(name.Length, Prefix.Length)], Prefix))
                     {
                         AppendHeader(buffer, name, value);
                     }
