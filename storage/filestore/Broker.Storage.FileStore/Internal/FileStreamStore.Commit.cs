@@ -1,4 +1,3 @@
-using System.Buffers;
 using Broker.Storage.FileStore.Internal.Format;
 using Broker.Storage.FileStore.Internal.Io;
 
@@ -204,7 +203,7 @@ internal sealed partial class FileStreamStore
             touched.Clear();
             foreach (var (block, cache, from, to) in regions)
             {
-                var file = block.File ??= fs.Open(block.Path, create: false);
+                var file = block.File ??= OpenForWrite(block);
                 var end = BlockFileHeader.Size + (long)to;
                 if (end > block.Allocated)
                 {
@@ -223,10 +222,19 @@ internal sealed partial class FileStreamStore
                 var file = block.File ??= fs.Open(block.Path, create: false);
                 if (block.Compressed)
                 {
-                    byte[] records;
+                    byte[]? records = null;
                     lock (sync)
                     {
-                        records = block.Cache.AsSpan(0, (int)block.End).ToArray();
+                        if (block.Cache is not null && blocks.Contains(block))
+                        {
+                            records = block.Cache.AsSpan(0, (int)block.End).ToArray();
+                        }
+                    }
+
+                    if (records is null)
+                    {
+                        // Removed meanwhile: its file goes with the next checkpoint.
+                        continue;
                     }
 
                     BlockReader.WriteCompressed(fs, block, records);
@@ -328,6 +336,12 @@ internal sealed partial class FileStreamStore
                 Volatile.Write(ref durable, roundLast);
             }
 
+            if (trimWanted)
+            {
+                TrimSealedCaches();
+            }
+
+            PrepareSpareBlock();
             ReturnRetired();
             Monitor.PulseAll(sync);
         }
@@ -335,23 +349,52 @@ internal sealed partial class FileStreamStore
         roundWaiters?.TrySetResult();
     }
 
-    /// <summary>Returns replaced cache arrays to the pool; no round holds them any more. Caller holds <c>sync</c>.</summary>
+    /// <summary>Returns replaced cache arrays to the free list; no round holds them any more. Caller holds <c>sync</c>.</summary>
     private void ReturnRetired()
     {
         foreach (var array in retired)
         {
-            ArrayPool<byte>.Shared.Return(array);
+            buffers.ReturnCache(array);
         }
 
         retired.Clear();
     }
 
-    /// <summary>A block wholly removed: its file goes once a checkpoint that no longer lists it is durable.</summary>
+    /// <summary>
+    /// Opens a block file for the committer's write, creating it with its header on the block's first write (the
+    /// round's directory fsync then makes the new entry durable). Caller holds <c>ioSync</c>.
+    /// </summary>
+    private IStorageFile OpenForWrite(MessageBlock block)
+    {
+        if (block.Created)
+        {
+            return fs.Open(block.Path, create: false);
+        }
+
+        var file = fs.Open(block.Path, create: true);
+        Span<byte> header = stackalloc byte[BlockFileHeader.Size];
+        BlockFileHeader.Write(header, block.Flags, block.Salt);
+        file.SetLength(0);
+        file.Write(header, 0);
+        block.Created = true;
+        return file;
+    }
+
+    /// <summary>
+    /// A block wholly removed: its file goes once a checkpoint that no longer lists it is durable. Its bitmap and, when
+    /// no commit round holds its bytes, its cache go back to the free lists now.
+    /// </summary>
     private void Retire(MessageBlock block)
     {
         if (block == tail)
         {
             tail = null;
+        }
+
+        block.ReleaseBits();
+        if (block.Flushed == block.End)
+        {
+            block.ReleaseCache();
         }
 
         graveyard.Add(block);

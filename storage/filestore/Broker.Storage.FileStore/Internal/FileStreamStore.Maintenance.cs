@@ -151,13 +151,16 @@ internal sealed partial class FileStreamStore
         }
     }
 
-    /// <summary>Drops the caches of sealed, durable blocks not read for <see cref="FileStoreOptions.CacheExpiry"/>.</summary>
+    /// <summary>
+    /// Drops the caches of sealed, durable blocks not read for <see cref="FileStoreOptions.CacheExpiry"/>, and closes
+    /// their files (also of blocks whose cache the bound dropped earlier). Caller holds <c>ioSync</c> and <c>sync</c>.
+    /// </summary>
     private void EvictCaches(long now)
     {
         var expiry = (long)options.CacheExpiry.TotalMilliseconds;
         foreach (var block in blocks)
         {
-            if (block != tail && block.Cache is not null && block.Synced == block.End && now - block.LastAccess >= expiry)
+            if (block != tail && (block.Cache is not null || block.File is not null) && block.Synced == block.End && now - block.LastAccess >= expiry)
             {
                 block.ReleaseCache();
                 block.CloseFile();
