@@ -6,8 +6,9 @@ namespace Broker.FileStore.Tests;
 
 /// <summary>
 /// Block caches: at most <see cref="FileStreamStore.MaxCachedSealedBlocks"/> sealed blocks keep their records in
-/// memory, evicted blocks read back intact, buffers of removed blocks are reused by new ones, and a block begun after
-/// the last checkpoint (its object prepared, its file created by the committer) survives a crash.
+/// memory, evicted blocks read back intact, buffers of removed blocks are reused by new ones, a clean stop leaves the
+/// last block without its preallocated tail, and a block begun after the last checkpoint (its object prepared, its
+/// file created by the committer) survives a crash.
 /// </summary>
 public sealed class BlockCacheTests : IDisposable
 {
@@ -63,6 +64,26 @@ public sealed class BlockCacheTests : IDisposable
         Assert.Equal(40UL, store.GetState().Messages);
         Assert.Equal(payload + 361, Get(store, 361)!.Value.Payload);
         Assert.Equal(payload + 400, Get(store, 400)!.Value.Payload);
+    }
+
+    [Fact(Timeout = 30_000)]
+    public async Task A_clean_stop_cuts_the_preallocated_tail_of_the_last_block()
+    {
+        using var large = new StoreFixture();
+        await using (var store = await large.CreateAsync())
+        {
+            for (var i = 1; i <= 10; i++)
+            {
+                await store.WaitForDurableAsync(Put(store, "S.t", "tail-" + i).Sequence);
+            }
+        }
+
+        // Written inside 1 MiB of preallocated space; after the stop the file ends at its last record.
+        var last = Directory.GetFiles(Path.Combine(large.StreamDirectory("S"), "msgs"), "*.blk").Single();
+        Assert.InRange(new FileInfo(last).Length, 32, 4096);
+        await using var reopened = await large.ReopenAsync();
+        Assert.Equal("tail-10", Get(reopened, 10)!.Value.Payload);
+        Assert.Equal(11UL, Put(reopened, "S.t", "next").Sequence);
     }
 
     [Fact(Timeout = 60_000)]

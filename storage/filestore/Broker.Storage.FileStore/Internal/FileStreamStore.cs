@@ -546,6 +546,7 @@ internal sealed partial class FileStreamStore : IStreamStore
                 if (failure is null)
                 {
                     CommitRound(force: true, checkpoint: true, closing: true);
+                    TrimTailFile();
                 }
             }
             catch (IOException ex)
@@ -557,6 +558,20 @@ internal sealed partial class FileStreamStore : IStreamStore
             {
                 CloseBlocks();
             }
+        }
+    }
+
+    /// <summary>
+    /// A clean stop cuts the tail block's preallocated zeros, so the next start finds the file ending at its last
+    /// record (and does not report a torn write). Caller holds <c>ioSync</c>; the committer has stopped.
+    /// </summary>
+    private void TrimTailFile()
+    {
+        if (tail is { File: { } file, Compressed: false } block && block.Allocated > BlockFileHeader.Size + block.End)
+        {
+            file.SetLength(BlockFileHeader.Size + block.End);
+            file.Sync();
+            block.Allocated = BlockFileHeader.Size + block.End;
         }
     }
 
