@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using Broker.Storage.FileStore.Internal.Format;
 using Broker.Storage.FileStore.Internal.Io;
 
@@ -29,6 +30,9 @@ internal sealed partial class FileStreamStore
     private bool subjectsSuspect;
     private ulong durable;
     private TaskCompletionSource? waiters;
+    private long appendsSinceRound;
+    private long refillTarget;
+    private long lastSyncDuration;
     private long lastCheckpointTicks = Environment.TickCount64;
     private long lastSyncTicks = Environment.TickCount64;
 
@@ -138,6 +142,7 @@ internal sealed partial class FileStreamStore
     private void CommitRound(bool force, bool checkpoint, bool closing)
     {
         ulong roundLast;
+        long taken;
         TaskCompletionSource? roundWaiters;
         bool directorySync;
         ulong reservation = 0;
@@ -171,6 +176,8 @@ internal sealed partial class FileStreamStore
             }
 
             pendingRewrites.Clear();
+            taken = appendsSinceRound;
+            appendsSinceRound = 0;
             roundLast = last;
             roundWaiters = waiters;
             waiters = null;
@@ -262,10 +269,13 @@ internal sealed partial class FileStreamStore
                     }
                 }
 
+                var syncStart = Stopwatch.GetTimestamp();
                 foreach (var block in touched)
                 {
                     block.File?.Sync();
                 }
+
+                Volatile.Write(ref lastSyncDuration, Stopwatch.GetTimestamp() - syncStart);
 
                 lastSyncTicks = Environment.TickCount64;
             }
@@ -343,6 +353,10 @@ internal sealed partial class FileStreamStore
 
             PrepareSpareBlock();
             ReturnRetired();
+
+            // The publishes acknowledged by this round will be followed by as many new ones: the next round waits
+            // briefly for them (WaitForRefill) on top of those that arrived during this one.
+            Volatile.Write(ref refillTarget, roundWaiters is not null && SyncEveryRound && !closing ? appendsSinceRound + taken : 0);
             Monitor.PulseAll(sync);
         }
 

@@ -292,7 +292,7 @@ internal sealed partial class FileStreamStore : IStreamStore
         blocks.Add(block);
         tail = block;
         newFiles = true;
-        TrimSealedCaches();
+        trimWanted = true;
         return block;
     }
 
@@ -319,10 +319,11 @@ internal sealed partial class FileStreamStore : IStreamStore
 
     /// <summary>
     /// Keeps at most <see cref="MaxCachedSealedBlocks"/> sealed blocks' caches, dropping the least recently used whose
-    /// bytes are all durable (their arrays go to the free list, for the next tail). Caller holds <c>sync</c>. Files stay
+    /// bytes are all durable (their arrays go to the free list, for the next tail). Caller holds <c>sync</c>, between
+    /// operations (the end of a commit round, the maintenance tick): an operation may hold spans of a cache. Files stay
     /// open (a commit round may be using them); the cache expiry closes idle ones.
     /// </summary>
-    private void TrimSealedCaches(MessageBlock? keep = null)
+    private void TrimSealedCaches()
     {
         var cached = 0;
         foreach (var block in blocks)
@@ -338,7 +339,7 @@ internal sealed partial class FileStreamStore : IStreamStore
             MessageBlock? oldest = null;
             foreach (var block in blocks)
             {
-                if (block != tail && block != keep && block.Cache is not null && block.Synced == block.End && (oldest is null || block.LastUse < oldest.LastUse))
+                if (block != tail && block.Cache is not null && block.Synced == block.End && (oldest is null || block.LastUse < oldest.LastUse))
                 {
                     oldest = block;
                 }
@@ -347,7 +348,6 @@ internal sealed partial class FileStreamStore : IStreamStore
             if (oldest is null)
             {
                 // Not yet durable: the commit round that syncs them trims again.
-                trimWanted = true;
                 return;
             }
 
@@ -401,7 +401,10 @@ internal sealed partial class FileStreamStore : IStreamStore
 
         block.Flushed = block.Synced = block.End;
         IndexRecords(block, raw.AsSpan(0, (int)length), fromLoad: true);
-        TrimSealedCaches(keep: block);
+
+        // Not here: a caller may still hold a span of another block's cache (a subject); the next commit round or
+        // maintenance tick, between operations, trims.
+        trimWanted = true;
     }
 
     /// <summary>
