@@ -24,9 +24,9 @@ internal sealed partial class FileStreamStore : IStreamStore
     internal const string ConsumersFolder = "obs";
 
     /// <summary>
-    /// Sealed blocks that keep their records in memory at most (the tail always does): with 8 MiB blocks a stream holds
-    /// at most 5 block caches plus <see cref="BlockBuffers.MaxFreeCaches"/> free ones, 56 MiB. Cache expiry drops
-    /// idle ones sooner.
+    /// Sealed blocks that keep their records in memory at most (the tail always does), restored at the end of each
+    /// commit round and maintenance tick: with 8 MiB blocks a stream then holds at most 5 block caches plus
+    /// <see cref="BlockBuffers.MaxFreeCaches"/> free ones, 56 MiB. Cache expiry drops idle ones sooner.
     /// </summary>
     internal const int MaxCachedSealedBlocks = 4;
 
