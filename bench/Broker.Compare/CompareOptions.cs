@@ -20,6 +20,7 @@ internal sealed record CompareOptions
           --scale N,M         connection counts of the connection-scale row (default 1000,10000; smoke 20,200)
           --scale-runs N      runs of the connection-scale row per count and server (default 3; smoke 1)
           --no-scale          skip the connection-scale row
+          --restart-messages N  1 KiB messages of the restart row's file stream (default 1,000,000: 1 GB; smoke 2,000)
           --out DIR           where benchmarks.md and benchmarks.svg are updated (default docs/; smoke: none)
           --no-write          do not write the report files
           --ours MODE         auto (host, else embedded fallback), host, or embedded (default auto)
@@ -41,6 +42,9 @@ internal sealed record CompareOptions
     public IReadOnlyList<int> ScaleCounts { get; init; } = [1_000, 10_000];
 
     public int ScaleRuns { get; init; } = 3;
+
+    /// <summary>Messages (1 KiB each) of the file stream the restart row restarts with.</summary>
+    public long RestartMessages { get; init; } = Load.StreamRestartWorkload.DefaultMessages;
 
     public string? OutputDirectory { get; init; }
 
@@ -76,6 +80,7 @@ internal sealed record CompareOptions
                 "--scale" => options with { ScaleCounts = [.. Value().Split(',').Select(v => PositiveInt(v, "--scale"))] },
                 "--scale-runs" => options with { ScaleRuns = PositiveInt(Value(), "--scale-runs") },
                 "--no-scale" => options with { ScaleCounts = [] },
+                "--restart-messages" => options with { RestartMessages = PositiveInt(Value(), "--restart-messages") },
                 "--out" => options with { OutputDirectory = Value() },
                 "--no-write" => options with { Write = false },
                 "--ours" => options with { Ours = Enum.Parse<OursMode>(Value(), ignoreCase: true) },

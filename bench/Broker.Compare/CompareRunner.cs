@@ -72,6 +72,11 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
             RunOnServers([result], result.Row.ServerConfig, report, cancellationToken);
         }
 
+        foreach (var result in report.Rows.Where(r => r.Row.IsAvailable && r.Row.Target == RowTarget.Restart))
+        {
+            RunRestart(result, cancellationToken);
+        }
+
         RunScale(report, cancellationToken);
         report.LoadAfter = MachineInfo.LoadAverage();
         report.FinishedAt = DateTimeOffset.UtcNow;
@@ -137,7 +142,9 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
     {
         var row = result.Row;
         var workload = row.Workload!();
-        var count = options.Smoke ? workload.SmokeCount : Calibrate(result, workload, sides, cancellationToken);
+        var count = options.Smoke ? workload.SmokeCount
+            : row.FixedCount is { } fixedCount ? WarmUp(result, workload, sides, fixedCount, cancellationToken)
+            : Calibrate(result, workload, sides, cancellationToken);
         result.Count = count;
         if (count == 0)
         {
@@ -192,6 +199,26 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
 
             count *= 4;
         }
+    }
+
+    /// <summary>
+    /// For a row with a fixed count: one run per side with the calibration count (the row's first run on a
+    /// just-started server, and the warm-up calibration would have given), then the fixed count. 0 when no side ran.
+    /// </summary>
+    private long WarmUp(RowResult result, IWorkload workload, (Side Side, Dictionary<Side, ServerProcess>? Servers)[] sides, long fixedCount, CancellationToken cancellationToken)
+    {
+        var ran = false;
+        foreach (var (side, servers) in sides)
+        {
+            if (TryRun(result, workload, side, servers, workload.CalibrationCount, $"bench.{result.Row.Id}.warmup", cancellationToken, calibrating: true) is { } measurement)
+            {
+                result.First.TryAdd(side, measurement);
+                ran = true;
+            }
+        }
+
+        log.WriteLine($"{result.Row.Id,-16} fixed: {fixedCount:N0} per run");
+        return ran ? fixedCount : 0;
     }
 
     private Measurement? TryRun(RowResult result, IWorkload workload, Side side, Dictionary<Side, ServerProcess>? servers, long count, string subject, CancellationToken cancellationToken, bool calibrating = false)

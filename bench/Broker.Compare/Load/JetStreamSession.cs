@@ -16,10 +16,16 @@ internal sealed class JetStreamSession : IDisposable
     private readonly byte[] buffer = new byte[256 * 1024];
     private int requests;
 
-    public JetStreamSession(NatsEndpoint server, string name, RunScope? scope = null)
+    /// <param name="server">Where to connect.</param>
+    /// <param name="name">The connection's name.</param>
+    /// <param name="scope">The run the connection belongs to.</param>
+    /// <param name="noResponders">
+    /// Ask for a 503 status when no one serves a request (a server still starting its JetStream), instead of silence.
+    /// </param>
+    public JetStreamSession(NatsEndpoint server, string name, RunScope? scope = null, bool noResponders = false)
     {
         inbox = "_JSBENCH." + Guid.NewGuid().ToString("N");
-        socket = NatsSocket.Open(server, name, $"SUB {inbox}.* 1\r\n", scope);
+        socket = NatsSocket.Open(server, name, $"SUB {inbox}.* 1\r\n", scope, noResponders);
     }
 
     /// <summary>The stream name for a run subject (<c>bench.js-pub.r1</c> becomes <c>BENCH_js_pub_r1</c>).</summary>

@@ -35,10 +35,10 @@ internal sealed partial class NatsSocket : IDisposable
 
     /// <summary>
     /// Connects, reads INFO (upgrading to TLS when the endpoint asks for it), sends CONNECT (not verbose, not
-    /// pedantic, headers on) followed by <paramref name="setup"/> (SUB lines), then PING, and returns once the PONG
+    /// pedantic, headers on, no-responders statuses when asked) followed by <paramref name="setup"/> (SUB lines), then PING, and returns once the PONG
     /// confirms the server processed all of it.
     /// </summary>
-    public static NatsSocket Open(NatsEndpoint endPoint, string name, string setup = "", RunScope? scope = null)
+    public static NatsSocket Open(NatsEndpoint endPoint, string name, string setup = "", RunScope? scope = null, bool noResponders = false)
     {
         ArgumentNullException.ThrowIfNull(endPoint);
         var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp)
@@ -63,7 +63,9 @@ internal sealed partial class NatsSocket : IDisposable
 
             natsSocket.Info = natsSocket.ReadInfo();
             natsSocket.StartTlsIfRequired(endPoint);
-            var connect = "CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true,\"protocol\":1,\"lang\":\"bench\",\"version\":\"1.0\",\"name\":\""
+            var connect = "CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true,"
+                + (noResponders ? "\"no_responders\":true," : string.Empty)
+                + "\"protocol\":1,\"lang\":\"bench\",\"version\":\"1.0\",\"name\":\""
                 + name + "\"}\r\n" + setup;
             natsSocket.Send(Encoding.ASCII.GetBytes(connect));
             natsSocket.PingPong();

@@ -10,6 +10,12 @@ internal enum RowTarget
 
     /// <summary>No server: the physical limit of the machine (loopback TCP).</summary>
     Machine,
+
+    /// <summary>
+    /// Each server in turn, stopped and started again on the same store directory: the workload is a
+    /// <see cref="StreamRestartWorkload"/> and the runner owns the processes (<c>CompareRunner.Restart.cs</c>).
+    /// </summary>
+    Restart,
 }
 
 /// <summary>Which load generator drives a row.</summary>
@@ -70,6 +76,12 @@ internal sealed record Row
 
     /// <summary>The suffix of a NATS.Client.Core twin's id.</summary>
     public const string ClientCoreSuffix = ".core";
+
+    /// <summary>
+    /// A count every run uses instead of a calibrated one (both servers do the same work, and the row measures what it
+    /// names, such as reading a 500,000-message stream); <see langword="null"/>: calibrated.
+    /// </summary>
+    public long? FixedCount { get; init; }
 
     /// <summary>What one message/unit is, for the table's footnotes.</summary>
     public string Unit { get; init; } = "messages received";

@@ -30,8 +30,9 @@ internal sealed class ServerProcess : IDisposable
     private readonly Queue<string> outputTail = new();
     private readonly string? configPath;
 
-    private ServerProcess(ServerLaunch launch, Process process, IReadOnlyDictionary<ListenerKind, IPEndPoint> listeners, string? configPath)
+    private ServerProcess(ServerLaunch launch, Process process, IReadOnlyDictionary<ListenerKind, IPEndPoint> listeners, string? configPath, long startedTimestamp)
     {
+        StartedTimestamp = startedTimestamp;
         Launch = launch;
         this.process = process;
         Listeners = listeners;
@@ -39,6 +40,9 @@ internal sealed class ServerProcess : IDisposable
     }
 
     public ServerLaunch Launch { get; }
+
+    /// <summary>The <see cref="Stopwatch"/> timestamp taken just before the process was started.</summary>
+    public long StartedTimestamp { get; }
 
     /// <summary>The address of each listener this process has.</summary>
     public IReadOnlyDictionary<ListenerKind, IPEndPoint> Listeners { get; }
@@ -121,6 +125,7 @@ internal sealed class ServerProcess : IDisposable
         }
 
         Process process;
+        var started = Stopwatch.GetTimestamp();
         try
         {
             process = Process.Start(startInfo) ?? throw new InvalidOperationException($"{launch.FileName} did not start.");
@@ -131,7 +136,7 @@ internal sealed class ServerProcess : IDisposable
             throw;
         }
 
-        var server = new ServerProcess(launch, process, listeners, configPath);
+        var server = new ServerProcess(launch, process, listeners, configPath, started);
         ChildProcesses.Register(process);
         process.OutputDataReceived += (_, e) => server.Remember(e.Data);
         process.ErrorDataReceived += (_, e) => server.Remember(e.Data);
@@ -206,6 +211,29 @@ internal sealed class ServerProcess : IDisposable
         }
     }
 
+    /// <summary>
+    /// Stops the server as an operator does: SIGTERM, then waits for it to exit (both servers shut down cleanly on it,
+    /// writing their stores' state). One still running after <paramref name="timeout"/> is noted in its output tail and
+    /// left to <see cref="Dispose"/>, which kills it.
+    /// </summary>
+    public void Stop(TimeSpan timeout)
+    {
+        if (HasExited)
+        {
+            return;
+        }
+
+        using (var kill = Process.Start(new ProcessStartInfo("kill", ["-TERM", process.Id.ToString(CultureInfo.InvariantCulture)]) { UseShellExecute = false }))
+        {
+            kill?.WaitForExit();
+        }
+
+        if (!process.WaitForExit(timeout))
+        {
+            Remember($"not stopped by SIGTERM within {timeout.TotalSeconds:0} s");
+        }
+    }
+
     public void Dispose()
     {
         try
@@ -262,7 +290,8 @@ internal sealed class ServerProcess : IDisposable
                     throw new ServerStartException($"{Launch.Name} did not accept NATS connections on {endPoint} within {StartTimeout.TotalSeconds:0} s{Tail()}");
                 }
 
-                Thread.Sleep(100);
+                // Short: the restart row measures the time until a server answers, to the millisecond.
+                Thread.Sleep(10);
             }
             catch (Exception ex) when (ex is InvalidOperationException or System.Security.Authentication.AuthenticationException)
             {

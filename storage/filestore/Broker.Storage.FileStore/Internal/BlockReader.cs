@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.Buffers.Binary;
 using Broker.Storage.FileStore.Internal.Crypto;
 using Broker.Storage.FileStore.Internal.Format;
@@ -15,20 +14,19 @@ internal static class BlockReader
     /// records after checking the compressed bytes' checksum. <paramref name="end"/> is the length of that data.
     /// </summary>
     /// <exception cref="InvalidDataException">The header or the compressed payload is corrupt.</exception>
-    public static byte[] ReadRecords(IStorageFile file, MessageBlock block, StreamKey? key, out long end)
+    public static byte[] ReadRecords(IStorageFile file, MessageBlock block, BlockBuffers buffers, out long end)
     {
         var length = file.Length;
         Span<byte> header = stackalloc byte[BlockFileHeader.Size];
-        if (length < BlockFileHeader.Size || file.Read(header, 0) < BlockFileHeader.Size || !BlockFileHeader.TryRead(header, out var flags, out _))
+        if (length < BlockFileHeader.Size || file.Read(header, 0) < BlockFileHeader.Size || !BlockFileHeader.TryReadFlags(header, out var flags))
         {
             throw new InvalidDataException($"block {block.Path} has no valid header");
         }
 
-        _ = key;
         if ((flags & BlockFileHeader.Compressed) == 0)
         {
             var size = (int)(length - BlockFileHeader.Size);
-            var buffer = ArrayPool<byte>.Shared.Rent(Math.Max(size, 1));
+            var buffer = buffers.RentCache(Math.Max(size, 1));
             end = file.Read(buffer.AsSpan(0, size), BlockFileHeader.Size);
             return buffer;
         }
@@ -49,11 +47,11 @@ internal static class BlockReader
             throw new InvalidDataException($"block {block.Path}: compressed payload fails its checksum");
         }
 
-        var raw = ArrayPool<byte>.Shared.Rent(Math.Max(rawLength, 1));
+        var raw = buffers.RentCache(Math.Max(rawLength, 1));
         var decoded = IronSnappy.Snappy.Decode(compressed);
         if (decoded.Length != rawLength)
         {
-            ArrayPool<byte>.Shared.Return(raw);
+            buffers.ReturnCache(raw);
             throw new InvalidDataException($"block {block.Path}: decompressed size differs");
         }
 

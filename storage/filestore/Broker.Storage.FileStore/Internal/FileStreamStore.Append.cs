@@ -53,6 +53,7 @@ internal sealed partial class FileStreamStore
             AddToSubject(subject, sequence);
             EnforceLimitsAfterAppend(subject);
             result = new StoreResult(StoreStatus.Stored, sequence, timestamp);
+            appendsSinceRound++;
             ScheduleCommit();
         }
 

@@ -27,7 +27,8 @@ internal sealed partial class FileStreamStore
         builder.U64(messages);
         builder.U64(bytes);
         builder.U64(lost);
-        builder.U32(nextBlockId);
+        // The prepared next block has taken an id but has no file yet: a recovery must still replay a file of that id.
+        builder.U32(spare?.Id ?? nextBlockId);
         builder.I32(blocks.Count);
         foreach (var block in blocks)
         {
@@ -108,8 +109,9 @@ internal sealed partial class FileStreamStore
                 var id = parser.U32();
                 var flags = parser.U8();
                 var salt = parser.Raw(16).ToArray();
-                var block = new MessageBlock(id, BlockPath(id), flags, salt, key?.ForBlock(salt))
+                var block = new MessageBlock(buffers, id, BlockPath(id), flags, salt, key?.ForBlock(salt))
                 {
+                    Created = true,
                     First = parser.U64(),
                     Last = parser.U64(),
                     FirstTimestamp = parser.I64(),

@@ -1,4 +1,4 @@
-using System.Buffers;
+using System.Diagnostics;
 using Broker.Storage.FileStore.Internal.Format;
 using Broker.Storage.FileStore.Internal.Io;
 
@@ -30,6 +30,9 @@ internal sealed partial class FileStreamStore
     private bool subjectsSuspect;
     private ulong durable;
     private TaskCompletionSource? waiters;
+    private long appendsSinceRound;
+    private long refillTarget;
+    private long lastSyncDuration;
     private long lastCheckpointTicks = Environment.TickCount64;
     private long lastSyncTicks = Environment.TickCount64;
 
@@ -139,6 +142,7 @@ internal sealed partial class FileStreamStore
     private void CommitRound(bool force, bool checkpoint, bool closing)
     {
         ulong roundLast;
+        long taken;
         TaskCompletionSource? roundWaiters;
         bool directorySync;
         ulong reservation = 0;
@@ -172,6 +176,8 @@ internal sealed partial class FileStreamStore
             }
 
             pendingRewrites.Clear();
+            taken = appendsSinceRound;
+            appendsSinceRound = 0;
             roundLast = last;
             roundWaiters = waiters;
             waiters = null;
@@ -204,7 +210,7 @@ internal sealed partial class FileStreamStore
             touched.Clear();
             foreach (var (block, cache, from, to) in regions)
             {
-                var file = block.File ??= fs.Open(block.Path, create: false);
+                var file = block.File ??= OpenForWrite(block);
                 var end = BlockFileHeader.Size + (long)to;
                 if (end > block.Allocated)
                 {
@@ -223,10 +229,19 @@ internal sealed partial class FileStreamStore
                 var file = block.File ??= fs.Open(block.Path, create: false);
                 if (block.Compressed)
                 {
-                    byte[] records;
+                    byte[]? records = null;
                     lock (sync)
                     {
-                        records = block.Cache.AsSpan(0, (int)block.End).ToArray();
+                        if (block.Cache is not null && blocks.Contains(block))
+                        {
+                            records = block.Cache.AsSpan(0, (int)block.End).ToArray();
+                        }
+                    }
+
+                    if (records is null)
+                    {
+                        // Removed meanwhile: its file goes with the next checkpoint.
+                        continue;
                     }
 
                     BlockReader.WriteCompressed(fs, block, records);
@@ -254,10 +269,13 @@ internal sealed partial class FileStreamStore
                     }
                 }
 
+                var syncStart = Stopwatch.GetTimestamp();
                 foreach (var block in touched)
                 {
                     block.File?.Sync();
                 }
+
+                Volatile.Write(ref lastSyncDuration, Stopwatch.GetTimestamp() - syncStart);
 
                 lastSyncTicks = Environment.TickCount64;
             }
@@ -328,30 +346,69 @@ internal sealed partial class FileStreamStore
                 Volatile.Write(ref durable, roundLast);
             }
 
+            if (trimWanted)
+            {
+                TrimSealedCaches();
+            }
+
+            PrepareSpareBlock();
             ReturnRetired();
+
+            // The publishes acknowledged by this round will be followed by as many new ones: the next round waits
+            // briefly for them (WaitForRefill) on top of those that arrived during this one.
+            Volatile.Write(ref refillTarget, roundWaiters is not null && SyncEveryRound && !closing ? appendsSinceRound + taken : 0);
             Monitor.PulseAll(sync);
         }
 
         roundWaiters?.TrySetResult();
     }
 
-    /// <summary>Returns replaced cache arrays to the pool; no round holds them any more. Caller holds <c>sync</c>.</summary>
+    /// <summary>Returns replaced cache arrays to the free list; no round holds them any more. Caller holds <c>sync</c>.</summary>
     private void ReturnRetired()
     {
         foreach (var array in retired)
         {
-            ArrayPool<byte>.Shared.Return(array);
+            buffers.ReturnCache(array);
         }
 
         retired.Clear();
     }
 
-    /// <summary>A block wholly removed: its file goes once a checkpoint that no longer lists it is durable.</summary>
+    /// <summary>
+    /// Opens a block file for the committer's write, creating it with its header on the block's first write (the
+    /// round's directory fsync then makes the new entry durable). Caller holds <c>ioSync</c>.
+    /// </summary>
+    private IStorageFile OpenForWrite(MessageBlock block)
+    {
+        if (block.Created)
+        {
+            return fs.Open(block.Path, create: false);
+        }
+
+        var file = fs.Open(block.Path, create: true);
+        Span<byte> header = stackalloc byte[BlockFileHeader.Size];
+        BlockFileHeader.Write(header, block.Flags, block.Salt);
+        file.SetLength(0);
+        file.Write(header, 0);
+        block.Created = true;
+        return file;
+    }
+
+    /// <summary>
+    /// A block wholly removed: its file goes once a checkpoint that no longer lists it is durable. Its bitmap and, when
+    /// no commit round holds its bytes, its cache go back to the free lists now.
+    /// </summary>
     private void Retire(MessageBlock block)
     {
         if (block == tail)
         {
             tail = null;
+        }
+
+        block.ReleaseBits();
+        if (block.Flushed == block.End)
+        {
+            block.ReleaseCache();
         }
 
         graveyard.Add(block);

@@ -180,8 +180,9 @@ internal sealed partial class FileStreamStore
             throw new InvalidOperationException($"stream {config.Name}: block {id} is encrypted but the stream has no key");
         }
 
-        return new MessageBlock(id, path, flags, salt, key?.ForBlock(salt))
+        return new MessageBlock(buffers, id, path, flags, salt, key?.ForBlock(salt))
         {
+            Created = true,
             File = file,
             First = last + 1,
             Last = last,
@@ -199,7 +200,7 @@ internal sealed partial class FileStreamStore
         long length;
         try
         {
-            records = BlockReader.ReadRecords(block.File, block, key, out length);
+            records = BlockReader.ReadRecords(block.File, block, buffers, out length);
         }
         catch (InvalidDataException)
         {
@@ -245,9 +246,9 @@ internal sealed partial class FileStreamStore
         block.Allocated = block.File.Length;
         if (isLast && !block.Compressed && records.Length < Math.Min(blockSize, 64 << 10))
         {
-            var grown = ArrayPool<byte>.Shared.Rent((int)Math.Min(blockSize, 64 << 10));
+            var grown = buffers.RentCache((int)Math.Min(blockSize, 64 << 10));
             records.AsSpan(0, (int)block.End).CopyTo(grown);
-            ArrayPool<byte>.Shared.Return(records);
+            buffers.ReturnCache(records);
             block.Cache = grown;
         }
     }

@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.Globalization;
 using System.Security.Cryptography;
 using Broker.Abstractions;
@@ -24,6 +23,13 @@ internal sealed partial class FileStreamStore : IStreamStore
     internal const string BlocksFolder = "msgs";
     internal const string ConsumersFolder = "obs";
 
+    /// <summary>
+    /// Sealed blocks that keep their records in memory at most (the tail always does), restored at the end of each
+    /// commit round and maintenance tick: with 8 MiB blocks a stream then holds at most 5 block caches plus
+    /// <see cref="BlockBuffers.MaxFreeCaches"/> free ones, 56 MiB. Cache expiry drops idle ones sooner.
+    /// </summary>
+    internal const int MaxCachedSealedBlocks = 4;
+
     private readonly object sync = new();
     private readonly object ioSync = new();
     private readonly IStorageFileSystem fs;
@@ -37,6 +43,7 @@ internal sealed partial class FileStreamStore : IStreamStore
     private readonly SubjectIndex subjects = new();
     private readonly List<FileConsumerStore> consumers = [];
     private readonly long blockSize;
+    private readonly BlockBuffers buffers;
 
     private StreamStoreConfig config;
     private MessageBlock? tail;
@@ -52,6 +59,9 @@ internal sealed partial class FileStreamStore : IStreamStore
     private bool closed;
     private Exception? failure;
     private byte[] scratch = new byte[256];
+    private MessageBlock? spare;
+    private bool trimWanted;
+    private long useClock;
 
     private FileStreamStore(IStorageFileSystem fs, FileStoreOptions options, ILogger logger, StreamStoreConfig config, StreamKey? key, byte[]? keySalt)
     {
@@ -64,6 +74,7 @@ internal sealed partial class FileStreamStore : IStreamStore
         directory = config.Directory ?? throw new InvalidOperationException("the file store needs a store directory (store_dir)");
         blocksDirectory = Path.Combine(directory, BlocksFolder);
         blockSize = ChooseBlockSize(options, config, key is not null);
+        buffers = new BlockBuffers(blockSize);
     }
 
     public StreamStoreConfig Config
@@ -98,6 +109,30 @@ internal sealed partial class FileStreamStore : IStreamStore
             lock (sync)
             {
                 return blocks.Count;
+            }
+        }
+    }
+
+    /// <summary>Sealed blocks whose records are in memory (bounded by <see cref="MaxCachedSealedBlocks"/> once durable).</summary>
+    internal int CachedSealedBlocks
+    {
+        get
+        {
+            lock (sync)
+            {
+                return blocks.Count(b => b != tail && b.Cache is not null);
+            }
+        }
+    }
+
+    /// <summary>Full-size caches in the store's free list.</summary>
+    internal int FreeCaches
+    {
+        get
+        {
+            lock (sync)
+            {
+                return buffers.FreeCaches;
             }
         }
     }
@@ -230,37 +265,97 @@ internal sealed partial class FileStreamStore : IStreamStore
         return index < 0 ? null : blocks[index];
     }
 
-    /// <summary>Creates the next block file and makes it the tail. Caller holds <c>sync</c>.</summary>
+    /// <summary>
+    /// Makes the next block the tail. Caller holds <c>sync</c>. It allocates nothing when the committer has prepared the
+    /// block object (<see cref="PrepareSpareBlock"/>) and a sealed block has given back a full-size cache: the file is
+    /// created by the committer with the block's first write, so no system call happens here either.
+    /// </summary>
     private MessageBlock NewTailBlock(int minimumCapacity)
     {
         if (tail is not null)
         {
             tail.Sealed = true;
+            tail.LastUse = ++useClock;
 
             // A sealed block is a natural checkpoint (taken at most once a second): replay stays within a block or so.
             checkpointWanted = true;
         }
 
-        var id = nextBlockId++;
-        var salt = RandomNumberGenerator.GetBytes(16);
-        var flags = key is null ? (byte)0 : BlockFileHeader.Encrypted;
-        var block = new MessageBlock(id, BlockPath(id), flags, salt, key?.ForBlock(salt))
-        {
-            First = last + 1,
-            Last = last,
-        };
-        var file = fs.Open(block.Path, create: true);
-        Span<byte> header = stackalloc byte[BlockFileHeader.Size];
-        BlockFileHeader.Write(header, flags, salt);
-        file.SetLength(0);
-        file.Write(header, 0);
-        block.File = file;
-        block.Cache = ArrayPool<byte>.Shared.Rent(Math.Max(minimumCapacity, (int)Math.Min(blockSize, 64 << 10)));
+        var block = spare ?? NewBlockObject();
+        spare = null;
+        block.First = last + 1;
+        block.Last = last;
+        block.Cache = buffers.RentCache(Math.Max(minimumCapacity, buffers.HasFullCache ? (int)blockSize : (int)Math.Min(blockSize, 64 << 10)));
+        block.Offsets = buffers.TakeOffsets();
         block.LastAccess = Environment.TickCount64;
+        block.LastUse = ++useClock;
         blocks.Add(block);
         tail = block;
         newFiles = true;
+        trimWanted = true;
         return block;
+    }
+
+    /// <summary>A block object with the next id, its salt and cipher, and no file yet. Caller holds <c>sync</c>.</summary>
+    private MessageBlock NewBlockObject()
+    {
+        var id = nextBlockId++;
+        var salt = RandomNumberGenerator.GetBytes(16);
+        var flags = key is null ? (byte)0 : BlockFileHeader.Encrypted;
+        return new MessageBlock(buffers, id, BlockPath(id), flags, salt, key?.ForBlock(salt));
+    }
+
+    /// <summary>
+    /// Prepares the next tail's block object on the committer's thread, so a block roll on a publisher's thread
+    /// allocates nothing. Its id is taken: a checkpoint records it as the next id. Caller holds <c>sync</c>.
+    /// </summary>
+    private void PrepareSpareBlock()
+    {
+        if (spare is null && tail is not null && !closed)
+        {
+            spare = NewBlockObject();
+        }
+    }
+
+    /// <summary>
+    /// Keeps at most <see cref="MaxCachedSealedBlocks"/> sealed blocks' caches, dropping the least recently used whose
+    /// bytes are all durable (their arrays go to the free list, for the next tail). Caller holds <c>sync</c>, between
+    /// operations (the end of a commit round, the maintenance tick): an operation may hold spans of a cache. Files stay
+    /// open (a commit round may be using them); the cache expiry closes idle ones.
+    /// </summary>
+    private void TrimSealedCaches()
+    {
+        var cached = 0;
+        foreach (var block in blocks)
+        {
+            if (block != tail && block.Cache is not null)
+            {
+                cached++;
+            }
+        }
+
+        while (cached > MaxCachedSealedBlocks)
+        {
+            MessageBlock? oldest = null;
+            foreach (var block in blocks)
+            {
+                if (block != tail && block.Cache is not null && block.Synced == block.End && (oldest is null || block.LastUse < oldest.LastUse))
+                {
+                    oldest = block;
+                }
+            }
+
+            if (oldest is null)
+            {
+                // Not yet durable: the commit round that syncs them trims again.
+                return;
+            }
+
+            oldest.ReleaseCache();
+            cached--;
+        }
+
+        trimWanted = false;
     }
 
     /// <summary>Makes room for <paramref name="length"/> more bytes in the tail's cache, rolling to a new block when full.</summary>
@@ -277,7 +372,7 @@ internal sealed partial class FileStreamStore : IStreamStore
         if (needed > cache.Length)
         {
             // Grow by doubling; the old array may be in a commit round's hands, so it is returned after the round.
-            var grown = ArrayPool<byte>.Shared.Rent((int)Math.Max(needed, Math.Min(Math.Max(blockSize, needed), (long)cache.Length * 2)));
+            var grown = buffers.RentCache((int)Math.Max(needed, Math.Min(Math.Max(blockSize, needed), (long)cache.Length * 2)));
             cache.AsSpan(0, (int)block.End).CopyTo(grown);
             retired.Add(cache);
             block.Cache = grown;
@@ -290,13 +385,14 @@ internal sealed partial class FileStreamStore : IStreamStore
     private void EnsureLoaded(MessageBlock block)
     {
         block.LastAccess = Environment.TickCount64;
+        block.LastUse = ++useClock;
         if (block.Cache is not null)
         {
             return;
         }
 
         var file = block.File ??= fs.Open(block.Path, create: false);
-        var raw = BlockReader.ReadRecords(file, block, key, out var length);
+        var raw = BlockReader.ReadRecords(file, block, buffers, out var length);
         block.Cache = raw;
         if (block.End == 0 || block.End > length)
         {
@@ -305,6 +401,10 @@ internal sealed partial class FileStreamStore : IStreamStore
 
         block.Flushed = block.Synced = block.End;
         IndexRecords(block, raw.AsSpan(0, (int)length), fromLoad: true);
+
+        // Not here: a caller may still hold a span of another block's cache (a subject); the next commit round or
+        // maintenance tick, between operations, trims.
+        trimWanted = true;
     }
 
     /// <summary>
@@ -449,6 +549,7 @@ internal sealed partial class FileStreamStore : IStreamStore
                 if (failure is null)
                 {
                     CommitRound(force: true, checkpoint: true, closing: true);
+                    TrimTailFile();
                 }
             }
             catch (IOException ex)
@@ -463,6 +564,20 @@ internal sealed partial class FileStreamStore : IStreamStore
         }
     }
 
+    /// <summary>
+    /// A clean stop cuts the tail block's preallocated zeros, so the next start finds the file ending at its last
+    /// record (and does not report a torn write). Caller holds <c>ioSync</c>; the committer has stopped.
+    /// </summary>
+    private void TrimTailFile()
+    {
+        if (tail is { File: { } file, Compressed: false } block && block.Allocated > BlockFileHeader.Size + block.End)
+        {
+            file.SetLength(BlockFileHeader.Size + block.End);
+            file.Sync();
+            block.Allocated = BlockFileHeader.Size + block.End;
+        }
+    }
+
     /// <summary>Closes every block's file and returns its buffers (closing or deleting). Caller holds <c>sync</c>.</summary>
     private void CloseBlocks()
     {
@@ -473,7 +588,10 @@ internal sealed partial class FileStreamStore : IStreamStore
             block.Cipher?.Dispose();
         }
 
+        spare?.Cipher?.Dispose();
+        spare = null;
         ReturnRetired();
+        buffers.Clear();
     }
 
     private bool BeginClose()

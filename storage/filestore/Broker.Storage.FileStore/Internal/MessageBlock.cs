@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.Numerics;
 using Broker.Storage.FileStore.Internal.Crypto;
 using Broker.Storage.FileStore.Internal.Io;
@@ -11,7 +10,8 @@ namespace Broker.Storage.FileStore.Internal;
 /// bitmap of sequences in the range that are not live (removed, erased, skipped). The stream store's lock guards
 /// every field; the committer reads <see cref="Cache"/> between <see cref="Flushed"/> and <see cref="End"/> outside
 /// the lock, which is safe because appended bytes never change and a replaced array is returned to the pool only
-/// after the commit round that may hold it (see <c>FileStreamStore.Commit.cs</c>).
+/// after the commit round that may hold it (see <c>FileStreamStore.Commit.cs</c>). Its buffers come from and go back to
+/// the store's <see cref="BlockBuffers"/>.
 /// </summary>
 internal sealed class MessageBlock
 {
@@ -19,14 +19,17 @@ internal sealed class MessageBlock
 
     private ulong[]? notLive;
 
-    public MessageBlock(uint id, string path, byte flags, byte[] salt, RecordCipher? cipher)
+    public MessageBlock(BlockBuffers buffers, uint id, string path, byte flags, byte[] salt, RecordCipher? cipher)
     {
+        Buffers = buffers;
         Id = id;
         Path = path;
         Flags = flags;
         Salt = salt;
         Cipher = cipher;
     }
+
+    public BlockBuffers Buffers { get; }
 
     public uint Id { get; }
 
@@ -44,6 +47,12 @@ internal sealed class MessageBlock
     public bool Compressed => (Flags & Format.BlockFileHeader.Compressed) != 0;
 
     public IStorageFile? File { get; set; }
+
+    /// <summary>
+    /// Whether the file exists on disk. A new tail block's file is created by the committer with its first write (off
+    /// the publisher's path); the directory fsync of that same round makes the entry durable.
+    /// </summary>
+    public bool Created { get; set; }
 
     /// <summary>The first sequence of the range; <see cref="Last"/> + 1 while the block holds no message.</summary>
     public ulong First { get; set; }
@@ -85,7 +94,11 @@ internal sealed class MessageBlock
     /// <summary>The record offset of sequence First + i, or <see cref="NoOffset"/>; valid while <see cref="Cache"/> is loaded.</summary>
     public uint[]? Offsets { get; set; }
 
+    /// <summary>When the block was last read or appended to (milliseconds, for the cache expiry).</summary>
     public long LastAccess { get; set; }
+
+    /// <summary>The store's use counter at the last read or append: strictly ordered, for the cache bound's LRU.</summary>
+    public long LastUse { get; set; }
 
     public bool HasMessages => Last >= First;
 
@@ -109,8 +122,13 @@ internal sealed class MessageBlock
         if (notLive is null || word >= notLive.Length)
         {
             var capacity = Math.Max(word + 1, (int)((RangeLength + 63) >> 6));
-            var grown = new ulong[Math.Max(capacity, notLive is null ? 1 : notLive.Length * 2)];
-            notLive?.CopyTo(grown, 0);
+            var grown = Buffers.RentBits(Math.Max(capacity, notLive is null ? 1 : notLive.Length * 2));
+            if (notLive is not null)
+            {
+                notLive.CopyTo(grown, 0);
+                Buffers.ReturnBits(notLive);
+            }
+
             notLive = grown;
         }
 
@@ -182,17 +200,27 @@ internal sealed class MessageBlock
         return 0;
     }
 
+    /// <summary>Gives the bitmap back (the block left the stream: nothing asks whether its sequences are live).</summary>
+    public void ReleaseBits()
+    {
+        if (notLive is not null)
+        {
+            Buffers.ReturnBits(notLive);
+            notLive = null;
+        }
+    }
+
     /// <summary>Records the offset of a sequence appended or indexed, growing the offset table from the pool.</summary>
     public void SetOffset(ulong sequence, uint offset)
     {
         var index = (int)(sequence - First);
         if (Offsets is null || index >= Offsets.Length)
         {
-            var grown = ArrayPool<uint>.Shared.Rent(Math.Max(index + 1, Offsets is null ? 1024 : Offsets.Length * 2));
+            var grown = Buffers.RentOffsets(Math.Max(index + 1, Offsets is null ? 1024 : Offsets.Length * 2));
             if (Offsets is not null)
             {
                 Offsets.AsSpan().CopyTo(grown);
-                ArrayPool<uint>.Shared.Return(Offsets);
+                Buffers.ReturnOffsets(Offsets);
             }
 
             Offsets = grown;
@@ -208,18 +236,18 @@ internal sealed class MessageBlock
         return Offsets is not null && InRange(sequence) && index < (ulong)Offsets.Length ? Offsets[index] : NoOffset;
     }
 
-    /// <summary>Forgets the loaded records (returns the buffers to the pool).</summary>
+    /// <summary>Forgets the loaded records (returns the buffers to the store's free lists).</summary>
     public void ReleaseCache()
     {
         if (Cache is not null)
         {
-            ArrayPool<byte>.Shared.Return(Cache);
+            Buffers.ReturnCache(Cache);
             Cache = null;
         }
 
         if (Offsets is not null)
         {
-            ArrayPool<uint>.Shared.Return(Offsets);
+            Buffers.ReturnOffsets(Offsets);
             Offsets = null;
         }
     }

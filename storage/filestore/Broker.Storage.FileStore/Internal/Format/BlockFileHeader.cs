@@ -34,8 +34,20 @@ internal static class BlockFileHeader
 
     public static bool TryRead(ReadOnlySpan<byte> header, out byte flags, out byte[] salt)
     {
-        flags = 0;
         salt = [];
+        if (!TryReadFlags(header, out flags))
+        {
+            return false;
+        }
+
+        salt = header.Slice(8, 16).ToArray();
+        return true;
+    }
+
+    /// <summary>Checks the header and reads its flags only (a block load, which knows the salt: allocates nothing).</summary>
+    public static bool TryReadFlags(ReadOnlySpan<byte> header, out byte flags)
+    {
+        flags = 0;
         if (header.Length < Size || !header[..4].SequenceEqual("JSB1"u8) || header[4] != 1
             || BinaryPrimitives.ReadUInt32LittleEndian(header[28..]) != Crc32C.Compute(header[..28]))
         {
@@ -43,7 +55,6 @@ internal static class BlockFileHeader
         }
 
         flags = header[5];
-        salt = header.Slice(8, 16).ToArray();
         return true;
     }
 }
