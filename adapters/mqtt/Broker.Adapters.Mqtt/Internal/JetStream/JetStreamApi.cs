@@ -9,7 +9,7 @@
 //   Task                 EnsureStreamAsync(StreamSpec, ct)            create, or update what differs (storage: at creation only)
 //   Task<ulong>          PublishAsync(subject, headers, payload, ct)  waits for the PubAck; returns the stream sequence
 //   Task<StoredMessage?> GetLastBySubjectAsync(stream, subject, ct)   STREAM.MSG.GET last_by_subj; null when none (10037)
-//   IAsyncEnumerable<StoredMessage> ReadAllAsync(stream, filter, ct)  every message matching filter, by sequence
+//   Task<List<StoredMessage>> ReadAllAsync(stream, filter?, ct)  every message (matching filter), by sequence (bulk)
 //   Task                 PurgeSubjectAsync(stream, subject, ct)       STREAM.PURGE with filter
 //   Task                 CreateConsumerAsync(stream, ConsumerSpec, ct) durable push consumer, explicit acks
 //   Task                 DeleteConsumerAsync(stream, name, ct)        no error when it does not exist
@@ -83,17 +83,6 @@ internal sealed partial class JetStreamApi : IAsyncDisposable
     {
         var request = new MessageGetRequest { LastBySubject = subject };
         return await GetMessageAsync(stream, request, cancellationToken).ConfigureAwait(false);
-    }
-
-    /// <summary>Every message of a stream whose subject matches <paramref name="filter"/>, in sequence order.</summary>
-    public async IAsyncEnumerable<StoredMessage> ReadAllAsync(string stream, string filter, [EnumeratorCancellation] CancellationToken cancellationToken)
-    {
-        var request = new MessageGetRequest { Sequence = 1, NextBySubject = filter };
-        while (await GetMessageAsync(stream, request, cancellationToken).ConfigureAwait(false) is { } message)
-        {
-            yield return message;
-            request.Sequence = message.Sequence + 1;
-        }
     }
 
     /// <summary>Removes every message of one subject from a stream.</summary>
