@@ -146,6 +146,42 @@ public sealed class StateOnJetStreamTests : IDisposable
         Assert.Equal(0L, (await js.GetStreamAsync("$MQTT_sess")).Info.State.Messages);
     }
 
+    [Fact(Timeout = 60_000)]
+    public async Task A_stream_refused_by_jetstream_leaves_the_state_in_memory_with_an_error_logged()
+    {
+        await using (var broker = await StartAsync(fileStore: true))
+        {
+            using (await broker.ConnectAsync(MqttProtocolVersion.V311))
+            {
+                // Connected: the adapter's streams exist. An operator replaces $MQTT_sess by a stream of their own.
+            }
+
+            await using var nats = new NatsConnection(new NatsOpts { Url = broker.Url });
+            var js = new NatsJSContext(nats);
+            await js.DeleteStreamAsync("$MQTT_sess");
+            await js.CreateStreamAsync(new StreamConfig("OPS", ["$MQTT.sess.>"]) { Storage = StreamConfigStorage.File });
+        }
+
+        await using (var broker = await StartAsync(fileStore: true))
+        {
+            broker.ExpectErrors();
+            using (var durable = await ConnectDurableAsync(broker, MqttProtocolVersion.V311))
+            {
+                await durable.Client.SubscribeAsync("kept/#");
+                await durable.Client.DisconnectAsync();
+            }
+
+            Assert.Contains(broker.Logs.Errors, e => e.Message.Contains("cannot be kept on JetStream", StringComparison.Ordinal)
+                && e.Exception is not null && e.Exception.Message.Contains("10065", StringComparison.Ordinal));
+
+            // Memory sessions still serve a reconnect; nothing reached the operator's stream.
+            using var again = await ConnectDurableAsync(broker, MqttProtocolVersion.V311);
+            Assert.True(again.IsSessionPresent);
+            await using var nats = new NatsConnection(new NatsOpts { Url = broker.Url });
+            Assert.Equal(0L, (await new NatsJSContext(nats).GetStreamAsync("OPS")).Info.State.Messages);
+        }
+    }
+
     private Task<TestBroker> StartAsync(bool fileStore)
     {
         IBrokerPlugin store = fileStore ? new FileStorePlugin(new FileStoreOptions()) : new MemoryStorePlugin();
