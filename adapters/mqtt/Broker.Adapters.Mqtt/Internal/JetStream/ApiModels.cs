@@ -180,6 +180,10 @@ internal sealed class ConsumerConfigModel
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
     public int MaxAckPending { get; set; }
 
+    [JsonPropertyName("mem_storage")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public bool MemoryStorage { get; set; }
+
     [JsonPropertyName("inactive_threshold")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
     public long InactiveThreshold { get; set; }

@@ -55,8 +55,9 @@ internal sealed partial class JetStreamApi
                 DeliverPolicy = "all",
                 AckPolicy = "none",
                 FilterSubject = filter,
-                // Removed by the server if this reader goes away before deleting it.
+                // Removed by the server if this reader goes away before deleting it; its state never touches the disk.
                 InactiveThreshold = TimeSpan.FromSeconds(30).Ticks * 100,
+                MemoryStorage = true,
             },
         };
         var body = JsonSerializer.SerializeToUtf8Bytes(request, MqttJsonContext.Default.ConsumerCreateRequest);

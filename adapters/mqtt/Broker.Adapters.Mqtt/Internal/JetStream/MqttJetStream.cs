@@ -146,6 +146,7 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
     /// <summary>Ensures the streams, loads the retained messages and switches the handler's stores.</summary>
     private async Task SwitchToJetStreamAsync(JetStreamApi api, CancellationToken cancellationToken)
     {
+        var started = Environment.TickCount64;
         var (storage, memoryReason) = await MqttStreams.EnsureAsync(api, cancellationToken).ConfigureAwait(false);
         if (memoryReason is not null)
         {
@@ -163,11 +164,17 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
             throw;
         }
 
+        var sessions = new JetStreamSessionStore(api, logger);
+        if (await sessions.PurgeExpiredAsync(cancellationToken).ConfigureAwait(false) is > 0 and var purged)
+        {
+            MqttLog.ExpiredSessionsPurged(logger, purged);
+        }
+
         retainedStore = retained;
-        handler.Sessions.UseStore(new JetStreamSessionStore(api, logger));
+        handler.Sessions.UseStore(sessions);
         Storage = storage;
         Api = api;
-        MqttLog.StateOnJetStream(logger, storage == StreamStorage.File ? "file" : "memory", handler.Retained.Count);
+        MqttLog.StateOnJetStream(logger, storage == StreamStorage.File ? "file" : "memory", handler.Retained.Count, Environment.TickCount64 - started);
     }
 
     /// <summary>Asks <c>$JS.API.INFO</c> until the engine answers: it subscribes its API only after recovering its streams.</summary>
