@@ -62,6 +62,41 @@ public sealed class AuthorizationTests
         Assert.Equal("21", first.Data);
     }
 
+    [Theory(Timeout = 30_000)]
+    [MemberData(nameof(Versions))]
+    public async Task The_mqtt_blocks_no_auth_user_binds_clients_without_credentials(MqttProtocolVersion version)
+    {
+        // Without the mqtt block's no_auth_user, a client without credentials is refused (the broker has none).
+        await using (var plain = await StartAsync())
+        {
+            Assert.Equal(MqttClientConnectResultCode.NotAuthorized, await plain.ConnectResultAsync(version, null, null));
+        }
+
+        await using var broker = await MqttBroker.StartAsync(Configure, ("no_auth_user", "device"));
+        using var device = await broker.ConnectAsync(version, "anonymous-meter");
+
+        // Bound to "device": its permissions apply (commands/# allowed, alerts/# refused) and /connz names it.
+        var subscribed = await device.SubscribeAsync(new MqttClientSubscribeOptionsBuilder()
+            .WithTopicFilter(f => f.WithTopic("commands/#"))
+            .WithTopicFilter(f => f.WithTopic("alerts/#"))
+            .Build());
+        Assert.Equal(MqttClientSubscribeResultCode.GrantedQoS0, subscribed.Items.First().ResultCode);
+        Assert.NotEqual(MqttClientSubscribeResultCode.GrantedQoS0, subscribed.Items.Last().ResultCode);
+        var connz = await GetJsonAsync(broker, "/connz?mqtt_client=anonymous-meter&auth=1");
+        Assert.Equal("device", Assert.Single(connz.GetProperty("connections").EnumerateArray()).GetProperty("authorized_user").GetString());
+
+        // Credentials, when given, are still checked as usual.
+        Assert.Equal(MqttClientConnectResultCode.BadUserNameOrPassword, await broker.ConnectResultAsync(version, "device", "wrong"));
+    }
+
+    [Fact(Timeout = 30_000)]
+    public async Task An_mqtt_no_auth_user_that_is_not_a_broker_user_refuses_clients_without_credentials()
+    {
+        await using var broker = await MqttBroker.StartAsync(Configure, ("no_auth_user", "nobody"));
+
+        Assert.Equal(MqttClientConnectResultCode.NotAuthorized, await broker.ConnectResultAsync(MqttProtocolVersion.V500, null, null));
+    }
+
     [Fact(Timeout = 30_000)]
     public async Task Mqtt_connections_are_listed_in_connz_with_their_user_and_client_id()
     {
@@ -76,7 +111,9 @@ public sealed class AuthorizationTests
         Assert.Equal("device", connection.GetProperty("authorized_user").GetString());
     }
 
-    private static Task<TestBroker> StartAsync() => MqttBroker.StartAsync(o =>
+    private static Task<TestBroker> StartAsync() => MqttBroker.StartAsync(Configure);
+
+    private static void Configure(BrokerOptions o)
     {
         o.Monitoring.Host = "127.0.0.1";
         o.Monitoring.Port = 0;
@@ -95,7 +132,7 @@ public sealed class AuthorizationTests
             },
             new UserOptions { User = "ops", Password = "ops" },
         ];
-    });
+    }
 
     private static async Task<JsonElement> GetJsonAsync(TestBroker broker, string pathAndQuery)
     {

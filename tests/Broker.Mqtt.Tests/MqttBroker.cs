@@ -63,14 +63,19 @@ public static class MqttBroker
     }
 
     /// <summary>Connects a client that presents these credentials; returns the CONNACK's result code, however MQTTnet reports a refusal.</summary>
-    public static async Task<MqttClientConnectResultCode> ConnectResultAsync(this TestBroker broker, MqttProtocolVersion version, string user, string password)
+    public static async Task<MqttClientConnectResultCode> ConnectResultAsync(this TestBroker broker, MqttProtocolVersion version, string? user, string? password)
     {
         using var client = new MqttClientFactory().CreateMqttClient();
         using var cts = new CancellationTokenSource(Timeout);
         try
         {
-            return (await client.ConnectAsync(new MqttClientOptionsBuilder().WithTcpServer("127.0.0.1", broker.MqttPort())
-                .WithProtocolVersion(version).WithCredentials(user, password).WithTimeout(Timeout).Build(), cts.Token)).ResultCode;
+            var builder = new MqttClientOptionsBuilder().WithTcpServer("127.0.0.1", broker.MqttPort()).WithProtocolVersion(version).WithTimeout(Timeout);
+            if (user is not null)
+            {
+                builder.WithCredentials(user, password);
+            }
+
+            return (await client.ConnectAsync(builder.Build(), cts.Token)).ResultCode;
         }
         catch (MQTTnet.Adapter.MqttConnectingFailedException ex)
         {

@@ -90,7 +90,7 @@ public sealed class StateOnJetStreamTests : IDisposable
             foreach (var (clientId, expiry) in new[] { ("short-lived", 1u), ("long-lived", 3600u) })
             {
                 using var durable = await ConnectDurableAsync(broker, MqttProtocolVersion.V500, expiry, clientId);
-                await durable.Client.SubscribeAsync("kept/#");
+                await durable.Client.SubscribeAsync("kept/#", MQTTnet.Protocol.MqttQualityOfServiceLevel.AtLeastOnce);
                 await durable.Client.DisconnectAsync();
             }
         }
@@ -105,6 +105,9 @@ public sealed class StateOnJetStreamTests : IDisposable
             var sessions = await new NatsJSContext(nats).GetStreamAsync("$MQTT_sess");
             Assert.Equal(1L, sessions.Info.State.Messages);
             Assert.True(broker.Logs.Contains("1 session(s) expired while the broker was down"));
+
+            // The purged session's QoS 1 subscription released its consumer; the live one keeps its own.
+            Assert.Equal(1, (await new NatsJSContext(nats).GetStreamAsync("$MQTT_msgs")).Info.State.ConsumerCount);
 
             using var shortLived = await ConnectDurableAsync(broker, MqttProtocolVersion.V500, 60, "short-lived");
             Assert.False(shortLived.IsSessionPresent);

@@ -27,6 +27,13 @@ public sealed class BusConnectOptions
     /// <summary>The token the client sent, or <see langword="null"/> (nats-server takes an MQTT password as the token too).</summary>
     public string? Token { get; init; }
 
+    /// <summary>
+    /// The broker user a client that sent no credentials is bound to, in place of the broker's <c>no_auth_user</c>
+    /// (nats-server's <c>mqtt { no_auth_user }</c>). A name that is not among the broker's users refuses such clients.
+    /// Default <see langword="null"/>: the broker's own <c>no_auth_user</c>, if any.
+    /// </summary>
+    public string? NoAuthUser { get; init; }
+
     /// <summary>Whether the client receives its own publishes on its matching subscriptions (NATS <c>echo</c>). Default <see langword="true"/>.</summary>
     public bool Echo { get; init; } = true;
 

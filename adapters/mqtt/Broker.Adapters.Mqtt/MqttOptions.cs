@@ -30,7 +30,11 @@ public sealed class MqttOptions
     /// </summary>
     public TimeSpan ConnectTimeout { get; set; } = TimeSpan.FromSeconds(2);
 
-    /// <summary>User a client that gives no user name is bound to [<c>no_auth_user</c>]. Default none.</summary>
+    /// <summary>
+    /// The broker user (of the top-level <c>authorization { users }</c>) a client that sends no credentials is bound to,
+    /// in place of the broker's own <c>no_auth_user</c> [<c>no_auth_user</c>]; a name that is not a broker user refuses
+    /// such clients. Default none: the broker's <c>no_auth_user</c>, if any.
+    /// </summary>
     public string? NoAuthUser { get; set; }
 
     /// <summary>

@@ -63,8 +63,6 @@ internal static class MqttCompare
         log.WriteLine();
         log.WriteLine("| Row | nats-server | ours | Mosquitto | ours / nats-server | ours / Mosquitto |");
         log.WriteLine("|---|---:|---:|---:|---:|---:|");
-        // Until QoS 1/2 delivery lands with JetStream, our subscriptions are granted QoS 0: the QoS 1 row measures QoS 1
-        // publishes (PUBACK) delivered at QoS 0, not comparable with the other servers' QoS 1 deliveries.
         foreach (var row in results.GroupBy(r => r.Row))
         {
             double? Median(string server)

@@ -86,15 +86,18 @@ internal sealed class MqttServer : IDisposable
     public static MqttServer StartOurs(string hostDll)
     {
         var (nats, mqtt) = (FreePort(), FreePort());
+        var directory = Directory.CreateTempSubdirectory("mqtt-ours-").FullName;
         var start = new ProcessStartInfo("dotnet") { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
-        foreach (var arg in new[] { hostDll, "-a", "127.0.0.1", "-p", nats.ToString(CultureInfo.InvariantCulture) })
+
+        // JetStream on the file store, as nats-server runs MQTT: QoS 1 and 2 go through $MQTT_msgs on both.
+        foreach (var arg in new[] { hostDll, "-a", "127.0.0.1", "-p", nats.ToString(CultureInfo.InvariantCulture), "-js", "-sd", Path.Combine(directory, "js") })
         {
             start.ArgumentList.Add(arg);
         }
 
         start.Environment["BROKER_PLUGINS__MQTT__HOST"] = "127.0.0.1";
         start.Environment["BROKER_PLUGINS__MQTT__PORT"] = mqtt.ToString(CultureInfo.InvariantCulture);
-        return Start("ours", start, mqtt, nats, Directory.CreateTempSubdirectory("mqtt-ours-").FullName);
+        return Start("ours", start, mqtt, nats, directory);
     }
 
     public static MqttServer StartNatsServer(string natsServerPath)

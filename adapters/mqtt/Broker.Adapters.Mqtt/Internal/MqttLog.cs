@@ -47,6 +47,15 @@ internal static partial class MqttLog
     [LoggerMessage(812, LogLevel.Debug, "{Client}: connection from {ClientId} refused: the client ID is flapping")]
     public static partial void Flapping(ILogger logger, string client, string clientId);
 
+    [LoggerMessage(880, LogLevel.Warning, "{Client}: a QoS 1 or 2 message was not stored on JetStream: {Reason}")]
+    public static partial void QosStoreFailed(ILogger logger, string client, string reason);
+
+    [LoggerMessage(881, LogLevel.Warning, "{Client}: subscription {Filter} granted QoS 0: its JetStream consumer could not be created: {Reason}")]
+    public static partial void ConsumerFailed(ILogger logger, string client, string filter, string reason);
+
+    [LoggerMessage(882, LogLevel.Debug, "MQTT: consumer {Consumer} of an ended session or subscription could not be deleted: {Reason}")]
+    public static partial void ConsumerDeleteFailed(ILogger logger, string consumer, string reason);
+
     // 860-879: state on JetStream (Internal/JetStream, Internal/Sessions).
     [LoggerMessage(860, LogLevel.Information, "MQTT state on JetStream ({Storage} storage): streams $MQTT_sess, $MQTT_rmsgs, $MQTT_msgs ready, {Retained} retained message(s) loaded in {Milliseconds} ms")]
     public static partial void StateOnJetStream(ILogger logger, string storage, int retained, long milliseconds);

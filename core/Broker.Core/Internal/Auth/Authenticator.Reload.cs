@@ -8,7 +8,7 @@ internal sealed partial class Authenticator
     /// against <paramref name="previous"/> is stored unchanged here, the result is taken without checking the secret
     /// again, so a reload does not run one bcrypt per connection; otherwise the credentials are checked in full.
     /// </summary>
-    public AuthenticatedUser? Reauthenticate(Authenticator previous, string? user, string? password, string? token)
+    public AuthenticatedUser? Reauthenticate(Authenticator previous, string? user, string? password, string? token, string? noAuthUser = null)
     {
         ArgumentNullException.ThrowIfNull(previous);
         if (!AuthRequired)
@@ -39,6 +39,6 @@ internal sealed partial class Authenticator
             return singleUserResult;
         }
 
-        return Authenticate(user, password, token);
+        return Authenticate(user, password, token, noAuthUser);
     }
 }

@@ -86,9 +86,11 @@ internal sealed partial class Authenticator
     /// <summary>
     /// Authenticates CONNECT credentials (<c>user</c>, <c>pass</c>, <c>auth_token</c>; empty counts as absent);
     /// <see langword="null"/> means Authorization Violation. Without configured authentication everyone is accepted
-    /// with full permissions.
+    /// with full permissions. <paramref name="noAuthUser"/> names the user a client without credentials is bound to
+    /// in place of the configured <c>no_auth_user</c> (nats-server's <c>mqtt { no_auth_user }</c>); a name that is
+    /// not among the users binds nobody.
     /// </summary>
-    public AuthenticatedUser? Authenticate(string? user, string? password, string? token)
+    public AuthenticatedUser? Authenticate(string? user, string? password, string? token, string? noAuthUser = null)
     {
         if (!AuthRequired)
         {
@@ -101,8 +103,9 @@ internal sealed partial class Authenticator
             {
                 // no_auth_user binds a connection that sent no credentials at all. nats-server does so by comparing
                 // the user's stored password with itself, which fails for a bcrypt one; we bind without a check.
-                return noAuthUser is not null && string.IsNullOrEmpty(password) && string.IsNullOrEmpty(token)
-                    ? noAuthUser.Result
+                var bound = noAuthUser is null ? this.noAuthUser : users.GetValueOrDefault(noAuthUser);
+                return bound is not null && string.IsNullOrEmpty(password) && string.IsNullOrEmpty(token)
+                    ? bound.Result
                     : null;
             }
 

@@ -93,7 +93,7 @@ internal sealed partial class BusConnection
                 : null;
         }
 
-        return authenticator.Authenticate(credentials.User, credentials.Password, credentials.Token);
+        return authenticator.Authenticate(credentials.User, credentials.Password, credentials.Token, credentials.NoAuthUser);
     }
 
     private AuthenticatedUser? ReauthenticateWith(Authenticator previous, Authenticator current)
@@ -103,11 +103,11 @@ internal sealed partial class BusConnection
             return Tls?.ClientCertificate is { } certificate ? current.AuthenticateCertificate(certificate) : null;
         }
 
-        return current.Reauthenticate(previous, credentials.User, credentials.Password, credentials.Token);
+        return current.Reauthenticate(previous, credentials.User, credentials.Password, credentials.Token, credentials.NoAuthUser);
     }
 
     /// <summary>What the connection authenticated with, kept to authenticate again after a reload.</summary>
-    private sealed record Credentials(string? User, string? Password, string? Token, bool CertificateMapped, bool ByAdapter)
+    private sealed record Credentials(string? User, string? Password, string? Token, bool CertificateMapped, bool ByAdapter, string? NoAuthUser = null)
     {
         /// <summary>
         /// The adapter's credentials, each empty one taken from the transport's (WebSocket cookies) as for NATS;
@@ -127,7 +127,8 @@ internal sealed partial class BusConnection
                 OrElse(options.Password, fromTransport?.Password),
                 OrElse(options.Token, fromTransport?.Token),
                 mapped,
-                ByAdapter: false);
+                ByAdapter: false,
+                Empty(options.NoAuthUser));
         }
 
         private static string? OrElse(string? value, string? fallback) => string.IsNullOrEmpty(value) ? Empty(fallback) : value;

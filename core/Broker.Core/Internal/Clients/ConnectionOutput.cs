@@ -118,6 +118,13 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
                 return null;
             }
 
+            if (Written == 0)
+            {
+                // Nothing went through this output: the writer is the adapter's alone (one that writes its own output,
+                // such as MQTT's, may be flushing it right now, and a second flush would be a concurrent write).
+                return null;
+            }
+
             if (stalledFlush is { IsCompleted: false })
             {
                 // Committing more waits for the outstanding flush; its continuation flushes again.
@@ -210,6 +217,13 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
 
         CommitHead();
         Completed = true;
+        if (Written == 0)
+        {
+            // Nothing went through this output: the writer is the adapter's alone (an adapter that writes its own
+            // output, such as MQTT's), which may be flushing it right now; a second flush would be a concurrent write.
+            return true;
+        }
+
         try
         {
             // Below max_pending a flush completes at once; otherwise the send loop takes it when the peer catches up.

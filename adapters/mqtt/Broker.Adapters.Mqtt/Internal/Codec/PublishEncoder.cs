@@ -13,26 +13,35 @@ internal static class PublishEncoder
     /// <summary>Packets up to this size are formatted in one span.</summary>
     public const int SingleSpanLimit = 16 * 1024;
 
-    /// <summary>The size of the QoS 0 MQTT 3.1.1 PUBLISH of a message, or -1 when MQTT cannot carry it.</summary>
+    /// <summary>Whether an MQTT 3.1.1 PUBLISH can carry the message at any QoS (its packet identifier counted): its size, or -1.</summary>
     public static long SizeV3(ReadOnlySpan<byte> subject, long payloadLength)
     {
-        var remaining = 2L + TopicMapper.TopicLength(subject) + payloadLength;
+        var remaining = 2L + TopicMapper.TopicLength(subject) + 2 + payloadLength;
         return remaining > PacketFramer.MaxRemainingLength ? -1 : PacketWriter.PacketSize((int)remaining);
     }
 
-    /// <summary>A QoS 0 PUBLISH without properties (MQTT 3.1.1, and the header of MQTT 5 without them).</summary>
-    public static void WriteV3(IBufferWriter<byte> output, ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> payload, bool retain)
+    /// <summary>The fixed header flags of a PUBLISH: DUP, QoS and RETAIN (MQTT 3.3.1).</summary>
+    public static byte Flags(bool retain, byte qos, bool dup) => (byte)((dup ? 8 : 0) | (qos << 1) | (retain ? 1 : 0));
+
+    /// <summary>
+    /// A PUBLISH without properties (MQTT 3.1.1): QoS 0, or QoS 1 and 2 with their packet identifier and DUP flag.
+    /// </summary>
+    public static void WriteV3(IBufferWriter<byte> output, ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> payload, bool retain, byte qos = 0, ushort packetId = 0, bool dup = false)
     {
         var topicLength = TopicMapper.TopicLength(subject);
         var payloadLength = (int)payload.Length;
-        var remaining = 2 + topicLength + payloadLength;
+        var remaining = 2 + topicLength + (qos > 0 ? 2 : 0) + payloadLength;
         var size = PacketWriter.PacketSize(remaining);
         var inline = size <= SingleSpanLimit;
         var span = output.GetSpan(inline ? size : size - payloadLength);
         var writer = new PacketWriter(span);
-        writer.WriteFixedHeader(PacketType.Publish, retain ? (byte)1 : (byte)0, remaining);
+        writer.WriteFixedHeader(PacketType.Publish, Flags(retain, qos, dup), remaining);
         writer.WriteUInt16((ushort)topicLength);
         writer.Advance(TopicMapper.ToTopic(subject, writer.Rest));
+        if (qos > 0)
+        {
+            writer.WriteUInt16(packetId);
+        }
         if (inline)
         {
             payload.CopyTo(writer.Rest);

@@ -1,6 +1,8 @@
 using Broker.Abstractions;
 using System.Buffers;
 using Broker.Adapters.Mqtt.Internal.Codec;
+using Broker.Adapters.Mqtt.Internal.Delivery;
+using Broker.Adapters.Mqtt.Internal.JetStream;
 using Broker.Adapters.Mqtt.Internal.Headers;
 using Broker.Adapters.Mqtt.Internal.Topics;
 
@@ -138,6 +140,7 @@ internal sealed partial class MqttConnection
             }
 
             RemoveAllSubscriptions();
+            ReturnInflight();
             relay?.Dispose();
             if (bus is not null)
             {
@@ -163,6 +166,18 @@ internal sealed partial class MqttConnection
             {
                 await handler.Sessions.DetachAsync(this, session, disconnectExpiry).ConfigureAwait(false);
             }
+        }
+    }
+
+    private async Task StoreWillAsync(Task<ulong> storing)
+    {
+        try
+        {
+            await storing.ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is JetStreamApiException or ObjectDisposedException)
+        {
+            MqttLog.QosStoreFailed(logger, name, ex.Message);
         }
     }
 
@@ -192,22 +207,14 @@ internal sealed partial class MqttConnection
         }
 
         bus!.Publish(subject, default, headers, new ReadOnlySequence<byte>(pending.Payload));
+        if (pending.Qos > 0 && handler.Qos is { } qos)
+        {
+            _ = StoreWillAsync(qos.StoreAsync(subject, headers.First, pending.Payload));
+        }
+
         if (pending.Retain)
         {
             handler.Retained.Set(subject, pending.TopicBytes, pending.Qos, pending.Payload, pending.Properties);
-        }
-    }
-
-    /// <summary>
-    /// PUBACK, PUBREC or PUBCOMP from the client for a QoS 1 or 2 delivery. Deliveries are at QoS 0 until sessions live
-    /// on JetStream, so there is nothing in flight to settle; an unknown identifier is ignored, as nats-server does.
-    /// </summary>
-    private void HandleDeliveryAck(PacketType type, ReadOnlySpan<byte> body)
-    {
-        var packetId = AckPacket.Parse(body, v5, out _);
-        if (type == PacketType.PubRec)
-        {
-            WriteAck(PacketType.PubRel, packetId, v5 ? ReasonCode.PacketIdentifierNotFound : ReasonCode.Success);
         }
     }
 }

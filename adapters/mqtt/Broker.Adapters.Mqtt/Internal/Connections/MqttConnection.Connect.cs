@@ -115,6 +115,7 @@ internal sealed partial class MqttConnection
         }
 
         session = attached.Session;
+        releasingCheck = session.IsReleasing;
 
         lock (writeLock)
         {
@@ -137,7 +138,7 @@ internal sealed partial class MqttConnection
         }
 
         MqttLog.Connected(logger, name, v5 ? "5" : "3.1.1", keepAliveSeconds, connect.CleanStart);
-        RestoreSubscriptions();
+        await RestoreSubscriptionsAsync(cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>The checks nats-server makes after decoding, and those of MQTT 5 and of the broker's settings.</summary>
@@ -173,7 +174,8 @@ internal sealed partial class MqttConnection
 
     /// <summary>
     /// How the client's bus connection authenticates: against the broker's users (user name and password, the password
-    /// also as a token, as nats-server reads MQTT credentials; no_auth_user and TLS certificates as the broker has them),
+    /// also as a token, as nats-server reads MQTT credentials; without credentials the <c>mqtt</c> block's no_auth_user,
+    /// else the broker's; TLS certificates as the broker has them),
     /// or, when the <c>mqtt { }</c> block has an <c>authorization { }</c> of its own, which replaces the broker's for MQTT
     /// clients as in nats-server, as checked by the adapter with full permissions.
     /// </summary>
@@ -189,6 +191,7 @@ internal sealed partial class MqttConnection
             Password = own ? null : password,
             Token = own ? null : password,
             AuthenticatedByAdapter = own,
+            NoAuthUser = own ? null : options.NoAuthUser,
         };
     }
 
@@ -208,6 +211,7 @@ internal sealed partial class MqttConnection
             Password = busCredentials.Password,
             Token = busCredentials.Token,
             AuthenticatedByAdapter = busCredentials.AuthenticatedByAdapter,
+            NoAuthUser = busCredentials.NoAuthUser,
             Echo = false,
         });
 

@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Buffers.Text;
 using Broker.Abstractions;
 using Broker.Adapters.Mqtt.Internal.Codec;
+using Broker.Adapters.Mqtt.Internal.Delivery;
 using Broker.Adapters.Mqtt.Internal.Headers;
 using Broker.Adapters.Mqtt.Internal.Sessions;
 using Broker.Adapters.Mqtt.Internal.Topics;
@@ -38,6 +39,12 @@ internal sealed partial class MqttConnection
             return;
         }
 
+        if (subscription.Record.Consumer is not null && !message.Headers.IsEmpty && PublishedAtQos1Or2(message.Headers))
+        {
+            // An MQTT QoS 1 or 2 publish reaches a QoS 1 or 2 subscription through its consumer (QosDelivery.cs).
+            return;
+        }
+
         if (v5)
         {
             DeliverV5(subscription, message, retainedDelivery: false);
@@ -48,30 +55,44 @@ internal sealed partial class MqttConnection
         }
     }
 
-    /// <summary>MQTT 3.1.1 at QoS 0: fixed header, topic, payload. Headers are not read at all.</summary>
-    private void DeliverV3(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> payload, bool retain)
+    /// <summary>
+    /// MQTT 3.1.1: fixed header, topic, packet identifier for QoS 1 and 2, payload. Headers are not read at all. False
+    /// when a QoS 1 or 2 delivery must wait: the client has as many in flight as it accepts.
+    /// </summary>
+    private bool DeliverV3(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> payload, bool retain, in Inflight pending = default)
     {
         if (PublishEncoder.SizeV3(subject, payload.Length) < 0)
         {
             MqttLog.DeliveryDropped(logger, name, System.Text.Encoding.UTF8.GetString(subject), "larger than an MQTT packet can be");
-            return;
+            return true;
         }
 
         lock (writeLock)
         {
             if (outputCompleted)
             {
-                return;
+                return false;
             }
 
-            PublishEncoder.WriteV3(output, subject, payload, retain);
+            ushort packetId = 0;
+            var dup = false;
+            if (pending.Qos > 0 && !inflight.TryAdd(pending, InflightLimit, releasingCheck!, out packetId, out dup))
+            {
+                return false;
+            }
+
+            PublishEncoder.WriteV3(output, subject, payload, retain, pending.Qos, packetId, dup);
         }
 
         OnDelivered();
+        return true;
     }
 
-    /// <summary>MQTT 5: the NATS headers become properties, topic aliases shorten repeated topics.</summary>
-    private void DeliverV5(ActiveSubscription subscription, in BusMessage message, bool retainedDelivery)
+    /// <summary>
+    /// MQTT 5: the NATS headers become properties, topic aliases shorten repeated topics. False when a QoS 1 or 2
+    /// delivery must wait for the client's receive maximum.
+    /// </summary>
+    private bool DeliverV5(ActiveSubscription subscription, in BusMessage message, bool retainedDelivery, in Inflight pending = default)
     {
         var headerBlock = Contiguous(message.Headers, out var rented);
         try
@@ -97,13 +118,13 @@ internal sealed partial class MqttConnection
             {
                 if (outputCompleted)
                 {
-                    return;
+                    return false;
                 }
 
                 var alias = AliasFor(subject, out var aliasIsNew);
                 var sentTopicLength = alias != 0 && !aliasIsNew ? 0 : topicLength;
                 var propertiesLength = baseProperties + (alias != 0 ? 3 : 0);
-                var remaining = 2L + sentTopicLength + PacketWriter.VariableIntSize(propertiesLength) + propertiesLength + payloadLength;
+                var remaining = 2L + sentTopicLength + (pending.Qos > 0 ? 2 : 0) + PacketWriter.VariableIntSize(propertiesLength) + propertiesLength + payloadLength;
                 var size = remaining + 5;
                 if (remaining > PacketFramer.MaxRemainingLength || (clientMaximumPacketSize != 0 && PacketWriter.PacketSize((int)remaining) > clientMaximumPacketSize))
                 {
@@ -114,17 +135,34 @@ internal sealed partial class MqttConnection
                     }
 
                     MqttLog.DeliveryDropped(logger, name, System.Text.Encoding.UTF8.GetString(subject), "larger than the client's maximum packet size");
-                    return;
+                    return true;
+                }
+
+                ushort packetId = 0;
+                var dup = false;
+                if (pending.Qos > 0 && !inflight.TryAdd(pending, InflightLimit, releasingCheck!, out packetId, out dup))
+                {
+                    if (aliasIsNew)
+                    {
+                        outboundAliases!.Forget(subject);
+                    }
+
+                    return false;
                 }
 
                 var inline = size <= PublishEncoder.SingleSpanLimit;
                 var span = output.GetSpan((int)(inline ? size : size - payloadLength));
                 var writer = new PacketWriter(span);
-                writer.WriteFixedHeader(PacketType.Publish, retain ? (byte)1 : (byte)0, (int)remaining);
+                writer.WriteFixedHeader(PacketType.Publish, PublishEncoder.Flags(retain, pending.Qos, dup), (int)remaining);
                 writer.WriteUInt16((ushort)sentTopicLength);
                 if (sentTopicLength > 0)
                 {
                     writer.Advance(TopicMapper.ToTopic(subject, writer.Rest));
+                }
+
+                if (pending.Qos > 0)
+                {
+                    writer.WriteUInt16(packetId);
                 }
 
                 writer.WriteVariableInt(propertiesLength);
@@ -143,6 +181,7 @@ internal sealed partial class MqttConnection
             }
 
             OnDelivered();
+            return true;
         }
         finally
         {
@@ -305,16 +344,26 @@ internal sealed partial class MqttConnection
     {
         var subject = System.Text.Encoding.UTF8.GetBytes(retained.Subject);
         var payload = new ReadOnlySequence<byte>(retained.Payload);
+
+        // At the lower of the two QoS (MQTT-3.8.4-8); not on a consumer, so the client's acknowledgement settles it here.
+        var pending = new Inflight(null, null, 0, Math.Min(retained.Qos, subscription.Qos));
+        bool sent;
         if (!v5)
         {
-            DeliverV3(subject, payload, retain: true);
-            return;
+            sent = DeliverV3(subject, payload, retain: true, pending);
+        }
+        else
+        {
+            var block = new ArrayBufferWriter<byte>(64);
+            var reader = new PropertyReader(retained.Properties);
+            var properties = MessageProperties.Read(ref reader, will: false);
+            MqttHeaders.Write(block, retained.Qos, retain: true, properties, default, default);
+            sent = DeliverV5(subscription, new BusMessage(subject, default, new ReadOnlySequence<byte>(block.WrittenMemory), payload), retainedDelivery: true, pending);
         }
 
-        var block = new ArrayBufferWriter<byte>(64);
-        var reader = new PropertyReader(retained.Properties);
-        var properties = MessageProperties.Read(ref reader, will: false);
-        MqttHeaders.Write(block, retained.Qos, retain: true, properties, default, default);
-        DeliverV5(subscription, new BusMessage(subject, default, new ReadOnlySequence<byte>(block.WrittenMemory), payload), retainedDelivery: true);
+        if (!sent)
+        {
+            MqttLog.DeliveryDropped(logger, name, retained.Topic, "the client has as many QoS 1 and 2 messages in flight as it accepts");
+        }
     }
 }

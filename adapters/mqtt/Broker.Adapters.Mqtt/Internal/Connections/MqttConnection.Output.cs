@@ -54,6 +54,12 @@ internal sealed partial class MqttConnection : IThreadPoolWorkItem
         // is doing. Queued to the producing thread's local queue, the flush runs after the producer's current work
         // item, which for a NATS read loop is the whole batch it read: nats-server's deferred flush, approximated
         // until the bus tells adapters where a producer's batch ends.
+        QueueFlush();
+    }
+
+    /// <summary>Flushes once after the current thread's work item, however many writes ask for it meanwhile.</summary>
+    private void QueueFlush()
+    {
         if (Interlocked.Exchange(ref flushQueued, 1) == 0)
         {
             ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: true);
@@ -79,18 +85,39 @@ internal sealed partial class MqttConnection : IThreadPoolWorkItem
                 return;
             }
 
-            output.Commit();
-            var flush = output.Pipe.FlushAsync();
-            if (flush.IsCompleted)
+            try
             {
-                stalledFlush = null;
-                _ = flush.GetAwaiter().GetResult();
+                output.Commit();
+                var flush = output.Pipe.FlushAsync();
+                if (flush.IsCompleted)
+                {
+                    stalledFlush = null;
+                    _ = flush.GetAwaiter().GetResult();
+                    return;
+                }
+
+                stalledFlush = flush.AsTask();
+            }
+            catch (InvalidOperationException ex)
+            {
+                // The transport gave up on the output (its send loop failed or the connection was torn down meanwhile):
+                // nothing more can be sent, so the connection closes instead of failing the thread that flushed.
+                OutputFailed(ex.Message);
                 return;
             }
 
-            stalledFlush = flush.AsTask();
             _ = stalledFlush.ContinueWith(static (_, state) => ((MqttConnection)state!).FlushOutput(), this, CancellationToken.None, TaskContinuationOptions.None, TaskScheduler.Default);
         }
+    }
+
+    /// <summary>The output cannot be used any more: closes the connection. Under writeLock.</summary>
+    private void OutputFailed(string reason)
+    {
+        outputCompleted = true;
+        closeReason ??= "write error: " + reason;
+        closing = true;
+        transport.Abort(closeReason);
+        input.CancelPendingRead();
     }
 
     /// <summary>Ends the output: what is buffered is still sent, then the transport closes.</summary>

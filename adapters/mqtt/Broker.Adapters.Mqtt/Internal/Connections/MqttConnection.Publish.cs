@@ -37,7 +37,7 @@ internal sealed partial class MqttConnection
             if (!session!.TryAwaitRelease(packet.PacketId))
             {
                 // A resent QoS 2 PUBLISH whose PUBREL has not come: delivered already (method B), acknowledge again.
-                WriteAck(PacketType.PubRec, packet.PacketId, ReasonCode.Success);
+                AcknowledgePublish(PacketType.PubRec, packet.PacketId, ReasonCode.Success);
                 return;
             }
 
@@ -47,9 +47,10 @@ internal sealed partial class MqttConnection
             }
         }
 
+        ReadOnlyMemory<byte> headers;
         try
         {
-            Publish(subject, ref packet);
+            headers = Publish(subject, ref packet);
         }
         catch (BusRefusedException ex)
         {
@@ -62,17 +63,23 @@ internal sealed partial class MqttConnection
             handler.Retained.Set(subject, topic, packet.Qos, packet.Payload.Span, v5 ? packet.Properties.Block : default);
         }
 
-        if (packet.Qos == 1)
+        if (packet.Qos == 0)
         {
-            WriteAck(PacketType.PubAck, packet.PacketId, ReasonCode.Success);
+            return;
         }
-        else if (packet.Qos == 2)
+
+        // QoS 1 and 2 subscriptions get the message from JetStream; the publisher's acknowledgement waits until it is stored.
+        Task? stored = null;
+        if (handler.Qos is { } qos)
         {
-            WriteAck(PacketType.PubRec, packet.PacketId, ReasonCode.Success);
+            stored = qos.StoreAsync(subject, v5 ? MqttHeaders.WithOrigin(headers.Span, session!.ClientId) : headers, packet.Payload);
         }
+
+        AcknowledgePublish(packet.Qos == 1 ? PacketType.PubAck : PacketType.PubRec, packet.PacketId, ReasonCode.Success, stored);
     }
 
-    private void Publish(scoped ReadOnlySpan<byte> subject, scoped ref PublishPacket packet)
+    /// <summary>Publishes to NATS subscribers; returns the header block it carried.</summary>
+    private ReadOnlyMemory<byte> Publish(scoped ReadOnlySpan<byte> subject, scoped ref PublishPacket packet)
     {
         ReadOnlySequence<byte> headers;
         ReadOnlySpan<byte> reply = default;
@@ -95,6 +102,7 @@ internal sealed partial class MqttConnection
         }
 
         (ownPublishes ?? bus)!.Publish(subject, reply, headers, new ReadOnlySequence<byte>(packet.Payload));
+        return headers.First;
     }
 
     /// <summary>The topic of a publish: as sent, or the one its MQTT 5 topic alias stands for (setting the alias when both are given).</summary>
@@ -168,11 +176,11 @@ internal sealed partial class MqttConnection
         MqttLog.DeliveryDropped(logger, name, text, "the topic cannot be a NATS subject");
         if (packet.Qos == 1)
         {
-            WriteAck(PacketType.PubAck, packet.PacketId, ReasonCode.TopicNameInvalid);
+            AcknowledgePublish(PacketType.PubAck, packet.PacketId, ReasonCode.TopicNameInvalid);
         }
         else if (packet.Qos == 2)
         {
-            WriteAck(PacketType.PubRec, packet.PacketId, ReasonCode.TopicNameInvalid);
+            AcknowledgePublish(PacketType.PubRec, packet.PacketId, ReasonCode.TopicNameInvalid);
         }
     }
 
@@ -187,7 +195,7 @@ internal sealed partial class MqttConnection
         var ack = v5 ? ReasonCode.NotAuthorized : ReasonCode.Success;
         if (packet.Qos == 1)
         {
-            WriteAck(PacketType.PubAck, packet.PacketId, ack);
+            AcknowledgePublish(PacketType.PubAck, packet.PacketId, ack);
         }
         else if (packet.Qos == 2)
         {
@@ -197,7 +205,7 @@ internal sealed partial class MqttConnection
                 session!.Release(packet.PacketId);
             }
 
-            WriteAck(PacketType.PubRec, packet.PacketId, ack);
+            AcknowledgePublish(PacketType.PubRec, packet.PacketId, ack);
         }
     }
 

@@ -1,5 +1,7 @@
 using Broker.Abstractions;
 using Broker.Adapters.Mqtt.Internal.Codec;
+using Broker.Adapters.Mqtt.Internal.Delivery;
+using Broker.Adapters.Mqtt.Internal.JetStream;
 using Broker.Adapters.Mqtt.Internal.Sessions;
 using Broker.Adapters.Mqtt.Internal.Topics;
 
@@ -13,19 +15,17 @@ internal sealed partial class MqttConnection
     // The connection's subscriptions by topic filter. Changed by the read loop; deliveries hold their own reference.
     private readonly Dictionary<string, ActiveSubscription> subscriptions = new(StringComparer.Ordinal);
 
-    /// <summary>The highest QoS the adapter grants (deliveries at QoS 1 and 2 wait for JetStream-backed sessions).</summary>
-    private const byte MaxDeliveryQos = 0;
-
-    private void HandleSubscribe(ReadOnlySpan<byte> body)
+    private async ValueTask HandleSubscribeAsync(ReadOnlyMemory<byte> body, CancellationToken cancellationToken)
     {
-        var packet = SubscribePacket.Parse(body, v5, unsubscribe: false);
-        Span<byte> codes = packet.Filters.Count <= 256 ? stackalloc byte[packet.Filters.Count] : new byte[packet.Filters.Count];
+        var packet = SubscribePacket.Parse(body.Span, v5, unsubscribe: false);
+        var codes = new byte[packet.Filters.Count];
         var started = new List<(ActiveSubscription Subscription, bool Existed)>();
         for (var i = 0; i < packet.Filters.Count; i++)
         {
             var request = packet.Filters[i];
             var qos = request.Qos == 2 && options.DowngradeQos2Subscribe ? (byte)1 : request.Qos;
-            var record = new SubscriptionRecord(request.Filter, Math.Min(qos, MaxDeliveryQos), request.NoLocal, request.RetainAsPublished, request.RetainHandling, packet.SubscriptionIdentifier);
+            var record = new SubscriptionRecord(request.Filter, qos, request.NoLocal, request.RetainAsPublished, request.RetainHandling, packet.SubscriptionIdentifier);
+            record = await WithConsumerAsync(record, cancellationToken).ConfigureAwait(false);
             var code = Subscribe(record, out var subscription, out var existed);
             codes[i] = code;
             if (subscription is not null)
@@ -52,6 +52,36 @@ internal sealed partial class MqttConnection
                 SendRetained(subscription);
             }
         }
+    }
+
+    /// <summary>
+    /// Gives a QoS 1 or 2 subscription its JetStream consumer (the one it had when the filter is subscribed again or the
+    /// session resumes), or grants QoS 0 when there is no JetStream, the filter is shared (a consumer per group is not
+    /// built yet) or the consumer cannot be created. Returns the record as granted.
+    /// </summary>
+    private async ValueTask<SubscriptionRecord> WithConsumerAsync(SubscriptionRecord record, CancellationToken cancellationToken)
+    {
+        var previous = subscriptions.TryGetValue(record.Filter, out var active) ? active.Record : null;
+        var stored = record.Consumer is not null ? record : previous?.Consumer is not null ? previous : null;
+        if (record.Qos == 0 || handler.Qos is not { } qos || record.Filter.StartsWith(SharePrefix, StringComparison.Ordinal)
+            || TopicMapper.FilterToSubject(record.Filter, out var subject) != TopicStatus.Ok)
+        {
+            return record with { Qos = 0, Consumer = null, DeliverSubject = null };
+        }
+
+        var (consumer, deliverSubject) = stored is { Consumer: { } kept, DeliverSubject: { } keptSubject } ? (kept, keptSubject) : QosMessages.NewConsumer(session!.ClientId);
+        string[] subjects = TopicMapper.NeedsParentSubscription(subject) ? [subject, subject[..^2]] : [subject];
+        try
+        {
+            await qos.EnsureConsumerAsync(consumer, subjects, deliverSubject, InflightLimit, cancellationToken).ConfigureAwait(false);
+        }
+        catch (JetStreamApiException ex)
+        {
+            MqttLog.ConsumerFailed(logger, name, record.Filter, ex.Message);
+            return record with { Qos = 0, Consumer = null, DeliverSubject = null };
+        }
+
+        return record with { Qos = Math.Min(record.Qos, (byte)2), Consumer = consumer, DeliverSubject = deliverSubject };
     }
 
     /// <summary>Starts (or replaces) one subscription; returns the SUBACK code.</summary>
@@ -108,17 +138,27 @@ internal sealed partial class MqttConnection
         {
             // The user's subscribe permissions (or max_subscriptions), with the text a NATS client would get.
             next.Unsubscribe();
+            DropConsumer(record, keep: null);
             return Refuse(record.Filter, ex.Message, ReasonCode.NotAuthorized);
         }
         catch (ArgumentException ex)
         {
             next.Unsubscribe();
+            DropConsumer(record, keep: null);
             return Refuse(record.Filter, ex.Message, ReasonCode.TopicFilterInvalid);
+        }
+
+        if (record.DeliverSubject is { } deliverSubject && handler.Qos is { } qos)
+        {
+            // Allowed to subscribe the subject: its QoS 1 and 2 messages come from the consumer.
+            var target = next;
+            next.BusSubscriptions.Add(qos.Subscribe(deliverSubject, (in BusMessage message) => DeliverDurable(target, message)));
         }
 
         if (subscriptions.Remove(record.Filter, out var replaced))
         {
             replaced.Unsubscribe();
+            DropConsumer(replaced.Record, keep: record.Consumer);
             existed = true;
         }
 
@@ -161,6 +201,7 @@ internal sealed partial class MqttConnection
             if (subscriptions.Remove(filter, out var subscription))
             {
                 subscription.Unsubscribe();
+                DropConsumer(subscription.Record, keep: null);
                 session!.RemoveSubscription(filter);
                 codes[i] = ReasonCode.Success;
             }
@@ -181,15 +222,36 @@ internal sealed partial class MqttConnection
         session!.ScheduleSave(handler.Sessions.Store);
     }
 
-    /// <summary>Subscribes again to what a resumed session had (nats-server does it after CONNACK too).</summary>
-    private void RestoreSubscriptions()
+    /// <summary>
+    /// Subscribes again to what a resumed session had (nats-server does it after CONNACK too), each QoS 1 or 2
+    /// subscription on its consumer, which kept the messages that came meanwhile.
+    /// </summary>
+    private async ValueTask RestoreSubscriptionsAsync(CancellationToken cancellationToken)
     {
-        foreach (var record in session!.Subscriptions)
+        foreach (var stored in session!.Subscriptions)
         {
+            var record = await WithConsumerAsync(stored, cancellationToken).ConfigureAwait(false);
+            if (record.Consumer is null && stored.Consumer is not null)
+            {
+                DropConsumer(stored, keep: null);
+            }
+
             if (Subscribe(record, out _, out _) >= 0x80)
             {
                 session.RemoveSubscription(record.Filter);
             }
+        }
+
+        session.ScheduleSave(handler.Sessions.Store);
+        ResendReleases();
+    }
+
+    /// <summary>Deletes the consumer of a subscription that ended, unless the new one keeps it.</summary>
+    private void DropConsumer(SubscriptionRecord record, string? keep)
+    {
+        if (record.Consumer is { } consumer && !string.Equals(consumer, keep, StringComparison.Ordinal) && handler.Qos is { } qos)
+        {
+            _ = handler.DeleteConsumersAsync(qos, [record]);
         }
     }
 

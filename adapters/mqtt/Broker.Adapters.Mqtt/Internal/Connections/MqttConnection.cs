@@ -189,8 +189,7 @@ internal sealed partial class MqttConnection
                 HandleDeliveryAck(type, body.Span);
                 break;
             case PacketType.Subscribe:
-                HandleSubscribe(body.Span);
-                break;
+                return HandleSubscribeAsync(body, cancellationToken);
             case PacketType.Unsubscribe:
                 HandleUnsubscribe(body.Span);
                 break;

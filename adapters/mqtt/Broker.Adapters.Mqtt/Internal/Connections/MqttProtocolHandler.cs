@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using Broker.Abstractions;
+using Broker.Adapters.Mqtt.Internal.Delivery;
 using Broker.Adapters.Mqtt.Internal.JetStream;
 using Broker.Adapters.Mqtt.Internal.Sessions;
 using Microsoft.Extensions.Hosting;
@@ -42,6 +43,40 @@ internal sealed class MqttProtocolHandler : IProtocolHandler, IHostedService, IA
 
     /// <summary>The adapter's state on JetStream (its API client, once loaded), or <see langword="null"/> without the plugin's service.</summary>
     public MqttJetStream? JetStream { get; set; }
+
+    /// <summary>
+    /// QoS 1 and 2 delivery on JetStream, once its stream is ready; <see langword="null"/> without JetStream, when
+    /// subscriptions are granted QoS 0 (as the docs say).
+    /// </summary>
+    public QosMessages? Qos { get; private set; }
+
+    /// <summary>Turns QoS 1 and 2 delivery on: the stream exists. Ended sessions then release their consumers.</summary>
+    public void EnableQos(QosMessages qos)
+    {
+        Qos = qos;
+        Sessions.Discarded = record => DeleteConsumersAsync(qos, record.Subscriptions);
+    }
+
+    /// <summary>Deletes the consumers of subscriptions that ended; a failure is logged (the consumer then waits for an operator).</summary>
+    public async Task DeleteConsumersAsync(QosMessages qos, IEnumerable<SubscriptionRecord> subscriptions)
+    {
+        foreach (var subscription in subscriptions)
+        {
+            if (subscription.Consumer is not { } consumer)
+            {
+                continue;
+            }
+
+            try
+            {
+                await qos.DeleteConsumerAsync(consumer).ConfigureAwait(false);
+            }
+            catch (Exception ex) when (ex is JetStreamApiException or ObjectDisposedException)
+            {
+                MqttLog.ConsumerDeleteFailed(Logger, consumer, ex.Message);
+            }
+        }
+    }
 
     public ILogger Logger { get; }
 

@@ -25,6 +25,7 @@ internal ref struct HeaderView
         ContentType = default;
         ResponseTopic = default;
         CorrelationData = default;
+        Origin = default;
         UserPropertyCount = 0;
         if (block.IsEmpty)
         {
@@ -68,6 +69,10 @@ internal ref struct HeaderView
             {
                 CorrelationData = value;
             }
+            else if (name.SequenceEqual(MqttHeaders.Origin))
+            {
+                Origin = value;
+            }
             else if (!name.StartsWith(MqttHeaders.Prefix) && MqttHeaders.IsValidName(name))
             {
                 UserPropertyCount++;
@@ -76,6 +81,9 @@ internal ref struct HeaderView
 
         position = start;
     }
+
+    /// <summary>The client id of the MQTT 5 publisher of a stored QoS 1 or 2 message (for no local), or empty.</summary>
+    public ReadOnlySpan<byte> Origin { get; }
 
     /// <summary>The QoS of the original MQTT publish (0 for messages from NATS clients).</summary>
     public byte Qos { get; }

@@ -26,6 +26,29 @@ internal static class MqttHeaders
 
     public static ReadOnlySpan<byte> Prefix => "Nmqtt-"u8;
 
+    /// <summary>
+    /// Ours: the client id of an MQTT 5 publisher, on the copy of a QoS 1 or 2 message stored in <c>$MQTT_msgs</c> only,
+    /// so a no-local subscription of the same client skips it.
+    /// </summary>
+    public static ReadOnlySpan<byte> Origin => "Nmqtt-Origin"u8;
+
+    /// <summary>A header block with <c>Nmqtt-Origin: clientId</c> added before its end.</summary>
+    public static byte[] WithOrigin(ReadOnlySpan<byte> block, string clientId)
+    {
+        // A block always ends with an empty line; the new header goes before it.
+        var body = block.Length >= 2 ? block[..^2] : "NATS/1.0\r\n"u8;
+        var id = System.Text.Encoding.UTF8.GetBytes(clientId);
+        var result = new byte[body.Length + Origin.Length + 2 + id.Length + 4];
+        var span = result.AsSpan();
+        body.CopyTo(span);
+        span = span[body.Length..];
+        Origin.CopyTo(span);
+        ": "u8.CopyTo(span[Origin.Length..]);
+        id.CopyTo(span[(Origin.Length + 2)..]);
+        "\r\n\r\n"u8.CopyTo(span[(Origin.Length + 2 + id.Length)..]);
+        return result;
+    }
+
     // "NATS/1.0\r\nNmqtt-Pub:<qos>[1]\r\n\r\n" for each QoS, without and with the retain flag.
     private static readonly byte[][] PubOnly = CreatePubOnly();
 

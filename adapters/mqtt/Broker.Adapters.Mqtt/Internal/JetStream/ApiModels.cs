@@ -39,7 +39,8 @@ internal sealed record StreamSpec(string Name, IReadOnlyList<string> Subjects, S
 /// <param name="AckWait">How long a delivered message waits for its ack before redelivery.</param>
 /// <param name="MaxAckPending">Unacknowledged messages at most, or 0 for the server's default.</param>
 /// <param name="DeliverPolicy">All stored messages or only new ones.</param>
-internal sealed record ConsumerSpec(string DurableName, string FilterSubject, string DeliverSubject, TimeSpan AckWait, int MaxAckPending, ConsumerDeliverPolicy DeliverPolicy);
+/// <param name="MoreFilterSubjects">Further filters (sent as <c>filter_subjects</c> with the first), or <see langword="null"/>.</param>
+internal sealed record ConsumerSpec(string DurableName, string FilterSubject, string DeliverSubject, TimeSpan AckWait, int MaxAckPending, ConsumerDeliverPolicy DeliverPolicy, IReadOnlyList<string>? MoreFilterSubjects = null);
 
 /// <summary>A message read back from a stream, its data and headers decoded.</summary>
 /// <param name="Subject">The subject it was published on.</param>
@@ -175,6 +176,10 @@ internal sealed class ConsumerConfigModel
     [JsonPropertyName("filter_subject")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public string? FilterSubject { get; set; }
+
+    [JsonPropertyName("filter_subjects")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public List<string>? FilterSubjects { get; set; }
 
     [JsonPropertyName("max_ack_pending")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]

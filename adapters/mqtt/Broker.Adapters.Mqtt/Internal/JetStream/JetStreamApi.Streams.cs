@@ -70,7 +70,8 @@ internal sealed partial class JetStreamApi
                 DeliverPolicy = spec.DeliverPolicy == ConsumerDeliverPolicy.New ? "new" : "all",
                 AckPolicy = "explicit",
                 AckWait = spec.AckWait.Ticks * 100,
-                FilterSubject = spec.FilterSubject,
+                FilterSubject = spec.MoreFilterSubjects is { Count: > 0 } ? null : spec.FilterSubject,
+                FilterSubjects = spec.MoreFilterSubjects is { Count: > 0 } more ? [spec.FilterSubject, .. more] : null,
                 MaxAckPending = spec.MaxAckPending,
             },
         };
@@ -129,6 +130,34 @@ internal sealed partial class JetStreamApi
         }
 
         return buffer.WrittenSpan.ToArray();
+    }
+
+    /// <summary>
+    /// The subjects of a stream that hold messages, matching <paramref name="filter"/>: <c>STREAM.INFO</c> with
+    /// <c>subjects_filter</c>, page by page (nats-server pages them).
+    /// </summary>
+    public async Task<HashSet<string>> ListSubjectsAsync(string stream, string filter, CancellationToken cancellationToken)
+    {
+        var subjects = new HashSet<string>(StringComparer.Ordinal);
+        while (true)
+        {
+            var body = new JsonObject { ["subjects_filter"] = filter, ["offset"] = subjects.Count };
+            var info = await RequestNodeAsync("$JS.API.STREAM.INFO." + stream, ToUtf8(body), cancellationToken).ConfigureAwait(false);
+            var before = subjects.Count;
+            if (info["state"]?["subjects"] is JsonObject page)
+            {
+                foreach (var (subject, _) in page)
+                {
+                    subjects.Add(subject);
+                }
+            }
+
+            var total = info["total"]?.GetValue<long>() ?? 0;
+            if (subjects.Count == before || subjects.Count >= total)
+            {
+                return subjects;
+            }
+        }
     }
 
     /// <summary>A request whose whole answer is needed (stream configs are kept as they are, unknown fields included).</summary>

@@ -1,3 +1,4 @@
+using System.Collections.Concurrent;
 using System.Security.Cryptography;
 using System.Text;
 using System.Text.Json;
@@ -13,11 +14,34 @@ namespace Broker.Adapters.Mqtt.Internal.JetStream;
 /// The client id is hashed because it may hold anything MQTT allows and a subject token may not; the record keeps
 /// the id, so a hash collision is seen and not resumed as the other client's session.
 /// </summary>
+/// <remarks>
+/// The subjects that hold a record are listed once at start (<see cref="LoadIndexAsync"/>) and kept up to date, so a
+/// client without a stored session, the common case, connects without a round trip to JetStream.
+/// </remarks>
 internal sealed class JetStreamSessionStore(JetStreamApi api, ILogger logger) : ISessionStore
 {
+    private readonly ConcurrentDictionary<string, byte> stored = new(StringComparer.Ordinal);
+    private bool indexed;
+
+    /// <summary>Reads which client ids have a stored session (one request per page of subjects).</summary>
+    public async Task LoadIndexAsync(CancellationToken cancellationToken)
+    {
+        foreach (var subject in await api.ListSubjectsAsync(MqttStreams.SessionStream, MqttStreams.SessionSubjectPrefix + ">", cancellationToken).ConfigureAwait(false))
+        {
+            stored[subject] = 0;
+        }
+
+        indexed = true;
+    }
+
     public async ValueTask<SessionRecord?> LoadAsync(string clientId, CancellationToken cancellationToken)
     {
         var subject = Subject(clientId);
+        if (indexed && !stored.ContainsKey(subject))
+        {
+            return null;
+        }
+
         var message = await api.GetLastBySubjectAsync(MqttStreams.SessionStream, subject, cancellationToken).ConfigureAwait(false);
         if (message is null)
         {
@@ -38,18 +62,31 @@ internal sealed class JetStreamSessionStore(JetStreamApi api, ILogger logger) : 
     {
         ArgumentNullException.ThrowIfNull(record);
         var json = JsonSerializer.SerializeToUtf8Bytes(record, MqttJsonContext.Default.SessionRecord);
-        await api.PublishAsync(Subject(record.ClientId), default, json, cancellationToken).ConfigureAwait(false);
+        var subject = Subject(record.ClientId);
+        stored[subject] = 0;
+        await api.PublishAsync(subject, default, json, cancellationToken).ConfigureAwait(false);
     }
 
     public async ValueTask DeleteAsync(string clientId, CancellationToken cancellationToken)
-        => await api.PurgeSubjectAsync(MqttStreams.SessionStream, Subject(clientId), cancellationToken).ConfigureAwait(false);
+    {
+        var subject = Subject(clientId);
+        if (indexed && !stored.ContainsKey(subject))
+        {
+            return;
+        }
+
+        await api.PurgeSubjectAsync(MqttStreams.SessionStream, subject, cancellationToken).ConfigureAwait(false);
+        stored.TryRemove(subject, out _);
+    }
 
     /// <summary>
     /// Purges the sessions that expired while the broker was down: their expiry timers lived in the memory of the
     /// broker that stopped, and a client that never comes back would otherwise leave its record for ever.
     /// </summary>
+    /// <param name="discarded">Releases what a purged session held outside the store (its consumers), first.</param>
+    /// <param name="cancellationToken">Cancels the reading and purging.</param>
     /// <returns>How many were purged.</returns>
-    public async Task<int> PurgeExpiredAsync(CancellationToken cancellationToken)
+    public async Task<int> PurgeExpiredAsync(Func<SessionRecord, Task>? discarded, CancellationToken cancellationToken)
     {
         var purged = 0;
         foreach (var stored in await api.ReadAllAsync(MqttStreams.SessionStream, null, cancellationToken).ConfigureAwait(false))
@@ -67,6 +104,11 @@ internal sealed class JetStreamSessionStore(JetStreamApi api, ILogger logger) : 
 
             if (record is not null && SessionManager.IsExpired(record))
             {
+                if (discarded is not null)
+                {
+                    await discarded(record).ConfigureAwait(false);
+                }
+
                 await api.PurgeSubjectAsync(MqttStreams.SessionStream, stored.Subject, cancellationToken).ConfigureAwait(false);
                 purged++;
             }

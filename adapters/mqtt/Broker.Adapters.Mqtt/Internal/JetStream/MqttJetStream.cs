@@ -1,5 +1,6 @@
 using Broker.Abstractions;
 using Broker.Adapters.Mqtt.Internal.Connections;
+using Broker.Adapters.Mqtt.Internal.Delivery;
 using Broker.Adapters.Mqtt.Internal.Sessions;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
@@ -30,6 +31,7 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
     private readonly ILogger logger;
     private readonly CancellationTokenSource stopping = new();
     private JetStreamRetainedStore? retainedStore;
+    private IBusClient? qosClient;
     private Task loading = Task.CompletedTask;
 
     /// <param name="handler">The MQTT handler whose stores are switched.</param>
@@ -75,6 +77,12 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
         {
             await retainedStore.DisposeAsync().ConfigureAwait(false);
             retainedStore = null;
+        }
+
+        if (qosClient is { } client)
+        {
+            qosClient = null;
+            await client.DisposeAsync().ConfigureAwait(false);
         }
 
         if (Api is { } api)
@@ -164,13 +172,26 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
             throw;
         }
 
+        // A failed earlier attempt may have switched to its own store already.
+        if (retainedStore is not null)
+        {
+            await retainedStore.DisposeAsync().ConfigureAwait(false);
+        }
+
+        retainedStore = retained;
+
+        // QoS 1 and 2 delivery: deliveries and acknowledgements on a client of their own, beside the API's requests.
+        // Enabled first: sessions purged below release their consumers through it.
+        qosClient ??= bus.CreateClient(new BusClientOptions { Name = "MQTT QoS" });
+        handler.EnableQos(new QosMessages(api, qosClient, handler.Options));
+
         var sessions = new JetStreamSessionStore(api, logger);
-        if (await sessions.PurgeExpiredAsync(cancellationToken).ConfigureAwait(false) is > 0 and var purged)
+        if (await sessions.PurgeExpiredAsync(handler.Sessions.Discarded, cancellationToken).ConfigureAwait(false) is > 0 and var purged)
         {
             MqttLog.ExpiredSessionsPurged(logger, purged);
         }
 
-        retainedStore = retained;
+        await sessions.LoadIndexAsync(cancellationToken).ConfigureAwait(false);
         handler.Sessions.UseStore(sessions);
         Storage = storage;
         Api = api;

@@ -11,6 +11,7 @@ internal sealed class MqttSession
     private readonly Lock gate = new();
     private readonly Dictionary<string, SubscriptionRecord> subscriptions = new(StringComparer.Ordinal);
     private readonly HashSet<ushort> awaitingRelease = [];
+    private readonly HashSet<ushort> releasing = [];
     private Task saving = Task.CompletedTask;
 
     public MqttSession(string clientId, SessionRecord? record = null)
@@ -19,6 +20,7 @@ internal sealed class MqttSession
         if (record is not null)
         {
             ExpiryInterval = record.ExpiryInterval;
+            releasing.UnionWith(record.Releasing ?? []);
             foreach (var subscription in record.Subscriptions)
             {
                 subscriptions[subscription.Filter] = subscription;
@@ -75,6 +77,7 @@ internal sealed class MqttSession
         {
             subscriptions.Clear();
             awaitingRelease.Clear();
+            releasing.Clear();
         }
     }
 
@@ -110,7 +113,52 @@ internal sealed class MqttSession
         }
     }
 
-    public SessionRecord ToRecord() => new(ClientId, Subscriptions, ExpiryInterval);
+    /// <summary>Records an outgoing QoS 2 exchange between PUBREC and PUBCOMP; its identifier stays taken meanwhile.</summary>
+    public void AddReleasing(ushort packetId)
+    {
+        lock (gate)
+        {
+            releasing.Add(packetId);
+        }
+    }
+
+    /// <summary>Ends an outgoing QoS 2 exchange (PUBCOMP received); returns whether it was waiting.</summary>
+    public bool RemoveReleasing(ushort packetId)
+    {
+        lock (gate)
+        {
+            return releasing.Remove(packetId);
+        }
+    }
+
+    /// <summary>Whether an outgoing QoS 2 exchange holds the identifier.</summary>
+    public bool IsReleasing(ushort packetId)
+    {
+        lock (gate)
+        {
+            return releasing.Contains(packetId);
+        }
+    }
+
+    /// <summary>The identifiers whose PUBREL is sent again when the client reconnects.</summary>
+    public ushort[] Releasing
+    {
+        get
+        {
+            lock (gate)
+            {
+                return [.. releasing];
+            }
+        }
+    }
+
+    public SessionRecord ToRecord()
+    {
+        lock (gate)
+        {
+            return new(ClientId, [.. subscriptions.Values], ExpiryInterval, releasing.Count == 0 ? null : [.. releasing]);
+        }
+    }
 
     /// <summary>Stores the session after its earlier saves, in order, without making the caller wait.</summary>
     public void ScheduleSave(ISessionStore store)

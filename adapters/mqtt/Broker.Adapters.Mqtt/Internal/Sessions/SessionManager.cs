@@ -45,6 +45,11 @@ internal sealed class SessionManager : IDisposable
 
     public ISessionStore Store => store;
 
+    /// <summary>
+    /// Called with the last state of a session that ends (cleaned by a clean start, closed without outliving its
+    /// connection, or expired), to release what lives outside the session store: its subscriptions' JetStream consumers.
+    /// </summary>
+    public Func<SessionRecord, Task>? Discarded { get; set; }
     /// <summary>Completes when the sessions' store is chosen and the state loaded; <see cref="AttachAsync"/> waits for it.</summary>
     public Task Ready
     {
@@ -118,16 +123,16 @@ internal sealed class SessionManager : IDisposable
     private async Task<AttachResult> AttachLockedAsync(MqttConnection connection, string clientId, bool cleanStart, uint expiryInterval, CancellationToken cancellationToken)
     {
         live.TryGetValue(clientId, out var session);
-        if (session is null && !cleanStart && await store.LoadAsync(clientId, cancellationToken).ConfigureAwait(false) is { } record)
+        if (session is null && await store.LoadAsync(clientId, cancellationToken).ConfigureAwait(false) is { } record)
         {
+            // Loaded for a clean start too, which discards it below (a restart forgot which sessions were live).
+            session = new MqttSession(clientId, record);
             if (IsExpired(record))
             {
                 // Stored before a restart and expired since: forgotten, as it would have been had the broker kept running.
+                await DiscardAsync(session).ConfigureAwait(false);
                 await store.DeleteAsync(clientId, cancellationToken).ConfigureAwait(false);
-            }
-            else
-            {
-                session = new MqttSession(clientId, record);
+                session = null;
             }
         }
 
@@ -139,6 +144,7 @@ internal sealed class SessionManager : IDisposable
             {
                 // Replaced: the connection still bound to it (taken over below) must not store it when it closes.
                 session.Connection = null;
+                await DiscardAsync(session).ConfigureAwait(false);
                 if (session.Persistent)
                 {
                     await store.DeleteAsync(clientId, cancellationToken).ConfigureAwait(false);
@@ -206,6 +212,7 @@ internal sealed class SessionManager : IDisposable
             if (!session.Persistent)
             {
                 live.TryRemove(new KeyValuePair<string, MqttSession>(session.ClientId, session));
+                await DiscardAsync(session).ConfigureAwait(false);
                 await StoreQuietlyAsync(session.ClientId, "delete", () => store.DeleteAsync(session.ClientId, CancellationToken.None)).ConfigureAwait(false);
                 return;
             }
@@ -217,6 +224,14 @@ internal sealed class SessionManager : IDisposable
         finally
         {
             gate.Release();
+        }
+    }
+
+    private async Task DiscardAsync(MqttSession session)
+    {
+        if (Discarded is { } discarded)
+        {
+            await discarded(session.ToRecord()).ConfigureAwait(false);
         }
     }
 
@@ -237,6 +252,7 @@ internal sealed class SessionManager : IDisposable
                 if (session.Connection is null && session.DisconnectedAt == disconnectedAt
                     && live.TryRemove(new KeyValuePair<string, MqttSession>(clientId, session)))
                 {
+                    await DiscardAsync(session).ConfigureAwait(false);
                     await StoreQuietlyAsync(clientId, "delete", () => store.DeleteAsync(clientId, CancellationToken.None)).ConfigureAwait(false);
                 }
             }

@@ -7,7 +7,12 @@ namespace Broker.Adapters.Mqtt.Internal.Sessions;
 /// <param name="RetainAsPublished">MQTT 5: forwarded messages keep their RETAIN flag.</param>
 /// <param name="RetainHandling">MQTT 5: 0 send retained messages on subscribe, 1 only for a new subscription, 2 never.</param>
 /// <param name="Identifier">MQTT 5 subscription identifier, or 0.</param>
-internal sealed record SubscriptionRecord(string Filter, byte Qos, bool NoLocal, bool RetainAsPublished, byte RetainHandling, int Identifier);
+/// <param name="Consumer">
+/// The durable JetStream consumer on <c>$MQTT_msgs</c> that delivers its QoS 1 and 2 messages, or <see langword="null"/>
+/// for a QoS 0 subscription (nats-server's <c>mqttSubscription</c> consumer, <c>&lt;session hash&gt;_&lt;nuid&gt;</c>).
+/// </param>
+/// <param name="DeliverSubject">The consumer's deliver subject (<c>$MQTT.sub.&lt;nuid&gt;</c>), or <see langword="null"/>.</param>
+internal sealed record SubscriptionRecord(string Filter, byte Qos, bool NoLocal, bool RetainAsPublished, byte RetainHandling, int Identifier, string? Consumer = null, string? DeliverSubject = null);
 
 /// <summary>
 /// What survives of a session between connections: its subscriptions and how long it outlives a disconnect. The
@@ -19,7 +24,11 @@ internal sealed record SubscriptionRecord(string Filter, byte Qos, bool NoLocal,
 /// Seconds the session outlives a disconnect: 0 none, <see cref="uint.MaxValue"/> for ever (MQTT 3.1.1 clean session
 /// false).
 /// </param>
-internal sealed record SessionRecord(string ClientId, IReadOnlyList<SubscriptionRecord> Subscriptions, uint ExpiryInterval)
+/// <param name="Releasing">
+/// Packet identifiers of QoS 2 messages sent to the client whose PUBREC came and whose PUBCOMP has not: PUBREL is sent
+/// again on reconnect (MQTT-4.4.0-1). nats-server keeps them in <c>$MQTT_out</c>.
+/// </param>
+internal sealed record SessionRecord(string ClientId, IReadOnlyList<SubscriptionRecord> Subscriptions, uint ExpiryInterval, IReadOnlyList<ushort>? Releasing = null)
 {
     /// <summary>
     /// Unix milliseconds of the disconnect that stored the record, or 0 while connected: a session read back after a
