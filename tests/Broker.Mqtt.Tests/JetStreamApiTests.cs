@@ -76,14 +76,12 @@ public sealed class JetStreamApiTests
         Assert.Equal(headers, last.Headers);
         Assert.Null(await api.GetLastBySubjectAsync("T_RET", "t.ret.none", CancellationToken.None));
 
-        var all = new List<string>();
-        await foreach (var message in api.ReadAllAsync("T_RET", "t.ret.>", CancellationToken.None))
-        {
-            all.Add($"{message.Sequence}:{message.Subject}:{Encoding.UTF8.GetString(message.Data)}");
-        }
+        var all = (await api.ReadAllAsync("T_RET", "t.ret.>", CancellationToken.None))
+            .Select(message => $"{message.Sequence}:{message.Subject}:{Encoding.UTF8.GetString(message.Data)}:{message.Headers.Length}").ToList();
 
         // max_msgs_per_subject 1: the first message of t.ret.a was replaced.
-        Assert.Equal(["2:t.ret.b:two", "3:t.ret.a:three"], all);
+        Assert.Equal(["2:t.ret.b:two:0", $"3:t.ret.a:three:{headers.Length}"], all);
+        Assert.Empty(await api.ReadAllAsync("T_RET", "t.ret.none.>", CancellationToken.None));
 
         await api.PurgeSubjectAsync("T_RET", "t.ret.a", CancellationToken.None);
         Assert.Null(await api.GetLastBySubjectAsync("T_RET", "t.ret.a", CancellationToken.None));
@@ -95,6 +93,26 @@ public sealed class JetStreamApiTests
         Assert.Equal(503, noStream.Code);
         var missing = await Assert.ThrowsAsync<JetStreamApiException>(() => api.GetLastBySubjectAsync("NOPE", "t.ret.a", CancellationToken.None));
         Assert.Equal(JetStreamApiException.StreamNotFound, missing.ErrorCode);
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task Read_all_crosses_batches_and_leaves_no_consumer()
+    {
+        await using var broker = await StartAsync();
+        await using var api = new JetStreamApi(broker.Bus.CreateClient(), ownsClient: true);
+        await api.EnsureStreamAsync(new StreamSpec("T_MANY", ["t.many.>"], StreamRetention.Limits, -1, StreamStorage.Memory), CancellationToken.None);
+        await using var nats = new NatsConnection(new NatsOpts { Url = broker.Url });
+        var js = new NatsJSContext(nats);
+        const int count = 2_500;
+        for (var i = 0; i < count; i++)
+        {
+            (await js.PublishAsync($"t.many.{i % 7}", Encoding.UTF8.GetBytes(i.ToString(System.Globalization.CultureInfo.InvariantCulture)))).EnsureSuccess();
+        }
+
+        var all = await api.ReadAllAsync("T_MANY", null, CancellationToken.None);
+        Assert.Equal(Enumerable.Range(1, count).Select(i => (ulong)i), all.Select(m => m.Sequence));
+        Assert.Equal(Enumerable.Range(0, count).Select(i => $"t.many.{i % 7}:{i}"), all.Select(m => $"{m.Subject}:{Encoding.UTF8.GetString(m.Data)}"));
+        Assert.Equal(0, (await js.GetStreamAsync("T_MANY")).Info.State.ConsumerCount);
     }
 
     [Fact(Timeout = 30_000)]

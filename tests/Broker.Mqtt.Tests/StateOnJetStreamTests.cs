@@ -90,7 +90,7 @@ public sealed class StateOnJetStreamTests : IDisposable
             foreach (var (clientId, expiry) in new[] { ("short-lived", 1u), ("long-lived", 3600u) })
             {
                 using var durable = await ConnectDurableAsync(broker, MqttProtocolVersion.V500, expiry, clientId);
-                await durable.Client.SubscribeAsync("kept/#");
+                await durable.Client.SubscribeAsync("kept/#", MQTTnet.Protocol.MqttQualityOfServiceLevel.AtLeastOnce);
                 await durable.Client.DisconnectAsync();
             }
         }
@@ -98,10 +98,19 @@ public sealed class StateOnJetStreamTests : IDisposable
         await Task.Delay(TimeSpan.FromSeconds(1.5));
         await using (var broker = await StartAsync(fileStore: true))
         {
-            using var shortLived = await ConnectDurableAsync(broker, MqttProtocolVersion.V500, 60, "short-lived");
-            Assert.False(shortLived.IsSessionPresent);
+            // Purged at start, before any client of it comes back.
             using var longLived = await ConnectDurableAsync(broker, MqttProtocolVersion.V500, 60, "long-lived");
             Assert.True(longLived.IsSessionPresent);
+            await using var nats = new NatsConnection(new NatsOpts { Url = broker.Url });
+            var sessions = await new NatsJSContext(nats).GetStreamAsync("$MQTT_sess");
+            Assert.Equal(1L, sessions.Info.State.Messages);
+            Assert.True(broker.Logs.Contains("1 session(s) expired while the broker was down"));
+
+            // The purged session's QoS 1 subscription released its consumer; the live one keeps its own.
+            Assert.Equal(1, (await new NatsJSContext(nats).GetStreamAsync("$MQTT_msgs")).Info.State.ConsumerCount);
+
+            using var shortLived = await ConnectDurableAsync(broker, MqttProtocolVersion.V500, 60, "short-lived");
+            Assert.False(shortLived.IsSessionPresent);
         }
     }
 
@@ -146,6 +155,42 @@ public sealed class StateOnJetStreamTests : IDisposable
         Assert.Equal(0L, (await js.GetStreamAsync("$MQTT_sess")).Info.State.Messages);
     }
 
+    [Fact(Timeout = 60_000)]
+    public async Task A_stream_refused_by_jetstream_leaves_the_state_in_memory_with_an_error_logged()
+    {
+        await using (var broker = await StartAsync(fileStore: true))
+        {
+            using (await broker.ConnectAsync(MqttProtocolVersion.V311))
+            {
+                // Connected: the adapter's streams exist. An operator replaces $MQTT_sess by a stream of their own.
+            }
+
+            await using var nats = new NatsConnection(new NatsOpts { Url = broker.Url });
+            var js = new NatsJSContext(nats);
+            await js.DeleteStreamAsync("$MQTT_sess");
+            await js.CreateStreamAsync(new StreamConfig("OPS", ["$MQTT.sess.>"]) { Storage = StreamConfigStorage.File });
+        }
+
+        await using (var broker = await StartAsync(fileStore: true))
+        {
+            broker.ExpectErrors();
+            using (var durable = await ConnectDurableAsync(broker, MqttProtocolVersion.V311))
+            {
+                await durable.Client.SubscribeAsync("kept/#");
+                await durable.Client.DisconnectAsync();
+            }
+
+            Assert.Contains(broker.Logs.Errors, e => e.Message.Contains("cannot be kept on JetStream", StringComparison.Ordinal)
+                && e.Exception is not null && e.Exception.Message.Contains("10065", StringComparison.Ordinal));
+
+            // Memory sessions still serve a reconnect; nothing reached the operator's stream.
+            using var again = await ConnectDurableAsync(broker, MqttProtocolVersion.V311);
+            Assert.True(again.IsSessionPresent);
+            await using var nats = new NatsConnection(new NatsOpts { Url = broker.Url });
+            Assert.Equal(0L, (await new NatsJSContext(nats).GetStreamAsync("OPS")).Info.State.Messages);
+        }
+    }
+
     private Task<TestBroker> StartAsync(bool fileStore)
     {
         IBrokerPlugin store = fileStore ? new FileStorePlugin(new FileStoreOptions()) : new MemoryStorePlugin();
@@ -187,13 +232,21 @@ public sealed class StateOnJetStreamTests : IDisposable
                     return false;
                 }
 
-                foreach (var (subject, payload) in expected)
+                try
                 {
-                    var message = await stream.GetAsync(new StreamMsgGetRequest { LastBySubj = "$MQTT.rmsgs." + subject });
-                    if (Encoding.UTF8.GetString(message.Message!.Data.Span) != payload)
+                    foreach (var (subject, payload) in expected)
                     {
-                        return false;
+                        var message = await stream.GetAsync(new StreamMsgGetRequest { LastBySubj = "$MQTT.rmsgs." + subject });
+                        if (Encoding.UTF8.GetString(message.Message!.Data.Span) != payload)
+                        {
+                            return false;
+                        }
                     }
+                }
+                catch (NatsJSApiException)
+                {
+                    // Not written yet (the count matched an earlier state).
+                    return false;
                 }
 
                 return true;

@@ -57,8 +57,8 @@ internal static partial class MqttLog
     public static partial void ConsumerDeleteFailed(ILogger logger, string consumer, string reason);
 
     // 860-879: state on JetStream (Internal/JetStream, Internal/Sessions).
-    [LoggerMessage(860, LogLevel.Information, "MQTT state on JetStream ({Storage} storage): streams $MQTT_sess, $MQTT_rmsgs, $MQTT_msgs ready, {Retained} retained message(s) loaded")]
-    public static partial void StateOnJetStream(ILogger logger, string storage, int retained);
+    [LoggerMessage(860, LogLevel.Information, "MQTT state on JetStream ({Storage} storage): streams $MQTT_sess, $MQTT_rmsgs, $MQTT_msgs ready, {Retained} retained message(s) loaded in {Milliseconds} ms")]
+    public static partial void StateOnJetStream(ILogger logger, string storage, int retained, long milliseconds);
 
     [LoggerMessage(861, LogLevel.Information, "MQTT state in memory: JetStream is not enabled, so sessions and retained messages survive a reconnect, not a restart")]
     public static partial void StateInMemory(ILogger logger);
@@ -83,4 +83,7 @@ internal static partial class MqttLog
 
     [LoggerMessage(868, LogLevel.Warning, "MQTT retained message {Subject} read from JetStream is not valid and was skipped: {Reason}")]
     public static partial void RetainedRecordInvalid(ILogger logger, string subject, string reason);
+
+    [LoggerMessage(869, LogLevel.Information, "MQTT: {Count} session(s) expired while the broker was down and were purged from $MQTT_sess")]
+    public static partial void ExpiredSessionsPurged(ILogger logger, int count);
 }

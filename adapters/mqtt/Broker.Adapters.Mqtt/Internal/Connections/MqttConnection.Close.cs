@@ -26,7 +26,8 @@ internal sealed partial class MqttConnection
 
         if (session is null)
         {
-            if (now - startedAt > (long)options.ConnectTimeout.TotalMilliseconds)
+            // Counted from when the session state was loaded at the earliest: a CONNECT waits for it (SessionManager.Ready).
+            if (now - Math.Max(startedAt, handler.Sessions.ReadyAt) > (long)options.ConnectTimeout.TotalMilliseconds)
             {
                 MqttLog.ConnectTimeout(logger, name, options.ConnectTimeout);
                 RequestClose("authentication timeout", null);

@@ -82,6 +82,13 @@ internal sealed class ApiResponseModel
     [JsonPropertyName("message")]
     public MessageModel? Message { get; set; }
 
+    // CONSUMER.CREATE.
+    [JsonPropertyName("name")]
+    public string? Name { get; set; }
+
+    [JsonPropertyName("num_pending")]
+    public ulong NumPending { get; set; }
+
     // INFO.
     [JsonPropertyName("limits")]
     public AccountLimitsModel? Limits { get; set; }
@@ -136,7 +143,7 @@ internal sealed class PurgeRequest
     public string Filter { get; set; } = "";
 }
 
-/// <summary>The body of <c>CONSUMER.DURABLE.CREATE</c>.</summary>
+/// <summary>The body of <c>CONSUMER.DURABLE.CREATE</c> and <c>CONSUMER.CREATE</c>.</summary>
 internal sealed class ConsumerCreateRequest
 {
     [JsonPropertyName("stream_name")]
@@ -150,7 +157,8 @@ internal sealed class ConsumerCreateRequest
 internal sealed class ConsumerConfigModel
 {
     [JsonPropertyName("durable_name")]
-    public string DurableName { get; set; } = "";
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? DurableName { get; set; }
 
     [JsonPropertyName("deliver_subject")]
     public string DeliverSubject { get; set; } = "";
@@ -162,6 +170,7 @@ internal sealed class ConsumerConfigModel
     public string AckPolicy { get; set; } = "explicit";
 
     [JsonPropertyName("ack_wait")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
     public long AckWait { get; set; }
 
     [JsonPropertyName("filter_subject")]
@@ -175,6 +184,14 @@ internal sealed class ConsumerConfigModel
     [JsonPropertyName("max_ack_pending")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
     public int MaxAckPending { get; set; }
+
+    [JsonPropertyName("mem_storage")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public bool MemoryStorage { get; set; }
+
+    [JsonPropertyName("inactive_threshold")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public long InactiveThreshold { get; set; }
 }
 
 /// <summary>Source-generated metadata of the adapter's JSON: the API models and the session records.</summary>

@@ -34,8 +34,14 @@ internal sealed class JetStreamRetainedStore : IRetainedStore, IAsyncDisposable
     public async Task<IReadOnlyList<RetainedMessage>> LoadAllAsync(CancellationToken cancellationToken)
     {
         var result = new List<RetainedMessage>();
-        await foreach (var stored in api.ReadAllAsync(MqttStreams.RetainedStream, MqttStreams.RetainedSubjectPrefix + ">", cancellationToken).ConfigureAwait(false))
+        foreach (var stored in await api.ReadAllAsync(MqttStreams.RetainedStream, null, cancellationToken).ConfigureAwait(false))
         {
+            if (!stored.Subject.StartsWith(MqttStreams.RetainedSubjectPrefix, StringComparison.Ordinal))
+            {
+                // The stream is ours, subjects $MQTT.rmsgs.>; an operator may have widened it.
+                continue;
+            }
+
             var subject = stored.Subject[MqttStreams.RetainedSubjectPrefix.Length..];
             if (Decode(subject, stored, out var reason) is { } message)
             {

@@ -79,6 +79,44 @@ internal sealed class JetStreamSessionStore(JetStreamApi api, ILogger logger) : 
         stored.TryRemove(subject, out _);
     }
 
+    /// <summary>
+    /// Purges the sessions that expired while the broker was down: their expiry timers lived in the memory of the
+    /// broker that stopped, and a client that never comes back would otherwise leave its record for ever.
+    /// </summary>
+    /// <param name="discarded">Releases what a purged session held outside the store (its consumers), first.</param>
+    /// <param name="cancellationToken">Cancels the reading and purging.</param>
+    /// <returns>How many were purged.</returns>
+    public async Task<int> PurgeExpiredAsync(Func<SessionRecord, Task>? discarded, CancellationToken cancellationToken)
+    {
+        var purged = 0;
+        foreach (var stored in await api.ReadAllAsync(MqttStreams.SessionStream, null, cancellationToken).ConfigureAwait(false))
+        {
+            SessionRecord? record;
+            try
+            {
+                record = JsonSerializer.Deserialize(stored.Data, MqttJsonContext.Default.SessionRecord);
+            }
+            catch (JsonException)
+            {
+                // Not ours to judge: left as it is, and ignored by LoadAsync's checks if it is read.
+                continue;
+            }
+
+            if (record is not null && SessionManager.IsExpired(record))
+            {
+                if (discarded is not null)
+                {
+                    await discarded(record).ConfigureAwait(false);
+                }
+
+                await api.PurgeSubjectAsync(MqttStreams.SessionStream, stored.Subject, cancellationToken).ConfigureAwait(false);
+                purged++;
+            }
+        }
+
+        return purged;
+    }
+
     /// <summary>The record's subject: the first 128 bits of the SHA-256 of the client id, in hex.</summary>
     public static string Subject(string clientId)
     {

@@ -105,49 +105,97 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
     private async Task LoadAsync(CancellationToken cancellationToken)
     {
         var api = new JetStreamApi(bus.CreateClient(new BusClientOptions { Name = "MQTT JetStream" }), ownsClient: true);
-        try
+        var started = Environment.TickCount64;
+        var warned = started;
+        while (true)
         {
-            await WaitForApiAsync(api, cancellationToken).ConfigureAwait(false);
-            var (storage, memoryReason) = await MqttStreams.EnsureAsync(api, cancellationToken).ConfigureAwait(false);
-            if (memoryReason is not null)
-            {
-                MqttLog.StreamsInMemory(logger, memoryReason);
-            }
-
-            var retained = new JetStreamRetainedStore(api, logger);
             try
             {
-                await handler.Retained.LoadAsync(retained, cancellationToken).ConfigureAwait(false);
+                await WaitForApiAsync(api, cancellationToken).ConfigureAwait(false);
+                await SwitchToJetStreamAsync(api, cancellationToken).ConfigureAwait(false);
+                return;
             }
-            catch
+            catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
             {
-                await retained.DisposeAsync().ConfigureAwait(false);
-                throw;
+                break;
             }
+            catch (JetStreamApiException ex) when (ex.ErrorCode == 0)
+            {
+                // Nothing answered, or too late: the engine is busy, not there yet, or already stopped (the host
+                // stops it before this service). Start over until it answers or the adapter stops.
+                var now = Environment.TickCount64;
+                if (now - warned >= (long)WarnEvery.TotalMilliseconds)
+                {
+                    warned = now;
+                    MqttLog.WaitingForJetStream(logger, (int)((now - started) / 1000), ex.Message);
+                }
 
-            retainedStore = retained;
-            var sessions = new JetStreamSessionStore(api, logger);
-            await sessions.LoadIndexAsync(cancellationToken).ConfigureAwait(false);
-            handler.Sessions.UseStore(sessions);
-            Storage = storage;
-            Api = api;
+                try
+                {
+                    await Task.Delay(RetryDelay, cancellationToken).ConfigureAwait(false);
+                }
+                catch (OperationCanceledException)
+                {
+                    break;
+                }
+            }
+            catch (JetStreamApiException ex)
+            {
+                // A definite refusal (overlapping subjects of an operator's stream, limits, ...): MQTT keeps working on
+                // the memory stores and the operator sees why in the log.
+                MqttLog.StateSetupFailed(logger, ex);
+                break;
+            }
+        }
 
-            // QoS 1 and 2 delivery: deliveries and acknowledgements on a client of their own, beside the API's requests.
-            qosClient = bus.CreateClient(new BusClientOptions { Name = "MQTT QoS" });
-            handler.EnableQos(new QosMessages(api, qosClient, handler.Options));
-            MqttLog.StateOnJetStream(logger, storage == StreamStorage.File ? "file" : "memory", handler.Retained.Count);
-        }
-        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        await api.DisposeAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>Ensures the streams, loads the retained messages and switches the handler's stores.</summary>
+    private async Task SwitchToJetStreamAsync(JetStreamApi api, CancellationToken cancellationToken)
+    {
+        var started = Environment.TickCount64;
+        var (storage, memoryReason) = await MqttStreams.EnsureAsync(api, cancellationToken).ConfigureAwait(false);
+        if (memoryReason is not null)
         {
-            await api.DisposeAsync().ConfigureAwait(false);
+            MqttLog.StreamsInMemory(logger, memoryReason);
         }
-        catch (JetStreamApiException ex)
+
+        var retained = new JetStreamRetainedStore(api, logger);
+        try
         {
-            // A definite refusal (overlapping subjects of an operator's stream, limits, ...): MQTT keeps working on
-            // the memory stores and the operator sees why in the log.
-            MqttLog.StateSetupFailed(logger, ex);
-            await api.DisposeAsync().ConfigureAwait(false);
+            await handler.Retained.LoadAsync(retained, cancellationToken).ConfigureAwait(false);
         }
+        catch
+        {
+            await retained.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+
+        // A failed earlier attempt may have switched to its own store already.
+        if (retainedStore is not null)
+        {
+            await retainedStore.DisposeAsync().ConfigureAwait(false);
+        }
+
+        retainedStore = retained;
+
+        // QoS 1 and 2 delivery: deliveries and acknowledgements on a client of their own, beside the API's requests.
+        // Enabled first: sessions purged below release their consumers through it.
+        qosClient ??= bus.CreateClient(new BusClientOptions { Name = "MQTT QoS" });
+        handler.EnableQos(new QosMessages(api, qosClient, handler.Options));
+
+        var sessions = new JetStreamSessionStore(api, logger);
+        if (await sessions.PurgeExpiredAsync(handler.Sessions.Discarded, cancellationToken).ConfigureAwait(false) is > 0 and var purged)
+        {
+            MqttLog.ExpiredSessionsPurged(logger, purged);
+        }
+
+        await sessions.LoadIndexAsync(cancellationToken).ConfigureAwait(false);
+        handler.Sessions.UseStore(sessions);
+        Storage = storage;
+        Api = api;
+        MqttLog.StateOnJetStream(logger, storage == StreamStorage.File ? "file" : "memory", handler.Retained.Count, Environment.TickCount64 - started);
     }
 
     /// <summary>Asks <c>$JS.API.INFO</c> until the engine answers: it subscribes its API only after recovering its streams.</summary>

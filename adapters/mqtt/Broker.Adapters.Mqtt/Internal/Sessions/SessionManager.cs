@@ -28,6 +28,8 @@ internal sealed class SessionManager : IDisposable
 
     private readonly ILogger logger;
     private ISessionStore store;
+    private Task ready = Task.CompletedTask;
+    private long readyAt;
     private readonly ConcurrentDictionary<string, MqttSession> live = new(StringComparer.Ordinal);
     private readonly ConcurrentDictionary<string, long> flappers = new(StringComparer.Ordinal);
 
@@ -49,7 +51,23 @@ internal sealed class SessionManager : IDisposable
     /// </summary>
     public Func<SessionRecord, Task>? Discarded { get; set; }
     /// <summary>Completes when the sessions' store is chosen and the state loaded; <see cref="AttachAsync"/> waits for it.</summary>
-    public Task Ready { get; set; } = Task.CompletedTask;
+    public Task Ready
+    {
+        get => ready;
+        set
+        {
+            ready = value;
+            Volatile.Write(ref readyAt, long.MaxValue);
+            value.ContinueWith(static (_, manager) => Volatile.Write(ref ((SessionManager)manager!).readyAt, Environment.TickCount64), this, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+        }
+    }
+
+    /// <summary>
+    /// Environment.TickCount64 when <see cref="Ready"/> completed (0 when it was from the start), <see cref="long.MaxValue"/>
+    /// before: a connection's CONNECT timeout counts from here at the earliest, so a CONNECT that waits for the state
+    /// is not closed for it.
+    /// </summary>
+    public long ReadyAt => Volatile.Read(ref readyAt);
 
     /// <summary>Switches the store; called once at start, before <see cref="Ready"/> completes.</summary>
     public void UseStore(ISessionStore source) => store = source ?? throw new ArgumentNullException(nameof(source));
@@ -158,7 +176,7 @@ internal sealed class SessionManager : IDisposable
     }
 
     /// <summary>Whether a stored record's session expired while it was disconnected (its wall-clock disconnect time).</summary>
-    private static bool IsExpired(SessionRecord record)
+    public static bool IsExpired(SessionRecord record)
         => record.DisconnectedAt > 0 && record.ExpiryInterval != uint.MaxValue
             && DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - record.DisconnectedAt >= record.ExpiryInterval * 1000L;
 
