@@ -49,6 +49,27 @@ internal sealed partial class BrokerCore
         return info.ToProtocolLine();
     }
 
+    // Makes an adapter connection's limit check and registration one step (nats-server checks under its lock).
+    private readonly Lock admission = new();
+
+    /// <summary>
+    /// Registers an adapter's connection unless <c>max_connections</c> are connected; checked and registered as one
+    /// step, so connections arriving together cannot all pass the check.
+    /// </summary>
+    public bool TryRegister(ClientBase client)
+    {
+        lock (admission)
+        {
+            if (Clients.Count >= Options.MaxConnections)
+            {
+                return false;
+            }
+
+            Register(client);
+            return true;
+        }
+    }
+
     public void Register(ClientBase client)
     {
         Clients[client.Id] = client;
