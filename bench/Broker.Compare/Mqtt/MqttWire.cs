@@ -41,8 +41,21 @@ internal sealed class MqttWire : IDisposable
     {
         var topic = Encoding.UTF8.GetBytes(filter);
         await SendAsync(Packet(0x82, [0, 1, (byte)(topic.Length >> 8), (byte)topic.Length, .. topic, qos]), cancellationToken).ConfigureAwait(false);
-        while ((await ReadPacketAsync(cancellationToken).ConfigureAwait(false)).Header != 0x90)
+        while (true)
         {
+            var (header, body) = await ReadPacketAsync(cancellationToken).ConfigureAwait(false);
+            if (header != 0x90)
+            {
+                continue;
+            }
+
+            // A server may grant less than asked; a row measuring QoS 1 delivery must not silently measure QoS 0.
+            if (body.Length < 3 || body[2] != qos)
+            {
+                throw new InvalidOperationException($"SUBACK granted 0x{(body.Length < 3 ? 0xFF : body[2]):x2} for QoS {qos} on {filter}");
+            }
+
+            return;
         }
     }
 
