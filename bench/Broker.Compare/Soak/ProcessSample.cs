@@ -25,4 +25,70 @@ internal sealed record ProcessSample(TimeSpan At, long Rss, int FileDescriptors,
         var fds = Directory.EnumerateFileSystemEntries($"/proc/{processId}/fd").Count();
         return new ProcessSample(at, rss, fds, threads, connections);
     }
+
+    /// <summary>What each open descriptor points at (<c>socket:[inode]</c>, a path, ...), by descriptor number.</summary>
+    public static Dictionary<string, string> Descriptors(int processId)
+    {
+        var targets = new Dictionary<string, string>();
+        foreach (var entry in Directory.EnumerateFileSystemEntries($"/proc/{processId}/fd"))
+        {
+            try
+            {
+                targets[Path.GetFileName(entry)] = new FileInfo(entry).LinkTarget ?? "?";
+            }
+            catch (IOException)
+            {
+                // Closed between the listing and the read.
+            }
+        }
+
+        return targets;
+    }
+
+    /// <summary>
+    /// The descriptors in <paramref name="now"/> that <paramref name="baseline"/> did not have, by kind (pipe, file,
+    /// or a TCP socket with its state from <c>/proc/&lt;pid&gt;/net/tcp</c>: a CLOSE_WAIT socket is one the peer
+    /// closed and the server never did).
+    /// </summary>
+    public static string Leftover(int processId, Dictionary<string, string> baseline, Dictionary<string, string> now)
+    {
+        var states = TcpStates(processId);
+        string Kind(string target)
+            => target.StartsWith("socket:[", StringComparison.Ordinal) && states.TryGetValue(target[8..^1], out var state) ? "socket " + state : target.Split(':')[0];
+        return string.Join(", ", now.Where(d => !baseline.TryGetValue(d.Key, out var target) || target != d.Value)
+            .GroupBy(d => Kind(d.Value))
+            .Select(g => $"{g.Count()} {g.Key}"));
+    }
+
+    private static Dictionary<string, string> TcpStates(int processId)
+    {
+        var states = new Dictionary<string, string>();
+        foreach (var table in new[] { "tcp", "tcp6" })
+        {
+            var path = $"/proc/{processId}/net/{table}";
+            if (!File.Exists(path))
+            {
+                continue;
+            }
+
+            foreach (var line in File.ReadLines(path).Skip(1))
+            {
+                var fields = line.Split(' ', StringSplitOptions.RemoveEmptyEntries);
+                if (fields.Length > 9)
+                {
+                    states[fields[9]] = fields[3] switch
+                    {
+                        "01" => "ESTABLISHED",
+                        "06" => "TIME_WAIT",
+                        "07" => "CLOSE",
+                        "08" => "CLOSE_WAIT",
+                        "0A" => "LISTEN",
+                        var other => "state " + other,
+                    };
+                }
+            }
+        }
+
+        return states;
+    }
 }

@@ -22,6 +22,13 @@ internal static class SoakReport
         text.AppendLine(Invariant($"{options.Nats:N0} NATS connections and {options.Mqtt:N0} MQTT sessions (clean session), one subscription each, replaced at random at {options.Churn:N0} a second (NATS and MQTT alternating: close, reconnect, subscribe again) for {options.Duration.TotalMinutes:0.##} minutes, while one NATS publisher sends {options.Rate:N0} messages a second to {SteadyTraffic.Subjects} subjects that {options.SteadySubscribers} NATS and {options.SteadySubscribers} MQTT (QoS 0) subscribers, never churned, read and check by sequence number. The server is sampled from /proc every {options.SampleInterval.TotalSeconds:0.#} s; memory growth is from the first sample after {options.WarmUp.TotalSeconds:0} s of churn to the last one. The baseline is the idle server after one client of each protocol came and went; \"after close\" is once every client closed and the server's descriptors and threads were back at the baseline, or after 45 s."));
         text.AppendLine();
         text.AppendLine(Invariant($"Command: `{options.Command}` ({DateTimeOffset.UtcNow:yyyy-MM-dd HH:mm} UTC, {machine.Cores} cores, {machine.CpuModel}, load average {MachineInfo.LoadAverage()})."));
+        var defaults = new SoakOptions();
+        if (options.Duration < defaults.Duration || options.Nats < defaults.Nats || options.Mqtt < defaults.Mqtt)
+        {
+            text.AppendLine();
+            text.AppendLine(Invariant($"This run is smaller than the soak `scripts/soak.sh` runs by default ({defaults.Duration.TotalMinutes:0} minutes, {defaults.Nats:N0} NATS connections and {defaults.Mqtt:N0} MQTT sessions, {defaults.Churn} replacements a second); those figures are not shown here."));
+        }
+
         text.AppendLine();
         text.Append("| |");
         results.ToList().ForEach(r => text.Append(' ').Append(r.Server).Append(" |"));
@@ -46,6 +53,7 @@ internal static class SoakReport
         Row("RSS peak (MiB)", r => r.Samples.Count == 0 ? "n/a" : Invariant($"{r.PeakRss / (1024.0 * 1024):N1}"));
         Row("RSS after close (MiB)", r => Mib(r.Closed));
         Row("fds: baseline / peak / after close", r => Invariant($"{r.Baseline?.FileDescriptors} / {r.PeakFileDescriptors:N0} / {r.Closed?.FileDescriptors}"));
+        Row("descriptors after close not in the baseline", r => r.LeftoverDescriptors.Length == 0 ? "none" : r.LeftoverDescriptors);
         Row("threads: baseline / peak / after close", r => Invariant($"{r.Baseline?.Threads} / {r.PeakThreads} / {r.Closed?.Threads}"));
         foreach (var result in results.Where(r => r.Error is not null || r.FirstConnectFailure is not null))
         {

@@ -19,6 +19,9 @@ internal sealed class SoakResult(string server)
 
     public List<ProcessSample> Samples { get; } = [];
 
+    /// <summary>Descriptors still open after close that the baseline did not have, by kind; empty when none.</summary>
+    public string LeftoverDescriptors { get; set; } = string.Empty;
+
     public TimeSpan FillTime { get; set; }
 
     public TimeSpan ChurnTime { get; set; }

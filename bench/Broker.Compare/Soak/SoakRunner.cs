@@ -83,6 +83,7 @@ internal static class SoakRunner
 
         Thread.Sleep(TimeSpan.FromSeconds(2));
         result.Baseline = ProcessSample.Read(server.ProcessId, clock.Elapsed, 0);
+        var baselineDescriptors = ProcessSample.Descriptors(server.ProcessId);
         log.WriteLine($"soak {server.Name}: baseline {Describe(result.Baseline)}");
 
         var pool = new ChurnPool(nats, server.Mqtt, options.Nats, options.Mqtt);
@@ -154,7 +155,8 @@ internal static class SoakRunner
         while (settling.Elapsed < SettleTimeout
             && (result.Closed.FileDescriptors > result.Baseline.FileDescriptors || result.Closed.Threads > result.Baseline.Threads));
 
-        log.WriteLine($"soak {server.Name}: closed {Describe(result.Closed)} after {settling.Elapsed.TotalSeconds:N0} s; lost {result.Lost:N0} of {result.Published:N0}");
+        result.LeftoverDescriptors = ProcessSample.Leftover(server.ProcessId, baselineDescriptors, ProcessSample.Descriptors(server.ProcessId));
+        log.WriteLine($"soak {server.Name}: closed {Describe(result.Closed)} after {settling.Elapsed.TotalSeconds:N0} s (new descriptors: {(result.LeftoverDescriptors.Length == 0 ? "none" : result.LeftoverDescriptors)}); lost {result.Lost:N0} of {result.Published:N0}");
     }
 
     private static string Describe(ProcessSample sample)
