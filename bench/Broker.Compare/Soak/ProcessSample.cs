@@ -54,7 +54,8 @@ internal sealed record ProcessSample(TimeSpan At, long Rss, int FileDescriptors,
     {
         var states = TcpStates(processId);
         string Kind(string target)
-            => target.StartsWith("socket:[", StringComparison.Ordinal) && states.TryGetValue(target[8..^1], out var state) ? "socket " + state : target.Split(':')[0];
+            => target.StartsWith("socket:[", StringComparison.Ordinal) && states.TryGetValue(target[8..^1], out var state) ? "socket " + state
+                : target.StartsWith('/') ? "file " + Path.GetFileName(target) : target.Split(':')[0];
         return string.Join(", ", now.Where(d => !baseline.TryGetValue(d.Key, out var target) || target != d.Value)
             .GroupBy(d => Kind(d.Value))
             .Select(g => $"{g.Count()} {g.Key}"));
