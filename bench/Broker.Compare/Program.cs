@@ -6,7 +6,9 @@ namespace Broker.Compare;
 /// <summary>
 /// <c>dotnet run -c Release --project bench/Broker.Compare -- [--runs N] [--smoke]</c> compares our broker with
 /// nats-server; <c>serve -a HOST -p PORT</c> runs the embedded fallback server (started by the harness itself);
-/// <c>mqtt [--runs N] [--smoke] [--sessions N]</c> runs the MQTT rows against nats-server and Mosquitto.
+/// <c>mqtt [--runs N] [--smoke] [--sessions N]</c> runs the MQTT rows against nats-server and Mosquitto;
+/// <c>soak [options]</c> churns connections and MQTT sessions for minutes while counting every message (see
+/// <see cref="Soak.SoakOptions.Usage"/>).
 /// Exit code 0 when every available row ran on both servers, 1 when a row failed, 2 for a bad command line.
 /// </summary>
 internal static class Program
@@ -25,6 +27,24 @@ internal static class Program
             var sessions = args.SkipWhile(a => a != "--sessions").Skip(1).Select(int.Parse).FirstOrDefault(10_000);
             var smoke = args.Contains("--smoke");
             return Mqtt.MqttCompare.Run(Console.Out, smoke ? 1 : runs, smoke, sessions, CancellationToken.None);
+        }
+
+        if (args.Length > 0 && args[0] == "soak")
+        {
+            // soak [--minutes M] [--nats N] [--mqtt N] [--churn N] [--rate N] [--server ours|nats-server|both] (issue 14).
+            Soak.SoakOptions soak;
+            try
+            {
+                soak = Soak.SoakOptions.Parse(args[1..]);
+            }
+            catch (ArgumentException ex)
+            {
+                await Console.Error.WriteLineAsync(ex.Message + Environment.NewLine + Environment.NewLine + Soak.SoakOptions.Usage).ConfigureAwait(false);
+                return 2;
+            }
+
+            var results = Soak.SoakRunner.Run(soak, Console.Out, CancellationToken.None);
+            return results.All(r => r.Error is null && r.Lost == 0 && r.ConnectFailures == 0) ? 0 : 1;
         }
 
         CompareOptions options;

@@ -35,6 +35,9 @@ internal sealed class MqttServer : IDisposable
 
     public int ProcessId => process.Id;
 
+    /// <summary>Whether the server process has ended.</summary>
+    public bool HasExited => process.HasExited;
+
     private readonly Queue<string> tail = new();
 
     /// <summary>The last lines the server printed, for error messages.</summary>

@@ -113,6 +113,39 @@ internal sealed class MqttWire : IDisposable
         return count;
     }
 
+    /// <summary>A QoS 0 PUBLISH as <see cref="ReadPublishes"/> hands it over: its topic and payload.</summary>
+    public delegate void PublishReceived(ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload);
+
+    /// <summary>
+    /// Hands every QoS 0 PUBLISH to <paramref name="received"/> until <paramref name="done"/> (checked between
+    /// reads); other packets (PINGRESP) are skipped. For the soak's steady subscribers, which check sequence numbers.
+    /// </summary>
+    public void ReadPublishes(Func<bool> done, PublishReceived received)
+    {
+        ArgumentNullException.ThrowIfNull(received);
+        ReadUntil(
+            done,
+            () =>
+            {
+                while (TryTake(out var header, out var bodyStart, out var bodyLength))
+                {
+                    if ((header >> 4) != 3 || (header & 0x06) != 0)
+                    {
+                        continue;
+                    }
+
+                    var topicLength = (buffer[bodyStart] << 8) | buffer[bodyStart + 1];
+                    received(buffer.AsSpan(bodyStart + 2, topicLength), buffer.AsSpan(bodyStart + 2 + topicLength, bodyLength - 2 - topicLength));
+                }
+            });
+    }
+
+    /// <summary>PINGREQ, which keeps an otherwise silent session inside its keep-alive.</summary>
+    public static ReadOnlySpan<byte> PingRequest => [0xC0, 0x00];
+
+    /// <summary>DISCONNECT: the client's orderly goodbye.</summary>
+    public static ReadOnlySpan<byte> Disconnect => [0xE0, 0x00];
+
     /// <summary>Counts PUBACKs until <paramref name="until"/>; for a QoS 1 publisher's window.</summary>
     public long CountAcks(Func<long, bool> until, Action<long> progress)
     {

@@ -1,0 +1,285 @@
+using System.Buffers.Text;
+using System.Diagnostics;
+using System.Net;
+using System.Net.Sockets;
+using System.Text;
+using Broker.Compare.Load;
+using Broker.Compare.Mqtt;
+
+namespace Broker.Compare.Soak;
+
+/// <summary>
+/// The messages that must all arrive: one NATS publisher sends to <see cref="Subjects"/> subjects
+/// (<c>soak.steady.S</c>) at a steady rate, each payload <c>S:SEQ</c>; steady NATS subscribers (<c>soak.steady.*</c>)
+/// and MQTT subscribers (<c>soak/steady/+</c>, QoS 0) that are never churned read every message and check the
+/// sequence per subject. A gap is a lost message; what never arrived by the end is lost too.
+/// </summary>
+internal sealed class SteadyTraffic : IDisposable
+{
+    public const int Subjects = 4;
+
+    private readonly NatsSocket publisher;
+    private readonly Lock publisherSend = new();
+    private readonly List<SequenceCheck> checks = [];
+    private readonly List<NatsSocket> natsSubscribers = [];
+    private readonly List<MqttWire> mqttSubscribers = [];
+    private readonly List<Thread> threads = [];
+    private readonly long[] published = new long[Subjects];
+    private readonly CancellationTokenSource stopping = new();
+    private long pongs;
+    private volatile bool closed;
+    private string? readerFailure;
+    private Thread? publishing;
+
+    private SteadyTraffic(NatsSocket publisher) => this.publisher = publisher;
+
+    /// <summary>Messages published so far, all subjects.</summary>
+    public long Published => published.Sum(p => Interlocked.Read(ref p));
+
+    /// <summary>Connects the publisher and the steady subscribers and starts their readers.</summary>
+    public static SteadyTraffic Start(NatsEndpoint nats, IPEndPoint mqtt, int subscribersPerProtocol, CancellationToken cancellationToken)
+    {
+        var traffic = new SteadyTraffic(NatsSocket.Open(nats, "soak-publisher"));
+        try
+        {
+            traffic.Reader("soak-publisher-reader", () => traffic.ReadNats(traffic.publisher, check: null));
+            for (var i = 0; i < subscribersPerProtocol; i++)
+            {
+                var socket = NatsSocket.Open(nats, $"soak-steady-{i}", "SUB soak.steady.* 1\r\n");
+                traffic.natsSubscribers.Add(socket);
+                var check = new SequenceCheck();
+                traffic.checks.Add(check);
+                traffic.Reader($"soak-steady-nats-{i}", () => traffic.ReadNats(socket, check));
+            }
+
+            for (var i = 0; i < subscribersPerProtocol; i++)
+            {
+                var wire = MqttWire.ConnectAsync(mqtt, $"soak-steady-{i}", cancellationToken).GetAwaiter().GetResult();
+                traffic.mqttSubscribers.Add(wire);
+                wire.SubscribeAsync("soak/steady/+", 0, cancellationToken).GetAwaiter().GetResult();
+                var check = new SequenceCheck();
+                traffic.checks.Add(check);
+                traffic.Reader($"soak-steady-mqtt-{i}", () => wire.ReadPublishes(() => traffic.closed, (_, payload) => check.Receive(payload)));
+            }
+
+            return traffic;
+        }
+        catch
+        {
+            traffic.Dispose();
+            throw;
+        }
+    }
+
+    /// <summary>The first failure of a steady reader, if one failed.</summary>
+    public string? ReaderFailure => Volatile.Read(ref readerFailure);
+
+    /// <summary>Client connections this traffic holds open.</summary>
+    public int Connections => 1 + natsSubscribers.Count + mqttSubscribers.Count;
+
+    /// <summary>Starts publishing <paramref name="perSecond"/> messages a second, round robin over the subjects.</summary>
+    public void Publish(int perSecond)
+    {
+        publishing = new Thread(() =>
+        {
+            var started = Stopwatch.GetTimestamp();
+            long sent = 0;
+            var frames = new StringBuilder();
+            while (!stopping.IsCancellationRequested)
+            {
+                var due = (long)(Stopwatch.GetElapsedTime(started).TotalSeconds * perSecond);
+                frames.Clear();
+                for (; sent < due; sent++)
+                {
+                    var subject = (int)(sent % Subjects);
+                    var payload = $"{subject}:{published[subject]++}";
+                    frames.Append("PUB soak.steady.").Append(subject).Append(' ').Append(payload.Length).Append("\r\n").Append(payload).Append("\r\n");
+                }
+
+                if (frames.Length > 0)
+                {
+                    lock (publisherSend)
+                    {
+                        publisher.Send(Encoding.ASCII.GetBytes(frames.ToString()));
+                    }
+                }
+
+                stopping.Token.WaitHandle.WaitOne(10);
+            }
+        }) { IsBackground = true, Name = "soak-publisher" };
+        publishing.Start();
+    }
+
+    /// <summary>
+    /// Stops publishing, waits until the server confirmed every PUB (PING/PONG) and the subscribers caught up (or
+    /// <paramref name="patience"/> passed), and returns what was delivered and lost across all steady subscribers.
+    /// </summary>
+    public (long Delivered, long Lost, long OutOfOrder) Finish(TimeSpan patience)
+    {
+        stopping.Cancel();
+        publishing?.Join();
+        var before = Interlocked.Read(ref pongs);
+        lock (publisherSend)
+        {
+            publisher.Send("PING\r\n"u8);
+        }
+
+        var deadline = Stopwatch.StartNew();
+        while (deadline.Elapsed < patience && (Interlocked.Read(ref pongs) == before || checks.Any(c => !c.CaughtUp(published))))
+        {
+            Thread.Sleep(20);
+        }
+
+        return (checks.Sum(c => c.Delivered), checks.Sum(c => c.Lost(published)), checks.Sum(c => c.OutOfOrder));
+    }
+
+    public void Dispose()
+    {
+        if (closed)
+        {
+            return;
+        }
+
+        closed = true;
+        stopping.Cancel();
+        publisher.Abort();
+        natsSubscribers.ForEach(s => s.Abort());
+        foreach (var wire in mqttSubscribers)
+        {
+            try
+            {
+                wire.Socket.Send(MqttWire.Disconnect);
+            }
+            catch (SocketException)
+            {
+            }
+
+            wire.Dispose();
+        }
+
+        threads.ForEach(t => t.Join(TimeSpan.FromSeconds(5)));
+        stopping.Dispose();
+    }
+
+    /// <summary>PINGREQ to the MQTT subscribers, which never send otherwise (keep-alive 60 s).</summary>
+    public void KeepAlive()
+    {
+        foreach (var wire in mqttSubscribers)
+        {
+            try
+            {
+                wire.Socket.Send(MqttWire.PingRequest);
+            }
+            catch (SocketException)
+            {
+            }
+        }
+    }
+
+    private void Reader(string name, Action read)
+    {
+        var thread = new Thread(() =>
+        {
+            try
+            {
+                read();
+            }
+            catch (Exception ex) when (closed && ex is SocketException or IOException or ObjectDisposedException)
+            {
+                // Closed at the end of the run.
+            }
+#pragma warning disable CA1031 // A reader that fails is reported with the run (its messages count as lost).
+            catch (Exception ex)
+#pragma warning restore CA1031
+            {
+                Interlocked.CompareExchange(ref readerFailure, $"{name}: {ex.Message}", null);
+            }
+        }) { IsBackground = true, Name = name };
+        threads.Add(thread);
+        thread.Start();
+    }
+
+    private void ReadNats(NatsSocket socket, SequenceCheck? check)
+    {
+        var scanner = new MessageScanner();
+        var buffer = new byte[64 * 1024];
+        var handler = new SteadyHandler(this, socket, check);
+        while (!closed)
+        {
+            int received;
+            try
+            {
+                received = socket.Receive(buffer);
+            }
+            catch (SocketException ex) when (ex.SocketErrorCode == SocketError.TimedOut)
+            {
+                // The publisher hears nothing but PINGs and the final PONG; a quiet spell is no failure.
+                continue;
+            }
+
+            if (received == 0)
+            {
+                throw new IOException("the server closed a steady connection");
+            }
+
+            scanner.Feed(buffer.AsSpan(0, received), ref handler);
+        }
+    }
+
+    private readonly struct SteadyHandler(SteadyTraffic traffic, NatsSocket socket, SequenceCheck? check) : IScanHandler
+    {
+        public bool WantsPayload => true;
+
+        public void OnMessage(ReadOnlySpan<byte> replyTo, int size, ReadOnlySpan<byte> payload) => check?.Receive(payload);
+
+        public void OnPing()
+        {
+            lock (traffic.publisherSend)
+            {
+                socket.SendPong();
+            }
+        }
+
+        public void OnPong() => Interlocked.Increment(ref traffic.pongs);
+    }
+
+    /// <summary>One subscriber's next expected sequence number per subject.</summary>
+    private sealed class SequenceCheck
+    {
+        private readonly long[] next = new long[Subjects];
+        private long delivered;
+        private long gaps;
+        private long outOfOrder;
+
+        public long Delivered => Interlocked.Read(ref delivered);
+
+        public long OutOfOrder => Interlocked.Read(ref outOfOrder);
+
+        public void Receive(ReadOnlySpan<byte> payload)
+        {
+            var colon = payload.IndexOf((byte)':');
+            if (colon < 0 || !Utf8Parser.TryParse(payload[..colon], out int subject, out _) || subject is < 0 or >= Subjects
+                || !Utf8Parser.TryParse(payload[(colon + 1)..], out long sequence, out _))
+            {
+                throw new InvalidOperationException($"not a soak payload: {Encoding.ASCII.GetString(payload)}");
+            }
+
+            Interlocked.Increment(ref delivered);
+            var expected = Volatile.Read(ref next[subject]);
+            if (sequence < expected)
+            {
+                Interlocked.Increment(ref outOfOrder);
+                return;
+            }
+
+            Interlocked.Add(ref gaps, sequence - expected);
+            Volatile.Write(ref next[subject], sequence + 1);
+        }
+
+        public bool CaughtUp(long[] published) => Enumerable.Range(0, Subjects).All(s => Volatile.Read(ref next[s]) >= Interlocked.Read(ref published[s]));
+
+        /// <summary>Gaps, plus what never arrived after the last message received.</summary>
+        public long Lost(long[] published)
+            => Interlocked.Read(ref gaps) + Enumerable.Range(0, Subjects).Sum(s => Math.Max(0, Interlocked.Read(ref published[s]) - Volatile.Read(ref next[s])));
+    }
+}
