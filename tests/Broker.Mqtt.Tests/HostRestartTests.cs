@@ -26,8 +26,8 @@ public sealed class HostRestartTests : IDisposable
         var configuration = new DirectoryInfo(Path.TrimEndingDirectorySeparator(AppContext.BaseDirectory)).Parent!.Name;
         var hostDll = RepositoryPaths.Combine("host", "Broker.Host", "bin", configuration, "net10.0", "Broker.Host.dll");
         Assert.True(File.Exists(hostDll), $"build the host first: {hostDll}");
-        var natsPort = FreePort();
-        var mqttPort = FreePort();
+        var natsPort = Ports.GetFreePort();
+        var mqttPort = Ports.GetFreePort();
         var config = Path.Combine(directory.FullName, "broker.conf");
         await File.WriteAllTextAsync(config, $$"""
             listen: 127.0.0.1:{{natsPort}}
@@ -37,7 +37,7 @@ public sealed class HostRestartTests : IDisposable
 
         await using (var host = ExternalProcess.Start("dotnet", arguments))
         {
-            Assert.True(await Eventually.TrueAsync(() => Accepts(mqttPort), TimeSpan.FromSeconds(30)), host.ErrorText);
+            Assert.True(await Eventually.TrueAsync(() => Ports.Accepts(mqttPort), TimeSpan.FromSeconds(30)), host.ErrorText);
             using (var durable = await ConnectAsync(mqttPort, "host-durable", clean: false))
             {
                 await durable.SubscribeAsync("kept/#");
@@ -78,7 +78,7 @@ public sealed class HostRestartTests : IDisposable
 
         await using (var host = ExternalProcess.Start("dotnet", arguments))
         {
-            Assert.True(await Eventually.TrueAsync(() => Accepts(mqttPort), TimeSpan.FromSeconds(30)), host.ErrorText);
+            Assert.True(await Eventually.TrueAsync(() => Ports.Accepts(mqttPort), TimeSpan.FromSeconds(30)), host.ErrorText);
             var client = new MqttClientFactory().CreateMqttClient();
             using (client)
             {
@@ -110,26 +110,5 @@ public sealed class HostRestartTests : IDisposable
         using var cts = new CancellationTokenSource(MqttBroker.Timeout);
         await client.ConnectAsync(Options(port, clientId, clean), cts.Token);
         return client;
-    }
-
-    private static bool Accepts(int port)
-    {
-        try
-        {
-            using var socket = new Socket(SocketType.Stream, ProtocolType.Tcp);
-            socket.Connect(IPAddress.Loopback, port);
-            return true;
-        }
-        catch (SocketException)
-        {
-            return false;
-        }
-    }
-
-    private static int FreePort()
-    {
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        return ((IPEndPoint)listener.LocalEndpoint).Port;
     }
 }

@@ -22,8 +22,8 @@ public sealed class HostTests
         var hostDll = RepositoryPaths.Combine("host", "Broker.Host", "bin", configuration, "net10.0", "Broker.Host.dll");
         Assert.True(File.Exists(hostDll), $"build the host first: {hostDll}");
         Assert.True(File.Exists(Path.Combine(Path.GetDirectoryName(hostDll)!, "plugins", "Broker.Adapters.Mqtt", "Broker.Adapters.Mqtt.dll")));
-        var natsPort = FreePort();
-        var mqttPort = FreePort();
+        var natsPort = Ports.GetFreePort();
+        var mqttPort = Ports.GetFreePort();
         // nats-server's own syntax: the mqtt block reaches the plugin as its configuration section.
         var directory = Directory.CreateTempSubdirectory("mqtt-host-");
         var config = Path.Combine(directory.FullName, "broker.conf");
@@ -36,7 +36,7 @@ public sealed class HostTests
             }
             """);
         await using var host = ExternalProcess.Start("dotnet", [hostDll, "-c", config]);
-        Assert.True(await Eventually.TrueAsync(() => Accepts(mqttPort), TimeSpan.FromSeconds(30)));
+        Assert.True(await Eventually.TrueAsync(() => Ports.Accepts(mqttPort), TimeSpan.FromSeconds(30)));
 
         var factory = new MqttClientFactory();
         using var v5 = factory.CreateMqttClient();
@@ -53,26 +53,5 @@ public sealed class HostTests
         var topics = new[] { (await received.NextAsync()).Topic, (await received.NextAsync()).Topic }.Order().ToArray();
         Assert.Equal(["from/mqtt311", "from/nats"], topics);
         directory.Delete(recursive: true);
-    }
-
-    private static bool Accepts(int port)
-    {
-        try
-        {
-            using var socket = new Socket(SocketType.Stream, ProtocolType.Tcp);
-            socket.Connect(IPAddress.Loopback, port);
-            return true;
-        }
-        catch (SocketException)
-        {
-            return false;
-        }
-    }
-
-    private static int FreePort()
-    {
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        return ((IPEndPoint)listener.LocalEndpoint).Port;
     }
 }

@@ -91,6 +91,21 @@ public static class Ports
         return ((IPEndPoint)socket.LocalEndPoint!).Port;
     }
 
+    /// <summary>Whether something accepts TCP connections on 127.0.0.1:<paramref name="port"/> now.</summary>
+    public static bool Accepts(int port)
+    {
+        try
+        {
+            using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+            socket.Connect(IPAddress.Loopback, port);
+            return true;
+        }
+        catch (SocketException)
+        {
+            return false;
+        }
+    }
+
     /// <summary>Waits until something accepts TCP connections on 127.0.0.1:<paramref name="port"/>.</summary>
     public static async Task WaitUntilListeningAsync(int port, TimeSpan timeout)
     {
