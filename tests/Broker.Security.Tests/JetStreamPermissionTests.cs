@@ -86,17 +86,7 @@ public sealed class JetStreamPermissionTests
             SetupReplies + " | MSG _INBOX.o 1 | names KV_a,KV_b,OBJ_b,ORDERS"),
     ];
 
-    public static TheoryData<string, ServerKind> Rows()
-    {
-        var rows = new TheoryData<string, ServerKind>();
-        foreach (var row in Cases)
-        {
-            rows.Add(row.Name, ServerKind.Ours);
-            rows.Add(row.Name, ServerKind.Reference);
-        }
-
-        return rows;
-    }
+    public static TheoryData<string, ServerKind> Rows() => PermissionCase.OnBothServers(Cases);
 
     [Theory(Timeout = 60_000)]
     [MemberData(nameof(Rows))]

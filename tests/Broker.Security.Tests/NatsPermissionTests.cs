@@ -71,17 +71,7 @@ public sealed class NatsPermissionTests
             string.Join(" | ", Violation.Pub("$JS.API.INFO"), Violation.Pub("$JS.API.STREAM.CREATE.X"), Violation.Pub("$SYS.REQ.SERVER.PING"), Violation.Sub("$SYS.>"), Violation.Sub("$JS.API.>"), Violation.Sub("$JS.EVENT.>"))),
     ];
 
-    public static TheoryData<string, ServerKind> Rows()
-    {
-        var rows = new TheoryData<string, ServerKind>();
-        foreach (var row in Cases)
-        {
-            rows.Add(row.Name, ServerKind.Ours);
-            rows.Add(row.Name, ServerKind.Reference);
-        }
-
-        return rows;
-    }
+    public static TheoryData<string, ServerKind> Rows() => PermissionCase.OnBothServers(Cases);
 
     [Theory(Timeout = 30_000)]
     [MemberData(nameof(Rows))]

@@ -20,6 +20,19 @@ internal sealed record PermissionCase(
     public string ObserverFor(ServerKind kind) => kind == ServerKind.Reference ? ReferenceObserver ?? ExpectedObserver : ExpectedObserver;
 
     public override string ToString() => Name;
+
+    /// <summary>The theory rows of a table: every case by name, on our broker and on nats-server.</summary>
+    public static TheoryData<string, ServerKind> OnBothServers(IEnumerable<PermissionCase> cases)
+    {
+        var rows = new TheoryData<string, ServerKind>();
+        foreach (var row in cases)
+        {
+            rows.Add(row.Name, ServerKind.Ours);
+            rows.Add(row.Name, ServerKind.Reference);
+        }
+
+        return rows;
+    }
 }
 
 /// <summary>nats-server's permission error lines.</summary>
