@@ -22,6 +22,9 @@ internal sealed partial class MqttConnection
     // The session's outgoing QoS 2 identifiers between PUBREC and PUBCOMP, which deliveries must not reuse.
     private Func<ushort, bool>? releasingCheck;
 
+    // The client id as UTF-8, for the no-local check of stored messages' origin; made on first use.
+    private byte[]? clientIdBytes;
+
     // Acknowledgements of the client's QoS 1 and 2 publishes, in order, each waiting for its message to be stored.
     private readonly Queue<PublishAck> publishAcks = new();
     private readonly Lock publishAcksLock = new();
@@ -51,7 +54,7 @@ internal sealed partial class MqttConnection
     /// <summary>A message from a subscription's consumer: sent at the lower of its and the subscription's QoS.</summary>
     private void DeliverDurable(ActiveSubscription subscription, in BusMessage message)
     {
-        if (handler.Qos is not { } qos || message.ReplyTo.IsEmpty || !message.Subject.StartsWith(Encoding.ASCII.GetBytes(QosMessages.SubjectPrefix)))
+        if (handler.Qos is not { } qos || message.ReplyTo.IsEmpty || !message.Subject.StartsWith(QosMessages.SubjectPrefixBytes))
         {
             // Not a delivery (a status message of the consumer).
             return;
@@ -72,7 +75,7 @@ internal sealed partial class MqttConnection
         {
             var view = new HeaderView(block);
             published = view.Qos == 0 ? (byte)1 : view.Qos;
-            ownMessage = v5 && subscription.Record.NoLocal && !view.Origin.IsEmpty && view.Origin.SequenceEqual(Encoding.UTF8.GetBytes(session!.ClientId));
+            ownMessage = v5 && subscription.Record.NoLocal && !view.Origin.IsEmpty && view.Origin.SequenceEqual(clientIdBytes ??= Encoding.UTF8.GetBytes(session!.ClientId));
         }
         finally
         {

@@ -22,6 +22,9 @@ internal sealed class QosMessages
     /// <summary>The stream's subjects are this prefix and the message's NATS subject.</summary>
     public const string SubjectPrefix = MqttStreams.MessageSubjectPrefix;
 
+    /// <summary><see cref="SubjectPrefix"/> as bytes, to recognise a delivery's subject without allocating.</summary>
+    public static ReadOnlySpan<byte> SubjectPrefixBytes => "$MQTT.msgs."u8;
+
     /// <summary>The prefix of consumers' deliver subjects.</summary>
     public const string DeliverPrefix = "$MQTT.sub.";
 
