@@ -8,7 +8,8 @@ namespace Broker.Protocol.Tests;
 /// slow consumer while it keeps reading; the publisher is held back instead. Only a subscriber that stops reading
 /// long enough to pass max_pending is closed. Ours only: Debian's nats-server 2.9.10 cuts this subscriber off in
 /// most runs (its stall gate is checked per delivery but the producer stalls at most 2-5 ms); ours holds the
-/// producer between messages until the subscriber is below half of max_pending again.
+/// producer between messages until the subscriber is below half of max_pending again. A subscriber that stops reading
+/// altogether holds nobody back for long: past the stall grace (StallPolicy) it is closed at max_pending.
 /// </summary>
 public sealed class ProducerStallTests
 {
@@ -53,6 +54,51 @@ public sealed class ProducerStallTests
         await publishing.WaitAsync(TimeSpan.FromSeconds(30));
 
         Assert.Equal(["PONG"], (await subscriber.PingAndCollectAsync()).Lines);
+        Assert.Equal(["PONG"], (await publisher.PingAndCollectAsync()).Lines);
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task Stopped_subscriber_is_cut_off_at_max_pending_without_holding_the_publisher_back()
+    {
+        // The write deadline is far away, so only max_pending can cut the stopped subscriber off. Before the stall grace
+        // the publisher waited 10 ms per message from three quarters of max_pending on: 8,000 messages, 80 s.
+        const int Count = 80_000;
+        await using var server = await ServerUnderTest.StartAsync(ServerKind.Ours, o =>
+        {
+            o.MaxPending = 32 * 1024 * 1024;
+            o.WriteDeadline = TimeSpan.FromMinutes(5);
+        });
+        await using var stopped = await server.ConnectAsync();
+        await stopped.SendAsync("CONNECT {\"verbose\":false}\r\nSUB load 1\r\n");
+        Assert.Equal(["PONG"], (await stopped.PingAndCollectAsync()).Lines);
+        await using var fast = await server.ConnectAsync();
+        await fast.SendAsync("CONNECT {\"verbose\":false}\r\nSUB load 1\r\n");
+        Assert.Equal(["PONG"], (await fast.PingAndCollectAsync()).Lines);
+
+        // 80 MB: max_pending and the kernel buffers of the stopped subscriber hold about half of it.
+        await using var publisher = await server.ConnectAsync();
+        await publisher.SendAsync("CONNECT {\"verbose\":false}\r\n");
+        var frame = Encoding.ASCII.GetBytes($"PUB load {PayloadSize}\r\n" + new string('x', PayloadSize) + "\r\n");
+        var burst = new byte[frame.Length * 100];
+        for (var i = 0; i < 100; i++)
+        {
+            frame.CopyTo(burst, i * frame.Length);
+        }
+
+        var publishing = Task.Run(async () =>
+        {
+            for (var i = 0; i < Count / 100; i++)
+            {
+                await publisher.SendAsync(burst);
+            }
+        });
+
+        var expected = Count * (long)(Encoding.ASCII.GetByteCount($"MSG load 1 {PayloadSize}\r\n") + PayloadSize + 2);
+        Assert.Equal(expected, await fast.ReadSlowlyAsync(expected, chunk: 64 * 1024, pause: TimeSpan.Zero, timeout: TimeSpan.FromSeconds(40)));
+        await publishing;
+
+        await stopped.ExpectClosedAsync(TimeSpan.FromSeconds(10));
+        Assert.Contains(server.Ours!.Logs.Entries, e => e.Message.Contains("Slow Consumer (Pending Bytes)", StringComparison.Ordinal));
         Assert.Equal(["PONG"], (await publisher.PingAndCollectAsync()).Lines);
     }
 }

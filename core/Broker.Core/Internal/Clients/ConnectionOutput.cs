@@ -25,6 +25,13 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
     private Task? stalledFlush;
     private long stalledSince;
 
+    // While stalled: when the peer last took bytes, and how many it had taken by then (committed minus pending).
+    private long progressAt;
+    private long sentAtProgress;
+
+    // Bytes passed to the pipe with Advance.
+    private long committed;
+
     // The head memory and how much of it holds bytes not yet passed to Advance.
     private Memory<byte> head;
     private int headUsed;
@@ -93,12 +100,22 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
 
     /// <summary>
     /// Counts bytes of a delivery towards the current batch; returns whether the producer should end its batch now:
-    /// it must not add more than an eighth of max_pending between flushes, nor anything while the peer is far behind.
+    /// it must not add more than an eighth of max_pending between flushes, nor anything while the peer is far behind
+    /// and reading (<see cref="StallPolicy.Reading"/>).
     /// </summary>
     public bool AddUnflushed(long bytes)
     {
         unflushedBytes += bytes;
-        return stalledFlush is { IsCompleted: false } || unflushedBytes > connection.Settings.MaxPendingOutputBytes / 8;
+        if (stalledFlush is { IsCompleted: false })
+        {
+            // A peer that is reading paces the producer message by message; one that paused, in steps of an eighth
+            // of max_pending (each followed by a stall); a stuck one not at all, and max_pending decides.
+            var since = SinceProgress();
+            return since < (long)StallPolicy.Reading.TotalMilliseconds
+                || (since < (long)StallPolicy.Grace.TotalMilliseconds && unflushedBytes > connection.Settings.MaxPendingOutputBytes / 8);
+        }
+
+        return unflushedBytes > connection.Settings.MaxPendingOutputBytes / 8;
     }
 
     /// <summary>
@@ -127,8 +144,10 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
 
             if (stalledFlush is { IsCompleted: false })
             {
-                // Committing more waits for the outstanding flush; its continuation flushes again.
-                stall = stalledFlush;
+                // Committing more waits for the outstanding flush; its continuation flushes again. Producers wait
+                // for it only during the grace (StallPolicy), and count their next step from here.
+                unflushedBytes = 0;
+                stall = SinceProgress() < (long)StallPolicy.Grace.TotalMilliseconds ? stalledFlush : null;
             }
             else
             {
@@ -144,7 +163,8 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
 
                 // Three quarters of max_pending or more are waiting: producers stall on this until the peer catches up.
                 stall = stalledFlush = flush.AsTask();
-                stalledSince = Environment.TickCount64;
+                stalledSince = progressAt = Environment.TickCount64;
+                sentAtProgress = Sent();
                 _ = stall.ContinueWith(static (_, state) => ((ClientBase)state!).FlushOutput(), owner, CancellationToken.None, TaskContinuationOptions.None, TaskScheduler.Default);
             }
         }
@@ -157,6 +177,25 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
 
         return stall;
     }
+
+    /// <summary>
+    /// Milliseconds since the stalled peer last took a byte (or since the stall began): how producers treat it is
+    /// decided by this (<see cref="StallPolicy"/>). Without a byte count from the transport, since the stall began.
+    /// </summary>
+    private long SinceProgress()
+    {
+        var now = Environment.TickCount64;
+        if (Sent() is var sent && sent > sentAtProgress)
+        {
+            sentAtProgress = sent;
+            progressAt = now;
+        }
+
+        return now - progressAt;
+    }
+
+    // What the transport has taken so far (TLS or WebSocket framing below may make it lag a little); 0 when it cannot say.
+    private long Sent() => connection.Features.Get<IPendingOutputFeature>() is { } pending ? committed - pending.PendingOutputBytes : 0;
 
     /// <summary>
     /// Whether more than max_pending waits to be sent (nats-server closes such a client). Without a byte count from
@@ -277,6 +316,7 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
         if (headUsed > 0)
         {
             writer.Advance(headUsed);
+            committed += headUsed;
         }
 
         head = default;

@@ -12,6 +12,10 @@ internal sealed partial class SocketConnection
     // with unread input makes the kernel send RST, which can destroy the final -ERR before the peer reads it.
     private static readonly TimeSpan LingerTimeout = TimeSpan.FromSeconds(2);
 
+    // The most one send call hands the kernel. A peer that reads slowly then shows progress as it reads (the broker
+    // tells a slow reader from a stopped one by it, StallPolicy) rather than once a whole backlog has gone.
+    private const int MaxSendBytes = 256 * 1024;
+
     // Input that arrives after the application stopped reading is discarded here.
     private static readonly byte[] DrainBuffer = new byte[4096];
 
@@ -94,6 +98,12 @@ internal sealed partial class SocketConnection
                 }
 
                 var buffer = result.Buffer;
+                if (buffer.Length > MaxSendBytes)
+                {
+                    // The rest is read again at once: it has not been examined.
+                    buffer = buffer.Slice(0, MaxSendBytes);
+                }
+
                 if (!buffer.IsEmpty)
                 {
                     Volatile.Write(ref sendStartedAt, Math.Max(Environment.TickCount64, 1));
@@ -103,7 +113,7 @@ internal sealed partial class SocketConnection
                 }
 
                 reader.AdvanceTo(buffer.End);
-                if (result.IsCompleted)
+                if (result.IsCompleted && buffer.End.Equals(result.Buffer.End))
                 {
                     graceful = Volatile.Read(ref aborted) == 0;
                     break;
