@@ -237,7 +237,7 @@ public sealed class BusConnectionAuthTests
         Assert.True(await Eventually.TrueAsync(() => temp.Closed.IsCancellationRequested, Wait));
         Assert.Equal("Authentication Failure", temp.CloseReason);
         Assert.Throws<ObjectDisposedException>(() => temp.Publish("x", "y"u8.ToArray()));
-        var closed = await Monitor.ConnectionAsync(broker, temp.ConnectionId, "&state=closed");
+        var closed = await MonitorHttp.ConnectionAsync(broker, temp.ConnectionId, "&state=closed");
         Assert.Equal("Authentication Failure", closed!.Value.GetProperty("reason").GetString());
     }
 

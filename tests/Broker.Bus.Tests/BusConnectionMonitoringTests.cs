@@ -43,7 +43,7 @@ public sealed class BusConnectionMonitoringTests
         Assert.True(await Eventually.TrueAsync(() => Volatile.Read(ref delivered) == 1, Wait));
         Assert.Equal("cmd", Encoding.ASCII.GetString(await peer.ReceiveAsync(3)));
 
-        var info = (await Monitor.ConnectionAsync(broker, meter.ConnectionId))!.Value;
+        var info = (await MonitorHttp.ConnectionAsync(broker, meter.ConnectionId))!.Value;
         var local = (IPEndPoint)peer.Socket.LocalEndPoint!;
         Assert.Equal("Client", info.GetProperty("kind").GetString());
         Assert.Equal("mqtt", info.GetProperty("type").GetString());
@@ -59,21 +59,21 @@ public sealed class BusConnectionMonitoringTests
         Assert.True(info.TryGetProperty("pending_bytes", out var pending) && pending.GetInt64() >= 0);
 
         // Filtered by the MQTT client id, as nats-server's /connz?mqtt_client=.
-        var byClient = await Monitor.GetJsonAsync(broker, "/connz?mqtt_client=meter-17");
+        var byClient = await MonitorHttp.GetJsonAsync(broker, "/connz?mqtt_client=meter-17");
         Assert.Equal(meter.ConnectionId, Assert.Single(byClient.GetProperty("connections").EnumerateArray()).GetProperty("cid").GetUInt64());
 
         // Listed: the adapter's connection and the NATS client; not the internal client.
-        var connz = await Monitor.GetJsonAsync(broker, "/connz");
+        var connz = await MonitorHttp.GetJsonAsync(broker, "/connz");
         Assert.Equal(2, connz.GetProperty("num_connections").GetInt32());
         Assert.DoesNotContain(connz.GetProperty("connections").EnumerateArray(), c => c.TryGetProperty("name", out var n) && n.GetString() == "jetstream-like");
 
-        var varz = await Monitor.GetJsonAsync(broker, "/varz");
+        var varz = await MonitorHttp.GetJsonAsync(broker, "/varz");
         Assert.Equal(2, varz.GetProperty("connections").GetInt32());
         Assert.Equal(2, varz.GetProperty("total_connections").GetInt64());
         Assert.True(varz.GetProperty("in_msgs").GetInt64() >= 4);
         Assert.True(varz.GetProperty("out_msgs").GetInt64() >= 2);
 
-        var metrics = await Monitor.GetTextAsync(broker, "/metrics");
+        var metrics = await MonitorHttp.GetTextAsync(broker, "/metrics");
         Assert.Contains(metrics.Split('\n'), line => line.StartsWith("broker_connections", StringComparison.Ordinal) && line.EndsWith(" 2", StringComparison.Ordinal));
     }
 
@@ -97,7 +97,7 @@ public sealed class BusConnectionMonitoringTests
         await using var refusedPeer = await harness.ConnectAsync(broker);
         Assert.False((await refusedPeer.ConnectAsync(broker.Bus, o => new() { Protocol = o.Protocol, Name = "intruder", User = "u", Password = "guess" })).Succeeded);
 
-        var closed = await Monitor.GetJsonAsync(broker, "/connz?state=closed&subs=1");
+        var closed = await MonitorHttp.GetJsonAsync(broker, "/connz?state=closed&subs=1");
         var byName = closed.GetProperty("connections").EnumerateArray().ToDictionary(c => c.GetProperty("name").GetString()!);
         Assert.Equal("Stale Connection", byName["sleepy"].GetProperty("reason").GetString());
         Assert.Equal(["x.>"], byName["sleepy"].GetProperty("subscriptions_list").EnumerateArray().Select(s => s.GetString()));
@@ -105,7 +105,7 @@ public sealed class BusConnectionMonitoringTests
         Assert.Equal("Authentication Failure", byName["intruder"].GetProperty("reason").GetString());
         Assert.All(byName.Values, c => Assert.Equal(AdapterHarness.ProtocolName, c.GetProperty("type").GetString()));
 
-        var varz = await Monitor.GetJsonAsync(broker, "/varz");
+        var varz = await MonitorHttp.GetJsonAsync(broker, "/varz");
         Assert.Equal(0, varz.GetProperty("connections").GetInt32());
         Assert.Equal(3, varz.GetProperty("total_connections").GetInt64());
         Assert.Throws<ObjectDisposedException>(() => goodbye.Subscribe("y", null, (in BusMessage _) => { }));

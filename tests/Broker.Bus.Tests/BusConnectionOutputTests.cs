@@ -122,7 +122,7 @@ public sealed class BusConnectionOutputTests
 
         Assert.Equal("out.send", Encoding.ASCII.GetString(await peer.ReceiveAsync(8)));
         Assert.Equal(2, refused.Count);
-        var info = (await Monitor.ConnectionAsync(broker, adapter.ConnectionId))!.Value;
+        var info = (await MonitorHttp.ConnectionAsync(broker, adapter.ConnectionId))!.Value;
         Assert.Equal(1, info.GetProperty("out_msgs").GetInt64());
     }
 
@@ -167,9 +167,9 @@ public sealed class BusConnectionOutputTests
         Assert.Equal("Slow Consumer (Pending Bytes)", stalled.CloseReason);
         Assert.True(await Eventually.TrueAsync(() => Interlocked.Read(ref otherReceived) == published, Wait), $"the other consumer got {otherReceived} of {published}");
 
-        var varz = await Monitor.GetJsonAsync(broker, "/varz");
+        var varz = await MonitorHttp.GetJsonAsync(broker, "/varz");
         Assert.Equal(1, varz.GetProperty("slow_consumers").GetInt64());
-        var closed = (await Monitor.ConnectionAsync(broker, stalled.ConnectionId, "&state=closed"))!.Value;
+        var closed = (await MonitorHttp.ConnectionAsync(broker, stalled.ConnectionId, "&state=closed"))!.Value;
         Assert.Equal("Slow Consumer (Pending Bytes)", closed.GetProperty("reason").GetString());
         Assert.Equal("stalled", closed.GetProperty("mqtt_client").GetString());
         Assert.True(broker.Logs.Contains("slow consumer detected"));

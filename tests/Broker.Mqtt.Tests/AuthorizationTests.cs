@@ -82,7 +82,7 @@ public sealed class AuthorizationTests
             .Build());
         Assert.Equal(MqttClientSubscribeResultCode.GrantedQoS0, subscribed.Items.First().ResultCode);
         Assert.NotEqual(MqttClientSubscribeResultCode.GrantedQoS0, subscribed.Items.Last().ResultCode);
-        var connz = await GetJsonAsync(broker, "/connz?mqtt_client=anonymous-meter&auth=1");
+        var connz = await MonitorHttp.GetJsonAsync(broker, "/connz?mqtt_client=anonymous-meter&auth=1");
         Assert.Equal("device", Assert.Single(connz.GetProperty("connections").EnumerateArray()).GetProperty("authorized_user").GetString());
 
         // Credentials, when given, are still checked as usual.
@@ -103,7 +103,7 @@ public sealed class AuthorizationTests
         await using var broker = await StartAsync();
         using var device = await broker.ConnectAsync(MqttProtocolVersion.V500, "meter-17", b => b.WithCredentials("device", "pw"));
 
-        var connz = await GetJsonAsync(broker, "/connz?mqtt_client=meter-17&auth=1");
+        var connz = await MonitorHttp.GetJsonAsync(broker, "/connz?mqtt_client=meter-17&auth=1");
 
         var connection = Assert.Single(connz.GetProperty("connections").EnumerateArray());
         Assert.Equal("mqtt", connection.GetProperty("type").GetString());
@@ -132,13 +132,5 @@ public sealed class AuthorizationTests
             },
             new UserOptions { User = "ops", Password = "ops" },
         ];
-    }
-
-    private static async Task<JsonElement> GetJsonAsync(TestBroker broker, string pathAndQuery)
-    {
-        var endPoint = (IPEndPoint)broker.Server.GetEndPoint(BrokerServer.MonitorListenerName);
-        using var http = new HttpClient { BaseAddress = new Uri($"http://127.0.0.1:{endPoint.Port}"), Timeout = TimeSpan.FromSeconds(10) };
-        using var document = JsonDocument.Parse(await http.GetStringAsync(pathAndQuery));
-        return document.RootElement.Clone();
     }
 }

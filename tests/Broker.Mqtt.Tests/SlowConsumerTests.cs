@@ -7,14 +7,19 @@ namespace Broker.Mqtt.Tests;
 
 /// <summary>
 /// An MQTT subscriber that stops reading is cut off as a slow consumer once more than <c>max_pending</c> bytes wait for
-/// it, as nats-server cuts off NATS ones, while a subscriber that reads on the same topic keeps getting every message.
+/// it, as nats-server cuts off NATS ones (counted in /varz and shown in /connz the same way), while a subscriber that reads on the same topic keeps getting every message.
 /// </summary>
 public sealed class SlowConsumerTests
 {
     [Fact(Timeout = 90_000)]
     public async Task A_subscriber_that_stops_reading_is_closed_and_the_others_keep_receiving()
     {
-        await using var broker = await MqttBroker.StartAsync(options => options.MaxPending = 1024 * 1024);
+        await using var broker = await MqttBroker.StartAsync(options =>
+        {
+            options.MaxPending = 1024 * 1024;
+            options.Monitoring.Host = "127.0.0.1";
+            options.Monitoring.Port = 0;
+        });
         await using var stalled = await RawMqtt.ConnectedAsync(broker.MqttEndPoint(), "stalled");
         await stalled.SendAsync(RawMqtt.Packet(0x82, RawMqtt.U16(1), RawMqtt.Str("flood"), [0]));
         var (header, _) = await stalled.ReadPacketAsync();
@@ -46,6 +51,11 @@ public sealed class SlowConsumerTests
         }
 
         Assert.True(await stalled.ClosedAsync(), "the stalled subscriber is closed");
+
+        // Counted and shown as nats-server shows a NATS slow consumer.
+        await Eventually.AssertAsync(async () => (await MonitorHttp.GetJsonAsync(broker, "/varz")).GetProperty("slow_consumers").GetInt64() == 1, "/varz slow_consumers 1");
+        var closed = await MonitorHttp.GetJsonAsync(broker, "/connz?state=closed");
+        Assert.Contains(closed.GetProperty("connections").EnumerateArray(), c => c.GetProperty("reason").GetString() == "Slow Consumer (Pending Bytes)" && c.GetProperty("mqtt_client").GetString() == "stalled");
 
         // The fast subscriber got every message, including those after the cut.
         for (var i = 1; i <= 100; i++)

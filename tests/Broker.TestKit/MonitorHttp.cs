@@ -2,10 +2,10 @@ using System.Net;
 using System.Text.Json;
 using Broker.Core;
 
-namespace Broker.Bus.Tests;
+namespace Broker.TestKit;
 
-/// <summary>GETs of the broker's monitoring endpoints (the harness starts it with monitoring on a free port).</summary>
-internal static class Monitor
+/// <summary>GETs of a test broker's monitoring endpoints (start it with monitoring on 127.0.0.1, port 0).</summary>
+public static class MonitorHttp
 {
     public static async Task<JsonElement> GetJsonAsync(TestBroker broker, string pathAndQuery)
     {

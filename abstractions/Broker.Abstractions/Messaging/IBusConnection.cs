@@ -89,7 +89,9 @@ public interface IBusConnection : IBusClient
     /// <summary>
     /// Closes the client with a reason shown in <c>/connz</c> (nats-server's words where they fit, such as
     /// <c>Stale Connection</c> or <c>Protocol Violation</c>): its subscriptions are removed and it leaves the
-    /// connection list. The transport is left to the adapter. Closing twice does nothing.
+    /// connection list. The transport is left to the adapter. Closing twice does nothing. An adapter that closes its
+    /// client for being too far behind says <c>Slow Consumer (Pending Bytes)</c> (or <c>Slow Consumer (Write
+    /// Deadline)</c>): the broker then counts it in <c>/varz</c> <c>slow_consumers</c> and logs it, as for NATS.
     /// </summary>
     /// <param name="reason">Why the connection closed.</param>
     void Close(string reason);

@@ -36,6 +36,13 @@ internal sealed partial class BusConnection
             return;
         }
 
+        if (reason == ClosedState.SlowConsumerPendingBytes.ToText() || reason == SocketConnection.WriteDeadlineReason)
+        {
+            // An adapter that writes its own output found its client too far behind: a slow consumer as any other.
+            Interlocked.Increment(ref Server.Statistics.SlowConsumers);
+            InProcessLog.SlowConsumer(logger, this, reason);
+        }
+
         lock (output.Gate)
         {
             // The transport stays the adapter's: send what was written, and write nothing more.

@@ -144,6 +144,12 @@ internal sealed partial class MqttConnection
             relay?.Dispose();
             if (bus is not null)
             {
+                if (closeReason == SlowConsumerReason)
+                {
+                    // Said to the bus in nats-server's words, so /varz counts it and /connz shows it as for NATS.
+                    bus.Close(SlowConsumerReason);
+                }
+
                 await bus.DisposeAsync().ConfigureAwait(false);
             }
 

@@ -26,14 +26,17 @@ internal sealed partial class MqttConnection : IThreadPoolWorkItem
     // A flush the output has not completed (three quarters of max_pending are waiting); guarded by writeLock.
     private Task? stalledFlush;
 
+    /// <summary>nats-server's close reason for a slow consumer, which the bus counts in /varz and shows in /connz.</summary>
+    private const string SlowConsumerReason = "Slow Consumer (Pending Bytes)";
+
     private void OnDelivered()
     {
         if (pendingOutput is { } pending && pending.PendingOutputBytes > transport.Settings.MaxPendingOutputBytes)
         {
             MqttLog.SlowConsumer(logger, name, pending.PendingOutputBytes, transport.Settings.MaxPendingOutputBytes);
-            closeReason ??= "slow consumer";
+            closeReason ??= SlowConsumerReason;
             closing = true;
-            transport.Abort("slow consumer");
+            transport.Abort(SlowConsumerReason);
             input.CancelPendingRead();
             return;
         }
