@@ -8,7 +8,8 @@ namespace Broker.Compare;
 /// nats-server; <c>serve -a HOST -p PORT</c> runs the embedded fallback server (started by the harness itself);
 /// <c>mqtt [--runs N] [--smoke] [--sessions N]</c> runs the MQTT rows against nats-server and Mosquitto;
 /// <c>soak [options]</c> churns connections and MQTT sessions for minutes while counting every message (see
-/// <see cref="Soak.SoakOptions.Usage"/>).
+/// <see cref="Soak.SoakOptions.Usage"/>); <c>storm [options]</c> stalls a hundred subscribers beside fast ones (see
+/// <see cref="Storm.StormOptions.Usage"/>).
 /// Exit code 0 when every available row ran on both servers, 1 when a row failed, 2 for a bad command line.
 /// </summary>
 internal static class Program
@@ -45,6 +46,24 @@ internal static class Program
 
             var results = Soak.SoakRunner.Run(soak, Console.Out, CancellationToken.None);
             return results.All(r => r.Error is null && r.Lost == 0 && r.ConnectFailures == 0) ? 0 : 1;
+        }
+
+        if (args.Length > 0 && args[0] == "storm")
+        {
+            // storm [--stalled N] [--fast N] [--seconds S] [--payload B] [--max-pending B] [--server ...] (issue 14).
+            Storm.StormOptions storm;
+            try
+            {
+                storm = Storm.StormOptions.Parse(args[1..]);
+            }
+            catch (ArgumentException ex)
+            {
+                await Console.Error.WriteLineAsync(ex.Message + Environment.NewLine + Environment.NewLine + Storm.StormOptions.Usage).ConfigureAwait(false);
+                return 2;
+            }
+
+            var results = Storm.StormRunner.Run(storm, Console.Out, CancellationToken.None);
+            return results.All(r => r.Error is null && r.Lost == 0) ? 0 : 1;
         }
 
         CompareOptions options;

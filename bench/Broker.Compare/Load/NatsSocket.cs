@@ -30,15 +30,19 @@ internal sealed partial class NatsSocket : IDisposable
 
     private NatsSocket(Socket socket) => this.socket = socket;
 
+    /// <summary>The TCP socket under any TLS or WebSocket framing.</summary>
+    public Socket Socket => socket;
+
     /// <summary>The server's INFO line (JSON after <c>INFO </c>).</summary>
     public string Info { get; private set; } = string.Empty;
 
     /// <summary>
     /// Connects, reads INFO (upgrading to TLS when the endpoint asks for it), sends CONNECT (not verbose, not
     /// pedantic, headers on, no-responders statuses when asked) followed by <paramref name="setup"/> (SUB lines), then PING, and returns once the PONG
-    /// confirms the server processed all of it.
+    /// confirms the server processed all of it. A <paramref name="receiveBufferSize"/> above 0 caps the kernel's
+    /// receive buffer before connecting (a subscriber that stops reading then holds little in the kernel).
     /// </summary>
-    public static NatsSocket Open(NatsEndpoint endPoint, string name, string setup = "", RunScope? scope = null, bool noResponders = false)
+    public static NatsSocket Open(NatsEndpoint endPoint, string name, string setup = "", RunScope? scope = null, bool noResponders = false, int receiveBufferSize = 0)
     {
         ArgumentNullException.ThrowIfNull(endPoint);
         var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp)
@@ -47,6 +51,10 @@ internal sealed partial class NatsSocket : IDisposable
             SendTimeout = (int)IoTimeout.TotalMilliseconds,
             ReceiveTimeout = (int)IoTimeout.TotalMilliseconds,
         };
+        if (receiveBufferSize > 0)
+        {
+            socket.ReceiveBufferSize = receiveBufferSize;
+        }
         var natsSocket = new NatsSocket(socket);
         try
         {

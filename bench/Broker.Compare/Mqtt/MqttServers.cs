@@ -26,12 +26,21 @@ internal sealed class MqttServer : IDisposable
         this.directory = directory;
     }
 
+    /// <summary>The ports a configuration written by <see cref="StartOnConfig"/> listens on, and its directory.</summary>
+    public sealed record ConfigPorts(int Nats, int Mqtt, int WebSocket, int Monitor, string Directory);
+
     public string Name { get; }
 
     public IPEndPoint Mqtt { get; }
 
     /// <summary>The NATS port, for servers that have one.</summary>
     public IPEndPoint? Nats { get; }
+
+    /// <summary>The WebSocket port, when the server was started on a configuration that opens one.</summary>
+    public IPEndPoint? WebSocket { get; private init; }
+
+    /// <summary>The monitoring (HTTP) port, when the server was started on a configuration that opens one.</summary>
+    public IPEndPoint? Monitor { get; private init; }
 
     public int ProcessId => process.Id;
 
@@ -120,6 +129,26 @@ internal sealed class MqttServer : IDisposable
         return Start("nats-server", start, mqtt, nats, directory);
     }
 
+    /// <summary>
+    /// Our host (<paramref name="hostDll"/>) or nats-server (<paramref name="natsServerPath"/>, when the host is null)
+    /// on the nats-server configuration file <paramref name="config"/> writes for free ports: the storm runs both
+    /// servers on the same text, so they differ only in what they do with it.
+    /// </summary>
+    public static MqttServer StartOnConfig(string name, string? hostDll, string? natsServerPath, Func<ConfigPorts, string> config)
+    {
+        ArgumentNullException.ThrowIfNull(config);
+        var ports = new ConfigPorts(FreePort(), FreePort(), FreePort(), FreePort(), Directory.CreateTempSubdirectory($"{name}-").FullName);
+        var file = Path.Combine(ports.Directory, "server.conf");
+        File.WriteAllText(file, config(ports));
+        var start = hostDll is not null
+            ? new ProcessStartInfo("dotnet") { ArgumentList = { hostDll, "-c", file } }
+            : new ProcessStartInfo(natsServerPath ?? throw new ArgumentNullException(nameof(natsServerPath))) { ArgumentList = { "-c", file } };
+        start.UseShellExecute = false;
+        start.RedirectStandardOutput = true;
+        start.RedirectStandardError = true;
+        return Start(name, start, ports.Mqtt, ports.Nats, ports.Directory, ports);
+    }
+
     public static MqttServer StartMosquitto(string mosquittoPath)
     {
         var mqtt = FreePort();
@@ -157,7 +186,7 @@ internal sealed class MqttServer : IDisposable
         }
     }
 
-    private static MqttServer Start(string name, ProcessStartInfo start, int mqttPort, int? natsPort, string directory)
+    private static MqttServer Start(string name, ProcessStartInfo start, int mqttPort, int? natsPort, string directory, ConfigPorts? configured = null)
     {
         var process = Process.Start(start) ?? throw new InvalidOperationException($"cannot start {start.FileName}");
         ChildProcesses.Register(process);
@@ -166,10 +195,14 @@ internal sealed class MqttServer : IDisposable
         process.ErrorDataReceived += (_, e) => server0?.Keep(e.Data);
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
-        var server = new MqttServer(name, process, new IPEndPoint(IPAddress.Loopback, mqttPort), natsPort is { } n ? new IPEndPoint(IPAddress.Loopback, n) : null, directory);
+        var server = new MqttServer(name, process, new IPEndPoint(IPAddress.Loopback, mqttPort), natsPort is { } n ? new IPEndPoint(IPAddress.Loopback, n) : null, directory)
+        {
+            WebSocket = configured is null ? null : new IPEndPoint(IPAddress.Loopback, configured.WebSocket),
+            Monitor = configured is null ? null : new IPEndPoint(IPAddress.Loopback, configured.Monitor),
+        };
         server0 = server;
         var deadline = Stopwatch.StartNew();
-        while (!Accepts(mqttPort))
+        while (!Accepts(mqttPort) || (configured is not null && !(Accepts(configured.Nats) && Accepts(configured.WebSocket) && Accepts(configured.Monitor))))
         {
             if (process.HasExited || deadline.Elapsed > StartTimeout)
             {

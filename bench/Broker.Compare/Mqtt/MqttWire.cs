@@ -20,9 +20,18 @@ internal sealed class MqttWire : IDisposable
         this.socket = socket;
     }
 
-    public static async Task<MqttWire> ConnectAsync(IPEndPoint endPoint, string clientId, CancellationToken cancellationToken, byte level = 4)
+    /// <summary>
+    /// Connects and waits for a CONNACK that accepts; a <paramref name="receiveBufferSize"/> above 0 caps the
+    /// kernel's receive buffer first (for subscribers that stop reading).
+    /// </summary>
+    public static async Task<MqttWire> ConnectAsync(IPEndPoint endPoint, string clientId, CancellationToken cancellationToken, byte level = 4, int receiveBufferSize = 0)
     {
         var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        if (receiveBufferSize > 0)
+        {
+            socket.ReceiveBufferSize = receiveBufferSize;
+        }
+
         await socket.ConnectAsync(endPoint, cancellationToken).ConfigureAwait(false);
         var wire = new MqttWire(socket);
         await wire.SendAsync(Connect(clientId, level), cancellationToken).ConfigureAwait(false);

@@ -1,4 +1,3 @@
-using System.Globalization;
 
 namespace Broker.Compare.Soak;
 
@@ -71,21 +70,12 @@ internal sealed record SoakOptions
             string Value() => i + 1 < args.Count ? args[++i] : throw new ArgumentException($"{option} needs a value.");
             options = option switch
             {
-                "--minutes" => options with { Duration = TimeSpan.FromMinutes(PositiveDouble(Value(), option)) },
-                "--nats" => options with { Nats = Count(Value(), option) },
-                "--mqtt" => options with { Mqtt = Count(Value(), option) },
-                "--churn" => options with { Churn = Count(Value(), option) },
-                "--rate" => options with { Rate = Math.Max(1, Count(Value(), option)) },
-                "--server" => options with
-                {
-                    Server = Value() switch
-                    {
-                        "ours" => SoakTarget.Ours,
-                        "nats-server" => SoakTarget.NatsServer,
-                        "both" => SoakTarget.Both,
-                        var other => throw new ArgumentException($"--server is ours, nats-server or both, not '{other}'."),
-                    },
-                },
+                "--minutes" => options with { Duration = TimeSpan.FromMinutes(CommandLineValues.PositiveDouble(Value(), option)) },
+                "--nats" => options with { Nats = CommandLineValues.Count(Value(), option) },
+                "--mqtt" => options with { Mqtt = CommandLineValues.Count(Value(), option) },
+                "--churn" => options with { Churn = CommandLineValues.Count(Value(), option) },
+                "--rate" => options with { Rate = Math.Max(1, CommandLineValues.Count(Value(), option)) },
+                "--server" => options with { Server = CommandLineValues.Target(Value()) },
                 "--no-write" => options with { Write = false },
                 _ => throw new ArgumentException($"Unknown option {option}."),
             };
@@ -93,14 +83,4 @@ internal sealed record SoakOptions
 
         return options;
     }
-
-    private static int Count(string text, string option)
-        => int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var value)
-            ? value
-            : throw new ArgumentException($"{option} needs a whole number, not '{text}'.");
-
-    private static double PositiveDouble(string text, string option)
-        => double.TryParse(text, NumberStyles.AllowDecimalPoint, CultureInfo.InvariantCulture, out var value) && value > 0
-            ? value
-            : throw new ArgumentException($"{option} needs a positive number, not '{text}'.");
 }

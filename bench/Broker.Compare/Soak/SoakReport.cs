@@ -63,25 +63,5 @@ internal static class SoakReport
         return text.ToString();
     }
 
-    /// <summary>Replaces (or appends) the <c>## Soak</c> section of <paramref name="path"/>; returns the path.</summary>
-    public static string Write(string path, string section)
-    {
-        var existing = File.Exists(path) ? File.ReadAllText(path) : "# Reliability\n\nFigures of issue 14: what the broker survives, each with the command that produced it.\n";
-        var start = existing.IndexOf("\n" + Heading + "\n", StringComparison.Ordinal);
-        string updated;
-        if (start < 0)
-        {
-            updated = existing.TrimEnd('\n') + "\n\n" + section;
-        }
-        else
-        {
-            var next = existing.IndexOf("\n## ", start + Heading.Length + 2, StringComparison.Ordinal);
-            updated = existing[..(start + 1)] + section + (next < 0 ? string.Empty : "\n" + existing[(next + 1)..]);
-        }
-
-        File.WriteAllText(path, updated);
-        return path;
-    }
-
     private static string Invariant(FormattableString text) => text.ToString(CultureInfo.InvariantCulture);
 }

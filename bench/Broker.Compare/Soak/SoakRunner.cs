@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
+using Broker.Compare.Report;
 using Broker.Compare.Load;
 using Broker.Compare.Mqtt;
 using Broker.Compare.Servers;
@@ -62,7 +63,7 @@ internal static class SoakRunner
         log.Write(markdown);
         if (options.Write)
         {
-            log.WriteLine($"wrote {SoakReport.Write(Path.Combine(OurBroker.RepoRoot(), "docs", "reliability.md"), markdown)}");
+            log.WriteLine($"wrote {ReliabilityDoc.WriteSection(Path.Combine(OurBroker.RepoRoot(), "docs", "reliability.md"), markdown)}");
         }
 
         return results;

@@ -10,9 +10,11 @@ namespace Broker.Compare.Soak;
 
 /// <summary>
 /// The messages that must all arrive: one NATS publisher sends to <see cref="Subjects"/> subjects
-/// (<c>soak.steady.S</c>) at a steady rate, each payload <c>S:SEQ</c>; steady NATS subscribers (<c>soak.steady.*</c>)
-/// and MQTT subscribers (<c>soak/steady/+</c>, QoS 0) that are never churned read every message and check the
-/// sequence per subject. A gap is a lost message; what never arrived by the end is lost too.
+/// (<c>soak.steady.S</c>) at a steady rate (<see cref="Publish"/>) or as fast as the slowest subscriber reads
+/// (<see cref="PublishAhead"/>), each payload <c>S:SEQ</c>; steady NATS subscribers (<c>soak.steady.*</c>), MQTT
+/// subscribers (<c>soak/steady/+</c>, QoS 0) and, when asked, NATS subscribers over WebSocket, never churned, read
+/// every message and check the sequence per subject. A gap is a lost message; what never arrived by the end is lost too.
+/// The soak and the slow-consumer storm both run it.
 /// </summary>
 internal sealed class SteadyTraffic : IDisposable
 {
@@ -37,15 +39,16 @@ internal sealed class SteadyTraffic : IDisposable
     public long Published => published.Sum(p => Interlocked.Read(ref p));
 
     /// <summary>Connects the publisher and the steady subscribers and starts their readers.</summary>
-    public static SteadyTraffic Start(NatsEndpoint nats, IPEndPoint mqtt, int subscribersPerProtocol, CancellationToken cancellationToken)
+    public static SteadyTraffic Start(NatsEndpoint nats, IPEndPoint mqtt, int subscribersPerProtocol, CancellationToken cancellationToken, IPEndPoint? webSocket = null)
     {
         var traffic = new SteadyTraffic(NatsSocket.Open(nats, "soak-publisher"));
         try
         {
             traffic.Reader("soak-publisher-reader", () => traffic.ReadNats(traffic.publisher, check: null));
-            for (var i = 0; i < subscribersPerProtocol; i++)
+            NatsEndpoint[] natsEndpoints = webSocket is null ? [nats] : [nats, new NatsEndpoint(webSocket, NatsTransport.WebSocket)];
+            for (var i = 0; i < subscribersPerProtocol * natsEndpoints.Length; i++)
             {
-                var socket = NatsSocket.Open(nats, $"soak-steady-{i}", "SUB soak.steady.* 1\r\n");
+                var socket = NatsSocket.Open(natsEndpoints[i / subscribersPerProtocol], $"soak-steady-{i}", "SUB soak.steady.* 1\r\n");
                 traffic.natsSubscribers.Add(socket);
                 var check = new SequenceCheck();
                 traffic.checks.Add(check);
@@ -73,6 +76,9 @@ internal sealed class SteadyTraffic : IDisposable
 
     /// <summary>The first failure of a steady reader, if one failed.</summary>
     public string? ReaderFailure => Volatile.Read(ref readerFailure);
+
+    /// <summary>Messages delivered so far to the steady subscribers, all of them together.</summary>
+    public long Delivered => checks.Sum(c => c.Delivered);
 
     /// <summary>Client connections this traffic holds open.</summary>
     public int Connections => 1 + natsSubscribers.Count + mqttSubscribers.Count;
@@ -107,6 +113,53 @@ internal sealed class SteadyTraffic : IDisposable
                 stopping.Token.WaitHandle.WaitOne(10);
             }
         }) { IsBackground = true, Name = "soak-publisher" };
+        publishing.Start();
+    }
+
+    /// <summary>
+    /// Starts publishing as fast as the slowest steady subscriber reads: never more than <paramref name="window"/>
+    /// messages ahead of it, so the server's throughput is measured without any steady subscriber becoming a slow
+    /// consumer. Payloads are padded to <paramref name="payloadSize"/> bytes.
+    /// </summary>
+    public void PublishAhead(int window, int payloadSize)
+    {
+        const int Batch = 256;
+        ArgumentOutOfRangeException.ThrowIfLessThan(payloadSize, 32);
+        publishing = new Thread(() =>
+        {
+            // One frame made once; per message only the subject digit and the "S:SEQ:" at the payload's start change.
+            var template = Encoding.ASCII.GetBytes($"PUB soak.steady.0 {payloadSize}\r\n{new string('x', payloadSize)}\r\n");
+            var subjectAt = "PUB soak.steady.".Length;
+            var payloadAt = template.AsSpan().IndexOf((byte)'\n') + 1;
+            var frames = new byte[Batch * template.Length];
+            long sent = 0;
+            while (!stopping.IsCancellationRequested)
+            {
+                var allowed = checks.Min(c => c.Delivered) + window - sent;
+                if (allowed <= 0)
+                {
+                    Thread.Sleep(1);
+                    continue;
+                }
+
+                var length = 0;
+                for (var n = 0; n < Math.Min(allowed, Batch); n++, sent++, length += template.Length)
+                {
+                    var subject = (int)(sent % Subjects);
+                    var frame = frames.AsSpan(length, template.Length);
+                    template.CopyTo(frame);
+                    frame[subjectAt] = frame[payloadAt] = (byte)('0' + subject);
+                    frame[payloadAt + 1] = (byte)':';
+                    Utf8Formatter.TryFormat(Interlocked.Increment(ref published[subject]) - 1, frame[(payloadAt + 2)..], out var digits);
+                    frame[payloadAt + 2 + digits] = (byte)':';
+                }
+
+                lock (publisherSend)
+                {
+                    publisher.Send(frames.AsSpan(0, length));
+                }
+            }
+        }) { IsBackground = true, Name = "storm-publisher" };
         publishing.Start();
     }
 
@@ -241,45 +294,5 @@ internal sealed class SteadyTraffic : IDisposable
         }
 
         public void OnPong() => Interlocked.Increment(ref traffic.pongs);
-    }
-
-    /// <summary>One subscriber's next expected sequence number per subject.</summary>
-    private sealed class SequenceCheck
-    {
-        private readonly long[] next = new long[Subjects];
-        private long delivered;
-        private long gaps;
-        private long outOfOrder;
-
-        public long Delivered => Interlocked.Read(ref delivered);
-
-        public long OutOfOrder => Interlocked.Read(ref outOfOrder);
-
-        public void Receive(ReadOnlySpan<byte> payload)
-        {
-            var colon = payload.IndexOf((byte)':');
-            if (colon < 0 || !Utf8Parser.TryParse(payload[..colon], out int subject, out _) || subject is < 0 or >= Subjects
-                || !Utf8Parser.TryParse(payload[(colon + 1)..], out long sequence, out _))
-            {
-                throw new InvalidOperationException($"not a soak payload: {Encoding.ASCII.GetString(payload)}");
-            }
-
-            Interlocked.Increment(ref delivered);
-            var expected = Volatile.Read(ref next[subject]);
-            if (sequence < expected)
-            {
-                Interlocked.Increment(ref outOfOrder);
-                return;
-            }
-
-            Interlocked.Add(ref gaps, sequence - expected);
-            Volatile.Write(ref next[subject], sequence + 1);
-        }
-
-        public bool CaughtUp(long[] published) => Enumerable.Range(0, Subjects).All(s => Volatile.Read(ref next[s]) >= Interlocked.Read(ref published[s]));
-
-        /// <summary>Gaps, plus what never arrived after the last message received.</summary>
-        public long Lost(long[] published)
-            => Interlocked.Read(ref gaps) + Enumerable.Range(0, Subjects).Sum(s => Math.Max(0, Interlocked.Read(ref published[s]) - Volatile.Read(ref next[s])));
     }
 }

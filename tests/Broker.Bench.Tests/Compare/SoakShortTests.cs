@@ -1,3 +1,4 @@
+using Broker.Compare.Report;
 using Broker.Compare.Soak;
 using Xunit.Abstractions;
 
@@ -61,7 +62,7 @@ public sealed class SoakShortTests(ITestOutputHelper output)
         {
             File.WriteAllText(path, "# Reliability\n\n## Fuzzing\n\nfuzz figures\n\n## Soak\n\nold soak\n\n## Permissions\n\nperm table\n");
 
-            SoakReport.Write(path, "## Soak\n\nnew soak\n");
+            ReliabilityDoc.WriteSection(path, "## Soak\n\nnew soak\n");
 
             Assert.Equal("# Reliability\n\n## Fuzzing\n\nfuzz figures\n\n## Soak\n\nnew soak\n\n## Permissions\n\nperm table\n", File.ReadAllText(path));
         }
