@@ -16,6 +16,9 @@ internal static partial class FileDescriptorLimit
     /// <summary>The current soft limit.</summary>
     public static ulong Current => GetLimit().Current;
 
+    /// <summary>The hard limit, the most <see cref="Ensure"/> can raise to without privileges.</summary>
+    public static ulong Hard => GetLimit().Maximum;
+
     /// <summary>
     /// Makes sure this process (and the servers it starts from now on) may open <paramref name="needed"/>
     /// descriptors, raising the soft limit (and, as root, the hard limit) when it is lower.
@@ -33,7 +36,7 @@ internal static partial class FileDescriptorLimit
         if (SetRLimit(RlimitNoFile, ref raised) != 0)
         {
             throw new InvalidOperationException(
-                $"The connection-scale row needs {needed:N0} open files per process but the limit is {limit.Current:N0} (hard {limit.Maximum:N0}) " +
+                $"The run needs {needed:N0} open files per process but the limit is {limit.Current:N0} (hard {limit.Maximum:N0}) " +
                 $"and could not be raised (errno {Marshal.GetLastPInvokeError()}). Run 'ulimit -n {needed}' (as root, or raise the hard limit) " +
                 "before the harness, or pass smaller --scale counts.");
         }

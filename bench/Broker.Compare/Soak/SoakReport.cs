@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Text;
 using Broker.Compare.Report;
+using Broker.Compare.Servers;
 
 namespace Broker.Compare.Soak;
 
@@ -26,7 +27,7 @@ internal static class SoakReport
         if (options.Duration < defaults.Duration || options.Nats < defaults.Nats || options.Mqtt < defaults.Mqtt)
         {
             text.AppendLine();
-            text.AppendLine(Invariant($"This run is smaller than the soak `scripts/soak.sh` runs by default ({defaults.Duration.TotalMinutes:0} minutes, {defaults.Nats:N0} NATS connections and {defaults.Mqtt:N0} MQTT sessions, {defaults.Churn} replacements a second); those figures are not shown here."));
+            text.AppendLine(Invariant($"This run is smaller than the soak `scripts/soak.sh` runs by default ({defaults.Duration.TotalMinutes:0} minutes, {defaults.Nats:N0} NATS connections and {defaults.Mqtt:N0} MQTT sessions, {defaults.Churn} replacements a second); those figures are not shown here. The harness and the server each hold one descriptor per client, and this machine's hard open-file limit is {FileDescriptorLimit.Hard:N0} per process."));
         }
 
         text.AppendLine();

@@ -26,8 +26,9 @@ internal static class SoakRunner
         ArgumentNullException.ThrowIfNull(options);
         ArgumentNullException.ThrowIfNull(log);
 
-        // Every churned client is a descriptor here and in the server (which inherits the limit), plus closing ones.
-        FileDescriptorLimit.Ensure((ulong)(2 * (options.Nats + options.Mqtt)) + FileDescriptorLimit.Headroom);
+        // Every churned client is one descriptor here and one in the server (which inherits the limit); a churn thread
+        // closes a client before it opens its replacement, so at most one extra each.
+        FileDescriptorLimit.Ensure((ulong)(options.Nats + options.Mqtt + (2 * options.SteadySubscribers) + ChurnThreads) + FileDescriptorLimit.Headroom);
         var starts = new List<(string Name, Func<MqttServer> Start)>();
         if (options.Server != SoakTarget.Ours)
         {
