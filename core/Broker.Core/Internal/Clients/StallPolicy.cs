@@ -10,9 +10,9 @@ namespace Broker.Core.Internal.Clients;
 /// </summary>
 /// <remarks>
 /// The last two steps are ours, not nats-server's: a consumer that reads nothing for that long is stuck, and stalling
-/// producers for it would let one stopped client throttle every publisher on its subjects (nats-server 2.9.10 kept a
-/// tenth of the fast subscribers' throughput in the storm of docs/reliability.md, and its later versions still stall
-/// 10 ms per read until the write deadline). Past the grace the stuck consumer's buffer fills to max_pending and it
+/// producers for it would let one stopped client throttle every publisher on its subjects (nats-server 2.9.10, which
+/// stalls 100 ms to 1 s per delivery, kept a third of the fast subscribers' throughput or less in the storm of
+/// docs/reliability.md; its later versions still stall up to 10 ms per read until the write deadline). Past the grace the stuck consumer's buffer fills to max_pending and it
 /// is closed as a slow consumer, the documented rule, while the others go on at full speed.
 /// </remarks>
 internal static class StallPolicy
