@@ -15,6 +15,7 @@ internal sealed record StormOptions
           --seconds S         length of each measured phase (default 15; decimals allowed)
           --payload B         payload bytes per message (default 256)
           --max-pending B     max_pending of both servers, in bytes (default 4194304: 4 MiB)
+          --runs N            runs per server, each on a fresh process, servers alternating; the median is reported (default 3)
           --server S          ours, nats-server or both (default both)
           --no-write          do not update docs/reliability.md
         """;
@@ -28,6 +29,8 @@ internal sealed record StormOptions
     public int Payload { get; init; } = 256;
 
     public long MaxPending { get; init; } = 4L * 1024 * 1024;
+
+    public int Runs { get; init; } = 3;
 
     public SoakTarget Server { get; init; } = SoakTarget.Both;
 
@@ -63,6 +66,7 @@ internal sealed record StormOptions
                 "--seconds" => options with { Phase = TimeSpan.FromSeconds(CommandLineValues.PositiveDouble(Value(), option)) },
                 "--payload" => options with { Payload = CommandLineValues.Count(Value(), option, 32) },
                 "--max-pending" => options with { MaxPending = CommandLineValues.Count(Value(), option, 64 * 1024) },
+                "--runs" => options with { Runs = CommandLineValues.Count(Value(), option, 1) },
                 "--server" => options with { Server = CommandLineValues.Target(Value()) },
                 "--no-write" => options with { Write = false },
                 _ => throw new ArgumentException($"Unknown option {option}."),

@@ -39,20 +39,24 @@ internal static class StormRunner
             starts.Add(("ours", () => MqttServer.StartOnConfig("ours", hostDll, null, ports => Config(ports, options))));
         }
 
+        // Run by run, the servers alternate, each time a fresh process: drift of a shared machine falls on both.
         var results = new List<StormResult>();
-        foreach (var (name, start) in starts)
+        for (var run = 1; run <= options.Runs && !cancellationToken.IsCancellationRequested; run++)
         {
-            var result = new StormResult(name);
-            results.Add(result);
-            try
+            foreach (var (name, start) in starts)
             {
-                using var server = start();
-                RunOne(server, options, result, log, cancellationToken);
-            }
-            catch (Exception ex) when (ex is InvalidOperationException or IOException or System.Net.Sockets.SocketException or TimeoutException or AggregateException or HttpRequestException or TaskCanceledException)
-            {
-                result.Error ??= ex.Message;
-                log.WriteLine($"storm {name}: FAILED: {ex.Message}");
+                var result = new StormResult(name);
+                results.Add(result);
+                try
+                {
+                    using var server = start();
+                    RunOne(server, options, result, log, cancellationToken);
+                }
+                catch (Exception ex) when (ex is InvalidOperationException or IOException or System.Net.Sockets.SocketException or TimeoutException or AggregateException or HttpRequestException or TaskCanceledException)
+                {
+                    result.Error ??= ex.Message;
+                    log.WriteLine($"storm {name}: FAILED: {ex.Message}");
+                }
             }
         }
 

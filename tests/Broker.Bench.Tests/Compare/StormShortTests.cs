@@ -14,7 +14,7 @@ public sealed class StormShortTests(ITestOutputHelper output)
     [Fact(Timeout = 180_000)]
     public async Task Stalled_subscribers_are_cut_off_at_max_pending_and_the_fast_ones_lose_nothing()
     {
-        var options = StormOptions.Parse(["--stalled", "12", "--seconds", "3", "--payload", "128", "--max-pending", "262144", "--server", "ours", "--no-write"]);
+        var options = StormOptions.Parse(["--stalled", "12", "--seconds", "3", "--runs", "1", "--payload", "128", "--max-pending", "262144", "--server", "ours", "--no-write"]);
         using var log = new StringWriter();
         using var timeout = new CancellationTokenSource(TimeSpan.FromMinutes(2.5));
 
@@ -37,10 +37,11 @@ public sealed class StormShortTests(ITestOutputHelper output)
     public void Storm_command_line_is_parsed()
     {
         var defaults = StormOptions.Parse([]);
-        var given = StormOptions.Parse(["--stalled", "9", "--fast", "1", "--seconds", "2.5", "--payload", "64", "--max-pending", "1048576", "--server", "nats-server", "--no-write"]);
+        var given = StormOptions.Parse(["--stalled", "9", "--fast", "1", "--seconds", "2.5", "--payload", "64", "--max-pending", "1048576", "--runs", "2", "--server", "nats-server", "--no-write"]);
 
         Assert.Equal((100, 2, TimeSpan.FromSeconds(15), 256, 4L * 1024 * 1024, SoakTarget.Both, true), (defaults.Stalled, defaults.FastPerProtocol, defaults.Phase, defaults.Payload, defaults.MaxPending, defaults.Server, defaults.Write));
-        Assert.Equal((9, 1, TimeSpan.FromSeconds(2.5), 64, 1024L * 1024, SoakTarget.NatsServer, false), (given.Stalled, given.FastPerProtocol, given.Phase, given.Payload, given.MaxPending, given.Server, given.Write));
+        Assert.Equal((9, 1, TimeSpan.FromSeconds(2.5), 64, 1024L * 1024, 2, SoakTarget.NatsServer, false), (given.Stalled, given.FastPerProtocol, given.Phase, given.Payload, given.MaxPending, given.Runs, given.Server, given.Write));
+        Assert.Equal(3, defaults.Runs);
         Assert.Throws<ArgumentException>(() => StormOptions.Parse(["--payload", "8"]));
         Assert.Throws<ArgumentException>(() => StormOptions.Parse(["--fast", "0"]));
         Assert.Throws<ArgumentException>(() => StormOptions.Parse(["--server", "mosquitto"]));
