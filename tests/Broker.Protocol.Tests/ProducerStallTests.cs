@@ -32,25 +32,11 @@ public sealed class ProducerStallTests
         // The publisher writes 4 MB as fast as it can: eight times max_pending.
         await using var publisher = await server.ConnectAsync();
         await publisher.SendAsync("CONNECT {\"verbose\":false}\r\n");
-        var frame = Encoding.ASCII.GetBytes($"PUB load {PayloadSize}\r\n" + new string('x', PayloadSize) + "\r\n");
-        var burst = new byte[frame.Length * 100];
-        for (var i = 0; i < 100; i++)
-        {
-            frame.CopyTo(burst, i * frame.Length);
-        }
-
-        var publishing = Task.Run(async () =>
-        {
-            for (var i = 0; i < Messages / 100; i++)
-            {
-                await publisher.SendAsync(burst);
-            }
-        });
-
-        // The subscriber reads steadily but slowly: 32 KB, then a 2 ms pause.
-        var expected = Messages * (long)(Encoding.ASCII.GetByteCount($"MSG load 1 {PayloadSize}\r\n") + PayloadSize + 2);
-        var received = await subscriber.ReadSlowlyAsync(expected, chunk: 32 * 1024, pause: TimeSpan.FromMilliseconds(2), timeout: TimeSpan.FromSeconds(60));
-        Assert.Equal(expected, received);
+        // The subscriber reads steadily but slowly, from before the first message: 32 KB, then a 2 ms pause.
+        var expected = Messages * MsgBytes;
+        var reading = subscriber.ReadSlowlyAsync(expected, chunk: 32 * 1024, pause: TimeSpan.FromMilliseconds(2), timeout: TimeSpan.FromSeconds(60));
+        var publishing = PublishAsync(publisher, Messages);
+        Assert.Equal(expected, await reading);
         await publishing.WaitAsync(TimeSpan.FromSeconds(30));
 
         Assert.Equal(["PONG"], (await subscriber.PingAndCollectAsync()).Lines);
@@ -78,6 +64,23 @@ public sealed class ProducerStallTests
         // 80 MB: max_pending and the kernel buffers of the stopped subscriber hold about half of it.
         await using var publisher = await server.ConnectAsync();
         await publisher.SendAsync("CONNECT {\"verbose\":false}\r\n");
+        var publishing = PublishAsync(publisher, Count);
+
+        var expected = Count * MsgBytes;
+        Assert.Equal(expected, await fast.ReadSlowlyAsync(expected, chunk: 64 * 1024, pause: TimeSpan.Zero, timeout: TimeSpan.FromSeconds(40)));
+        await publishing;
+
+        await stopped.ExpectClosedAsync(TimeSpan.FromSeconds(10));
+        Assert.Contains(server.Ours!.Logs.Entries, e => e.Message.Contains("Slow Consumer (Pending Bytes)", StringComparison.Ordinal));
+        Assert.Equal(["PONG"], (await publisher.PingAndCollectAsync()).Lines);
+    }
+
+    // The bytes of one delivered message as the subscriber reads it.
+    private static long MsgBytes => Encoding.ASCII.GetByteCount($"MSG load 1 {PayloadSize}\r\n") + PayloadSize + 2;
+
+    /// <summary>Publishes <paramref name="count"/> messages of <see cref="PayloadSize"/> bytes as fast as the socket takes them, 100 per write.</summary>
+    private static Task PublishAsync(RawClient publisher, int count)
+    {
         var frame = Encoding.ASCII.GetBytes($"PUB load {PayloadSize}\r\n" + new string('x', PayloadSize) + "\r\n");
         var burst = new byte[frame.Length * 100];
         for (var i = 0; i < 100; i++)
@@ -85,20 +88,12 @@ public sealed class ProducerStallTests
             frame.CopyTo(burst, i * frame.Length);
         }
 
-        var publishing = Task.Run(async () =>
+        return Task.Run(async () =>
         {
-            for (var i = 0; i < Count / 100; i++)
+            for (var i = 0; i < count / 100; i++)
             {
                 await publisher.SendAsync(burst);
             }
         });
-
-        var expected = Count * (long)(Encoding.ASCII.GetByteCount($"MSG load 1 {PayloadSize}\r\n") + PayloadSize + 2);
-        Assert.Equal(expected, await fast.ReadSlowlyAsync(expected, chunk: 64 * 1024, pause: TimeSpan.Zero, timeout: TimeSpan.FromSeconds(40)));
-        await publishing;
-
-        await stopped.ExpectClosedAsync(TimeSpan.FromSeconds(10));
-        Assert.Contains(server.Ours!.Logs.Entries, e => e.Message.Contains("Slow Consumer (Pending Bytes)", StringComparison.Ordinal));
-        Assert.Equal(["PONG"], (await publisher.PingAndCollectAsync()).Lines);
     }
 }

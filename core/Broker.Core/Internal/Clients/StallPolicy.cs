@@ -25,7 +25,7 @@ internal static class StallPolicy
     public static readonly TimeSpan Grace = TimeSpan.FromMilliseconds(250);
 
     /// <summary>A far-behind consumer that took bytes this recently is reading: producers stall for it message by message.</summary>
-    public static readonly TimeSpan Reading = TimeSpan.FromMilliseconds(50);
+    public static readonly TimeSpan Reading = TimeSpan.FromMilliseconds(100);
 
     /// <summary>The most a producer stalls for one read of its input (nats-server <c>stallTotalAllowed</c>).</summary>
     public static readonly TimeSpan TotalPerRead = TimeSpan.FromMilliseconds(10);
