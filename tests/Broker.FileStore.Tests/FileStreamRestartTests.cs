@@ -79,6 +79,38 @@ public sealed class FileStreamRestartTests : IDisposable
         }
     }
 
+    // The window is loaded when the first message needs it, not at start (nats-server rebuildDedupe): a duplicate and
+    // an expected last id are still judged against what was stored before the restart, as nats-server 2.9.10 does.
+    [Fact(Timeout = 60_000)]
+    public async Task Expected_last_message_id_and_duplicates_are_judged_after_restart()
+    {
+        await using (var broker = await StartAsync())
+        {
+            await using var connection = new NatsConnection(new NatsOpts { Url = broker.Url, RequestTimeout = TimeSpan.FromSeconds(10) });
+            var js = new NatsJSContext(connection);
+            await js.CreateStreamAsync(new StreamConfig("LAST", ["last.>"]) { Storage = StreamConfigStorage.File, DuplicateWindow = TimeSpan.FromMinutes(2) });
+            (await js.PublishAsync("last.a", "1", opts: new NatsJSPubOpts { MsgId = "m1" })).EnsureSuccess();
+            (await js.PublishAsync("last.a", "2", opts: new NatsJSPubOpts { MsgId = "m2" })).EnsureSuccess();
+        }
+
+        await using (var broker = await StartAsync())
+        {
+            await using var connection = new NatsConnection(new NatsOpts { Url = broker.Url, RequestTimeout = TimeSpan.FromSeconds(10) });
+            var js = new NatsJSContext(connection);
+            var wrong = await js.PublishAsync("last.a", "x", opts: new NatsJSPubOpts { ExpectedLastMsgId = "m1" });
+            Assert.Equal(10070, wrong.Error?.ErrCode);
+            var third = await js.PublishAsync("last.a", "3", opts: new NatsJSPubOpts { ExpectedLastMsgId = "m2" });
+            Assert.Equal(3UL, third.Seq);
+
+            // The last message now has no id: nothing matches "m2" any more.
+            var stale = await js.PublishAsync("last.a", "x", opts: new NatsJSPubOpts { ExpectedLastMsgId = "m2" });
+            Assert.Equal(10070, stale.Error?.ErrCode);
+            var duplicate = await js.PublishAsync("last.a", "again", opts: new NatsJSPubOpts { MsgId = "m1" });
+            Assert.True(duplicate.Duplicate);
+            Assert.Equal(1UL, duplicate.Seq);
+        }
+    }
+
     private Task<TestBroker> StartAsync() =>
         TestBroker.StartAsync(plugins: [new JetStreamPlugin(new JetStreamOptions { StoreDirectory = storeDirectory }), new FileStorePlugin(new FileStoreOptions())]);
 }

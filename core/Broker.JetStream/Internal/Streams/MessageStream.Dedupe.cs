@@ -13,6 +13,10 @@ internal sealed partial class MessageStream
     private readonly Dictionary<string, (ulong Sequence, long Timestamp)> messageIds = new(StringComparer.Ordinal);
     private readonly Queue<(string Id, long Timestamp)> messageIdOrder = new();
 
+    // Whether the window holds what the store kept from before a restart (see EnsureMessageIdsLoaded); a new stream
+    // starts with nothing to load.
+    private bool messageIdsLoaded;
+
     /// <summary>The sequence an id was stored at within the window, or null; no allocation for the lookup.</summary>
     private ulong? FindDuplicate(ReadOnlySpan<byte> id)
     {
@@ -56,10 +60,20 @@ internal sealed partial class MessageStream
 
     /// <summary>
     /// Refills the window from the stored messages after a restart (nats-server <c>rebuildDedupe</c>): every message
-    /// stored within <c>duplicate_window</c> that carries a <c>Nats-Msg-Id</c>, at its store timestamp.
+    /// stored within <c>duplicate_window</c> that carries a <c>Nats-Msg-Id</c>, at its store timestamp, and the id of
+    /// the last message as the one <c>Nats-Expected-Last-Msg-Id</c> compares with. Lazily, as nats-server does it "to
+    /// avoid penalizing startup times": the first message that carries an id or expects a last one, under
+    /// <c>gate</c>, before that message is checked. Reading back a window of a million messages takes about a second,
+    /// which a restart of a stream that is only published to without ids never pays.
     /// </summary>
-    private void RebuildMessageIds()
+    private void EnsureMessageIdsLoaded()
     {
+        if (messageIdsLoaded)
+        {
+            return;
+        }
+
+        messageIdsLoaded = true;
         if (config.DuplicateWindow <= 0)
         {
             return;
@@ -69,11 +83,17 @@ internal sealed partial class MessageStream
         var start = Store.GetSequenceFromTime(GoTime.NowNanoseconds() - config.DuplicateWindow);
         while (Store.LoadNext(default, start, message, out var found) == Broker.Abstractions.LoadStatus.Found)
         {
+            string? text = null;
             if (!message.Headers.IsEmpty && NatsHeaders.TryGet(message.Headers.Span, NatsHeaders.MsgId, out var id) && !id.IsEmpty)
             {
-                var text = Encoding.UTF8.GetString(id);
+                text = Encoding.UTF8.GetString(id);
                 messageIds[text] = (found, message.Timestamp);
                 messageIdOrder.Enqueue((text, message.Timestamp));
+            }
+
+            if (found == lastSequence)
+            {
+                lastMessageId = text;
             }
 
             start = found + 1;

@@ -74,6 +74,7 @@ internal sealed partial class MessageStream
 
                 if (NatsHeaders.TryGet(headerBlock, NatsHeaders.MsgId, out var id) && !id.IsEmpty)
                 {
+                    EnsureMessageIdsLoaded();
                     if (FindDuplicate(id) is { } original)
                     {
                         return new IngestOutcome(null, original, true, respond, 0);
@@ -100,10 +101,14 @@ internal sealed partial class MessageStream
                     }
                 }
 
-                if (NatsHeaders.TryGet(headerBlock, NatsHeaders.ExpectedLastMsgId, out var expectedId)
-                    && !expectedId.SequenceEqual(Encoding.UTF8.GetBytes(lastMessageId ?? "")))
+                if (NatsHeaders.TryGet(headerBlock, NatsHeaders.ExpectedLastMsgId, out var expectedId))
                 {
-                    return new IngestOutcome(ApiErrors.StreamWrongLastMessageId(lastMessageId ?? ""), 0, false, respond, 0);
+                    // After a restart the last id is known once the window is loaded, as nats-server's lmsgId.
+                    EnsureMessageIdsLoaded();
+                    if (!expectedId.SequenceEqual(Encoding.UTF8.GetBytes(lastMessageId ?? "")))
+                    {
+                        return new IngestOutcome(ApiErrors.StreamWrongLastMessageId(lastMessageId ?? ""), 0, false, respond, 0);
+                    }
                 }
 
                 if (NatsHeaders.TryGet(headerBlock, NatsHeaders.Rollup, out var rollupValue))

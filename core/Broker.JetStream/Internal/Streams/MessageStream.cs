@@ -68,7 +68,7 @@ internal sealed partial class MessageStream
     {
         var created = GoTime.NowNanoseconds();
         var store = await provider.CreateAsync(StoreConfig(engine, config, created)).ConfigureAwait(false);
-        var stream = new MessageStream(engine, provider, store, config, created);
+        var stream = new MessageStream(engine, provider, store, config, created) { messageIdsLoaded = true };
         stream.Start();
         return stream;
     }
@@ -96,7 +96,7 @@ internal sealed partial class MessageStream
             stream.AddConsumer(Consumer.Restore(stream, consumerStore, consumerMetadata));
         }
 
-        stream.RebuildMessageIds();
+        // The duplicate window is refilled from the store when the first message needs it (MessageStream.Dedupe.cs).
         stream.Start();
         return stream;
     }
