@@ -108,11 +108,13 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
         unflushedBytes += bytes;
         if (stalledFlush is { IsCompleted: false })
         {
-            // A peer that is reading paces the producer message by message; one that paused, in steps of an eighth
-            // of max_pending (each followed by a stall); a stuck one not at all, and max_pending decides.
-            var since = SinceProgress();
-            return since < (long)StallPolicy.Reading.TotalMilliseconds
-                || (since < (long)StallPolicy.Grace.TotalMilliseconds && unflushedBytes > connection.Settings.MaxPendingOutputBytes / 8);
+            // A peer that is reading paces the producer message by message. One that paused gets an eighth of
+            // max_pending at a time, each followed by a stall; a stuck one the same without the stall, so that the
+            // flush after each eighth finds it past max_pending soon after it gets there (Flush).
+            if (SinceProgress() < (long)StallPolicy.Reading.TotalMilliseconds)
+            {
+                return true;
+            }
         }
 
         return unflushedBytes > connection.Settings.MaxPendingOutputBytes / 8;
