@@ -93,6 +93,15 @@ internal sealed class MqttSession
         }
     }
 
+    /// <summary>Takes back the identifiers the store recorded as awaiting PUBREL (a session resumed after a restart).</summary>
+    public void RestoreAwaitingRelease(IEnumerable<ushort> packetIds)
+    {
+        lock (gate)
+        {
+            awaitingRelease.UnionWith(packetIds);
+        }
+    }
+
     /// <summary>Ends the QoS 2 exchange of a packet id (PUBREL received); returns whether it was waiting.</summary>
     public bool Release(ushort packetId)
     {
