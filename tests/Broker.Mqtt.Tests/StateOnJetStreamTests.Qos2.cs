@@ -36,9 +36,12 @@ public sealed partial class StateOnJetStreamTests
             await ExpectAckAsync(raw, 0x50, 9);
             await raw.SendAsync(Packet(0x34, Str("exact"), U16(10), level == 5 ? [0] : [], "second"u8.ToArray()));
             await ExpectAckAsync(raw, 0x50, 10);
+            await raw.SendAsync(Packet(0x34, Str("exact"), U16(11), level == 5 ? [0] : [], "third"u8.ToArray()));
+            await ExpectAckAsync(raw, 0x50, 11);
             Assert.Equal("once", (await before.Msgs.ReadAsync()).Data);
             Assert.Equal("second", (await before.Msgs.ReadAsync()).Data);
-            Assert.Equal(2L, (await new NatsJSContext(nats).GetStreamAsync("$MQTT_qos2in")).Info.State.Messages);
+            Assert.Equal("third", (await before.Msgs.ReadAsync()).Data);
+            Assert.Equal(3L, (await new NatsJSContext(nats).GetStreamAsync("$MQTT_qos2in")).Info.State.Messages);
         }
 
         await using (var broker = await StartAsync(fileStore: true))
@@ -62,13 +65,22 @@ public sealed partial class StateOnJetStreamTests
             await raw.SendAsync(0x62, 0x02, 0x00, 0x0A);
             await ExpectAckAsync(raw, 0x70, 10);
 
+            // A publish without DUP is not a resend: a new message reusing the identifier (as after a PUBCOMP whose
+            // record removal a crash lost) is delivered.
+            await raw.SendAsync(Packet(0x34, Str("exact"), U16(11), level == 5 ? [0] : [], "fresh"u8.ToArray()));
+            await ExpectAckAsync(raw, 0x50, 11);
+            await raw.SendAsync(0x62, 0x02, 0x00, 0x0B);
+            await ExpectAckAsync(raw, 0x70, 11);
+
             // The identifier is free again: a new publish with it is delivered.
             await raw.SendAsync(Packet(0x34, Str("exact"), U16(9), level == 5 ? [0] : [], "new"u8.ToArray()));
             await ExpectAckAsync(raw, 0x50, 9);
             await raw.SendAsync(0x62, 0x02, 0x00, 0x09);
             await ExpectAckAsync(raw, 0x70, 9);
 
+            Assert.Equal("fresh", (await after.Msgs.ReadAsync()).Data);
             Assert.Equal("new", (await after.Msgs.ReadAsync()).Data);
+            Assert.Equal("fresh", Encoding.UTF8.GetString((await received.NextAsync()).Payload));
             Assert.Equal("new", Encoding.UTF8.GetString((await received.NextAsync()).Payload));
             await received.NoneAsync();
             Assert.False(after.Msgs.TryRead(out var extra), $"delivered again: {extra.Data}");

@@ -34,7 +34,7 @@ internal sealed partial class MqttConnection
 
         if (packet.Qos == 2)
         {
-            if (!session!.TryAwaitRelease(packet.PacketId))
+            if (!session!.TryAwaitRelease(packet.PacketId, packet.Duplicate))
             {
                 // A resent QoS 2 PUBLISH whose PUBREL has not come: delivered already (method B), acknowledge again.
                 AcknowledgePublish(PacketType.PubRec, packet.PacketId, ReasonCode.Success);
