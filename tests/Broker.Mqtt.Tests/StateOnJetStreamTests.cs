@@ -18,7 +18,7 @@ namespace Broker.Mqtt.Tests;
 /// NATS JetStream client. The plugins are in the host's order (MQTT before JetStream), so the adapter starts before the
 /// engine answers its API.
 /// </summary>
-public sealed class StateOnJetStreamTests : IDisposable
+public sealed partial class StateOnJetStreamTests : IDisposable
 {
     private readonly string storeDirectory = Path.Combine(Path.GetTempPath(), "mqtt-state-" + Guid.NewGuid().ToString("N"));
 

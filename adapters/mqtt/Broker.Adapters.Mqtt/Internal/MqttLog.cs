@@ -57,7 +57,7 @@ internal static partial class MqttLog
     public static partial void ConsumerDeleteFailed(ILogger logger, string consumer, string reason);
 
     // 860-879: state on JetStream (Internal/JetStream, Internal/Sessions).
-    [LoggerMessage(860, LogLevel.Information, "MQTT state on JetStream ({Storage} storage): streams $MQTT_sess, $MQTT_rmsgs, $MQTT_msgs ready, {Retained} retained message(s) loaded in {Milliseconds} ms")]
+    [LoggerMessage(860, LogLevel.Information, "MQTT state on JetStream ({Storage} storage): streams $MQTT_sess, $MQTT_rmsgs, $MQTT_msgs, $MQTT_qos2in ready, {Retained} retained message(s) loaded in {Milliseconds} ms")]
     public static partial void StateOnJetStream(ILogger logger, string storage, int retained, long milliseconds);
 
     [LoggerMessage(861, LogLevel.Information, "MQTT state in memory: JetStream is not enabled, so sessions and retained messages survive a reconnect, not a restart")]

@@ -34,7 +34,7 @@ internal sealed partial class MqttConnection
 
         if (packet.Qos == 2)
         {
-            if (!session!.TryAwaitRelease(packet.PacketId))
+            if (!session!.TryAwaitRelease(packet.PacketId, packet.Duplicate))
             {
                 // A resent QoS 2 PUBLISH whose PUBREL has not come: delivered already (method B), acknowledge again.
                 AcknowledgePublish(PacketType.PubRec, packet.PacketId, ReasonCode.Success);
@@ -73,6 +73,12 @@ internal sealed partial class MqttConnection
         if (handler.Qos is { } qos)
         {
             stored = qos.StoreAsync(subject, v5 ? MqttHeaders.WithOrigin(headers.Span, session!.ClientId) : headers, packet.Payload);
+        }
+
+        if (packet.Qos == 2 && session!.Persistent)
+        {
+            // Recorded after the delivery, not before: a restart in between loses no message (the resend is delivered again).
+            stored = Both(stored, handler.Sessions.Store.AwaitReleaseAsync(session.ClientId, packet.PacketId));
         }
 
         AcknowledgePublish(packet.Qos == 1 ? PacketType.PubAck : PacketType.PubRec, packet.PacketId, ReasonCode.Success, stored);
@@ -213,8 +219,22 @@ internal sealed partial class MqttConnection
     {
         var packetId = AckPacket.Parse(body, v5, out _);
         var known = session!.Release(packetId);
+        if (known && session.Persistent)
+        {
+            // PUBCOMP frees the identifier for reuse, so it waits until the record is gone: one left over would make
+            // the next publish with the identifier look like a resend after a restart, and it would be dropped.
+            AcknowledgePublish(PacketType.PubComp, packetId, ReasonCode.Success, handler.Sessions.Store.ReleaseAsync(session.ClientId, packetId));
+            return;
+        }
+
         WriteAck(PacketType.PubComp, packetId, known ? ReasonCode.Success : ReasonCode.PacketIdentifierNotFound);
     }
+
+    /// <summary>Both tasks, without allocating when one of them is absent or done.</summary>
+    private static Task? Both(Task? first, Task second)
+        => first is null || first.IsCompletedSuccessfully ? second
+            : second.IsCompletedSuccessfully ? first
+            : Task.WhenAll(first, second);
 
     private void WriteAck(PacketType type, ushort packetId, byte reason)
     {

@@ -4,6 +4,7 @@ using Broker.Abstractions;
 using Broker.Adapters.Mqtt.Internal.Codec;
 using Broker.Adapters.Mqtt.Internal.Delivery;
 using Broker.Adapters.Mqtt.Internal.Headers;
+using Microsoft.Extensions.Logging;
 
 namespace Broker.Adapters.Mqtt.Internal.Connections;
 
@@ -240,10 +241,22 @@ internal sealed partial class MqttConnection
                 var reason = head.Reason;
                 if (head.Stored is { IsCompletedSuccessfully: false } task)
                 {
-                    MqttLog.QosStoreFailed(logger, name, task.Exception?.InnerException?.Message ?? "cancelled");
-                    if (head.Type == PacketType.PubRec)
+                    if (head.Type == PacketType.PubComp)
                     {
-                        session!.Release(head.PacketId);
+                        // The record of the identifier is still there: it waits for PUBREL again, which the client sends
+                        // again on reconnect, and the record is removed then.
+                        MqttLog.SessionStoreFailed(logger, session!.ClientId, "QoS 2 release", task.Exception?.InnerException ?? new OperationCanceledException());
+                        session.RestoreAwaitingRelease([head.PacketId]);
+                        failed = true;
+                        continue;
+                    }
+
+                    MqttLog.QosStoreFailed(logger, name, task.Exception?.InnerException?.Message ?? "cancelled");
+                    if (head.Type == PacketType.PubRec && session!.Release(head.PacketId) && session.Persistent)
+                    {
+                        // The identifier's record may have been written (the message's store is what failed): it must
+                        // not outlive the exchange, which ends here.
+                        ForgetAwaitingRelease(head.PacketId);
                     }
 
                     if (!v5)
@@ -266,12 +279,28 @@ internal sealed partial class MqttConnection
 
         if (failed)
         {
-            RequestClose("a QoS 1 or 2 message could not be stored", null);
+            RequestClose("a QoS 1 or 2 message or its QoS 2 state could not be stored", null);
         }
         else if (!fromReadLoop)
         {
             // JetStream's answers come one by one: their acknowledgements go out in one flush.
             QueueFlush();
         }
+    }
+
+    /// <summary>Removes the record of an identifier awaiting PUBREL in the background; a failure is logged.</summary>
+    private void ForgetAwaitingRelease(ushort packetId)
+    {
+        var clientId = session!.ClientId;
+        handler.Sessions.Store.ReleaseAsync(clientId, packetId).ContinueWith(
+            static (task, state) =>
+            {
+                var (logger, clientId) = ((ILogger, string))state!;
+                MqttLog.SessionStoreFailed(logger, clientId, "QoS 2 release", task.Exception!.InnerException!);
+            },
+            (logger, clientId),
+            CancellationToken.None,
+            TaskContinuationOptions.OnlyOnFaulted,
+            TaskScheduler.Default);
     }
 }

@@ -12,8 +12,11 @@
 //   Task<List<StoredMessage>> ReadAllAsync(stream, filter?, ct)             every message (matching filter), by sequence (bulk)
 //   Task<HashSet<string>>     ListSubjectsAsync(stream, filter, ct)         the subjects holding messages (STREAM.INFO, paged)
 //   Task                      PurgeSubjectAsync(stream, subject, ct)        STREAM.PURGE with filter
+//   Task<bool>                DeleteMessageAsync(stream, seq, ct)           STREAM.MSG.DELETE, no_erase; false when not held (10043)
 //   Task                      CreateConsumerAsync(stream, ConsumerSpec, ct) durable push consumer, explicit acks
 //   Task                      DeleteConsumerAsync(stream, name, ct)         no error when it does not exist
+using System.Globalization;
+using System.Text;
 using System.Text.Json;
 using System.Text.Json.Serialization.Metadata;
 using Broker.Abstractions;
@@ -90,6 +93,24 @@ internal sealed partial class JetStreamApi : IAsyncDisposable
     {
         var body = JsonSerializer.SerializeToUtf8Bytes(new PurgeRequest { Filter = subject }, MqttJsonContext.Default.PurgeRequest);
         await RequestAsync("$JS.API.STREAM.PURGE." + stream, body, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Removes one message by its sequence without erasing its bytes; <see langword="false"/> when the stream does not
+    /// hold it. Cheaper than <see cref="PurgeSubjectAsync"/>, which looks through the stream for the subject.
+    /// </summary>
+    public async Task<bool> DeleteMessageAsync(string stream, ulong sequence, CancellationToken cancellationToken)
+    {
+        var body = Encoding.UTF8.GetBytes("{\"seq\":" + sequence.ToString(CultureInfo.InvariantCulture) + ",\"no_erase\":true}");
+        try
+        {
+            await RequestAsync("$JS.API.STREAM.MSG.DELETE." + stream, body, cancellationToken).ConfigureAwait(false);
+            return true;
+        }
+        catch (JetStreamApiException ex) when (ex.ErrorCode == JetStreamApiException.SequenceNotFound)
+        {
+            return false;
+        }
     }
 
     private async Task<StoredMessage?> GetMessageAsync(string stream, MessageGetRequest request, CancellationToken cancellationToken)

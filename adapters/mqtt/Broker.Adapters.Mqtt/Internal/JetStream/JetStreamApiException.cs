@@ -6,6 +6,9 @@ internal sealed class JetStreamApiException : Exception
     /// <summary>nats-server's <c>JSNoMessageFoundErr</c>.</summary>
     public const int NoMessageFound = 10037;
 
+    /// <summary>nats-server's <c>JSSequenceNotFoundErrF</c> (a message delete of a sequence the stream does not hold).</summary>
+    public const int SequenceNotFound = 10043;
+
     /// <summary>nats-server's <c>JSStreamNotFoundErr</c>.</summary>
     public const int StreamNotFound = 10059;
 

@@ -18,7 +18,7 @@ namespace Broker.Adapters.Mqtt.Internal.JetStream;
 /// The subjects that hold a record are listed once at start (<see cref="LoadIndexAsync"/>) and kept up to date, so a
 /// client without a stored session, the common case, connects without a round trip to JetStream.
 /// </remarks>
-internal sealed class JetStreamSessionStore(JetStreamApi api, ILogger logger) : ISessionStore
+internal sealed partial class JetStreamSessionStore(JetStreamApi api, ILogger logger) : ISessionStore
 {
     private readonly ConcurrentDictionary<string, byte> stored = new(StringComparer.Ordinal);
     private bool indexed;
@@ -75,6 +75,7 @@ internal sealed class JetStreamSessionStore(JetStreamApi api, ILogger logger) : 
             return;
         }
 
+        await PurgeAwaitingReleaseAsync(clientId, cancellationToken).ConfigureAwait(false);
         await api.PurgeSubjectAsync(MqttStreams.SessionStream, subject, cancellationToken).ConfigureAwait(false);
         stored.TryRemove(subject, out _);
     }
@@ -109,6 +110,7 @@ internal sealed class JetStreamSessionStore(JetStreamApi api, ILogger logger) : 
                     await discarded(record).ConfigureAwait(false);
                 }
 
+                await PurgeAwaitingReleaseAsync(record.ClientId, cancellationToken).ConfigureAwait(false);
                 await api.PurgeSubjectAsync(MqttStreams.SessionStream, stored.Subject, cancellationToken).ConfigureAwait(false);
                 purged++;
             }
@@ -118,10 +120,13 @@ internal sealed class JetStreamSessionStore(JetStreamApi api, ILogger logger) : 
     }
 
     /// <summary>The record's subject: the first 128 bits of the SHA-256 of the client id, in hex.</summary>
-    public static string Subject(string clientId)
+    public static string Subject(string clientId) => MqttStreams.SessionSubjectPrefix + Hash(clientId);
+
+    /// <summary>The first 128 bits of the SHA-256 of the client id, in hex: the token that stands for it in subjects.</summary>
+    private static string Hash(string clientId)
     {
         Span<byte> hash = stackalloc byte[32];
         SHA256.HashData(Encoding.UTF8.GetBytes(clientId), hash);
-        return MqttStreams.SessionSubjectPrefix + Convert.ToHexStringLower(hash[..16]);
+        return Convert.ToHexStringLower(hash[..16]);
     }
 }

@@ -3,7 +3,9 @@ namespace Broker.Adapters.Mqtt.Internal.JetStream;
 /// <summary>
 /// The adapter's streams, named as nats-server names them (<c>server/mqtt.go</c>), so operators find them where they
 /// know them: <c>$MQTT_sess</c> (one session record per client id), <c>$MQTT_rmsgs</c> (one retained message per
-/// subject) and <c>$MQTT_msgs</c> (QoS 1 and 2 messages, delivered through one durable consumer per subscription).
+/// subject), <c>$MQTT_msgs</c> (QoS 1 and 2 messages, delivered through one durable consumer per subscription) and
+/// <c>$MQTT_qos2in</c> (one empty message per incoming QoS 2 packet identifier of a persistent session awaiting its
+/// PUBREL).
 /// </summary>
 internal static class MqttStreams
 {
@@ -13,6 +15,8 @@ internal static class MqttStreams
     public const string RetainedSubjectPrefix = "$MQTT.rmsgs.";
     public const string MessageStream = "$MQTT_msgs";
     public const string MessageSubjectPrefix = "$MQTT.msgs.";
+    public const string Qos2InStream = "$MQTT_qos2in";
+    public const string Qos2InSubjectPrefix = "$MQTT.qos2.in.";
 
     /// <summary>The specs on a storage.</summary>
     public static StreamSpec[] Specs(StreamStorage storage) =>
@@ -20,6 +24,7 @@ internal static class MqttStreams
         new(SessionStream, [SessionSubjectPrefix + ">"], StreamRetention.Limits, 1, storage),
         new(RetainedStream, [RetainedSubjectPrefix + ">"], StreamRetention.Limits, 1, storage),
         new(MessageStream, [MessageSubjectPrefix + ">"], StreamRetention.Interest, -1, storage),
+        new(Qos2InStream, [Qos2InSubjectPrefix + ">"], StreamRetention.Limits, 1, storage),
     ];
 
     /// <summary>

@@ -22,4 +22,12 @@ internal sealed class MemorySessionStore : ISessionStore
         records.TryRemove(clientId, out _);
         return ValueTask.CompletedTask;
     }
+
+    // The identifiers are in the session's memory (MqttSession), which is all this store keeps anyway.
+    public Task AwaitReleaseAsync(string clientId, ushort packetId) => Task.CompletedTask;
+
+    public Task ReleaseAsync(string clientId, ushort packetId) => Task.CompletedTask;
+
+    public ValueTask<IReadOnlyCollection<ushort>> LoadAwaitingReleaseAsync(string clientId, CancellationToken cancellationToken)
+        => ValueTask.FromResult<IReadOnlyCollection<ushort>>([]);
 }

@@ -11,6 +11,9 @@ internal sealed class MqttSession
     private readonly Lock gate = new();
     private readonly Dictionary<string, SubscriptionRecord> subscriptions = new(StringComparer.Ordinal);
     private readonly HashSet<ushort> awaitingRelease = [];
+
+    // The identifiers read back from the store after a restart and not resent since (see TryAwaitRelease).
+    private readonly HashSet<ushort> restored = [];
     private readonly HashSet<ushort> releasing = [];
     private Task saving = Task.CompletedTask;
 
@@ -77,6 +80,7 @@ internal sealed class MqttSession
         {
             subscriptions.Clear();
             awaitingRelease.Clear();
+            restored.Clear();
             releasing.Clear();
         }
     }
@@ -85,11 +89,39 @@ internal sealed class MqttSession
     /// Records an incoming QoS 2 packet id until its PUBREL (the specification's method B): returns
     /// <see langword="false"/> when the id is already waiting, so a resent PUBLISH is not delivered twice.
     /// </summary>
-    public bool TryAwaitRelease(ushort packetId)
+    /// <remarks>
+    /// An identifier read back after a restart may be one whose PUBCOMP went out just before the broker stopped, with
+    /// the removal of its record lost: the client may use it again for a new message. A resend carries DUP
+    /// (MQTT-3.3.1-1) and a new message does not, so for those identifiers the flag tells them apart.
+    /// </remarks>
+    public bool TryAwaitRelease(ushort packetId, bool duplicate)
     {
         lock (gate)
         {
+            if (restored.Remove(packetId))
+            {
+                return !duplicate;
+            }
+
             return awaitingRelease.Add(packetId);
+        }
+    }
+
+    /// <summary>
+    /// Takes back identifiers awaiting PUBREL whose record may be out of date: read from the store (a session resumed
+    /// after a restart), or whose record's removal failed.
+    /// </summary>
+    public void RestoreAwaitingRelease(IEnumerable<ushort> packetIds)
+    {
+        lock (gate)
+        {
+            foreach (var packetId in packetIds)
+            {
+                if (awaitingRelease.Add(packetId))
+                {
+                    restored.Add(packetId);
+                }
+            }
         }
     }
 
@@ -98,6 +130,7 @@ internal sealed class MqttSession
     {
         lock (gate)
         {
+            restored.Remove(packetId);
             return awaitingRelease.Remove(packetId);
         }
     }

@@ -123,8 +123,10 @@ internal sealed class SessionManager : IDisposable
     private async Task<AttachResult> AttachLockedAsync(MqttConnection connection, string clientId, bool cleanStart, uint expiryInterval, CancellationToken cancellationToken)
     {
         live.TryGetValue(clientId, out var session);
+        var loaded = false;
         if (session is null && await store.LoadAsync(clientId, cancellationToken).ConfigureAwait(false) is { } record)
         {
+            loaded = true;
             // Loaded for a clean start too, which discards it below (a restart forgot which sessions were live).
             session = new MqttSession(clientId, record);
             if (IsExpired(record))
@@ -138,6 +140,12 @@ internal sealed class SessionManager : IDisposable
 
         var previous = session?.Connection;
         var present = session is not null && !cleanStart && session.Persistent;
+        if (present && loaded)
+        {
+            // Resumed after a restart: QoS 2 publishes it left between PUBREC and PUBREL are still recognised when resent.
+            session!.RestoreAwaitingRelease(await store.LoadAwaitingReleaseAsync(clientId, cancellationToken).ConfigureAwait(false));
+        }
+
         if (session is null || !present)
         {
             if (session is not null)

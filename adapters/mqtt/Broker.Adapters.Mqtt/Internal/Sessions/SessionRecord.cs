@@ -38,8 +38,9 @@ internal sealed record SessionRecord(string ClientId, IReadOnlyList<Subscription
 }
 
 /// <summary>
-/// Where sessions are kept (memory, or JetStream's <c>$MQTT_sess</c>: Internal/JetStream/JetStreamSessionStore). The adapter calls it only on connect, on subscription changes and on disconnect, never
-/// per message, so an implementation may make network round trips (JetStream's <c>$MQTT_sess</c> stream).
+/// Where sessions are kept (memory, or JetStream's <c>$MQTT_sess</c>: Internal/JetStream/JetStreamSessionStore). The
+/// adapter calls it on connect, on subscription changes and on disconnect, and for persistent sessions once per
+/// incoming QoS 2 publish and once per its PUBREL, so an implementation may make network round trips (JetStream).
 /// </summary>
 internal interface ISessionStore
 {
@@ -51,4 +52,17 @@ internal interface ISessionStore
 
     /// <summary>Forgets a session; nothing happens when none is stored.</summary>
     ValueTask DeleteAsync(string clientId, CancellationToken cancellationToken);
+
+    /// <summary>
+    /// Records that the incoming QoS 2 publish <paramref name="packetId"/> of a persistent session awaits its PUBREL,
+    /// so a resend after a restart is recognised (the specification's method B across restarts); PUBREC waits for it.
+    /// </summary>
+    /// <returns>Completes once recorded; completed at once by a store that keeps nothing beyond the broker's memory.</returns>
+    Task AwaitReleaseAsync(string clientId, ushort packetId);
+
+    /// <summary>Forgets what <see cref="AwaitReleaseAsync"/> recorded (PUBREL received); PUBCOMP waits for it.</summary>
+    Task ReleaseAsync(string clientId, ushort packetId);
+
+    /// <summary>The recorded identifiers awaiting PUBREL of a stored session (read when it is resumed after a restart).</summary>
+    ValueTask<IReadOnlyCollection<ushort>> LoadAwaitingReleaseAsync(string clientId, CancellationToken cancellationToken);
 }

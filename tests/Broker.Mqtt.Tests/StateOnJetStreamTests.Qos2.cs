@@ -1,0 +1,125 @@
+using System.Text;
+using Broker.TestKit;
+using MQTTnet;
+using MQTTnet.Formatter;
+using MQTTnet.Protocol;
+using NATS.Client.Core;
+using NATS.Client.JetStream;
+using static Broker.Mqtt.Tests.RawMqtt;
+
+namespace Broker.Mqtt.Tests;
+
+/// <summary>
+/// The identifiers of incoming QoS 2 publishes awaiting PUBREL (<c>$MQTT_qos2in</c>): a persistent session's resend
+/// after a restart of the broker, between PUBREC and PUBREL, is recognised and not delivered again.
+/// </summary>
+public sealed partial class StateOnJetStreamTests
+{
+    [Theory(Timeout = 60_000)]
+    [InlineData(4)]
+    [InlineData(5)]
+    public async Task A_qos2_publish_resent_after_a_restart_before_pubrel_is_delivered_once(byte level)
+    {
+        // Clean session off; MQTT 5: session expiry interval (0x11) of an hour.
+        byte[]? properties = level == 5 ? [0x11, 0, 0, 0x0E, 0x10] : null;
+        var publish = Packet(0x34, Str("exact"), U16(9), level == 5 ? [0] : [], "once"u8.ToArray());
+        await using (var broker = await StartAsync(fileStore: true))
+        {
+            await using var nats = new NatsConnection(new NatsOpts { Url = broker.Url });
+            await using var before = await nats.SubscribeCoreAsync<string>("exact");
+            await nats.PingAsync();
+            await using var raw = await ConnectAsync(broker.MqttEndPoint());
+            await raw.SendAsync(Connect("q2-durable", level, flags: 0x00, properties: properties));
+            Assert.Equal(0, (await raw.ReadPacketAsync()).Body[0]);
+
+            await raw.SendAsync(publish);
+            await ExpectAckAsync(raw, 0x50, 9);
+            await raw.SendAsync(Packet(0x34, Str("exact"), U16(10), level == 5 ? [0] : [], "second"u8.ToArray()));
+            await ExpectAckAsync(raw, 0x50, 10);
+            await raw.SendAsync(Packet(0x34, Str("exact"), U16(11), level == 5 ? [0] : [], "third"u8.ToArray()));
+            await ExpectAckAsync(raw, 0x50, 11);
+            Assert.Equal("once", (await before.Msgs.ReadAsync()).Data);
+            Assert.Equal("second", (await before.Msgs.ReadAsync()).Data);
+            Assert.Equal("third", (await before.Msgs.ReadAsync()).Data);
+            Assert.Equal(3L, (await new NatsJSContext(nats).GetStreamAsync("$MQTT_qos2in")).Info.State.Messages);
+        }
+
+        await using (var broker = await StartAsync(fileStore: true))
+        {
+            await using var nats = new NatsConnection(new NatsOpts { Url = broker.Url });
+            await using var after = await nats.SubscribeCoreAsync<string>("exact");
+            await nats.PingAsync();
+            using var subscriber = await broker.ConnectAsync(level == 5 ? MqttProtocolVersion.V500 : MqttProtocolVersion.V311);
+            var received = new Received(subscriber);
+            await subscriber.SubscribeAsync("exact", MqttQualityOfServiceLevel.AtLeastOnce);
+
+            await using var raw = await ConnectAsync(broker.MqttEndPoint());
+            await raw.SendAsync(Connect("q2-durable", level, flags: 0x00, properties: properties));
+            Assert.Equal(1, (await raw.ReadPacketAsync()).Body[0]); // session present
+
+            // The resend (DUP) is acknowledged and not delivered; both PUBRELs complete as known identifiers.
+            await raw.SendAsync([(byte)(publish[0] | 0x08), .. publish[1..]]);
+            await ExpectAckAsync(raw, 0x50, 9);
+            await raw.SendAsync(0x62, 0x02, 0x00, 0x09);
+            await ExpectAckAsync(raw, 0x70, 9);
+            await raw.SendAsync(0x62, 0x02, 0x00, 0x0A);
+            await ExpectAckAsync(raw, 0x70, 10);
+
+            // A publish without DUP is not a resend: a new message reusing the identifier (as after a PUBCOMP whose
+            // record removal a crash lost) is delivered.
+            await raw.SendAsync(Packet(0x34, Str("exact"), U16(11), level == 5 ? [0] : [], "fresh"u8.ToArray()));
+            await ExpectAckAsync(raw, 0x50, 11);
+            await raw.SendAsync(0x62, 0x02, 0x00, 0x0B);
+            await ExpectAckAsync(raw, 0x70, 11);
+
+            // The identifier is free again: a new publish with it is delivered.
+            await raw.SendAsync(Packet(0x34, Str("exact"), U16(9), level == 5 ? [0] : [], "new"u8.ToArray()));
+            await ExpectAckAsync(raw, 0x50, 9);
+            await raw.SendAsync(0x62, 0x02, 0x00, 0x09);
+            await ExpectAckAsync(raw, 0x70, 9);
+
+            Assert.Equal("fresh", (await after.Msgs.ReadAsync()).Data);
+            Assert.Equal("new", (await after.Msgs.ReadAsync()).Data);
+            Assert.Equal("fresh", Encoding.UTF8.GetString((await received.NextAsync()).Payload));
+            Assert.Equal("new", Encoding.UTF8.GetString((await received.NextAsync()).Payload));
+            await received.NoneAsync();
+            Assert.False(after.Msgs.TryRead(out var extra), $"delivered again: {extra.Data}");
+            Assert.Equal(0L, (await new NatsJSContext(nats).GetStreamAsync("$MQTT_qos2in")).Info.State.Messages);
+        }
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task Qos2_identifiers_of_a_dropped_session_are_purged_and_a_clean_session_stores_none()
+    {
+        await using var broker = await StartAsync(fileStore: true);
+        await using var nats = new NatsConnection(new NatsOpts { Url = broker.Url });
+        var js = new NatsJSContext(nats);
+        await using (var clean = await ConnectedAsync(broker.MqttEndPoint(), "q2-clean"))
+        {
+            await clean.SendAsync(Packet(0x34, Str("exact"), U16(3), "x"u8.ToArray()));
+            await ExpectAckAsync(clean, 0x50, 3);
+            Assert.Equal(0L, (await js.GetStreamAsync("$MQTT_qos2in")).Info.State.Messages);
+        }
+
+        await using (var durable = await ConnectAsync(broker.MqttEndPoint()))
+        {
+            await durable.SendAsync(Connect("q2-dropped", flags: 0x00));
+            await durable.ReadPacketAsync();
+            await durable.SendAsync(Packet(0x34, Str("exact"), U16(4), "y"u8.ToArray()));
+            await ExpectAckAsync(durable, 0x50, 4);
+            Assert.Equal(1L, (await js.GetStreamAsync("$MQTT_qos2in")).Info.State.Messages);
+        }
+
+        // A clean session of the same client id drops the stored one, its identifier included.
+        await using var again = await ConnectedAsync(broker.MqttEndPoint(), "q2-dropped");
+        await Eventually.AssertAsync(async () => (await js.GetStreamAsync("$MQTT_qos2in")).Info.State.Messages == 0, "the identifier to be purged");
+    }
+
+    private static async Task ExpectAckAsync(RawMqtt raw, byte header, ushort packetId)
+    {
+        var (type, body) = await raw.ReadPacketAsync();
+        Assert.Equal(header, type);
+        Assert.Equal(U16(packetId), body[..2]);
+        Assert.Equal(0, body.Length > 2 ? body[2] : 0); // MQTT 5: reason code success
+    }
+}
