@@ -115,6 +115,25 @@ public sealed partial class StateOnJetStreamTests : IDisposable
     }
 
     [Fact(Timeout = 60_000)]
+    public async Task The_mqtt_streams_are_made_by_the_first_mqtt_client_not_at_start()
+    {
+        // As nats-server, which creates its MQTT streams with the first MQTT client's session manager: a broker that
+        // runs JetStream and has the MQTT plugin but no MQTT client lists no stream of its own making.
+        await using var broker = await StartAsync(fileStore: false);
+        await using var nats = new NatsConnection(new NatsOpts { Url = broker.Url });
+        var js = new NatsJSContext(nats);
+        await Task.Delay(500);
+        Assert.Empty(await js.ListStreamNamesAsync().ToListAsync());
+
+        using (var client = await broker.ConnectAsync(MqttProtocolVersion.V311, "first"))
+        {
+            await client.DisconnectAsync();
+        }
+
+        Assert.Contains("$MQTT_sess", await js.ListStreamNamesAsync().ToListAsync());
+    }
+
+    [Fact(Timeout = 60_000)]
     public async Task With_the_memory_store_only_state_is_on_jetstream_in_memory_and_survives_a_reconnect()
     {
         await using var broker = await StartAsync(fileStore: false);

@@ -11,7 +11,8 @@ namespace Broker.Adapters.Mqtt.Internal.JetStream;
 /// Puts the adapter's state on JetStream when the broker runs it, as nats-server's MQTT does: ensures the streams
 /// (<see cref="MqttStreams"/>), then switches the handler's sessions and retained messages to
 /// <see cref="JetStreamSessionStore"/> and <see cref="JetStreamRetainedStore"/> and loads the retained messages.
-/// Without JetStream the memory stores stay.
+/// Without JetStream the memory stores stay. Done when the first MQTT client connects, as nats-server does, so a
+/// broker that runs JetStream without MQTT clients has no <c>$MQTT_</c> streams.
 /// </summary>
 /// <remarks>
 /// The host starts hosted services one after the other in plugin order (the MQTT plugin may come before JetStream's,
@@ -64,8 +65,7 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
             return Task.CompletedTask;
         }
 
-        loading = LoadAsync(stopping.Token);
-        handler.Sessions.Ready = loading;
+        handler.Sessions.ReadyWhenNeeded(() => loading = LoadAsync(stopping.Token));
         return Task.CompletedTask;
     }
 

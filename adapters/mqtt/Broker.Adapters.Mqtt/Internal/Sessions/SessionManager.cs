@@ -29,6 +29,7 @@ internal sealed class SessionManager : IDisposable
     private readonly ILogger logger;
     private ISessionStore store;
     private Task ready = Task.CompletedTask;
+    private Lazy<Task>? lazyReady;
     private long readyAt;
     private readonly ConcurrentDictionary<string, MqttSession> live = new(StringComparer.Ordinal);
     private readonly ConcurrentDictionary<string, long> flappers = new(StringComparer.Ordinal);
@@ -76,6 +77,34 @@ internal sealed class SessionManager : IDisposable
 
     public int Count => live.Count;
 
+    private void SweepFlappers()
+    {
+        var now = Environment.TickCount64;
+        foreach (var (clientId, at) in flappers)
+        {
+            if (now - at > (long)FlapJail.TotalMilliseconds)
+            {
+                flappers.TryRemove(new KeyValuePair<string, long>(clientId, at));
+            }
+        }
+    }
+
+    /// <summary>
+    /// Makes <see cref="Ready"/> the task <paramref name="load"/> starts, started by the first CONNECT rather than now:
+    /// as nats-server creates its MQTT streams with the first MQTT client, a broker that runs JetStream but never sees
+    /// one has none of them.
+    /// </summary>
+    public void ReadyWhenNeeded(Func<Task> load)
+    {
+        ArgumentNullException.ThrowIfNull(load);
+        lazyReady = new Lazy<Task>(() =>
+        {
+            var loading = load();
+            Ready = loading;
+            return loading;
+        }, LazyThreadSafetyMode.ExecutionAndPublication);
+    }
+
     /// <summary>Whether <paramref name="clientId"/> took a session over less than <see cref="FlapJail"/> ago.</summary>
     public bool IsFlapping(string clientId)
     {
@@ -98,7 +127,7 @@ internal sealed class SessionManager : IDisposable
     {
         try
         {
-            await Ready.WaitAsync(ReadyTimeout, cancellationToken).ConfigureAwait(false);
+            await (lazyReady?.Value ?? Ready).WaitAsync(ReadyTimeout, cancellationToken).ConfigureAwait(false);
         }
         catch (TimeoutException ex)
         {
@@ -169,6 +198,11 @@ internal sealed class SessionManager : IDisposable
         if (previous is not null && !ReferenceEquals(previous, connection))
         {
             flappers[clientId] = Environment.TickCount64;
+            if (flappers.Count > 1024)
+            {
+                // Clients that took a session over once and never came back; nats-server sweeps its flappers too.
+                SweepFlappers();
+            }
         }
         else
         {
