@@ -52,10 +52,11 @@ if [ ! -x "$tools/sharpfuzz" ]; then
   dotnet tool install SharpFuzz.CommandLine --version 2.3.0 --tool-path "$tools" >/dev/null
 fi
 
-# A fresh publish each run: sharpfuzz rewrites the assemblies in place, and must not instrument them twice.
+# A fresh publish each run: sharpfuzz rewrites the assemblies in place, and must not instrument them twice. IL only:
+# sharpfuzz cannot instrument the ReadyToRun images a Release build of the host makes (build/Broker.ReadyToRun.targets).
 log "publishing fuzz/Broker.Fuzz"
 rm -rf "$out"
-dotnet publish fuzz/Broker.Fuzz/Broker.Fuzz.csproj -c Release -o "$out" -nologo -v quiet >/dev/null
+dotnet publish fuzz/Broker.Fuzz/Broker.Fuzz.csproj -c Release -p:BrokerReadyToRun=false -o "$out" -nologo -v quiet >/dev/null
 for assembly in Broker.Abstractions Broker.Core Broker.JetStream Broker.Adapters.Mqtt Broker.Adapters.WebSocket Broker.Host; do
   "$tools/sharpfuzz" "$out/$assembly.dll" >/dev/null
 done
