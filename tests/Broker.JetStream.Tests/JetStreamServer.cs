@@ -9,7 +9,7 @@ namespace Broker.JetStream.Tests;
 /// <summary>Our broker with JetStream and the memory store (in-process, port 0), or nats-server 2.9.10 with -js.</summary>
 internal sealed class JetStreamServer : IAsyncDisposable
 {
-    private readonly string storeDirectory = Path.Combine(Path.GetTempPath(), "js-test-" + Guid.NewGuid().ToString("N"));
+    private readonly TempDirectory storeDirectory = new("js-test-");
 
     private JetStreamServer(ServerKind kind)
     {
@@ -31,13 +31,13 @@ internal sealed class JetStreamServer : IAsyncDisposable
         var server = new JetStreamServer(kind);
         if (kind == ServerKind.Ours)
         {
-            var options = new JetStreamOptions { StoreDirectory = server.storeDirectory };
+            var options = new JetStreamOptions { StoreDirectory = server.storeDirectory.Path };
             configure?.Invoke(options);
             server.Ours = await TestBroker.StartAsync(plugins: [new JetStreamPlugin(options), new MemoryStorePlugin(), .. extraPlugins ?? []]);
         }
         else
         {
-            server.Reference = await ReferenceServer.StartAsync(null, "-js", "-sd", server.storeDirectory);
+            server.Reference = await ReferenceServer.StartAsync(null, "-js", "-sd", server.storeDirectory.Path);
         }
 
         return server;
@@ -64,12 +64,6 @@ internal sealed class JetStreamServer : IAsyncDisposable
             await Reference.DisposeAsync();
         }
 
-        try
-        {
-            Directory.Delete(storeDirectory, recursive: true);
-        }
-        catch (DirectoryNotFoundException)
-        {
-        }
+        storeDirectory.Dispose();
     }
 }

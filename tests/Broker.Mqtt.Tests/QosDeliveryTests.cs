@@ -22,17 +22,11 @@ public sealed class QosDeliveryTests : IDisposable
 {
     public static TheoryData<MqttProtocolVersion> Versions => [MqttProtocolVersion.V311, MqttProtocolVersion.V500];
 
-    private readonly string storeDirectory = Path.Combine(Path.GetTempPath(), "mqtt-qos-" + Guid.NewGuid().ToString("N"));
+    private readonly TempDirectory storeDirectory = new("mqtt-qos-");
 
     public void Dispose()
     {
-        try
-        {
-            Directory.Delete(storeDirectory, recursive: true);
-        }
-        catch (DirectoryNotFoundException)
-        {
-        }
+        storeDirectory.Dispose();
     }
 
     [Theory(Timeout = 60_000)]
@@ -233,7 +227,7 @@ public sealed class QosDeliveryTests : IDisposable
     private Task<TestBroker> StartAsync(bool fileStore)
     {
         Broker.Abstractions.IBrokerPlugin store = fileStore ? new FileStorePlugin() : new MemoryStorePlugin();
-        return MqttBroker.StartAsync(null, [new JetStreamPlugin(new JetStreamOptions { StoreDirectory = storeDirectory }), store]);
+        return MqttBroker.StartAsync(null, [new JetStreamPlugin(new JetStreamOptions { StoreDirectory = storeDirectory.Path }), store]);
     }
 
     private static async Task<IMqttClient> ConnectPersistentAsync(TestBroker broker, MqttProtocolVersion version, string clientId, IMqttClient? client = null)

@@ -20,17 +20,11 @@ namespace Broker.Mqtt.Tests;
 /// </summary>
 public sealed partial class StateOnJetStreamTests : IDisposable
 {
-    private readonly string storeDirectory = Path.Combine(Path.GetTempPath(), "mqtt-state-" + Guid.NewGuid().ToString("N"));
+    private readonly TempDirectory storeDirectory = new("mqtt-state-");
 
     public void Dispose()
     {
-        try
-        {
-            Directory.Delete(storeDirectory, recursive: true);
-        }
-        catch (DirectoryNotFoundException)
-        {
-        }
+        storeDirectory.Dispose();
     }
 
     [Theory(Timeout = 60_000)]
@@ -213,7 +207,7 @@ public sealed partial class StateOnJetStreamTests : IDisposable
     private Task<TestBroker> StartAsync(bool fileStore)
     {
         IBrokerPlugin store = fileStore ? new FileStorePlugin(new FileStoreOptions()) : new MemoryStorePlugin();
-        return MqttBroker.StartAsync(null, [new JetStreamPlugin(new JetStreamOptions { StoreDirectory = storeDirectory }), store]);
+        return MqttBroker.StartAsync(null, [new JetStreamPlugin(new JetStreamOptions { StoreDirectory = storeDirectory.Path }), store]);
     }
 
     /// <summary>Connects without a clean session (MQTT 5: with a session expiry interval).</summary>

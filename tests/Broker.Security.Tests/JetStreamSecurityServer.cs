@@ -9,7 +9,7 @@ namespace Broker.Security.Tests;
 /// <summary>Our broker with JetStream on the memory and file stores, or nats-server 2.9.10 with <c>-js</c>, with the same settings.</summary>
 internal sealed class JetStreamSecurityServer : IAsyncDisposable
 {
-    private readonly string storeDirectory = Path.Combine(Path.GetTempPath(), "js-sec-" + Guid.NewGuid().ToString("N"));
+    private readonly TempDirectory storeDirectory = new("js-sec-");
     private TestBroker? ours;
     private ReferenceServer? reference;
 
@@ -33,14 +33,14 @@ internal sealed class JetStreamSecurityServer : IAsyncDisposable
         var server = new JetStreamSecurityServer();
         if (kind == ServerKind.Ours)
         {
-            var options = new JetStreamOptions { StoreDirectory = server.storeDirectory };
+            var options = new JetStreamOptions { StoreDirectory = server.storeDirectory.Path };
             configureJetStream?.Invoke(options);
             server.ours = await TestBroker.StartAsync(configure, [new JetStreamPlugin(options), new MemoryStorePlugin(), new FileStorePlugin()]);
         }
         else
         {
             server.reference = await ReferenceServer.StartAsync(
-                referenceConfig + $"\njetstream {{ store_dir: \"{server.storeDirectory}\"\n{referenceJetStream}\n}}\n");
+                referenceConfig + $"\njetstream {{ store_dir: \"{server.storeDirectory.Path}\"\n{referenceJetStream}\n}}\n");
         }
 
         return server;
@@ -58,12 +58,6 @@ internal sealed class JetStreamSecurityServer : IAsyncDisposable
             await reference.DisposeAsync();
         }
 
-        try
-        {
-            Directory.Delete(storeDirectory, recursive: true);
-        }
-        catch (DirectoryNotFoundException)
-        {
-        }
+        storeDirectory.Dispose();
     }
 }

@@ -17,7 +17,7 @@ internal sealed class MqttSecurityServer : IAsyncDisposable
 {
     public static readonly TimeSpan Timeout = TimeSpan.FromSeconds(10);
 
-    private readonly string storeDirectory = Path.Combine(Path.GetTempPath(), "mqtt-sec-" + Guid.NewGuid().ToString("N"));
+    private readonly TempDirectory storeDirectory = new("mqtt-sec-");
     private TestBroker? ours;
     private ReferenceServer? reference;
 
@@ -67,7 +67,7 @@ internal sealed class MqttSecurityServer : IAsyncDisposable
             server.reference = await ReferenceServer.StartAsync(
                 SecurityUsers.Conf(users) + (maxConnections > 0 ? $"max_connections: {maxConnections}\n" : string.Empty) +
                 (maxSubscriptions > 0 ? $"max_subscriptions: {maxSubscriptions}\n" : string.Empty) +
-                $"server_name: ref\njetstream {{ store_dir: \"{server.storeDirectory}\" }}\nmqtt {{\n  listen: \"127.0.0.1:{server.MqttPort}\"\n{extra}}}\n");
+                $"server_name: ref\njetstream {{ store_dir: \"{server.storeDirectory.Path}\" }}\nmqtt {{\n  listen: \"127.0.0.1:{server.MqttPort}\"\n{extra}}}\n");
             await Ports.WaitUntilListeningAsync(server.MqttPort, Timeout);
         }
 
@@ -106,12 +106,6 @@ internal sealed class MqttSecurityServer : IAsyncDisposable
             await reference.DisposeAsync();
         }
 
-        try
-        {
-            Directory.Delete(storeDirectory, recursive: true);
-        }
-        catch (DirectoryNotFoundException)
-        {
-        }
+        storeDirectory.Dispose();
     }
 }

@@ -1,3 +1,4 @@
+using Broker.TestKit;
 using Broker.Host.Configuration.Conf;
 using static Broker.Host.Tests.Conf.ConfTestKit;
 
@@ -118,7 +119,7 @@ public class ConfErrorTests
     [Fact]
     public void Missing_file_has_no_position()
     {
-        using var dir = new TempDirectory();
+        using var dir = new TempDirectory("conf-tests-");
         var path = Path.Combine(dir.Path, "nope.conf");
         var ex = Assert.Throws<ConfException>(() => ConfParser.ParseFile(path, NoEnvironment));
         Assert.Null(ex.Position);

@@ -1,3 +1,4 @@
+using Broker.TestKit;
 using Broker.Host.Configuration.Conf;
 using static Broker.Host.Tests.Conf.ConfTestKit;
 
@@ -8,7 +9,7 @@ public sealed class ConfIncludeTests : IDisposable
     private const string AlicePass = "$2a$10$UHR6GhotWhpLsKtVP0/i6.Nh9.fuY73cWjLoJjb2sKT8KISBcUW5q";
     private const string BobPass = "$2a$11$dZM98SpGeI7dCFFGSpt.JObQcix8YHml4TBUZoge9R1uxnMIln5ly";
 
-    private readonly TempDirectory dir = new();
+    private readonly TempDirectory dir = new("conf-tests-");
 
     public void Dispose() => dir.Dispose();
 

@@ -1,3 +1,4 @@
+using Broker.TestKit;
 using Broker.Abstractions;
 using Broker.Host.Configuration.Conf;
 using static Broker.Host.Tests.Conf.ConfTestKit;
@@ -68,7 +69,7 @@ public sealed class ConfRealisticFileTests : IDisposable
         }
         """;
 
-    private readonly TempDirectory dir = new();
+    private readonly TempDirectory dir = new("conf-tests-");
 
     public void Dispose() => dir.Dispose();
 

@@ -56,24 +56,3 @@ internal static class ConfTestKit
         _ => value.ToString()!,
     };
 }
-
-/// <summary>A temporary folder removed after the test.</summary>
-internal sealed class TempDirectory : IDisposable
-{
-    public TempDirectory()
-    {
-        Path = Directory.CreateTempSubdirectory("conf-tests-").FullName;
-    }
-
-    public string Path { get; }
-
-    public string Write(string relativePath, string content)
-    {
-        var full = System.IO.Path.Combine(Path, relativePath);
-        Directory.CreateDirectory(System.IO.Path.GetDirectoryName(full)!);
-        File.WriteAllText(full, content);
-        return full;
-    }
-
-    public void Dispose() => Directory.Delete(Path, recursive: true);
-}

@@ -89,7 +89,7 @@ public sealed class ConfMappingErrorTests
     [Fact]
     public void An_error_in_an_included_file_names_that_file()
     {
-        using var directory = new Conf.TempDirectory();
+        using var directory = new Broker.TestKit.TempDirectory("conf-tests-");
         directory.Write("limits.conf", "max_payload: 1MB\n\nbogus: true\n");
         var main = directory.Write("main.conf", "port: 4222\ninclude limits.conf\n");
 
@@ -102,7 +102,7 @@ public sealed class ConfMappingErrorTests
     [Fact]
     public void A_syntax_error_is_one_error_at_its_position()
     {
-        using var directory = new Conf.TempDirectory();
+        using var directory = new Broker.TestKit.TempDirectory("conf-tests-");
         var file = directory.Write("broken.conf", "port: 4222\nauthorization {\n  user: a\n");
 
         var mapping = ConfMapper.MapFile(file, PluginBlocks.None);
