@@ -1,8 +1,9 @@
 namespace Broker.JetStream;
 
 /// <summary>
-/// JetStream's settings: nats-server's <c>jetstream { store_dir, max_memory_store, max_file_store, domain }</c> block
-/// and the <c>-js</c>/<c>-sd</c> flags. Every default matches nats-server's.
+/// JetStream's settings: nats-server's <c>jetstream { store_dir, max_memory_store, max_file_store, domain, limits }</c>
+/// block, the top-level <c>store_dir</c> and <c>default_js_domain</c>, and the <c>-js</c>/<c>-sd</c> flags. Every
+/// default matches nats-server's.
 /// </summary>
 public sealed class JetStreamOptions
 {
@@ -28,13 +29,40 @@ public sealed class JetStreamOptions
     /// <summary>The JetStream domain reported in <c>$JS.API.INFO</c> and pub acks. Default <see langword="null"/>: none.</summary>
     public string? Domain { get; set; }
 
-    /// <summary>The maximum pending acknowledgements of any consumer (<c>max_ack_pending</c> limit); 0 means none. Default 0.</summary>
+    /// <summary>
+    /// The maximum pending acknowledgements of any consumer (<c>limits { max_ack_pending }</c>), also the default of
+    /// consumers that set none when it is below 1,000; 0 means none. Default 0.
+    /// </summary>
     public int MaxAckPending { get; set; }
 
     /// <summary>
-    /// Settings of nats-server's <c>jetstream</c> block this broker does not have yet (account limits, <c>unique_tag</c>,
-    /// ...): logged as ignored when JetStream starts. (The file store's <c>cipher</c>, <c>key</c> and <c>sync_interval</c>
-    /// are refused there instead: they belong in its <c>filestore</c> block.) Default empty.
+    /// The largest batch a pull request may ask for (<c>limits { max_request_batch }</c>), also the default
+    /// <c>max_batch</c> of pull consumers; 0 means none. Default 0.
+    /// </summary>
+    public int MaxRequestBatch { get; set; }
+
+    /// <summary>
+    /// The longest duplicate window a stream may have (<c>limits { duplicate_window }</c>), also the default when it is
+    /// below two minutes; zero means none. Default zero.
+    /// </summary>
+    public TimeSpan MaxDuplicateWindow { get; set; }
+
+    /// <summary>
+    /// nats-server's <c>default_js_domain</c>: JetStream domains per account (here only <c>$G</c>) whose API requests a
+    /// server without JetStream forwards from <c>$JS.API.&gt;</c> to <c>$JS.&lt;domain&gt;.API.&gt;</c>, so that
+    /// clients reach the JetStream of the domain (through a leaf node). Ignored, with a warning, while JetStream is
+    /// enabled here. Default empty.
+    /// </summary>
+    public IReadOnlyDictionary<string, string> DefaultDomains { get; set; } = new Dictionary<string, string>();
+
+    /// <summary><see cref="MaxDuplicateWindow"/> in nanoseconds, as stream configurations count it.</summary>
+    internal long MaxDuplicateWindowNanoseconds => MaxDuplicateWindow.Ticks * 100;
+
+    /// <summary>
+    /// Settings of nats-server's <c>jetstream</c> block that change nothing on a single server (<c>unique_tag</c>,
+    /// <c>max_outstanding_catchup</c>, <c>limits { max_ha_assets }</c>, ...): logged as ignored when JetStream starts.
+    /// (The file store's <c>cipher</c>, <c>key</c> and <c>sync_interval</c> are refused instead: they belong in its
+    /// <c>filestore</c> block.) Default empty.
     /// </summary>
     public IReadOnlyList<string> IgnoredSettings { get; set; } = [];
 

@@ -7,30 +7,20 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 
 [assembly: BrokerPlugin(typeof(JetStreamPlugin), Id = "JetStream", MinimumContractVersion = "1.1",
-    ConfigurationAliases = ["js"], ConfigurationKeys = ["store_dir", "storedir"])]
+    ConfigurationAliases = ["js"], ConfigurationKeys = ["store_dir", "storedir", "default_js_domain"])]
 
 namespace Broker.JetStream;
 
 /// <summary>
 /// JetStream as a plugin. The host loads it from <c>plugins/Broker.JetStream/</c>; it reads nats-server's settings from
 /// its section <c>Plugins:JetStream</c> (the <c>jetstream { }</c> block of a configuration file, <c>-js</c> as
-/// <c>enabled</c>, <c>-sd</c> and the top-level <c>store_dir</c> as <c>store_dir</c>) and does nothing unless JetStream
-/// is enabled there, as nats-server. Embedding adds it with <c>server.AddPlugin(new JetStreamPlugin(options))</c>
+/// <c>enabled</c>, <c>-sd</c> and the top-level <c>store_dir</c> as <c>store_dir</c>, the top-level
+/// <c>default_js_domain</c>) and does nothing unless JetStream is enabled there, as nats-server: by a block that does
+/// not say <c>enabled: false</c>, by <c>jetstream: enabled</c> or <c>true</c>, by <c>-js</c>. Embedding adds it with <c>server.AddPlugin(new JetStreamPlugin(options))</c>
 /// beside at least one storage plugin (the memory store: <c>Broker.Storage.MemStore</c>).
 /// </summary>
 public sealed class JetStreamPlugin : IBrokerPlugin
 {
-    // nats-server's jetstream keys this broker reads; the file store's are refused (below), the others (limits, ...)
-    // are reported as not supported yet when JetStream starts.
-    private static readonly string[] KnownKeys =
-    [
-        "enabled", "enable", "store_dir", "storedir", "store", "max_memory_store", "max_mem_store", "max_mem",
-        "max_file_store", "max_file", "domain", "max_ack_pending",
-    ];
-
-    // nats-server's jetstream keys that belong to the file store plugin's block here.
-    private static readonly string[] FileStoreKeys = ["sync_interval", "cipher", "key"];
-
     private readonly JetStreamOptions? options;
 
     /// <summary>Creates the plugin with settings read from its configuration section (the host's way).</summary>
@@ -52,10 +42,22 @@ public sealed class JetStreamPlugin : IBrokerPlugin
     {
         ArgumentNullException.ThrowIfNull(services);
         ArgumentNullException.ThrowIfNull(context);
-        var settings = options ?? Read(context.Configuration);
+        var domains = JetStreamSettings.ReadDefaultDomains(context.Configuration);
+        var settings = options ?? JetStreamSettings.Read(context.Configuration);
         if (settings is null)
         {
+            if (domains.Values.Any(d => d.Length > 0))
+            {
+                services.AddSingleton<IHostedService>(sp => new DefaultDomainForwarder(
+                    domains, sp.GetRequiredService<IMessageBus>(), sp.GetService<ISubjectInterest>(), sp.GetRequiredService<ILoggerFactory>()));
+            }
+
             return;
+        }
+
+        if (domains.Count > 0)
+        {
+            settings.DefaultDomains = domains;
         }
 
         services.AddSingleton(sp => new JetStreamEngine(
@@ -67,56 +69,5 @@ public sealed class JetStreamPlugin : IBrokerPlugin
         services.AddSingleton<IHostedService>(sp => sp.GetRequiredService<JetStreamEngine>());
         services.AddSingleton<IMonitoringEndpoint>(sp => new JszEndpoint(sp.GetRequiredService<JetStreamEngine>(), sp.GetService<ServerIdentity>()));
         services.AddSingleton(new ServerFeature(ServerFeature.JetStream));
-    }
-
-    /// <summary>The settings of the section, or <see langword="null"/> when JetStream is not enabled there.</summary>
-    private static JetStreamOptions? Read(IConfiguration section)
-    {
-        // "jetstream: enabled" / "jetstream: false" arrive as the section's own value; "-js" as "enabled: true"; a block
-        // enables JetStream unless it says "enabled: false"; a store directory alone does not.
-        var value = (section as IConfigurationSection)?.Value;
-        bool enabled;
-        if ((section.GetBool("enabled") ?? section.GetBool("enable")) is { } explicitly)
-        {
-            enabled = explicitly;
-        }
-        else if (!string.IsNullOrWhiteSpace(value))
-        {
-            enabled = value.Trim().ToUpperInvariant() switch
-            {
-                "ENABLED" or "ENABLE" => true,
-                "DISABLED" or "DISABLE" => false,
-                _ => ConfigSyntax.TryParseBool(value, out var flag) ? flag : throw section.Refuse(null, $"expected a boolean, \"enabled\" or a block, but got '{value}'"),
-            };
-        }
-        else
-        {
-            enabled = value is not null || section.GetChildren().Any(c => c.Key is not ("store_dir" or "storedir"));
-        }
-
-        if (!enabled)
-        {
-            return null;
-        }
-
-        // nats-server keeps the file store's settings in this block; here the file store plugin owns them, in its
-        // own block. Ignoring them would run unencrypted, or with another durability, than the file says: refuse.
-        foreach (var key in FileStoreKeys)
-        {
-            if (section[key] is not null)
-            {
-                throw section.Refuse(key, $"the file store reads {key} from its own block: write it as filestore {{ {key}: ... }} (docs/durability.md)");
-            }
-        }
-
-        return new JetStreamOptions
-        {
-            StoreDirectory = section["store_dir"] ?? section["storedir"] ?? section["store"],
-            MaxMemoryStore = section.GetSize("max_memory_store") ?? section.GetSize("max_mem_store") ?? section.GetSize("max_mem") ?? 0,
-            MaxFileStore = section.GetSize("max_file_store") ?? section.GetSize("max_file") ?? 0,
-            Domain = section["domain"],
-            MaxAckPending = section.GetInt32("max_ack_pending") ?? 0,
-            IgnoredSettings = [.. section.GetChildren().Select(c => c.Key).Where(key => !KnownKeys.Contains(key, StringComparer.OrdinalIgnoreCase))],
-        };
     }
 }

@@ -25,6 +25,7 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
     private readonly CancellationTokenSource stopping = new();
     private IBusClient? apiClient;
     private IBusSubscription? apiSubscription;
+    private SubjectForwarder? domainForwarder;
     private Task? apiLoop;
 
     // Bytes held by streams on memory and disk stores; reserved by streams with max_bytes (nats-server's accounting).
@@ -97,20 +98,36 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
             JetStreamLog.StoreTypes(Logger, string.Join(", ", providers.Keys.Order(StringComparer.Ordinal)));
         }
 
+        if (Options.Domain is { } domain)
+        {
+            JetStreamLog.Domain(Logger, domain);
+        }
+
         if (Options.IgnoredSettings.Count > 0)
         {
             JetStreamLog.IgnoredSettings(Logger, string.Join(", ", Options.IgnoredSettings));
+        }
+
+        foreach (var (account, defaultDomain) in Options.DefaultDomains)
+        {
+            JetStreamLog.SkippingDefaultDomain(Logger, defaultDomain, account);
         }
 
         await RecoverAsync(cancellationToken).ConfigureAwait(false);
         apiClient = Bus.CreateClient(new BusClientOptions { Name = "JetStream API" });
         apiLoop = Task.Run(ProcessApiAsync, CancellationToken.None);
         apiSubscription = apiClient.Subscribe(ApiSubjects.All, null, OnApiMessage);
+        if (Options.Domain is { } served)
+        {
+            // nats-server maps the domain's API onto the account's own, so requests naming the domain are answered here.
+            domainForwarder = new SubjectForwarder("$JS." + served + ".API.", ApiSubjects.Prefix, apiClient, Interest);
+        }
     }
 
     public async Task StopAsync(CancellationToken cancellationToken)
     {
         apiSubscription?.Dispose();
+        domainForwarder?.Dispose();
         apiQueue.Writer.TryComplete();
         await stopping.CancelAsync().ConfigureAwait(false);
         if (apiLoop is not null)

@@ -56,7 +56,19 @@ internal static partial class JetStreamLog
     [LoggerMessage(1016, LogLevel.Warning, "JetStream resource limits exceeded for server")]
     public static partial void ResourcesExceeded(ILogger logger);
 
-    [LoggerMessage(1018, LogLevel.Warning, "JetStream settings not supported yet, ignored: {Settings}")]
+    [LoggerMessage(1019, LogLevel.Information, "  Domain:          {Domain}")]
+    public static partial void Domain(ILogger logger, string domain);
+
+    [LoggerMessage(1020, LogLevel.Warning, "Skipping Default Domain \"{Domain}\", set for JetStream enabled account \"{Account}\"")]
+    public static partial void SkippingDefaultDomain(ILogger logger, string domain, string account);
+
+    [LoggerMessage(1021, LogLevel.Warning, "The option `default_js_domain` is a temporary backwards compatibility measure and will be removed")]
+    public static partial void DefaultDomainDeprecated(ILogger logger);
+
+    [LoggerMessage(1022, LogLevel.Information, "Adding default domain mapping \"{From}\" -> \"{To}\" to account \"{Account}\"")]
+    public static partial void DefaultDomainMapping(ILogger logger, string from, string to, string account);
+
+    [LoggerMessage(1018, LogLevel.Warning, "JetStream settings that change nothing on a single server, ignored: {Settings}")]
     public static partial void IgnoredSettings(ILogger logger, string settings);
 
     [LoggerMessage(1017, LogLevel.Debug, "JetStream consumer '$G > {Stream} > {Consumer}' deleted after {Threshold} without interest")]

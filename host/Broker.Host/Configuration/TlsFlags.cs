@@ -101,7 +101,18 @@ internal static class TlsFlags
     public static bool Replaces(string? mode, string key)
     {
         ArgumentNullException.ThrowIfNull(key);
-        if (mode is null || !key.StartsWith(PluginSection + ":", StringComparison.OrdinalIgnoreCase))
+        if (mode is null)
+        {
+            return false;
+        }
+
+        // The section's own key marks a written tls { } block (ConfMapper): with TLS off it gives way like the rest.
+        if (key.Equals(PluginSection, StringComparison.OrdinalIgnoreCase))
+        {
+            return mode == Off;
+        }
+
+        if (!key.StartsWith(PluginSection + ":", StringComparison.OrdinalIgnoreCase))
         {
             return false;
         }

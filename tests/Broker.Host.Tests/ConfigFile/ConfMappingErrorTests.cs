@@ -150,7 +150,6 @@ public sealed class ConfMappingErrorTests
 
     // Features not there yet: one notice per feature naming every key that asked for it; the file still applies.
     [Theory]
-    [InlineData("default_js_domain: { A: hub }", "JetStream domains", "\"default_js_domain\"")]
     [InlineData("mqtt { port: 1883 }", "MQTT", "\"mqtt\"")]
     [InlineData("gateway { name: g }", "Gateways", "\"gateway\"")]
     [InlineData("leafnodes { listen: \"127.0.0.1:-1\" }\nleaf {}", "Leaf nodes", "\"leafnodes\", \"leaf\"")]

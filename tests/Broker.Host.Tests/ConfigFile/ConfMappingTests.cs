@@ -59,12 +59,12 @@ public sealed class ConfMappingTests
     [InlineData("allow_non_tls: true", "Plugins:Tls:allow_non_tls=true")]
     [InlineData(
         "tls { cert_file: c.pem, key_file: k.pem, verify: true, timeout: 2.5, cipher_suites: [A, B] }",
-        "Plugins:Tls:cert_file=c.pem", "Plugins:Tls:key_file=k.pem", "Plugins:Tls:verify=true", "Plugins:Tls:timeout=2.5",
+        "Plugins:Tls=", "Plugins:Tls:cert_file=c.pem", "Plugins:Tls:key_file=k.pem", "Plugins:Tls:verify=true", "Plugins:Tls:timeout=2.5",
         "Plugins:Tls:cipher_suites:0=A", "Plugins:Tls:cipher_suites:1=B")]
     [InlineData(
         "websocket { port: -1, no_tls: true, tls { cert_file: c.pem } }",
-        "Plugins:WebSocket:port=-1", "Plugins:WebSocket:no_tls=true", "Plugins:WebSocket:tls:cert_file=c.pem")]
-    [InlineData("ws { listen: \"127.0.0.1:8080\" }", "Plugins:WebSocket:listen=127.0.0.1:8080")]
+        "Plugins:WebSocket=", "Plugins:WebSocket:port=-1", "Plugins:WebSocket:no_tls=true", "Plugins:WebSocket:tls:cert_file=c.pem")]
+    [InlineData("ws { listen: \"127.0.0.1:8080\" }", "Plugins:WebSocket=", "Plugins:WebSocket:listen=127.0.0.1:8080")]
     public void Top_level_keys(string conf, params string[] expected) => AssertMaps(conf, expected);
 
     [Theory]

@@ -17,7 +17,7 @@ public sealed class PluginBlockMappingTests
     {
         AssertMaps(
             "LINE { port: 7000, max_line: 64KB, max_connections: 1k, idle_timeout: \"1m30s\", verbose: yes, ratio: 0.5 }",
-            "Plugins:Line:port=7000", "Plugins:Line:max_line=65536", "Plugins:Line:max_connections=1000",
+            "Plugins:Line=", "Plugins:Line:port=7000", "Plugins:Line:max_line=65536", "Plugins:Line:max_connections=1000",
             "Plugins:Line:idle_timeout=1m30s", "Plugins:Line:verbose=true", "Plugins:Line:ratio=0.5");
     }
 
@@ -33,7 +33,7 @@ public sealed class PluginBlockMappingTests
               ack_wait: "1m"
             }
             """,
-            "Plugins:Mqtt:port=1883", "Plugins:Mqtt:tls:cert_file=c.pem", "Plugins:Mqtt:tls:key_file=k.pem",
+            "Plugins:Mqtt=", "Plugins:Mqtt:port=1883", "Plugins:Mqtt:tls:cert_file=c.pem", "Plugins:Mqtt:tls:key_file=k.pem",
             "Plugins:Mqtt:authorization:users:0:user=a", "Plugins:Mqtt:authorization:users:0:password=b",
             "Plugins:Mqtt:authorization:users:1:user=c", "Plugins:Mqtt:authorization:users:1:password=d",
             "Plugins:Mqtt:ack_wait=1m");
@@ -42,14 +42,27 @@ public sealed class PluginBlockMappingTests
     [Fact]
     public void An_empty_block_or_array_still_reaches_the_plugin()
     {
-        AssertMaps("line {}\nmqtt { tls {}, listeners: [] }", "Plugins:Line=", "Plugins:Mqtt:tls=", "Plugins:Mqtt:listeners=");
+        AssertMaps("line {}\nmqtt { tls {}, listeners: [] }", "Plugins:Line=", "Plugins:Mqtt=", "Plugins:Mqtt:tls=", "Plugins:Mqtt:listeners=");
     }
 
     [Fact]
     public void Aliases_and_other_top_level_keys_go_to_the_plugins_section()
     {
-        AssertMaps("js { max_mem: 1G }\nstore_dir: \"/data\"", "Plugins:JetStream:max_mem=1000000000", "Plugins:JetStream:store_dir=/data");
+        AssertMaps("js { max_mem: 1G }\nstore_dir: \"/data\"", "Plugins:JetStream=", "Plugins:JetStream:max_mem=1000000000", "Plugins:JetStream:store_dir=/data");
+        AssertMaps("store_dir: \"/data\"", "Plugins:JetStream:store_dir=/data");
         AssertMaps("jetstream: enabled", "Plugins:JetStream=enabled");
+    }
+
+    [Theory]
+    [InlineData("store_dir: /a\njetstream { store_dir: /b }", 2)]
+    [InlineData("jetstream { store: /b }\nstore_dir: /a", 2)]
+    public void The_store_directory_in_two_places_is_nats_servers_error(string conf, int line)
+    {
+        var mapping = ConfMappingTests.Map(conf, Plugins);
+
+        var error = Assert.Single(mapping.Diagnostics, d => d.Kind == ConfDiagnosticKind.Error);
+        Assert.Equal("Duplicate 'store_dir' configuration", error.Message);
+        Assert.Equal(line, error.Position!.Value.Line);
     }
 
     [Fact]

@@ -17,7 +17,7 @@ internal static class ConsumerValidation
     public const long DefaultAckWait = 30_000_000_000;
     private const long HundredMilliseconds = 100_000_000;
 
-    public static void ApplyDefaults(ConsumerConfig config, int serverMaxAckPending)
+    public static void ApplyDefaults(ConsumerConfig config, int serverMaxAckPending, int serverMaxRequestBatch = 0)
     {
         if (!config.IsPush && config.MaxWaiting == 0)
         {
@@ -39,6 +39,11 @@ internal static class ConsumerValidation
             config.AckWait = config.BackOff[0];
         }
 
+        if (!config.IsPush && config.MaxRequestBatch == 0 && serverMaxRequestBatch > 0)
+        {
+            config.MaxRequestBatch = serverMaxRequestBatch;
+        }
+
         if (config.AckPolicy is ConsumerAckPolicy.Explicit or ConsumerAckPolicy.All && config.MaxAckPending == 0)
         {
             config.MaxAckPending = serverMaxAckPending > 0 && serverMaxAckPending < DefaultMaxAckPending ? serverMaxAckPending : DefaultMaxAckPending;
@@ -53,7 +58,7 @@ internal static class ConsumerValidation
     }
 
     /// <summary>nats-server <c>checkConsumerCfg</c>: the first problem with a consumer configuration, or null.</summary>
-    public static ApiError? Check(ConsumerConfig config, StreamConfig stream, int serverMaxAckPending)
+    public static ApiError? Check(ConsumerConfig config, StreamConfig stream, int serverMaxAckPending, int serverMaxRequestBatch = 0)
     {
         if (config.Replicas > 0 && config.Replicas > stream.Replicas)
         {
@@ -143,6 +148,11 @@ internal static class ConsumerValidation
             if (config.MaxRequestExpires != 0 && config.MaxRequestExpires < 1_000_000)
             {
                 return ApiErrors.ConsumerMaxRequestExpiresTooSmall;
+            }
+
+            if (serverMaxRequestBatch > 0 && config.MaxRequestBatch > serverMaxRequestBatch)
+            {
+                return new ApiError(400, 10125, $"consumer max request batch exceeds server limit of {serverMaxRequestBatch}");
             }
         }
 

@@ -145,8 +145,9 @@ internal sealed partial class JetStreamApi
     private Consumer AddConsumer(MessageStream stream, ConsumerConfig config, ConsumerAction action)
     {
         var streamConfig = stream.Config;
-        ConsumerValidation.ApplyDefaults(config, engine.Options.MaxAckPending);
-        if (ConsumerValidation.Check(config, streamConfig, engine.Options.MaxAckPending) is { } invalid)
+        var options = engine.Options;
+        ConsumerValidation.ApplyDefaults(config, options.MaxAckPending, options.MaxRequestBatch);
+        if (ConsumerValidation.Check(config, streamConfig, options.MaxAckPending, options.MaxRequestBatch) is { } invalid)
         {
             throw new ApiException(invalid);
         }

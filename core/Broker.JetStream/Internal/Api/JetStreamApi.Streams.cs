@@ -63,7 +63,7 @@ internal sealed partial class JetStreamApi
 
     private async Task<(MessageStream Stream, bool Created)> AddStreamAsync(StreamConfig requested)
     {
-        var config = StreamValidation.Normalize(requested);
+        var config = StreamValidation.Normalize(requested, engine.Options.MaxDuplicateWindowNanoseconds);
         if (config.Replicas > 1)
         {
             throw new ApiException(ApiErrors.StreamReplicasNotSupported);
@@ -122,7 +122,7 @@ internal sealed partial class JetStreamApi
 
         try
         {
-            var normalized = StreamValidation.Normalize(requested!);
+            var normalized = StreamValidation.Normalize(requested!, engine.Options.MaxDuplicateWindowNanoseconds);
             if (name != normalized.Name)
             {
                 throw new ApiException(ApiErrors.StreamMismatch);
@@ -130,7 +130,7 @@ internal sealed partial class JetStreamApi
 
             var stream = engine.FindStream(name) ?? throw new ApiException(ApiErrors.StreamNotFound);
             var old = stream.Config;
-            var config = StreamValidation.CheckUpdate(old, requested!);
+            var config = StreamValidation.CheckUpdate(old, requested!, engine.Options.MaxDuplicateWindowNanoseconds);
             if (config.Replicas > 1)
             {
                 throw new ApiException(ApiErrors.StreamReplicasNotSupported);

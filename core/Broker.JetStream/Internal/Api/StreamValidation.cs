@@ -1,5 +1,6 @@
 using System.Text;
 using Broker.Abstractions;
+using Broker.JetStream.Internal.Json;
 using Broker.JetStream.Internal.Models;
 
 namespace Broker.JetStream.Internal.Api;
@@ -17,7 +18,9 @@ internal static class StreamValidation
     private const long HundredMilliseconds = 100_000_000;
 
     /// <summary>Fills in defaults and validates; throws <see cref="ApiException"/> with nats-server's error.</summary>
-    public static StreamConfig Normalize(StreamConfig request)
+    /// <param name="request">The requested configuration.</param>
+    /// <param name="maxDuplicateWindow">The server's <c>limits { duplicate_window }</c> in nanoseconds; 0 for none.</param>
+    public static StreamConfig Normalize(StreamConfig request, long maxDuplicateWindow = 0)
     {
         if (!ApiSubjects.IsValidName(request.Name))
         {
@@ -62,7 +65,8 @@ internal static class StreamValidation
         config.MaxConsumers = config.MaxConsumers == 0 ? -1 : config.MaxConsumers;
         if (config.DuplicateWindow == 0 && config.Mirror is null)
         {
-            config.DuplicateWindow = config.MaxAge != 0 && config.MaxAge < DefaultDuplicateWindow ? config.MaxAge : DefaultDuplicateWindow;
+            var window = maxDuplicateWindow > 0 && maxDuplicateWindow < DefaultDuplicateWindow ? maxDuplicateWindow : DefaultDuplicateWindow;
+            config.DuplicateWindow = config.MaxAge != 0 && config.MaxAge < window ? config.MaxAge : window;
         }
 
         if (config.MaxAge > 0 && config.MaxAge < HundredMilliseconds)
@@ -78,6 +82,11 @@ internal static class StreamValidation
         if (config.MaxAge != 0 && config.DuplicateWindow > config.MaxAge)
         {
             throw Invalid("duplicates window can not be larger then max age");
+        }
+
+        if (maxDuplicateWindow > 0 && config.DuplicateWindow > maxDuplicateWindow)
+        {
+            throw Invalid($"duplicates window can not be larger then server limit of {GoDuration.Format(maxDuplicateWindow)}");
         }
 
         if (config.DuplicateWindow > 0 && config.DuplicateWindow < HundredMilliseconds)
@@ -174,9 +183,9 @@ internal static class StreamValidation
     }
 
     /// <summary>nats-server <c>configUpdateCheck</c>: the normalised new configuration, or the reason it cannot replace the old.</summary>
-    public static StreamConfig CheckUpdate(StreamConfig old, StreamConfig request)
+    public static StreamConfig CheckUpdate(StreamConfig old, StreamConfig request, long maxDuplicateWindow = 0)
     {
-        var config = Normalize(request);
+        var config = Normalize(request, maxDuplicateWindow);
         if (config.Name != old.Name)
         {
             throw Invalid("stream configuration name must match original");

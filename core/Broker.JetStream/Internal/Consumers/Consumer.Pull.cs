@@ -70,7 +70,7 @@ internal sealed partial class Consumer
 
         if (expires > 0 && config.MaxRequestExpires > 0 && expires > config.MaxRequestExpires)
         {
-            Status(reply, 409, "Exceeded MaxRequestExpires of " + GoDurationText(config.MaxRequestExpires));
+            Status(reply, 409, "Exceeded MaxRequestExpires of " + GoDuration.Format(config.MaxRequestExpires));
             return;
         }
 
@@ -350,12 +350,4 @@ internal sealed partial class Consumer
 
     private void Status(byte[] reply, int code, string description) =>
         outbox.Enqueue(new Outgoing(reply, null, Encoding.UTF8.GetBytes($"NATS/1.0 {code.ToString(CultureInfo.InvariantCulture)} {description}\r\n\r\n")));
-
-    private static string GoDurationText(long nanoseconds) => TimeSpan.FromTicks(nanoseconds / 100) switch
-    {
-        var span when span.TotalHours >= 1 => $"{(int)span.TotalHours}h{span.Minutes}m{span.Seconds}s",
-        var span when span.TotalMinutes >= 1 => $"{span.Minutes}m{span.Seconds}s",
-        var span when span.TotalSeconds >= 1 => span.TotalSeconds.ToString("0.###", CultureInfo.InvariantCulture) + "s",
-        var span => span.TotalMilliseconds.ToString("0.###", CultureInfo.InvariantCulture) + "ms",
-    };
 }

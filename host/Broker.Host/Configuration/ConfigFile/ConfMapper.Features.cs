@@ -18,6 +18,7 @@ internal sealed partial class ConfMapper
         ["js"] = "JetStream",
         ["store_dir"] = "JetStream",
         ["storedir"] = "JetStream",
+        ["default_js_domain"] = "JetStream",
     };
 
     // nats-server's types of its keys that plugins read: a value of another type gets nats-server's message, whether or
@@ -31,11 +32,13 @@ internal sealed partial class ConfMapper
         ["allow_non_tls"] = (typeof(ConfBool), "bool"),
     };
 
+    // Where nats-server reads the store directory: at the top level, or as one of these in the jetstream block.
+    private static readonly HashSet<string> StoreDirectoryKeys = new(["store_dir", "storedir", "store"], StringComparer.OrdinalIgnoreCase);
+
     // Top-level keys of nats-server features this broker does not have yet, with the feature named in the notice.
     // Ignoring them changes no security property: a client simply cannot use the feature.
     private static readonly Dictionary<string, string> Unsupported = new(StringComparer.OrdinalIgnoreCase)
     {
-        ["default_js_domain"] = "JetStream domains",
         ["mqtt"] = "MQTT",
         ["cluster"] = Clustering.Feature,
         ["gateway"] = "Gateways",
@@ -184,10 +187,39 @@ internal sealed partial class ConfMapper
     // A top-level key a loaded plugin reads: verbatim into its section.
     private void Plugin(ConfEntry entry, PluginBlock block)
     {
-        if (HasNatsType(entry))
+        if (!HasNatsType(entry) || !UniqueStoreDirectory(entry, block))
         {
-            Flatten(block.Target, entry.Value, entry.KeyPosition);
+            return;
         }
+
+        Flatten(block.Target, entry.Value, entry.KeyPosition);
+        if (block.Whole && entry.Value is ConfMap { Count: > 0 })
+        {
+            // The block's own key is set too (to ""), so the plugin can tell a written block from settings that reached
+            // its section otherwise: "jetstream { store_dir: x }" turns JetStream on, a top-level store_dir alone does not.
+            Set(block.Target, "");
+        }
+    }
+
+    // nats-server takes the store directory from the top level or from the jetstream block, and refuses both.
+    private bool UniqueStoreDirectory(ConfEntry entry, PluginBlock block)
+    {
+        var written = block.Whole
+            ? (entry.Value as ConfMap)?.Entries.FirstOrDefault(e => StoreDirectoryKeys.Contains(e.Key))
+            : StoreDirectoryKeys.Contains(entry.Key) ? entry : null;
+        if (written is null)
+        {
+            return true;
+        }
+
+        if (storeDirectorySeen)
+        {
+            Error(written.KeyPosition, "Duplicate 'store_dir' configuration");
+            return false;
+        }
+
+        storeDirectorySeen = true;
+        return true;
     }
 
     private bool HasNatsType(ConfEntry entry)

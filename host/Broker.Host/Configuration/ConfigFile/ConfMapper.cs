@@ -75,6 +75,7 @@ internal sealed partial class ConfMapper
     private readonly Dictionary<string, string?> settings = new(StringComparer.OrdinalIgnoreCase);
     private readonly Dictionary<string, ConfPosition> positions = new(StringComparer.OrdinalIgnoreCase);
     private readonly List<ConfDiagnostic> diagnostics = [];
+    private bool storeDirectorySeen;
 
     // Ignored features, in the order first met, each with the keys that asked for it.
     private readonly List<(string Feature, ConfPosition Position, List<string> Keys)> ignored = [];

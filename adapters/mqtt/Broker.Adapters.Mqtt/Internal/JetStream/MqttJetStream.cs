@@ -61,7 +61,12 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
     {
         if (!jetStreamEnabled)
         {
-            MqttLog.StateInMemory(logger);
+            // Said when the first MQTT client comes, as nats-server: a broker that never sees one has no MQTT state.
+            handler.Sessions.ReadyWhenNeeded(() =>
+            {
+                MqttLog.StateInMemory(logger);
+                return Task.CompletedTask;
+            });
             return Task.CompletedTask;
         }
 
