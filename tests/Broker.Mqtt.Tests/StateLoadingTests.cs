@@ -17,7 +17,7 @@ public sealed class StateLoadingTests
     {
         await using var broker = await MqttBroker.StartAsync(("authorization:timeout", "0.5"));
         var loading = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        broker.Server.Services.GetRequiredService<MqttProtocolHandler>().Sessions.Ready = loading.Task;
+        broker.Server.Services.GetRequiredService<MqttProtocolHandler>().Sessions.ReadyWhenNeeded(() => loading.Task);
 
         await using var raw = await ConnectAsync(broker.MqttEndPoint());
         await raw.SendAsync(Connect("waiting"));
@@ -38,7 +38,7 @@ public sealed class StateLoadingTests
     public async Task A_connect_is_refused_server_unavailable_when_the_state_does_not_come()
     {
         await using var broker = await MqttBroker.StartAsync();
-        broker.Server.Services.GetRequiredService<MqttProtocolHandler>().Sessions.Ready = new TaskCompletionSource().Task;
+        broker.Server.Services.GetRequiredService<MqttProtocolHandler>().Sessions.ReadyWhenNeeded(() => new TaskCompletionSource().Task);
 
         await using var raw = await ConnectAsync(broker.MqttEndPoint());
         await raw.SendAsync(Connect("refused"));
@@ -46,5 +46,18 @@ public sealed class StateLoadingTests
         Assert.Equal(0x20, header);
         Assert.Equal([0x00, 0x03], body);
         Assert.True(await raw.ClosedAsync());
+    }
+
+    [Fact(Timeout = 30_000)]
+    public async Task Without_JetStream_the_in_memory_notice_comes_with_the_first_MQTT_client_not_at_start()
+    {
+        const string Notice = "MQTT state in memory";
+        await using var broker = await MqttBroker.StartAsync();
+        Assert.False(broker.Logs.Contains(Notice), "notice at start");
+
+        await using var raw = await ConnectAsync(broker.MqttEndPoint());
+        await raw.SendAsync(Connect("first"));
+        Assert.Equal(0x20, (await raw.ReadPacketAsync()).Header);
+        Assert.True(await Broker.TestKit.Eventually.TrueAsync(() => broker.Logs.Contains(Notice)), "no notice after the first client");
     }
 }
