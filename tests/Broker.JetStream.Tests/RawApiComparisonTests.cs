@@ -16,7 +16,7 @@ public class RawApiComparisonTests
 
     private static readonly string[] VolatileFields = ["created", "first_ts", "last_ts", "time", "last_active", "ts"];
 
-    public static TheoryData<string> Scenarios => new() { "streams", "stream-errors", "messages", "consumers", "consumer-errors", "kv-style", "pull" };
+    public static TheoryData<string> Scenarios => new() { "streams", "stream-errors", "messages", "consumers", "consumer-errors", "kv-style", "pull", "unknown-fields" };
 
     private static List<Step> Script(string scenario) => scenario switch
     {
@@ -167,6 +167,20 @@ public class RawApiComparisonTests
             new("$JS.API.CONSUMER.DURABLE.CREATE.P.PUSH", """{"stream_name":"P","config":{"durable_name":"PUSH","ack_policy":"explicit","deliver_subject":"push.here"}}"""),
             new("$JS.API.CONSUMER.MSG.NEXT.P.PUSH", "1"),
             new("$JS.API.CONSUMER.INFO.P.D"),
+        ],
+        // nats-server 2.9.10 (Go's encoding/json) ignores fields it does not know, in the request and in its config.
+        "unknown-fields" =>
+        [
+            new("$JS.API.STREAM.CREATE.U", """{"name":"U","subjects":["u.>"],"storage":"memory","no_such_field":true,"nested":{"x":[1,2]}}"""),
+            new("$JS.API.STREAM.UPDATE.U", """{"name":"U","subjects":["u.>"],"storage":"memory","max_msgs":5,"no_such_field":"x"}"""),
+            new("$JS.API.STREAM.CREATE.U", """{"name":"U","subjects":["u.>"],"storage":"memory","max_msgs":5,"other":1}"""),
+            new("$JS.API.CONSUMER.CREATE.U.C", """{"stream_name":"U","config":{"name":"C","ack_policy":"explicit","bogus":5},"outer_bogus":1}"""),
+            new("$JS.API.CONSUMER.CREATE.U.R", """{"stream_name":"U","config":{"name":"R","ack_policy":"explicit","rate_limit_bps":1000}}"""),
+            new("$JS.API.CONSUMER.CREATE.U.O", """{"stream_name":"U","config":{"name":"O","ack_policy":"explicit","replay_policy":"original"}}"""),
+            new("$JS.API.CONSUMER.CREATE.U.O", """{"stream_name":"U","config":{"name":"O","ack_policy":"explicit","replay_policy":"instant"}}"""),
+            new("$JS.API.CONSUMER.CREATE.U.Q", """{"stream_name":"U","config":{"name":"Q","ack_policy":"none","deliver_subject":"q.out","rate_limit_bps":8000}}"""),
+            new("$JS.API.CONSUMER.INFO.U.C"),
+            new("$JS.API.STREAM.INFO.U"),
         ],
         _ => throw new ArgumentOutOfRangeException(nameof(scenario)),
     };

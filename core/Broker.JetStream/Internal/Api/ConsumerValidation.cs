@@ -60,6 +60,11 @@ internal static class ConsumerValidation
     /// <summary>nats-server <c>checkConsumerCfg</c>: the first problem with a consumer configuration, or null.</summary>
     public static ApiError? Check(ConsumerConfig config, StreamConfig stream, int serverMaxAckPending, int serverMaxRequestBatch = 0)
     {
+        if (UnsupportedFields.CheckConsumer(config) is { } unsupported)
+        {
+            return ApiErrors.ConsumerCreate(unsupported);
+        }
+
         if (config.Replicas > 0 && config.Replicas > stream.Replicas)
         {
             return ApiErrors.ConsumerReplicasExceedsStream;

@@ -21,6 +21,13 @@ internal sealed partial class JetStreamApi(JetStreamEngine engine)
             return;
         }
 
+        if (UnsupportedFields.RequiresHigherApiLevel(request.Headers) && ResponseType(tokens) is { } type)
+        {
+            // 2.11's required API level: refused before the request is looked at, as nats-server does.
+            Reply(request, new ApiResponse(type).WithError(UnsupportedFields.RequiredApiLevel));
+            return;
+        }
+
         switch (tokens[2])
         {
             case "INFO" when tokens.Length == 3:
@@ -108,6 +115,29 @@ internal sealed partial class JetStreamApi(JetStreamEngine engine)
 
         return Task.CompletedTask;
     }
+
+    /// <summary>The response type of a request this API answers (without the <c>io.nats.jetstream.api.v1.</c> prefix), or null.</summary>
+    private static string? ResponseType(string[] tokens) => (tokens[2], tokens.Length > 3 ? tokens[3] : "", tokens.Length > 4 ? tokens[4] : "") switch
+    {
+        ("INFO", "", _) => "account_info_response",
+        ("STREAM", "CREATE", _) => "stream_create_response",
+        ("STREAM", "UPDATE", _) => "stream_update_response",
+        ("STREAM", "NAMES", _) => "stream_names_response",
+        ("STREAM", "LIST", _) => "stream_list_response",
+        ("STREAM", "INFO", _) => "stream_info_response",
+        ("STREAM", "DELETE", _) => "stream_delete_response",
+        ("STREAM", "PURGE", _) => "stream_purge_response",
+        ("STREAM", "MSG", "GET") => "stream_msg_get_response",
+        ("STREAM", "MSG", "DELETE") => "stream_msg_delete_response",
+        ("STREAM", "SNAPSHOT", _) => "stream_snapshot_response",
+        ("STREAM", "RESTORE", _) => "stream_restore_response",
+        ("CONSUMER", "CREATE" or "DURABLE", _) => "consumer_create_response",
+        ("CONSUMER", "DELETE", _) => "consumer_delete_response",
+        ("CONSUMER", "INFO", _) => "consumer_info_response",
+        ("CONSUMER", "NAMES", _) => "consumer_names_response",
+        ("CONSUMER", "LIST", _) => "consumer_list_response",
+        _ => null,
+    };
 
     private static ApiError ClusterRequired { get; } = new(503, 10010, "JetStream clustering support required");
 

@@ -138,6 +138,11 @@ internal static class StreamValidation
             throw Invalid("stream templates are not supported by this broker");
         }
 
+        if (UnsupportedFields.CheckStream(config) is { } unsupported)
+        {
+            throw Invalid(unsupported);
+        }
+
         if (config.Subjects is not { Count: > 0 })
         {
             config.Subjects = [config.Name];
@@ -204,6 +209,14 @@ internal static class StreamValidation
         if (config.Retention != old.Retention)
         {
             throw Invalid("stream configuration update can not change retention policy");
+        }
+
+        if (config.FirstSeq != 0 && config.FirstSeq != old.FirstSeq)
+        {
+            // nats-server 2.10+ takes a new first_seq and does nothing with it (it only applies to a new store);
+            // refused here so a request is not answered as if it had moved the stream's sequence. Leaving it out (0)
+            // is accepted, as clients that build an update from scratch do.
+            throw Invalid("stream configuration update can not change first sequence");
         }
 
         if (!config.Sealed && old.Sealed)

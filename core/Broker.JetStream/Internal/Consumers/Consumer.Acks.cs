@@ -33,11 +33,11 @@ internal sealed partial class Consumer
         var confirm = !message.ReplyTo.IsEmpty;
         if (body.IsEmpty || body.SequenceEqual("+ACK"u8) || body.SequenceEqual("+OK"u8))
         {
-            Acknowledge(streamSeq, consumerSeq);
+            Acknowledge(streamSeq, consumerSeq, sampleDeliveries: deliveryCount);
         }
         else if (body.StartsWith("+NXT"u8))
         {
-            Acknowledge(streamSeq, consumerSeq);
+            Acknowledge(streamSeq, consumerSeq, sampleDeliveries: deliveryCount);
             if (confirm)
             {
                 OnNextRequest(message.ReplyTo, body[4..]);
@@ -103,11 +103,15 @@ internal sealed partial class Consumer
         return true;
     }
 
-    /// <summary>nats-server <c>processAckMsg</c>: removes what is acknowledged and moves the ack floor.</summary>
-    private void Acknowledge(ulong streamSeq, ulong consumerSeq)
+    /// <summary>
+    /// nats-server <c>processAckMsg</c>: removes what is acknowledged and moves the ack floor; a positive ack (not a
+    /// term) passes the delivery count so it may be sampled (<c>sample_freq</c>).
+    /// </summary>
+    private void Acknowledge(ulong streamSeq, ulong consumerSeq, ulong sampleDeliveries = 0)
     {
         var acknowledged = new List<ulong>(1);
         var wasFull = false;
+        var sampled = false;
         lock (gate)
         {
             if (closed)
@@ -120,6 +124,8 @@ internal sealed partial class Consumer
                 case ConsumerAckPolicy.Explicit:
                     if (pending.Remove(streamSeq, out var delivery))
                     {
+                        sampled = sampleDeliveries != 0 && SampleAck(streamSeq, consumerSeq, sampleDeliveries, delivery.Timestamp);
+
                         wasFull = config.MaxAckPending > 0 && pending.Count + 1 >= config.MaxAckPending;
                         consumerSeq = delivery.ConsumerSequence;
                         acknowledged.Add(streamSeq);
@@ -179,7 +185,7 @@ internal sealed partial class Consumer
             stream.OnAcknowledged(this, sequence);
         }
 
-        if (wasFull)
+        if (wasFull || sampled)
         {
             Kick();
         }

@@ -149,6 +149,7 @@ internal sealed partial class Consumer
         {
             if (!PushCanDeliver())
             {
+                CheckReplayCaughtUp();
                 return false;
             }
 
@@ -159,15 +160,32 @@ internal sealed partial class Consumer
             request = NextWaiting();
             if (request is null)
             {
+                CheckReplayCaughtUp();
                 return false;
             }
 
             target = request.Reply;
         }
 
-        var deliveryCount = NextMessage();
+        if (HeldNotDue())
+        {
+            // A paced message waits for its time; the pace timer kicks the runner then (Consumer.Pacing.cs).
+            return false;
+        }
+
+        var fromHeld = heldSequence != 0;
+        var replayDone = false;
+        var deliveryCount = fromHeld ? TakeHeld(out replayDone) : 0;
         if (deliveryCount == 0)
         {
+            fromHeld = false;
+            replayDone = false;
+            deliveryCount = NextMessage();
+        }
+
+        if (deliveryCount == 0)
+        {
+            CheckReplayCaughtUp();
             if (request is not null)
             {
                 // Nothing more to deliver now: a no-wait request ends here.
@@ -186,20 +204,29 @@ internal sealed partial class Consumer
         }
 
         var message = scratch;
+        var counted = !fromHeld && deliveryCount == 1 && pendingCountValid && pendingCount > 0 && message.Sequence <= pendingCountThrough;
+        if (counted)
+        {
+            // Counted off when taken, as nats-server does before any pacing wait: a held message is no longer pending.
+            pendingCount--;
+        }
+
+        if (MustWait(deliveryCount, rateBytesPerSecond > 0 ? PacedSize(deliveryCount, NumPendingLocked()) : 0, replayDone))
+        {
+            return false;
+        }
+
         var size = message.Subject.Length + message.Headers.Length + message.Payload.Length + ackPrefix.Length + 60;
         if (request is not null && !TakeForRequest(request, size))
         {
             // Too big for the request's max_bytes: the request was answered with 409 and the message goes back.
+            pendingCount += counted ? 1UL : 0UL;
             UndoTake(message.Sequence, deliveryCount);
             return TryTake(ref send);
         }
 
         var consumerSequence = deliverySequence++;
         var now = GoTime.NowNanoseconds();
-        if (deliveryCount == 1 && pendingCountValid && pendingCount > 0 && message.Sequence <= pendingCountThrough)
-        {
-            pendingCount--;
-        }
 
         var ackLength = FormatAckSubject(deliveryCount, message.Sequence, consumerSequence, message.Timestamp, NumPendingLocked());
         TrackDelivered(message.Sequence, consumerSequence, deliveryCount, now, ref send);

@@ -87,14 +87,20 @@ internal sealed partial class Consumer
 
     /// <summary>
     /// Applies a new configuration to a running consumer (validated by <c>ConsumerValidation.CheckUpdate</c>): limits,
-    /// ack wait, deliver subject, description, metadata, inactivity threshold.
+    /// ack wait, deliver subject, rate limit, description, metadata, inactivity threshold.
     /// </summary>
     public void UpdateConfig(ConsumerConfig updated)
     {
         lock (gate)
         {
             var deliverChanged = updated.DeliverSubject != config.DeliverSubject;
+            var rateChanged = updated.RateLimit != config.RateLimit;
             config = updated;
+            if (rateChanged)
+            {
+                SetRateLimit(updated.RateLimit);
+            }
+
             if (waiting is not null)
             {
                 waiting.Capacity = updated.MaxWaiting;

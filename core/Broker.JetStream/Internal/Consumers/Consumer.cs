@@ -11,8 +11,9 @@ namespace Broker.JetStream.Internal.Consumers;
 /// One consumer of a stream (nats-server's <c>consumer</c>): where it is in the stream, what it delivered and awaits
 /// acknowledgements for, what to redeliver, and how it delivers: to a deliver subject (push) or to the reply subjects
 /// of pull requests. Split by concern: delivery (<c>.Delivery.cs</c>), acknowledgements and redelivery
-/// (<c>.Acks.cs</c>), pull requests (<c>.Pull.cs</c>), push interest, flow control and heartbeats (<c>.Push.cs</c>),
-/// information and configuration updates (<c>.Info.cs</c>).
+/// (<c>.Acks.cs</c>), ack sampling (<c>.AckSampling.cs</c>), pull requests (<c>.Pull.cs</c>), push interest, flow
+/// control and heartbeats (<c>.Push.cs</c>), replay and rate pacing (<c>.Pacing.cs</c>), information and
+/// configuration updates (<c>.Info.cs</c>).
 /// </summary>
 /// <remarks>
 /// <c>gate</c> guards the state. Everything the consumer sends goes out through one delivery runner at a time, outside
@@ -156,6 +157,7 @@ internal sealed partial class Consumer
             }
 
             StartPush();
+            StartPacing();
             ScheduleInactivityCheck();
             if (pending.Count > 0)
             {
@@ -185,6 +187,7 @@ internal sealed partial class Consumer
             pushTimer?.Dispose();
             waitTimer?.Dispose();
             inactivityTimer?.Dispose();
+            paceTimer?.Dispose();
             if (waiting is not null)
             {
                 // Requests still waiting are told, as nats-server tells them "409 Consumer Deleted".

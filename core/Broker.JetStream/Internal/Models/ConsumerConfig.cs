@@ -131,6 +131,29 @@ internal sealed class ConsumerConfig
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public Dictionary<string, string>? Metadata { get; set; }
 
+    // Fields of 2.11 this broker does not implement: read so that a value other than the default is refused
+    // (UnsupportedFields) instead of dropped; never written, as they only ever hold the default.
+
+    /// <summary>2.11 <c>pause_until</c>: absent, null or Go's zero time is accepted.</summary>
+    [JsonPropertyName("pause_until")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public JsonElement? PauseUntil { get; set; }
+
+    /// <summary>2.11 <c>priority_groups</c>.</summary>
+    [JsonPropertyName("priority_groups")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public List<string>? PriorityGroups { get; set; }
+
+    /// <summary>2.11 <c>priority_policy</c>: <c>none</c> (or absent) is accepted.</summary>
+    [JsonPropertyName("priority_policy")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? PriorityPolicy { get; set; }
+
+    /// <summary>2.11 <c>priority_timeout</c> (the pinned client's TTL, nanoseconds).</summary>
+    [JsonPropertyName("priority_timeout")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public long PriorityTimeout { get; set; }
+
     [JsonIgnore]
     public bool IsPush => !string.IsNullOrEmpty(DeliverSubject);
 

@@ -8,7 +8,8 @@ namespace Broker.JetStream.Internal.Models;
 /// <summary>
 /// A stream's configuration with nats-server's JSON field names and order (<c>stream.go StreamConfig</c>, 2.9), plus
 /// 2.10's <c>metadata</c> and <c>first_seq</c>. Durations are nanoseconds. Fields of features this broker does not
-/// have (mirrors, sources, republish, subject transforms) are read so a request using them can be refused by name.
+/// have (mirrors, sources, republish, subject transforms, and the later versions' fields below) are read so a request
+/// using them can be refused by name.
 /// </summary>
 internal sealed class StreamConfig
 {
@@ -118,6 +119,54 @@ internal sealed class StreamConfig
     [JsonPropertyName("metadata")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public Dictionary<string, string>? Metadata { get; set; }
+
+    // Fields of later nats-server versions this broker does not implement: read so that a value other than the
+    // default is refused (UnsupportedFields) instead of dropped; never written, as they only ever hold the default.
+
+    /// <summary>2.10 <c>compression</c>: <c>none</c> (or absent) is accepted, <c>s2</c> refused.</summary>
+    [JsonPropertyName("compression")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? Compression { get; set; }
+
+    /// <summary>2.10 <c>consumer_limits</c> (defaults and limits for the stream's consumers).</summary>
+    [JsonPropertyName("consumer_limits")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public JsonElement? ConsumerLimits { get; set; }
+
+    /// <summary>2.11 <c>allow_msg_ttl</c> (per-message TTL header).</summary>
+    [JsonPropertyName("allow_msg_ttl")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public bool AllowMsgTtl { get; set; }
+
+    /// <summary>2.11 <c>subject_delete_marker_ttl</c> (nanoseconds).</summary>
+    [JsonPropertyName("subject_delete_marker_ttl")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public long SubjectDeleteMarkerTtl { get; set; }
+
+    /// <summary>2.12 <c>allow_msg_counter</c> (counter CRDT streams).</summary>
+    [JsonPropertyName("allow_msg_counter")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public bool AllowMsgCounter { get; set; }
+
+    /// <summary>2.12 <c>allow_atomic</c> (atomic batch publish).</summary>
+    [JsonPropertyName("allow_atomic")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public bool AllowAtomic { get; set; }
+
+    /// <summary>2.12 <c>allow_msg_schedules</c> (scheduled messages).</summary>
+    [JsonPropertyName("allow_msg_schedules")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public bool AllowMsgSchedules { get; set; }
+
+    /// <summary>2.12 <c>persist_mode</c>: <c>default</c> (or absent) is accepted, <c>async</c> refused.</summary>
+    [JsonPropertyName("persist_mode")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? PersistMode { get; set; }
+
+    /// <summary>2.14 <c>allow_batched</c> (fast batch publish).</summary>
+    [JsonPropertyName("allow_batched")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public bool AllowBatched { get; set; }
 
     public StreamConfig Clone()
     {

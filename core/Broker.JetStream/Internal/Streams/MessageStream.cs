@@ -68,6 +68,14 @@ internal sealed partial class MessageStream
     {
         var created = GoTime.NowNanoseconds();
         var store = await provider.CreateAsync(StoreConfig(engine, config, created)).ConfigureAwait(false);
+        if (config.FirstSeq > 1)
+        {
+            // 2.10's first_seq: the empty store moves on so the first message gets it (nats-server purges the new
+            // store up to it); kept durable like any other purge.
+            store.Compact(config.FirstSeq);
+            await store.FlushAsync().ConfigureAwait(false);
+        }
+
         var stream = new MessageStream(engine, provider, store, config, created) { messageIdsLoaded = true };
         stream.Start();
         return stream;
