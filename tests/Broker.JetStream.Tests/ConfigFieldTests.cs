@@ -48,7 +48,6 @@ public class ConfigFieldTests
     }
 
     [Theory(Timeout = 30_000)]
-    [InlineData("\"compression\":\"s2\"", "stream compression is not supported by this broker")]
     [InlineData("\"consumer_limits\":{\"max_ack_pending\":5}", "stream consumer limits are not supported by this broker")]
     [InlineData("\"allow_msg_ttl\":true", "per-message TTLs and subject delete markers are not supported by this broker")]
     [InlineData("\"subject_delete_marker_ttl\":1000000000", "per-message TTLs and subject delete markers are not supported by this broker")]

@@ -51,6 +51,13 @@ public sealed record StreamStoreConfig
     public bool DiscardNewPerSubject { get; init; }
 
     /// <summary>
+    /// The stream's <c>compression</c> (nats-server 2.10): how a store that compresses keeps the stream's data at rest.
+    /// A store without compression keeps the data as it is, as nats-server's memory store does. Default
+    /// <see cref="StreamCompression.None"/>. (Contract 1.2.)
+    /// </summary>
+    public StreamCompression Compression { get; init; }
+
+    /// <summary>
     /// Opaque bytes the engine stores with the stream (its JSON configuration and creation time). A durable store
     /// keeps them with the stream and returns them unchanged from <see cref="IStreamStoreProvider.RecoverAsync"/>.
     /// Default empty.
@@ -81,4 +88,14 @@ public sealed record ConsumerStoreConfig
 
     /// <summary>Opaque engine bytes (the consumer's JSON configuration and creation time), returned unchanged after recovery. Default empty.</summary>
     public ReadOnlyMemory<byte> Metadata { get; init; }
+}
+
+/// <summary>A stream's <c>compression</c> setting, as nats-server names it in stream configurations.</summary>
+public enum StreamCompression
+{
+    /// <summary><c>"none"</c>: data kept as written.</summary>
+    None,
+
+    /// <summary><c>"s2"</c>: data compressed at rest where the store can (the file store compresses sealed blocks).</summary>
+    S2,
 }

@@ -4,7 +4,7 @@ using Broker.Storage.FileStore.Internal;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 
-[assembly: BrokerPlugin(typeof(FileStorePlugin), Id = FileStorePlugin.Id, MinimumContractVersion = "1.1")]
+[assembly: BrokerPlugin(typeof(FileStorePlugin), Id = FileStorePlugin.Id, MinimumContractVersion = "1.2")]
 
 namespace Broker.Storage.FileStore;
 

@@ -143,6 +143,14 @@ internal static class StreamValidation
             throw Invalid(unsupported);
         }
 
+        // nats-server 2.10 reads "none" and "s2" and fails the request's JSON on anything else; "none" is not echoed.
+        config.Compression = config.Compression switch
+        {
+            null or "none" => null,
+            "s2" => "s2",
+            _ => throw new ApiException(ApiErrors.InvalidJson),
+        };
+
         if (config.Subjects is not { Count: > 0 })
         {
             config.Subjects = [config.Name];

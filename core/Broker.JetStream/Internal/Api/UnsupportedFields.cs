@@ -6,7 +6,7 @@ namespace Broker.JetStream.Internal.Api;
 /// <summary>
 /// Configuration fields of nats-server versions after 2.9 that this broker does not implement. nats-server (Go's
 /// <c>encoding/json</c>) ignores fields it does not know, so an older server answers a request using a newer feature
-/// with a 200 that silently dropped it; this broker reads those fields and refuses any value but the default instead,
+/// with a 200 that silently dropped it; this broker implements some (<c>compression</c>, <c>first_seq</c>) and reads the others and refuses any value but the default instead,
 /// with the error nats-server uses for a configuration it cannot take (<c>JSStreamInvalidConfigF</c>,
 /// <c>JSConsumerCreateErrF</c>). Defaults are accepted (clients send <c>"compression":"none"</c> and the like) and
 /// cleared, so they are not echoed back and do not take part in "same configuration" checks. Also the API level a
@@ -44,11 +44,6 @@ internal static class UnsupportedFields
     /// <summary>The first unsupported stream feature the configuration asks for, or null; clears the defaults.</summary>
     public static string? CheckStream(StreamConfig config)
     {
-        if (!IsDefaultName(config.Compression, "none"))
-        {
-            return "stream compression is not supported by this broker";
-        }
-
         if (!IsEmptyObject(config.ConsumerLimits, "inactive_threshold", "max_ack_pending"))
         {
             return "stream consumer limits are not supported by this broker";
@@ -79,7 +74,6 @@ internal static class UnsupportedFields
             return "stream persist modes are not supported by this broker";
         }
 
-        config.Compression = null;
         config.ConsumerLimits = null;
         config.PersistMode = null;
         return null;

@@ -123,7 +123,7 @@ internal sealed class StreamConfig
     // Fields of later nats-server versions this broker does not implement: read so that a value other than the
     // default is refused (UnsupportedFields) instead of dropped; never written, as they only ever hold the default.
 
-    /// <summary>2.10 <c>compression</c>: <c>none</c> (or absent) is accepted, <c>s2</c> refused.</summary>
+    /// <summary>2.10 <c>compression</c>: <c>none</c> (or absent, not echoed) or <c>s2</c> (the file store compresses sealed blocks; memory streams keep it as a setting, as nats-server's memory store).</summary>
     [JsonPropertyName("compression")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public string? Compression { get; set; }

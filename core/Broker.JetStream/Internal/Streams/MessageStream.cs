@@ -124,6 +124,7 @@ internal sealed partial class MessageStream
         MaxMessagesPerSubject = config.MaxMsgsPerSubject,
         Discard = config.Discard,
         DiscardNewPerSubject = config.DiscardNewPerSubject,
+        Compression = config.Compression == "s2" ? StreamCompression.S2 : StreamCompression.None,
         Metadata = JsonSerializer.SerializeToUtf8Bytes(new StoredStreamMetadata { Config = config, Created = created }, JetStreamJson.Context.StoredStreamMetadata),
     };
 

@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using Broker.Abstractions;
 using Broker.Storage.FileStore.Internal.Format;
 
 namespace Broker.Storage.FileStore.Internal;
@@ -217,6 +218,10 @@ internal sealed partial class FileStreamStore
         }
     }
 
+    // Sealed blocks are compressed when the stream asks for it (compression: s2) or the store does for every stream
+    // (filestore { compression: snappy }); read under sync or ioSync, as the configuration changes under both.
+    private bool Compresses => config.Compression == StreamCompression.S2 || options.Compression == FileStoreCompression.Snappy;
+
     /// <summary>
     /// Sealed blocks whose bytes are all durable: cut the preallocated tail, and compress them when configured.
     /// Caller holds <c>ioSync</c> (not <c>sync</c>: compression runs outside it).
@@ -230,7 +235,7 @@ internal sealed partial class FileStreamStore
             {
                 if (block.Sealed && block != tail && block.Synced == block.End && !block.Compressed && block.Allocated > BlockFileHeader.Size + block.End)
                 {
-                    var wantsCompression = options.Compression == FileStoreCompression.Snappy && block.Cache is not null;
+                    var wantsCompression = Compresses && block.Cache is not null;
                     work.Add((block, wantsCompression ? block.Cache.AsSpan(0, (int)block.End).ToArray() : null));
                 }
             }

@@ -48,6 +48,9 @@ internal static class StreamMetaFile
             builder.Bytes(config.Metadata.Span);
         }
 
+        // Added last, so a meta.inf written before it reads as uncompressed.
+        builder.U8((byte)config.Compression);
+
         AtomicFile.Write(fs, Path.Combine(directory, FileName), builder.Written);
     }
 
@@ -111,6 +114,8 @@ internal static class StreamMetaFile
                 metadata = parser.Bytes();
             }
 
+            var compression = parser.AtEnd ? StreamCompression.None : (StreamCompression)parser.U8();
+
             var config = new StreamStoreConfig
             {
                 Name = name,
@@ -126,6 +131,7 @@ internal static class StreamMetaFile
                 Discard = discard,
                 DiscardNewPerSubject = discardNewPerSubject,
                 Metadata = metadata,
+                Compression = compression,
             };
             return (config, salt, key);
         }
