@@ -37,7 +37,7 @@ internal sealed partial class ConfMapper
 
     // Top-level keys of nats-server features this broker does not have yet, with the feature named in the notice.
     // Ignoring them changes no security property: a client simply cannot use the feature.
-    private static readonly Dictionary<string, string> Unsupported = new(StringComparer.OrdinalIgnoreCase)
+    internal static readonly Dictionary<string, string> Unsupported = new(StringComparer.OrdinalIgnoreCase)
     {
         ["mqtt"] = "MQTT",
         ["cluster"] = Clustering.Feature,
