@@ -42,6 +42,14 @@ public sealed class HandshakeTests
     }
 
     [Fact(Timeout = 30_000)]
+    public async Task Advertise_is_named_in_a_warning_at_start_not_dropped()
+    {
+        await using var broker = await WsBroker.StartAsync(null, ("advertise", "ws.example.com:443"));
+
+        Assert.True(broker.Logs.Contains("Websocket advertise \"ws.example.com:443\" ignored"), string.Join("\n", broker.Logs.Entries));
+    }
+
+    [Fact(Timeout = 30_000)]
     public async Task A_valid_request_is_accepted_with_the_rfc_6455_accept_key_and_configured_headers()
     {
         await using var broker = await WsBroker.StartAsync(null, ("headers:X-Served-By", "broker"));

@@ -35,6 +35,12 @@ public sealed class WebSocketOptions
     /// </summary>
     public TimeSpan HandshakeTimeout { get; set; } = TimeSpan.FromSeconds(2);
 
+    /// <summary>
+    /// The address a cluster would advertise for this listener to clients [<c>advertise</c>]. A single server has no
+    /// cluster to tell, so it is only kept and a warning says so at start. Default none.
+    /// </summary>
+    public string? Advertise { get; set; }
+
     /// <summary>Cookie whose value fills an empty CONNECT <c>jwt</c> [<c>jwt_cookie</c>]. Default none.</summary>
     public string? JwtCookie { get; set; }
 

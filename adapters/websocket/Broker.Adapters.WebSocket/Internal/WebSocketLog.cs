@@ -20,6 +20,9 @@ internal static partial class WebSocketLog
     [LoggerMessage(653, LogLevel.Debug, "{Remote} - websocket upgraded ({Path}, compression {Compression})")]
     public static partial void Upgraded(ILogger logger, string remote, string path, bool compression);
 
+    [LoggerMessage(655, LogLevel.Warning, "Websocket advertise \"{Advertise}\" ignored: it is told to clients through a cluster, and this broker runs as a single server")]
+    public static partial void AdvertiseIgnored(ILogger logger, string advertise);
+
     [LoggerMessage(654, LogLevel.Warning, "Websocket not configured with TLS. DO NOT USE IN PRODUCTION!")]
     public static partial void NoTls(ILogger logger);
 }

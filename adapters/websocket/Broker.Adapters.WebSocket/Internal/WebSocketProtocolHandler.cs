@@ -28,6 +28,11 @@ internal sealed class WebSocketProtocolHandler : IProtocolHandler
         {
             WebSocketLog.NoTls(logger);
         }
+
+        if (options.Advertise is { } advertise)
+        {
+            WebSocketLog.AdvertiseIgnored(logger, advertise);
+        }
     }
 
     public string Protocol => WebSocketPlugin.ProtocolName;

@@ -48,6 +48,7 @@ internal static class WebSocketSettings
             NoTls = section.GetBool("no_tls", false),
             SameOrigin = section.GetBool("same_origin", false),
             Compression = section.GetBool("compression", false) || section.GetBool("compress", false),
+            Advertise = Empty(section["advertise"]),
             JwtCookie = Empty(section["jwt_cookie"]),
             UserCookie = Empty(section["user_cookie"]),
             PassCookie = Empty(section["pass_cookie"]),
