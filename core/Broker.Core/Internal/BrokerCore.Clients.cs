@@ -84,5 +84,29 @@ internal sealed partial class BrokerCore
         }
     }
 
+    /// <summary>
+    /// After a reload lowered <c>max_connections</c> below the connections open, closes the newest ones beyond it
+    /// with <c>maximum connections exceeded</c>, so the oldest keep their place. nats-server closes as many, picked
+    /// in its client map's (random) order.
+    /// </summary>
+    /// <returns>How many were closed.</returns>
+    public int CloseBeyondLimit()
+    {
+        var open = Clients.Values.OfType<IClientConnection>().ToList();
+        var maxConnections = Options.MaxConnections;
+        if (!ConnectionAdmission.Exceeds(open.Count, maxConnections))
+        {
+            return 0;
+        }
+
+        var excess = open.Count - ConnectionAdmission.Effective(maxConnections);
+        foreach (var client in open.OrderByDescending(c => c.Id).Take(excess))
+        {
+            client.CloseForMaxConnections();
+        }
+
+        return excess;
+    }
+
     public static string FormatEndPoint(EndPoint? endPoint) => endPoint?.ToString() ?? "?";
 }
