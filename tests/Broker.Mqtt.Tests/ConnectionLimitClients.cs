@@ -128,18 +128,35 @@ internal static class ConnectionLimitClients
         return new Attempt(kind, false, code, null);
     }
 
-    /// <summary>Runs every attempt at once, on the thread pool, and waits for all of them.</summary>
-    public static async Task<List<Attempt>> AllAtOnceAsync(IEnumerable<Func<Task<Attempt>>> attempts)
+    /// <summary>
+    /// Runs every attempt at once: each on a thread of its own, all released by one barrier (the thread pool would
+    /// start them a few at a time), and waits for all of them.
+    /// </summary>
+    public static async Task<List<Attempt>> AllAtOnceAsync(IReadOnlyList<Func<Task<Attempt>>> attempts)
     {
         var results = new ConcurrentBag<Attempt>();
-        using var start = new ManualResetEventSlim();
-        var tasks = attempts.Select(attempt => Task.Run(async () =>
+        var failures = new ConcurrentBag<Exception>();
+        using var barrier = new Barrier(attempts.Count);
+        var threads = attempts.Select(attempt => new Thread(() =>
         {
-            start.Wait();
-            results.Add(await attempt());
+            barrier.SignalAndWait();
+            try
+            {
+                results.Add(attempt().GetAwaiter().GetResult());
+            }
+            catch (Exception ex)
+            {
+                failures.Add(ex);
+            }
         })).ToList();
-        start.Set();
-        await Task.WhenAll(tasks);
+        threads.ForEach(t => t.Start());
+        await Task.Run(() => threads.ForEach(t => t.Join()));
+        if (!failures.IsEmpty)
+        {
+            await LetGoAsync(results);
+            throw new AggregateException(failures);
+        }
+
         return [.. results];
     }
 

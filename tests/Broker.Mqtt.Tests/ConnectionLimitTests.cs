@@ -20,16 +20,16 @@ public sealed class ConnectionLimitTests
         await using var broker = await StartAsync(Limit);
         var ws = WebSocketUri(broker);
 
-        for (var round = 0; round < 3; round++)
+        for (var round = 0; round < 5; round++)
         {
             var totalBefore = (await VarzAsync(broker)).GetProperty("total_connections").GetInt64();
             var attempts = new List<Func<Task<Attempt>>>();
-            attempts.AddRange(Enumerable.Repeat<Func<Task<Attempt>>>(() => ConnectionLimitClients.NatsAsync(broker), 5));
-            attempts.AddRange(Enumerable.Repeat<Func<Task<Attempt>>>(() => ConnectionLimitClients.NatsOverWebSocketAsync(ws), 4));
-            attempts.AddRange(Enumerable.Repeat<Func<Task<Attempt>>>(() => ConnectionLimitClients.MqttAsync(broker, MqttProtocolVersion.V311), 3));
-            attempts.AddRange(Enumerable.Repeat<Func<Task<Attempt>>>(() => ConnectionLimitClients.MqttAsync(broker, MqttProtocolVersion.V500), 3));
-            attempts.AddRange(Enumerable.Repeat<Func<Task<Attempt>>>(() => ConnectionLimitClients.RawMqttAsync(broker, 4), 2));
-            attempts.AddRange(Enumerable.Repeat<Func<Task<Attempt>>>(() => ConnectionLimitClients.RawMqttAsync(broker, 5), 2));
+            attempts.AddRange(Enumerable.Repeat<Func<Task<Attempt>>>(() => ConnectionLimitClients.NatsAsync(broker), 12));
+            attempts.AddRange(Enumerable.Repeat<Func<Task<Attempt>>>(() => ConnectionLimitClients.NatsOverWebSocketAsync(ws), 8));
+            attempts.AddRange(Enumerable.Repeat<Func<Task<Attempt>>>(() => ConnectionLimitClients.MqttAsync(broker, MqttProtocolVersion.V311), 6));
+            attempts.AddRange(Enumerable.Repeat<Func<Task<Attempt>>>(() => ConnectionLimitClients.MqttAsync(broker, MqttProtocolVersion.V500), 6));
+            attempts.AddRange(Enumerable.Repeat<Func<Task<Attempt>>>(() => ConnectionLimitClients.RawMqttAsync(broker, 4), 3));
+            attempts.AddRange(Enumerable.Repeat<Func<Task<Attempt>>>(() => ConnectionLimitClients.RawMqttAsync(broker, 5), 3));
 
             var results = await ConnectionLimitClients.AllAtOnceAsync(attempts);
             try
