@@ -34,8 +34,12 @@ public sealed class BrokerOptions
     /// <summary>Unanswered PINGs after which a client is closed with <c>Stale Connection</c>. Default 2.</summary>
     public int MaxPingsOutstanding { get; set; } = 2;
 
-    /// <summary>Most client connections at once; more are refused with <c>maximum connections exceeded</c>. Default 65536.</summary>
-    public int MaxConnections { get; set; } = 64 * 1024;
+    /// <summary>
+    /// Most client connections at once, NATS, WebSocket and protocol adapters' (MQTT) together; more are refused with
+    /// <c>maximum connections exceeded</c>. As in nats-server, 0 stands for the default and a negative value means no
+    /// limit. Default 65536.
+    /// </summary>
+    public int MaxConnections { get; set; } = Internal.Clients.ConnectionAdmission.DefaultLimit;
 
     /// <summary>Most subscriptions per connection; 0 means unlimited. Default 0.</summary>
     public int MaxSubscriptions { get; set; }
@@ -108,9 +112,10 @@ public sealed class BrokerOptions
             throw new InvalidOperationException("max_control_line: must be greater than 0");
         }
 
-        if (MaxConnections < 0 || MaxSubscriptions < 0 || MaxSubTokens < 0 || MaxPingsOutstanding <= 0)
+        // A negative max_connections is valid: no limit, as nats-server reads it.
+        if (MaxSubscriptions < 0 || MaxSubTokens < 0 || MaxPingsOutstanding <= 0)
         {
-            throw new InvalidOperationException("max_connections, max_subscriptions and max_sub_tokens must not be negative, ping_max must be at least 1");
+            throw new InvalidOperationException("max_subscriptions and max_sub_tokens must not be negative, ping_max must be at least 1");
         }
 
         if (MaxClosedClients < 0)

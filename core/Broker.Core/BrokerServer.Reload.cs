@@ -14,7 +14,8 @@ public sealed partial class BrokerServer
     /// Replaces the running configuration without dropping connections: users, permissions and limits change for
     /// live connections (each is authenticated again and loses subscriptions it may no longer have, with a -ERR for
     /// each, as nats-server does). A reload that changes a setting needing a restart (host, port, server name, header
-    /// support, monitoring listener) is refused as a whole and nothing is applied. Each change is logged as nats-server
+    /// support, monitoring listener) is refused as a whole and nothing is applied. A <c>max_connections</c> lowered below
+    /// the connections open closes the newest ones beyond it with <c>maximum connections exceeded</c>. Each change is logged as nats-server
     /// logs it (<c>Reloaded: max_payload = 1048576</c>); the caller logs the end of the reload.
     /// </summary>
     /// <param name="options">The new settings; copied.</param>
@@ -82,6 +83,13 @@ public sealed partial class BrokerServer
                 {
                     adapterConnection.ApplyReload(previous, authenticator);
                 }
+            }
+
+            // As nats-server: a lowered max_connections closes the connections beyond it (here the newest).
+            var closedBeyondLimit = core.CloseBeyondLimit();
+            if (closedBeyondLimit > 0)
+            {
+                HostingLog.ClosedBeyondMaxConnections(logger, closedBeyondLimit);
             }
 
             foreach (var setting in changed)

@@ -28,7 +28,8 @@ namespace Broker.Abstractions;
 /// <para>
 /// Closing: the adapter disposes the client (reason <c>Client Closed</c>) or calls <see cref="Close"/> with its own
 /// reason. The broker closes it on a slow consumer (it aborts the transport), when a configuration reload no longer
-/// authenticates the user, and in lame duck mode or at shutdown (it completes the output, so what is buffered is sent
+/// authenticates the user or lowers <c>max_connections</c> below the connections open (the newest are closed), and in
+/// lame duck mode or at shutdown (it completes the output, so what is buffered is sent
 /// and the transport closes); <see cref="Closed"/> is cancelled then and <see cref="CloseReason"/> says why.
 /// Operations on a closed client throw <see cref="ObjectDisposedException"/>.
 /// </para>

@@ -4,7 +4,7 @@ using Broker.Core.Internal.Protocol;
 
 namespace Broker.Core.Internal;
 
-/// <summary>The client registry and the INFO each new client receives.</summary>
+/// <summary>The client registry, admission under <c>max_connections</c>, and the INFO each new client receives.</summary>
 internal sealed partial class BrokerCore
 {
     private ServerInfo infoTemplate = new();
@@ -49,34 +49,64 @@ internal sealed partial class BrokerCore
         return info.ToProtocolLine();
     }
 
-    // Makes an adapter connection's limit check and registration one step (nats-server checks under its lock).
-    private readonly Lock admission = new();
+    private readonly ConnectionAdmission admission = new();
+
+    /// <summary>The places <c>max_connections</c> allows and how many are taken.</summary>
+    public ConnectionAdmission Admission => admission;
 
     /// <summary>
-    /// Registers an adapter's connection unless <c>max_connections</c> are connected; checked and registered as one
-    /// step, so connections arriving together cannot all pass the check.
+    /// Admits a connection unless <c>max_connections</c> are connected, and registers it: the place is taken in one
+    /// atomic step (see <see cref="ConnectionAdmission"/>). Every connection from outside the process comes through
+    /// here (NATS and WebSocket clients once INFO is sent, adapters' connections once authenticated); the place is
+    /// given back by <see cref="Unregister"/>.
     /// </summary>
-    public bool TryRegister(ClientBase client)
+    public bool TryAdmit(ClientBase client)
     {
-        lock (admission)
+        if (!admission.TryTake(Options.MaxConnections))
         {
-            if (Clients.Count >= Options.MaxConnections)
-            {
-                return false;
-            }
+            return false;
+        }
 
-            Register(client);
-            return true;
+        Clients[client.Id] = client;
+        return true;
+    }
+
+    /// <summary>
+    /// Removes a closed client from the registry and gives its place back. Only admitted clients are in the registry,
+    /// and only one removal can succeed, so the place is given back exactly once however often a closing path calls
+    /// this, and never for a refused client.
+    /// </summary>
+    public void Unregister(ClientBase client)
+    {
+        if (Clients.TryRemove(client.Id, out _))
+        {
+            admission.Release();
         }
     }
 
-    public void Register(ClientBase client)
+    /// <summary>
+    /// After a reload lowered <c>max_connections</c> below the connections open, closes the newest ones beyond it
+    /// with <c>maximum connections exceeded</c>, so the oldest keep their place. nats-server closes as many, picked
+    /// in its client map's (random) order.
+    /// </summary>
+    /// <returns>How many were closed.</returns>
+    public int CloseBeyondLimit()
     {
-        Clients[client.Id] = client;
-        Interlocked.Increment(ref Statistics.TotalConnections);
-    }
+        var open = Clients.Values.OfType<IClientConnection>().ToList();
+        var maxConnections = Options.MaxConnections;
+        if (!ConnectionAdmission.Exceeds(open.Count, maxConnections))
+        {
+            return 0;
+        }
 
-    public void Unregister(ClientBase client) => Clients.TryRemove(client.Id, out _);
+        var excess = open.Count - ConnectionAdmission.Effective(maxConnections);
+        foreach (var client in open.OrderByDescending(c => c.Id).Take(excess))
+        {
+            client.CloseForMaxConnections();
+        }
+
+        return excess;
+    }
 
     public static string FormatEndPoint(EndPoint? endPoint) => endPoint?.ToString() ?? "?";
 }

@@ -41,7 +41,7 @@ public sealed class ConfMappingTests
     [InlineData("max_pending: 100MB", "Broker:MaxPending=104857600")]
     [InlineData("max_connections: 100", "Broker:MaxConnections=100")]
     [InlineData("max_conn: 0", "Broker:MaxConnections=0")]
-    [InlineData("max_connections: -5", "Broker:MaxConnections=0")]
+    [InlineData("max_connections: -5", "Broker:MaxConnections=-5")]
     [InlineData("max_subscriptions: 10", "Broker:MaxSubscriptions=10")]
     [InlineData("max_subs: -1", "Broker:MaxSubscriptions=0")]
     [InlineData("max_sub_tokens: 16", "Broker:MaxSubTokens=16")]

@@ -8,8 +8,8 @@ namespace Broker.Core.Internal.Clients;
 /// <summary>
 /// Closing an adapter's connection, once, from whichever side is first. The adapter closes it (dispose: "Client
 /// Closed", or <see cref="Close"/> with its own reason) and keeps its transport. The broker closes it as a slow consumer
-/// (aborting the transport at once, without flushing, as for NATS), when a reload no longer authenticates its user,
-/// and for shutdown (completing the output, so what is buffered is sent before the transport closes). Either way the
+/// (aborting the transport at once, without flushing, as for NATS), when a reload no longer authenticates its user or
+/// lowers <c>max_connections</c> below the connections open, and for shutdown (completing the output, so what is buffered is sent before the transport closes). Either way the
 /// client leaves the connection list, is remembered among /connz's closed connections, and <see cref="Closed"/> is
 /// cancelled, its callbacks on the thread pool so no adapter code runs under a producer's locks.
 /// </summary>
@@ -55,6 +55,20 @@ internal sealed partial class BusConnection
     protected override void CloseByOwner() => Close(ClosedState.ClientClosed.ToText());
 
     public void CloseForShutdown() => CloseByBroker(ClosedState.ServerShutdown.ToText(), abortTransport: false);
+
+    /// <summary>
+    /// Closes as a connection over a lowered <c>max_connections</c>: what is buffered is sent, then the transport
+    /// closes (nats-server has no refusal to send an MQTT client that is past its CONNECT).
+    /// </summary>
+    public void CloseForMaxConnections()
+    {
+        if (!IsClosed)
+        {
+            InProcessLog.MaxConnectionsExceeded(logger, this);
+        }
+
+        CloseByBroker(ClosedState.MaxConnectionsExceeded.ToText(), abortTransport: false);
+    }
 
     /// <summary>Closes on the broker's initiative; cleaned up on the thread pool, since the caller may be any producer.</summary>
     private void CloseByBroker(string reason, bool abortTransport)

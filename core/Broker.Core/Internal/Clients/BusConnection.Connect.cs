@@ -23,24 +23,25 @@ internal sealed partial class BusConnection
         var credentials = Credentials.From(connection, options);
         var user = Authenticate(server.Authenticator, connection, credentials);
         var client = new BusConnection(server, connection, options, credentials, user);
+
+        // nats-server creates the client before it authenticates and admits it: a refused one counts and shows as closed.
+        Interlocked.Increment(ref server.Statistics.TotalConnections);
         if (user is null)
         {
-            // nats-server creates the client before it authenticates: a refused one counts and shows as closed.
-            Interlocked.Increment(ref server.Statistics.TotalConnections);
             InProcessLog.AuthorizationViolation(client.logger, client);
             client.CloseRefused(ClosedState.AuthenticationViolation.ToText());
             return BusConnectResult.Failure(BusConnectError.AuthorizationViolation, AuthorizationViolationText);
         }
 
-        if (server.Clients.Count >= server.Options.MaxConnections)
+        // Checked and taken as one step with every other connection's (BrokerCore.TryAdmit), so a flood of MQTT,
+        // WebSocket and NATS clients together gets exactly the free places.
+        if (!server.TryAdmit(client))
         {
-            Interlocked.Increment(ref server.Statistics.TotalConnections);
             InProcessLog.MaxConnectionsExceeded(client.logger, client);
             client.CloseRefused(ClosedState.MaxConnectionsExceeded.ToText());
             return BusConnectResult.Failure(BusConnectError.MaxConnectionsExceeded, MaxConnectionsText);
         }
 
-        server.Register(client);
         return BusConnectResult.Success(client);
     }
 

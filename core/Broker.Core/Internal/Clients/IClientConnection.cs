@@ -5,8 +5,8 @@ namespace Broker.Core.Internal.Clients;
 
 /// <summary>
 /// A client that is a connection of someone outside the process: a NATS connection (<see cref="NatsClient"/>) or a
-/// protocol adapter's connection (<see cref="BusConnection"/>). These are what /connz lists, /varz counts and lame duck
-/// mode closes; plain in-process clients are not, as nats-server keeps its internal clients out of them.
+/// protocol adapter's connection (<see cref="BusConnection"/>). These are what /connz lists, /varz counts,
+/// <c>max_connections</c> limits and lame duck mode closes; plain in-process clients are not, as nats-server keeps its internal clients out of them.
 /// </summary>
 internal interface IClientConnection
 {
@@ -41,4 +41,10 @@ internal interface IClientConnection
 
     /// <summary>Closes the connection gracefully with the reason "Server Shutdown" (lame duck mode, stop).</summary>
     void CloseForShutdown();
+
+    /// <summary>
+    /// Closes the connection with the reason "Maximum Connections Exceeded" (a reload lowered <c>max_connections</c>
+    /// below the connections open), telling the peer as a refused connection is told.
+    /// </summary>
+    void CloseForMaxConnections();
 }

@@ -10,11 +10,13 @@ internal sealed partial class NatsClient
 
     public async Task RunAsync(CancellationToken cancellationToken)
     {
-        Server.Register(this);
+        // Counted whether admitted or not, as nats-server counts every client it creates.
+        Interlocked.Increment(ref Server.Statistics.TotalConnections);
         try
         {
+            // As nats-server: INFO first, then the place is taken; a refused client reads INFO and the -ERR.
             SendInfo();
-            if (Server.Clients.Count > Server.Options.MaxConnections)
+            if (!Server.TryAdmit(this))
             {
                 ClientLog.MaxConnectionsExceeded(logger, this);
                 BeginClose(CloseReason.MaxConnectionsExceeded, ServerMessages.ErrMaxConnections);

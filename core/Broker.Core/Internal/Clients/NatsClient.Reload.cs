@@ -1,12 +1,14 @@
 using Broker.Core.Internal.Auth;
 using Broker.Core.Internal.Logging;
+using Broker.Core.Internal.Protocol;
 
 namespace Broker.Core.Internal.Clients;
 
 /// <summary>
 /// A configuration reload seen by a live connection (nats-server <c>reloadAuthorization</c> and
 /// <c>processSubsOnConfigReload</c>): authenticate again, take the new permissions, and drop subscriptions they no
-/// longer allow, with a -ERR for each. The connection stays open unless its credentials stopped being valid.
+/// longer allow, with a -ERR for each. The connection stays open unless its credentials stopped being valid, or a
+/// lowered <c>max_connections</c> leaves no place for it.
 /// </summary>
 internal sealed partial class NatsClient
 {
@@ -54,6 +56,18 @@ internal sealed partial class NatsClient
             SendPermissionError("Permissions Violation for Subscription to ", subscription.Subject, subscription.Queue, $" (sid {GoQuote.Quote(subscription.Sid)})", flushNow: true);
             ClientLog.SubscriptionRemovedOnReload(logger, this, subscription.SubjectString);
         }
+    }
+
+    /// <summary>Closes with <c>-ERR 'maximum connections exceeded'</c>, as nats-server does after a reload lowered the limit.</summary>
+    public void CloseForMaxConnections()
+    {
+        if (IsClosed)
+        {
+            return;
+        }
+
+        ClientLog.MaxConnectionsExceeded(logger, this);
+        BeginClose(CloseReason.MaxConnectionsExceeded, ServerMessages.ErrMaxConnections);
     }
 
     private void RememberNkey(string? publicKey) => connectNkey = publicKey;

@@ -43,4 +43,7 @@ internal static partial class HostingLog
 
     [LoggerMessage(13, LogLevel.Critical, "{Failure}")]
     public static partial void ListenFailed(ILogger logger, string failure);
+
+    [LoggerMessage(14, LogLevel.Information, "Closed {Count} connections to fall within max_connections")]
+    public static partial void ClosedBeyondMaxConnections(ILogger logger, int count);
 }

@@ -1,4 +1,5 @@
 using System.Net;
+using Broker.Core.Internal.Clients;
 using Broker.Core.Internal.Monitoring.Http;
 using Broker.Core.Internal.Monitoring.Metrics;
 using Broker.Core.Internal.Monitoring.Models;
@@ -39,7 +40,7 @@ internal sealed partial class MonitorEndpoints
             Host = options.Host,
             Port = client?.Port ?? options.Port,
             AuthRequired = core.Authenticator.AuthRequired ? true : null,
-            MaxConnections = options.MaxConnections,
+            MaxConnections = ConnectionAdmission.Effective(options.MaxConnections),
             MaxSubscriptions = options.MaxSubscriptions > 0 ? options.MaxSubscriptions : null,
             PingInterval = ToNanoseconds(options.PingInterval),
             PingMax = options.MaxPingsOutstanding,

@@ -39,7 +39,7 @@ internal static class OptionsComparer
         new(nameof(BrokerOptions.WriteDeadline), "write_deadline", Reloadability.NewConnections, o => o.WriteDeadline),
         new(nameof(BrokerOptions.PingInterval), "ping_interval", Reloadability.Live, o => o.PingInterval),
         new(nameof(BrokerOptions.MaxPingsOutstanding), "ping_max", Reloadability.Live, o => o.MaxPingsOutstanding),
-        new(nameof(BrokerOptions.MaxConnections), "max_connections", Reloadability.Live, o => o.MaxConnections),
+        new(nameof(BrokerOptions.MaxConnections), "max_connections", Reloadability.Live, o => Internal.Clients.ConnectionAdmission.Effective(o.MaxConnections)),
         new(nameof(BrokerOptions.MaxSubscriptions), "max_subscriptions", Reloadability.Live, o => o.MaxSubscriptions),
         new(nameof(BrokerOptions.MaxSubTokens), "max_sub_tokens", Reloadability.Live, o => o.MaxSubTokens),
         new(nameof(BrokerOptions.NoHeaderSupport), "no_header_support", Reloadability.Restart, o => o.NoHeaderSupport),

@@ -201,12 +201,13 @@ internal sealed partial class ConfMapper
         Set(Key(nameof(BrokerOptions.ServerName)), name);
     }
 
-    // nats-server turns 0 into -1, and any negative value refuses every connection: our 0 does that.
+    // Passed as written: BrokerOptions reads 0 as the default (65536) and a negative value as no limit, as nats-server
+    // 2.9.10 does (checked by connecting to it with max_connections 0 and -1).
     private void MaxConnections(ConfEntry entry)
     {
         if (TryInt32(entry, out var value))
         {
-            Set(Key(nameof(BrokerOptions.MaxConnections)), Format(Math.Max(value, 0)));
+            Set(Key(nameof(BrokerOptions.MaxConnections)), Format(value));
         }
     }
 
