@@ -19,7 +19,7 @@ public sealed partial class LockOrderDocTests
         var missing = locks.Where(name => !doc.Contains($"`{name}`", StringComparison.Ordinal)).Order(StringComparer.Ordinal).ToList();
 
         Assert.True(missing.Count == 0, "not in docs/locks.md: " + string.Join(", ", missing));
-        Assert.Contains("BrokerCore.admission", locks);
+        Assert.Contains("MessageStream.gate", locks);
         Assert.Contains("FileStreamStore.ioSync", locks);
     }
 
