@@ -73,6 +73,8 @@ internal sealed partial class JetStreamApi
                 FilterSubject = spec.MoreFilterSubjects is { Count: > 0 } ? null : spec.FilterSubject,
                 FilterSubjects = spec.MoreFilterSubjects is { Count: > 0 } more ? [spec.FilterSubject, .. more] : null,
                 MaxAckPending = spec.MaxAckPending,
+                MemoryStorage = spec.MemoryStorage,
+                InactiveThreshold = (spec.InactiveThreshold?.Ticks ?? 0) * 100,
             },
         };
         var body = JsonSerializer.SerializeToUtf8Bytes(request, MqttJsonContext.Default.ConsumerCreateRequest);
