@@ -54,4 +54,26 @@ public sealed class HostTests
         Assert.Equal(["from/mqtt311", "from/nats"], topics);
         directory.Delete(recursive: true);
     }
+
+    [Fact(Timeout = 60_000)]
+    public async Task The_host_refuses_stream_replicas_above_1_at_start()
+    {
+        // nats-server on a single server starts with this and then fails every MQTT CONNECT; the broker says it at start.
+        var configuration = new DirectoryInfo(Path.TrimEndingDirectorySeparator(AppContext.BaseDirectory)).Parent!.Name;
+        var hostDll = RepositoryPaths.Combine("host", "Broker.Host", "bin", configuration, "net10.0", "Broker.Host.dll");
+        var directory = Directory.CreateTempSubdirectory("mqtt-host-");
+        var config = Path.Combine(directory.FullName, "broker.conf");
+        await File.WriteAllTextAsync(config, $$"""
+            listen: 127.0.0.1:{{Ports.GetFreePort()}}
+            jetstream { store_dir: "{{directory.FullName}}" }
+            mqtt {
+              listen: "127.0.0.1:{{Ports.GetFreePort()}}"
+              stream_replicas: 3
+            }
+            """);
+        var result = await ExternalProcess.RunAsync("dotnet", [hostDll, "-c", config], TimeSpan.FromSeconds(45));
+        Assert.NotEqual(0, result.ExitCode ?? 0);
+        Assert.Contains("stream_replicas: 3 replicas need a JetStream cluster", result.Output + result.ErrorText, StringComparison.Ordinal);
+        directory.Delete(recursive: true);
+    }
 }

@@ -43,11 +43,42 @@ public sealed class MqttOptions
     /// </summary>
     public TimeSpan AckWait { get; set; } = TimeSpan.FromSeconds(30);
 
-    /// <summary>QoS 1 and 2 messages a session may have unacknowledged [<c>max_ack_pending</c>]. Default 1024, at most 65,535.</summary>
+    /// <summary>
+    /// QoS 1 and 2 messages each subscription's consumer may have unacknowledged [<c>max_ack_pending</c>, or its
+    /// nats-server aliases <c>max_pending</c> and <c>max_inflight</c>]. Default 1024, which 0 also gives, as in
+    /// nats-server; at most 65,535.
+    /// </summary>
     public int MaxAckPending { get; set; } = 1024;
 
-    /// <summary>Replicas of the MQTT state streams [<c>stream_replicas</c>]. Default 0: the cluster's size, at most 3.</summary>
-    public int StreamReplicas { get; set; }
+    /// <summary>
+    /// Keep the state of the subscriptions' JetStream consumers (delivered and acknowledged sequences) in memory only
+    /// [<c>consumer_memory_storage</c>]: the consumers are created with <c>mem_storage: true</c>, as nats-server does, so
+    /// a restart of the broker forgets what they delivered. Default <see langword="false"/>.
+    /// </summary>
+    public bool ConsumerMemoryStorage { get; set; }
+
+    /// <summary>
+    /// How long a subscription's durable JetStream consumer may go without its client before JetStream deletes it
+    /// [<c>consumer_inactive_threshold</c>, or nats-server's alias <c>consumer_auto_cleanup</c>]: the consumers are
+    /// created with that <c>inactive_threshold</c>, as nats-server does. A session that comes back after that gets a
+    /// new consumer, which starts with new messages. Default none: the consumers stay until their session ends.
+    /// </summary>
+    public TimeSpan? ConsumerInactiveThreshold { get; set; }
+
+    /// <summary>
+    /// The JetStream domain that keeps the MQTT state [<c>js_domain</c>]: the adapter's JetStream API requests go to
+    /// <c>$JS.&lt;domain&gt;.API.</c> instead of <c>$JS.API.</c>, and the adapter uses JetStream even when this broker does
+    /// not run it (nats-server's use: the state in a hub's JetStream behind a leaf node). Default none: the local
+    /// <c>$JS.API.</c>.
+    /// </summary>
+    public string? JetStreamDomain { get; set; }
+
+    /// <summary>
+    /// How long each of the adapter's JetStream API requests waits for its answer [<c>js_api_timeout</c>, or its
+    /// nats-server alias <c>api_timeout</c>; nats-server 2.11.3 and later]. Default 4 seconds, nats-server 2.9's and
+    /// 2.10's fixed <c>mqttJSAPITimeout</c> (2.11.3 made it 5 seconds and configurable).
+    /// </summary>
+    public TimeSpan JetStreamApiTimeout { get; set; } = TimeSpan.FromSeconds(4);
 
     /// <summary>Refuse QoS 2 publishes, closing the connection [<c>reject_qos2_publish</c>]. Default <see langword="false"/>.</summary>
     public bool RejectQos2Publish { get; set; }

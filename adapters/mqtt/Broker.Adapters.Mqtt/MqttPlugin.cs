@@ -46,7 +46,8 @@ public sealed class MqttPlugin : IBrokerPlugin
         services.AddSingleton<IProtocolHandler>(provider => provider.GetRequiredService<MqttProtocolHandler>());
         services.AddSingleton<IHostedService>(provider => provider.GetRequiredService<MqttProtocolHandler>());
 
-        // Sessions and retained messages on JetStream when the broker runs it (the memory stores above otherwise).
+        // Sessions and retained messages on JetStream when the broker runs it or js_domain names one (the memory stores
+        // above otherwise).
         // Registered after the handler: stopped before it, started after it (it only starts loading; CONNECTs wait).
         services.AddSingleton<IHostedService>(provider => new MqttJetStream(
             provider.GetRequiredService<MqttProtocolHandler>(),

@@ -86,4 +86,7 @@ internal static partial class MqttLog
 
     [LoggerMessage(869, LogLevel.Information, "MQTT: {Count} session(s) expired while the broker was down and were purged from $MQTT_sess")]
     public static partial void ExpiredSessionsPurged(ILogger logger, int count);
+
+    [LoggerMessage(870, LogLevel.Information, "MQTT state in JetStream domain {Domain}: API requests go to {Prefix}*")]
+    public static partial void StateInDomain(ILogger logger, string domain, string prefix);
 }

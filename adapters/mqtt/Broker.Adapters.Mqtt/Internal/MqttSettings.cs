@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Globalization;
 using Broker.Abstractions;
 using Microsoft.Extensions.Configuration;
@@ -16,9 +17,13 @@ internal static class MqttSettings
     [
         "listen", "port", "host", "net", "tls", "no_auth_user", "authorization", "authentication", "ack_wait", "ackwait",
         "max_ack_pending", "max_pending", "max_inflight", "stream_replicas", "consumer_replicas", "consumer_memory_storage",
-        "consumer_inactive_threshold", "js_domain", "js_api_timeout", "reject_qos2_publish", "downgrade_qos2_subscribe",
-        "max_packet_size", "receive_maximum", "topic_alias_maximum", "server_keep_alive",
+        "consumer_inactive_threshold", "consumer_auto_cleanup", "js_domain", "js_api_timeout", "api_timeout",
+        "reject_qos2_publish", "downgrade_qos2_subscribe", "max_packet_size", "receive_maximum", "topic_alias_maximum",
+        "server_keep_alive",
     ];
+
+    // Characters that would put a domain's API outside one subject token ($JS.<domain>.API.).
+    private static readonly SearchValues<char> DomainBreakers = SearchValues.Create(".*> \t\r\n");
 
     private static readonly string[] AuthorizationKeys = ["user", "username", "pass", "password", "token", "timeout"];
 
@@ -55,8 +60,14 @@ internal static class MqttSettings
             options.AckWait = ackWait > TimeSpan.Zero ? ackWait : throw section.Refuse("ack_wait", "ack wait must be a positive value");
         }
 
-        options.MaxAckPending = (int)Range(section, "max_ack_pending", options.MaxAckPending, 1, ushort.MaxValue);
-        options.StreamReplicas = (int)Range(section, "stream_replicas", 0, 0, 5);
+        // nats-server takes 0 as "the default", 1024.
+        var maxAckPendingKey = OneOf(section, "max_ack_pending", "max_pending", "max_inflight");
+        if (Range(section, maxAckPendingKey, 0, 0, ushort.MaxValue) is > 0 and var maxAckPending)
+        {
+            options.MaxAckPending = (int)maxAckPending;
+        }
+
+        ReadJetStream(section, options);
         options.MaxPacketSize = (int)Range(section, "max_packet_size", options.MaxPacketSize, 64, Math.Min(PacketSizeLimit, int.MaxValue));
         options.ReceiveMaximum = (int)Range(section, "receive_maximum", options.ReceiveMaximum, 1, ushort.MaxValue);
         options.TopicAliasMaximum = (int)Range(section, "topic_alias_maximum", options.TopicAliasMaximum, 0, ushort.MaxValue);
@@ -73,6 +84,65 @@ internal static class MqttSettings
         }
 
         return options;
+    }
+
+    /// <summary>The keys that say where and how the adapter keeps its state on JetStream.</summary>
+    private static void ReadJetStream(IConfiguration section, MqttOptions options)
+    {
+        // A single server's streams and consumers have one replica. nats-server 2.9 on a single server accepts more and
+        // then fails at the first use (every CONNECT for streams, every QoS 1 or 2 SUBSCRIBE for consumers, with
+        // "replicas > 1 not supported in non-clustered mode"); refusing at start says so before any client sees it.
+        // 0 or less is nats-server's "as many as the cluster has", 1 here.
+        CheckSingleReplica(section, "stream_replicas", "every MQTT connection");
+        CheckSingleReplica(section, "consumer_replicas", "every QoS 1 and 2 subscription");
+
+        options.ConsumerMemoryStorage = section.GetBool("consumer_memory_storage", false);
+        var thresholdKey = OneOf(section, "consumer_inactive_threshold", "consumer_auto_cleanup");
+        if (section.GetDuration(thresholdKey) is { } threshold)
+        {
+            // nats-server drops a negative value without a word; 0 is "none" there and here.
+            options.ConsumerInactiveThreshold = threshold > TimeSpan.Zero ? threshold
+                : threshold == TimeSpan.Zero ? null
+                : throw section.Refuse(thresholdKey, "must be a positive duration, or 0 for none");
+        }
+
+        if (Empty(section["js_domain"]) is { } domain)
+        {
+            // nats-server 2.9 takes any text and builds subjects nobody can serve from a bad one.
+            options.JetStreamDomain = domain.AsSpan().IndexOfAny(DomainBreakers) < 0
+                ? domain
+                : throw section.Refuse("js_domain", $"invalid domain name \"{domain}\": may not contain ., *, > or white space");
+        }
+
+        var timeoutKey = OneOf(section, "js_api_timeout", "api_timeout");
+        if (section.GetDuration(timeoutKey) is { } apiTimeout && apiTimeout != TimeSpan.Zero)
+        {
+            // nats-server (2.11.3 and later): 0 is the default, a negative value its error.
+            options.JetStreamApiTimeout = apiTimeout > TimeSpan.Zero ? apiTimeout : throw section.Refuse(timeoutKey, "JS API timeout must be a positive value");
+        }
+    }
+
+    private static void CheckSingleReplica(IConfiguration section, string key, string refused)
+    {
+        if (section.GetSize(key) is > 1 and var replicas)
+        {
+            throw section.Refuse(
+                key,
+                $"{replicas} replicas need a JetStream cluster, and this broker is a single server whose streams and consumers have 1 "
+                + $"(nats-server on a single server refuses {refused} then: \"replicas > 1 not supported in non-clustered mode\"); use 1, or leave it out");
+        }
+    }
+
+    /// <summary>
+    /// The key of a setting that has aliases: the one given, or the first when none is. Giving two is refused: nats-server
+    /// takes whichever its map yields last, which is not the order of the file.
+    /// </summary>
+    private static string OneOf(IConfiguration section, params string[] keys)
+    {
+        var given = keys.Where(key => !string.IsNullOrEmpty(section[key])).ToArray();
+        return given.Length <= 1
+            ? given.FirstOrDefault() ?? keys[0]
+            : throw section.Refuse(given[1], $"{string.Join(", ", given)} are one setting; give one of them");
     }
 
     private static void ReadEndPoint(IConfiguration section, MqttOptions options)

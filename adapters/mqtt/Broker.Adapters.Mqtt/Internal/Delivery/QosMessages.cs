@@ -57,7 +57,9 @@ internal sealed class QosMessages
 
     /// <summary>
     /// Creates (or keeps) the durable consumer of a QoS 1 or 2 subscription on the NATS subjects its filter maps to
-    /// (two for <c>a/#</c>: <c>a.&gt;</c> and <c>a</c>). New messages only, as an MQTT subscription starts.
+    /// (two for <c>a/#</c>: <c>a.&gt;</c> and <c>a</c>). New messages only, as an MQTT subscription starts. With
+    /// <c>consumer_memory_storage</c> and <c>consumer_inactive_threshold</c> as nats-server applies them; a resumed
+    /// session whose consumer JetStream deleted for inactivity gets it created again here.
     /// </summary>
     public Task EnsureConsumerAsync(string name, IReadOnlyList<string> subjects, string deliverSubject, int receiveMaximum, CancellationToken cancellationToken)
     {
@@ -65,7 +67,11 @@ internal sealed class QosMessages
         var maxAckPending = Math.Min(options.MaxAckPending, receiveMaximum);
         return api.CreateConsumerAsync(
             Stream,
-            new ConsumerSpec(name, filters[0], deliverSubject, options.AckWait, maxAckPending, ConsumerDeliverPolicy.New, filters.Length > 1 ? filters[1..] : null),
+            new ConsumerSpec(name, filters[0], deliverSubject, options.AckWait, maxAckPending, ConsumerDeliverPolicy.New, filters.Length > 1 ? filters[1..] : null)
+            {
+                MemoryStorage = options.ConsumerMemoryStorage,
+                InactiveThreshold = options.ConsumerInactiveThreshold,
+            },
             cancellationToken);
     }
 

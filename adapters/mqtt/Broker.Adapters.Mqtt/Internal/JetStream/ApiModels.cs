@@ -40,7 +40,18 @@ internal sealed record StreamSpec(string Name, IReadOnlyList<string> Subjects, S
 /// <param name="MaxAckPending">Unacknowledged messages at most, or 0 for the server's default.</param>
 /// <param name="DeliverPolicy">All stored messages or only new ones.</param>
 /// <param name="MoreFilterSubjects">Further filters (sent as <c>filter_subjects</c> with the first), or <see langword="null"/>.</param>
-internal sealed record ConsumerSpec(string DurableName, string FilterSubject, string DeliverSubject, TimeSpan AckWait, int MaxAckPending, ConsumerDeliverPolicy DeliverPolicy, IReadOnlyList<string>? MoreFilterSubjects = null);
+/// <param name="MemoryStorage">Keep the consumer's state in memory only (<c>mem_storage</c>).</param>
+/// <param name="InactiveThreshold">Let the server delete the consumer after this long without interest (<c>inactive_threshold</c>), or <see langword="null"/>.</param>
+internal sealed record ConsumerSpec(
+    string DurableName,
+    string FilterSubject,
+    string DeliverSubject,
+    TimeSpan AckWait,
+    int MaxAckPending,
+    ConsumerDeliverPolicy DeliverPolicy,
+    IReadOnlyList<string>? MoreFilterSubjects = null,
+    bool MemoryStorage = false,
+    TimeSpan? InactiveThreshold = null);
 
 /// <summary>A message read back from a stream, its data and headers decoded.</summary>
 /// <param name="Subject">The subject it was published on.</param>

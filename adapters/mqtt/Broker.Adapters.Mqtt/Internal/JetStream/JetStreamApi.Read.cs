@@ -61,11 +61,11 @@ internal sealed partial class JetStreamApi
             },
         };
         var body = JsonSerializer.SerializeToUtf8Bytes(request, MqttJsonContext.Default.ConsumerCreateRequest);
-        var created = await RequestAsync("$JS.API.CONSUMER.CREATE." + stream, body, cancellationToken).ConfigureAwait(false);
-        var name = created.Name ?? throw new JetStreamApiException("$JS.API.CONSUMER.CREATE." + stream, 500, 0, "the answer names no consumer");
+        var created = await RequestAsync(Prefix + "CONSUMER.CREATE." + stream, body, cancellationToken).ConfigureAwait(false);
+        var name = created.Name ?? throw new JetStreamApiException(Prefix + "CONSUMER.CREATE." + stream, 500, 0, "the answer names no consumer");
         try
         {
-            var next = Encoding.UTF8.GetBytes($"$JS.API.CONSUMER.MSG.NEXT.{stream}.{name}");
+            var next = Encoding.UTF8.GetBytes($"{Prefix}CONSUMER.MSG.NEXT.{stream}.{name}");
             var reply = Encoding.UTF8.GetBytes(inbox);
             var pending = created.NumPending;
             while (pending > 0)
@@ -107,7 +107,7 @@ internal sealed partial class JetStreamApi
         }
         catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
         {
-            throw new JetStreamApiException("$JS.API.CONSUMER.MSG.NEXT", 408, 0, $"{pending} message(s) of {filter ?? "the stream"} did not arrive within {RequestTimeout.TotalSeconds:0.###}s");
+            throw new JetStreamApiException(Prefix + "CONSUMER.MSG.NEXT", 408, 0, $"{pending} message(s) of {filter ?? "the stream"} did not arrive within {RequestTimeout.TotalSeconds:0.###}s");
         }
     }
 

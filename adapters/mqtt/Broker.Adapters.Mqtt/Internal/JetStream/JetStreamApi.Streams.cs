@@ -18,7 +18,7 @@ internal sealed partial class JetStreamApi
         JsonObject? existing;
         try
         {
-            var info = await RequestNodeAsync("$JS.API.STREAM.INFO." + spec.Name, default, cancellationToken).ConfigureAwait(false);
+            var info = await RequestNodeAsync(Prefix + "STREAM.INFO." + spec.Name, default, cancellationToken).ConfigureAwait(false);
             existing = info["config"] as JsonObject;
         }
         catch (JetStreamApiException ex) when (ex.ErrorCode == JetStreamApiException.StreamNotFound)
@@ -32,13 +32,13 @@ internal sealed partial class JetStreamApi
             Apply(config, spec);
             try
             {
-                await RequestNodeAsync("$JS.API.STREAM.CREATE." + spec.Name, ToUtf8(config), cancellationToken).ConfigureAwait(false);
+                await RequestNodeAsync(Prefix + "STREAM.CREATE." + spec.Name, ToUtf8(config), cancellationToken).ConfigureAwait(false);
                 return;
             }
             catch (JetStreamApiException ex) when (ex.ErrorCode == JetStreamApiException.StreamNameExist)
             {
                 // Created meanwhile by someone else with another config: update it below.
-                var info = await RequestNodeAsync("$JS.API.STREAM.INFO." + spec.Name, default, cancellationToken).ConfigureAwait(false);
+                var info = await RequestNodeAsync(Prefix + "STREAM.INFO." + spec.Name, default, cancellationToken).ConfigureAwait(false);
                 existing = info["config"] as JsonObject;
                 if (existing is null)
                 {
@@ -53,7 +53,7 @@ internal sealed partial class JetStreamApi
         }
 
         Apply(existing, spec, keepStorage: true);
-        await RequestNodeAsync("$JS.API.STREAM.UPDATE." + spec.Name, ToUtf8(existing), cancellationToken).ConfigureAwait(false);
+        await RequestNodeAsync(Prefix + "STREAM.UPDATE." + spec.Name, ToUtf8(existing), cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Creates a durable push consumer, or accepts an existing one with the same config.</summary>
@@ -73,10 +73,12 @@ internal sealed partial class JetStreamApi
                 FilterSubject = spec.MoreFilterSubjects is { Count: > 0 } ? null : spec.FilterSubject,
                 FilterSubjects = spec.MoreFilterSubjects is { Count: > 0 } more ? [spec.FilterSubject, .. more] : null,
                 MaxAckPending = spec.MaxAckPending,
+                MemoryStorage = spec.MemoryStorage,
+                InactiveThreshold = (spec.InactiveThreshold?.Ticks ?? 0) * 100,
             },
         };
         var body = JsonSerializer.SerializeToUtf8Bytes(request, MqttJsonContext.Default.ConsumerCreateRequest);
-        await RequestAsync($"$JS.API.CONSUMER.DURABLE.CREATE.{stream}.{spec.DurableName}", body, cancellationToken).ConfigureAwait(false);
+        await RequestAsync($"{Prefix}CONSUMER.DURABLE.CREATE.{stream}.{spec.DurableName}", body, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Deletes a consumer; nothing happens when it does not exist.</summary>
@@ -84,7 +86,7 @@ internal sealed partial class JetStreamApi
     {
         try
         {
-            await RequestAsync($"$JS.API.CONSUMER.DELETE.{stream}.{name}", default, cancellationToken).ConfigureAwait(false);
+            await RequestAsync($"{Prefix}CONSUMER.DELETE.{stream}.{name}", default, cancellationToken).ConfigureAwait(false);
         }
         catch (JetStreamApiException ex) when (ex.ErrorCode == JetStreamApiException.ConsumerNotFound)
         {
@@ -142,7 +144,7 @@ internal sealed partial class JetStreamApi
         while (true)
         {
             var body = new JsonObject { ["subjects_filter"] = filter, ["offset"] = subjects.Count };
-            var info = await RequestNodeAsync("$JS.API.STREAM.INFO." + stream, ToUtf8(body), cancellationToken).ConfigureAwait(false);
+            var info = await RequestNodeAsync(Prefix + "STREAM.INFO." + stream, ToUtf8(body), cancellationToken).ConfigureAwait(false);
             var before = subjects.Count;
             if (info["state"]?["subjects"] is JsonObject page)
             {

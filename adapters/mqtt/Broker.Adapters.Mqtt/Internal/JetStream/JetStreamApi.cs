@@ -1,6 +1,7 @@
-// JetStreamApi: the adapter's client of the JetStream JSON API ($JS.API.*) over one in-process bus client, as
-// nats-server's MQTT reaches JetStream. Every call has a timeout (RequestTimeout) and throws JetStreamApiException
-// (Subject, Code, ErrorCode, Description) when the server answers with an error, nothing answers or the answer is late.
+// JetStreamApi: the adapter's client of the JetStream JSON API ($JS.API.*, or $JS.<domain>.API.* with js_domain: Prefix)
+// over one in-process bus client, as nats-server's MQTT reaches JetStream. Every call has a timeout (RequestTimeout,
+// js_api_timeout) and throws JetStreamApiException (Subject, Code, ErrorCode, Description) when the server answers with
+// an error, nothing answers or the answer is late.
 // Stream names and subjects of the adapter: MqttStreams. The instance of a running adapter: handler.JetStream.Api
 // (MqttJetStream; null when JetStream is not enabled or its setup failed), ready once handler.Sessions.Ready is.
 //
@@ -35,16 +36,27 @@ internal sealed partial class JetStreamApi : IAsyncDisposable
     private readonly IBusClient client;
     private readonly bool ownsClient;
 
-    public JetStreamApi(IBusClient client, TimeSpan? timeout = null, bool ownsClient = false)
+    /// <param name="client">The bus client the requests go through.</param>
+    /// <param name="timeout">How long each request waits for its answer; default <see cref="DefaultTimeout"/>.</param>
+    /// <param name="ownsClient">Whether disposing the API disposes the client.</param>
+    /// <param name="domain">
+    /// The JetStream domain to talk to (<c>js_domain</c>): requests go to <c>$JS.&lt;domain&gt;.API.</c>; default none,
+    /// <c>$JS.API.</c>.
+    /// </param>
+    public JetStreamApi(IBusClient client, TimeSpan? timeout = null, bool ownsClient = false, string? domain = null)
     {
         ArgumentNullException.ThrowIfNull(client);
         this.client = client;
         this.ownsClient = ownsClient;
         RequestTimeout = timeout ?? DefaultTimeout;
+        Prefix = string.IsNullOrEmpty(domain) ? "$JS.API." : "$JS." + domain + ".API.";
     }
 
     /// <summary>How long each request waits for its answer.</summary>
     public TimeSpan RequestTimeout { get; }
+
+    /// <summary>The subject prefix of the requests: <c>$JS.API.</c>, or <c>$JS.&lt;domain&gt;.API.</c> with a domain.</summary>
+    public string Prefix { get; }
 
     public ValueTask DisposeAsync() => ownsClient ? client.DisposeAsync() : ValueTask.CompletedTask;
 
@@ -53,7 +65,7 @@ internal sealed partial class JetStreamApi : IAsyncDisposable
     {
         try
         {
-            await RequestAsync("$JS.API.INFO", default, cancellationToken).ConfigureAwait(false);
+            await RequestAsync(Prefix + "INFO", default, cancellationToken).ConfigureAwait(false);
             return true;
         }
         catch (JetStreamApiException ex) when (ex.ErrorCode == 0 && ex.Code == 503 || ex.ErrorCode is 10039 or 10076)
@@ -66,7 +78,7 @@ internal sealed partial class JetStreamApi : IAsyncDisposable
     /// <summary>The account's storage limits from <c>$JS.API.INFO</c> (-1: unlimited, 0: that storage is not available).</summary>
     public async Task<AccountLimitsModel> AccountLimitsAsync(CancellationToken cancellationToken)
     {
-        var response = await RequestAsync("$JS.API.INFO", default, cancellationToken).ConfigureAwait(false);
+        var response = await RequestAsync(Prefix + "INFO", default, cancellationToken).ConfigureAwait(false);
         return response.Limits ?? new AccountLimitsModel();
     }
 
@@ -92,7 +104,7 @@ internal sealed partial class JetStreamApi : IAsyncDisposable
     public async Task PurgeSubjectAsync(string stream, string subject, CancellationToken cancellationToken)
     {
         var body = JsonSerializer.SerializeToUtf8Bytes(new PurgeRequest { Filter = subject }, MqttJsonContext.Default.PurgeRequest);
-        await RequestAsync("$JS.API.STREAM.PURGE." + stream, body, cancellationToken).ConfigureAwait(false);
+        await RequestAsync(Prefix + "STREAM.PURGE." + stream, body, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>
@@ -104,7 +116,7 @@ internal sealed partial class JetStreamApi : IAsyncDisposable
         var body = Encoding.UTF8.GetBytes("{\"seq\":" + sequence.ToString(CultureInfo.InvariantCulture) + ",\"no_erase\":true}");
         try
         {
-            await RequestAsync("$JS.API.STREAM.MSG.DELETE." + stream, body, cancellationToken).ConfigureAwait(false);
+            await RequestAsync(Prefix + "STREAM.MSG.DELETE." + stream, body, cancellationToken).ConfigureAwait(false);
             return true;
         }
         catch (JetStreamApiException ex) when (ex.ErrorCode == JetStreamApiException.SequenceNotFound)
@@ -119,14 +131,14 @@ internal sealed partial class JetStreamApi : IAsyncDisposable
         ApiResponseModel response;
         try
         {
-            response = await RequestAsync("$JS.API.STREAM.MSG.GET." + stream, body, cancellationToken).ConfigureAwait(false);
+            response = await RequestAsync(Prefix + "STREAM.MSG.GET." + stream, body, cancellationToken).ConfigureAwait(false);
         }
         catch (JetStreamApiException ex) when (ex.ErrorCode == JetStreamApiException.NoMessageFound)
         {
             return null;
         }
 
-        var message = response.Message ?? throw new JetStreamApiException("$JS.API.STREAM.MSG.GET." + stream, 500, 0, "the answer carries no message");
+        var message = response.Message ?? throw new JetStreamApiException(Prefix + "STREAM.MSG.GET." + stream, 500, 0, "the answer carries no message");
         return new StoredMessage(message.Subject, message.Sequence, message.Headers ?? [], message.Data ?? []);
     }
 

@@ -11,7 +11,7 @@ namespace Broker.Adapters.Mqtt.Internal.JetStream;
 /// Puts the adapter's state on JetStream when the broker runs it, as nats-server's MQTT does: ensures the streams
 /// (<see cref="MqttStreams"/>), then switches the handler's sessions and retained messages to
 /// <see cref="JetStreamSessionStore"/> and <see cref="JetStreamRetainedStore"/> and loads the retained messages.
-/// Without JetStream the memory stores stay. Done when the first MQTT client connects, as nats-server does, so a
+/// Without JetStream the memory stores stay, unless <see cref="MqttOptions.JetStreamDomain"/> names another domain's. Done when the first MQTT client connects, as nats-server does, so a
 /// broker that runs JetStream without MQTT clients has no <c>$MQTT_</c> streams.
 /// </summary>
 /// <remarks>
@@ -59,7 +59,9 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
 
     public Task StartAsync(CancellationToken cancellationToken)
     {
-        if (!jetStreamEnabled)
+        // With js_domain the state lives in that domain's JetStream, wherever it runs (nats-server's leaf node setup), so
+        // the local JetStream need not be on; nobody serving it refuses CONNECTs as a silent local engine does.
+        if (!jetStreamEnabled && handler.Options.JetStreamDomain is null)
         {
             // Said when the first MQTT client comes, as nats-server: a broker that never sees one has no MQTT state.
             handler.Sessions.ReadyWhenNeeded(() =>
@@ -109,7 +111,17 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
 
     private async Task LoadAsync(CancellationToken cancellationToken)
     {
-        var api = new JetStreamApi(bus.CreateClient(new BusClientOptions { Name = "MQTT JetStream" }), ownsClient: true);
+        var options = handler.Options;
+        var api = new JetStreamApi(
+            bus.CreateClient(new BusClientOptions { Name = "MQTT JetStream" }),
+            options.JetStreamApiTimeout,
+            ownsClient: true,
+            domain: options.JetStreamDomain);
+        if (options.JetStreamDomain is { } domain)
+        {
+            MqttLog.StateInDomain(logger, domain, api.Prefix);
+        }
+
         var started = Environment.TickCount64;
         var warned = started;
         while (true)
@@ -203,7 +215,10 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
         MqttLog.StateOnJetStream(logger, storage == StreamStorage.File ? "file" : "memory", handler.Retained.Count, Environment.TickCount64 - started);
     }
 
-    /// <summary>Asks <c>$JS.API.INFO</c> until the engine answers: it subscribes its API only after recovering its streams.</summary>
+    /// <summary>
+    /// Asks <c>$JS.API.INFO</c> (or the domain's) until the engine answers: it subscribes its API only after recovering
+    /// its streams.
+    /// </summary>
     private async Task WaitForApiAsync(JetStreamApi api, CancellationToken cancellationToken)
     {
         var started = Environment.TickCount64;
@@ -218,7 +233,7 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
                     return;
                 }
 
-                reason = "no responders on $JS.API.INFO";
+                reason = $"no responders on {api.Prefix}INFO";
             }
             catch (JetStreamApiException ex) when (ex.ErrorCode == 0)
             {
