@@ -92,15 +92,24 @@ log "server: $NATS_TEST_SERVER_VERSION ($server)"
 
 mkdir -p "$root/.artifacts"
 output="$root/.artifacts/peer-suite-$name.log"
-args=(--output-on-failure --timeout 300)
+# nats.c's list holds its streaming (STAN) tests whether or not they are built; they need a streaming server.
+args=(--output-on-failure --timeout 300 -E '^Test_Stan')
 [ -n "$filter" ] && args+=(-R "$filter")
 set +e
 (cd "$build" && ctest "${args[@]}") >"$output" 2>&1
 set -e
 
-passed=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed' "$output" || true)
-failed=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*(\*\*\*|Failed|Timeout|Exception)' "$output" || true)
-grep -E '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*(\*\*\*|Failed|Timeout|Exception)' "$output" | sed 's/^/[peer-suite] /' >&2 || true
+# ctest's own summary: "98% tests passed, 4 tests failed out of 255".
+summary=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$output" | tail -1)
+if [ -z "$summary" ]; then
+  log "ctest printed no summary; see $output"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+failed=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$summary")
+total=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$summary")
+passed=$((total - failed))
+sed -n '/The following tests FAILED/,$p' "$output" | grep -E '^\s+[0-9]+ - ' | sed 's/^\s*/[peer-suite] failed: /' >&2 || true
 log "log: $output"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

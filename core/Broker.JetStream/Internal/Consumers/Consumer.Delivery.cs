@@ -211,12 +211,13 @@ internal sealed partial class Consumer
             pendingCount--;
         }
 
-        if (MustWait(deliveryCount, rateBytesPerSecond > 0 ? PacedSize(deliveryCount, NumPendingLocked()) : 0, replayDone))
+        // nats-server charges the same size to a pull request's max_bytes, the rate limit and flow control.
+        var size = DeliverySize(deliveryCount, NumPendingLocked());
+        if (MustWait(deliveryCount, rateBytesPerSecond > 0 ? size : 0, replayDone))
         {
             return false;
         }
 
-        var size = message.Subject.Length + message.Headers.Length + message.Payload.Length + ackPrefix.Length + 60;
         if (request is not null && !TakeForRequest(request, size))
         {
             // Too big for the request's max_bytes: the request was answered with 409 and the message goes back.

@@ -145,8 +145,11 @@ internal sealed partial class Consumer
         return false;
     }
 
-    /// <summary>The size nats-server charges a delivery: subject, ack reply, headers and payload as sent.</summary>
-    private int PacedSize(ulong deliveryCount, ulong numPending)
+    /// <summary>
+    /// The size nats-server charges a delivery (its <c>sz</c>): subject, ack reply, headers and payload as sent, so a
+    /// client's <c>max_bytes</c> arithmetic (nats.c's fetch tests count it) comes out as against nats-server.
+    /// </summary>
+    private int DeliverySize(ulong deliveryCount, ulong numPending)
     {
         var message = scratch;
         var ackLength = ackPrefix.Length + Digits(deliveryCount) + Digits(message.Sequence) + Digits(deliverySequence)
@@ -156,7 +159,17 @@ internal sealed partial class Consumer
             : message.Headers.Length + message.Payload.Length;
         return message.Subject.Length + ackLength + body;
 
-        static int Digits(ulong value) => value < 10 ? 1 : (int)Math.Floor(Math.Log10(value)) + 1;
+        static int Digits(ulong value)
+        {
+            var digits = 1;
+            while (value >= 10)
+            {
+                value /= 10;
+                digits++;
+            }
+
+            return digits;
+        }
     }
 
     private void Hold(ulong sequence, ulong deliveryCount, long due, bool replayDone)
