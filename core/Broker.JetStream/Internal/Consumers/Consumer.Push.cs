@@ -121,6 +121,16 @@ internal sealed partial class Consumer
         {
             period = TimeSpan.FromMilliseconds(100);
         }
+        else if (pushActive && config.Heartbeat > 0)
+        {
+            // nats-server restarts its heartbeat timer at each delivery: the heartbeat goes one interval after the last
+            // message, not up to two (a client checking for it one interval and a bit later must see it).
+            var dueIn = config.Heartbeat - (GoTime.NowNanoseconds() - lastDelivered);
+            if (dueIn > 0 && dueIn < config.Heartbeat)
+            {
+                period = TimeSpan.FromTicks(Math.Max(dueIn / 100, TimeSpan.TicksPerMillisecond));
+            }
+        }
 
         pushTimer ??= new Timer(static state => ((Consumer)state!).OnPushTimer(), this, Timeout.Infinite, Timeout.Infinite);
         pushTimer.Change(period, Timeout.InfiniteTimeSpan);
