@@ -55,6 +55,13 @@ public sealed class JetStreamOptions
     /// </summary>
     public IReadOnlyDictionary<string, string> DefaultDomains { get; set; } = new Dictionary<string, string>();
 
+    /// <summary>
+    /// Whether API requests with a field no model knows are refused (<c>strict</c>, nats-server 2.11's key) with 400 /
+    /// 10025 <c>invalid JSON: json: unknown field "x"</c>, as nats-server 2.12 does by default. Default
+    /// <see langword="false"/>: such fields are ignored, as nats-server 2.9 and 2.10 do (this broker presents 2.10).
+    /// </summary>
+    public bool Strict { get; set; }
+
     /// <summary><see cref="MaxDuplicateWindow"/> in nanoseconds, as stream configurations count it.</summary>
     internal long MaxDuplicateWindowNanoseconds => MaxDuplicateWindow.Ticks * 100;
 

@@ -17,7 +17,7 @@ internal static class JetStreamSettings
     private static readonly string[] ServedKeys =
     [
         "enabled", "enable", "store_dir", "storedir", "store", "max_memory_store", "max_mem_store", "max_mem",
-        "max_file_store", "max_file", "domain", "limits", "default_js_domain",
+        "max_file_store", "max_file", "domain", "limits", "default_js_domain", "strict",
     ];
 
     // nats-server keeps the file store's settings in this block; here the file store plugin owns them, in its own
@@ -27,7 +27,7 @@ internal static class JetStreamSettings
 
     // Keys that shape clustered JetStream or tune nats-server's internals: a single server has nothing they change.
     private static readonly string[] WarnedKeys =
-        ["unique_tag", "max_outstanding_catchup", "extension_hint", "max_buffered_size", "max_buffered_msgs", "request_queue_limit", "strict"];
+        ["unique_tag", "max_outstanding_catchup", "extension_hint", "max_buffered_size", "max_buffered_msgs", "request_queue_limit"];
 
     private static readonly SearchValues<char> NameBreakers = SearchValues.Create(" \t\r\n\f.*>");
 
@@ -92,6 +92,7 @@ internal static class JetStreamSettings
             MaxAckPending = limits.GetInt32("max_ack_pending") ?? 0,
             MaxRequestBatch = limits.GetInt32("max_request_batch") ?? 0,
             MaxDuplicateWindow = duplicateWindow,
+            Strict = section.GetBool("strict") ?? false,
             IgnoredSettings = ignored,
         };
     }

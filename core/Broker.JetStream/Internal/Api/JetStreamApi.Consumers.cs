@@ -18,9 +18,9 @@ internal sealed partial class JetStreamApi
     private Task CreateConsumerAsync(ApiRequest request, string[] tokens, bool durableLegacy)
     {
         var response = new ApiResponse("consumer_create_response");
-        if (!TryParse(request.Payload, JetStreamJson.Context.ConsumerCreateRequest, out var create))
+        if (!TryParse(request.Payload, JetStreamJson.Context.ConsumerCreateRequest, out var create, out var invalid))
         {
-            Reply(request, response.WithError(ApiErrors.InvalidJson));
+            Reply(request, response.WithError(invalid));
             return Task.CompletedTask;
         }
 

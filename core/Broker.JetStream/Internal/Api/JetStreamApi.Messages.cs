@@ -17,9 +17,9 @@ internal sealed partial class JetStreamApi
             return;
         }
 
-        if (!TryParse(request.Payload, JetStreamJson.Context.MessageGetRequest, out var get))
+        if (!TryParse(request.Payload, JetStreamJson.Context.MessageGetRequest, out var get, out var invalid))
         {
-            Reply(request, response.WithError(ApiErrors.InvalidJson));
+            Reply(request, response.WithError(invalid));
             return;
         }
 
@@ -65,9 +65,9 @@ internal sealed partial class JetStreamApi
             return;
         }
 
-        if (!TryParse(request.Payload, JetStreamJson.Context.MessageDeleteRequest, out var delete))
+        if (!TryParse(request.Payload, JetStreamJson.Context.MessageDeleteRequest, out var delete, out var invalid))
         {
-            Reply(request, response.WithError(ApiErrors.InvalidJson));
+            Reply(request, response.WithError(invalid));
             return;
         }
 

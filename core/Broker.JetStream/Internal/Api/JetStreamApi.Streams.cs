@@ -17,9 +17,9 @@ internal sealed partial class JetStreamApi
     private async Task CreateStreamAsync(ApiRequest request, string name)
     {
         var response = new ApiResponse("stream_create_response");
-        if (!TryParse(request.Payload, JetStreamJson.Context.StreamConfig, out var requested))
+        if (!TryParse(request.Payload, JetStreamJson.Context.StreamConfig, out var requested, out var invalid))
         {
-            Reply(request, response.WithError(ApiErrors.InvalidJson));
+            Reply(request, response.WithError(invalid));
             return;
         }
 
@@ -114,9 +114,9 @@ internal sealed partial class JetStreamApi
     private void UpdateStream(ApiRequest request, string name)
     {
         var response = new ApiResponse("stream_update_response");
-        if (!TryParse(request.Payload, JetStreamJson.Context.StreamConfig, out var requested))
+        if (!TryParse(request.Payload, JetStreamJson.Context.StreamConfig, out var requested, out var invalid))
         {
-            Reply(request, response.WithError(ApiErrors.InvalidJson));
+            Reply(request, response.WithError(invalid));
             return;
         }
 
@@ -269,9 +269,9 @@ internal sealed partial class JetStreamApi
         var purge = new PurgeRequest();
         if (!IsEmpty(request.Payload))
         {
-            if (!TryParse(request.Payload, JetStreamJson.Context.PurgeRequest, out var parsed))
+            if (!TryParse(request.Payload, JetStreamJson.Context.PurgeRequest, out var parsed, out var invalid))
             {
-                Fail(ApiErrors.InvalidJson);
+                Fail(invalid);
                 return;
             }
 

@@ -184,24 +184,34 @@ internal sealed partial class JetStreamApi(JetStreamEngine engine)
         }
     }
 
-    /// <summary>Parses a request body; null (and the invalid JSON error sent) when it is not valid.</summary>
-    private static bool TryParse<T>(byte[] payload, JsonTypeInfo<T> typeInfo, out T? value)
+    /// <summary>
+    /// Parses a request body; false with the error to answer when it is not valid. Under <c>jetstream { strict: true }</c>
+    /// (nats-server 2.11's key; 2.12's default) a field no model knows is an error too, with nats-server's text.
+    /// </summary>
+    private bool TryParse<T>(byte[] payload, JsonTypeInfo<T> typeInfo, out T? value, out ApiError error)
         where T : class
     {
+        error = ApiErrors.InvalidJson;
         try
         {
-            value = JsonSerializer.Deserialize(payload, typeInfo);
+            var info = engine.Options.Strict ? (JsonTypeInfo<T>)JetStreamJson.StrictContext.GetTypeInfo(typeof(T))! : typeInfo;
+            value = JsonSerializer.Deserialize(payload, info);
             return value is not null;
         }
-        catch (JsonException)
+        catch (JsonException ex)
         {
+            if (JetStreamJson.UnknownField(ex) is { } field)
+            {
+                error = new ApiError(400, 10025, $"invalid JSON: json: unknown field \"{field}\"");
+            }
+
             value = null;
             return false;
         }
     }
 
     /// <summary>An optional paged request body (offset, subject filters); empty means defaults.</summary>
-    private static bool TryParseList(ApiRequest request, out ApiListRequest list)
+    private bool TryParseList(ApiRequest request, out ApiListRequest list)
     {
         list = new ApiListRequest();
         if (IsEmpty(request.Payload))
@@ -209,7 +219,7 @@ internal sealed partial class JetStreamApi(JetStreamEngine engine)
             return true;
         }
 
-        if (TryParse(request.Payload, JetStreamJson.Context.ApiListRequest, out var parsed))
+        if (TryParse(request.Payload, JetStreamJson.Context.ApiListRequest, out var parsed, out _))
         {
             list = parsed!;
             return true;

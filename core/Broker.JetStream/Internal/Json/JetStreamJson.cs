@@ -1,6 +1,7 @@
 using System.Text.Encodings.Web;
 using System.Text.Json;
 using System.Text.Json.Serialization;
+using System.Text.RegularExpressions;
 using Broker.JetStream.Internal.Models;
 
 namespace Broker.JetStream.Internal.Json;
@@ -36,13 +37,28 @@ namespace Broker.JetStream.Internal.Json;
 internal sealed partial class JetStreamJsonContext : JsonSerializerContext;
 
 /// <summary>Access to the context with the relaxed encoder (Go does not escape <c>+</c> in base64, nor most other characters).</summary>
-internal static class JetStreamJson
+internal static partial class JetStreamJson
 {
     public static JetStreamJsonContext Context { get; } = new(new JsonSerializerOptions
     {
         Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping,
         AllowTrailingCommas = false,
     });
+
+    /// <summary>The same context refusing fields no model has, for <c>jetstream { strict: true }</c>.</summary>
+    public static JetStreamJsonContext StrictContext { get; } = new(new JsonSerializerOptions
+    {
+        Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping,
+        AllowTrailingCommas = false,
+        UnmappedMemberHandling = JsonUnmappedMemberHandling.Disallow,
+    });
+
+    /// <summary>The field a strict parse refused, from System.Text.Json's message; null for another error.</summary>
+    public static string? UnknownField(JsonException exception) =>
+        UnmappedMember().Match(exception.Message) is { Success: true } match ? match.Groups["name"].Value : null;
+
+    [GeneratedRegex("^The JSON property '(?<name>.*)' could not be mapped to any .NET member")]
+    private static partial Regex UnmappedMember();
 }
 
 /// <summary>What the engine stores with a stream (<see cref="Broker.Abstractions.StreamStoreConfig.Metadata"/>): its config and creation time.</summary>
