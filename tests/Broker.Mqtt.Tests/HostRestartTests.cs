@@ -26,18 +26,10 @@ public sealed class HostRestartTests : IDisposable
         var configuration = new DirectoryInfo(Path.TrimEndingDirectorySeparator(AppContext.BaseDirectory)).Parent!.Name;
         var hostDll = RepositoryPaths.Combine("host", "Broker.Host", "bin", configuration, "net10.0", "Broker.Host.dll");
         Assert.True(File.Exists(hostDll), $"build the host first: {hostDll}");
-        var natsPort = Ports.GetFreePort();
-        var mqttPort = Ports.GetFreePort();
-        var config = Path.Combine(directory.FullName, "broker.conf");
-        await File.WriteAllTextAsync(config, $$"""
-            listen: 127.0.0.1:{{natsPort}}
-            mqtt { listen: "127.0.0.1:{{mqttPort}}" }
-            """);
-        string[] arguments = [hostDll, "-c", config, "-js", "-sd", Path.Combine(directory.FullName, "store")];
-
-        await using (var host = ExternalProcess.Start("dotnet", arguments))
+        var store = Path.Combine(directory.FullName, "store");
+        var (firstHost, natsPort, mqttPort) = await StartHostAsync(hostDll, store);
+        await using (firstHost)
         {
-            Assert.True(await Eventually.TrueAsync(() => Ports.Accepts(mqttPort), TimeSpan.FromSeconds(30)), host.ErrorText);
             using (var durable = await ConnectAsync(mqttPort, "host-durable", clean: false))
             {
                 await durable.SubscribeAsync("kept/#");
@@ -76,9 +68,9 @@ public sealed class HostRestartTests : IDisposable
                 "the session and retained message in JetStream");
         }
 
-        await using (var host = ExternalProcess.Start("dotnet", arguments))
+        (var secondHost, natsPort, mqttPort) = await StartHostAsync(hostDll, store);
+        await using (secondHost)
         {
-            Assert.True(await Eventually.TrueAsync(() => Ports.Accepts(mqttPort), TimeSpan.FromSeconds(30)), host.ErrorText);
             var client = new MqttClientFactory().CreateMqttClient();
             using (client)
             {
@@ -97,6 +89,32 @@ public sealed class HostRestartTests : IDisposable
             var first = await retained.NextAsync();
             Assert.Equal(("status/one", "on", true), (first.Topic, Encoding.UTF8.GetString(first.Payload), first.Retain));
             await retained.NoneAsync();
+        }
+    }
+
+    // Each start takes fresh ports: a port freed by the killed host, or picked free a while ago, can be taken meanwhile
+    // by another test's connection (both come from the ephemeral range), and the start then fails to bind; it is tried
+    // again on other ports, as a person restarting would.
+    private async Task<(ExternalProcess Host, int NatsPort, int MqttPort)> StartHostAsync(string hostDll, string store)
+    {
+        for (var attempt = 1; ; attempt++)
+        {
+            var natsPort = Ports.GetFreePort();
+            var mqttPort = Ports.GetFreePort();
+            var config = Path.Combine(directory.FullName, "broker.conf");
+            await File.WriteAllTextAsync(config, $$"""
+                listen: 127.0.0.1:{{natsPort}}
+                mqtt { listen: "127.0.0.1:{{mqttPort}}" }
+                """);
+            var host = ExternalProcess.Start("dotnet", [hostDll, "-c", config, "-js", "-sd", store]);
+            if (await Eventually.TrueAsync(() => Ports.Accepts(mqttPort) || host.HasExited, TimeSpan.FromSeconds(30)) && !host.HasExited)
+            {
+                return (host, natsPort, mqttPort);
+            }
+
+            var log = host.ErrorText;
+            await host.DisposeAsync();
+            Assert.True(attempt < 3 && log.Contains("address already in use", StringComparison.Ordinal), log);
         }
     }
 

@@ -28,6 +28,8 @@ public sealed class ExternalProcess : IAsyncDisposable
     }
 
     /// <summary>The lines written to standard output so far.</summary>
+    public bool HasExited => process.HasExited;
+
     public IReadOnlyList<string> OutputLines
     {
         get

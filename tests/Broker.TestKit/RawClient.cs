@@ -133,6 +133,51 @@ public sealed class RawClient : IAsyncDisposable
         return read;
     }
 
+    /// <summary>Why the last <see cref="ReadSlowlyOnOwnThreadAsync"/> stopped early, when a socket error stopped it.</summary>
+    public string? LastReadError { get; private set; }
+
+    /// <summary>
+    /// <see cref="ReadSlowlyAsync"/> on a thread of its own with blocking receives: a reader that the thread pool of a
+    /// busy test process cannot hold up, for tests whose subject is how the server treats a reader that keeps reading.
+    /// </summary>
+    public Task<long> ReadSlowlyOnOwnThreadAsync(long total, int chunk, TimeSpan pause, TimeSpan timeout) =>
+        Task.Factory.StartNew(
+            () =>
+            {
+                var deadline = DateTime.UtcNow + timeout;
+                long read = pending.Length;
+                pending.Clear();
+                var scratch = new byte[chunk];
+                socket.ReceiveTimeout = (int)Math.Max(1, timeout.TotalMilliseconds);
+                while (read < total && DateTime.UtcNow < deadline)
+                {
+                    int n;
+                    try
+                    {
+                        n = socket.Receive(scratch, 0, (int)Math.Min(chunk, total - read), SocketFlags.None);
+                    }
+                    catch (SocketException ex)
+                    {
+                        LastReadError = ex.SocketErrorCode.ToString();
+                        break;
+                    }
+
+                    if (n == 0)
+                    {
+                        Closed = true;
+                        break;
+                    }
+
+                    read += n;
+                    Thread.Sleep(pause);
+                }
+
+                return read;
+            },
+            CancellationToken.None,
+            TaskCreationOptions.LongRunning,
+            TaskScheduler.Default);
+
     /// <summary>Sends PING and reads every line up to the PONG, or until the server closes the socket.</summary>
     public async Task<Transcript> PingAndCollectAsync(TimeSpan? timeout = null, bool answerServerPings = true)
     {
