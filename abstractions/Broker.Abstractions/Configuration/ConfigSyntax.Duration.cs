@@ -33,8 +33,16 @@ public static partial class ConfigSyntax
         return false;
     }
 
-    // Exactly Go's arithmetic, in nanoseconds; the tests check it to the nanosecond.
-    internal static bool TryParseNanoseconds(string text, out long nanoseconds, [NotNullWhen(false)] out string? error)
+    /// <summary>
+    /// Parses a Go duration (<c>time.ParseDuration</c>) to nanoseconds exactly, with Go's arithmetic: what
+    /// <see cref="TryParseDuration"/> reads, without truncating to ticks. JetStream's API takes durations this way
+    /// (a NAK delay of <c>"1.5s"</c>).
+    /// </summary>
+    /// <param name="text">The text.</param>
+    /// <param name="nanoseconds">The duration in nanoseconds; negative when the text has a minus sign.</param>
+    /// <param name="error">Go's message when the text is not a duration.</param>
+    /// <returns><see langword="true"/> when the text is a Go duration.</returns>
+    public static bool TryParseNanoseconds(string text, out long nanoseconds, [NotNullWhen(false)] out string? error)
     {
         ArgumentNullException.ThrowIfNull(text);
         nanoseconds = 0;
@@ -145,6 +153,77 @@ public static partial class ConfigSyntax
         }
         error = null;
         return true;
+    }
+
+    /// <summary>
+    /// Formats nanoseconds as Go's <c>time.Duration.String</c> does, the form nats-server's texts carry:
+    /// <c>1h0m0s</c>, <c>2m30s</c>, <c>1.5s</c>, <c>100ms</c>, <c>1.5µs</c>, <c>20ns</c>, <c>0s</c>.
+    /// </summary>
+    /// <param name="nanoseconds">The duration.</param>
+    /// <returns>The text.</returns>
+    public static string FormatDuration(long nanoseconds)
+    {
+        if (nanoseconds == 0)
+        {
+            return "0s";
+        }
+
+        var magnitude = nanoseconds < 0 ? (ulong)-(nanoseconds + 1) + 1 : (ulong)nanoseconds;
+        var text = new StringBuilder(24);
+        if (nanoseconds < 0)
+        {
+            text.Append('-');
+        }
+
+        if (magnitude < 1_000UL)
+        {
+            return text.Append(CultureInfo.InvariantCulture, $"{magnitude}ns").ToString();
+        }
+
+        if (magnitude < 1_000_000UL)
+        {
+            return AppendDecimal(text, magnitude, 3).Append("\u00b5s").ToString();
+        }
+
+        if (magnitude < 1_000_000_000UL)
+        {
+            return AppendDecimal(text, magnitude, 6).Append("ms").ToString();
+        }
+
+        var seconds = magnitude / 1_000_000_000UL;
+        var minutes = seconds / 60;
+        var hours = minutes / 60;
+        if (hours > 0)
+        {
+            text.Append(CultureInfo.InvariantCulture, $"{hours}h");
+        }
+
+        if (minutes > 0)
+        {
+            text.Append(CultureInfo.InvariantCulture, $"{minutes % 60}m");
+        }
+
+        return AppendDecimal(text, (seconds % 60 * 1_000_000_000UL) + (magnitude % 1_000_000_000UL), 9).Append('s').ToString();
+    }
+
+    // value / 10^digits with the fraction's trailing zeros (and a bare point) left out, as Go's fmtFrac.
+    private static StringBuilder AppendDecimal(StringBuilder text, ulong value, int digits)
+    {
+        var scale = 1UL;
+        for (var i = 0; i < digits; i++)
+        {
+            scale *= 10;
+        }
+
+        text.Append(CultureInfo.InvariantCulture, $"{value / scale}");
+        var fraction = value % scale;
+        if (fraction == 0)
+        {
+            return text;
+        }
+
+        var fractionText = fraction.ToString(CultureInfo.InvariantCulture).PadLeft(digits, '0').TrimEnd('0');
+        return text.Append('.').Append(fractionText);
     }
 
     private static ulong? UnitNanoseconds(ReadOnlySpan<char> unit) => unit switch

@@ -31,12 +31,12 @@ public sealed class SampleConsumerStore(ConsumerStoreConfig config, Action<Sampl
         }
     }
 
+    // The transitions are the contract's, so this store agrees with the broker's own on every sequence of events.
     public void SetStarting(ulong streamSequence)
     {
         lock (sync)
         {
-            state.Delivered = new SequencePair(state.Delivered.Consumer, streamSequence);
-            state.AckFloor = new SequencePair(state.AckFloor.Consumer, streamSequence);
+            state.ApplyStarting(streamSequence);
         }
     }
 
@@ -44,33 +44,7 @@ public sealed class SampleConsumerStore(ConsumerStoreConfig config, Action<Sampl
     {
         lock (sync)
         {
-            if (consumerSequence <= state.AckFloor.Consumer)
-            {
-                return;
-            }
-
-            var delivered = new SequencePair(Math.Max(consumerSequence, state.Delivered.Consumer), Math.Max(streamSequence, state.Delivered.Stream));
-            if (config.AckPolicy == ConsumerAckPolicy.None)
-            {
-                state.Delivered = state.AckFloor = delivered;
-                return;
-            }
-
-            var original = state.Pending.TryGetValue(streamSequence, out var pending) ? pending.ConsumerSequence : consumerSequence;
-            if (streamSequence > state.Delivered.Stream || state.Pending.ContainsKey(streamSequence))
-            {
-                state.Pending[streamSequence] = new PendingDelivery(original, timestamp);
-            }
-
-            state.Delivered = delivered;
-            if (deliveryCount > 1)
-            {
-                state.Redelivered[streamSequence] = Math.Max(state.Redelivered.GetValueOrDefault(streamSequence), deliveryCount - 1);
-                if (config.MaxDeliver > 0 && deliveryCount > (ulong)config.MaxDeliver)
-                {
-                    state.Pending.Remove(streamSequence);
-                }
-            }
+            state.ApplyDelivered(config.AckPolicy, config.MaxDeliver, consumerSequence, streamSequence, deliveryCount, timestamp);
         }
     }
 
@@ -78,52 +52,13 @@ public sealed class SampleConsumerStore(ConsumerStoreConfig config, Action<Sampl
     {
         lock (sync)
         {
-            if (config.AckPolicy == ConsumerAckPolicy.None)
-            {
-                return;
-            }
-
-            state.Redelivered.Remove(streamSequence);
-            if (!state.Pending.TryGetValue(streamSequence, out var pending))
-            {
-                return;
-            }
-
-            var acked = config.AckPolicy == ConsumerAckPolicy.All
-                ? state.Pending.Keys.Where(s => s <= streamSequence).ToList()
-                : [streamSequence];
-            acked.ForEach(s =>
-            {
-                state.Pending.Remove(s);
-                state.Redelivered.Remove(s);
-            });
-
-            // The floor: the acknowledged delivery itself for ack all, else just below the oldest delivery still
-            // pending, or everything delivered.
-            if (config.AckPolicy == ConsumerAckPolicy.All)
-            {
-                state.AckFloor = new SequencePair(consumerSequence, streamSequence);
-            }
-            else if (state.Pending.Count == 0)
-            {
-                state.AckFloor = state.Delivered;
-            }
-            else
-            {
-                var oldest = state.Pending.MinBy(p => p.Key);
-                state.AckFloor = new SequencePair(oldest.Value.ConsumerSequence - 1, oldest.Key - 1);
-            }
+            state.ApplyAck(config.AckPolicy, consumerSequence, streamSequence);
         }
     }
 
     public void Update(ConsumerState state)
     {
-        ArgumentNullException.ThrowIfNull(state);
-        if (state.AckFloor.Consumer > state.Delivered.Consumer || state.AckFloor.Stream > state.Delivered.Stream)
-        {
-            throw new ArgumentException("The ack floor is above the delivered sequences.", nameof(state));
-        }
-
+        ConsumerState.ThrowIfInconsistent(state);
         lock (sync)
         {
             this.state = state.Clone();

@@ -1,3 +1,5 @@
+using Broker.Abstractions;
+
 namespace Broker.Core.Internal.Auth;
 
 /// <summary>

@@ -1,4 +1,5 @@
 using System.Text;
+using Broker.Abstractions;
 using Broker.Core.Internal.Subscriptions;
 
 namespace Broker.Core.Internal.Auth;

@@ -89,7 +89,7 @@ internal partial class InProcessClient
 
         Interlocked.Increment(ref OutMessages);
         Interlocked.Add(ref OutBytes, headers.Length + payload.Length);
-        if (IsNoRespondersStatus(headers))
+        if (NatsHeaderBlock.IsNoResponders(headers))
         {
             request.TrySetException(new NoRespondersException($"No responders are available for '{request.Subject}'."));
             return;
@@ -110,18 +110,6 @@ internal partial class InProcessClient
         {
             request.TrySetException(new ObjectDisposedException(ToString(), ClosedMessage));
         }
-    }
-
-    private static bool IsNoRespondersStatus(in ReadOnlySequence<byte> headers)
-    {
-        if (headers.Length < 12)
-        {
-            return false;
-        }
-
-        Span<byte> start = stackalloc byte[12];
-        headers.Slice(0, 12).CopyTo(start);
-        return start.SequenceEqual("NATS/1.0 503"u8);
     }
 
     private sealed class PendingRequest(string subject) : TaskCompletionSource<BusReply>(TaskCreationOptions.RunContinuationsAsynchronously)

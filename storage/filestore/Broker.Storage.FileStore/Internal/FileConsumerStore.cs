@@ -153,8 +153,7 @@ internal sealed class FileConsumerStore : IConsumerStore, IDisposable
     {
         lock (sync)
         {
-            state.Delivered = state.Delivered with { Stream = streamSequence };
-            state.AckFloor = state.AckFloor with { Stream = streamSequence };
+            state.ApplyStarting(streamSequence);
             hasState = true;
             Changed();
         }
@@ -164,7 +163,7 @@ internal sealed class FileConsumerStore : IConsumerStore, IDisposable
     {
         lock (sync)
         {
-            ConsumerStateCodec.ApplyDelivered(state, config.AckPolicy, config.MaxDeliver, consumerSequence, streamSequence, deliveryCount, timestamp);
+            state.ApplyDelivered(config.AckPolicy, config.MaxDeliver, consumerSequence, streamSequence, deliveryCount, timestamp);
             hasState = true;
             Changed();
         }
@@ -174,7 +173,7 @@ internal sealed class FileConsumerStore : IConsumerStore, IDisposable
     {
         lock (sync)
         {
-            if (ConsumerStateCodec.ApplyAck(state, config.AckPolicy, consumerSequence, streamSequence))
+            if (state.ApplyAck(config.AckPolicy, consumerSequence, streamSequence))
             {
                 Changed();
             }
@@ -183,11 +182,7 @@ internal sealed class FileConsumerStore : IConsumerStore, IDisposable
 
     public void Update(ConsumerState state)
     {
-        ArgumentNullException.ThrowIfNull(state);
-        if (state.AckFloor.Consumer > state.Delivered.Consumer || state.AckFloor.Stream > state.Delivered.Stream)
-        {
-            throw new ArgumentException("The ack floor is above the delivered sequences.", nameof(state));
-        }
+        ConsumerState.ThrowIfInconsistent(state);
 
         lock (sync)
         {

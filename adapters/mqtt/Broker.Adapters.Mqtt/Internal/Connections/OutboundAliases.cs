@@ -1,3 +1,5 @@
+using Broker.Abstractions;
+
 namespace Broker.Adapters.Mqtt.Internal.Connections;
 
 /// <summary>
@@ -7,7 +9,7 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 /// </summary>
 internal sealed class OutboundAliases
 {
-    private readonly Dictionary<byte[], ushort> aliases = new(ByteArrayKey.Instance);
+    private readonly Dictionary<byte[], ushort> aliases = new(ByteArrayComparer.Instance);
     private readonly Dictionary<byte[], ushort>.AlternateLookup<ReadOnlySpan<byte>> lookup;
     private readonly ushort maximum;
     private ushort next = 1;
@@ -46,25 +48,5 @@ internal sealed class OutboundAliases
         {
             next--;
         }
-    }
-
-    private sealed class ByteArrayKey : IEqualityComparer<byte[]>, IAlternateEqualityComparer<ReadOnlySpan<byte>, byte[]>
-    {
-        public static readonly ByteArrayKey Instance = new();
-
-        public bool Equals(byte[]? x, byte[]? y) => x.AsSpan().SequenceEqual(y);
-
-        public int GetHashCode(byte[] obj) => GetHashCode((ReadOnlySpan<byte>)obj);
-
-        public bool Equals(ReadOnlySpan<byte> alternate, byte[] other) => alternate.SequenceEqual(other);
-
-        public int GetHashCode(ReadOnlySpan<byte> alternate)
-        {
-            var hash = new HashCode();
-            hash.AddBytes(alternate);
-            return hash.ToHashCode();
-        }
-
-        public byte[] Create(ReadOnlySpan<byte> alternate) => alternate.ToArray();
     }
 }

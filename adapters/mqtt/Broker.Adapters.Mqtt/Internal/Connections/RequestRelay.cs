@@ -124,18 +124,7 @@ internal sealed class RequestRelay : IDisposable
         return block.WrittenSpan.ToArray();
     }
 
-    /// <summary>Whether a message is the broker's no-responders status (<c>NATS/1.0 503</c>), which is not a reply.</summary>
-    public static bool IsNoResponders(in ReadOnlySequence<byte> headers)
-    {
-        if (headers.Length < 12)
-        {
-            return false;
-        }
-
-        Span<byte> start = stackalloc byte[12];
-        headers.Slice(0, 12).CopyTo(start);
-        return start.SequenceEqual("NATS/1.0 503"u8);
-    }
+    public static bool IsNoResponders(in ReadOnlySequence<byte> headers) => NatsHeaderBlock.IsNoResponders(headers);
 
     private sealed record Entry(byte[] Subject, byte[] Correlation, long ExpiresAt);
 }

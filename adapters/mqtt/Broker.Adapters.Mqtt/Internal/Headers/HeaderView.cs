@@ -1,4 +1,5 @@
 using System.Buffers.Text;
+using Broker.Abstractions;
 
 namespace Broker.Adapters.Mqtt.Internal.Headers;
 
@@ -9,13 +10,11 @@ namespace Broker.Adapters.Mqtt.Internal.Headers;
 /// </summary>
 internal ref struct HeaderView
 {
-    private readonly ReadOnlySpan<byte> block;
-    private int position;
+    private NatsHeaderReader reader;
 
     public HeaderView(ReadOnlySpan<byte> block)
     {
-        this.block = block;
-        position = 0;
+        reader = new NatsHeaderReader(block);
         Qos = 0;
         Retained = false;
         FromMqtt = false;
@@ -27,16 +26,7 @@ internal ref struct HeaderView
         CorrelationData = default;
         Origin = default;
         UserPropertyCount = 0;
-        if (block.IsEmpty)
-        {
-            return;
-        }
-
-        // Skip the status line.
-        var end = block.IndexOf("\r\n"u8);
-        position = end < 0 ? block.Length : end + 2;
-        var start = position;
-        while (Next(out var name, out var value))
+        while (reader.TryRead(out var name, out var value))
         {
             if (name.SequenceEqual(MqttHeaders.Pub))
             {
@@ -79,7 +69,7 @@ internal ref struct HeaderView
             }
         }
 
-        position = start;
+        reader.Reset();
     }
 
     /// <summary>The client id of the MQTT 5 publisher of a stored QoS 1 or 2 message (for no local), or empty.</summary>
@@ -113,7 +103,7 @@ internal ref struct HeaderView
     /// <summary>The next header that is not MQTT metadata, as a user property.</summary>
     public bool NextUserProperty(out ReadOnlySpan<byte> name, out ReadOnlySpan<byte> value)
     {
-        while (Next(out name, out value))
+        while (reader.TryRead(out name, out value))
         {
             if (!name.StartsWith(MqttHeaders.Prefix) && MqttHeaders.IsValidName(name)
                 && !name.SequenceEqual(MqttHeaders.ContentType))
@@ -126,40 +116,7 @@ internal ref struct HeaderView
     }
 
     /// <summary>Rewinds <see cref="NextUserProperty"/> to the first header.</summary>
-    public void Rewind()
-    {
-        var end = block.IndexOf("\r\n"u8);
-        position = end < 0 ? block.Length : end + 2;
-    }
-
-    private bool Next(out ReadOnlySpan<byte> name, out ReadOnlySpan<byte> value)
-    {
-        while (position < block.Length)
-        {
-            var rest = block[position..];
-            var end = rest.IndexOf("\r\n"u8);
-            var line = end < 0 ? rest : rest[..end];
-            position += end < 0 ? rest.Length : end + 2;
-            if (line.IsEmpty)
-            {
-                continue;
-            }
-
-            var colon = line.IndexOf((byte)':');
-            if (colon <= 0)
-            {
-                continue;
-            }
-
-            name = line[..colon];
-            value = line[(colon + 1)..].TrimStart((byte)' ');
-            return true;
-        }
-
-        name = default;
-        value = default;
-        return false;
-    }
+    public void Rewind() => reader.Reset();
 
     private static int? HexNibble(byte c) => c switch
     {
