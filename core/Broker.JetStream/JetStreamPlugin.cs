@@ -42,8 +42,8 @@ public sealed class JetStreamPlugin : IBrokerPlugin
     {
         ArgumentNullException.ThrowIfNull(services);
         ArgumentNullException.ThrowIfNull(context);
-        var domains = JetStreamSettings.ReadDefaultDomains(context.Configuration);
-        var settings = options ?? JetStreamSettings.Read(context.Configuration);
+        var domains = JetStreamOptionsReader.ReadDefaultDomains(context.Configuration);
+        var settings = options ?? JetStreamOptionsReader.Read(context.Configuration);
         if (settings is null)
         {
             if (domains.Values.Any(d => d.Length > 0))

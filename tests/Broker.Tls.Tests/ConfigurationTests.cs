@@ -62,7 +62,7 @@ public sealed class ConfigurationTests
             ["cipher_suites"] = "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
         }).Build();
 
-        var options = TlsPluginSettings.ReadOptions(section);
+        var options = TlsOptionsReader.ReadOptions(section);
 
         Assert.True(options.Verify);
         Assert.True(options.VerifyAndMap);
@@ -87,7 +87,7 @@ public sealed class ConfigurationTests
             ["handshake_first"] = first,
         }).Build();
 
-        var options = TlsPluginSettings.ReadOptions(section);
+        var options = TlsOptionsReader.ReadOptions(section);
 
         Assert.Equal(TimeSpan.FromTicks(timeoutTicks), options.Timeout);
         Assert.True(options.HandshakeFirst);
@@ -98,15 +98,15 @@ public sealed class ConfigurationTests
     public void An_unconfigured_section_turns_tls_off_an_empty_block_and_listeners_alone_are_refused()
     {
         var empty = new ConfigurationBuilder().Build();
-        Assert.Null(TlsPluginSettings.Read(empty).Options);
+        Assert.Null(TlsOptionsReader.Read(empty).Options);
 
         // An empty tls { } block in a configuration file arrives as the section's empty value.
         var emptyBlock = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?> { ["Plugins:Tls"] = "" }).Build();
-        var refusal = Assert.Throws<PluginConfigurationException>(() => TlsPluginSettings.Read(emptyBlock.GetSection("Plugins:Tls")));
+        var refusal = Assert.Throws<PluginConfigurationException>(() => TlsOptionsReader.Read(emptyBlock.GetSection("Plugins:Tls")));
         Assert.Equal("Plugins:Tls: missing 'cert_file' in tls config", refusal.Message);
         Assert.Equal("Plugins:Tls", refusal.Key);
 
         var listenersOnly = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?> { ["listeners:0"] = "client" }).Build();
-        Assert.Throws<PluginConfigurationException>(() => TlsPluginSettings.Read(listenersOnly));
+        Assert.Throws<PluginConfigurationException>(() => TlsOptionsReader.Read(listenersOnly));
     }
 }

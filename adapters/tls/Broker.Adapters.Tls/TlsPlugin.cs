@@ -35,7 +35,7 @@ public sealed class TlsPlugin : IBrokerPlugin
         ArgumentNullException.ThrowIfNull(context);
 
         // Read now so a bad setting stops the broker before anything listens.
-        var settings = TlsPluginSettings.Read(context.Configuration);
+        var settings = TlsOptionsReader.Read(context.Configuration);
         services.AddSingleton(provider => new TlsMiddleware(settings, provider.GetRequiredService<ILoggerFactory>()));
         services.AddSingleton<IConnectionMiddleware>(provider => provider.GetRequiredService<TlsMiddleware>());
         services.AddSingleton<IListenerConfigurator>(provider => provider.GetRequiredService<TlsMiddleware>());

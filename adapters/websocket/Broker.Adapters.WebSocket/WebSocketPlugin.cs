@@ -33,7 +33,7 @@ public sealed class WebSocketPlugin : IBrokerPlugin
     {
         ArgumentNullException.ThrowIfNull(services);
         ArgumentNullException.ThrowIfNull(context);
-        var options = WebSocketSettings.Read(context.Configuration);
+        var options = WebSocketOptionsReader.Read(context.Configuration);
         if (options.Port is not { } port)
         {
             return;

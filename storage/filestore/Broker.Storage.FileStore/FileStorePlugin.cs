@@ -43,7 +43,7 @@ public sealed class FileStorePlugin : IBrokerPlugin
         ArgumentNullException.ThrowIfNull(context);
 
         // Read now so a bad setting stops the broker before any stream opens.
-        var settings = options ?? FileStoreSettings.Read(context.Configuration);
+        var settings = options ?? FileStoreOptionsReader.Read(context.Configuration);
         services.AddSingleton<IStreamStoreProvider>(provider => new FileStoreProvider(settings, provider.GetService<ILoggerFactory>()));
     }
 }

@@ -14,11 +14,11 @@ internal sealed class TlsMiddleware : IConnectionMiddleware, IListenerConfigurat
 {
     private const string NatsProtocol = "nats";
 
-    private readonly TlsPluginSettings settings;
+    private readonly TlsOptionsReader settings;
     private readonly ILogger logger;
     private readonly ConcurrentDictionary<string, TlsListenerContext> contexts = new(StringComparer.Ordinal);
 
-    public TlsMiddleware(TlsPluginSettings settings, ILoggerFactory loggerFactory)
+    public TlsMiddleware(TlsOptionsReader settings, ILoggerFactory loggerFactory)
     {
         this.settings = settings;
         logger = loggerFactory.CreateLogger("Broker.Tls");
@@ -68,7 +68,7 @@ internal sealed class TlsMiddleware : IConnectionMiddleware, IListenerConfigurat
         TlsOptions options;
         if (definition.MiddlewareConfiguration.TryGetValue(Name, out var section))
         {
-            options = TlsPluginSettings.ReadOptions(section);
+            options = TlsOptionsReader.ReadOptions(section);
         }
         else
         {

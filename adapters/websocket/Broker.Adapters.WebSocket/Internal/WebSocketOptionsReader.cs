@@ -9,7 +9,7 @@ namespace Broker.Adapters.WebSocket.Internal;
 /// contract's shared reader (<see cref="ConfigurationValues"/>) and checks them as nats-server's
 /// <c>validateWebsocketOptions</c> does; every error is a <see cref="PluginConfigurationException"/> naming the key.
 /// </summary>
-internal static class WebSocketSettings
+internal static class WebSocketOptionsReader
 {
     private static readonly string[] OriginKeys =
     [

@@ -9,7 +9,7 @@ namespace Broker.Adapters.Tls.Internal;
 /// (<see cref="ConfigurationValues"/>), refusing unknown keys and bad values with a
 /// <see cref="PluginConfigurationException"/> naming the key, and the plugin-level <c>listeners</c> list.
 /// </summary>
-internal sealed class TlsPluginSettings
+internal sealed class TlsOptionsReader
 {
     private const string ListenersKey = "listeners";
 
@@ -19,7 +19,7 @@ internal sealed class TlsPluginSettings
         "handshake_first", "first", "immediate", "allow_non_tls", "pinned_certs",
     ];
 
-    private TlsPluginSettings(TlsOptions? options, IReadOnlyList<string> listeners)
+    private TlsOptionsReader(TlsOptions? options, IReadOnlyList<string> listeners)
     {
         Options = options;
         Listeners = listeners;
@@ -36,7 +36,7 @@ internal sealed class TlsPluginSettings
     /// configuration file) is refused, as nats-server refuses it.
     /// </summary>
     /// <exception cref="PluginConfigurationException">A key is unknown or a value is invalid; the message names it.</exception>
-    public static TlsPluginSettings Read(IConfiguration section)
+    public static TlsOptionsReader Read(IConfiguration section)
     {
         var listeners = section.GetList(ListenersKey);
         var hasSettings = section.GetChildren().Any(c => !string.Equals(c.Key, ListenersKey, StringComparison.OrdinalIgnoreCase));
@@ -48,10 +48,10 @@ internal sealed class TlsPluginSettings
                 throw section.Refuse(null, "listeners are named but no TLS settings (cert_file, key_file) are given");
             }
 
-            return new TlsPluginSettings(null, []);
+            return new TlsOptionsReader(null, []);
         }
 
-        return new TlsPluginSettings(ReadOptions(section, allowListeners: true), listeners.Count > 0 ? listeners : ["client"]);
+        return new TlsOptionsReader(ReadOptions(section, allowListeners: true), listeners.Count > 0 ? listeners : ["client"]);
     }
 
     /// <summary>Reads one <c>tls { }</c> block (the plugin's section, or one a listener hands over).</summary>

@@ -9,7 +9,7 @@ namespace Broker.Storage.FileStore.Internal;
 /// from the <c>jetstream { }</c> block) and the store's own for the rest (<c>compression</c>, <c>block_size</c>,
 /// <c>checkpoint_interval</c>, <c>cache_expiry</c>), refusing unknown keys and bad values.
 /// </summary>
-internal static class FileStoreSettings
+internal static class FileStoreOptionsReader
 {
     public static FileStoreOptions Read(IConfiguration section)
     {

@@ -9,7 +9,7 @@ namespace Broker.JetStream.Internal;
 /// Reads the plugin's section <c>Plugins:JetStream</c> as nats-server reads its <c>jetstream</c> setting: every key is
 /// served, refused with the reason, or named in the warning JetStream logs at start (docs/configuration.md lists them).
 /// </summary>
-internal static class JetStreamSettings
+internal static class JetStreamOptionsReader
 {
     // Keys of the section that are not settings of the jetstream block: the top-level keys the plugin claims.
     private static readonly string[] TopLevelKeys = ["store_dir", "storedir", "default_js_domain"];
