@@ -2,7 +2,7 @@ using Broker.Abstractions;
 using Broker.Storage.MemStore;
 using Microsoft.Extensions.DependencyInjection;
 
-[assembly: BrokerPlugin(typeof(MemoryStorePlugin), Id = "MemStore", MinimumContractVersion = "1.1")]
+[assembly: BrokerPlugin(typeof(MemoryStorePlugin), Id = "MemStore", MinimumContractVersion = "1.2")]
 
 namespace Broker.Storage.MemStore;
 

@@ -2,7 +2,7 @@ using Broker.Abstractions;
 using Broker.Samples.SampleStore;
 using Microsoft.Extensions.DependencyInjection;
 
-[assembly: BrokerPlugin(typeof(SampleStorePlugin), Id = "SampleStore", MinimumContractVersion = "1.1")]
+[assembly: BrokerPlugin(typeof(SampleStorePlugin), Id = "SampleStore", MinimumContractVersion = "1.2")]
 
 namespace Broker.Samples.SampleStore;
 
