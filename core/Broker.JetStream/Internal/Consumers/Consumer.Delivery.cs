@@ -25,7 +25,6 @@ internal sealed partial class Consumer
     private ArrayBufferWriter<byte>? headersOnlyBuffer;
     private int running;
     private int rerun;
-    private IDeliverAsPublisher? deliverer;
 
     /// <summary>A control message: status headers (and maybe a reply) to a subject, or an advisory's JSON.</summary>
     private readonly record struct Outgoing(byte[] Subject, byte[]? Reply, byte[] Headers, byte[]? Payload = null)
@@ -106,14 +105,14 @@ internal sealed partial class Consumer
                 }
             }
 
-            if (send.DeliverAs.IsEmpty || deliverer is null)
+            if (send.DeliverAs.IsEmpty)
             {
                 Client.Publish(send.Subject, send.Reply, send.Headers, send.Payload);
             }
             else
             {
                 // The stored message keeps its own subject, routed to the deliver subject or the request's inbox.
-                deliverer.Publish(send.Subject, send.DeliverAs, send.Reply, send.Headers, send.Payload);
+                Client.Publish(send.Subject, send.DeliverAs, send.Reply, send.Headers, send.Payload);
             }
 
             if (send.RemoveAfter != 0)

@@ -1,4 +1,3 @@
-using System.Buffers.Text;
 using System.Text;
 using Broker.Abstractions;
 using Broker.JetStream.Internal.Json;
@@ -242,6 +241,4 @@ internal sealed partial class Consumer
             await DeleteAsync().ConfigureAwait(false);
         }
     }
-
-    private static int FormatNumber(Span<byte> destination, ulong value) => Utf8Formatter.TryFormat(value, destination, out var written) ? written : 0;
 }

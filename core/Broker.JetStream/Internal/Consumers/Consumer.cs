@@ -66,7 +66,6 @@ internal sealed partial class Consumer
         Store = store;
         Created = created;
         Client = engine.Bus.CreateClient(new BusClientOptions { Name = $"JetStream consumer {stream.Name} > {name}" });
-        deliverer = Client as IDeliverAsPublisher;
         ackPrefix = Encoding.UTF8.GetBytes("$JS.ACK." + stream.Name + "." + name + ".");
         SetFilters(config);
         if (!config.IsPush)
