@@ -18,8 +18,6 @@ internal sealed class ConsumerOutbox
 {
     private readonly Queue<ControlMessage> messages = new();
 
-    public int Count => messages.Count;
-
     public void Enqueue(ControlMessage message) => messages.Enqueue(message);
 
     public bool TryDequeue(out ControlMessage message) => messages.TryDequeue(out message);
