@@ -22,8 +22,12 @@ namespace Broker.Abstractions;
 /// await the request instead (continue in an async method the handler starts) or serve it from another client.
 /// </para>
 /// <para>The message's memory is reused once the handler returns: copy what you keep.</para>
+/// <para>
+/// Every client can also publish a message routed by one subject and delivered under another
+/// (<see cref="IDeliverAsPublisher"/>), as JetStream delivers a stored message with the subject it was stored under.
+/// </para>
 /// </remarks>
-public interface IBusClient : IAsyncDisposable
+public interface IBusClient : IAsyncDisposable, IDeliverAsPublisher
 {
     /// <summary>Publishes a message.</summary>
     /// <param name="subject">The subject (UTF-8), a literal without wildcards.</param>

@@ -5,8 +5,8 @@ namespace Broker.Abstractions;
 /// <summary>
 /// Publishing a message routed by one subject but delivered under another: subscribers of <c>subject</c> receive it
 /// with <c>deliverAs</c> in their MSG line. JetStream delivers a stored message this way to a consumer's deliver subject
-/// or a pull request's inbox, carrying the subject it was stored under, exactly as nats-server does. The broker's
-/// <see cref="IBusClient"/>s implement it.
+/// or a pull request's inbox, carrying the subject it was stored under, exactly as nats-server does. Part of every
+/// <see cref="IBusClient"/> (which extends it) since contract 1.2, so a caller never needs to discover it.
 /// </summary>
 public interface IDeliverAsPublisher
 {

@@ -14,7 +14,7 @@ namespace Broker.Core.Internal.Clients;
 /// Publishes through one client are serialised by <see cref="PublishLock"/>, which guards the producer state the
 /// routing path keeps (match cache, pending flushes, batch counters); no handler ever runs under it.
 /// </summary>
-internal partial class InProcessClient : ClientBase, IBusClient, IDeliverAsPublisher
+internal partial class InProcessClient : ClientBase, IBusClient
 {
     private readonly ILogger logger;
     private readonly bool deferFlush;

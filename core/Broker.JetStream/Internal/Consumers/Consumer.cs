@@ -1,4 +1,3 @@
-using System.Text;
 using System.Text.Json;
 using Broker.Abstractions;
 using Broker.JetStream.Internal.Json;
@@ -8,54 +7,40 @@ using Broker.JetStream.Internal.Streams;
 namespace Broker.JetStream.Internal.Consumers;
 
 /// <summary>
-/// One consumer of a stream (nats-server's <c>consumer</c>): where it is in the stream, what it delivered and awaits
-/// acknowledgements for, what to redeliver, and how it delivers: to a deliver subject (push) or to the reply subjects
-/// of pull requests. Split by concern: delivery (<c>.Delivery.cs</c>), acknowledgements and redelivery
-/// (<c>.Acks.cs</c>), ack sampling (<c>.AckSampling.cs</c>), pull requests (<c>.Pull.cs</c>), push interest, flow
-/// control and heartbeats (<c>.Push.cs</c>), replay and rate pacing (<c>.Pacing.cs</c>), information and
-/// configuration updates (<c>.Info.cs</c>).
+/// One consumer of a stream (nats-server's <c>consumer</c>): the owner the rest of the engine talks to. It wires
+/// collaborators that each keep their own state: where it is in the stream (<see cref="StreamCursor"/>), what it
+/// delivered and awaits acknowledgements for and what to redeliver (<see cref="AckTracker"/>, with
+/// <see cref="ConsumerEvents"/> for advisories and ack metrics), how deliveries are paced (<see cref="DeliveryPacer"/>),
+/// how they look on the wire (<see cref="DeliveryFormat"/>), who sends them (<see cref="DeliveryRunner"/>, control
+/// messages from the <see cref="ConsumerOutbox"/> first), the front end that says where they go: a deliver subject
+/// (<see cref="PushDelivery"/>) or the reply subjects of pull requests (<see cref="PullRequests"/>), and when nobody
+/// used it for too long (<see cref="InactivityClock"/>). The consumer takes
+/// what comes in (acknowledgements, pull requests, flow-control replies, timers, the stream's events:
+/// <c>.Inbound.cs</c>), prepares each send (<c>.Delivery.cs</c>), and reports and updates itself (<c>.Info.cs</c>).
 /// </summary>
 /// <remarks>
-/// <c>gate</c> guards the state. Everything the consumer sends goes out through one delivery runner at a time, outside
-/// the lock (see <c>.Delivery.cs</c>), so control messages and deliveries keep their order and no bus call is made under
-/// the lock.
+/// <c>gate</c> guards the state of every collaborator; none takes a lock of its own, and their timers call back into
+/// the consumer, which takes it. Everything the consumer sends goes out through one delivery runner at a time, outside
+/// the lock, so control messages and deliveries keep their order and no bus call is made under the lock.
 /// </remarks>
 internal sealed partial class Consumer
 {
     private readonly MessageStream stream;
     private readonly JetStreamEngine engine;
     private readonly Lock gate = new();
-    private readonly byte[] ackPrefix;
+    private readonly ConsumerOutbox outbox = new();
+    private readonly ConsumerEvents events;
+    private readonly StreamCursor cursor;
+    private readonly AckTracker acks;
+    private readonly DeliveryPacer pacer;
+    private readonly DeliveryFormat format;
+    private readonly DeliveryRunner runner;
+    private readonly PushDelivery? push;
+    private readonly PullRequests? pull;
+    private readonly InactivityClock inactivity;
+    private readonly List<IBusSubscription> subscriptions = [];
     private ConsumerConfig config;
-    private byte[][] filters = [];
     private bool closed;
-
-    // Position (nats-server sseq, dseq, adflr, asflr): the next stream and consumer sequences, and the ack floor.
-    private ulong streamSequence = 1;
-    private ulong deliverySequence = 1;
-    private ulong ackFloorConsumer;
-    private ulong ackFloorStream;
-
-    // Deliveries awaiting acknowledgement and redelivery counts, by stream sequence.
-    private readonly Dictionary<ulong, PendingDelivery> pending = [];
-    private readonly Dictionary<ulong, ulong> redeliveries = [];
-
-    // Messages to redeliver, in order (nats-server rdq/rdqi).
-    private readonly List<ulong> redeliverQueue = [];
-    private readonly HashSet<ulong> redeliverSet = [];
-
-    // Cached count of matching messages not yet delivered, valid through a stream sequence (nats-server npc, npcm).
-    private ulong pendingCount;
-    private ulong pendingCountThrough;
-    private bool pendingCountValid;
-
-    // Last-per-subject start: the last sequence of each subject, then resume at the stream's end.
-    private ulong[]? skipList;
-    private int skipIndex;
-    private ulong skipResume;
-
-    private long lastDelivered;
-    private long lastAcknowledged;
 
     private Consumer(MessageStream stream, string name, ConsumerConfig config, IConsumerStore store, long created)
     {
@@ -66,13 +51,26 @@ internal sealed partial class Consumer
         Store = store;
         Created = created;
         Client = engine.Bus.CreateClient(new BusClientOptions { Name = $"JetStream consumer {stream.Name} > {name}" });
-        deliverer = Client as IDeliverAsPublisher;
-        ackPrefix = Encoding.UTF8.GetBytes("$JS.ACK." + stream.Name + "." + name + ".");
-        SetFilters(config);
-        if (!config.IsPush)
+        events = new ConsumerEvents(stream.Name, name, engine.Interest, engine.Options.Domain, outbox, engine.Logger);
+        cursor = new StreamCursor(stream.Store);
+        cursor.SetFilters(config);
+        acks = new AckTracker(config, store, events, CheckPending);
+        pacer = new DeliveryPacer(Kick);
+        format = new DeliveryFormat(stream.Name, name, config.HeadersOnly);
+        runner = new DeliveryRunner(Client, this);
+
+        // Push or pull is fixed for a consumer's life (an update may not change it).
+        if (config.IsPush)
         {
-            waiting = new WaitQueue(config.MaxWaiting);
+            push = new PushDelivery(stream.Name, name, engine.Interest, outbox, OnPushTimer);
         }
+        else
+        {
+            pull = new PullRequests(config, engine.Interest, outbox, () => cursor.NumPending() + (ulong)acks.RedeliverQueueCount == 0, OnWaitTimer);
+        }
+
+        inactivity = new InactivityClock(created, push, pull, () => _ = CheckInactivityAsync());
+        inactivity.Configure(config);
     }
 
     public string Name { get; }
@@ -106,7 +104,7 @@ internal sealed partial class Consumer
         var consumer = new Consumer(stream, name, config, store, created);
         lock (consumer.gate)
         {
-            consumer.SelectStartingSequence();
+            consumer.acks.StartAt(consumer.cursor.SelectStart(config));
         }
 
         return consumer;
@@ -120,11 +118,14 @@ internal sealed partial class Consumer
         {
             if (store.HasState)
             {
-                consumer.ApplyStoredState(store.GetState());
+                // nats-server applyState: positions, ack floor, pending deliveries, redelivery counts.
+                var state = store.GetState();
+                consumer.cursor.Restore(state);
+                consumer.acks.Restore(state);
             }
             else
             {
-                consumer.SelectStartingSequence();
+                consumer.acks.StartAt(consumer.cursor.SelectStart(consumer.config));
             }
         }
 
@@ -149,20 +150,20 @@ internal sealed partial class Consumer
     {
         lock (gate)
         {
-            subscriptions.Add(Client.Subscribe(Encoding.UTF8.GetString(ackPrefix) + ">", null, OnAck));
+            subscriptions.Add(Client.Subscribe(format.AckWildcard, null, OnAck));
             subscriptions.Add(Client.Subscribe($"$JS.API.CONSUMER.MSG.NEXT.{stream.Name}.{Name}", null, OnNextRequest));
             if (config.FlowControl)
             {
                 subscriptions.Add(Client.Subscribe($"$JS.FC.{stream.Name}.{Name}.*", null, OnFlowControl));
             }
 
-            StartPush();
-            StartPacing();
-            ScheduleInactivityCheck();
-            if (pending.Count > 0)
-            {
-                SchedulePendingCheck(AckWait);
-            }
+            push?.Start(config, cursor.LastDelivered);
+
+            // nats-server setLeader: replay through what the stream holds now, a full rate-limit bucket.
+            var replay = config.ReplayPolicy == ReplayPolicy.Original;
+            pacer.Start(replay, replay ? stream.Store.GetState().LastSequence : 0, config.RateLimit, config.IsPush, stream.Config.MaxMsgSize);
+            inactivity.Schedule();
+            acks.Start();
         }
     }
 
@@ -183,22 +184,17 @@ internal sealed partial class Consumer
             }
 
             subscriptions.Clear();
-            pendingTimer?.Dispose();
-            pushTimer?.Dispose();
-            waitTimer?.Dispose();
-            inactivityTimer?.Dispose();
-            paceTimer?.Dispose();
-            if (waiting is not null)
-            {
-                // Requests still waiting are told, as nats-server tells them "409 Consumer Deleted".
-                foreach (var request in waiting.Drain())
-                {
-                    outbox.Enqueue(Outgoing.Status(request.Reply, "NATS/1.0 409 Consumer Deleted\r\n\r\n"u8));
-                }
-            }
+            acks.Stop();
+            push?.Stop();
+            inactivity.Stop();
+            pacer.Stop();
+
+            // Requests still waiting are told, as nats-server tells them "409 Consumer Deleted".
+            pull?.Stop();
         }
 
-        FlushOutbox();
+        // Sends the queued control messages (used when stopping: no data follows).
+        Kick();
         if (deleteData)
         {
             await Store.DeleteAsync().ConfigureAwait(false);
@@ -215,170 +211,23 @@ internal sealed partial class Consumer
     }
 
     /// <summary>Whether a stored message on <paramref name="subject"/> is one this consumer delivers.</summary>
-    public bool Matches(ReadOnlySpan<byte> subject)
-    {
-        var current = Volatile.Read(ref filters);
-        if (current.Length == 0)
-        {
-            return true;
-        }
-
-        foreach (var filter in current)
-        {
-            if (Subjects.MatchesLiteral(filter, subject))
-            {
-                return true;
-            }
-        }
-
-        return false;
-    }
+    public bool Matches(ReadOnlySpan<byte> subject) => cursor.Matches(subject);
 
     /// <summary>Whether a purge filter overlaps this consumer's filters (nats-server <c>isFilteredMatch</c> on the filter).</summary>
-    public bool MatchesFilter(ReadOnlySpan<byte> purgeFilter)
-    {
-        var current = Volatile.Read(ref filters);
-        if (current.Length == 0)
-        {
-            return true;
-        }
+    public bool MatchesFilter(ReadOnlySpan<byte> purgeFilter) => cursor.MatchesFilter(purgeFilter);
 
-        foreach (var filter in current)
+    /// <summary>The inactivity clock fired: deletes the consumer when nobody used it for its threshold.</summary>
+    private async Task CheckInactivityAsync()
+    {
+        lock (gate)
         {
-            if (Subjects.Collide(filter, purgeFilter))
+            if (closed || !inactivity.Check(GoTime.NowNanoseconds()))
             {
-                return true;
+                return;
             }
         }
 
-        return false;
-    }
-
-    private void SetFilters(ConsumerConfig current)
-    {
-        List<byte[]> list = [];
-        if (!string.IsNullOrEmpty(current.FilterSubject) && current.FilterSubject != ">")
-        {
-            list.Add(Encoding.UTF8.GetBytes(current.FilterSubject));
-        }
-
-        foreach (var filter in current.FilterSubjects ?? [])
-        {
-            if (filter == ">")
-            {
-                list.Clear();
-                break;
-            }
-
-            list.Add(Encoding.UTF8.GetBytes(filter));
-        }
-
-        Volatile.Write(ref filters, [.. list]);
-    }
-
-    /// <summary>nats-server <c>selectStartingSeqNo</c>: where a new consumer starts, from its deliver policy. Lock held.</summary>
-    private void SelectStartingSequence()
-    {
-        var state = stream.Store.GetState();
-        ulong start;
-        if (config.OptStartSeq != 0)
-        {
-            start = config.OptStartSeq;
-        }
-        else
-        {
-            switch (config.DeliverPolicy)
-            {
-                case DeliverPolicy.All:
-                    start = state.FirstSequence;
-                    break;
-                case DeliverPolicy.Last:
-                    start = state.LastSequence;
-                    if (filters.Length > 0)
-                    {
-                        start = LastMatching();
-                    }
-
-                    break;
-                case DeliverPolicy.LastPerSubject:
-                    var lasts = new List<ulong>();
-                    foreach (var filter in filters.Length == 0 ? [">"u8.ToArray()] : filters)
-                    {
-                        lasts.AddRange(stream.Store.GetSubjectsState(Encoding.UTF8.GetString(filter)).Values.Select(s => s.Last));
-                    }
-
-                    if (lasts.Count > 0)
-                    {
-                        lasts.Sort();
-                        skipList = [.. lasts.Distinct()];
-                        skipIndex = 0;
-                        skipResume = state.LastSequence;
-                        start = skipList[0];
-                    }
-                    else
-                    {
-                        start = state.LastSequence;
-                    }
-
-                    break;
-                case DeliverPolicy.ByStartTime when config.OptStartTime is { } time:
-                    start = stream.Store.GetSequenceFromTime(time);
-                    break;
-                default:
-                    start = state.LastSequence + 1;
-                    break;
-            }
-        }
-
-        if (state.FirstSequence == 0)
-        {
-            start = 1;
-        }
-        else if (start < state.FirstSequence)
-        {
-            start = state.FirstSequence;
-        }
-        else if (start > state.LastSequence)
-        {
-            start = state.LastSequence + 1;
-        }
-
-        streamSequence = Math.Max(start, 1);
-        deliverySequence = 1;
-        ackFloorConsumer = 0;
-        ackFloorStream = streamSequence - 1;
-        Store.SetStarting(streamSequence - 1);
-        pendingCountValid = false;
-    }
-
-    private ulong LastMatching()
-    {
-        ulong last = 0;
-        foreach (var filter in filters)
-        {
-            last = Math.Max(last, stream.Store.GetFilteredState(1, filter).Last);
-        }
-
-        return last;
-    }
-
-    /// <summary>Resumes from a stored state (nats-server <c>applyState</c>): positions, pending, redelivery counts. Lock held.</summary>
-    private void ApplyStoredState(ConsumerState state)
-    {
-        deliverySequence = state.Delivered.Consumer + 1;
-        streamSequence = state.Delivered.Stream + 1;
-        ackFloorConsumer = state.AckFloor.Consumer;
-        ackFloorStream = state.AckFloor.Stream;
-        foreach (var (sequence, delivery) in state.Pending)
-        {
-            pending[sequence] = delivery;
-        }
-
-        foreach (var (sequence, count) in state.Redelivered)
-        {
-            redeliveries[sequence] = count;
-        }
-
-        pendingCountValid = false;
+        JetStreamLog.InactiveDeleted(engine.Logger, stream.Name, Name, TimeSpan.FromTicks(inactivity.Threshold / 100));
+        await DeleteAsync().ConfigureAwait(false);
     }
 }

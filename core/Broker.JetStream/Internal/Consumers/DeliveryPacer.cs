@@ -14,10 +14,12 @@ namespace Broker.JetStream.Internal.Consumers;
 /// <c>rate.Limiter</c>). A message costs its subject, ack reply, headers and payload, as nats-server counts it.</item>
 /// </list>
 /// The runner never sleeps: a message that must wait is taken (the stream position moves past it, as in nats-server)
-/// and held; the runner stops and a timer kicks it when the message is due. A held message goes out before anything
-/// else, to whichever target is there then (a pull request that expired meanwhile does not get it).
+/// and held here; the runner stops and the pace timer kicks it when the message is due. A held message goes out before
+/// anything else, to whichever target is there then (a pull request that expired meanwhile does not get it). Guarded by
+/// the consumer's lock.
 /// </summary>
-internal sealed partial class Consumer
+/// <param name="onDue">Called by the pace timer when a held message is due (the consumer kicks its runner).</param>
+internal sealed class DeliveryPacer(Action onDue)
 {
     // nats-server's default max_payload: the bucket's burst when the stream sets no max_msg_size. The engine does not
     // see the server's own max_payload, and no message bigger than it can be stored anyway.
@@ -44,19 +46,31 @@ internal sealed partial class Consumer
     private bool heldReplayDone;
     private Timer? paceTimer;
 
-    /// <summary>Sets replay and rate state when the consumer starts (nats-server <c>setLeader</c>). Lock held.</summary>
-    private void StartPacing()
+    /// <summary>Whether a rate limit is in force (the runner then computes each message's size before it goes).</summary>
+    public bool RateLimited => rateBytesPerSecond > 0;
+
+    /// <summary>Whether a message is held, waiting for its time.</summary>
+    public bool Holding => heldSequence != 0;
+
+    /// <summary>Whether the consumer still replays at the original pace.</summary>
+    public bool Replaying => replaying;
+
+    /// <summary>
+    /// Sets replay and rate state when the consumer starts (nats-server <c>setLeader</c>): replay at the original pace
+    /// through <paramref name="streamLastSequence"/>, the stream's last message now.
+    /// </summary>
+    public void Start(bool replayOriginal, ulong streamLastSequence, ulong rateLimitBitsPerSecond, bool isPush, long maxMessageSize)
     {
-        replaying = config.ReplayPolicy == Json.ReplayPolicy.Original;
-        replayThrough = replaying ? stream.Store.GetState().LastSequence : 0;
+        replaying = replayOriginal;
+        replayThrough = replaying ? streamLastSequence : 0;
         lastTimestamp = 0;
-        SetRateLimit(config.RateLimit);
+        SetRateLimit(rateLimitBitsPerSecond, isPush, maxMessageSize);
     }
 
-    /// <summary>nats-server <c>setRateLimit</c>: a new bucket, full. Lock held.</summary>
-    private void SetRateLimit(ulong bitsPerSecond)
+    /// <summary>nats-server <c>setRateLimit</c>: a new bucket, full (none on pull consumers or at 0).</summary>
+    public void SetRateLimit(ulong bitsPerSecond, bool isPush, long maxMessageSize)
     {
-        if (bitsPerSecond == 0 || !config.IsPush)
+        if (bitsPerSecond == 0 || !isPush)
         {
             rateBytesPerSecond = 0;
             return;
@@ -64,17 +78,19 @@ internal sealed partial class Consumer
 
         // Go divides as integers; below 8 bps that would never refill, so the fraction is kept.
         rateBytesPerSecond = bitsPerSecond / 8.0;
-        var maxMessageSize = stream.Config.MaxMsgSize;
         rateBurst = maxMessageSize > 0 ? maxMessageSize : DefaultBurst;
         rateTokens = rateBurst;
         rateUpdated = Stopwatch.GetTimestamp();
     }
 
+    /// <summary>Stops the pace timer for good (the consumer stops).</summary>
+    public void Stop() => paceTimer?.Dispose();
+
     /// <summary>
     /// Whether the held message is not due yet; the runner then stops and the timer, armed again for what is left
-    /// (a timer may fire a little early, its clock is coarser than the stopwatch's), kicks it when it is. Lock held.
+    /// (a timer may fire a little early, its clock is coarser than the stopwatch's), kicks it when it is.
     /// </summary>
-    private bool HeldNotDue()
+    public bool HeldNotDue()
     {
         if (heldSequence == 0 || Stopwatch.GetTimestamp() >= heldDue)
         {
@@ -85,31 +101,22 @@ internal sealed partial class Consumer
         return true;
     }
 
-    /// <summary>
-    /// Loads the held message (now due) into the scratch message: its delivery count, or 0 when it went meanwhile
-    /// (removed from the stream, or acknowledged before its redelivery). Lock held.
-    /// </summary>
-    private ulong TakeHeld(out bool replayDone)
+    /// <summary>Releases the held message (now due): its stream sequence, delivery count and whether its replay wait is done.</summary>
+    public ulong TakeHeld(out ulong deliveryCount, out bool replayDone)
     {
         var sequence = heldSequence;
-        var deliveryCount = heldDeliveryCount;
+        deliveryCount = heldDeliveryCount;
         replayDone = heldReplayDone;
         heldSequence = 0;
-        if (deliveryCount > 1 && !pending.ContainsKey(sequence))
-        {
-            return 0;
-        }
-
-        return stream.Store.Load(sequence, scratch) == LoadStatus.Found ? deliveryCount : 0;
+        return sequence;
     }
 
     /// <summary>
-    /// Decides whether the message in the scratch buffer may go now; if not, holds it and arms the timer for when it
-    /// may. Consumes the rate limit's tokens when it goes. Lock held.
+    /// Decides whether <paramref name="message"/> may go now; if not, holds it and arms the timer for when it may.
+    /// Consumes the rate limit's tokens (<paramref name="size"/> bytes) when it goes.
     /// </summary>
-    private bool MustWait(ulong deliveryCount, int size, bool replayDone)
+    public bool MustWait(StoredMessage message, ulong deliveryCount, int size, bool replayDone)
     {
-        var message = scratch;
         if (!replayDone)
         {
             var gap = replaying && lastTimestamp > 0 ? message.Timestamp - lastTimestamp : 0;
@@ -146,29 +153,15 @@ internal sealed partial class Consumer
     }
 
     /// <summary>
-    /// The size nats-server charges a delivery (its <c>sz</c>): subject, ack reply, headers and payload as sent, so a
-    /// client's <c>max_bytes</c> arithmetic (nats.c's fetch tests count it) comes out as against nats-server.
+    /// Called whenever the runner finds nothing to send: once past what the stream held at start-up
+    /// (<paramref name="nextStreamSequence"/> beyond it), replay is over (nats-server clears <c>replay</c> when
+    /// <c>sseq &gt; lseq</c> while waiting for messages).
     /// </summary>
-    private int DeliverySize(ulong deliveryCount, ulong numPending)
+    public void CheckReplayCaughtUp(ulong nextStreamSequence)
     {
-        var message = scratch;
-        var ackLength = ackPrefix.Length + Digits(deliveryCount) + Digits(message.Sequence) + Digits(deliverySequence)
-            + Digits((ulong)Math.Max(message.Timestamp, 0)) + Digits(numPending) + 4;
-        var body = config.HeadersOnly
-            ? (message.Headers.Length == 0 ? 10 : message.Headers.Length - 2) + 19 + Digits((ulong)message.Payload.Length)
-            : message.Headers.Length + message.Payload.Length;
-        return message.Subject.Length + ackLength + body;
-
-        static int Digits(ulong value)
+        if (replaying && nextStreamSequence > replayThrough && heldSequence == 0)
         {
-            var digits = 1;
-            while (value >= 10)
-            {
-                value /= 10;
-                digits++;
-            }
-
-            return digits;
+            replaying = false;
         }
     }
 
@@ -184,19 +177,7 @@ internal sealed partial class Consumer
     private void ArmPaceTimer()
     {
         var delay = TimeSpan.FromSeconds(Math.Max(0, heldDue - Stopwatch.GetTimestamp()) / (double)Stopwatch.Frequency);
-        paceTimer ??= new Timer(static state => ((Consumer)state!).Kick(), this, Timeout.Infinite, Timeout.Infinite);
+        paceTimer ??= new Timer(static state => ((Action)state!)(), onDue, Timeout.Infinite, Timeout.Infinite);
         paceTimer.Change(delay + TimeSpan.FromMilliseconds(1), Timeout.InfiniteTimeSpan);
-    }
-
-    /// <summary>
-    /// Called whenever the runner finds nothing to send: once past what the stream held at start-up, replay is over
-    /// (nats-server clears <c>replay</c> when <c>sseq &gt; lseq</c> while waiting for messages). Lock held.
-    /// </summary>
-    private void CheckReplayCaughtUp()
-    {
-        if (replaying && streamSequence > replayThrough && heldSequence == 0)
-        {
-            replaying = false;
-        }
     }
 }

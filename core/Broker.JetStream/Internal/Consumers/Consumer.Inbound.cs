@@ -1,0 +1,253 @@
+using System.Buffers;
+using System.Text;
+using Broker.Abstractions;
+using Broker.JetStream.Internal.Json;
+
+namespace Broker.JetStream.Internal.Consumers;
+
+/// <summary>
+/// What comes in, handed under the lock to the collaborator it concerns, then a kick of the runner when delivery may go
+/// on: acknowledgements (nats-server <c>processAck</c>: the body says ack, <c>-NAK</c>, <c>+WPI</c>, <c>+NXT</c> or
+/// <c>+TERM</c>; an ack with a reply subject is confirmed with an empty message), pull requests, flow-control replies,
+/// the collaborators' timers, and the stream's events (a message removed, a purge, whether a message needs an ack).
+/// </summary>
+internal sealed partial class Consumer
+{
+    private void OnAck(in BusMessage message)
+    {
+        if (!format.TryParseAckSubject(message.Subject, out var streamSeq, out var consumerSeq, out var deliveryCount))
+        {
+            return;
+        }
+
+        var body = message.Payload.IsSingleSegment ? message.Payload.FirstSpan : message.Payload.ToArray();
+        var confirm = !message.ReplyTo.IsEmpty;
+        if (body.IsEmpty || body.SequenceEqual("+ACK"u8) || body.SequenceEqual("+OK"u8))
+        {
+            Acknowledge(streamSeq, consumerSeq, sampleDeliveries: deliveryCount);
+        }
+        else if (body.StartsWith("+NXT"u8))
+        {
+            Acknowledge(streamSeq, consumerSeq, sampleDeliveries: deliveryCount);
+            if (confirm)
+            {
+                OnNextRequest(message.ReplyTo, body[4..]);
+            }
+
+            confirm = false;
+        }
+        else if (body.StartsWith("-NAK"u8))
+        {
+            Nak(streamSeq, consumerSeq, deliveryCount, body[4..]);
+        }
+        else if (body.SequenceEqual("+WPI"u8))
+        {
+            lock (gate)
+            {
+                acks.Progress(streamSeq);
+            }
+        }
+        else if (body.StartsWith("+TERM"u8))
+        {
+            Acknowledge(streamSeq, consumerSeq);
+            lock (gate)
+            {
+                events.Terminated(streamSeq, consumerSeq, deliveryCount);
+            }
+
+            Kick();
+        }
+
+        if (confirm)
+        {
+            Client.Publish(message.ReplyTo, default, ReadOnlySequence<byte>.Empty, ReadOnlySequence<byte>.Empty);
+        }
+    }
+
+    /// <summary>
+    /// Acknowledges (<see cref="AckTracker.Acknowledge"/>), then tells the stream what is acknowledged (interest and
+    /// work-queue retention) outside the lock; a positive ack (not a term) passes its delivery count for sampling.
+    /// </summary>
+    private void Acknowledge(ulong streamSeq, ulong consumerSeq, ulong sampleDeliveries = 0)
+    {
+        var acknowledged = new List<ulong>(1);
+        bool kick;
+        lock (gate)
+        {
+            if (closed)
+            {
+                return;
+            }
+
+            kick = acks.Acknowledge(streamSeq, consumerSeq, sampleDeliveries, cursor.Delivered, acknowledged);
+        }
+
+        foreach (var sequence in acknowledged)
+        {
+            stream.OnAcknowledged(this, sequence);
+        }
+
+        if (kick)
+        {
+            Kick();
+        }
+    }
+
+    private void Nak(ulong streamSeq, ulong consumerSeq, ulong deliveryCount, ReadOnlySpan<byte> argument)
+    {
+        var text = Encoding.UTF8.GetString(argument).Trim();
+        lock (gate)
+        {
+            if (closed || !acks.Nak(streamSeq, consumerSeq, deliveryCount, text, cursor.DeliverySequence))
+            {
+                return;
+            }
+        }
+
+        Kick();
+    }
+
+    /// <summary>The redelivery timer fired (<see cref="AckTracker.CheckPending"/>).</summary>
+    private void CheckPending()
+    {
+        bool kick;
+        lock (gate)
+        {
+            // Messages below the stream's first are gone: their deliveries wait for nothing.
+            var first = !closed && acks.Count > 0 ? stream.Store.GetState().FirstSequence : 0;
+            kick = acks.CheckPending(GoTime.NowNanoseconds(), first);
+        }
+
+        if (kick)
+        {
+            Kick();
+        }
+    }
+
+    private void OnNextRequest(in BusMessage message)
+    {
+        if (message.ReplyTo.IsEmpty)
+        {
+            return;
+        }
+
+        var body = message.Payload.IsSingleSegment ? message.Payload.FirstSpan : message.Payload.ToArray();
+        OnNextRequest(message.ReplyTo, body);
+    }
+
+    private void OnNextRequest(ReadOnlySpan<byte> replySpan, ReadOnlySpan<byte> body)
+    {
+        var reply = replySpan.ToArray();
+        lock (gate)
+        {
+            if (closed)
+            {
+                return;
+            }
+
+            if (pull is null)
+            {
+                outbox.Status(reply, "NATS/1.0 409 Consumer is push based\r\n\r\n"u8);
+            }
+            else
+            {
+                pull.Add(reply, body, GoTime.NowNanoseconds(), cursor.Delivered);
+            }
+        }
+
+        Kick();
+    }
+
+    /// <summary>The pull requests' timer fired: expiries and heartbeats.</summary>
+    private void OnWaitTimer()
+    {
+        lock (gate)
+        {
+            if (closed)
+            {
+                return;
+            }
+
+            pull!.OnTimer(GoTime.NowNanoseconds(), cursor.Delivered);
+        }
+
+        Kick();
+    }
+
+    /// <summary>The client answered a flow-control request: the bytes it covered are released and the window grows.</summary>
+    private void OnFlowControl(in BusMessage message)
+    {
+        lock (gate)
+        {
+            if (push is null || !push.OnFlowControl(message.Subject))
+            {
+                return;
+            }
+        }
+
+        Kick();
+    }
+
+    /// <summary>The push timer fired: interest, idle heartbeats.</summary>
+    private void OnPushTimer()
+    {
+        lock (gate)
+        {
+            if (closed)
+            {
+                return;
+            }
+
+            push!.OnTimer(GoTime.NowNanoseconds(), cursor.LastDelivered, cursor.Delivered);
+        }
+
+        Kick();
+    }
+
+    /// <summary>
+    /// The store removed a message (limits, age, a delete): a delivery pending for it is done, and the cached pending
+    /// count may drop (nats-server <c>decStreamPending</c>).
+    /// </summary>
+    public void OnMessageRemoved(ulong sequence, ReadOnlySpan<byte> subject, long messages)
+    {
+        var matches = sequence != 0 && Matches(subject);
+        lock (gate)
+        {
+            if (cursor.OnRemoved(sequence, matches, messages))
+            {
+                acks.OnRemoved(sequence, cursor.Delivered);
+            }
+        }
+    }
+
+    /// <summary>The stream was purged (nats-server <c>consumer.purge</c>): skip what is gone, forget pending deliveries.</summary>
+    public void OnPurged(ulong first, ulong last)
+    {
+        lock (gate)
+        {
+            if (first == 0)
+            {
+                first = last + 1;
+            }
+
+            cursor.SkipTo(first);
+            acks.OnPurged(first, cursor.Delivered);
+        }
+
+        Kick();
+    }
+
+    /// <summary>Whether this consumer still needs to acknowledge <paramref name="sequence"/> (nats-server <c>needAck</c>).</summary>
+    public bool NeedsAck(ulong sequence, ReadOnlySpan<byte> subject)
+    {
+        if (!Matches(subject))
+        {
+            return false;
+        }
+
+        lock (gate)
+        {
+            return acks.NeedsAck(sequence, cursor.StreamSequence);
+        }
+    }
+}

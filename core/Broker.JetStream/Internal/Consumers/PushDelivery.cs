@@ -1,0 +1,222 @@
+using System.Text;
+using Broker.Abstractions;
+using Broker.JetStream.Internal.Json;
+using Broker.JetStream.Internal.Models;
+
+namespace Broker.JetStream.Internal.Consumers;
+
+/// <summary>
+/// The push front end: messages go to <c>deliver_subject</c> (to one member of <c>deliver_group</c>) only while someone
+/// subscribes to it (nats-server's interest tracking, here a check of the subject index when delivering and a poll
+/// while nobody listens); <c>idle_heartbeat</c> sends <c>100 Idle Heartbeat</c> when idle; <c>flow_control</c> pauses
+/// delivery at the buffered-bytes limit until the client answers a <c>100 FlowControl Request</c>
+/// (nats-server <c>needFlowControl</c>, <c>processFlowControl</c>). Guarded by the consumer's lock.
+/// </summary>
+internal sealed class PushDelivery
+{
+    // nats-server JsFlowControlMaxPending: the most bytes in flight; the window starts at a sixteenth and doubles.
+    private const long FlowControlMaxPending = 32 * 1024 * 1024;
+
+    private readonly ISubjectInterest? interest;
+    private readonly ConsumerOutbox outbox;
+    private readonly string flowControlPrefix;
+    private readonly Action onTimer;
+    private long heartbeat;
+    private byte[] deliverSubject = [];
+    private bool active;
+    private long inactiveSince;
+    private long pushBytes;
+    private long pushWindow;
+    private string? flowControlId;
+    private long flowControlBytes;
+    private Timer? pushTimer;
+    private bool stopped;
+
+    /// <param name="stream">The stream's name (flow-control subjects).</param>
+    /// <param name="consumer">The consumer's name (flow-control subjects).</param>
+    /// <param name="interest">Whether someone subscribes to the deliver subject (none: always).</param>
+    /// <param name="outbox">Where heartbeats and flow-control requests go.</param>
+    /// <param name="onTimer">Called by the push timer, without the lock; the consumer takes its lock and calls <see cref="OnTimer"/>.</param>
+    public PushDelivery(string stream, string consumer, ISubjectInterest? interest, ConsumerOutbox outbox, Action onTimer)
+    {
+        this.interest = interest;
+        this.outbox = outbox;
+        this.onTimer = onTimer;
+        flowControlPrefix = $"$JS.FC.{stream}.{consumer}.";
+    }
+
+    /// <summary>The deliver subject (UTF-8).</summary>
+    public byte[] DeliverSubject => deliverSubject;
+
+    /// <summary>Whether someone listened on the deliver subject when last checked (<c>push_bound</c>).</summary>
+    public bool Active => active;
+
+    /// <summary>Since when nobody listens (ns since the Unix epoch), 0 while someone does.</summary>
+    public long InactiveSince => inactiveSince;
+
+    /// <summary>The flow-control request the client has not answered yet, if any.</summary>
+    public string? PendingFlowControl => flowControlId;
+
+    /// <summary>Sets up push state when the consumer starts, and the push timer.</summary>
+    /// <param name="config">The consumer's configuration (deliver subject, flow control, idle heartbeat).</param>
+    /// <param name="lastDelivered">When the last delivery went (ns since the Unix epoch).</param>
+    public void Start(ConsumerConfig config, long lastDelivered)
+    {
+        heartbeat = config.Heartbeat;
+        deliverSubject = Encoding.UTF8.GetBytes(config.DeliverSubject!);
+        pushWindow = config.FlowControl ? FlowControlMaxPending / 16 : 0;
+        active = HasInterest();
+        inactiveSince = active ? 0 : GoTime.NowNanoseconds();
+        ScheduleTimer(lastDelivered);
+    }
+
+    /// <summary>Takes a new configuration (a consumer update): the idle heartbeat.</summary>
+    public void Configure(ConsumerConfig updated) => heartbeat = updated.Heartbeat;
+
+    /// <summary>The deliver subject changed: deliveries go there from now on, if someone listens there.</summary>
+    public void Retarget(string subject)
+    {
+        deliverSubject = Encoding.UTF8.GetBytes(subject);
+        active = HasInterest();
+    }
+
+    /// <summary>Whether a delivery may go now: someone listens and the flow-control window has room.</summary>
+    public bool CanDeliver()
+    {
+        if (!HasInterest())
+        {
+            if (active)
+            {
+                active = false;
+                inactiveSince = GoTime.NowNanoseconds();
+            }
+
+            return false;
+        }
+
+        if (!active)
+        {
+            active = true;
+            inactiveSince = 0;
+        }
+
+        return pushWindow == 0 || pushBytes <= pushWindow;
+    }
+
+    /// <summary>Counts the bytes in flight and asks for flow control at half the window (nats-server <c>needFlowControl</c>).</summary>
+    public void AfterDelivery(int size)
+    {
+        if (pushWindow == 0)
+        {
+            return;
+        }
+
+        pushBytes += size;
+        if (flowControlId is null && pushBytes > pushWindow / 2)
+        {
+            Span<byte> random = stackalloc byte[4];
+            Random.Shared.NextBytes(random);
+            flowControlId = flowControlPrefix + Convert.ToHexString(random);
+            flowControlBytes = pushBytes;
+            outbox.Status(deliverSubject, "NATS/1.0 100 FlowControl Request\r\n\r\n"u8, Encoding.UTF8.GetBytes(flowControlId));
+        }
+    }
+
+    /// <summary>
+    /// The client answered on <paramref name="subject"/>: when it is the pending flow-control request, the bytes it
+    /// covered are released and the window grows. True when delivery may go on.
+    /// </summary>
+    public bool OnFlowControl(ReadOnlySpan<byte> subject)
+    {
+        if (flowControlId is null || !subject.SequenceEqual(Encoding.UTF8.GetBytes(flowControlId)))
+        {
+            return false;
+        }
+
+        pushWindow = Math.Min(pushWindow * 2, FlowControlMaxPending);
+        pushBytes = Math.Max(0, pushBytes - flowControlBytes);
+        flowControlId = null;
+        flowControlBytes = 0;
+        return true;
+    }
+
+    /// <summary>
+    /// The push timer fired: notes whether someone listens, sends an idle heartbeat when one is due, and arms the
+    /// timer again.
+    /// </summary>
+    /// <param name="now">Now (ns since the Unix epoch).</param>
+    /// <param name="lastDeliveredAt">When the last delivery went (ns since the Unix epoch).</param>
+    /// <param name="lastDelivered">The last consumer and stream sequences delivered, for the heartbeat.</param>
+    public void OnTimer(long now, long lastDeliveredAt, SequencePair lastDelivered)
+    {
+        var listening = HasInterest();
+        if (listening != active)
+        {
+            active = listening;
+            inactiveSince = listening ? 0 : GoTime.NowNanoseconds();
+        }
+
+        if (active && heartbeat > 0 && now - lastDeliveredAt >= heartbeat)
+        {
+            outbox.Enqueue(new ControlMessage(deliverSubject, null, ConsumerOutbox.IdleHeartbeat(lastDelivered, flowControlId)));
+        }
+
+        ScheduleTimer(lastDeliveredAt);
+    }
+
+    /// <summary>The inactivity clock's check: since when nobody listens (0 while someone does).</summary>
+    public long CheckInactive(long now)
+    {
+        if (HasInterest())
+        {
+            active = true;
+            inactiveSince = 0;
+        }
+        else if (inactiveSince == 0)
+        {
+            inactiveSince = now;
+        }
+
+        return inactiveSince;
+    }
+
+    /// <summary>Stops the push timer for good (the consumer stops).</summary>
+    public void Stop()
+    {
+        stopped = true;
+        pushTimer?.Dispose();
+    }
+
+    /// <summary>
+    /// The push timer: idle heartbeats when due, and while nobody listens, a check for a subscriber every 100 ms
+    /// (nats-server is told by its subject index; we ask it).
+    /// </summary>
+    private void ScheduleTimer(long lastDeliveredAt)
+    {
+        if (stopped)
+        {
+            return;
+        }
+
+        var period = heartbeat > 0 ? TimeSpan.FromTicks(heartbeat / 100) : TimeSpan.FromSeconds(1);
+        if (!active && period > TimeSpan.FromMilliseconds(100))
+        {
+            period = TimeSpan.FromMilliseconds(100);
+        }
+        else if (active && heartbeat > 0)
+        {
+            // nats-server restarts its heartbeat timer at each delivery: the heartbeat goes one interval after the last
+            // message, not up to two (a client checking for it one interval and a bit later must see it).
+            var dueIn = heartbeat - (GoTime.NowNanoseconds() - lastDeliveredAt);
+            if (dueIn > 0 && dueIn < heartbeat)
+            {
+                period = TimeSpan.FromTicks(Math.Max(dueIn / 100, TimeSpan.TicksPerMillisecond));
+            }
+        }
+
+        pushTimer ??= new Timer(static state => ((Action)state!)(), onTimer, Timeout.Infinite, Timeout.Infinite);
+        pushTimer.Change(period, Timeout.InfiniteTimeSpan);
+    }
+
+    private bool HasInterest() => interest?.HasInterest(deliverSubject) ?? true;
+}
