@@ -86,7 +86,7 @@ internal static class StreamValidation
 
         if (maxDuplicateWindow > 0 && config.DuplicateWindow > maxDuplicateWindow)
         {
-            throw Invalid($"duplicates window can not be larger then server limit of {GoDuration.Format(maxDuplicateWindow)}");
+            throw Invalid($"duplicates window can not be larger then server limit of {ConfigSyntax.FormatDuration(maxDuplicateWindow)}");
         }
 
         if (config.DuplicateWindow > 0 && config.DuplicateWindow < HundredMilliseconds)

@@ -258,9 +258,10 @@ internal sealed partial class AckTracker
             {
             }
         }
-        else if (GoDuration.TryParse(text, out var parsed))
+        else if (ConfigSyntax.TryParseNanoseconds(text, out var parsed, out _))
         {
-            return parsed;
+            // A negative delay is no delay, as nats-server's processNak takes it.
+            return Math.Max(parsed, 0);
         }
 
         events.BadNakDelay(text);

@@ -77,7 +77,7 @@ internal sealed class PullRequests
 
         if (expires > 0 && config.MaxRequestExpires > 0 && expires > config.MaxRequestExpires)
         {
-            outbox.Status(reply, 409, "Exceeded MaxRequestExpires of " + GoDuration.Format(config.MaxRequestExpires));
+            outbox.Status(reply, 409, "Exceeded MaxRequestExpires of " + ConfigSyntax.FormatDuration(config.MaxRequestExpires));
             return;
         }
 
