@@ -119,6 +119,26 @@ public sealed class AckTrackerTests : IDisposable
     }
 
     [Fact(Timeout = 10_000)]
+    public async Task A_nak_delay_written_as_a_go_duration_is_read_exactly_and_a_negative_one_redelivers_now()
+    {
+        var acks = await TrackerAsync(new ConsumerConfig { AckPolicy = ConsumerAckPolicy.Explicit, AckWait = 30 * Second }, "a", "b");
+        var now = GoTime.NowNanoseconds();
+        acks.OnDelivered(1, 1, 1, now);
+        acks.OnDelivered(2, 2, 1, now);
+
+        Assert.True(acks.Nak(1, 1, 1, "2.5s", nextDeliverySequence: 3));
+        Assert.Equal(0, acks.RedeliverQueueCount);
+        Assert.False(acks.CheckPending(now + (2 * Second), firstSequence: 1));
+        Assert.True(acks.CheckPending(now + (3 * Second), firstSequence: 1));
+        Assert.Equal(1, acks.RedeliverQueueCount);
+
+        // nats-server dates a NAK's delay from an already expired ack wait, so a negative one is due at once.
+        Assert.True(acks.Nak(2, 2, 1, "-1s", nextDeliverySequence: 3));
+        Assert.True(acks.CheckPending(GoTime.NowNanoseconds() + 1, firstSequence: 1));
+        Assert.Equal(2, acks.RedeliverQueueCount);
+    }
+
+    [Fact(Timeout = 10_000)]
     public async Task Expired_deliveries_are_queued_by_backoff_step_and_those_gone_from_the_stream_are_forgotten()
     {
         var acks = await TrackerAsync(new ConsumerConfig { AckPolicy = ConsumerAckPolicy.Explicit, BackOff = [1 * Second, 10 * Second] }, "a", "b", "c");
