@@ -30,11 +30,11 @@ internal sealed class QosMessages
 
     private static readonly ReadOnlySequence<byte> AckPayload = new("+ACK"u8.ToArray());
 
-    private readonly JetStreamApi api;
+    private readonly JetStreamClient api;
     private readonly IBusClient client;
     private readonly MqttOptions options;
 
-    public QosMessages(JetStreamApi api, IBusClient client, MqttOptions options)
+    public QosMessages(JetStreamClient api, IBusClient client, MqttOptions options)
     {
         this.api = api;
         this.client = client;
