@@ -82,6 +82,15 @@ internal sealed class PipeConnection : TransportConnection
         return packets;
     }
 
+    /// <summary>Reads and drops what was flushed so far, allocating nothing.</summary>
+    public void Drain()
+    {
+        if (fromBroker.Reader.TryRead(out var result))
+        {
+            fromBroker.Reader.AdvanceTo(result.Buffer.End);
+        }
+    }
+
     /// <summary>Flushes <paramref name="output"/> and returns what it sent.</summary>
     public List<(byte Header, string Body)> Sent(PacketOutput output)
     {
