@@ -1,16 +1,16 @@
 namespace Broker.Adapters.Mqtt.Internal.Connections;
 
 /// <summary>
-/// The MQTT connections that received deliveries while one MQTT read loop processed what it read: each is flushed
-/// once when that batch ends, the deferred flush nats-server does with its pending-flush list. Deliveries made
-/// outside an MQTT read loop (a NATS client or a plugin publishing) queue a flush to the thread pool until the bus
+/// The outputs of the MQTT connections that received deliveries while one MQTT read loop processed what it read: each
+/// is flushed once when that batch ends, the deferred flush nats-server does with its pending-flush list. Deliveries
+/// made outside an MQTT read loop (a NATS client or a plugin publishing) queue a flush to the thread pool until the bus
 /// tells adapters where a producer's batch ends.
 /// </summary>
 internal sealed class FlushBatch
 {
     private static long nextStamp;
 
-    private MqttConnection[] pending = new MqttConnection[8];
+    private PacketOutput[] pending = new PacketOutput[8];
     private int count;
 
     /// <summary>The batch of the read loop running on this thread, or <see langword="null"/>.</summary>
@@ -26,23 +26,23 @@ internal sealed class FlushBatch
         Current = this;
     }
 
-    public void Add(MqttConnection connection)
+    public void Add(PacketOutput output)
     {
         if (count == pending.Length)
         {
             Array.Resize(ref pending, count * 2);
         }
 
-        pending[count++] = connection;
+        pending[count++] = output;
     }
 
-    /// <summary>Flushes every listed connection and leaves the thread without a batch.</summary>
+    /// <summary>Flushes every listed output and leaves the thread without a batch.</summary>
     public void End()
     {
         Current = null;
         for (var i = 0; i < count; i++)
         {
-            pending[i].FlushOutput();
+            pending[i].Flush();
             pending[i] = null!;
         }
 

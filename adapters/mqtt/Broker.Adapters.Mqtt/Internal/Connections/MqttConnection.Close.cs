@@ -1,7 +1,6 @@
 using Broker.Abstractions;
 using System.Buffers;
 using Broker.Adapters.Mqtt.Internal.Codec;
-using Broker.Adapters.Mqtt.Internal.Delivery;
 using Broker.Adapters.Mqtt.Internal.JetStream;
 using Broker.Adapters.Mqtt.Internal.Headers;
 using Broker.Adapters.Mqtt.Internal.Topics;
@@ -11,34 +10,31 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 /// <summary>Ending a connection: DISCONNECT both ways, protocol violations, keep alive, takeover, the will.</summary>
 internal sealed partial class MqttConnection
 {
-    private volatile bool closing;
-    private string? closeReason;
     private uint? disconnectExpiry;
-    private int closed;
 
     /// <summary>Called by the handler's timer: CONNECT timeout, then the keep alive (1.5 times the interval, MQTT-3.1.2-24).</summary>
     public void CheckTimers(long now)
     {
-        if (closing)
+        if (status.IsClosing)
         {
             return;
         }
 
-        if (session is null)
+        if (!packets.IsConnected)
         {
             // Counted from when the session state was loaded at the earliest: a CONNECT waits for it (SessionManager.Ready).
-            if (now - Math.Max(startedAt, handler.Sessions.ReadyAt) > (long)options.ConnectTimeout.TotalMilliseconds)
+            if (packets.ConnectTimedOut(now, handler.Sessions.ReadyAt, options.ConnectTimeout))
             {
-                MqttLog.ConnectTimeout(logger, name, options.ConnectTimeout);
+                MqttLog.ConnectTimeout(logger, status.Name, options.ConnectTimeout);
                 RequestClose("authentication timeout", null);
             }
 
             return;
         }
 
-        if (keepAliveSeconds > 0 && now - Volatile.Read(ref lastInputAt) > keepAliveSeconds * 1500L)
+        if (packets.KeepAliveExpired(now))
         {
-            MqttLog.KeepAliveExpired(logger, name, keepAliveSeconds);
+            MqttLog.KeepAliveExpired(logger, status.Name, keepAliveSeconds);
             RequestClose("keep alive timeout", ReasonCode.KeepAliveTimeout);
         }
     }
@@ -53,20 +49,20 @@ internal sealed partial class MqttConnection
     /// <summary>Closes from outside the read loop: the loop sees its read cancelled and tears down.</summary>
     private void RequestClose(string reason, byte? disconnectReason)
     {
-        closeReason ??= reason;
+        status.NoteReason(reason);
         if (disconnectReason is { } code)
         {
             SendDisconnect(code, reason);
         }
 
-        closing = true;
-        input.CancelPendingRead();
+        status.MarkClosing();
+        status.WakeReader();
     }
 
     private void OnViolation(MqttProtocolException ex)
     {
-        closeReason ??= ex.Message;
-        MqttLog.ProtocolViolation(logger, name, ex.Message);
+        status.NoteReason(ex.Message);
+        MqttLog.ProtocolViolation(logger, status.Name, ex.Message);
 
         if (session is not null)
         {
@@ -82,13 +78,7 @@ internal sealed partial class MqttConnection
             return;
         }
 
-        lock (writeLock)
-        {
-            if (!outputCompleted)
-            {
-                ControlPackets.WriteDisconnect(output, reason, requestProblemInformation ? text : null, clientMaximumPacketSize);
-            }
-        }
+        output.WriteDisconnect(reason, requestProblemInformation ? text : null, clientMaximumPacketSize);
     }
 
     private void HandleDisconnect(ReadOnlySpan<byte> body)
@@ -111,63 +101,45 @@ internal sealed partial class MqttConnection
             will = null;
         }
 
-        closeReason = "client sent DISCONNECT";
-        closing = true;
+        status.CloseFor("client sent DISCONNECT");
     }
 
     private async Task CloseAsync()
     {
-        if (Interlocked.Exchange(ref closed, 1) != 0)
+        if (!status.TryBeginTeardown())
         {
             return;
         }
 
-        closing = true;
-        MqttLog.Closed(logger, name, closeReason ?? "closed");
+        status.MarkClosing();
+        MqttLog.Closed(logger, status.Name, status.Reason ?? "closed");
         try
         {
-            if (will is { } pending && bus is not null)
+            if (will is { } pending && buses is not null)
             {
                 try
                 {
-                    PublishWill(pending);
+                    PublishWill(pending, buses.Bus);
                 }
                 catch (BusRefusedException ex)
                 {
                     // The user may not publish to the will's topic: dropped, as any forbidden publish.
-                    MqttLog.DeliveryDropped(logger, name, pending.Topic, ex.Message);
+                    MqttLog.DeliveryDropped(logger, status.Name, pending.Topic, ex.Message);
                 }
             }
 
-            RemoveAllSubscriptions();
-            ReturnInflight();
-            relay?.Dispose();
-            if (bus is not null)
+            subscriptions?.RemoveAll();
+            outboundQos?.ReturnInflight();
+            inbound?.Close();
+            if (buses is not null)
             {
-                if (closeReason == SlowConsumerReason)
-                {
-                    // Said to the bus in nats-server's words, so /varz counts it and /connz shows it as for NATS.
-                    bus.Close(SlowConsumerReason);
-                }
-
-                await bus.DisposeAsync().ConfigureAwait(false);
-            }
-
-            if (ownPublishes is not null)
-            {
-                await ownPublishes.DisposeAsync().ConfigureAwait(false);
+                await buses.CloseAsync(status.Reason).ConfigureAwait(false);
             }
         }
         finally
         {
-            CompleteOutput();
-            await input.CompleteAsync().ConfigureAwait(false);
-            if (scratch is not null)
-            {
-                System.Buffers.ArrayPool<byte>.Shared.Return(scratch);
-                scratch = null;
-            }
-
+            output.Complete();
+            await packets.CompleteAsync().ConfigureAwait(false);
             if (session is not null)
             {
                 await handler.Sessions.DetachAsync(this, session, disconnectExpiry).ConfigureAwait(false);
@@ -183,17 +155,17 @@ internal sealed partial class MqttConnection
         }
         catch (Exception ex) when (ex is JetStreamApiException or ObjectDisposedException)
         {
-            MqttLog.QosStoreFailed(logger, name, ex.Message);
+            MqttLog.QosStoreFailed(logger, status.Name, ex.Message);
         }
     }
 
     /// <summary>Publishes the will on an ungraceful close (MQTT-3.1.2-8), retained if it asks to be.</summary>
-    private void PublishWill(WillMessage pending)
+    private void PublishWill(WillMessage pending, IBusConnection bus)
     {
         var subjectBuffer = new byte[TopicMapper.MaxSubjectLength(pending.TopicBytes.Length)];
         if (TopicMapper.ToSubject(pending.TopicBytes, filter: false, subjectBuffer, out var written) != TopicStatus.Ok)
         {
-            MqttLog.DeliveryDropped(logger, name, pending.Topic, "the will topic cannot be a NATS subject");
+            MqttLog.DeliveryDropped(logger, status.Name, pending.Topic, "the will topic cannot be a NATS subject");
             return;
         }
 
@@ -212,7 +184,7 @@ internal sealed partial class MqttConnection
             headers = MqttHeaders.PubOnlyBlock(pending.Qos, pending.Retain);
         }
 
-        bus!.Publish(subject, default, headers, new ReadOnlySequence<byte>(pending.Payload));
+        bus.Publish(subject, default, headers, new ReadOnlySequence<byte>(pending.Payload));
         if (pending.Qos > 0 && handler.Qos is { } qos)
         {
             _ = StoreWillAsync(qos.StoreAsync(subject, headers.First, pending.Payload));

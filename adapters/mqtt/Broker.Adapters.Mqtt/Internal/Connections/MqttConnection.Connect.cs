@@ -10,16 +10,9 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 internal sealed partial class MqttConnection
 {
     private MqttSession? session;
-    // The connection's bus connection, authenticated as one of the broker's users: their permissions apply to every
-    // publish and subscription, and it is what /connz lists (type mqtt).
-    private IBusConnection? bus;
 
-    // MQTT 5 no-local subscriptions: a second bus connection with the same credentials and echo off, opened with the
-    // first such subscription; from then on the client's publishes go through it, so they never reach its no-local
-    // subscriptions but do reach the others (on bus). The bus delivers from a queue, not on the publisher's thread,
-    // so which connection published is known only this way.
-    private IBusConnection? ownPublishes;
-    private BusConnectOptions? busCredentials;
+    // The client's bus connections, once its credentials were accepted.
+    private BusConnections? buses;
     private bool v5;
     private WillMessage? will;
     private int keepAliveSeconds;
@@ -54,14 +47,13 @@ internal sealed partial class MqttConnection
             assigned = true;
         }
 
-        name = $"{name} - \"{clientId}\"";
+        status.Name = $"{status.Name} - \"{clientId}\"";
         if (handler.Sessions.IsFlapping(clientId))
         {
             // As nats-server: hold a client that keeps taking its id over for a second, then refuse it.
-            MqttLog.Flapping(logger, name, clientId);
+            MqttLog.Flapping(logger, status.Name, clientId);
             await Task.Delay(SessionManager.FlapJail, cancellationToken).ConfigureAwait(false);
-            closeReason = "duplicate client id";
-            closing = true;
+            status.CloseFor("duplicate client id");
             return;
         }
 
@@ -81,8 +73,8 @@ internal sealed partial class MqttConnection
 
         // MQTT 3.1.1: a session without the clean flag lives for ever (nats-server keeps it until the client cleans it).
         var expiry = v5 ? connect.SessionExpiryInterval : connect.CleanStart ? 0u : uint.MaxValue;
-        busCredentials = BusCredentials(connect, clientId);
-        var result = await handler.Bus.ConnectAsync(transport, busCredentials, cancellationToken).ConfigureAwait(false);
+        var credentials = BusCredentials(connect, clientId);
+        var result = await handler.Bus.ConnectAsync(transport, credentials, cancellationToken).ConfigureAwait(false);
         if (result.Connection is not { } connected)
         {
             RefuseConnect(
@@ -94,7 +86,7 @@ internal sealed partial class MqttConnection
             return;
         }
 
-        bus = connected;
+        buses = new BusConnections(handler.Bus, transport, credentials, connected);
         AttachResult attached;
         try
         {
@@ -110,35 +102,37 @@ internal sealed partial class MqttConnection
 
         if (attached.Previous is { } previous)
         {
-            MqttLog.TakenOver(logger, name, clientId);
+            MqttLog.TakenOver(logger, status.Name, clientId);
             previous.TakeOver();
         }
 
         session = attached.Session;
-        releasingCheck = session.IsReleasing;
+        StartParts(session, buses);
+        packets.MarkConnected(keepAliveSeconds);
 
-        lock (writeLock)
+        if (v5)
         {
-            if (v5)
+            output.WriteConnAckV5(attached.Present, ReasonCode.Success, new ConnAckProperties
             {
-                ControlPackets.WriteConnAckV5(output, attached.Present, ReasonCode.Success, new ConnAckProperties
-                {
-                    ReceiveMaximum = (ushort)options.ReceiveMaximum,
-                    MaximumPacketSize = (uint)options.MaxPacketSize,
-                    TopicAliasMaximum = (ushort)options.TopicAliasMaximum,
-                    AssignedClientIdentifier = assigned ? clientId : null,
-                    ServerKeepAlive = serverKeepAlive,
-                    MaximumQos = options.RejectQos2Publish ? (byte)1 : (byte)2,
-                });
-            }
-            else
-            {
-                ControlPackets.WriteConnAckV3(output, attached.Present, ReasonCode.Success);
-            }
+                ReceiveMaximum = (ushort)options.ReceiveMaximum,
+                MaximumPacketSize = (uint)options.MaxPacketSize,
+                TopicAliasMaximum = (ushort)options.TopicAliasMaximum,
+                AssignedClientIdentifier = assigned ? clientId : null,
+                ServerKeepAlive = serverKeepAlive,
+                MaximumQos = options.RejectQos2Publish ? (byte)1 : (byte)2,
+            });
+        }
+        else
+        {
+            output.WriteConnAckV3(attached.Present, ReasonCode.Success);
         }
 
-        MqttLog.Connected(logger, name, v5 ? "5" : "3.1.1", keepAliveSeconds, connect.CleanStart);
-        await RestoreSubscriptionsAsync(cancellationToken).ConfigureAwait(false);
+        MqttLog.Connected(logger, status.Name, v5 ? "5" : "3.1.1", keepAliveSeconds, connect.CleanStart);
+
+        // Subscribed again to what a resumed session had (nats-server does it after CONNACK too), then the PUBRELs
+        // of its outgoing QoS 2 exchanges go out again.
+        await subscriptions!.RestoreAsync(cancellationToken).ConfigureAwait(false);
+        outboundQos!.ResendReleases();
     }
 
     /// <summary>The checks nats-server makes after decoding, and those of MQTT 5 and of the broker's settings.</summary>
@@ -195,32 +189,6 @@ internal sealed partial class MqttConnection
         };
     }
 
-    /// <summary>Opens the echo-less bus connection for no-local subscriptions, once; false when the broker refuses it.</summary>
-    private bool EnsureOwnPublishes()
-    {
-        if (ownPublishes is not null)
-        {
-            return true;
-        }
-
-        var connecting = handler.Bus.ConnectAsync(transport, new BusConnectOptions
-        {
-            Protocol = busCredentials!.Protocol,
-            Name = busCredentials.Name,
-            User = busCredentials.User,
-            Password = busCredentials.Password,
-            Token = busCredentials.Token,
-            AuthenticatedByAdapter = busCredentials.AuthenticatedByAdapter,
-            NoAuthUser = busCredentials.NoAuthUser,
-            Echo = false,
-        });
-
-        // The broker answers at once (it only checks credentials and limits); the read loop must not wait here.
-        var result = connecting.IsCompleted ? connecting.Result : connecting.AsTask().GetAwaiter().GetResult();
-        ownPublishes = result.Connection;
-        return ownPublishes is not null;
-    }
-
     /// <summary>The <c>authorization { }</c> of the <c>mqtt { }</c> block: one user name and password, or a token given as the password.</summary>
     private bool IsAuthorized(ConnectPacket connect)
     {
@@ -249,24 +217,20 @@ internal sealed partial class MqttConnection
     /// </summary>
     private void RefuseConnect(ConnectPacket connect, byte reason, string message)
     {
-        MqttLog.ConnectRefused(logger, name, reason, message);
-        closeReason = "CONNECT refused: " + message;
-        closing = true;
-        lock (writeLock)
+        MqttLog.ConnectRefused(logger, status.Name, reason, message);
+        status.CloseFor("CONNECT refused: " + message);
+        if (reason == ReasonCode.UnsupportedProtocolVersion && connect.Level != (byte)ProtocolLevel.V5)
         {
-            if (reason == ReasonCode.UnsupportedProtocolVersion && connect.Level != (byte)ProtocolLevel.V5)
-            {
-                ControlPackets.WriteConnAckV3(output, false, ReasonCode.V3UnacceptableProtocolVersion);
-            }
-            else if (connect.IsV5)
-            {
-                ControlPackets.WriteConnAckV5(output, false, reason, new ConnAckProperties { ReasonString = message });
-            }
-            else if (connect.Level == (byte)ProtocolLevel.V311
-                && reason is ReasonCode.ClientIdentifierNotValid or ReasonCode.BadUserNameOrPassword or ReasonCode.NotAuthorized or ReasonCode.ServerUnavailable)
-            {
-                ControlPackets.WriteConnAckV3(output, false, ReasonCode.ToV3ConnectReturnCode(reason));
-            }
+            output.WriteConnAckV3(false, ReasonCode.V3UnacceptableProtocolVersion);
+        }
+        else if (connect.IsV5)
+        {
+            output.WriteConnAckV5(false, reason, new ConnAckProperties { ReasonString = message });
+        }
+        else if (connect.Level == (byte)ProtocolLevel.V311
+            && reason is ReasonCode.ClientIdentifierNotValid or ReasonCode.BadUserNameOrPassword or ReasonCode.NotAuthorized or ReasonCode.ServerUnavailable)
+        {
+            output.WriteConnAckV3(false, ReasonCode.ToV3ConnectReturnCode(reason));
         }
     }
 

@@ -1,30 +1,35 @@
-using System.Buffers;
-using System.IO.Pipelines;
 using Broker.Abstractions;
 using Broker.Adapters.Mqtt.Internal.Codec;
+using Broker.Adapters.Mqtt.Internal.Delivery;
 using Broker.Adapters.Mqtt.Internal.Sessions;
 using Microsoft.Extensions.Logging;
 
 namespace Broker.Adapters.Mqtt.Internal.Connections;
 
 /// <summary>
-/// One MQTT client connection: a read loop that frames packets and runs them in order, a bus client through which
-/// the connection publishes and subscribes, and deliveries written straight into the output by the producers'
-/// threads. Partial files: Connect (CONNECT/CONNACK, sessions), Publish (PUBLISH from the client), Subscribe,
-/// Deliver (PUBLISH to the client), Output (write lock and flushes), Close (will, timers, teardown).
+/// One MQTT client connection, the owner of its parts: the packets as they come (<see cref="PacketSession"/>) and
+/// the output they and the deliveries are written to (<see cref="PacketOutput"/>); once CONNECT is accepted, the
+/// client's publishes (<see cref="InboundPublishes"/>, acknowledged through <see cref="InboundQosFlow"/>), its
+/// subscriptions (<see cref="SubscriptionManager"/>) and the PUBLISH packets sent to it
+/// (<see cref="OutboundPublishes"/>, QoS 1 and 2 in flight in <see cref="OutboundQosFlow"/>). The connection itself
+/// holds what CONNECT establishes and what outlives the parts: the session, the bus connections, the will, and the
+/// teardown. Partial files: Connect (CONNECT/CONNACK, sessions), Close (DISCONNECT, will, timers, teardown).
 /// </summary>
-internal sealed partial class MqttConnection
+internal sealed partial class MqttConnection : IPacketHandler
 {
     private readonly MqttProtocolHandler handler;
     private readonly TransportConnection transport;
     private readonly MqttOptions options;
     private readonly ILogger logger;
-    private readonly PipeReader input;
-    private readonly long startedAt = Environment.TickCount64;
-    private long lastInputAt = Environment.TickCount64;
-    private byte[]? scratch;
-    private string name;
-    private readonly FlushBatch batch = new();
+    private readonly ConnectionStatus status;
+    private readonly PacketOutput output;
+    private readonly PacketSession packets;
+
+    // The parts that exist once CONNECT was accepted (null before, or when it was refused).
+    private InboundQosFlow? inboundQos;
+    private OutboundQosFlow? outboundQos;
+    private InboundPublishes? inbound;
+    private SubscriptionManager? subscriptions;
 
     public MqttConnection(MqttProtocolHandler handler, TransportConnection transport)
     {
@@ -32,22 +37,24 @@ internal sealed partial class MqttConnection
         this.transport = transport;
         options = handler.Options;
         logger = handler.Logger;
-        input = transport.Transport.Input;
-        output = new BatchingWriter(transport.Transport.Output);
-        pendingOutput = transport.Features.Get<IPendingOutputFeature>();
-        name = transport.RemoteEndPoint?.ToString() ?? transport.ConnectionId;
+        status = new ConnectionStatus(transport.RemoteEndPoint?.ToString() ?? transport.ConnectionId, transport.Transport.Input);
+        output = new PacketOutput(transport, status, logger);
+        packets = new PacketSession(transport, options.MaxPacketSize, output, status, this);
     }
 
     /// <summary>The client id once CONNECT was accepted.</summary>
     public string? ClientId => session?.ClientId;
 
-    public override string ToString() => name;
+    /// <summary>Whether a flush is queued and has not run yet (benchmarks wait for it).</summary>
+    public bool FlushPending => output.FlushPending;
+
+    public override string ToString() => status.Name;
 
     public async Task RunAsync(CancellationToken cancellationToken)
     {
         try
         {
-            await ReadLoopAsync(cancellationToken).ConfigureAwait(false);
+            await packets.ReadLoopAsync(cancellationToken).ConfigureAwait(false);
         }
         catch (MqttProtocolException ex)
         {
@@ -56,11 +63,11 @@ internal sealed partial class MqttConnection
         catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
         {
             SendDisconnect(0x8B, "server shutting down");
-            closeReason ??= "server shutting down";
+            status.NoteReason("server shutting down");
         }
         catch (Exception ex) when (ex is IOException or InvalidOperationException or ObjectDisposedException)
         {
-            closeReason ??= "read error: " + ex.Message;
+            status.NoteReason("read error: " + ex.Message);
         }
         finally
         {
@@ -68,174 +75,31 @@ internal sealed partial class MqttConnection
         }
     }
 
-    private async Task ReadLoopAsync(CancellationToken cancellationToken)
-    {
-        while (!closing)
-        {
-            var result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
-            var buffer = result.Buffer;
-            Volatile.Write(ref lastInputAt, Environment.TickCount64);
-            batch.Begin();
-            try
-            {
-                while (!closing && TryFrame(ref buffer, out var header, out var body))
-                {
-                    var work = DispatchAsync(header, body, cancellationToken);
-                    if (!work.IsCompletedSuccessfully)
-                    {
-                        // The batch belongs to this thread; whatever continues after the await starts a new one.
-                        batch.End();
-                        await work.ConfigureAwait(false);
-                        batch.Begin();
-                    }
-                }
-            }
-            finally
-            {
-                input.AdvanceTo(buffer.Start, buffer.End);
-                batch.End();
-            }
+    ValueTask IPacketHandler.ConnectAsync(ReadOnlyMemory<byte> body, CancellationToken cancellationToken) => HandleConnectAsync(body, cancellationToken);
 
-            FlushOutput();
-            if (result.IsCompleted || result.IsCanceled)
-            {
-                closeReason ??= result.IsCompleted ? "client closed the connection" : "closed by the server";
-                return;
-            }
-        }
-    }
+    void IPacketHandler.Publish(byte flags, ReadOnlyMemory<byte> body) => inbound!.Handle(flags, body);
+
+    void IPacketHandler.PubRel(ReadOnlySpan<byte> body) => inboundQos!.Release(body);
+
+    void IPacketHandler.DeliveryAck(PacketType type, ReadOnlySpan<byte> body) => outboundQos!.Acknowledged(type, body);
+
+    ValueTask IPacketHandler.SubscribeAsync(ReadOnlyMemory<byte> body, CancellationToken cancellationToken) => subscriptions!.SubscribeAsync(body, cancellationToken);
+
+    void IPacketHandler.Unsubscribe(ReadOnlySpan<byte> body) => subscriptions!.Unsubscribe(body);
+
+    void IPacketHandler.Disconnect(ReadOnlySpan<byte> body) => HandleDisconnect(body);
 
     /// <summary>
-    /// Takes the next complete packet off <paramref name="buffer"/>: its fixed header byte and a contiguous body (a copy
-    /// only when the packet spans segments). An oversized packet is refused as soon as its length is read.
+    /// Makes the parts a connected client needs, each with the state it owns and what it depends on; called once the
+    /// session is attached, before CONNACK.
     /// </summary>
-    private bool TryFrame(ref ReadOnlySequence<byte> buffer, out byte header, out ReadOnlyMemory<byte> body)
+    private void StartParts(MqttSession attached, BusConnections connected)
     {
-        body = default;
-        if (session is null && buffer.Length >= 4 && buffer.FirstSpan.StartsWith("GET "u8) && !IsWebSocket)
-        {
-            throw MqttProtocolException.Protocol("MQTT clients over websocket must connect to the Websocket port, not the MQTT port");
-        }
-
-        switch (PacketFramer.TryReadHeader(buffer, out header, out var remaining, out var headerLength))
-        {
-            case FrameStatus.Incomplete:
-                return false;
-            case FrameStatus.Malformed:
-                throw MqttProtocolException.Malformed("malformed variable int");
-        }
-
-        if ((long)remaining + headerLength > options.MaxPacketSize)
-        {
-            throw new MqttProtocolException(ReasonCode.PacketTooLarge, $"packet of {remaining + headerLength} bytes exceeds the maximum packet size {options.MaxPacketSize}");
-        }
-
-        if (session is null && (header >> 4) != (int)PacketType.Connect)
-        {
-            throw MqttProtocolException.Protocol($"the first packet should be a CONNECT (16), got {header & 0xF0}");
-        }
-
-        if (buffer.Length < headerLength + remaining)
-        {
-            return false;
-        }
-
-        var packet = buffer.Slice(headerLength, remaining);
-        if (packet.IsSingleSegment)
-        {
-            body = packet.First;
-        }
-        else
-        {
-            if (scratch is null || scratch.Length < remaining)
-            {
-                if (scratch is not null)
-                {
-                    ArrayPool<byte>.Shared.Return(scratch);
-                }
-
-                scratch = ArrayPool<byte>.Shared.Rent(remaining);
-            }
-
-            packet.CopyTo(scratch);
-            body = scratch.AsMemory(0, remaining);
-        }
-
-        buffer = buffer.Slice(packet.End);
-        return true;
+        var store = handler.Sessions.Store;
+        inboundQos = new InboundQosFlow(output, attached, store, status, logger, v5, options.ReceiveMaximum);
+        outboundQos = new OutboundQosFlow(output, attached, store, handler, v5, v5 ? clientReceiveMaximum : ushort.MaxValue);
+        var outbound = new OutboundPublishes(output, outboundQos, status, logger, clientMaximumPacketSize, clientTopicAliasMaximum);
+        inbound = new InboundPublishes(options, handler, handler.Retained, connected, attached, inboundQos, status, logger, v5);
+        subscriptions = new SubscriptionManager(handler, handler.Retained, store, options, connected, attached, output, outbound, outboundQos.Limit, status, logger, v5);
     }
-
-    private ValueTask DispatchAsync(byte header, ReadOnlyMemory<byte> body, CancellationToken cancellationToken)
-    {
-        var type = (PacketType)(header >> 4);
-        var flags = (byte)(header & 0x0F);
-        CheckFixedHeaderFlags(type, flags);
-        switch (type)
-        {
-            case PacketType.Connect:
-                if (session is not null)
-                {
-                    throw MqttProtocolException.Protocol("received a second CONNECT packet");
-                }
-
-                return HandleConnectAsync(body, cancellationToken);
-            case PacketType.Publish:
-                HandlePublish(flags, body);
-                break;
-            case PacketType.PubRel:
-                HandlePubRel(body.Span);
-                break;
-            case PacketType.PubAck or PacketType.PubRec or PacketType.PubComp:
-                HandleDeliveryAck(type, body.Span);
-                break;
-            case PacketType.Subscribe:
-                return HandleSubscribeAsync(body, cancellationToken);
-            case PacketType.Unsubscribe:
-                HandleUnsubscribe(body.Span);
-                break;
-            case PacketType.PingReq:
-                if (!body.IsEmpty)
-                {
-                    throw MqttProtocolException.Malformed($"invalid remaining length {body.Length} for PINGREQ");
-                }
-
-                lock (writeLock)
-                {
-                    if (!outputCompleted)
-                    {
-                        ControlPackets.WritePingResp(output);
-                    }
-                }
-
-                break;
-            case PacketType.Disconnect:
-                HandleDisconnect(body.Span);
-                break;
-            case PacketType.Auth:
-                throw MqttProtocolException.Protocol("AUTH without an authentication method");
-            default:
-                throw MqttProtocolException.Protocol($"received unknown packet type {(int)type}");
-        }
-
-        return ValueTask.CompletedTask;
-    }
-
-    /// <summary>The reserved flag bits of each packet type (MQTT-2.2.2-1, -2), checked as nats-server does.</summary>
-    private static void CheckFixedHeaderFlags(PacketType type, byte flags)
-    {
-        var expected = type switch
-        {
-            PacketType.Publish => flags,
-            PacketType.PubRel or PacketType.Subscribe or PacketType.Unsubscribe => (byte)0x02,
-            _ => (byte)0,
-        };
-        if (flags != expected)
-        {
-            throw MqttProtocolException.Malformed($"invalid fixed header flags {flags:x} for packet type {(int)type << 4:x}");
-        }
-    }
-
-    // The WebSocket listener's definition stays in the features of the connections it hands over.
-    private bool IsWebSocket => transport.Features.Get<ListenerDefinition>() is { } listener
-        && !string.Equals(listener.Protocol, MqttPlugin.ProtocolName, StringComparison.Ordinal);
 }

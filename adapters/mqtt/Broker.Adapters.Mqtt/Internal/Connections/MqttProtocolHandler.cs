@@ -13,7 +13,7 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 /// its <c>/mqtt</c> path. Holds what the connections share (options, the bus, sessions) and runs one timer for all of
 /// them (keep alive, CONNECT timeout, session expiry), so an idle connection costs no timer of its own.
 /// </summary>
-internal sealed class MqttProtocolHandler : IProtocolHandler, IHostedService, IAsyncDisposable
+internal sealed class MqttProtocolHandler : IProtocolHandler, IQosSource, IHostedService, IAsyncDisposable
 {
     /// <summary>How often keep alives, CONNECT timeouts and session expiry are checked.</summary>
     private static readonly TimeSpan SweepInterval = TimeSpan.FromMilliseconds(250);
@@ -54,28 +54,7 @@ internal sealed class MqttProtocolHandler : IProtocolHandler, IHostedService, IA
     public void EnableQos(QosMessages qos)
     {
         Qos = qos;
-        Sessions.Discarded = record => DeleteConsumersAsync(qos, record.Subscriptions);
-    }
-
-    /// <summary>Deletes the consumers of subscriptions that ended; a failure is logged (the consumer then waits for an operator).</summary>
-    public async Task DeleteConsumersAsync(QosMessages qos, IEnumerable<SubscriptionRecord> subscriptions)
-    {
-        foreach (var subscription in subscriptions)
-        {
-            if (subscription.Consumer is not { } consumer)
-            {
-                continue;
-            }
-
-            try
-            {
-                await qos.DeleteConsumerAsync(consumer).ConfigureAwait(false);
-            }
-            catch (Exception ex) when (ex is JetStreamApiException or ObjectDisposedException)
-            {
-                MqttLog.ConsumerDeleteFailed(Logger, consumer, ex.Message);
-            }
-        }
+        Sessions.Discarded = record => qos.DeleteConsumersAsync(record.Subscriptions, Logger);
     }
 
     public ILogger Logger { get; }

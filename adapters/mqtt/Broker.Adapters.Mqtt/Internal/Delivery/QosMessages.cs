@@ -3,6 +3,8 @@ using System.Security.Cryptography;
 using System.Text;
 using Broker.Abstractions;
 using Broker.Adapters.Mqtt.Internal.JetStream;
+using Broker.Adapters.Mqtt.Internal.Sessions;
+using Microsoft.Extensions.Logging;
 
 namespace Broker.Adapters.Mqtt.Internal.Delivery;
 
@@ -30,11 +32,11 @@ internal sealed class QosMessages
 
     private static readonly ReadOnlySequence<byte> AckPayload = new("+ACK"u8.ToArray());
 
-    private readonly JetStreamApi api;
+    private readonly JetStreamClient api;
     private readonly IBusClient client;
     private readonly MqttOptions options;
 
-    public QosMessages(JetStreamApi api, IBusClient client, MqttOptions options)
+    public QosMessages(JetStreamClient api, IBusClient client, MqttOptions options)
     {
         this.api = api;
         this.client = client;
@@ -76,6 +78,27 @@ internal sealed class QosMessages
     }
 
     public Task DeleteConsumerAsync(string name) => api.DeleteConsumerAsync(Stream, name, CancellationToken.None);
+
+    /// <summary>Deletes the consumers of subscriptions that ended; a failure is logged (the consumer then waits for an operator).</summary>
+    public async Task DeleteConsumersAsync(IEnumerable<SubscriptionRecord> subscriptions, ILogger logger)
+    {
+        foreach (var subscription in subscriptions)
+        {
+            if (subscription.Consumer is not { } consumer)
+            {
+                continue;
+            }
+
+            try
+            {
+                await DeleteConsumerAsync(consumer).ConfigureAwait(false);
+            }
+            catch (Exception ex) when (ex is JetStreamApiException or ObjectDisposedException)
+            {
+                MqttLog.ConsumerDeleteFailed(logger, consumer, ex.Message);
+            }
+        }
+    }
 
     /// <summary>Receives a consumer's deliveries.</summary>
     public IBusSubscription Subscribe(string deliverSubject, BusMessageHandler handler) => client.Subscribe(deliverSubject, null, handler);

@@ -58,7 +58,7 @@ internal sealed record ConsumerSpec(
 /// <param name="Sequence">Its stream sequence.</param>
 /// <param name="Headers">Its NATS header block, or empty.</param>
 /// <param name="Data">Its payload.</param>
-internal sealed record StoredMessage(string Subject, ulong Sequence, byte[] Headers, byte[] Data);
+internal sealed record FetchedMessage(string Subject, ulong Sequence, byte[] Headers, byte[] Data);
 
 /// <summary>A JetStream API error (<c>{"code","err_code","description"}</c>).</summary>
 internal sealed class ApiErrorModel

@@ -16,12 +16,12 @@ namespace Broker.Adapters.Mqtt.Internal.JetStream;
 /// </summary>
 internal sealed class JetStreamRetainedStore : IRetainedStore, IAsyncDisposable
 {
-    private readonly JetStreamApi api;
+    private readonly JetStreamClient api;
     private readonly ILogger logger;
     private readonly Channel<Write> writes = Channel.CreateUnbounded<Write>(new UnboundedChannelOptions { SingleReader = true });
     private readonly Task writer;
 
-    public JetStreamRetainedStore(JetStreamApi api, ILogger logger)
+    public JetStreamRetainedStore(JetStreamClient api, ILogger logger)
     {
         this.api = api;
         this.logger = logger;
@@ -93,7 +93,7 @@ internal sealed class JetStreamRetainedStore : IRetainedStore, IAsyncDisposable
     }
 
     /// <summary>A retained message from its stored form, or <see langword="null"/> with the reason it is not valid.</summary>
-    public static RetainedMessage? Decode(string subject, StoredMessage stored, out string reason)
+    public static RetainedMessage? Decode(string subject, FetchedMessage stored, out string reason)
     {
         ArgumentNullException.ThrowIfNull(stored);
         string? topic = null;

@@ -18,7 +18,7 @@ namespace Broker.Adapters.Mqtt.Internal.JetStream;
 /// The subjects that hold a record are listed once at start (<see cref="LoadIndexAsync"/>) and kept up to date, so a
 /// client without a stored session, the common case, connects without a round trip to JetStream.
 /// </remarks>
-internal sealed partial class JetStreamSessionStore(JetStreamApi api, ILogger logger) : ISessionStore
+internal sealed partial class JetStreamSessionStore(JetStreamClient api, ILogger logger) : ISessionStore
 {
     private readonly ConcurrentDictionary<string, byte> stored = new(StringComparer.Ordinal);
     private bool indexed;

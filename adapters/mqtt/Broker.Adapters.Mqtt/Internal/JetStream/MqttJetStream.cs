@@ -49,7 +49,7 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
     }
 
     /// <summary>The API client while the state is on JetStream, else <see langword="null"/> (QoS 1/2 delivery uses it).</summary>
-    public JetStreamApi? Api { get; private set; }
+    public JetStreamClient? Api { get; private set; }
 
     /// <summary>The storage of the streams, once they are ensured.</summary>
     public StreamStorage? Storage { get; private set; }
@@ -112,7 +112,7 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
     private async Task LoadAsync(CancellationToken cancellationToken)
     {
         var options = handler.Options;
-        var api = new JetStreamApi(
+        var api = new JetStreamClient(
             bus.CreateClient(new BusClientOptions { Name = "MQTT JetStream" }),
             options.JetStreamApiTimeout,
             ownsClient: true,
@@ -169,7 +169,7 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
     }
 
     /// <summary>Ensures the streams, loads the retained messages and switches the handler's stores.</summary>
-    private async Task SwitchToJetStreamAsync(JetStreamApi api, CancellationToken cancellationToken)
+    private async Task SwitchToJetStreamAsync(JetStreamClient api, CancellationToken cancellationToken)
     {
         var started = Environment.TickCount64;
         var (storage, memoryReason) = await MqttStreams.EnsureAsync(api, cancellationToken).ConfigureAwait(false);
@@ -219,7 +219,7 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
     /// Asks <c>$JS.API.INFO</c> (or the domain's) until the engine answers: it subscribes its API only after recovering
     /// its streams.
     /// </summary>
-    private async Task WaitForApiAsync(JetStreamApi api, CancellationToken cancellationToken)
+    private async Task WaitForApiAsync(JetStreamClient api, CancellationToken cancellationToken)
     {
         var started = Environment.TickCount64;
         var warned = started;

@@ -33,7 +33,7 @@ internal static class MqttStreams
     /// engine refuses the storage type with <c>JSStreamCreateErrF</c>).
     /// </summary>
     /// <returns>The storage the streams were created on, and why it is memory when it is.</returns>
-    public static async Task<(StreamStorage Storage, string? MemoryReason)> EnsureAsync(JetStreamApi api, CancellationToken cancellationToken)
+    public static async Task<(StreamStorage Storage, string? MemoryReason)> EnsureAsync(JetStreamClient api, CancellationToken cancellationToken)
     {
         var limits = await api.AccountLimitsAsync(cancellationToken).ConfigureAwait(false);
         if (limits.MaxStorage == 0)
@@ -54,7 +54,7 @@ internal static class MqttStreams
         }
     }
 
-    private static async Task EnsureAllAsync(JetStreamApi api, StreamStorage storage, CancellationToken cancellationToken)
+    private static async Task EnsureAllAsync(JetStreamClient api, StreamStorage storage, CancellationToken cancellationToken)
     {
         foreach (var spec in Specs(storage))
         {

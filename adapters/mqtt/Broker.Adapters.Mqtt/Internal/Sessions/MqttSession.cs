@@ -74,17 +74,6 @@ internal sealed class MqttSession
         }
     }
 
-    public void ClearSubscriptions()
-    {
-        lock (gate)
-        {
-            subscriptions.Clear();
-            awaitingRelease.Clear();
-            restored.Clear();
-            releasing.Clear();
-        }
-    }
-
     /// <summary>
     /// Records an incoming QoS 2 packet id until its PUBREL (the specification's method B): returns
     /// <see langword="false"/> when the id is already waiting, so a resent PUBLISH is not delivered twice.

@@ -172,13 +172,6 @@ internal static class TopicMapper
         return j;
     }
 
-    /// <summary>The topic a subject maps back to, as a string (cold paths: retained messages, logs).</summary>
-    public static string ToTopicString(ReadOnlySpan<byte> subject)
-    {
-        var buffer = subject.Length <= 256 ? stackalloc byte[subject.Length] : new byte[subject.Length];
-        return System.Text.Encoding.UTF8.GetString(buffer[..ToTopic(subject, buffer)]);
-    }
-
     /// <summary>
     /// Whether a NATS subscription subject needs a second subscription on its parent, as nats-server makes for
     /// <c>#</c>: <c>foo/#</c> matches <c>foo</c> too, so <c>foo.&gt;</c> is joined by <c>foo</c>.

@@ -4,87 +4,75 @@ using Broker.Abstractions;
 using Broker.Adapters.Mqtt.Internal.Codec;
 using Broker.Adapters.Mqtt.Internal.Delivery;
 using Broker.Adapters.Mqtt.Internal.Headers;
-using Broker.Adapters.Mqtt.Internal.Sessions;
 using Broker.Adapters.Mqtt.Internal.Topics;
+using Microsoft.Extensions.Logging;
 
 namespace Broker.Adapters.Mqtt.Internal.Connections;
 
 /// <summary>
 /// PUBLISH to the client: formatted straight into the output under the write lock, on the thread that drains the
-/// connection's bus clients (docs/plugins.md, "message bus"). The
-/// topic is converted from the subject while it is copied; a NATS message's headers never reach the payload (MQTT 5
-/// clients get them as properties). Nothing is allocated per message.
+/// connection's bus clients (docs/plugins.md, "message bus"). The topic is converted from the subject while it is
+/// copied; a NATS message's headers never reach the payload (MQTT 5 clients get them as properties, and topic aliases
+/// shorten repeated topics, within the limits the client set in its CONNECT). A QoS 1 or 2 delivery takes its packet
+/// identifier from <see cref="OutboundQosFlow"/> in the step that writes it. Nothing is allocated per message.
 /// </summary>
-internal sealed partial class MqttConnection
+internal sealed class OutboundPublishes
 {
+    // The output's lock (PacketOutput.writeLock): guards aliases, and the deliveries in flight the QoS flow holds.
+    private readonly Lock writeLock;
+    private readonly PacketOutput output;
+    private readonly OutboundQosFlow qos;
+    private readonly ConnectionStatus status;
+    private readonly ILogger logger;
+
+    // MQTT 5 limits the client set for what the broker sends it (0: none).
+    private readonly uint clientMaximumPacketSize;
+    private readonly ushort clientTopicAliasMaximum;
+
     // Outbound topic aliases (MQTT 5) by topic; guarded by writeLock.
-    private OutboundAliases? outboundAliases;
+    private OutboundAliases? aliases;
 
-    private void Deliver(ActiveSubscription subscription, in BusMessage message)
+    public OutboundPublishes(PacketOutput output, OutboundQosFlow qos, ConnectionStatus status, ILogger logger, uint clientMaximumPacketSize, ushort clientTopicAliasMaximum)
     {
-        if (closing)
-        {
-            return;
-        }
-
-        var subject = message.Subject;
-        if (subscription.Reserved && !subject.IsEmpty && subject[0] == (byte)'$')
-        {
-            return;
-        }
-
-        if (!message.Headers.IsEmpty && RequestRelay.IsNoResponders(message.Headers))
-        {
-            // The broker's answer to a request nobody received is not a message for MQTT subscribers.
-            return;
-        }
-
-        if (subscription.Record.Consumer is not null && !message.Headers.IsEmpty && PublishedAtQos1Or2(message.Headers))
-        {
-            // An MQTT QoS 1 or 2 publish reaches a QoS 1 or 2 subscription through its consumer (QosDelivery.cs).
-            return;
-        }
-
-        if (v5)
-        {
-            DeliverV5(subscription, message, retainedDelivery: false);
-        }
-        else
-        {
-            DeliverV3(subject, message.Payload, retain: false);
-        }
+        writeLock = output.WriteLock;
+        this.output = output;
+        this.qos = qos;
+        this.status = status;
+        this.logger = logger;
+        this.clientMaximumPacketSize = clientMaximumPacketSize;
+        this.clientTopicAliasMaximum = clientTopicAliasMaximum;
     }
 
     /// <summary>
     /// MQTT 3.1.1: fixed header, topic, packet identifier for QoS 1 and 2, payload. Headers are not read at all. False
     /// when a QoS 1 or 2 delivery must wait: the client has as many in flight as it accepts.
     /// </summary>
-    private bool DeliverV3(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> payload, bool retain, in Inflight pending = default)
+    public bool SendV3(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> payload, bool retain, in Inflight pending = default)
     {
         if (PublishEncoder.SizeV3(subject, payload.Length) < 0)
         {
-            MqttLog.DeliveryDropped(logger, name, System.Text.Encoding.UTF8.GetString(subject), "larger than an MQTT packet can be");
+            MqttLog.DeliveryDropped(logger, status.Name, System.Text.Encoding.UTF8.GetString(subject), "larger than an MQTT packet can be");
             return true;
         }
 
         lock (writeLock)
         {
-            if (outputCompleted)
+            if (output.IsCompleted)
             {
                 return false;
             }
 
             ushort packetId = 0;
             var dup = false;
-            if (pending.Qos > 0 && !inflight.TryAdd(pending, InflightLimit, releasingCheck!, out packetId, out dup))
+            if (pending.Qos > 0 && !qos.TryAssign(pending, out packetId, out dup))
             {
                 return false;
             }
 
-            PublishEncoder.WriteV3(output, subject, payload, retain, pending.Qos, packetId, dup);
+            PublishEncoder.WriteV3(output.Writer, subject, payload, retain, pending.Qos, packetId, dup);
         }
 
-        OnDelivered();
+        output.OnDelivered();
         return true;
     }
 
@@ -92,7 +80,7 @@ internal sealed partial class MqttConnection
     /// MQTT 5: the NATS headers become properties, topic aliases shorten repeated topics. False when a QoS 1 or 2
     /// delivery must wait for the client's receive maximum.
     /// </summary>
-    private bool DeliverV5(ActiveSubscription subscription, in BusMessage message, bool retainedDelivery, in Inflight pending = default)
+    public bool SendV5(ActiveSubscription subscription, in BusMessage message, bool retainedDelivery, in Inflight pending = default)
     {
         var headerBlock = Contiguous(message.Headers, out var rented);
         try
@@ -116,7 +104,7 @@ internal sealed partial class MqttConnection
             var payloadLength = message.Payload.Length;
             lock (writeLock)
             {
-                if (outputCompleted)
+                if (output.IsCompleted)
                 {
                     return false;
                 }
@@ -131,56 +119,57 @@ internal sealed partial class MqttConnection
                     // MQTT-3.1.2-25: a packet larger than the client accepts is dropped for this client.
                     if (aliasIsNew)
                     {
-                        outboundAliases!.Forget(subject);
+                        aliases!.Forget(subject);
                     }
 
-                    MqttLog.DeliveryDropped(logger, name, System.Text.Encoding.UTF8.GetString(subject), "larger than the client's maximum packet size");
+                    MqttLog.DeliveryDropped(logger, status.Name, System.Text.Encoding.UTF8.GetString(subject), "larger than the client's maximum packet size");
                     return true;
                 }
 
                 ushort packetId = 0;
                 var dup = false;
-                if (pending.Qos > 0 && !inflight.TryAdd(pending, InflightLimit, releasingCheck!, out packetId, out dup))
+                if (pending.Qos > 0 && !qos.TryAssign(pending, out packetId, out dup))
                 {
                     if (aliasIsNew)
                     {
-                        outboundAliases!.Forget(subject);
+                        aliases!.Forget(subject);
                     }
 
                     return false;
                 }
 
                 var inline = size <= PublishEncoder.SingleSpanLimit;
-                var span = output.GetSpan((int)(inline ? size : size - payloadLength));
-                var writer = new PacketWriter(span);
-                writer.WriteFixedHeader(PacketType.Publish, PublishEncoder.Flags(retain, pending.Qos, dup), (int)remaining);
-                writer.WriteUInt16((ushort)sentTopicLength);
+                var writer = output.Writer;
+                var span = writer.GetSpan((int)(inline ? size : size - payloadLength));
+                var packet = new PacketWriter(span);
+                packet.WriteFixedHeader(PacketType.Publish, PublishEncoder.Flags(retain, pending.Qos, dup), (int)remaining);
+                packet.WriteUInt16((ushort)sentTopicLength);
                 if (sentTopicLength > 0)
                 {
-                    writer.Advance(TopicMapper.ToTopic(subject, writer.Rest));
+                    packet.Advance(TopicMapper.ToTopic(subject, packet.Rest));
                 }
 
                 if (pending.Qos > 0)
                 {
-                    writer.WriteUInt16(packetId);
+                    packet.WriteUInt16(packetId);
                 }
 
-                writer.WriteVariableInt(propertiesLength);
-                WriteProperties(ref writer, ref view, message.ReplyTo, correlation, subscription.Record.Identifier, alias);
+                packet.WriteVariableInt(propertiesLength);
+                WriteProperties(ref packet, ref view, message.ReplyTo, correlation, subscription.Record.Identifier, alias);
                 if (inline)
                 {
-                    message.Payload.CopyTo(writer.Rest);
-                    writer.Advance((int)payloadLength);
-                    output.Advance(writer.Written);
+                    message.Payload.CopyTo(packet.Rest);
+                    packet.Advance((int)payloadLength);
+                    writer.Advance(packet.Written);
                 }
                 else
                 {
-                    output.Advance(writer.Written);
-                    PublishEncoder.WriteSequence(output, message.Payload);
+                    writer.Advance(packet.Written);
+                    PublishEncoder.WriteSequence(writer, message.Payload);
                 }
             }
 
-            OnDelivered();
+            output.OnDelivered();
             return true;
         }
         finally
@@ -309,11 +298,12 @@ internal sealed partial class MqttConnection
             return 0;
         }
 
-        outboundAliases ??= new OutboundAliases(clientTopicAliasMaximum);
-        return outboundAliases.Get(subject, out isNew);
+        aliases ??= new OutboundAliases(clientTopicAliasMaximum);
+        return aliases.Get(subject, out isNew);
     }
 
-    private static ReadOnlySpan<byte> Contiguous(in ReadOnlySequence<byte> sequence, out byte[]? rented)
+    /// <summary>A header block as one span: copied into <paramref name="rented"/> (to return to the pool) when it spans segments.</summary>
+    internal static ReadOnlySpan<byte> Contiguous(in ReadOnlySequence<byte> sequence, out byte[]? rented)
     {
         rented = null;
         if (sequence.IsSingleSegment)
@@ -324,52 +314,5 @@ internal sealed partial class MqttConnection
         rented = ArrayPool<byte>.Shared.Rent((int)sequence.Length);
         sequence.CopyTo(rented);
         return rented.AsSpan(0, (int)sequence.Length);
-    }
-
-    /// <summary>Sends the retained messages matching a new subscription, with RETAIN set (MQTT-3.3.1-8).</summary>
-    private void SendRetained(ActiveSubscription subscription)
-    {
-        foreach (var retained in handler.Retained.Match(subscription.TopicFilter))
-        {
-            if (subscription.Reserved && retained.Subject.StartsWith('$'))
-            {
-                continue;
-            }
-
-            // A live message on a denied subject is filtered at delivery; a retained one never passes there.
-            if (!bus!.MayReceive(retained.Subject))
-            {
-                continue;
-            }
-
-            DeliverRetained(subscription, retained);
-        }
-    }
-
-    private void DeliverRetained(ActiveSubscription subscription, RetainedMessage retained)
-    {
-        var subject = System.Text.Encoding.UTF8.GetBytes(retained.Subject);
-        var payload = new ReadOnlySequence<byte>(retained.Payload);
-
-        // At the lower of the two QoS (MQTT-3.8.4-8); not on a consumer, so the client's acknowledgement settles it here.
-        var pending = new Inflight(null, null, 0, Math.Min(retained.Qos, subscription.Qos));
-        bool sent;
-        if (!v5)
-        {
-            sent = DeliverV3(subject, payload, retain: true, pending);
-        }
-        else
-        {
-            var block = new ArrayBufferWriter<byte>(64);
-            var reader = new PropertyReader(retained.Properties);
-            var properties = MessageProperties.Read(ref reader, will: false);
-            MqttHeaders.Write(block, retained.Qos, retain: true, properties, default, default);
-            sent = DeliverV5(subscription, new BusMessage(subject, default, new ReadOnlySequence<byte>(block.WrittenMemory), payload), retainedDelivery: true, pending);
-        }
-
-        if (!sent)
-        {
-            MqttLog.DeliveryDropped(logger, name, retained.Topic, "the client has as many QoS 1 and 2 messages in flight as it accepts");
-        }
     }
 }

@@ -1,4 +1,4 @@
-// JetStreamApi: the adapter's client of the JetStream JSON API ($JS.API.*, or $JS.<domain>.API.* with js_domain: Prefix)
+// JetStreamClient: the adapter's client of the JetStream JSON API ($JS.API.*, or $JS.<domain>.API.* with js_domain: Prefix)
 // over one in-process bus client, as nats-server's MQTT reaches JetStream. Every call has a timeout (RequestTimeout,
 // js_api_timeout) and throws JetStreamApiException (Subject, Code, ErrorCode, Description) when the server answers with
 // an error, nothing answers or the answer is late.
@@ -9,8 +9,8 @@
 //   Task<AccountLimitsModel>  AccountLimitsAsync(ct)                        $JS.API.INFO limits (max_memory, max_storage)
 //   Task                      EnsureStreamAsync(StreamSpec, ct)             create, or update what differs (storage: at creation)
 //   Task<ulong>               PublishAsync(subject, headers, payload, ct)   waits for the PubAck; returns the stream sequence
-//   Task<StoredMessage?>      GetLastBySubjectAsync(stream, subject, ct)    STREAM.MSG.GET last_by_subj; null when none (10037)
-//   Task<List<StoredMessage>> ReadAllAsync(stream, filter?, ct)             every message (matching filter), by sequence (bulk)
+//   Task<FetchedMessage?>     GetLastBySubjectAsync(stream, subject, ct)    STREAM.MSG.GET last_by_subj; null when none (10037)
+//   Task<List<FetchedMessage>> ReadAllAsync(stream, filter?, ct)            every message (matching filter), by sequence (bulk)
 //   Task<HashSet<string>>     ListSubjectsAsync(stream, filter, ct)         the subjects holding messages (STREAM.INFO, paged)
 //   Task                      PurgeSubjectAsync(stream, subject, ct)        STREAM.PURGE with filter
 //   Task<bool>                DeleteMessageAsync(stream, seq, ct)           STREAM.MSG.DELETE, no_erase; false when not held (10043)
@@ -28,7 +28,7 @@ namespace Broker.Adapters.Mqtt.Internal.JetStream;
 /// A client of the JetStream JSON API over one bus client: the standard <c>$JS.API.*</c> requests nats-server's MQTT
 /// implementation makes, so the adapter depends on the contract only, never on the engine's types.
 /// </summary>
-internal sealed partial class JetStreamApi : IAsyncDisposable
+internal sealed partial class JetStreamClient : IAsyncDisposable
 {
     /// <summary>nats-server's MQTT waits this long for JetStream API answers (<c>mqttJSAPITimeout</c>, 4s).</summary>
     public static readonly TimeSpan DefaultTimeout = TimeSpan.FromSeconds(4);
@@ -43,7 +43,7 @@ internal sealed partial class JetStreamApi : IAsyncDisposable
     /// The JetStream domain to talk to (<c>js_domain</c>): requests go to <c>$JS.&lt;domain&gt;.API.</c>; default none,
     /// <c>$JS.API.</c>.
     /// </param>
-    public JetStreamApi(IBusClient client, TimeSpan? timeout = null, bool ownsClient = false, string? domain = null)
+    public JetStreamClient(IBusClient client, TimeSpan? timeout = null, bool ownsClient = false, string? domain = null)
     {
         ArgumentNullException.ThrowIfNull(client);
         this.client = client;
@@ -94,7 +94,7 @@ internal sealed partial class JetStreamApi : IAsyncDisposable
     }
 
     /// <summary>The last message of <paramref name="subject"/> in a stream, or <see langword="null"/> when there is none.</summary>
-    public async Task<StoredMessage?> GetLastBySubjectAsync(string stream, string subject, CancellationToken cancellationToken)
+    public async Task<FetchedMessage?> GetLastBySubjectAsync(string stream, string subject, CancellationToken cancellationToken)
     {
         var request = new MessageGetRequest { LastBySubject = subject };
         return await GetMessageAsync(stream, request, cancellationToken).ConfigureAwait(false);
@@ -125,7 +125,7 @@ internal sealed partial class JetStreamApi : IAsyncDisposable
         }
     }
 
-    private async Task<StoredMessage?> GetMessageAsync(string stream, MessageGetRequest request, CancellationToken cancellationToken)
+    private async Task<FetchedMessage?> GetMessageAsync(string stream, MessageGetRequest request, CancellationToken cancellationToken)
     {
         var body = JsonSerializer.SerializeToUtf8Bytes(request, MqttJsonContext.Default.MessageGetRequest);
         ApiResponseModel response;
@@ -139,7 +139,7 @@ internal sealed partial class JetStreamApi : IAsyncDisposable
         }
 
         var message = response.Message ?? throw new JetStreamApiException(Prefix + "STREAM.MSG.GET." + stream, 500, 0, "the answer carries no message");
-        return new StoredMessage(message.Subject, message.Sequence, message.Headers ?? [], message.Data ?? []);
+        return new FetchedMessage(message.Subject, message.Sequence, message.Headers ?? [], message.Data ?? []);
     }
 
     private Task<ApiResponseModel> RequestAsync(string subject, ReadOnlyMemory<byte> body, CancellationToken cancellationToken)

@@ -5,7 +5,7 @@ using System.Text.Json.Nodes;
 namespace Broker.Adapters.Mqtt.Internal.JetStream;
 
 /// <summary>Streams and consumers: created once at start (streams) or per subscription (consumers).</summary>
-internal sealed partial class JetStreamApi
+internal sealed partial class JetStreamClient
 {
     /// <summary>
     /// Creates the stream, or accepts an existing one of that name; an existing stream whose config differs from the

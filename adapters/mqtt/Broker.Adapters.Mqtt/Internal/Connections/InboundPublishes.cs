@@ -1,22 +1,70 @@
-using Broker.Abstractions;
 using System.Buffers;
+using Broker.Abstractions;
 using Broker.Adapters.Mqtt.Internal.Codec;
+using Broker.Adapters.Mqtt.Internal.Delivery;
 using Broker.Adapters.Mqtt.Internal.Headers;
+using Broker.Adapters.Mqtt.Internal.Sessions;
 using Broker.Adapters.Mqtt.Internal.Topics;
+using Microsoft.Extensions.Logging;
 
 namespace Broker.Adapters.Mqtt.Internal.Connections;
 
-/// <summary>PUBLISH and PUBREL from the client: topic aliases, the subject, NATS headers, QoS acknowledgements.</summary>
-internal sealed partial class MqttConnection
+/// <summary>
+/// PUBLISH from the client: MQTT 5 topic aliases, the topic as a subject, the NATS header block of an MQTT 5 publish,
+/// response topics as reply subjects (<see cref="RequestRelay"/> when there is correlation data), permissions, the
+/// retained message; QoS 1 and 2 publishes are also stored for QoS 1 and 2 subscriptions and acknowledged through
+/// <see cref="InboundQosFlow"/>. Read loop only; nothing is allocated per message when the topic is a subject.
+/// </summary>
+internal sealed class InboundPublishes
 {
-    // Topics the client set for its aliases (MQTT 5), indexed by alias; read loop only.
+    private readonly MqttOptions options;
+    private readonly IQosSource qosSource;
+    private readonly RetainedMessages retained;
+    private readonly BusConnections buses;
+    private readonly MqttSession session;
+    private readonly InboundQosFlow qosFlow;
+    private readonly ConnectionStatus connection;
+    private readonly ILogger logger;
+    private readonly bool v5;
+
+    // Topics the client set for its aliases (MQTT 5), indexed by alias.
     private byte[]?[]? inboundAliases;
 
     // The subject of the current publish when the topic needs converting, and the header block of an MQTT 5 publish.
     private byte[] subjectBuffer = new byte[256];
     private readonly ArrayBufferWriter<byte> headerBuffer = new(256);
 
-    private void HandlePublish(byte flags, ReadOnlyMemory<byte> body)
+    // The subject of a response topic, and the relay of requests with correlation data (made on first use).
+    private byte[] replyBuffer = new byte[128];
+    private RequestRelay? relay;
+
+    public InboundPublishes(
+        MqttOptions options,
+        IQosSource qosSource,
+        RetainedMessages retained,
+        BusConnections buses,
+        MqttSession session,
+        InboundQosFlow qosFlow,
+        ConnectionStatus connection,
+        ILogger logger,
+        bool v5)
+    {
+        this.options = options;
+        this.qosSource = qosSource;
+        this.retained = retained;
+        this.buses = buses;
+        this.session = session;
+        this.qosFlow = qosFlow;
+        this.connection = connection;
+        this.logger = logger;
+        this.v5 = v5;
+    }
+
+    /// <summary>Ends the relay of MQTT 5 requests (the connection is closing).</summary>
+    public void Close() => relay?.Dispose();
+
+    /// <summary>PUBLISH from the client: to NATS subscribers, retained when asked, stored for QoS 1 and 2 subscriptions.</summary>
+    public void Handle(byte flags, ReadOnlyMemory<byte> body)
     {
         var packet = PublishPacket.Parse(flags, body, v5);
         if (packet.Qos == 2 && options.RejectQos2Publish)
@@ -32,19 +80,9 @@ internal sealed partial class MqttConnection
             return;
         }
 
-        if (packet.Qos == 2)
+        if (packet.Qos == 2 && !qosFlow.TryBegin(packet.PacketId, packet.Duplicate))
         {
-            if (!session!.TryAwaitRelease(packet.PacketId, packet.Duplicate))
-            {
-                // A resent QoS 2 PUBLISH whose PUBREL has not come: delivered already (method B), acknowledge again.
-                AcknowledgePublish(PacketType.PubRec, packet.PacketId, ReasonCode.Success);
-                return;
-            }
-
-            if (v5 && session.AwaitingReleaseCount > options.ReceiveMaximum)
-            {
-                throw new MqttProtocolException(ReasonCode.ReceiveMaximumExceeded, "receive maximum exceeded");
-            }
+            return;
         }
 
         ReadOnlyMemory<byte> headers;
@@ -60,7 +98,7 @@ internal sealed partial class MqttConnection
 
         if (packet.Retain)
         {
-            handler.Retained.Set(subject, topic, packet.Qos, packet.Payload.Span, v5 ? packet.Properties.Block : default);
+            retained.Set(subject, topic, packet.Qos, packet.Payload.Span, v5 ? packet.Properties.Block : default);
         }
 
         if (packet.Qos == 0)
@@ -70,18 +108,12 @@ internal sealed partial class MqttConnection
 
         // QoS 1 and 2 subscriptions get the message from JetStream; the publisher's acknowledgement waits until it is stored.
         Task? stored = null;
-        if (handler.Qos is { } qos)
+        if (qosSource.Qos is { } qos)
         {
-            stored = qos.StoreAsync(subject, v5 ? MqttHeaders.WithOrigin(headers.Span, session!.ClientId) : headers, packet.Payload);
+            stored = qos.StoreAsync(subject, v5 ? MqttHeaders.WithOrigin(headers.Span, session.ClientId) : headers, packet.Payload);
         }
 
-        if (packet.Qos == 2 && session!.Persistent)
-        {
-            // Recorded after the delivery, not before: a restart in between loses no message (the resend is delivered again).
-            stored = Both(stored, handler.Sessions.Store.AwaitReleaseAsync(session.ClientId, packet.PacketId));
-        }
-
-        AcknowledgePublish(packet.Qos == 1 ? PacketType.PubAck : PacketType.PubRec, packet.PacketId, ReasonCode.Success, stored);
+        qosFlow.Published(packet.Qos, packet.PacketId, stored);
     }
 
     /// <summary>Publishes to NATS subscribers; returns the header block it carried.</summary>
@@ -107,7 +139,7 @@ internal sealed partial class MqttConnection
             headers = MqttHeaders.PubOnlyBlock(packet.Qos, packet.Retain);
         }
 
-        (ownPublishes ?? bus)!.Publish(subject, reply, headers, new ReadOnlySequence<byte>(packet.Payload));
+        buses.Publisher.Publish(subject, reply, headers, new ReadOnlySequence<byte>(packet.Payload));
         return headers.First;
     }
 
@@ -179,15 +211,8 @@ internal sealed partial class MqttConnection
                 status == TopicStatus.WildcardInTopicName ? $"wildcards not allowed in publish's topic: \"{text}\"" : $"character not supported for MQTT topics: \"{text}\"");
         }
 
-        MqttLog.DeliveryDropped(logger, name, text, "the topic cannot be a NATS subject");
-        if (packet.Qos == 1)
-        {
-            AcknowledgePublish(PacketType.PubAck, packet.PacketId, ReasonCode.TopicNameInvalid);
-        }
-        else if (packet.Qos == 2)
-        {
-            AcknowledgePublish(PacketType.PubRec, packet.PacketId, ReasonCode.TopicNameInvalid);
-        }
+        MqttLog.DeliveryDropped(logger, connection.Name, text, "the topic cannot be a NATS subject");
+        qosFlow.Refused(packet.Qos, packet.PacketId, ReasonCode.TopicNameInvalid, endExchange: false);
     }
 
     /// <summary>
@@ -197,53 +222,36 @@ internal sealed partial class MqttConnection
     /// </summary>
     private void RefuseForbiddenPublish(scoped ref PublishPacket packet, scoped ReadOnlySpan<byte> topic, string reason)
     {
-        MqttLog.DeliveryDropped(logger, name, System.Text.Encoding.UTF8.GetString(topic), reason);
-        var ack = v5 ? ReasonCode.NotAuthorized : ReasonCode.Success;
-        if (packet.Qos == 1)
-        {
-            AcknowledgePublish(PacketType.PubAck, packet.PacketId, ack);
-        }
-        else if (packet.Qos == 2)
-        {
-            if (v5)
-            {
-                // An error reason ends the exchange: no PUBREL follows.
-                session!.Release(packet.PacketId);
-            }
+        MqttLog.DeliveryDropped(logger, connection.Name, System.Text.Encoding.UTF8.GetString(topic), reason);
 
-            AcknowledgePublish(PacketType.PubRec, packet.PacketId, ack);
-        }
+        // MQTT 5: an error reason ends a QoS 2 exchange, no PUBREL follows.
+        qosFlow.Refused(packet.Qos, packet.PacketId, v5 ? ReasonCode.NotAuthorized : ReasonCode.Success, endExchange: v5);
     }
 
-    private void HandlePubRel(ReadOnlySpan<byte> body)
+    /// <summary>
+    /// The reply subject of a request: the response topic's subject, or with correlation data a relay subject of this
+    /// connection (see <see cref="RequestRelay"/>). Empty when the response topic cannot be a subject.
+    /// </summary>
+    private ReadOnlySpan<byte> ReplySubject(ReadOnlySpan<byte> responseTopic, ReadOnlySpan<byte> correlation)
     {
-        var packetId = AckPacket.Parse(body, v5, out _);
-        var known = session!.Release(packetId);
-        if (known && session.Persistent)
+        var needed = TopicMapper.MaxSubjectLength(responseTopic.Length);
+        if (replyBuffer.Length < needed)
         {
-            // PUBCOMP frees the identifier for reuse, so it waits until the record is gone: one left over would make
-            // the next publish with the identifier look like a resend after a restart, and it would be dropped.
-            AcknowledgePublish(PacketType.PubComp, packetId, ReasonCode.Success, handler.Sessions.Store.ReleaseAsync(session.ClientId, packetId));
-            return;
+            replyBuffer = new byte[needed];
         }
 
-        WriteAck(PacketType.PubComp, packetId, known ? ReasonCode.Success : ReasonCode.PacketIdentifierNotFound);
-    }
-
-    /// <summary>Both tasks, without allocating when one of them is absent or done.</summary>
-    private static Task? Both(Task? first, Task second)
-        => first is null || first.IsCompletedSuccessfully ? second
-            : second.IsCompletedSuccessfully ? first
-            : Task.WhenAll(first, second);
-
-    private void WriteAck(PacketType type, ushort packetId, byte reason)
-    {
-        lock (writeLock)
+        if (TopicMapper.ToSubject(responseTopic, filter: false, replyBuffer, out var written) != TopicStatus.Ok)
         {
-            if (!outputCompleted)
-            {
-                ControlPackets.WriteAck(output, type, packetId, v5, reason);
-            }
+            return default;
         }
+
+        var subject = replyBuffer.AsSpan(0, written);
+        if (correlation.IsEmpty)
+        {
+            return subject;
+        }
+
+        relay ??= new RequestRelay(buses.Bus);
+        return relay.Register(subject, correlation);
     }
 }

@@ -4,18 +4,67 @@ using Broker.Adapters.Mqtt.Internal.Delivery;
 using Broker.Adapters.Mqtt.Internal.JetStream;
 using Broker.Adapters.Mqtt.Internal.Sessions;
 using Broker.Adapters.Mqtt.Internal.Topics;
+using Microsoft.Extensions.Logging;
 
 namespace Broker.Adapters.Mqtt.Internal.Connections;
 
-/// <summary>SUBSCRIBE and UNSUBSCRIBE: filters become bus subscriptions, shared ones queue groups.</summary>
-internal sealed partial class MqttConnection
+/// <summary>
+/// The subscriptions of one connection: SUBSCRIBE and UNSUBSCRIBE, topic filters as NATS subjects (a bus subscription
+/// each, two for <c>a/#</c>; <c>$share/&lt;group&gt;/</c> filters as queue groups), QoS 1 and 2 subscriptions each on
+/// its JetStream consumer, the session's subscriptions restored as it resumes, and what reaches each subscription
+/// (<c>SubscriptionManager.Delivery.cs</c>: live messages, the consumer's, the retained ones).
+/// </summary>
+internal sealed partial class SubscriptionManager
 {
     private const string SharePrefix = "$share/";
 
     // The connection's subscriptions by topic filter. Changed by the read loop; deliveries hold their own reference.
     private readonly Dictionary<string, ActiveSubscription> subscriptions = new(StringComparer.Ordinal);
+    private readonly IQosSource qosSource;
+    private readonly RetainedMessages retained;
+    private readonly ISessionStore store;
+    private readonly MqttOptions options;
+    private readonly BusConnections buses;
+    private readonly MqttSession session;
+    private readonly PacketOutput output;
+    private readonly OutboundPublishes publishes;
+    private readonly ConnectionStatus status;
+    private readonly ILogger logger;
+    private readonly bool v5;
 
-    private async ValueTask HandleSubscribeAsync(ReadOnlyMemory<byte> body, CancellationToken cancellationToken)
+    // Deliveries in flight at most, which the consumers' max_ack_pending follows.
+    private readonly int inflightLimit;
+
+    public SubscriptionManager(
+        IQosSource qosSource,
+        RetainedMessages retained,
+        ISessionStore store,
+        MqttOptions options,
+        BusConnections buses,
+        MqttSession session,
+        PacketOutput output,
+        OutboundPublishes publishes,
+        int inflightLimit,
+        ConnectionStatus status,
+        ILogger logger,
+        bool v5)
+    {
+        this.qosSource = qosSource;
+        this.retained = retained;
+        this.store = store;
+        this.options = options;
+        this.buses = buses;
+        this.session = session;
+        this.output = output;
+        this.publishes = publishes;
+        this.inflightLimit = inflightLimit;
+        this.status = status;
+        this.logger = logger;
+        this.v5 = v5;
+    }
+
+    /// <summary>SUBSCRIBE: SUBACK, then the retained messages of each new subscription.</summary>
+    public async ValueTask SubscribeAsync(ReadOnlyMemory<byte> body, CancellationToken cancellationToken)
     {
         var packet = SubscribePacket.Parse(body.Span, v5, unsubscribe: false);
         var codes = new byte[packet.Filters.Count];
@@ -34,15 +83,9 @@ internal sealed partial class MqttConnection
             }
         }
 
-        lock (writeLock)
-        {
-            if (!outputCompleted)
-            {
-                ControlPackets.WriteSubAck(output, packet.PacketId, codes, v5, unsubscribe: false);
-            }
-        }
+        output.WriteSubAck(packet.PacketId, codes, v5, unsubscribe: false);
 
-        session!.ScheduleSave(handler.Sessions.Store);
+        session.ScheduleSave(store);
 
         // Retained messages follow the SUBACK (MQTT-3.3.1-6), per the subscription's retain handling.
         foreach (var (subscription, existed) in started)
@@ -63,21 +106,21 @@ internal sealed partial class MqttConnection
     {
         var previous = subscriptions.TryGetValue(record.Filter, out var active) ? active.Record : null;
         var stored = record.Consumer is not null ? record : previous?.Consumer is not null ? previous : null;
-        if (record.Qos == 0 || handler.Qos is not { } qos || record.Filter.StartsWith(SharePrefix, StringComparison.Ordinal)
+        if (record.Qos == 0 || qosSource.Qos is not { } qos || record.Filter.StartsWith(SharePrefix, StringComparison.Ordinal)
             || TopicMapper.FilterToSubject(record.Filter, out var subject) != TopicStatus.Ok)
         {
             return record with { Qos = 0, Consumer = null, DeliverSubject = null };
         }
 
-        var (consumer, deliverSubject) = stored is { Consumer: { } kept, DeliverSubject: { } keptSubject } ? (kept, keptSubject) : QosMessages.NewConsumer(session!.ClientId);
+        var (consumer, deliverSubject) = stored is { Consumer: { } kept, DeliverSubject: { } keptSubject } ? (kept, keptSubject) : QosMessages.NewConsumer(session.ClientId);
         string[] subjects = TopicMapper.NeedsParentSubscription(subject) ? [subject, subject[..^2]] : [subject];
         try
         {
-            await qos.EnsureConsumerAsync(consumer, subjects, deliverSubject, InflightLimit, cancellationToken).ConfigureAwait(false);
+            await qos.EnsureConsumerAsync(consumer, subjects, deliverSubject, inflightLimit, cancellationToken).ConfigureAwait(false);
         }
         catch (JetStreamApiException ex)
         {
-            MqttLog.ConsumerFailed(logger, name, record.Filter, ex.Message);
+            MqttLog.ConsumerFailed(logger, status.Name, record.Filter, ex.Message);
             return record with { Qos = 0, Consumer = null, DeliverSubject = null };
         }
 
@@ -148,7 +191,7 @@ internal sealed partial class MqttConnection
             return Refuse(record.Filter, ex.Message, ReasonCode.TopicFilterInvalid);
         }
 
-        if (record.DeliverSubject is { } deliverSubject && handler.Qos is { } qos)
+        if (record.DeliverSubject is { } deliverSubject && qosSource.Qos is { } qos)
         {
             // Allowed to subscribe the subject: its QoS 1 and 2 messages come from the consumer.
             var target = next;
@@ -163,7 +206,7 @@ internal sealed partial class MqttConnection
         }
 
         subscriptions[record.Filter] = next;
-        session!.SetSubscription(record);
+        session.SetSubscription(record);
         subscription = next;
         return record.Qos;
     }
@@ -171,15 +214,15 @@ internal sealed partial class MqttConnection
     private void AddBusSubscription(ActiveSubscription subscription, string subject)
     {
         var target = subscription;
-        IBusClient client = bus!;
+        IBusClient client = buses.Bus;
         if (v5 && subscription.Record.NoLocal)
         {
-            if (!EnsureOwnPublishes())
+            if (!buses.EnsureOwnPublishes())
             {
                 throw new BusRefusedException(BusRefusalReason.Unspecified, subject, "maximum connections exceeded");
             }
 
-            client = ownPublishes!;
+            client = buses.OwnPublishes!;
         }
 
         subscription.BusSubscriptions.Add(client.Subscribe(subject, subscription.QueueGroup, (in BusMessage message) => Deliver(target, message)));
@@ -187,11 +230,12 @@ internal sealed partial class MqttConnection
 
     private byte Refuse(string filter, string reason, byte v5Code)
     {
-        MqttLog.SubscriptionRefused(logger, name, filter, reason);
+        MqttLog.SubscriptionRefused(logger, status.Name, filter, reason);
         return v5 ? v5Code : (byte)0x80;
     }
 
-    private void HandleUnsubscribe(ReadOnlySpan<byte> body)
+    /// <summary>UNSUBSCRIBE: ends the subscriptions and their consumers, then UNSUBACK.</summary>
+    public void Unsubscribe(ReadOnlySpan<byte> body)
     {
         var packet = SubscribePacket.Parse(body, v5, unsubscribe: true);
         Span<byte> codes = packet.Filters.Count <= 256 ? stackalloc byte[packet.Filters.Count] : new byte[packet.Filters.Count];
@@ -202,7 +246,7 @@ internal sealed partial class MqttConnection
             {
                 subscription.Unsubscribe();
                 DropConsumer(subscription.Record, keep: null);
-                session!.RemoveSubscription(filter);
+                session.RemoveSubscription(filter);
                 codes[i] = ReasonCode.Success;
             }
             else
@@ -211,24 +255,18 @@ internal sealed partial class MqttConnection
             }
         }
 
-        lock (writeLock)
-        {
-            if (!outputCompleted)
-            {
-                ControlPackets.WriteSubAck(output, packet.PacketId, codes, v5, unsubscribe: true);
-            }
-        }
+        output.WriteSubAck(packet.PacketId, codes, v5, unsubscribe: true);
 
-        session!.ScheduleSave(handler.Sessions.Store);
+        session.ScheduleSave(store);
     }
 
     /// <summary>
     /// Subscribes again to what a resumed session had (nats-server does it after CONNACK too), each QoS 1 or 2
     /// subscription on its consumer, which kept the messages that came meanwhile.
     /// </summary>
-    private async ValueTask RestoreSubscriptionsAsync(CancellationToken cancellationToken)
+    public async ValueTask RestoreAsync(CancellationToken cancellationToken)
     {
-        foreach (var stored in session!.Subscriptions)
+        foreach (var stored in session.Subscriptions)
         {
             var record = await WithConsumerAsync(stored, cancellationToken).ConfigureAwait(false);
             if (record.Consumer is null && stored.Consumer is not null)
@@ -242,20 +280,20 @@ internal sealed partial class MqttConnection
             }
         }
 
-        session.ScheduleSave(handler.Sessions.Store);
-        ResendReleases();
+        session.ScheduleSave(store);
     }
 
     /// <summary>Deletes the consumer of a subscription that ended, unless the new one keeps it.</summary>
     private void DropConsumer(SubscriptionRecord record, string? keep)
     {
-        if (record.Consumer is { } consumer && !string.Equals(consumer, keep, StringComparison.Ordinal) && handler.Qos is { } qos)
+        if (record.Consumer is { } consumer && !string.Equals(consumer, keep, StringComparison.Ordinal) && qosSource.Qos is { } qos)
         {
-            _ = handler.DeleteConsumersAsync(qos, [record]);
+            _ = qos.DeleteConsumersAsync([record], logger);
         }
     }
 
-    private void RemoveAllSubscriptions()
+    /// <summary>Ends every bus subscription (the connection is closing); the session keeps the records.</summary>
+    public void RemoveAll()
     {
         foreach (var subscription in subscriptions.Values)
         {

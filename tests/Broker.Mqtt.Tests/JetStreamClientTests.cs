@@ -11,7 +11,7 @@ using NATS.Client.JetStream;
 namespace Broker.Mqtt.Tests;
 
 /// <summary>The adapter's JetStream API client against the in-process engine (memory store), checked with NATS.Client.JetStream.</summary>
-public sealed class JetStreamApiTests
+public sealed class JetStreamClientTests
 {
     private static readonly StreamSpec Spec = new("T_RET", ["t.ret.>"], StreamRetention.Limits, 1, StreamStorage.Memory);
 
@@ -19,13 +19,13 @@ public sealed class JetStreamApiTests
     public async Task Availability_follows_the_engine()
     {
         await using (var plain = await TestBroker.StartAsync())
-        await using (var api = new JetStreamApi(plain.Bus.CreateClient(), TimeSpan.FromSeconds(2), ownsClient: true))
+        await using (var api = new JetStreamClient(plain.Bus.CreateClient(), TimeSpan.FromSeconds(2), ownsClient: true))
         {
             Assert.False(await api.IsAvailableAsync(CancellationToken.None));
         }
 
         await using var broker = await StartAsync();
-        await using var js = new JetStreamApi(broker.Bus.CreateClient(), ownsClient: true);
+        await using var js = new JetStreamClient(broker.Bus.CreateClient(), ownsClient: true);
         Assert.True(await js.IsAvailableAsync(CancellationToken.None));
         Assert.NotEqual(0, (await js.AccountLimitsAsync(CancellationToken.None)).MaxStorage);
     }
@@ -34,7 +34,7 @@ public sealed class JetStreamApiTests
     public async Task Ensure_stream_creates_accepts_and_updates_what_it_sets()
     {
         await using var broker = await StartAsync();
-        await using var api = new JetStreamApi(broker.Bus.CreateClient(), ownsClient: true);
+        await using var api = new JetStreamClient(broker.Bus.CreateClient(), ownsClient: true);
         await using var nats = new NatsConnection(new NatsOpts { Url = broker.Url });
         var js = new NatsJSContext(nats);
 
@@ -62,7 +62,7 @@ public sealed class JetStreamApiTests
     public async Task Publish_get_read_and_purge()
     {
         await using var broker = await StartAsync();
-        await using var api = new JetStreamApi(broker.Bus.CreateClient(), ownsClient: true);
+        await using var api = new JetStreamClient(broker.Bus.CreateClient(), ownsClient: true);
         await api.EnsureStreamAsync(Spec, CancellationToken.None);
 
         var headers = "NATS/1.0\r\nA: b\r\n\r\n"u8.ToArray();
@@ -99,7 +99,7 @@ public sealed class JetStreamApiTests
     public async Task Read_all_crosses_batches_and_leaves_no_consumer()
     {
         await using var broker = await StartAsync();
-        await using var api = new JetStreamApi(broker.Bus.CreateClient(), ownsClient: true);
+        await using var api = new JetStreamClient(broker.Bus.CreateClient(), ownsClient: true);
         await api.EnsureStreamAsync(new StreamSpec("T_MANY", ["t.many.>"], StreamRetention.Limits, -1, StreamStorage.Memory), CancellationToken.None);
         await using var nats = new NatsConnection(new NatsOpts { Url = broker.Url });
         var js = new NatsJSContext(nats);
@@ -119,7 +119,7 @@ public sealed class JetStreamApiTests
     public async Task Durable_push_consumer_delivers_and_is_deleted()
     {
         await using var broker = await StartAsync();
-        await using var api = new JetStreamApi(broker.Bus.CreateClient(), ownsClient: true);
+        await using var api = new JetStreamClient(broker.Bus.CreateClient(), ownsClient: true);
         await api.EnsureStreamAsync(new StreamSpec("T_MSGS", ["t.msgs.>"], StreamRetention.Interest, -1, StreamStorage.Memory), CancellationToken.None);
         var spec = new ConsumerSpec("c1", "t.msgs.x", "deliver.c1", TimeSpan.FromSeconds(30), 100, ConsumerDeliverPolicy.New);
         await using var receiver = broker.Bus.CreateClient();

@@ -8,7 +8,7 @@ using Broker.Abstractions;
 namespace Broker.Adapters.Mqtt.Internal.JetStream;
 
 /// <summary>Reading a whole stream at start: retained messages.</summary>
-internal sealed partial class JetStreamApi
+internal sealed partial class JetStreamClient
 {
     /// <summary>Messages asked for at once while reading a stream.</summary>
     private const int ReadBatch = 1000;
@@ -22,18 +22,18 @@ internal sealed partial class JetStreamApi
     /// messages: 2.8 s filtered, 0.09 s not).
     /// </summary>
     /// <exception cref="JetStreamApiException">The consumer could not be made, or the messages stopped coming.</exception>
-    public async Task<List<StoredMessage>> ReadAllAsync(string stream, string? filter, CancellationToken cancellationToken)
+    public async Task<List<FetchedMessage>> ReadAllAsync(string stream, string? filter, CancellationToken cancellationToken)
     {
-        var result = new List<StoredMessage>();
+        var result = new List<FetchedMessage>();
         var inbox = "_INBOX.mqtt." + Guid.NewGuid().ToString("N");
         // A message without an ack reply subject is a status (404 no messages, 408 expired): the batch ended early.
-        var received = Channel.CreateUnbounded<StoredMessage?>(new UnboundedChannelOptions { SingleReader = true });
+        var received = Channel.CreateUnbounded<FetchedMessage?>(new UnboundedChannelOptions { SingleReader = true });
         var pendingAfter = new Dictionary<ulong, ulong>();
         using var subscription = client.Subscribe(inbox, null, (in BusMessage message) =>
         {
             if (ParseAck(message.ReplyTo) is { } ack)
             {
-                var stored = new StoredMessage(Encoding.UTF8.GetString(message.Subject), ack.Sequence, message.Headers.ToArray(), message.Payload.ToArray());
+                var stored = new FetchedMessage(Encoding.UTF8.GetString(message.Subject), ack.Sequence, message.Headers.ToArray(), message.Payload.ToArray());
                 lock (pendingAfter)
                 {
                     pendingAfter[ack.Sequence] = ack.Pending;
@@ -97,7 +97,7 @@ internal sealed partial class JetStreamApi
         return result;
     }
 
-    private async Task<StoredMessage?> NextAsync(ChannelReader<StoredMessage?> reader, string? filter, ulong pending, CancellationToken cancellationToken)
+    private async Task<FetchedMessage?> NextAsync(ChannelReader<FetchedMessage?> reader, string? filter, ulong pending, CancellationToken cancellationToken)
     {
         using var quiet = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         quiet.CancelAfter(RequestTimeout);

@@ -1,0 +1,236 @@
+using Broker.Abstractions;
+using Broker.Adapters.Mqtt.Internal.Codec;
+using Microsoft.Extensions.Logging;
+
+namespace Broker.Adapters.Mqtt.Internal.Connections;
+
+/// <summary>
+/// The output of one connection: every packet is written under one lock, by the read loop (acknowledgements) or by
+/// producers (deliveries). A connection that received deliveries while an MQTT read loop processed its input is
+/// flushed once when that batch ends (<see cref="FlushBatch"/>); other deliveries queue one flush after the producer's
+/// work item. Beyond max_pending bytes waiting, the connection is closed as a slow consumer, as nats-server closes
+/// NATS ones.
+/// </summary>
+internal sealed class PacketOutput : IThreadPoolWorkItem
+{
+    /// <summary>nats-server's close reason for a slow consumer, which the bus counts in /varz and shows in /connz.</summary>
+    public const string SlowConsumerReason = "Slow Consumer (Pending Bytes)";
+
+    private readonly Lock writeLock = new();
+    private readonly BatchingWriter output;
+    private readonly IPendingOutputFeature? pendingOutput;
+    private readonly TransportConnection transport;
+    private readonly ConnectionStatus status;
+    private readonly ILogger logger;
+    private bool outputCompleted;
+
+    // The stamp of the last read loop batch that listed this output for a flush.
+    private long listedInBatch;
+
+    // 1 while a flush is queued to the thread pool for deliveries made outside an MQTT read loop.
+    private int flushQueued;
+
+    // A flush the output has not completed (three quarters of max_pending are waiting); guarded by writeLock.
+    private Task? stalledFlush;
+
+    public PacketOutput(TransportConnection transport, ConnectionStatus status, ILogger logger)
+    {
+        this.transport = transport;
+        this.status = status;
+        this.logger = logger;
+        output = new BatchingWriter(transport.Transport.Output);
+        pendingOutput = transport.Features.Get<IPendingOutputFeature>();
+    }
+
+    /// <summary>
+    /// The lock every packet is written under. The connection's parts whose state goes with what is written (the
+    /// deliveries in flight, the outbound topic aliases) are guarded by it too.
+    /// </summary>
+    public Lock WriteLock => writeLock;
+
+    /// <summary>Whether nothing more can be written. Under <see cref="WriteLock"/>.</summary>
+    public bool IsCompleted => outputCompleted;
+
+    /// <summary>Where packets are written. Under <see cref="WriteLock"/>, when not <see cref="IsCompleted"/>.</summary>
+    public BatchingWriter Writer => output;
+
+    /// <summary>Whether a flush is queued and has not run yet (benchmarks wait for it).</summary>
+    public bool FlushPending => Volatile.Read(ref flushQueued) != 0;
+
+    public void WritePingResp()
+    {
+        lock (writeLock)
+        {
+            if (!outputCompleted)
+            {
+                ControlPackets.WritePingResp(output);
+            }
+        }
+    }
+
+    /// <summary>PUBACK, PUBREC, PUBREL or PUBCOMP.</summary>
+    public void WriteAck(PacketType type, ushort packetId, bool v5, byte reason)
+    {
+        lock (writeLock)
+        {
+            if (!outputCompleted)
+            {
+                ControlPackets.WriteAck(output, type, packetId, v5, reason);
+            }
+        }
+    }
+
+    /// <summary>SUBACK or UNSUBACK.</summary>
+    public void WriteSubAck(ushort packetId, ReadOnlySpan<byte> codes, bool v5, bool unsubscribe)
+    {
+        lock (writeLock)
+        {
+            if (!outputCompleted)
+            {
+                ControlPackets.WriteSubAck(output, packetId, codes, v5, unsubscribe);
+            }
+        }
+    }
+
+    /// <summary>An MQTT 3.1.1 CONNACK (the first packet: the output cannot have completed yet).</summary>
+    public void WriteConnAckV3(bool sessionPresent, byte returnCode)
+    {
+        lock (writeLock)
+        {
+            ControlPackets.WriteConnAckV3(output, sessionPresent, returnCode);
+        }
+    }
+
+    /// <summary>An MQTT 5 CONNACK (the first packet: the output cannot have completed yet).</summary>
+    public void WriteConnAckV5(bool sessionPresent, byte reason, ConnAckProperties properties)
+    {
+        lock (writeLock)
+        {
+            ControlPackets.WriteConnAckV5(output, sessionPresent, reason, properties);
+        }
+    }
+
+    /// <summary>An MQTT 5 DISCONNECT from the server.</summary>
+    public void WriteDisconnect(byte reason, string? reasonString, uint maximumPacketSize)
+    {
+        lock (writeLock)
+        {
+            if (!outputCompleted)
+            {
+                ControlPackets.WriteDisconnect(output, reason, reasonString, maximumPacketSize);
+            }
+        }
+    }
+
+    /// <summary>After a delivery was written: closes a slow consumer, else lists the output for its flush.</summary>
+    public void OnDelivered()
+    {
+        if (pendingOutput is { } pending && pending.PendingOutputBytes > transport.Settings.MaxPendingOutputBytes)
+        {
+            MqttLog.SlowConsumer(logger, status.Name, pending.PendingOutputBytes, transport.Settings.MaxPendingOutputBytes);
+            status.Close(SlowConsumerReason);
+            transport.Abort(SlowConsumerReason);
+            status.WakeReader();
+            return;
+        }
+
+        if (FlushBatch.Current is { } batch)
+        {
+            // Another batch may overwrite the stamp meanwhile; then this output is flushed once more, no harm.
+            if (Volatile.Read(ref listedInBatch) != batch.Stamp)
+            {
+                Volatile.Write(ref listedInBatch, batch.Stamp);
+                batch.Add(this);
+            }
+
+            return;
+        }
+
+        // A producer that is not an MQTT read loop (a NATS connection, a plugin): flush once it is done with what it
+        // is doing. Queued to the producing thread's local queue, the flush runs after the producer's current work
+        // item, which for a NATS read loop is the whole batch it read: nats-server's deferred flush, approximated
+        // until the bus tells adapters where a producer's batch ends.
+        QueueFlush();
+    }
+
+    /// <summary>Flushes once after the current thread's work item, however many writes ask for it meanwhile.</summary>
+    public void QueueFlush()
+    {
+        if (Interlocked.Exchange(ref flushQueued, 1) == 0)
+        {
+            ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: true);
+        }
+    }
+
+    void IThreadPoolWorkItem.Execute()
+    {
+        Volatile.Write(ref flushQueued, 0);
+        Flush();
+    }
+
+    public void Flush()
+    {
+        lock (writeLock)
+        {
+            if (outputCompleted || stalledFlush is { IsCompleted: false })
+            {
+                // A stalled flush flushes again when it completes.
+                return;
+            }
+
+            try
+            {
+                output.Commit();
+                var flush = output.Pipe.FlushAsync();
+                if (flush.IsCompleted)
+                {
+                    stalledFlush = null;
+                    _ = flush.GetAwaiter().GetResult();
+                    return;
+                }
+
+                stalledFlush = flush.AsTask();
+            }
+            catch (InvalidOperationException ex)
+            {
+                // The transport gave up on the output (its send loop failed or the connection was torn down meanwhile):
+                // nothing more can be sent, so the connection closes instead of failing the thread that flushed.
+                Failed(ex.Message);
+                return;
+            }
+
+            _ = stalledFlush.ContinueWith(static (_, state) => ((PacketOutput)state!).Flush(), this, CancellationToken.None, TaskContinuationOptions.None, TaskScheduler.Default);
+        }
+    }
+
+    /// <summary>Ends the output: what is buffered is still sent, then the transport closes.</summary>
+    public void Complete()
+    {
+        lock (writeLock)
+        {
+            if (outputCompleted)
+            {
+                return;
+            }
+
+            outputCompleted = true;
+            try
+            {
+                output.Commit();
+                output.Pipe.Complete();
+            }
+            catch (InvalidOperationException)
+            {
+            }
+        }
+    }
+
+    /// <summary>The output cannot be used any more: closes the connection. Under writeLock.</summary>
+    private void Failed(string reason)
+    {
+        outputCompleted = true;
+        status.Close("write error: " + reason);
+        transport.Abort(status.Reason!);
+        status.WakeReader();
+    }
+}

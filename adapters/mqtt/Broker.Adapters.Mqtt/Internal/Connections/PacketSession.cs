@@ -1,0 +1,229 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using Broker.Abstractions;
+using Broker.Adapters.Mqtt.Internal.Codec;
+
+namespace Broker.Adapters.Mqtt.Internal.Connections;
+
+/// <summary>
+/// The packets of one connection as they come: a read loop that frames them, checks what the fixed header allows and
+/// hands each to <see cref="IPacketHandler"/> in order; PINGREQ is answered here. Keeps what the keep alive and the
+/// CONNECT timeout are measured against. Deliveries the loop's packets cause are flushed once per batch read
+/// (<see cref="FlushBatch"/>).
+/// </summary>
+internal sealed class PacketSession
+{
+    private readonly TransportConnection transport;
+    private readonly PipeReader input;
+    private readonly int maxPacketSize;
+    private readonly PacketOutput output;
+    private readonly ConnectionStatus status;
+    private readonly IPacketHandler handler;
+    private readonly FlushBatch batch = new();
+    private readonly long startedAt = Environment.TickCount64;
+    private long lastInputAt = Environment.TickCount64;
+    private byte[]? scratch;
+    private bool connected;
+    private int keepAliveSeconds;
+
+    public PacketSession(TransportConnection transport, int maxPacketSize, PacketOutput output, ConnectionStatus status, IPacketHandler handler)
+    {
+        this.transport = transport;
+        input = transport.Transport.Input;
+        this.maxPacketSize = maxPacketSize;
+        this.output = output;
+        this.status = status;
+        this.handler = handler;
+    }
+
+    /// <summary>Whether CONNECT was accepted: from then on any packet but CONNECT may come, and the keep alive runs.</summary>
+    public bool IsConnected => connected;
+
+    /// <summary>CONNECT was accepted with this keep alive (0: none).</summary>
+    public void MarkConnected(int keepAlive)
+    {
+        keepAliveSeconds = keepAlive;
+        connected = true;
+    }
+
+    /// <summary>Whether CONNECT is late: counted from when the session state was loaded at the earliest (<paramref name="readyAt"/>).</summary>
+    public bool ConnectTimedOut(long now, long readyAt, TimeSpan timeout) => now - Math.Max(startedAt, readyAt) > (long)timeout.TotalMilliseconds;
+
+    /// <summary>Whether nothing came for 1.5 times the keep alive (MQTT-3.1.2-24).</summary>
+    public bool KeepAliveExpired(long now) => keepAliveSeconds > 0 && now - Volatile.Read(ref lastInputAt) > keepAliveSeconds * 1500L;
+
+    public async Task ReadLoopAsync(CancellationToken cancellationToken)
+    {
+        while (!status.IsClosing)
+        {
+            var result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
+            var buffer = result.Buffer;
+            Volatile.Write(ref lastInputAt, Environment.TickCount64);
+            batch.Begin();
+            try
+            {
+                while (!status.IsClosing && TryFrame(ref buffer, out var header, out var body))
+                {
+                    var work = DispatchAsync(header, body, cancellationToken);
+                    if (!work.IsCompletedSuccessfully)
+                    {
+                        // The batch belongs to this thread; whatever continues after the await starts a new one.
+                        batch.End();
+                        await work.ConfigureAwait(false);
+                        batch.Begin();
+                    }
+                }
+            }
+            finally
+            {
+                input.AdvanceTo(buffer.Start, buffer.End);
+                batch.End();
+            }
+
+            output.Flush();
+            if (result.IsCompleted || result.IsCanceled)
+            {
+                status.NoteReason(result.IsCompleted ? "client closed the connection" : "closed by the server");
+                return;
+            }
+        }
+    }
+
+    /// <summary>Ends the input and gives back the buffer of packets that spanned segments (the connection is closing).</summary>
+    public async ValueTask CompleteAsync()
+    {
+        await input.CompleteAsync().ConfigureAwait(false);
+        if (scratch is not null)
+        {
+            ArrayPool<byte>.Shared.Return(scratch);
+            scratch = null;
+        }
+    }
+
+    /// <summary>
+    /// Takes the next complete packet off <paramref name="buffer"/>: its fixed header byte and a contiguous body (a copy
+    /// only when the packet spans segments). An oversized packet is refused as soon as its length is read.
+    /// </summary>
+    private bool TryFrame(ref ReadOnlySequence<byte> buffer, out byte header, out ReadOnlyMemory<byte> body)
+    {
+        body = default;
+        if (!connected && buffer.Length >= 4 && buffer.FirstSpan.StartsWith("GET "u8) && !IsWebSocket)
+        {
+            throw MqttProtocolException.Protocol("MQTT clients over websocket must connect to the Websocket port, not the MQTT port");
+        }
+
+        switch (PacketFramer.TryReadHeader(buffer, out header, out var remaining, out var headerLength))
+        {
+            case FrameStatus.Incomplete:
+                return false;
+            case FrameStatus.Malformed:
+                throw MqttProtocolException.Malformed("malformed variable int");
+        }
+
+        if ((long)remaining + headerLength > maxPacketSize)
+        {
+            throw new MqttProtocolException(ReasonCode.PacketTooLarge, $"packet of {remaining + headerLength} bytes exceeds the maximum packet size {maxPacketSize}");
+        }
+
+        if (!connected && (header >> 4) != (int)PacketType.Connect)
+        {
+            throw MqttProtocolException.Protocol($"the first packet should be a CONNECT (16), got {header & 0xF0}");
+        }
+
+        if (buffer.Length < headerLength + remaining)
+        {
+            return false;
+        }
+
+        var packet = buffer.Slice(headerLength, remaining);
+        if (packet.IsSingleSegment)
+        {
+            body = packet.First;
+        }
+        else
+        {
+            if (scratch is null || scratch.Length < remaining)
+            {
+                if (scratch is not null)
+                {
+                    ArrayPool<byte>.Shared.Return(scratch);
+                }
+
+                scratch = ArrayPool<byte>.Shared.Rent(remaining);
+            }
+
+            packet.CopyTo(scratch);
+            body = scratch.AsMemory(0, remaining);
+        }
+
+        buffer = buffer.Slice(packet.End);
+        return true;
+    }
+
+    private ValueTask DispatchAsync(byte header, ReadOnlyMemory<byte> body, CancellationToken cancellationToken)
+    {
+        var type = (PacketType)(header >> 4);
+        var flags = (byte)(header & 0x0F);
+        CheckFixedHeaderFlags(type, flags);
+        switch (type)
+        {
+            case PacketType.Connect:
+                if (connected)
+                {
+                    throw MqttProtocolException.Protocol("received a second CONNECT packet");
+                }
+
+                return handler.ConnectAsync(body, cancellationToken);
+            case PacketType.Publish:
+                handler.Publish(flags, body);
+                break;
+            case PacketType.PubRel:
+                handler.PubRel(body.Span);
+                break;
+            case PacketType.PubAck or PacketType.PubRec or PacketType.PubComp:
+                handler.DeliveryAck(type, body.Span);
+                break;
+            case PacketType.Subscribe:
+                return handler.SubscribeAsync(body, cancellationToken);
+            case PacketType.Unsubscribe:
+                handler.Unsubscribe(body.Span);
+                break;
+            case PacketType.PingReq:
+                if (!body.IsEmpty)
+                {
+                    throw MqttProtocolException.Malformed($"invalid remaining length {body.Length} for PINGREQ");
+                }
+
+                output.WritePingResp();
+                break;
+            case PacketType.Disconnect:
+                handler.Disconnect(body.Span);
+                break;
+            case PacketType.Auth:
+                throw MqttProtocolException.Protocol("AUTH without an authentication method");
+            default:
+                throw MqttProtocolException.Protocol($"received unknown packet type {(int)type}");
+        }
+
+        return ValueTask.CompletedTask;
+    }
+
+    /// <summary>The reserved flag bits of each packet type (MQTT-2.2.2-1, -2), checked as nats-server does.</summary>
+    private static void CheckFixedHeaderFlags(PacketType type, byte flags)
+    {
+        var expected = type switch
+        {
+            PacketType.Publish => flags,
+            PacketType.PubRel or PacketType.Subscribe or PacketType.Unsubscribe => (byte)0x02,
+            _ => (byte)0,
+        };
+        if (flags != expected)
+        {
+            throw MqttProtocolException.Malformed($"invalid fixed header flags {flags:x} for packet type {(int)type << 4:x}");
+        }
+    }
+
+    // The WebSocket listener's definition stays in the features of the connections it hands over.
+    private bool IsWebSocket => transport.Features.Get<ListenerDefinition>() is { } listener
+        && !string.Equals(listener.Protocol, MqttPlugin.ProtocolName, StringComparison.Ordinal);
+}

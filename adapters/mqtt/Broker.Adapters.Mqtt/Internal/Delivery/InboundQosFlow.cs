@@ -1,0 +1,219 @@
+using Broker.Adapters.Mqtt.Internal.Codec;
+using Broker.Adapters.Mqtt.Internal.Connections;
+using Broker.Adapters.Mqtt.Internal.Sessions;
+using Microsoft.Extensions.Logging;
+
+namespace Broker.Adapters.Mqtt.Internal.Delivery;
+
+/// <summary>
+/// The client's QoS 1 and 2 publishes, from PUBLISH to their acknowledgement: a QoS 1 or 2 publish is acknowledged
+/// (PUBACK, PUBREC) once JetStream stored it, in the order the publishes came (MQTT-4.6.0-2); a QoS 2 exchange holds
+/// its packet identifier in the session until PUBREL (the specification's method B), so a resent PUBLISH is not
+/// delivered twice, and a persistent session records the identifier in the session store.
+/// </summary>
+internal sealed class InboundQosFlow
+{
+    // Acknowledgements of the client's QoS 1 and 2 publishes, in order, each waiting for its message to be stored.
+    private readonly Queue<PublishAck> publishAcks = new();
+    private readonly Lock publishAcksLock = new();
+    private readonly PacketOutput output;
+    private readonly MqttSession session;
+    private readonly ISessionStore store;
+    private readonly ConnectionStatus status;
+    private readonly ILogger logger;
+    private readonly bool v5;
+    private readonly int receiveMaximum;
+
+    /// <summary><paramref name="receiveMaximum"/>: the QoS 2 exchanges an MQTT 5 client may have open at once (the broker's receive maximum).</summary>
+    public InboundQosFlow(PacketOutput output, MqttSession session, ISessionStore store, ConnectionStatus status, ILogger logger, bool v5, int receiveMaximum)
+    {
+        this.output = output;
+        this.session = session;
+        this.store = store;
+        this.status = status;
+        this.logger = logger;
+        this.v5 = v5;
+        this.receiveMaximum = receiveMaximum;
+    }
+
+    private readonly record struct PublishAck(PacketType Type, ushort PacketId, byte Reason, Task? Stored);
+
+    /// <summary>
+    /// Starts the exchange of a QoS 2 publish. False for a resend whose PUBREL has not come: delivered already, its
+    /// PUBREC is sent again. An MQTT 5 client past the receive maximum violates the protocol.
+    /// </summary>
+    public bool TryBegin(ushort packetId, bool duplicate)
+    {
+        if (!session.TryAwaitRelease(packetId, duplicate))
+        {
+            // A resent QoS 2 PUBLISH whose PUBREL has not come: delivered already (method B), acknowledge again.
+            Acknowledge(PacketType.PubRec, packetId, ReasonCode.Success);
+            return false;
+        }
+
+        if (v5 && session.AwaitingReleaseCount > receiveMaximum)
+        {
+            throw new MqttProtocolException(ReasonCode.ReceiveMaximumExceeded, "receive maximum exceeded");
+        }
+
+        return true;
+    }
+
+    /// <summary>
+    /// A QoS 1 or 2 publish went out: PUBACK or PUBREC once <paramref name="stored"/> (JetStream storing it, or
+    /// <see langword="null"/>) completed, and for QoS 2 in a persistent session once its identifier is recorded.
+    /// </summary>
+    public void Published(byte qos, ushort packetId, Task? stored)
+    {
+        if (qos == 2 && session.Persistent)
+        {
+            // Recorded after the delivery, not before: a restart in between loses no message (the resend is delivered again).
+            stored = Both(stored, store.AwaitReleaseAsync(session.ClientId, packetId));
+        }
+
+        Acknowledge(qos == 1 ? PacketType.PubAck : PacketType.PubRec, packetId, ReasonCode.Success, stored);
+    }
+
+    /// <summary>
+    /// A publish that was not delivered: acknowledged with <paramref name="reason"/> (nothing for QoS 0);
+    /// <paramref name="endExchange"/> releases a started QoS 2 exchange, as an error reason ends it (no PUBREL follows).
+    /// </summary>
+    public void Refused(byte qos, ushort packetId, byte reason, bool endExchange)
+    {
+        if (qos == 1)
+        {
+            Acknowledge(PacketType.PubAck, packetId, reason);
+        }
+        else if (qos == 2)
+        {
+            if (endExchange)
+            {
+                session.Release(packetId);
+            }
+
+            Acknowledge(PacketType.PubRec, packetId, reason);
+        }
+    }
+
+    /// <summary>PUBREL: ends the exchange; PUBCOMP waits in a persistent session until the identifier's record is gone.</summary>
+    public void Release(ReadOnlySpan<byte> body)
+    {
+        var packetId = AckPacket.Parse(body, v5, out _);
+        var known = session.Release(packetId);
+        if (known && session.Persistent)
+        {
+            // PUBCOMP frees the identifier for reuse, so it waits until the record is gone: one left over would make
+            // the next publish with the identifier look like a resend after a restart, and it would be dropped.
+            Acknowledge(PacketType.PubComp, packetId, ReasonCode.Success, store.ReleaseAsync(session.ClientId, packetId));
+            return;
+        }
+
+        output.WriteAck(PacketType.PubComp, packetId, v5, known ? ReasonCode.Success : ReasonCode.PacketIdentifierNotFound);
+    }
+
+    /// <summary>Both tasks, without allocating when one of them is absent or done.</summary>
+    internal static Task? Both(Task? first, Task second)
+        => first is null || first.IsCompletedSuccessfully ? second
+            : second.IsCompletedSuccessfully ? first
+            : Task.WhenAll(first, second);
+
+    /// <summary>
+    /// Acknowledges a QoS 1 or 2 publish of the client: at once when nothing is waiting, else after the acknowledgements
+    /// before it; <paramref name="stored"/> is JetStream storing the message, which the acknowledgement waits for.
+    /// </summary>
+    private void Acknowledge(PacketType type, ushort packetId, byte reason, Task? stored = null)
+    {
+        lock (publishAcksLock)
+        {
+            if (stored is null && publishAcks.Count == 0)
+            {
+                output.WriteAck(type, packetId, v5, reason);
+                return;
+            }
+
+            publishAcks.Enqueue(new PublishAck(type, packetId, reason, stored));
+        }
+
+        if (stored is null || stored.IsCompleted)
+        {
+            Drain(fromReadLoop: true);
+            return;
+        }
+
+        stored.ContinueWith(static (_, state) => ((InboundQosFlow)state!).Drain(fromReadLoop: false), this, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+    }
+
+    private void Drain(bool fromReadLoop)
+    {
+        var failed = false;
+        lock (publishAcksLock)
+        {
+            while (publishAcks.TryPeek(out var head) && (head.Stored is null || head.Stored.IsCompleted))
+            {
+                publishAcks.Dequeue();
+                var reason = head.Reason;
+                if (head.Stored is { IsCompletedSuccessfully: false } task)
+                {
+                    if (head.Type == PacketType.PubComp)
+                    {
+                        // The record of the identifier is still there: it waits for PUBREL again, which the client sends
+                        // again on reconnect, and the record is removed then.
+                        MqttLog.SessionStoreFailed(logger, session.ClientId, "QoS 2 release", task.Exception?.InnerException ?? new OperationCanceledException());
+                        session.RestoreAwaitingRelease([head.PacketId]);
+                        failed = true;
+                        continue;
+                    }
+
+                    MqttLog.QosStoreFailed(logger, status.Name, task.Exception?.InnerException?.Message ?? "cancelled");
+                    if (head.Type == PacketType.PubRec && session.Release(head.PacketId) && session.Persistent)
+                    {
+                        // The identifier's record may have been written (the message's store is what failed): it must
+                        // not outlive the exchange, which ends here.
+                        ForgetAwaitingRelease(head.PacketId);
+                    }
+
+                    if (!v5)
+                    {
+                        // MQTT 3.1.1 has no negative acknowledgement: closing makes the client send the message again.
+                        failed = true;
+                        continue;
+                    }
+
+                    // An error reason also ends a QoS 2 exchange: no PUBREL follows (released above).
+                    reason = ReasonCode.UnspecifiedError;
+                }
+
+                if (!failed)
+                {
+                    output.WriteAck(head.Type, head.PacketId, v5, reason);
+                }
+            }
+        }
+
+        if (failed)
+        {
+            status.RequestClose("a QoS 1 or 2 message or its QoS 2 state could not be stored");
+        }
+        else if (!fromReadLoop)
+        {
+            // JetStream's answers come one by one: their acknowledgements go out in one flush.
+            output.QueueFlush();
+        }
+    }
+
+    /// <summary>Removes the record of an identifier awaiting PUBREL in the background; a failure is logged.</summary>
+    private void ForgetAwaitingRelease(ushort packetId)
+    {
+        var clientId = session.ClientId;
+        store.ReleaseAsync(clientId, packetId).ContinueWith(
+            static (task, state) =>
+            {
+                var (logger, clientId) = ((ILogger, string))state!;
+                MqttLog.SessionStoreFailed(logger, clientId, "QoS 2 release", task.Exception!.InnerException!);
+            },
+            (logger, clientId),
+            CancellationToken.None,
+            TaskContinuationOptions.OnlyOnFaulted,
+            TaskScheduler.Default);
+    }
+}

@@ -1,0 +1,134 @@
+using Broker.Adapters.Mqtt.Internal.Codec;
+using Broker.Adapters.Mqtt.Internal.Connections;
+using Broker.Adapters.Mqtt.Internal.Sessions;
+
+namespace Broker.Adapters.Mqtt.Internal.Delivery;
+
+/// <summary>
+/// QoS 1 and 2 deliveries to the client, from PUBLISH to their end: each holds a packet identifier until the client's
+/// PUBACK or PUBREC acknowledges it to JetStream (<see cref="QosMessages"/>), at most <see cref="Limit"/> at once; an
+/// outgoing QoS 2 exchange then waits in the session for PUBCOMP, and its identifier is not reused meanwhile.
+/// Deliveries still in flight when the connection closes are handed back at once, so a resumed session gets them again
+/// (with DUP) as it reconnects. The deliveries in flight are guarded by the connection's write lock, as a delivery
+/// takes its identifier in the same step as it is written.
+/// </summary>
+internal sealed class OutboundQosFlow
+{
+    // The output's lock (PacketOutput.writeLock): guards inflight.
+    private readonly Lock writeLock;
+    private readonly InflightDeliveries inflight = new();
+    private readonly PacketOutput output;
+    private readonly MqttSession session;
+    private readonly ISessionStore store;
+    private readonly IQosSource qos;
+    private readonly bool v5;
+
+    // The session's outgoing QoS 2 identifiers between PUBREC and PUBCOMP, which deliveries must not reuse.
+    private readonly Func<ushort, bool> releasing;
+
+    /// <summary><paramref name="limit"/>: deliveries in flight at most, the client's receive maximum (MQTT 5) or nats-server's 65535 per session.</summary>
+    public OutboundQosFlow(PacketOutput output, MqttSession session, ISessionStore store, IQosSource qos, bool v5, int limit)
+    {
+        writeLock = output.WriteLock;
+        this.output = output;
+        this.session = session;
+        this.store = store;
+        this.qos = qos;
+        this.v5 = v5;
+        Limit = limit;
+        releasing = session.IsReleasing;
+    }
+
+    /// <summary>Deliveries in flight at most (also the consumers' max_ack_pending).</summary>
+    public int Limit { get; }
+
+    /// <summary>
+    /// Gives a QoS 1 or 2 delivery its packet identifier (the one it had when it is a redelivery still in flight, then
+    /// <paramref name="duplicate"/>); false when <see cref="Limit"/> deliveries are in flight. Under the write lock,
+    /// in the step that writes the delivery.
+    /// </summary>
+    public bool TryAssign(in Inflight pending, out ushort packetId, out bool duplicate)
+        => inflight.TryAdd(pending, Limit, releasing, out packetId, out duplicate);
+
+    /// <summary>PUBACK, PUBREC or PUBCOMP from the client for a QoS 1 or 2 delivery.</summary>
+    public void Acknowledged(PacketType type, ReadOnlySpan<byte> body)
+    {
+        var packetId = AckPacket.Parse(body, v5, out var reason);
+        Inflight settled = default;
+        bool known;
+        lock (writeLock)
+        {
+            known = type != PacketType.PubComp && inflight.TryRemove(packetId, out settled);
+        }
+
+        switch (type)
+        {
+            case PacketType.PubAck:
+                if (known && settled.AckSubject is { } ack)
+                {
+                    qos.Qos?.Ack(ack);
+                }
+
+                break;
+            case PacketType.PubRec:
+                if (known)
+                {
+                    if (settled.AckSubject is { } received)
+                    {
+                        qos.Qos?.Ack(received);
+                    }
+
+                    if (reason >= 0x80)
+                    {
+                        // MQTT 5: the client refused the message; the exchange ends here (MQTT-4.3.3-4).
+                        break;
+                    }
+
+                    session.AddReleasing(packetId);
+                    session.ScheduleSave(store);
+                    output.WriteAck(PacketType.PubRel, packetId, v5, ReasonCode.Success);
+                }
+                else
+                {
+                    // A PUBREC sent again (its PUBREL was lost): release again; an unknown one is answered as nats-server does.
+                    output.WriteAck(PacketType.PubRel, packetId, v5, session.IsReleasing(packetId) || !v5 ? ReasonCode.Success : ReasonCode.PacketIdentifierNotFound);
+                }
+
+                break;
+            case PacketType.PubComp:
+                if (session.RemoveReleasing(packetId))
+                {
+                    session.ScheduleSave(store);
+                }
+
+                break;
+        }
+    }
+
+    /// <summary>Sends PUBREL again for the outgoing QoS 2 exchanges a resumed session left between PUBREC and PUBCOMP.</summary>
+    public void ResendReleases()
+    {
+        foreach (var packetId in session.Releasing)
+        {
+            output.WriteAck(PacketType.PubRel, packetId, v5, ReasonCode.Success);
+        }
+    }
+
+    /// <summary>Hands the deliveries still in flight back to their consumers (the connection is closing).</summary>
+    public void ReturnInflight()
+    {
+        List<Inflight> left;
+        lock (writeLock)
+        {
+            left = inflight.TakeAll();
+        }
+
+        foreach (var delivery in left)
+        {
+            if (delivery.AckSubject is { } ack)
+            {
+                qos.Qos?.Nak(ack, TimeSpan.Zero);
+            }
+        }
+    }
+}
