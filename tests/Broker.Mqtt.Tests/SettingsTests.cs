@@ -13,7 +13,7 @@ public sealed class SettingsTests
     [Fact]
     public void Nats_server_keys_and_our_own_are_read_with_their_syntax()
     {
-        var options = MqttSettings.Read(Section(
+        var options = MqttOptionsReader.Read(Section(
             ("listen", "127.0.0.1:1884"), ("ack_wait", "1m30s"), ("max_ack_pending", "100"), ("max_packet_size", "64KB"),
             ("authorization:username", "u"), ("authorization:password", "p"), ("authorization:timeout", "500ms"),
             ("reject_qos2_publish", "yes"), ("server_keep_alive", "30")));
@@ -35,36 +35,36 @@ public sealed class SettingsTests
     [InlineData("max_inflight")]
     public void Max_ack_pending_has_nats_server_aliases_and_0_is_its_default(string key)
     {
-        Assert.Equal(100, MqttSettings.Read(Section((key, "100"))).MaxAckPending);
-        Assert.Equal(ushort.MaxValue, MqttSettings.Read(Section((key, "65535"))).MaxAckPending);
-        Assert.Equal(1024, MqttSettings.Read(Section((key, "0"))).MaxAckPending);
-        Assert.Equal(1024, MqttSettings.Read(Section()).MaxAckPending);
-        Assert.Contains(key + ": must be a number from 0 to 65535, got 65536", Assert.Throws<PluginConfigurationException>(() => MqttSettings.Read(Section((key, "65536")))).Message, StringComparison.Ordinal);
-        Assert.Throws<PluginConfigurationException>(() => MqttSettings.Read(Section((key, "-1"))));
+        Assert.Equal(100, MqttOptionsReader.Read(Section((key, "100"))).MaxAckPending);
+        Assert.Equal(ushort.MaxValue, MqttOptionsReader.Read(Section((key, "65535"))).MaxAckPending);
+        Assert.Equal(1024, MqttOptionsReader.Read(Section((key, "0"))).MaxAckPending);
+        Assert.Equal(1024, MqttOptionsReader.Read(Section()).MaxAckPending);
+        Assert.Contains(key + ": must be a number from 0 to 65535, got 65536", Assert.Throws<PluginConfigurationException>(() => MqttOptionsReader.Read(Section((key, "65536")))).Message, StringComparison.Ordinal);
+        Assert.Throws<PluginConfigurationException>(() => MqttOptionsReader.Read(Section((key, "-1"))));
     }
 
     [Fact]
     public void Two_names_of_one_setting_are_refused()
     {
-        var error = Assert.Throws<PluginConfigurationException>(() => MqttSettings.Read(Section(("max_ack_pending", "10"), ("max_inflight", "20"))));
+        var error = Assert.Throws<PluginConfigurationException>(() => MqttOptionsReader.Read(Section(("max_ack_pending", "10"), ("max_inflight", "20"))));
         Assert.Contains("max_ack_pending, max_inflight are one setting", error.Message, StringComparison.Ordinal);
-        Assert.Throws<PluginConfigurationException>(() => MqttSettings.Read(Section(("consumer_inactive_threshold", "1m"), ("consumer_auto_cleanup", "1m"))));
-        Assert.Throws<PluginConfigurationException>(() => MqttSettings.Read(Section(("js_api_timeout", "1s"), ("api_timeout", "1s"))));
+        Assert.Throws<PluginConfigurationException>(() => MqttOptionsReader.Read(Section(("consumer_inactive_threshold", "1m"), ("consumer_auto_cleanup", "1m"))));
+        Assert.Throws<PluginConfigurationException>(() => MqttOptionsReader.Read(Section(("js_api_timeout", "1s"), ("api_timeout", "1s"))));
     }
 
     [Fact]
     public void Consumer_keys_are_read_as_nats_server_applies_them()
     {
-        var defaults = MqttSettings.Read(Section());
+        var defaults = MqttOptionsReader.Read(Section());
         Assert.False(defaults.ConsumerMemoryStorage);
         Assert.Null(defaults.ConsumerInactiveThreshold);
 
-        var options = MqttSettings.Read(Section(("consumer_memory_storage", "true"), ("consumer_inactive_threshold", "1m30s")));
+        var options = MqttOptionsReader.Read(Section(("consumer_memory_storage", "true"), ("consumer_inactive_threshold", "1m30s")));
         Assert.True(options.ConsumerMemoryStorage);
         Assert.Equal(TimeSpan.FromSeconds(90), options.ConsumerInactiveThreshold);
-        Assert.Equal(TimeSpan.FromSeconds(2), MqttSettings.Read(Section(("consumer_auto_cleanup", "2"))).ConsumerInactiveThreshold);
-        Assert.Null(MqttSettings.Read(Section(("consumer_inactive_threshold", "0s"))).ConsumerInactiveThreshold);
-        Assert.Contains("consumer_inactive_threshold: must be a positive duration", Assert.Throws<PluginConfigurationException>(() => MqttSettings.Read(Section(("consumer_inactive_threshold", "-1s")))).Message, StringComparison.Ordinal);
+        Assert.Equal(TimeSpan.FromSeconds(2), MqttOptionsReader.Read(Section(("consumer_auto_cleanup", "2"))).ConsumerInactiveThreshold);
+        Assert.Null(MqttOptionsReader.Read(Section(("consumer_inactive_threshold", "0s"))).ConsumerInactiveThreshold);
+        Assert.Contains("consumer_inactive_threshold: must be a positive duration", Assert.Throws<PluginConfigurationException>(() => MqttOptionsReader.Read(Section(("consumer_inactive_threshold", "-1s")))).Message, StringComparison.Ordinal);
     }
 
     [Theory]
@@ -74,10 +74,10 @@ public sealed class SettingsTests
     {
         foreach (var accepted in new[] { "1", "0", "-1" })
         {
-            MqttSettings.Read(Section((key, accepted)));
+            MqttOptionsReader.Read(Section((key, accepted)));
         }
 
-        var error = Assert.Throws<PluginConfigurationException>(() => MqttSettings.Read(Section((key, "3"))));
+        var error = Assert.Throws<PluginConfigurationException>(() => MqttOptionsReader.Read(Section((key, "3"))));
         Assert.StartsWith($"Plugins:Mqtt:{key}: 3 replicas need a JetStream cluster, and this broker is a single server", error.Message, StringComparison.Ordinal);
         Assert.Contains(whatNatsServerRefuses, error.Message, StringComparison.Ordinal);
     }
@@ -85,21 +85,21 @@ public sealed class SettingsTests
     [Fact]
     public void Js_domain_and_js_api_timeout_are_read_and_checked()
     {
-        var defaults = MqttSettings.Read(Section());
+        var defaults = MqttOptionsReader.Read(Section());
         Assert.Null(defaults.JetStreamDomain);
         Assert.Equal(TimeSpan.FromSeconds(4), defaults.JetStreamApiTimeout);
 
-        var options = MqttSettings.Read(Section(("js_domain", "hub"), ("js_api_timeout", "1.5s")));
+        var options = MqttOptionsReader.Read(Section(("js_domain", "hub"), ("js_api_timeout", "1.5s")));
         Assert.Equal("hub", options.JetStreamDomain);
         Assert.Equal(TimeSpan.FromSeconds(1.5), options.JetStreamApiTimeout);
-        Assert.Equal(TimeSpan.FromSeconds(10), MqttSettings.Read(Section(("api_timeout", "10"))).JetStreamApiTimeout);
-        Assert.Equal(TimeSpan.FromSeconds(4), MqttSettings.Read(Section(("js_api_timeout", "0"))).JetStreamApiTimeout);
-        Assert.Null(MqttSettings.Read(Section(("js_domain", ""))).JetStreamDomain);
+        Assert.Equal(TimeSpan.FromSeconds(10), MqttOptionsReader.Read(Section(("api_timeout", "10"))).JetStreamApiTimeout);
+        Assert.Equal(TimeSpan.FromSeconds(4), MqttOptionsReader.Read(Section(("js_api_timeout", "0"))).JetStreamApiTimeout);
+        Assert.Null(MqttOptionsReader.Read(Section(("js_domain", ""))).JetStreamDomain);
 
-        Assert.Contains("js_api_timeout: JS API timeout must be a positive value", Assert.Throws<PluginConfigurationException>(() => MqttSettings.Read(Section(("js_api_timeout", "-2s")))).Message, StringComparison.Ordinal);
+        Assert.Contains("js_api_timeout: JS API timeout must be a positive value", Assert.Throws<PluginConfigurationException>(() => MqttOptionsReader.Read(Section(("js_api_timeout", "-2s")))).Message, StringComparison.Ordinal);
         foreach (var bad in new[] { "a.b", "hub*", ">", "a b" })
         {
-            Assert.Contains("js_domain: invalid domain name", Assert.Throws<PluginConfigurationException>(() => MqttSettings.Read(Section(("js_domain", bad)))).Message, StringComparison.Ordinal);
+            Assert.Contains("js_domain: invalid domain name", Assert.Throws<PluginConfigurationException>(() => MqttOptionsReader.Read(Section(("js_domain", bad)))).Message, StringComparison.Ordinal);
         }
     }
 
@@ -111,7 +111,7 @@ public sealed class SettingsTests
     [InlineData("reject_qos2_publish", "maybe", "reject_qos2_publish")]
     public void Bad_settings_are_refused_naming_the_key(string key, string value, string named)
     {
-        var error = Assert.Throws<PluginConfigurationException>(() => MqttSettings.Read(Section((key, value))));
+        var error = Assert.Throws<PluginConfigurationException>(() => MqttOptionsReader.Read(Section((key, value))));
         Assert.Contains(named, error.Message, StringComparison.Ordinal);
     }
 }

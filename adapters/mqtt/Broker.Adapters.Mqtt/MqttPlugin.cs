@@ -36,7 +36,7 @@ public sealed class MqttPlugin : IBrokerPlugin
     {
         ArgumentNullException.ThrowIfNull(services);
         ArgumentNullException.ThrowIfNull(context);
-        var options = MqttSettings.Read(context.Configuration);
+        var options = MqttOptionsReader.Read(context.Configuration);
         services.AddSingleton(provider => new MqttProtocolHandler(
             options,
             provider.GetRequiredService<IMessageBus>(),

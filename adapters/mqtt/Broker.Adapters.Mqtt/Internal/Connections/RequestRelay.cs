@@ -71,7 +71,7 @@ internal sealed class RequestRelay : IDisposable
     {
         var subject = message.Subject;
         var dot = subject.LastIndexOf((byte)'.');
-        if (!Utf8Parser.TryParse(subject[(dot + 1)..], out long id, out _) || IsNoResponders(message.Headers))
+        if (!Utf8Parser.TryParse(subject[(dot + 1)..], out long id, out _) || NatsHeaderBlock.IsNoResponders(message.Headers))
         {
             return;
         }
@@ -123,8 +123,6 @@ internal sealed class RequestRelay : IDisposable
         block.Write("\r\n"u8);
         return block.WrittenSpan.ToArray();
     }
-
-    public static bool IsNoResponders(in ReadOnlySequence<byte> headers) => NatsHeaderBlock.IsNoResponders(headers);
 
     private sealed record Entry(byte[] Subject, byte[] Correlation, long ExpiresAt);
 }

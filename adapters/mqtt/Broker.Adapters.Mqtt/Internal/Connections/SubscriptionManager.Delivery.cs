@@ -33,7 +33,7 @@ internal sealed partial class SubscriptionManager
             return;
         }
 
-        if (!message.Headers.IsEmpty && RequestRelay.IsNoResponders(message.Headers))
+        if (!message.Headers.IsEmpty && NatsHeaderBlock.IsNoResponders(message.Headers))
         {
             // The broker's answer to a request nobody received is not a message for MQTT subscribers.
             return;

@@ -11,7 +11,7 @@ namespace Broker.Adapters.Mqtt.Internal;
 /// nats-server's <c>validateMQTTOptions</c> does; every error is a <see cref="PluginConfigurationException"/> naming
 /// the key.
 /// </summary>
-internal static class MqttSettings
+internal static class MqttOptionsReader
 {
     private static readonly string[] Keys =
     [
