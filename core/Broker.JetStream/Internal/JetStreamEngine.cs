@@ -33,8 +33,6 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
     private long storageUsed;
     private long memoryReserved;
     private long storageReserved;
-    private long apiTotal;
-    private long apiErrors;
 
     public JetStreamEngine(JetStreamOptions options, IMessageBus bus, IEnumerable<IStreamStoreProvider> storeProviders, ISubjectInterest? interest, ILoggerFactory loggerFactory)
     {
@@ -78,9 +76,11 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
 
     public long StorageReserved => Interlocked.Read(ref storageReserved);
 
-    public long ApiTotal => Interlocked.Read(ref apiTotal);
+    /// <summary>API responses sent (counted by the API's responder).</summary>
+    public long ApiTotal => Api.Total;
 
-    public long ApiErrors => Interlocked.Read(ref apiErrors);
+    /// <summary>API responses sent with an error.</summary>
+    public long ApiErrors => Api.Errors;
 
     public async Task StartAsync(CancellationToken cancellationToken)
     {
@@ -291,15 +291,6 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
         else
         {
             Interlocked.Add(ref storageReserved, sign * maxBytes);
-        }
-    }
-
-    public void CountApi(bool error)
-    {
-        Interlocked.Increment(ref apiTotal);
-        if (error)
-        {
-            Interlocked.Increment(ref apiErrors);
         }
     }
 

@@ -38,9 +38,6 @@ internal static partial class JetStreamLog
     [LoggerMessage(1010, LogLevel.Error, "JetStream API request on {Subject} failed")]
     public static partial void ApiFailed(ILogger logger, string subject, Exception exception);
 
-    [LoggerMessage(1011, LogLevel.Warning, "Malformed JetStream API Request: \"{Request}\"")]
-    public static partial void MalformedRequest(ILogger logger, string request);
-
     [LoggerMessage(1012, LogLevel.Error, "JetStream consumer '$G > {Stream} > {Consumer}' delivery failed")]
     public static partial void DeliveryFailed(ILogger logger, string stream, string consumer, Exception exception);
 

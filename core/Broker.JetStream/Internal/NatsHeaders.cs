@@ -17,13 +17,10 @@ internal static class NatsHeaders
     public static ReadOnlySpan<byte> ExpectedLastMsgId => "Nats-Expected-Last-Msg-Id"u8;
     public static ReadOnlySpan<byte> Rollup => "Nats-Rollup"u8;
 
-    public static bool TryGet(ReadOnlySpan<byte> block, ReadOnlySpan<byte> key, out ReadOnlySpan<byte> value) =>
-        NatsHeaderBlock.TryGetValue(block, key, out value);
-
     public static bool TryGetUInt64(ReadOnlySpan<byte> block, ReadOnlySpan<byte> key, out ulong number, out bool present)
     {
         number = 0;
-        present = TryGet(block, key, out var value);
+        present = NatsHeaderBlock.TryGetValue(block, key, out var value);
         return present && Utf8Parser.TryParse(value, out number, out var consumed) && consumed == value.Length;
     }
 

@@ -9,7 +9,6 @@ namespace Broker.JetStream.Internal.Api;
 /// </summary>
 internal static class ApiErrors
 {
-    public static ApiError NotEnabled { get; } = new(503, 10076, "JetStream not enabled");
     public static ApiError BadRequest { get; } = new(400, 10003, "bad request");
     public static ApiError InvalidJson { get; } = new(400, 10025, "invalid JSON");
     public static ApiError NotEmptyRequest { get; } = new(400, 10038, "expected an empty request payload");
@@ -25,14 +24,10 @@ internal static class ApiErrors
     public static ApiError StreamReplicasNotSupported { get; } = new(500, 10074, "replicas > 1 not supported in non-clustered mode");
     public static ApiError ReplicasCountCannotBeNegative { get; } = new(400, 10133, "replicas count cannot be negative");
     public static ApiError NoMessageFound { get; } = new(404, 10037, "no message found");
-    public static ApiError MaximumStreamsLimit { get; } = new(400, 10027, "maximum number of streams reached");
     public static ApiError MaximumConsumersLimit { get; } = new(400, 10026, "maximum consumers limit reached");
     public static ApiError MemoryResourcesExceeded { get; } = new(500, 10028, "insufficient memory resources available");
     public static ApiError StorageResourcesExceeded { get; } = new(500, 10047, "insufficient storage resources available");
     public static ApiError InsufficientResources { get; } = new(503, 10023, "insufficient resources");
-    public static ApiError AccountResourcesExceeded { get; } = new(400, 10002, "resource limits exceeded for account");
-    public static ApiError StreamMaxStreamBytesExceeded { get; } = new(400, 10122, "stream max bytes exceeds account limit max stream bytes");
-    public static ApiError StreamMirrorNotUpdatable { get; } = new(400, 10055, "stream mirror configuration can not be updated");
 
     public static ApiError ConsumerNotFound { get; } = new(404, 10014, "consumer not found");
     public static ApiError ConsumerNameExist { get; } = new(400, 10013, "consumer name already in use");
@@ -63,8 +58,6 @@ internal static class ApiErrors
     public static ApiError ConsumerWorkQueueMultipleUnfiltered { get; } = new(400, 10099, "multiple non-filtered consumers not allowed on workqueue stream");
     public static ApiError ConsumerWorkQueueNotUnique { get; } = new(400, 10100, "filtered consumer not unique on workqueue stream");
     public static ApiError ConsumerWorkQueueNotDeliverAll { get; } = new(400, 10101, "consumer must be deliver all on workqueue stream");
-    public static ApiError ConsumerExistingActive { get; } = new(400, 10105, "consumer already exists and is still active");
-    public static ApiError ConsumerReplacementWithDifferentName { get; } = new(400, 10106, "consumer replacement durable config not the same");
     public static ApiError ConsumerWithFlowControlNeedsHeartbeats { get; } = new(400, 10108, "consumer with flow control also needs heartbeats");
     public static ApiError ConsumerInvalidDeliverSubject { get; } = new(400, 10112, "invalid push consumer deliver subject");
     public static ApiError ConsumerMaxRequestBatchNegative { get; } = new(400, 10114, "consumer max request batch needs to be > 0");
@@ -78,12 +71,6 @@ internal static class ApiErrors
     public static ApiError StreamInvalidConfig(string error) => new(500, 10052, error);
 
     public static ApiError StreamCreate(string error) => new(500, 10049, error);
-
-    public static ApiError StreamUpdate(string error) => new(500, 10069, error);
-
-    public static ApiError StreamGeneral(string error) => new(500, 10051, error);
-
-    public static ApiError StreamDelete(string error) => new(500, 10050, error);
 
     public static ApiError StreamMessageDeleteFailed(string error) => new(500, 10057, error);
 

@@ -32,7 +32,7 @@ internal static class UnsupportedFields
     /// </summary>
     public static bool RequiresHigherApiLevel(ReadOnlySpan<byte> headers)
     {
-        if (headers.IsEmpty || !NatsHeaders.TryGet(headers, RequiredApiLevelHeader, out var value))
+        if (headers.IsEmpty || !NatsHeaderBlock.TryGetValue(headers, RequiredApiLevelHeader, out var value))
         {
             return false;
         }

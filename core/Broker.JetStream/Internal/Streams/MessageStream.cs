@@ -9,24 +9,32 @@ namespace Broker.JetStream.Internal.Streams;
 
 /// <summary>
 /// One stream (nats-server's <c>stream</c>): its configuration, its store, the bus subscriptions that take in
-/// published messages, and its consumers. Split by concern: ingest (<c>.Ingest.cs</c>), deduplication
-/// (<c>.Dedupe.cs</c>), direct get (<c>.Direct.cs</c>), consumers and retention (<c>.Consumers.cs</c>), configuration
-/// changes and purges (<c>.Update.cs</c>).
+/// published messages, its lifecycle (create, restore, update, purge, stop) and its state as the API reports it. It
+/// owns and wires the collaborators: <see cref="MessageIngest"/> (the publish path's checks and the append, with the
+/// <see cref="DuplicateWindow"/>), <see cref="PubAckSender"/> (acks, held until durable), <see cref="ConsumerRegistry"/>
+/// (the consumers and the retention they drive) and <see cref="DirectGet"/> (get requests).
 /// </summary>
 /// <remarks>
-/// Lock order: <c>gate</c> (appends, configuration) before a consumer's lock before the store's own. Appends are
-/// serialised under <c>gate</c>, as the storage contract expects; nothing that publishes to the bus runs under it.
+/// Lock order: <c>gate</c> (appends, configuration, subscriptions) before a consumer's lock before the store's own.
+/// Appends are serialised under <c>gate</c>, as the storage contract expects, so the ingest's state needs no lock of
+/// its own; nothing that publishes to the bus runs under it.
 /// </remarks>
-internal sealed partial class MessageStream
+internal sealed class MessageStream
 {
+    [ThreadStatic]
+    private static byte[]? headerScratch;
+
     private readonly JetStreamEngine engine;
     private readonly Lock gate = new();
     private readonly List<IBusSubscription> subscriptions = [];
+    private readonly ConsumerRegistry consumers;
+    private readonly MessageIngest ingest;
+    private readonly PubAckSender acks;
+    private readonly DirectGet directGet;
     private StreamConfig config;
-    private byte[] pubAckPrefix = [];
     private bool stopped;
 
-    private MessageStream(JetStreamEngine engine, IStreamStoreProvider provider, IStreamStore store, StreamConfig config, long created)
+    private MessageStream(JetStreamEngine engine, IStreamStoreProvider provider, IStreamStore store, StreamConfig config, long created, bool newStream)
     {
         this.engine = engine;
         Provider = provider;
@@ -36,8 +44,11 @@ internal sealed partial class MessageStream
         Created = created;
         NameBytes = Encoding.UTF8.GetBytes(config.Name);
         Client = engine.Bus.CreateClient(new BusClientOptions { Name = "JetStream stream " + config.Name });
-        BuildPubAckPrefix();
-        lastSequence = store.GetState().LastSequence;
+        var medium = provider.Medium;
+        consumers = new ConsumerRegistry(store);
+        ingest = new MessageIngest(store, Name, NameBytes, consumers, () => engine.LimitsExceeded(medium), engine.Logger, newStream);
+        acks = new PubAckSender(store, Client, Name, engine.Options.Domain, engine.Logger);
+        directGet = new DirectGet(store, Client, NameBytes);
     }
 
     public string Name { get; }
@@ -76,7 +87,7 @@ internal sealed partial class MessageStream
             await store.FlushAsync().ConfigureAwait(false);
         }
 
-        var stream = new MessageStream(engine, provider, store, config, created) { messageIdsLoaded = true };
+        var stream = new MessageStream(engine, provider, store, config, created, newStream: true);
         stream.Start();
         return stream;
     }
@@ -84,7 +95,7 @@ internal sealed partial class MessageStream
     /// <summary>Re-opens a stream a durable store kept, with its consumers.</summary>
     public static async Task<MessageStream> RestoreAsync(JetStreamEngine engine, IStreamStoreProvider provider, IStreamStore store, StoredStreamMetadata metadata)
     {
-        var stream = new MessageStream(engine, provider, store, metadata.Config, metadata.Created);
+        var stream = new MessageStream(engine, provider, store, metadata.Config, metadata.Created, newStream: false);
         stream.engine.AddUsage(stream.Medium, (long)store.GetState().Bytes);
         foreach (var consumerStore in store.ConsumerStores)
         {
@@ -104,7 +115,7 @@ internal sealed partial class MessageStream
             stream.AddConsumer(Consumer.Restore(stream, consumerStore, consumerMetadata));
         }
 
-        // The duplicate window is refilled from the store when the first message needs it (MessageStream.Dedupe.cs).
+        // The duplicate window is refilled from the store when the first message needs it (DuplicateWindow.EnsureLoaded).
         stream.Start();
         return stream;
     }
@@ -128,6 +139,25 @@ internal sealed partial class MessageStream
         Metadata = JsonSerializer.SerializeToUtf8Bytes(new StoredStreamMetadata { Config = config, Created = created }, JetStreamJson.Context.StoredStreamMetadata),
     };
 
+    public Consumer[] ConsumersSnapshot => consumers.Snapshot;
+
+    public int ConsumerCount => consumers.Count;
+
+    public Consumer? FindConsumer(string name) => consumers.Find(name);
+
+    /// <summary>Every consumer, ordered by name.</summary>
+    public List<Consumer> ConsumersByName() => consumers.ByName();
+
+    public void AddConsumer(Consumer consumer) => consumers.Add(consumer);
+
+    public void RemoveConsumer(Consumer consumer) => consumers.Remove(consumer);
+
+    /// <summary>A consumer acknowledged <paramref name="sequence"/>; the stream's retention may remove the message.</summary>
+    public void OnAcknowledged(Consumer by, ulong sequence) => consumers.OnAcknowledged(by, sequence, Config.Retention);
+
+    /// <summary>Loads what a get request asks for: by sequence, the next for a subject from a sequence, or the last for a subject.</summary>
+    public LoadStatus Get(MessageGetRequest request, StoredMessage into) => directGet.Get(request, into);
+
     /// <summary>Subscribes to the stream's subjects and direct gets, and listens to the store's changes.</summary>
     private void Start()
     {
@@ -150,8 +180,8 @@ internal sealed partial class MessageStream
         if (current.AllowDirect)
         {
             // nats-server's direct-get subscriptions are in the "_sys_" queue group, so replicas share requests.
-            subscriptions.Add(Client.Subscribe("$JS.API.DIRECT.GET." + Name, "_sys_", OnDirectGet));
-            subscriptions.Add(Client.Subscribe("$JS.API.DIRECT.GET." + Name + ".>", "_sys_", OnDirectGetLastBySubject));
+            subscriptions.Add(Client.Subscribe("$JS.API.DIRECT.GET." + Name, "_sys_", directGet.OnRequest));
+            subscriptions.Add(Client.Subscribe("$JS.API.DIRECT.GET." + Name + ".>", "_sys_", directGet.OnLastBySubject));
         }
     }
 
@@ -226,25 +256,80 @@ internal sealed partial class MessageStream
         await Client.DisposeAsync().ConfigureAwait(false);
     }
 
+    /// <summary>
+    /// A message on one of the stream's subjects (nats-server <c>processJetStreamMsg</c>): checked and appended under
+    /// <c>gate</c>, then the rollup it asked for, then its ack. Runs inline on the publisher's thread and allocates
+    /// nothing for a plain publish.
+    /// </summary>
+    private void OnInbound(in BusMessage message)
+    {
+        var headers = message.Headers.IsEmpty ? default : NatsHeaders.Contiguous(message.Headers, ref headerScratch);
+        IngestOutcome outcome;
+        lock (gate)
+        {
+            outcome = stopped ? default : ingest.Append(config, message.Subject, headers, message.Headers, message.Payload, !message.ReplyTo.IsEmpty);
+        }
+
+        if (outcome.Rollup != 0)
+        {
+            // Nats-Rollup: keep only the new message, of its subject ("sub") or of the stream ("all").
+            Purge(outcome.Rollup == 1 ? Encoding.UTF8.GetString(message.Subject) : "", 0, 1);
+        }
+
+        if (outcome.Respond)
+        {
+            acks.Respond(message.ReplyTo, outcome);
+        }
+    }
+
+    /// <summary>Applies a validated configuration: store limits, reservations, subscriptions.</summary>
+    public void Update(StreamConfig updated)
+    {
+        lock (gate)
+        {
+            var resubscribe = !SameSubjects(config, updated) || config.AllowDirect != updated.AllowDirect;
+            engine.Reserve(Medium, config.MaxBytes, -1);
+            engine.Reserve(Medium, updated.MaxBytes, 1);
+            Volatile.Write(ref config, updated);
+            Store.UpdateConfig(StoreConfig(engine, updated, Created));
+            if (resubscribe && !stopped)
+            {
+                Unsubscribe();
+                Subscribe(updated);
+            }
+        }
+    }
+
+    private static bool SameSubjects(StreamConfig a, StreamConfig b) =>
+        (a.Subjects ?? []).SequenceEqual(b.Subjects ?? [], StringComparer.Ordinal);
+
+    /// <summary>Purges (nats-server <c>mset.purge</c>) and moves consumers past what was purged.</summary>
+    public ulong Purge(string subject, ulong sequence, ulong keep)
+    {
+        var purged = subject.Length == 0 && sequence == 0 && keep == 0 ? Store.Purge() : Store.Purge(subject, sequence, keep);
+        var state = Store.GetState();
+        var first = state.FirstSequence;
+        var filter = Encoding.UTF8.GetBytes(subject);
+        if (subject.Length > 0)
+        {
+            var filtered = Store.GetFilteredState(state.FirstSequence, filter);
+            first = filtered.Messages > 0 ? filtered.First : state.LastSequence + 1;
+        }
+
+        consumers.OnPurged(filter, first, state.LastSequence);
+        return purged;
+    }
+
+    /// <summary>Removes one message, erasing its bytes unless <paramref name="noErase"/>.</summary>
+    public bool DeleteMessage(ulong sequence, bool noErase) => Store.Remove(sequence, secureErase: !noErase);
+
     /// <summary>Usage accounting, and consumers told about messages the store removed (nats-server <c>storeUpdates</c>).</summary>
     private void OnStorageUpdate(long messages, long bytes, ulong sequence, ReadOnlySpan<byte> subject)
     {
         engine.AddUsage(Medium, bytes);
         if (messages < 0)
         {
-            foreach (var consumer in ConsumersSnapshot)
-            {
-                consumer.OnMessageRemoved(sequence, subject, messages);
-            }
+            consumers.OnRemoved(sequence, subject, messages);
         }
-    }
-
-    private void BuildPubAckPrefix()
-    {
-        var domain = engine.Options.Domain;
-        var text = string.IsNullOrEmpty(domain)
-            ? "{\"stream\":" + JsonSerializer.Serialize(Name, JetStreamJson.Context.String) + ",\"seq\":"
-            : "{\"stream\":" + JsonSerializer.Serialize(Name, JetStreamJson.Context.String) + ",\"domain\":" + JsonSerializer.Serialize(domain, JetStreamJson.Context.String) + ",\"seq\":";
-        pubAckPrefix = Encoding.UTF8.GetBytes(text);
     }
 }

@@ -9,13 +9,16 @@ using Broker.JetStream.Internal.Models;
 namespace Broker.JetStream.Internal.Streams;
 
 /// <summary>
-/// Direct get (<c>allow_direct</c>; nats-server <c>processDirectGetRequest</c>): the stored message itself, with
+/// Reads a stream's messages for a get request: the API's <c>STREAM.MSG.GET</c> and direct get (<c>allow_direct</c>;
+/// nats-server <c>processDirectGetRequest</c>), which answers with the stored message itself, with
 /// <c>Nats-Stream</c>, <c>Nats-Subject</c>, <c>Nats-Sequence</c> and <c>Nats-Time-Stamp</c> headers added, sent to the
 /// request's reply subject; failures are status messages (<c>404 Message Not Found</c>, <c>408 Bad Request</c>, ...).
+/// Reads only; thread-safe as the store is.
 /// </summary>
-internal sealed partial class MessageStream
+internal sealed class DirectGet(IStreamStore store, IBusClient client, byte[] nameBytes)
 {
-    private void OnDirectGet(in BusMessage message)
+    /// <summary><c>$JS.API.DIRECT.GET.&lt;stream&gt;</c> with a get request as its body.</summary>
+    public void OnRequest(in BusMessage message)
     {
         if (message.ReplyTo.IsEmpty)
         {
@@ -63,7 +66,7 @@ internal sealed partial class MessageStream
     }
 
     /// <summary><c>$JS.API.DIRECT.GET.&lt;stream&gt;.&lt;subject&gt;</c>: the last message of the subject; the body must be empty.</summary>
-    private void OnDirectGetLastBySubject(in BusMessage message)
+    public void OnLastBySubject(in BusMessage message)
     {
         if (message.ReplyTo.IsEmpty)
         {
@@ -77,9 +80,9 @@ internal sealed partial class MessageStream
         }
 
         // $JS.API.DIRECT.GET.<stream>.<subject...>
-        var subject = message.Subject[("$JS.API.DIRECT.GET."u8.Length + NameBytes.Length + 1)..];
+        var subject = message.Subject[("$JS.API.DIRECT.GET."u8.Length + nameBytes.Length + 1)..];
         var stored = new StoredMessage();
-        ReplyWithMessage(message.ReplyTo, Store.LoadLast(subject, stored), stored);
+        ReplyWithMessage(message.ReplyTo, store.LoadLast(subject, stored), stored);
     }
 
     /// <summary>Loads what a get request asks for: by sequence, the next for a subject from a sequence, or the last for a subject.</summary>
@@ -87,12 +90,12 @@ internal sealed partial class MessageStream
     {
         if (!string.IsNullOrEmpty(request.NextBySubject))
         {
-            return Store.LoadNext(Encoding.UTF8.GetBytes(request.NextBySubject), request.Sequence, into, out _);
+            return store.LoadNext(Encoding.UTF8.GetBytes(request.NextBySubject), request.Sequence, into, out _);
         }
 
         return request.Sequence > 0
-            ? Store.Load(request.Sequence, into)
-            : Store.LoadLast(Encoding.UTF8.GetBytes(request.LastBySubject ?? ""), into);
+            ? store.Load(request.Sequence, into)
+            : store.LoadLast(Encoding.UTF8.GetBytes(request.LastBySubject ?? ""), into);
     }
 
     private void ReplyWithMessage(ReadOnlySpan<byte> reply, LoadStatus status, StoredMessage stored)
@@ -106,14 +109,14 @@ internal sealed partial class MessageStream
         var headers = new ArrayBufferWriter<byte>(stored.Headers.Length + 160);
         var existing = stored.Headers.Span;
         headers.Write(existing.IsEmpty ? "NATS/1.0\r\n"u8 : existing[..^2]);
-        AppendHeader(headers, "Nats-Stream: "u8, NameBytes);
+        AppendHeader(headers, "Nats-Stream: "u8, nameBytes);
         AppendHeader(headers, "Nats-Subject: "u8, stored.Subject.Span);
         Span<byte> number = stackalloc byte[40];
         Utf8Formatter.TryFormat(stored.Sequence, number, out var written);
         AppendHeader(headers, "Nats-Sequence: "u8, number[..written]);
         AppendHeader(headers, "Nats-Time-Stamp: "u8, number[..GoTime.Write(number, stored.Timestamp)]);
         headers.Write("\r\n"u8);
-        Client.Publish(reply, default, new ReadOnlySequence<byte>(headers.WrittenMemory), new ReadOnlySequence<byte>(stored.Payload));
+        client.Publish(reply, default, new ReadOnlySequence<byte>(headers.WrittenMemory), new ReadOnlySequence<byte>(stored.Payload));
     }
 
     private static void AppendHeader(ArrayBufferWriter<byte> writer, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
@@ -124,5 +127,5 @@ internal sealed partial class MessageStream
     }
 
     private void SendStatus(ReadOnlySpan<byte> reply, ReadOnlySpan<byte> status) =>
-        Client.Publish(reply, default, new ReadOnlySequence<byte>(status.ToArray()), ReadOnlySequence<byte>.Empty);
+        client.Publish(reply, default, new ReadOnlySequence<byte>(status.ToArray()), ReadOnlySequence<byte>.Empty);
 }

@@ -1,4 +1,5 @@
 using System.Text;
+using System.Text.Json.Serialization.Metadata;
 using Broker.Abstractions;
 using Broker.JetStream.Internal.Json;
 using Broker.JetStream.Internal.Models;
@@ -6,44 +7,43 @@ using Broker.JetStream.Internal.Streams;
 
 namespace Broker.JetStream.Internal.Api;
 
-/// <summary>Stream requests: create, update, names, list, info, delete, purge.</summary>
-internal sealed partial class JetStreamApi
+/// <summary>
+/// Stream requests (nats-server <c>jsStream*Request</c>): create, update, names, list, info, delete, purge. Streams are
+/// created against the engine's stores, limits and reservations, and registered with it.
+/// </summary>
+internal sealed class StreamRequests(JetStreamEngine engine, ApiRequestReader reader, ApiResponder responder)
 {
-    private const int NamesLimit = 1024;
-    private const int ListLimit = 256;
-    private const int MaxSubjectDetails = 100_000;
-
     /// <summary><c>STREAM.CREATE.&lt;stream&gt;</c> (nats-server <c>jsStreamCreateRequest</c>, <c>addStream</c>).</summary>
-    private async Task CreateStreamAsync(ApiRequest request, string name)
+    public async Task CreateAsync(ApiRequest request, string name)
     {
         var response = new ApiResponse("stream_create_response");
-        if (!TryParse(request.Payload, JetStreamJson.Context.StreamConfig, out var requested, out var invalid))
+        if (!reader.TryParse(request.Payload, JetStreamJson.Context.StreamConfig, out var requested, out var invalid))
         {
-            Reply(request, response.WithError(invalid));
+            responder.Reply(request, response.WithError(invalid));
             return;
         }
 
         if (name != requested!.Name)
         {
-            Reply(request, response.WithError(ApiErrors.StreamMismatch));
+            responder.Reply(request, response.WithError(ApiErrors.StreamMismatch));
             return;
         }
 
         if (name.AsSpan().IndexOfAny('/', '\\') >= 0)
         {
-            Reply(request, response.WithError(ApiErrors.StreamNameContainsPathSeparators));
+            responder.Reply(request, response.WithError(ApiErrors.StreamNameContainsPathSeparators));
             return;
         }
 
         if (requested.Sealed)
         {
-            Reply(request, response.WithError(ApiErrors.StreamInvalidConfig("stream configuration for create can not be sealed")));
+            responder.Reply(request, response.WithError(ApiErrors.StreamInvalidConfig("stream configuration for create can not be sealed")));
             return;
         }
 
         if (requested.MirrorDirect && requested.Mirror is null)
         {
-            Reply(request, response.WithError(ApiErrors.StreamInvalidConfig("stream has no mirror but does have mirror direct")));
+            responder.Reply(request, response.WithError(ApiErrors.StreamInvalidConfig("stream has no mirror but does have mirror direct")));
             return;
         }
 
@@ -58,7 +58,7 @@ internal sealed partial class JetStreamApi
             response.WithError(ex.Error);
         }
 
-        Reply(request, response);
+        responder.Reply(request, response);
     }
 
     private async Task<(MessageStream Stream, bool Created)> AddStreamAsync(StreamConfig requested)
@@ -111,12 +111,12 @@ internal sealed partial class JetStreamApi
     }
 
     /// <summary><c>STREAM.UPDATE.&lt;stream&gt;</c> (nats-server <c>jsStreamUpdateRequest</c>).</summary>
-    private void UpdateStream(ApiRequest request, string name)
+    public void Update(ApiRequest request, string name)
     {
         var response = new ApiResponse("stream_update_response");
-        if (!TryParse(request.Payload, JetStreamJson.Context.StreamConfig, out var requested, out var invalid))
+        if (!reader.TryParse(request.Payload, JetStreamJson.Context.StreamConfig, out var requested, out var invalid))
         {
-            Reply(request, response.WithError(invalid));
+            responder.Reply(request, response.WithError(invalid));
             return;
         }
 
@@ -154,45 +154,30 @@ internal sealed partial class JetStreamApi
             response.WithError(ex.Error);
         }
 
-        Reply(request, response);
+        responder.Reply(request, response);
     }
 
     /// <summary><c>STREAM.NAMES</c>: names, paged by 1024, optionally only streams whose subjects overlap a subject.</summary>
-    private void StreamNames(ApiRequest request)
-    {
-        var response = new ApiResponse("stream_names_response");
-        if (!TryParseList(request, out var list))
-        {
-            Reply(request, response.WithError(ApiErrors.InvalidJson).With(new ApiPaged(0, 0, 0), JetStreamJson.Context.ApiPaged));
-            return;
-        }
-
-        var streams = Filtered(engine.StreamsByName(), list.Subject);
-        var offset = Math.Clamp(list.Offset, 0, streams.Count);
-        var names = streams.Skip(offset).Take(NamesLimit).Select(s => s.Name).ToList();
-        response.With(new ApiPaged(streams.Count, offset, NamesLimit), JetStreamJson.Context.ApiPaged);
-
+    public void Names(ApiRequest request) =>
         // nats-server leaves the list null when no stream matches.
-        response.WithField("streams", names.Count == 0 ? "null" : System.Text.Json.JsonSerializer.Serialize(names, JetStreamJson.Context.ListString));
-        Reply(request, response);
-    }
+        ReplyPage(request, "stream_names_response", ApiPager.Names, static s => s.Name, JetStreamJson.Context.ListString, whenEmpty: "null");
 
     /// <summary><c>STREAM.LIST</c>: stream infos, paged by 256.</summary>
-    private void StreamList(ApiRequest request)
+    public void List(ApiRequest request) =>
+        ReplyPage(request, "stream_list_response", ApiPager.List, static s => s.Info(), JetStreamJson.Context.ListStreamInfoModel);
+
+    /// <summary>A page of the streams, optionally only those whose subjects overlap the request's subject.</summary>
+    private void ReplyPage<T>(ApiRequest request, string type, ApiPager pager, Func<MessageStream, T> select, JsonTypeInfo<List<T>> typeInfo, string? whenEmpty = null)
     {
-        var response = new ApiResponse("stream_list_response");
-        if (!TryParseList(request, out var list))
+        var response = new ApiResponse(type);
+        if (!reader.TryParseList(request, out var list))
         {
-            Reply(request, response.WithError(ApiErrors.InvalidJson).With(new ApiPaged(0, 0, 0), JetStreamJson.Context.ApiPaged));
+            responder.Reply(request, response.WithError(ApiErrors.InvalidJson).With(ApiPager.None, JetStreamJson.Context.ApiPaged));
             return;
         }
 
         var streams = Filtered(engine.StreamsByName(), list.Subject);
-        var offset = Math.Clamp(list.Offset, 0, streams.Count);
-        var infos = streams.Skip(offset).Take(ListLimit).Select(s => s.Info()).ToList();
-        response.With(new ApiPaged(streams.Count, offset, ListLimit), JetStreamJson.Context.ApiPaged);
-        response.WithField("streams", System.Text.Json.JsonSerializer.Serialize(infos, JetStreamJson.Context.ListStreamInfoModel));
-        Reply(request, response);
+        responder.Reply(request, pager.Write(response, "streams", streams, list.Offset, select, typeInfo, whenEmpty));
     }
 
     private static List<MessageStream> Filtered(List<MessageStream> streams, string? subject)
@@ -207,69 +192,68 @@ internal sealed partial class JetStreamApi
     }
 
     /// <summary><c>STREAM.INFO.&lt;stream&gt;</c>, with <c>deleted_details</c> and a paged <c>subjects_filter</c>.</summary>
-    private void StreamInfo(ApiRequest request, string name)
+    public void Info(ApiRequest request, string name)
     {
         var response = new ApiResponse("stream_info_response");
-        if (!TryParseList(request, out var list))
+        if (!reader.TryParseList(request, out var list))
         {
-            Reply(request, response.WithError(ApiErrors.InvalidJson).With(new ApiPaged(0, 0, 0), JetStreamJson.Context.ApiPaged));
+            responder.Reply(request, response.WithError(ApiErrors.InvalidJson).With(ApiPager.None, JetStreamJson.Context.ApiPaged));
             return;
         }
 
         if (engine.FindStream(name) is not { } stream)
         {
-            Reply(request, response.WithError(ApiErrors.StreamNotFound).With(new ApiPaged(0, 0, 0), JetStreamJson.Context.ApiPaged));
+            responder.Reply(request, response.WithError(ApiErrors.StreamNotFound).With(ApiPager.None, JetStreamJson.Context.ApiPaged));
             return;
         }
 
         var info = stream.Info(list.DeletedDetails);
-        var paged = new ApiPaged(0, 0, 0);
+        var paged = ApiPager.None;
         if (!string.IsNullOrEmpty(list.SubjectsFilter))
         {
             var subjects = stream.Store.GetSubjectsState(list.SubjectsFilter);
             if (subjects.Count > 0)
             {
                 var ordered = subjects.Keys.Order(StringComparer.Ordinal).ToList();
-                var offset = Math.Clamp(list.Offset, 0, ordered.Count);
-                info.State.Subjects = ordered.Skip(offset).Take(MaxSubjectDetails).ToDictionary(s => s, s => subjects[s].Messages, StringComparer.Ordinal);
-                paged = new ApiPaged(ordered.Count, offset, MaxSubjectDetails);
+                var page = ApiPager.SubjectDetails.Page(ordered, list.Offset, static s => s, out paged);
+                info.State.Subjects = page.ToDictionary(s => s, s => subjects[s].Messages, StringComparer.Ordinal);
             }
         }
 
-        Reply(request, response.With(paged, JetStreamJson.Context.ApiPaged).With(info, JetStreamJson.Context.StreamInfoModel));
+        responder.Reply(request, response.With(paged, JetStreamJson.Context.ApiPaged).With(info, JetStreamJson.Context.StreamInfoModel));
     }
 
     /// <summary><c>STREAM.DELETE.&lt;stream&gt;</c>.</summary>
-    private async Task DeleteStreamAsync(ApiRequest request, string name)
+    public async Task DeleteAsync(ApiRequest request, string name)
     {
         var response = new ApiResponse("stream_delete_response");
-        if (!IsEmpty(request.Payload))
+        if (!ApiRequestReader.IsEmpty(request.Payload))
         {
-            Reply(request, response.WithError(ApiErrors.NotEmptyRequest));
+            responder.Reply(request, response.WithError(ApiErrors.NotEmptyRequest));
             return;
         }
 
         if (engine.FindStream(name) is not { } stream)
         {
-            Reply(request, response.WithError(ApiErrors.StreamNotFound));
+            responder.Reply(request, response.WithError(ApiErrors.StreamNotFound));
             return;
         }
 
         engine.RemoveStream(stream);
         await stream.StopAsync(deleteData: true).ConfigureAwait(false);
-        Reply(request, response.WithField("success", "true"));
+        responder.Reply(request, response.WithField("success", "true"));
     }
 
     /// <summary><c>STREAM.PURGE.&lt;stream&gt;</c> with an optional <c>{filter, seq, keep}</c>.</summary>
-    private void PurgeStream(ApiRequest request, string name)
+    public void Purge(ApiRequest request, string name)
     {
         // nats-server's purge response always carries "purged", 0 with an error.
         var response = new ApiResponse("stream_purge_response");
-        void Fail(ApiError error) => Reply(request, response.WithError(error).WithField("purged", "0"));
+        void Fail(ApiError error) => responder.Reply(request, response.WithError(error).WithField("purged", "0"));
         var purge = new PurgeRequest();
-        if (!IsEmpty(request.Payload))
+        if (!ApiRequestReader.IsEmpty(request.Payload))
         {
-            if (!TryParse(request.Payload, JetStreamJson.Context.PurgeRequest, out var parsed, out var invalid))
+            if (!reader.TryParse(request.Payload, JetStreamJson.Context.PurgeRequest, out var parsed, out var invalid))
             {
                 Fail(invalid);
                 return;
@@ -303,6 +287,6 @@ internal sealed partial class JetStreamApi
         }
 
         var purged = stream.Purge(purge.Filter ?? "", purge.Sequence, purge.Keep);
-        Reply(request, response.WithField("success", "true").WithField("purged", purged.ToString(System.Globalization.CultureInfo.InvariantCulture)));
+        responder.Reply(request, response.WithField("success", "true").WithField("purged", purged.ToString(System.Globalization.CultureInfo.InvariantCulture)));
     }
 }

@@ -1,0 +1,224 @@
+using System.Text.Json.Serialization.Metadata;
+using Broker.JetStream.Internal.Consumers;
+using Broker.JetStream.Internal.Json;
+using Broker.JetStream.Internal.Models;
+using Broker.JetStream.Internal.Streams;
+
+namespace Broker.JetStream.Internal.Api;
+
+/// <summary>
+/// Consumer requests (nats-server <c>jsConsumer*Request</c>): create (ephemeral, named, legacy durable), delete, info,
+/// names, list. The subject and the body are checked against each other here; <see cref="ConsumerCreator"/> decides
+/// whether the consumer may be created or updated.
+/// </summary>
+internal sealed class ConsumerRequests(Func<string, MessageStream?> findStream, ConsumerCreator creator, ApiRequestReader reader, ApiResponder responder)
+{
+    /// <summary>
+    /// <c>CONSUMER.CREATE.&lt;stream&gt;</c> (ephemeral), <c>CONSUMER.CREATE.&lt;stream&gt;.&lt;name&gt;[.&lt;filter&gt;]</c> and
+    /// <c>CONSUMER.DURABLE.CREATE.&lt;stream&gt;.&lt;durable&gt;</c> (nats-server <c>jsConsumerCreateRequest</c>, <c>addConsumer</c>).
+    /// </summary>
+    public Task CreateAsync(ApiRequest request, string[] tokens, bool durableLegacy)
+    {
+        var response = new ApiResponse("consumer_create_response");
+        if (!reader.TryParse(request.Payload, JetStreamJson.Context.ConsumerCreateRequest, out var create, out var invalid))
+        {
+            responder.Reply(request, response.WithError(invalid));
+            return Task.CompletedTask;
+        }
+
+        string streamName;
+        string? consumerName = null;
+        string? filter = null;
+        if (durableLegacy)
+        {
+            if (tokens.Length != 7)
+            {
+                responder.Reply(request, response.WithError(ApiErrors.ConsumerDurableNameNotInSubject));
+                return Task.CompletedTask;
+            }
+
+            streamName = tokens[5];
+            consumerName = tokens[6];
+        }
+        else
+        {
+            streamName = tokens[4];
+            if (tokens.Length > 5)
+            {
+                consumerName = tokens[5];
+            }
+
+            if (tokens.Length > 6)
+            {
+                filter = string.Join('.', tokens[6..]);
+            }
+        }
+
+        var config = create!.Config;
+        var error = CheckCreateRequest(create, streamName, consumerName, filter, durableLegacy);
+        if (error is not null)
+        {
+            responder.Reply(request, response.WithError(error));
+            return Task.CompletedTask;
+        }
+
+        if (!durableLegacy && consumerName is not null)
+        {
+            config.Name = consumerName;
+        }
+
+        if (findStream(streamName) is not { } stream)
+        {
+            responder.Reply(request, response.WithError(ApiErrors.StreamNotFound));
+            return Task.CompletedTask;
+        }
+
+        Consumer? consumer = null;
+        try
+        {
+            consumer = creator.Add(stream, config, create.Action);
+            response.With(consumer.Info(), JetStreamJson.Context.ConsumerInfoModel);
+        }
+        catch (ApiException ex)
+        {
+            response.WithError(ex.Error);
+        }
+
+        responder.Reply(request, response);
+        consumer?.Kick();
+        return Task.CompletedTask;
+    }
+
+    private static ApiError? CheckCreateRequest(ConsumerCreateRequest create, string streamName, string? consumerName, string? filter, bool durableLegacy)
+    {
+        var config = create.Config;
+        if (streamName != create.Stream)
+        {
+            return ApiErrors.StreamMismatch;
+        }
+
+        if (consumerName is not null && consumerName.AsSpan().IndexOfAny('/', '\\') >= 0)
+        {
+            return ApiErrors.ConsumerNameContainsPathSeparators;
+        }
+
+        if (durableLegacy)
+        {
+            if (string.IsNullOrEmpty(config.Durable))
+            {
+                return ApiErrors.ConsumerDurableNameNotSet;
+            }
+
+            if (consumerName != config.Durable)
+            {
+                return ApiErrors.ConsumerDurableNameNotMatchSubject;
+            }
+        }
+        else if (consumerName is not null)
+        {
+            if (!string.IsNullOrEmpty(config.Durable) && consumerName != config.Durable)
+            {
+                return ApiErrors.ConsumerDurableNameNotMatchSubject;
+            }
+        }
+        else if (!string.IsNullOrEmpty(config.Durable))
+        {
+            return ApiErrors.ConsumerEphemeralWithDurableName;
+        }
+
+        if (filter is not null)
+        {
+            if (config.FilterSubjects is { Count: > 1 })
+            {
+                return ApiErrors.ConsumerMultipleFiltersNotAllowed;
+            }
+
+            var configured = config.FilterSubject ?? (config.FilterSubjects is { Count: 1 } list ? list[0] : null);
+            if (configured != filter)
+            {
+                return ApiErrors.ConsumerCreateFilterSubjectMismatch;
+            }
+        }
+
+        return config.Replicas > 1 ? ApiErrors.StreamReplicasNotSupported : null;
+    }
+
+    /// <summary>
+    /// The consumer a request names, or <see langword="null"/> after answering with nats-server's error: a non-empty
+    /// body, an unknown stream, an unknown consumer, checked in that order.
+    /// </summary>
+    private Consumer? FindConsumerOrReply(ApiRequest request, ApiResponse response, string streamName, string consumerName)
+    {
+        if (!ApiRequestReader.IsEmpty(request.Payload))
+        {
+            responder.Reply(request, response.WithError(ApiErrors.NotEmptyRequest));
+            return null;
+        }
+
+        if (findStream(streamName) is not { } stream)
+        {
+            responder.Reply(request, response.WithError(ApiErrors.StreamNotFound));
+            return null;
+        }
+
+        var consumer = stream.FindConsumer(consumerName);
+        if (consumer is null)
+        {
+            responder.Reply(request, response.WithError(ApiErrors.ConsumerNotFound));
+        }
+
+        return consumer;
+    }
+
+    /// <summary><c>CONSUMER.DELETE.&lt;stream&gt;.&lt;consumer&gt;</c>.</summary>
+    public async Task DeleteAsync(ApiRequest request, string streamName, string consumerName)
+    {
+        var response = new ApiResponse("consumer_delete_response");
+        if (FindConsumerOrReply(request, response, streamName, consumerName) is not { } consumer)
+        {
+            return;
+        }
+
+        await consumer.DeleteAsync().ConfigureAwait(false);
+        responder.Reply(request, response.WithField("success", "true"));
+    }
+
+    /// <summary><c>CONSUMER.INFO.&lt;stream&gt;.&lt;consumer&gt;</c>.</summary>
+    public void Info(ApiRequest request, string streamName, string consumerName)
+    {
+        var response = new ApiResponse("consumer_info_response");
+        if (FindConsumerOrReply(request, response, streamName, consumerName) is not { } consumer)
+        {
+            return;
+        }
+
+        responder.Reply(request, response.With(consumer.Info(), JetStreamJson.Context.ConsumerInfoModel));
+    }
+
+    /// <summary><c>CONSUMER.NAMES.&lt;stream&gt;</c>: names, paged by 1024.</summary>
+    public void Names(ApiRequest request, string streamName) =>
+        ReplyPage(request, streamName, "consumer_names_response", ApiPager.Names, static c => c.Name, JetStreamJson.Context.ListString);
+
+    /// <summary><c>CONSUMER.LIST.&lt;stream&gt;</c>: consumer infos, paged by 256.</summary>
+    public void List(ApiRequest request, string streamName) =>
+        ReplyPage(request, streamName, "consumer_list_response", ApiPager.List, static c => c.Info(), JetStreamJson.Context.ListConsumerInfoModel);
+
+    /// <summary>A page of a stream's consumers; an error reply still carries the paging block and an empty list.</summary>
+    private void ReplyPage<T>(ApiRequest request, string streamName, string type, ApiPager pager, Func<Consumer, T> select, JsonTypeInfo<List<T>> typeInfo)
+    {
+        var response = new ApiResponse(type);
+        if (!reader.TryParseList(request, out var list))
+        {
+            responder.Reply(request, response.WithError(ApiErrors.InvalidJson).With(ApiPager.None, JetStreamJson.Context.ApiPaged).WithField("consumers", "[]"));
+            return;
+        }
+
+        if (findStream(streamName) is not { } stream)
+        {
+            responder.Reply(request, response.WithError(ApiErrors.StreamNotFound).With(ApiPager.None, JetStreamJson.Context.ApiPaged).WithField("consumers", "[]"));
+            return;
+        }
+
+        responder.Reply(request, pager.Write(response, "consumers", stream.ConsumersByName(), list.Offset, select, typeInfo));
+    }
+}

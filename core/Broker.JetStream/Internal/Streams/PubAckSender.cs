@@ -1,0 +1,171 @@
+using System.Buffers;
+using System.Buffers.Text;
+using System.Text;
+using System.Text.Json;
+using Broker.Abstractions;
+using Broker.JetStream.Internal.Json;
+using Broker.JetStream.Internal.Models;
+using Microsoft.Extensions.Logging;
+
+namespace Broker.JetStream.Internal.Streams;
+
+/// <summary>
+/// A stream's publish acknowledgements: <c>{"stream":..,"seq":..}</c> (with <c>"domain"</c> and
+/// <c>"duplicate":true</c> as they apply) or <c>{"error":..}</c>, sent to the publisher's reply subject once the store
+/// says the message is durable. An ack the store cannot confirm yet waits in a queue that one task serves with one
+/// durability wait for all of them. The ack is formatted into a per-thread buffer, so an ack sent at once allocates
+/// nothing.
+/// </summary>
+/// <remarks><c>durableGate</c> (<i>leaf</i>) guards the queue of waiting acks.</remarks>
+internal sealed class PubAckSender
+{
+    [ThreadStatic]
+    private static byte[]? ackBuffer;
+
+    private readonly IStreamStore store;
+    private readonly IBusClient client;
+    private readonly string name;
+    private readonly ILogger logger;
+    private readonly byte[] prefix;
+    private readonly Lock durableGate = new();
+    private readonly Queue<(ulong Sequence, byte[] Reply, bool Duplicate)> durableAcks = new();
+    private bool durableWaiterRunning;
+
+    /// <param name="store">The stream's store, asked for durability.</param>
+    /// <param name="client">The stream's bus client, which sends the acks.</param>
+    /// <param name="name">The stream's name.</param>
+    /// <param name="domain">The JetStream domain the acks name, or null.</param>
+    /// <param name="logger">The JetStream log.</param>
+    public PubAckSender(IStreamStore store, IBusClient client, string name, string? domain, ILogger logger)
+    {
+        this.store = store;
+        this.client = client;
+        this.name = name;
+        this.logger = logger;
+        var text = string.IsNullOrEmpty(domain)
+            ? "{\"stream\":" + JsonSerializer.Serialize(name, JetStreamJson.Context.String) + ",\"seq\":"
+            : "{\"stream\":" + JsonSerializer.Serialize(name, JetStreamJson.Context.String) + ",\"domain\":" + JsonSerializer.Serialize(domain, JetStreamJson.Context.String) + ",\"seq\":";
+        prefix = Encoding.UTF8.GetBytes(text);
+    }
+
+    /// <summary>Sends the pub ack or the error, now when the message is durable, else when the store says it is.</summary>
+    public void Respond(ReadOnlySpan<byte> reply, in IngestOutcome outcome)
+    {
+        if (outcome.Error is { } error)
+        {
+            client.Publish(reply, default, ReadOnlySequence<byte>.Empty, new ReadOnlySequence<byte>(ErrorAck(error)));
+            return;
+        }
+
+        if (outcome.Sequence > store.DurableSequence)
+        {
+            QueueDurableAck(reply, outcome.Sequence, outcome.Duplicate);
+            return;
+        }
+
+        var buffer = ackBuffer ??= new byte[512];
+        var length = FormatAck(buffer, outcome.Sequence, outcome.Duplicate);
+        client.Publish(reply, default, ReadOnlySequence<byte>.Empty, new ReadOnlySequence<byte>(buffer, 0, length));
+    }
+
+    /// <summary><c>{"stream":"S","seq":N}</c>, with <c>"duplicate":true</c> for a repeated message id; the length written.</summary>
+    internal int FormatAck(byte[] buffer, ulong sequence, bool duplicate)
+    {
+        if (buffer.Length < prefix.Length + 40)
+        {
+            return FormatAck(ackBuffer = new byte[prefix.Length + 64], sequence, duplicate);
+        }
+
+        prefix.CopyTo(buffer, 0);
+        var length = prefix.Length;
+        Utf8Formatter.TryFormat(sequence, buffer.AsSpan(length), out var written);
+        length += written;
+        if (duplicate)
+        {
+            ",\"duplicate\":true"u8.CopyTo(buffer.AsSpan(length));
+            length += 17;
+        }
+
+        buffer[length++] = (byte)'}';
+        return length;
+    }
+
+    /// <summary><c>{"error":{..},"stream":"S","seq":0}</c>.</summary>
+    internal byte[] ErrorAck(ApiError error)
+    {
+        var json = JsonSerializer.Serialize(error, JetStreamJson.Context.ApiError);
+        return Encoding.UTF8.GetBytes("{\"error\":" + json + ",\"stream\":" + JsonSerializer.Serialize(name, JetStreamJson.Context.String) + ",\"seq\":0}");
+    }
+
+    /// <summary>Holds a pub ack until the store reports the message durable; one wait serves every queued ack.</summary>
+    private void QueueDurableAck(ReadOnlySpan<byte> reply, ulong sequence, bool duplicate)
+    {
+        lock (durableGate)
+        {
+            durableAcks.Enqueue((sequence, reply.ToArray(), duplicate));
+            if (durableWaiterRunning)
+            {
+                return;
+            }
+
+            durableWaiterRunning = true;
+        }
+
+        _ = SendDurableAcksAsync();
+    }
+
+    private async Task SendDurableAcksAsync()
+    {
+        var buffer = new byte[prefix.Length + 64];
+        while (true)
+        {
+            ulong target;
+            lock (durableGate)
+            {
+                if (durableAcks.Count == 0)
+                {
+                    durableWaiterRunning = false;
+                    return;
+                }
+
+                target = durableAcks.Max(a => a.Sequence);
+            }
+
+            try
+            {
+                await store.WaitForDurableAsync(target).ConfigureAwait(false);
+            }
+#pragma warning disable CA1031 // A medium failure is logged; the publishers get no ack and retry, as after a lost ack.
+            catch (Exception ex)
+#pragma warning restore CA1031
+            {
+                JetStreamLog.DurabilityFailed(logger, name, ex);
+                lock (durableGate)
+                {
+                    durableAcks.Clear();
+                    durableWaiterRunning = false;
+                }
+
+                return;
+            }
+
+            var durable = store.DurableSequence;
+            while (true)
+            {
+                (ulong Sequence, byte[] Reply, bool Duplicate) next;
+                lock (durableGate)
+                {
+                    if (!durableAcks.TryPeek(out next) || next.Sequence > durable)
+                    {
+                        break;
+                    }
+
+                    durableAcks.Dequeue();
+                }
+
+                var length = FormatAck(buffer, next.Sequence, next.Duplicate);
+                client.Publish(next.Reply, default, ReadOnlySequence<byte>.Empty, new ReadOnlySequence<byte>(buffer, 0, length));
+            }
+        }
+    }
+}

@@ -1,0 +1,51 @@
+using Broker.JetStream.Internal.Api;
+using Broker.JetStream.Internal.Streams;
+using Microsoft.Extensions.Logging.Abstractions;
+using static Broker.JetStream.Tests.Streams.StreamTestKit;
+
+namespace Broker.JetStream.Tests.Streams;
+
+/// <summary>Pub acks as nats-server writes them, sent to the publisher's reply subject.</summary>
+public class PubAckSenderTests
+{
+    [Theory(Timeout = 10_000)]
+    [InlineData(null, false, """{"stream":"S","seq":42}""")]
+    [InlineData(null, true, """{"stream":"S","seq":42,"duplicate":true}""")]
+    [InlineData("hub", false, """{"stream":"S","domain":"hub","seq":42}""")]
+    public async Task An_ack_of_a_durable_message_is_sent_at_once(string? domain, bool duplicate, string expected)
+    {
+        var store = await MemoryStoreAsync();
+        for (var i = 0; i < 42; i++)
+        {
+            Store(store, "s.a");
+        }
+
+        var client = new RecordingBusClient();
+        var acks = new PubAckSender(store, client, "S", domain, NullLogger.Instance);
+
+        acks.Respond("_INBOX.1"u8, new IngestOutcome(null, 42, duplicate, true, 0));
+
+        Assert.Equal([("_INBOX.1", "", expected)], client.Published);
+    }
+
+    [Fact(Timeout = 10_000)]
+    public async Task An_error_is_sent_with_the_stream_and_sequence_zero()
+    {
+        var client = new RecordingBusClient();
+        var acks = new PubAckSender(await MemoryStoreAsync(), client, "S", null, NullLogger.Instance);
+
+        acks.Respond("_INBOX.1"u8, new IngestOutcome(ApiErrors.StreamWrongLastSequence(3), 0, false, true, 0));
+
+        Assert.Equal([("_INBOX.1", "", """{"error":{"code":400,"err_code":10071,"description":"wrong last sequence: 3"},"stream":"S","seq":0}""")], client.Published);
+    }
+
+    [Fact(Timeout = 10_000)]
+    public async Task A_buffer_too_small_for_the_ack_is_replaced()
+    {
+        var acks = new PubAckSender(await MemoryStoreAsync(), new RecordingBusClient(), new string('s', 600), null, NullLogger.Instance);
+
+        var length = acks.FormatAck(new byte[16], ulong.MaxValue, duplicate: true);
+
+        Assert.Equal(10 + 602 + 7 + 20 + 17 + 1, length);
+    }
+}

@@ -1,0 +1,51 @@
+using System.Buffers;
+using System.Text;
+using Broker.Abstractions;
+using Broker.JetStream.Internal;
+using Broker.JetStream.Internal.Models;
+using Broker.JetStream.Internal.Streams;
+using Broker.Storage.MemStore;
+using Microsoft.Extensions.Logging.Abstractions;
+
+namespace Broker.JetStream.Tests.Streams;
+
+/// <summary>Memory stores, header blocks and a recording bus client for the stream collaborators' unit tests.</summary>
+internal static class StreamTestKit
+{
+    public static async Task<IStreamStore> MemoryStoreAsync(RetentionPolicy retention = RetentionPolicy.Limits) =>
+        await new MemoryStoreProvider().CreateAsync(new StreamStoreConfig { Name = "S", StorageType = MemoryStoreProvider.TypeName, Subjects = ["s.>"], Retention = retention });
+
+    public static ReadOnlySequence<byte> Bytes(string text) => new(Encoding.UTF8.GetBytes(text));
+
+    /// <summary>A NATS header block with the given lines, or empty.</summary>
+    public static byte[] Headers(params string[] lines) =>
+        lines.Length == 0 ? [] : Encoding.UTF8.GetBytes("NATS/1.0\r\n" + string.Concat(lines.Select(l => l + "\r\n")) + "\r\n");
+
+    public static void Store(IStreamStore store, string subject, params string[] headerLines) =>
+        store.Store(Encoding.UTF8.GetBytes(subject), new ReadOnlySequence<byte>(Headers(headerLines)), Bytes("x"));
+
+    /// <summary>A stream on a memory store of an engine that is not started (no API), on the bus of a plain broker.</summary>
+    public static async Task<(JetStreamEngine Engine, MessageStream Stream)> StreamAsync(TestBroker broker, string directory, StreamConfig config)
+    {
+        var engine = new JetStreamEngine(new JetStreamOptions { StoreDirectory = directory }, broker.Bus, [new MemoryStoreProvider()], null, NullLoggerFactory.Instance);
+        var stream = await MessageStream.CreateAsync(engine, engine.FindProvider(MemoryStoreProvider.TypeName)!, config);
+        return (engine, stream);
+    }
+}
+
+/// <summary>A bus client that records what it is asked to publish.</summary>
+internal sealed class RecordingBusClient : IBusClient
+{
+    public List<(string Subject, string Headers, string Payload)> Published { get; } = [];
+
+    public void Publish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload) =>
+        Published.Add((Encoding.UTF8.GetString(subject), Encoding.UTF8.GetString(headers.ToArray()), Encoding.UTF8.GetString(payload.ToArray())));
+
+    public IBusSubscription Subscribe(string subject, string? queueGroup, BusMessageHandler handler) => throw new NotSupportedException();
+
+    public Task<BusReply> RequestAsync(string subject, ReadOnlyMemory<byte> headers, ReadOnlyMemory<byte> payload, TimeSpan timeout, CancellationToken cancellationToken = default) => throw new NotSupportedException();
+
+    public ValueTask FlushAsync(CancellationToken cancellationToken = default) => ValueTask.CompletedTask;
+
+    public ValueTask DisposeAsync() => ValueTask.CompletedTask;
+}
