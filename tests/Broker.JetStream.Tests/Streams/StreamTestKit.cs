@@ -41,6 +41,9 @@ internal sealed class RecordingBusClient : IBusClient
     public void Publish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload) =>
         Published.Add((Encoding.UTF8.GetString(subject), Encoding.UTF8.GetString(headers.ToArray()), Encoding.UTF8.GetString(payload.ToArray())));
 
+    public void Publish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload) =>
+        Published.Add((Encoding.UTF8.GetString(deliverAs), Encoding.UTF8.GetString(headers.ToArray()), Encoding.UTF8.GetString(payload.ToArray())));
+
     public IBusSubscription Subscribe(string subject, string? queueGroup, BusMessageHandler handler) => throw new NotSupportedException();
 
     public Task<BusReply> RequestAsync(string subject, ReadOnlyMemory<byte> headers, ReadOnlyMemory<byte> payload, TimeSpan timeout, CancellationToken cancellationToken = default) => throw new NotSupportedException();

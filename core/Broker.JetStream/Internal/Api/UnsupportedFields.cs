@@ -1,4 +1,5 @@
 using System.Text.Json;
+using Broker.Abstractions;
 using Broker.JetStream.Internal.Models;
 
 namespace Broker.JetStream.Internal.Api;
