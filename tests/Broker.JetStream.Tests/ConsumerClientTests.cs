@@ -436,4 +436,28 @@ public class ConsumerClientTests
 
         Assert.True(gone);
     }
+
+    [Fact(Timeout = 30_000)]
+    public async Task A_pull_consumer_past_max_deliver_publishes_the_max_deliveries_advisory_with_its_json()
+    {
+        var (server, connection, js) = await StartAsync(messages: 1);
+        await using var _ = server;
+        await using var __ = connection;
+        await using var advisories = await connection.SubscribeCoreAsync<string>("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.S.C");
+        await connection.PingAsync();
+
+        var consumer = await js.CreateOrUpdateConsumerAsync("S", new ConsumerConfig("C")
+        {
+            AckPolicy = ConsumerConfigAckPolicy.Explicit, AckWait = TimeSpan.FromMilliseconds(300), MaxDeliver = 1,
+        });
+        Assert.Equal("m1", Assert.Single(await FetchAsync(consumer, 1)).Data);
+
+        // Unacknowledged past its ack wait with no delivery left: the next pull finds nothing and sends the advisory.
+        await Task.Delay(600);
+        Assert.Empty(await FetchAsync(consumer, 1, TimeSpan.FromSeconds(1)));
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+        var advisory = await advisories.Msgs.ReadAsync(timeout.Token);
+        Assert.Contains("\"type\":\"io.nats.jetstream.advisory.v1.max_deliver\"", advisory.Data, StringComparison.Ordinal);
+        Assert.Contains("\"stream_seq\":1", advisory.Data, StringComparison.Ordinal);
+    }
 }

@@ -1,4 +1,3 @@
-using System.Buffers;
 using Broker.Abstractions;
 using Broker.JetStream.Internal.Json;
 
@@ -117,11 +116,9 @@ internal sealed partial class Consumer : IDeliverySource
                     pull!.EndOfStream();
                 }
 
+                // A status queued just now, or a MAX_DELIVERIES advisory NextMessage queued, with its JSON.
                 if (outbox.TryTake(ref send))
                 {
-                    // Sent without a payload, as before the consumer was split: right for the statuses queued just now,
-                    // but a MAX_DELIVERIES advisory queued by NextMessage would lose its JSON here (a gap left as it was).
-                    send.Payload = ReadOnlySequence<byte>.Empty;
                     return true;
                 }
             }
