@@ -1,0 +1,208 @@
+using Broker.Abstractions;
+using Broker.Storage.FileStore.Internal.Format;
+
+namespace Broker.Storage.FileStore.Internal;
+
+/// <summary>The stream's limits (max_msgs, max_bytes, max_age, max_msgs_per_subject, discard new), and replaying markers on recovery.</summary>
+internal sealed partial class StreamLedger
+{
+    /// <summary>Under <see cref="DiscardPolicy.New"/>, whether a message may be stored; the limit status when not.</summary>
+    public StoreStatus CheckDiscardNew(StreamStoreConfig config, ReadOnlySpan<byte> subject, ulong accounted)
+    {
+        if (config.MaxBytes > 0 && accounted > (ulong)config.MaxBytes)
+        {
+            return config.Discard == DiscardPolicy.New ? StoreStatus.MaxBytes : StoreStatus.MessageTooLarge;
+        }
+
+        if (config.Discard != DiscardPolicy.New)
+        {
+            return StoreStatus.Stored;
+        }
+
+        // At its own per-subject limit the append replaces that subject's oldest, so the stream does not grow
+        // (nats-server: discard new refuses only what would grow the stream past max_msgs or max_bytes).
+        var replacesOwn = false;
+        var replacedSize = 0UL;
+        if (config.MaxMessagesPerSubject > 0)
+        {
+            var index = subjects.Find(subject);
+            if (index >= 0 && subjects[index].Count >= (ulong)config.MaxMessagesPerSubject)
+            {
+                if (config.DiscardNewPerSubject)
+                {
+                    return StoreStatus.MaxMessagesPerSubject;
+                }
+
+                replacesOwn = true;
+                var oldest = subjects.ResolveFirst(index);
+                var block = oldest == 0 ? null : blocks.Find(oldest);
+                if (block is not null)
+                {
+                    blocks.SubjectOf(block, oldest, out replacedSize);
+                }
+            }
+        }
+
+        if (config.MaxMessages > 0 && messages >= (ulong)config.MaxMessages && !replacesOwn)
+        {
+            return StoreStatus.MaxMessages;
+        }
+
+        if (config.MaxBytes > 0 && bytes + accounted > (ulong)config.MaxBytes && (!replacesOwn || replacedSize < accounted))
+        {
+            return StoreStatus.MaxBytes;
+        }
+
+        return StoreStatus.Stored;
+    }
+
+    /// <summary>After an append: the subject's oldest beyond its limit go, then the stream's oldest beyond its limits.</summary>
+    public void EnforceLimitsAfterAppend(StreamStoreConfig config, ReadOnlySpan<byte> subject)
+    {
+        if (config.MaxMessagesPerSubject > 0)
+        {
+            var index = subjects.Find(subject);
+            while (index >= 0 && subjects[index].Count > (ulong)config.MaxMessagesPerSubject)
+            {
+                var oldest = subjects.ResolveFirst(index);
+                if (oldest == 0 || !RemoveLive(oldest, RemovalReason.Limit))
+                {
+                    break;
+                }
+
+                index = subjects.Find(subject);
+            }
+        }
+
+        EnforceStreamLimits(config);
+    }
+
+    /// <summary>Lower per-subject limits apply at once, as nats-server's enforcePerSubjectLimit on update.</summary>
+    public void EnforceSubjectLimits(StreamStoreConfig config)
+    {
+        if (config.MaxMessagesPerSubject <= 0)
+        {
+            return;
+        }
+
+        foreach (var index in subjects.Indexes().ToList())
+        {
+            while (subjects.Find(subjects[index].Subject) == index && subjects[index].Count > (ulong)config.MaxMessagesPerSubject)
+            {
+                var oldest = subjects.ResolveFirst(index);
+                if (oldest == 0 || !RemoveLive(oldest, RemovalReason.Limit))
+                {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// <summary>Removes the oldest messages while the stream is over <c>max_msgs</c> or <c>max_bytes</c> (discard old).</summary>
+    public void EnforceStreamLimits(StreamStoreConfig config)
+    {
+        if (config.Discard == DiscardPolicy.New)
+        {
+            return;
+        }
+
+        while (messages > 0
+               && ((config.MaxMessages > 0 && messages > (ulong)config.MaxMessages)
+                   || (config.MaxBytes > 0 && bytes > (ulong)config.MaxBytes)))
+        {
+            if (!RemoveLive(first, RemovalReason.Limit))
+            {
+                break;
+            }
+        }
+    }
+
+    /// <summary>Removes messages older than <c>max_age</c> from the head; true when some were.</summary>
+    public bool ExpireByAge(StreamStoreConfig config)
+    {
+        if (config.MaxAge <= TimeSpan.Zero || messages == 0)
+        {
+            return false;
+        }
+
+        var cutoff = NowNanoseconds(0) - (config.MaxAge.Ticks * 100);
+        var removed = false;
+        while (messages > 0 && firstTimestamp <= cutoff && firstTimestamp != 0)
+        {
+            if (!RemoveLive(first, RemovalReason.Limit))
+            {
+                break;
+            }
+
+            removed = true;
+        }
+
+        return removed;
+    }
+
+    /// <summary>Replays an erased record: its sequence is in the block's range, not live.</summary>
+    public void ReplayErased(MessageBlock block, in RecordHeader header)
+    {
+        if (!block.HasMessages)
+        {
+            block.First = header.Sequence;
+            block.FirstTimestamp = header.Timestamp;
+        }
+
+        for (var gap = block.Last + 1; gap <= header.Sequence; gap++)
+        {
+            block.SetOffset(gap, MessageBlock.NoOffset);
+            block.MarkNotLive(gap);
+        }
+
+        block.Last = header.Sequence;
+        block.LastTimestamp = header.Timestamp;
+        last = header.Sequence;
+        lastTimestamp = Math.Max(lastTimestamp, header.Timestamp);
+        if (messages == 0)
+        {
+            first = last + 1;
+        }
+    }
+
+    /// <summary>Replays a head marker: every message below <paramref name="sequence"/> is gone.</summary>
+    public void ReplayHead(ulong sequence)
+    {
+        while (messages > 0 && first < sequence)
+        {
+            if (!RemoveLive(first, RemovalReason.Replay))
+            {
+                break;
+            }
+        }
+
+        if (sequence > last + 1)
+        {
+            last = sequence - 1;
+        }
+
+        if (messages == 0)
+        {
+            first = last + 1;
+        }
+    }
+
+    /// <summary>
+    /// The end of a recovery: after a crash, sequences up to the durable <paramref name="reservation"/> may have been
+    /// handed out, so the last sequence moves up to it (they are skipped rather than reused).
+    /// </summary>
+    public void Recovered(ulong reservation)
+    {
+        if (reservation > last)
+        {
+            last = reservation;
+            lastTimestamp = Math.Max(lastTimestamp, NowNanoseconds(0));
+        }
+
+        if (messages == 0)
+        {
+            first = last + 1;
+            firstTimestamp = 0;
+        }
+    }
+}
