@@ -1,9 +1,8 @@
 using Broker.Abstractions;
-using Broker.Storage.FileStore.Internal.Format;
 
 namespace Broker.Storage.FileStore.Internal;
 
-/// <summary>The stream's limits (max_msgs, max_bytes, max_age, max_msgs_per_subject, discard new), and replaying markers on recovery.</summary>
+/// <summary>The stream's limits: max_msgs, max_bytes, max_age, max_msgs_per_subject, discard new.</summary>
 internal sealed partial class StreamLedger
 {
     /// <summary>Under <see cref="DiscardPolicy.New"/>, whether a message may be stored; the limit status when not.</summary>
@@ -138,71 +137,5 @@ internal sealed partial class StreamLedger
         }
 
         return removed;
-    }
-
-    /// <summary>Replays an erased record: its sequence is in the block's range, not live.</summary>
-    public void ReplayErased(MessageBlock block, in RecordHeader header)
-    {
-        if (!block.HasMessages)
-        {
-            block.First = header.Sequence;
-            block.FirstTimestamp = header.Timestamp;
-        }
-
-        for (var gap = block.Last + 1; gap <= header.Sequence; gap++)
-        {
-            block.SetOffset(gap, MessageBlock.NoOffset);
-            block.MarkNotLive(gap);
-        }
-
-        block.Last = header.Sequence;
-        block.LastTimestamp = header.Timestamp;
-        last = header.Sequence;
-        lastTimestamp = Math.Max(lastTimestamp, header.Timestamp);
-        if (messages == 0)
-        {
-            first = last + 1;
-        }
-    }
-
-    /// <summary>Replays a head marker: every message below <paramref name="sequence"/> is gone.</summary>
-    public void ReplayHead(ulong sequence)
-    {
-        while (messages > 0 && first < sequence)
-        {
-            if (!RemoveLive(first, RemovalReason.Replay))
-            {
-                break;
-            }
-        }
-
-        if (sequence > last + 1)
-        {
-            last = sequence - 1;
-        }
-
-        if (messages == 0)
-        {
-            first = last + 1;
-        }
-    }
-
-    /// <summary>
-    /// The end of a recovery: after a crash, sequences up to the durable <paramref name="reservation"/> may have been
-    /// handed out, so the last sequence moves up to it (they are skipped rather than reused).
-    /// </summary>
-    public void Recovered(ulong reservation)
-    {
-        if (reservation > last)
-        {
-            last = reservation;
-            lastTimestamp = Math.Max(lastTimestamp, NowNanoseconds(0));
-        }
-
-        if (messages == 0)
-        {
-            first = last + 1;
-            firstTimestamp = 0;
-        }
     }
 }

@@ -85,18 +85,6 @@ internal sealed partial class StreamLedger
         return now > notBefore ? now : notBefore;
     }
 
-    /// <summary>Restores the counters from a checkpoint.</summary>
-    public void Restore(ulong first, ulong last, long firstTimestamp, long lastTimestamp, ulong messages, ulong bytes, ulong lost)
-    {
-        this.first = first;
-        this.last = last;
-        this.firstTimestamp = firstTimestamp;
-        this.lastTimestamp = lastTimestamp;
-        this.messages = messages;
-        this.bytes = bytes;
-        this.lost = lost;
-    }
-
     /// <summary>
     /// Appends a message record with the next sequence to the tail block's cache and counts it; returns the sequence.
     /// The caller has checked the limits and the sequence reservation.
@@ -338,23 +326,6 @@ internal sealed partial class StreamLedger
         }
 
         lastTimestamp = LastLiveTimestamp();
-    }
-
-    /// <summary>A live message whose record is corrupt or missing: it is removed from the state and counted lost.</summary>
-    public void LoseMessage(MessageBlock block, ulong sequence)
-    {
-        block.MarkNotLive(sequence);
-        block.Messages--;
-        messages--;
-        lost++;
-
-        // Its subject is unknown: the per-subject counters are rebuilt at the next maintenance tick.
-        subjects.MarkSuspect();
-        FileStoreLog.MessageLost(logger, name, sequence, block.Id);
-        if (sequence == first)
-        {
-            AdvanceFirst();
-        }
     }
 
     /// <summary>Appends the head marker the moved first sequence needs, if any (the commit round, before it takes its bytes).</summary>
