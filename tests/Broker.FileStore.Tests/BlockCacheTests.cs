@@ -5,7 +5,7 @@ using static Broker.FileStore.Tests.StoreFixture;
 namespace Broker.FileStore.Tests;
 
 /// <summary>
-/// Block caches: at most <see cref="FileStreamStore.MaxCachedSealedBlocks"/> sealed blocks keep their records in
+/// Block caches: at most <see cref="BlockSet.MaxCachedSealedBlocks"/> sealed blocks keep their records in
 /// memory, evicted blocks read back intact, buffers of removed blocks are reused by new ones, a clean stop leaves the
 /// last block without its preallocated tail, and a block begun after the last checkpoint (its object prepared, its
 /// file created by the committer) survives a crash.
@@ -126,11 +126,11 @@ public sealed class BlockCacheTests : IDisposable
     private static async Task WaitForBoundAsync(FileStreamStore files)
     {
         var deadline = DateTime.UtcNow.AddSeconds(10);
-        while (files.CachedSealedBlocks > FileStreamStore.MaxCachedSealedBlocks && DateTime.UtcNow < deadline)
+        while (files.CachedSealedBlocks > BlockSet.MaxCachedSealedBlocks && DateTime.UtcNow < deadline)
         {
             await Task.Delay(50);
         }
 
-        Assert.InRange(files.CachedSealedBlocks, 0, FileStreamStore.MaxCachedSealedBlocks);
+        Assert.InRange(files.CachedSealedBlocks, 0, BlockSet.MaxCachedSealedBlocks);
     }
 }

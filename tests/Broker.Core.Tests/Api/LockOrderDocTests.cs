@@ -20,7 +20,7 @@ public sealed partial class LockOrderDocTests
 
         Assert.True(missing.Count == 0, "not in docs/locks.md: " + string.Join(", ", missing));
         Assert.Contains("MessageStream.gate", locks);
-        Assert.Contains("FileStreamStore.ioSync", locks);
+        Assert.Contains("StreamCommitter.ioSync", locks);
     }
 
     // Class.field of every field locked on or declared as a mutex semaphore; the class is the file's name before its

@@ -60,18 +60,6 @@ internal static class BlockReader
         return raw;
     }
 
-    /// <summary>The length of the valid records at the start (stops at zeros, garbage or a torn record).</summary>
-    public static long ValidLength(ReadOnlySpan<byte> records)
-    {
-        var position = 0;
-        while (position < records.Length && RecordFormat.TryRead(records[position..], out var header))
-        {
-            position += header.Length;
-        }
-
-        return position;
-    }
-
     /// <summary>Writes a sealed block compressed, as a new file replacing the old one atomically.</summary>
     public static void WriteCompressed(IStorageFileSystem fs, MessageBlock block, ReadOnlySpan<byte> records)
     {

@@ -10,8 +10,8 @@ namespace Broker.Storage.FileStore.Internal;
 /// bitmap of sequences in the range that are not live (removed, erased, skipped). The stream store's lock guards
 /// every field; the committer reads <see cref="Cache"/> between <see cref="Flushed"/> and <see cref="End"/> outside
 /// the lock, which is safe because appended bytes never change and a replaced array is returned to the pool only
-/// after the commit round that may hold it (see <c>FileStreamStore.Commit.cs</c>). Its buffers come from and go back to
-/// the store's <see cref="BlockBuffers"/>.
+/// after the commit round that may hold it (see <see cref="StreamCommitter"/> and <see cref="BlockSet.ReturnRetired"/>).
+/// Its buffers come from and go back to the stream's <see cref="BlockBuffers"/>.
 /// </summary>
 internal sealed class MessageBlock
 {

@@ -56,6 +56,27 @@ internal static class StreamMetaFile
 
     /// <summary>Reads the metadata; <see langword="null"/> when the directory holds no (valid) stream of ours.</summary>
     /// <exception cref="InvalidOperationException">The stream is encrypted and the key is missing or different.</exception>
+    /// <summary>
+    /// Deletes a stream directory durably. <c>meta.inf</c> goes first (and its deletion is fsynced), so a crash mid-way
+    /// never leaves a half-deleted stream that recovers.
+    /// </summary>
+    public static void DeleteStream(IStorageFileSystem fs, string directory)
+    {
+        var meta = Path.Combine(directory, FileName);
+        if (fs.FileExists(meta))
+        {
+            fs.DeleteFile(meta);
+            fs.SyncDirectory(directory);
+        }
+
+        fs.DeleteDirectory(directory);
+        var parent = Path.GetDirectoryName(directory);
+        if (!string.IsNullOrEmpty(parent) && fs.DirectoryExists(parent))
+        {
+            fs.SyncDirectory(parent);
+        }
+    }
+
     public static (StreamStoreConfig Config, byte[]? Salt, StreamKey? Key)? Read(IStorageFileSystem fs, string directory, FileStoreOptions options)
     {
         var data = AtomicFile.Read(fs, Path.Combine(directory, FileName));
