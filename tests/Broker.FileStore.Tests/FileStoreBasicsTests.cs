@@ -326,4 +326,34 @@ public sealed class FileStoreBasicsTests : IDisposable
         Assert.Equal("never updated", Get(reopened, 1)!.Value.Payload);
         Assert.Equal(payload + 19_999, Get(reopened, 20_001)!.Value.Payload);
     }
+
+    [Fact(Timeout = 30_000)]
+    public async Task A_consumer_opened_while_one_of_its_name_is_deleted_gets_a_store_and_folder_of_its_own()
+    {
+        await using (var store = await fixture.CreateAsync())
+        {
+            for (var round = 0; round < 20; round++)
+            {
+                var config = new ConsumerStoreConfig { Name = "C", Durable = true };
+                var old = store.OpenConsumerStore(config);
+                old.UpdateDelivered(1, 1, 1, 1);
+                var deleting = old.DeleteAsync();
+                var fresh = store.OpenConsumerStore(config);
+                await deleting;
+
+                Assert.NotSame(old, fresh);
+                fresh.UpdateConfig(config); // writes its meta.inf: the folder must be there
+                fresh.UpdateDelivered(1, 2, 1, 2);
+                await fresh.FlushAsync();
+                Assert.Same(fresh, Assert.Single(store.ConsumerStores));
+                if (round < 19)
+                {
+                    await fresh.DeleteAsync();
+                }
+            }
+        }
+
+        await using var reopened = await fixture.ReopenAsync("S");
+        Assert.Equal(new SequencePair(1, 2), Assert.Single(reopened.ConsumerStores).GetState().Delivered);
+    }
 }

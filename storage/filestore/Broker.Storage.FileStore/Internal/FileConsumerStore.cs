@@ -44,6 +44,7 @@ internal sealed class FileConsumerStore : IConsumerStore, IDisposable
     private Timer? syncTimer;
     private bool stopped;
     private Exception? failure;
+    private Task? deletion;
 
     private FileConsumerStore(FileStreamStore stream, IStorageFileSystem fs, string directory, ConsumerStoreConfig config, StreamKey? key, FileStoreOptions options, ILogger logger)
     {
@@ -252,14 +253,59 @@ internal sealed class FileConsumerStore : IConsumerStore, IDisposable
         return cancellationToken.CanBeCanceled ? new ValueTask(task.WaitAsync(cancellationToken)) : new ValueTask(task);
     }
 
-    public async ValueTask DeleteAsync(CancellationToken cancellationToken = default)
+    /// <summary>The deletion under way, or null: the stream waits for it before opening a consumer of the same name.</summary>
+    public Task? Deletion => Volatile.Read(ref deletion);
+
+    public ValueTask DeleteAsync(CancellationToken cancellationToken = default)
     {
-        await StopAsync(writeFinal: false).ConfigureAwait(false);
-        stream.ForgetConsumer(this);
-        if (fs.DirectoryExists(directory))
+        TaskCompletionSource? mine = null;
+        Task task;
+        lock (sync)
         {
-            fs.DeleteDirectory(directory);
-            fs.SyncDirectory(Path.GetDirectoryName(directory)!);
+            if (deletion is null)
+            {
+                mine = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+                Volatile.Write(ref deletion, mine.Task);
+            }
+
+            task = deletion!;
+        }
+
+        if (mine is not null)
+        {
+            _ = DeleteOnceAsync(mine);
+        }
+
+        return cancellationToken.CanBeCanceled ? new ValueTask(task.WaitAsync(cancellationToken)) : new ValueTask(task);
+    }
+
+    // The folder is removed while the store is still in the stream's list, so a consumer of the same name opened
+    // meanwhile waits for it instead of being created in a folder this deletion is about to remove.
+    private async Task DeleteOnceAsync(TaskCompletionSource done)
+    {
+        Exception? error = null;
+        try
+        {
+            await StopAsync(writeFinal: false).ConfigureAwait(false);
+            if (fs.DirectoryExists(directory))
+            {
+                fs.DeleteDirectory(directory);
+                fs.SyncDirectory(Path.GetDirectoryName(directory)!);
+            }
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+        {
+            error = ex;
+        }
+
+        stream.ForgetConsumer(this);
+        if (error is null)
+        {
+            done.SetResult();
+        }
+        else
+        {
+            done.SetException(error);
         }
     }
 

@@ -239,19 +239,32 @@ internal sealed partial class FileStreamStore : IStreamStore
     public IConsumerStore OpenConsumerStore(ConsumerStoreConfig config)
     {
         ArgumentNullException.ThrowIfNull(config);
-        lock (sync)
+        while (true)
         {
-            ThrowIfUnusable();
-            var existing = consumers.Find(c => c.Config.Name == config.Name);
-            if (existing is not null)
+            Task deletion;
+            lock (sync)
             {
-                existing.UpdateConfig(config);
-                return existing;
+                ThrowIfUnusable();
+                var existing = consumers.Find(c => c.Config.Name == config.Name);
+                if (existing is null)
+                {
+                    var consumer = FileConsumerStore.Create(this, fs, Path.Combine(directory, ConsumersFolder, FileConsumerStore.FolderName(config.Name)), config, key, options, logger);
+                    consumers.Add(consumer);
+                    return consumer;
+                }
+
+                if (existing.Deletion is not { } pending)
+                {
+                    existing.UpdateConfig(config);
+                    return existing;
+                }
+
+                deletion = pending;
             }
 
-            var consumer = FileConsumerStore.Create(this, fs, Path.Combine(directory, ConsumersFolder, FileConsumerStore.FolderName(config.Name)), config, key, options, logger);
-            consumers.Add(consumer);
-            return consumer;
+            // A consumer of the same name is being deleted: its folder goes first (it stops its writer, removes the
+            // folder, then leaves the list), so the new one neither reuses a stopped store nor loses its folder to it.
+            deletion.Wait();
         }
     }
 
