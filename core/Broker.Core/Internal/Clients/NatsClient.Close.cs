@@ -27,9 +27,9 @@ internal sealed partial class NatsClient
         }
 
         Reason = reason;
-        if (tracing && !error.IsEmpty)
+        if (trace.Enabled && !error.IsEmpty)
         {
-            TraceOutProtocol(error);
+            trace.TraceOutProtocol(error);
         }
 
         lock (output.Gate)
@@ -38,7 +38,7 @@ internal sealed partial class NatsClient
             output.Complete(error);
         }
 
-        input.CancelPendingRead();
+        transport.Input.CancelPendingRead();
     }
 
     private void OnSlowConsumer()
@@ -56,14 +56,15 @@ internal sealed partial class NatsClient
             output.Abandon();
         }
 
-        connection.Abort(Reason.ToText());
-        input.CancelPendingRead();
+        transport.Abort(Reason.ToText());
+        transport.Input.CancelPendingRead();
     }
 
     private async Task CleanupAsync()
     {
-        StopTimers();
-        if (connection.CloseReason == SocketConnection.WriteDeadlineReason && Reason != CloseReason.SlowConsumerPendingBytes)
+        authentication.Dispose();
+        keepAlive.Dispose();
+        if (transport.CloseReason == SocketConnection.WriteDeadlineReason && Reason != CloseReason.SlowConsumerPendingBytes)
         {
             Reason = CloseReason.SlowConsumerWriteDeadline;
             Interlocked.Increment(ref Server.Statistics.SlowConsumers);
@@ -75,7 +76,7 @@ internal sealed partial class NatsClient
         ClosedAt = DateTimeOffset.UtcNow;
         Server.Unregister(this);
         RecordClosed(subscriptions);
-        await input.CompleteAsync().ConfigureAwait(false);
+        await transport.Input.CompleteAsync().ConfigureAwait(false);
         ClientLog.ClientClosed(logger, this, Reason.ToText());
     }
 }

@@ -124,7 +124,7 @@ internal sealed partial class NatsClient
             return false;
         }
 
-        OnPongReceived();
+        keepAlive.PongReceived();
         return true;
     }
 
@@ -135,25 +135,11 @@ internal sealed partial class NatsClient
         return false;
     }
 
-    /// <summary>
-    /// Before CONNECT with <c>no_auth_user</c> configured, the first operation binds the connection to that user
-    /// (nats-server allows telnet-style use then). Returns false when that fails and the connection is closing.
-    /// </summary>
-    private bool EnsureAuthenticated()
+    protected override void OnSubscriptionRemoved(Subscription subscription)
     {
-        if (authenticated)
+        if (trace.Enabled)
         {
-            return true;
+            trace.TraceSubscriptionRemoved(subscription.SidString);
         }
-
-        var user = Server.Authenticator.Authenticate(null, null, null);
-        if (user is null)
-        {
-            AuthorizationViolation();
-            return false;
-        }
-
-        CompleteAuthentication(user);
-        return true;
     }
 }
