@@ -29,16 +29,12 @@ internal sealed partial class NatsClient
         }
 
         keepAlive.RestartAfterConnect();
-        verbose = connect.Verbose ?? verbose;
-        pedantic = connect.Pedantic ?? pedantic;
-        Echo = connect.Echo ?? Echo;
-        SupportsHeaders = !Server.Options.NoHeaderSupport && (connect.Headers ?? SupportsHeaders);
-        NoResponders = connect.NoResponders ?? NoResponders;
-        protocol = connect.Protocol ?? protocol;
-        Name = connect.Name ?? Name;
+        options.Apply(connect, headersAllowed: !Server.Options.NoHeaderSupport);
+        Echo = options.Echo;
+        SupportsHeaders = options.Headers;
+        NoResponders = options.NoResponders;
+        Name = options.Name;
         trace.ClientName = Name;
-        Lang = connect.Lang ?? Lang;
-        ClientVersion = connect.Version ?? ClientVersion;
 
         // Authentication comes first, as in nats-server; obsolete account fields are a violation.
         var user = Authenticate(connect);
@@ -49,19 +45,14 @@ internal sealed partial class NatsClient
         }
 
         CompleteAuthentication(user);
-        if (protocol is < 0 or > 1)
+        var refusal = options.Refusal();
+        if (refusal != CloseReason.None)
         {
-            BeginClose(CloseReason.BadClientProtocol, ServerMessages.ErrInvalidClientProtocol);
+            BeginClose(refusal, refusal == CloseReason.BadClientProtocol ? ServerMessages.ErrInvalidClientProtocol : ServerMessages.ErrNoRespondersRequiresHeaders);
             return false;
         }
 
-        if (NoResponders && !SupportsHeaders)
-        {
-            BeginClose(CloseReason.NoRespondersRequiresHeaders, ServerMessages.ErrNoRespondersRequiresHeaders);
-            return false;
-        }
-
-        if (verbose)
+        if (options.Verbose)
         {
             SendProtocol(ServerMessages.Ok);
         }

@@ -10,7 +10,7 @@ namespace Broker.Core.Internal.Clients;
 internal sealed partial class NatsClient
 {
     /// <summary>The CONNECT <c>protocol</c>: 1 means the client understands asynchronous INFO (cluster updates, LDM).</summary>
-    public int Protocol => Volatile.Read(ref protocol);
+    public int Protocol => options.Protocol;
 
     /// <summary>When the client last sent anything, as <see cref="Environment.TickCount64"/>.</summary>
     public long LastActivityTick => keepAlive.LastInputTick;

@@ -16,7 +16,7 @@ internal sealed partial class NatsClient
         }
 
         // Pedantic clients get an error for a non-literal subject, but the message still goes out (nats-server).
-        if (pedantic && !SubjectValidator.IsValidLiteralSubject(subject))
+        if (options.Pedantic && !SubjectValidator.IsValidLiteralSubject(subject))
         {
             SendProtocol(ServerMessages.ErrInvalidPublishSubject);
         }
@@ -34,7 +34,7 @@ internal sealed partial class NatsClient
             return true;
         }
 
-        if (verbose)
+        if (options.Verbose)
         {
             SendProtocol(ServerMessages.Ok);
         }
@@ -82,7 +82,7 @@ internal sealed partial class NatsClient
                 return true;
         }
 
-        if (verbose)
+        if (options.Verbose)
         {
             SendProtocol(ServerMessages.Ok);
         }
@@ -98,7 +98,7 @@ internal sealed partial class NatsClient
         }
 
         Unsubscribe(sid, max);
-        if (verbose)
+        if (options.Verbose)
         {
             SendProtocol(ServerMessages.Ok);
         }

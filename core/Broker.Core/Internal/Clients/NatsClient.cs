@@ -11,7 +11,8 @@ namespace Broker.Core.Internal.Clients;
 /// A NATS client connection, the owner the server talks to: one read loop parsing the input pipe (<c>.Read.cs</c>),
 /// operation handlers (<c>.Operations.cs</c>, <c>.Connect.cs</c>), deliveries written straight into the output under
 /// its lock and flushed once per producer batch (<c>.Output.cs</c>, <see cref="ConnectionOutput"/>) and closing
-/// (<c>.Close.cs</c>). It delegates to collaborators with their own state: <see cref="ClientAuthentication"/> (nonce,
+/// (<c>.Close.cs</c>). It delegates to collaborators with their own state: <see cref="ConnectOptions"/> (what CONNECT
+/// asked for), <see cref="ClientAuthentication"/> (nonce,
 /// credentials, deadline), <see cref="KeepAlive"/> (ping timer, round trip, last input), <see cref="ProtocolTrace"/>
 /// (<c>-V</c>), <see cref="ClientTransport"/> (pipes, endpoints, TLS) and <see cref="MessageFrame"/> (the MSG/HMSG
 /// line); the subscription table is <see cref="ClientBase"/>'s.
@@ -26,14 +27,10 @@ internal sealed partial class NatsClient : ClientBase, IClientConnection, IKeepA
     // Parser scratch for a control line that straddles two buffer segments.
     private readonly byte[] scratch;
 
+    private readonly ConnectOptions options = new();
     private readonly ClientAuthentication authentication;
     private readonly KeepAlive keepAlive;
     private readonly ProtocolTrace trace;
-
-    // nats-server's defaults before CONNECT: verbose and pedantic on.
-    private bool verbose = true;
-    private bool pedantic = true;
-    private int protocol;
 
     public NatsClient(BrokerCore server, TransportConnection connection)
         : base(server, ClientKind.Client)
@@ -53,9 +50,9 @@ internal sealed partial class NatsClient : ClientBase, IClientConnection, IKeepA
     /// <summary>TLS on this connection (established, or to be started after INFO), or <see langword="null"/>.</summary>
     public ITlsConnectionFeature? Tls => transport.Tls;
 
-    public string? Lang { get; private set; }
+    public string? Lang => options.Lang;
 
-    public string? ClientVersion { get; private set; }
+    public string? ClientVersion => options.Version;
 
     /// <summary>Whether only CONNECT is acceptable next (authentication pending and no <c>no_auth_user</c>).</summary>
     private bool ConnectRequired => !authentication.IsAuthenticated && Server.Options.Authorization.NoAuthUser is null;
