@@ -1,5 +1,4 @@
 using Broker.Core.Internal.Logging;
-using System.Buffers;
 using Broker.Core.Internal.Transport;
 
 namespace Broker.Core.Internal.Clients;

@@ -1,8 +1,6 @@
-using Broker.Abstractions;
 using Broker.Core.Internal.Monitoring;
 using Broker.Core.Internal.Protocol;
 using Broker.Core.Internal.Subscriptions;
-using Broker.Core.Internal.Transport;
 
 namespace Broker.Core.Internal.Clients;
 

@@ -1,5 +1,4 @@
 using System.Buffers;
-using Broker.Core.Internal.Logging;
 using Broker.Core.Internal.Subscriptions;
 
 namespace Broker.Core.Internal.Clients;

@@ -1,7 +1,5 @@
-using System.IO.Pipelines;
 using System.Net;
 using Broker.Abstractions;
-using Broker.Core.Internal.Logging;
 using Broker.Core.Internal.Protocol;
 using Microsoft.Extensions.Logging;
 
