@@ -1,5 +1,4 @@
 using Broker.Core.Internal.Logging;
-using System.Buffers;
 using Broker.Core.Internal.Transport;
 
 namespace Broker.Core.Internal.Clients;
@@ -27,9 +26,9 @@ internal sealed partial class NatsClient
         }
 
         Reason = reason;
-        if (tracing && !error.IsEmpty)
+        if (trace.Enabled && !error.IsEmpty)
         {
-            TraceOutProtocol(error);
+            trace.TraceOutProtocol(error);
         }
 
         lock (output.Gate)
@@ -38,7 +37,7 @@ internal sealed partial class NatsClient
             output.Complete(error);
         }
 
-        input.CancelPendingRead();
+        transport.Input.CancelPendingRead();
     }
 
     private void OnSlowConsumer()
@@ -56,14 +55,15 @@ internal sealed partial class NatsClient
             output.Abandon();
         }
 
-        connection.Abort(Reason.ToText());
-        input.CancelPendingRead();
+        transport.Abort(Reason.ToText());
+        transport.Input.CancelPendingRead();
     }
 
     private async Task CleanupAsync()
     {
-        StopTimers();
-        if (connection.CloseReason == SocketConnection.WriteDeadlineReason && Reason != CloseReason.SlowConsumerPendingBytes)
+        authentication.Dispose();
+        keepAlive.Dispose();
+        if (transport.CloseReason == SocketConnection.WriteDeadlineReason && Reason != CloseReason.SlowConsumerPendingBytes)
         {
             Reason = CloseReason.SlowConsumerWriteDeadline;
             Interlocked.Increment(ref Server.Statistics.SlowConsumers);
@@ -75,7 +75,7 @@ internal sealed partial class NatsClient
         ClosedAt = DateTimeOffset.UtcNow;
         Server.Unregister(this);
         RecordClosed(subscriptions);
-        await input.CompleteAsync().ConfigureAwait(false);
+        await transport.Input.CompleteAsync().ConfigureAwait(false);
         ClientLog.ClientClosed(logger, this, Reason.ToText());
     }
 }

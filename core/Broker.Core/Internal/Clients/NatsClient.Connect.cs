@@ -4,15 +4,16 @@ using Broker.Core.Internal.Protocol;
 
 namespace Broker.Core.Internal.Clients;
 
-/// <summary>INFO out and CONNECT in: options applied over nats-server's defaults, then authentication.</summary>
+/// <summary>
+/// INFO out and CONNECT in: options applied over nats-server's defaults, then authentication (checked by
+/// <see cref="ClientAuthentication"/>, applied here).
+/// </summary>
 internal sealed partial class NatsClient
 {
     private void SendInfo()
     {
         // NKey users sign this connection's nonce; nats-server sends one only when some user needs it.
-        var nonce = Server.Authenticator.NonceRequired ? Authenticator.CreateNonce() : null;
-        this.nonce = nonce;
-        var info = Server.CreateClientInfo(this, nonce: nonce);
+        var info = Server.CreateClientInfo(this, nonce: authentication.CreateNonce(Server.Authenticator));
         SendProtocol(info, flushNow: true);
     }
 
@@ -27,16 +28,13 @@ internal sealed partial class NatsClient
             return false;
         }
 
-        RestartPingTimerAfterConnect();
-        verbose = connect.Verbose ?? verbose;
-        pedantic = connect.Pedantic ?? pedantic;
-        Echo = connect.Echo ?? Echo;
-        SupportsHeaders = !Server.Options.NoHeaderSupport && (connect.Headers ?? SupportsHeaders);
-        NoResponders = connect.NoResponders ?? NoResponders;
-        protocol = connect.Protocol ?? protocol;
-        Name = connect.Name ?? Name;
-        Lang = connect.Lang ?? Lang;
-        ClientVersion = connect.Version ?? ClientVersion;
+        keepAlive.RestartAfterConnect();
+        options.Apply(connect, headersAllowed: !Server.Options.NoHeaderSupport);
+        Echo = options.Echo;
+        SupportsHeaders = options.Headers;
+        NoResponders = options.NoResponders;
+        Name = options.Name;
+        trace.ClientName = Name;
 
         // Authentication comes first, as in nats-server; obsolete account fields are a violation.
         var user = Authenticate(connect);
@@ -47,19 +45,14 @@ internal sealed partial class NatsClient
         }
 
         CompleteAuthentication(user);
-        if (protocol is < 0 or > 1)
+        var refusal = options.Refusal();
+        if (refusal != CloseReason.None)
         {
-            BeginClose(CloseReason.BadClientProtocol, ServerMessages.ErrInvalidClientProtocol);
+            BeginClose(refusal, refusal == CloseReason.BadClientProtocol ? ServerMessages.ErrInvalidClientProtocol : ServerMessages.ErrNoRespondersRequiresHeaders);
             return false;
         }
 
-        if (NoResponders && !SupportsHeaders)
-        {
-            BeginClose(CloseReason.NoRespondersRequiresHeaders, ServerMessages.ErrNoRespondersRequiresHeaders);
-            return false;
-        }
-
-        if (verbose)
+        if (options.Verbose)
         {
             SendProtocol(ServerMessages.Ok);
         }
@@ -67,52 +60,26 @@ internal sealed partial class NatsClient
         return true;
     }
 
-    /// <summary>
-    /// The user a CONNECT authenticates as. With <c>verify_and_map</c> the client certificate names the user; a CONNECT
-    /// naming an NKey (when NKey users exist) proves it with its signature of the INFO nonce; otherwise CONNECT
-    /// credentials are used, each empty one filled from the transport's (WebSocket cookies), as nats-server.
-    /// </summary>
+    /// <summary>The user a CONNECT authenticates as (see <see cref="ClientAuthentication.Authenticate"/>), with what it noted logged.</summary>
     private AuthenticatedUser? Authenticate(ConnectMessage connect)
     {
-        var authenticator = Server.Authenticator;
-        if (Tls is { MapClientCertificateToUser: true } tls && authenticator.MapsCertificates)
+        var user = authentication.Authenticate(Server.Authenticator, connect, transport.Credentials, out var nkeyFailure, out var userIgnored);
+        if (userIgnored)
         {
-            certificateMapped = true;
-            var mapped = tls.ClientCertificate is { } certificate ? authenticator.AuthenticateCertificate(certificate) : null;
-            if (mapped is not null && !string.IsNullOrEmpty(connect.User))
-            {
-                ClientLog.UserFromCertificate(logger, this, connect.User);
-            }
-
-            return mapped;
+            ClientLog.UserFromCertificate(logger, this, connect.User!);
         }
 
-        if (authenticator.ChecksNkey(connect.Nkey))
+        if (nkeyFailure is not null)
         {
-            RememberNkey(connect.Nkey);
-            var nkeyUser = authenticator.AuthenticateNkey(connect.Nkey!, connect.Signature, System.Text.Encoding.ASCII.GetBytes(nonce ?? ""), out var failure);
-            if (failure is not null)
-            {
-                ClientLog.NkeyRefused(logger, this, failure);
-            }
-
-            return nkeyUser;
+            ClientLog.NkeyRefused(logger, this, nkeyFailure);
         }
 
-        var fromTransport = connection.Features.Get<Broker.Abstractions.TransportCredentials>();
-        var user = OrElse(connect.User, fromTransport?.User);
-        var password = OrElse(connect.Password, fromTransport?.Password);
-        var token = OrElse(connect.AuthToken, fromTransport?.Token);
-        RememberCredentials(user, password, token);
-        return authenticator.Authenticate(user, password, token);
-
-        static string? OrElse(string? value, string? fallback) => string.IsNullOrEmpty(value) ? fallback : value;
+        return user;
     }
 
     private void CompleteAuthentication(AuthenticatedUser user)
     {
-        authenticated = true;
-        StopAuthTimer();
+        authentication.Complete();
         AuthorizedUser = user.Name;
         Permissions = user.Permissions?.CreateForConnection();
     }
@@ -121,5 +88,27 @@ internal sealed partial class NatsClient
     {
         ClientLog.AuthorizationViolation(logger, this);
         BeginClose(CloseReason.AuthenticationViolation, ServerMessages.ErrAuthorization);
+    }
+
+    /// <summary>
+    /// Before CONNECT with <c>no_auth_user</c> configured, the first operation binds the connection to that user
+    /// (nats-server allows telnet-style use then). Returns false when that fails and the connection is closing.
+    /// </summary>
+    private bool EnsureAuthenticated()
+    {
+        if (authentication.IsAuthenticated)
+        {
+            return true;
+        }
+
+        var user = Server.Authenticator.Authenticate(null, null, null);
+        if (user is null)
+        {
+            AuthorizationViolation();
+            return false;
+        }
+
+        CompleteAuthentication(user);
+        return true;
     }
 }

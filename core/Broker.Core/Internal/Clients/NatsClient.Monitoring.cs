@@ -1,7 +1,6 @@
-using Broker.Abstractions;
 using Broker.Core.Internal.Monitoring;
+using Broker.Core.Internal.Protocol;
 using Broker.Core.Internal.Subscriptions;
-using Broker.Core.Internal.Transport;
 
 namespace Broker.Core.Internal.Clients;
 
@@ -9,10 +8,10 @@ namespace Broker.Core.Internal.Clients;
 internal sealed partial class NatsClient
 {
     /// <summary>The CONNECT <c>protocol</c>: 1 means the client understands asynchronous INFO (cluster updates, LDM).</summary>
-    public int Protocol => Volatile.Read(ref protocol);
+    public int Protocol => options.Protocol;
 
     /// <summary>When the client last sent anything, as <see cref="Environment.TickCount64"/>.</summary>
-    public long LastActivityTick => Volatile.Read(ref lastInputAt);
+    public long LastActivityTick => keepAlive.LastInputTick;
 
     /// <summary>/connz <c>type</c>.</summary>
     public string ConnectionType => NatsProtocolHandler.ProtocolName;
@@ -21,7 +20,10 @@ internal sealed partial class NatsClient
     public string ClosedReasonText => Reason.ToText();
 
     /// <summary>Bytes queued for the client and not yet sent, when the transport can tell; otherwise 0.</summary>
-    public long PendingBytes => connection.Features.Get<IPendingOutputFeature>()?.PendingOutputBytes ?? 0;
+    public long PendingBytes => transport.PendingBytes;
+
+    /// <summary>What INFO says about this connection's transport (see <see cref="ClientTransport.Describe"/>).</summary>
+    public void DescribeTransport(ServerInfo info) => transport.Describe(info);
 
     /// <summary>Sends INFO with <c>ldm:true</c> to a client that announced protocol 1, as nats-server does.</summary>
     public void SendLameDuckInfo()

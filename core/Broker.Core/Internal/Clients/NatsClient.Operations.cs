@@ -16,7 +16,7 @@ internal sealed partial class NatsClient
         }
 
         // Pedantic clients get an error for a non-literal subject, but the message still goes out (nats-server).
-        if (pedantic && !SubjectValidator.IsValidLiteralSubject(subject))
+        if (options.Pedantic && !SubjectValidator.IsValidLiteralSubject(subject))
         {
             SendProtocol(ServerMessages.ErrInvalidPublishSubject);
         }
@@ -34,7 +34,7 @@ internal sealed partial class NatsClient
             return true;
         }
 
-        if (verbose)
+        if (options.Verbose)
         {
             SendProtocol(ServerMessages.Ok);
         }
@@ -82,7 +82,7 @@ internal sealed partial class NatsClient
                 return true;
         }
 
-        if (verbose)
+        if (options.Verbose)
         {
             SendProtocol(ServerMessages.Ok);
         }
@@ -98,7 +98,7 @@ internal sealed partial class NatsClient
         }
 
         Unsubscribe(sid, max);
-        if (verbose)
+        if (options.Verbose)
         {
             SendProtocol(ServerMessages.Ok);
         }
@@ -124,7 +124,7 @@ internal sealed partial class NatsClient
             return false;
         }
 
-        OnPongReceived();
+        keepAlive.PongReceived();
         return true;
     }
 
@@ -135,25 +135,11 @@ internal sealed partial class NatsClient
         return false;
     }
 
-    /// <summary>
-    /// Before CONNECT with <c>no_auth_user</c> configured, the first operation binds the connection to that user
-    /// (nats-server allows telnet-style use then). Returns false when that fails and the connection is closing.
-    /// </summary>
-    private bool EnsureAuthenticated()
+    protected override void OnSubscriptionRemoved(Subscription subscription)
     {
-        if (authenticated)
+        if (trace.Enabled)
         {
-            return true;
+            trace.TraceSubscriptionRemoved(subscription.SidString);
         }
-
-        var user = Server.Authenticator.Authenticate(null, null, null);
-        if (user is null)
-        {
-            AuthorizationViolation();
-            return false;
-        }
-
-        CompleteAuthentication(user);
-        return true;
     }
 }

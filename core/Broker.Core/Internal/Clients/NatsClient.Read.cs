@@ -6,8 +6,6 @@ namespace Broker.Core.Internal.Clients;
 /// <summary>The read loop: INFO, TLS when the listener asks for it, then parse everything that arrives until the connection ends.</summary>
 internal sealed partial class NatsClient
 {
-    private long lastInputAt = Environment.TickCount64;
-
     public async Task RunAsync(CancellationToken cancellationToken)
     {
         // Counted whether admitted or not, as nats-server counts every client it creates.
@@ -54,14 +52,14 @@ internal sealed partial class NatsClient
     {
         while (!IsClosed)
         {
+            var input = transport.Input;
             var result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
             var buffer = result.Buffer;
-            Volatile.Write(ref lastInputAt, Environment.TickCount64);
+            keepAlive.InputReceived();
 
             var options = Server.Options;
             var limits = new ParserLimits(options.MaxControlLine, options.MaxPayload);
-            var ops = new Operations(this);
-            var status = ProtocolParser.Parse(ref ops, ref buffer, limits, scratch, out var error);
+            var status = Parse(ref buffer, limits, out var error);
             var yielded = status == ParseStatus.Stopped && YieldRequested && !IsClosed;
 
             // One flush per batch for everything it produced: deliveries to subscribers and our own replies.
@@ -99,6 +97,42 @@ internal sealed partial class NatsClient
         }
     }
 
+    /// <summary>Parses one read; tracing is chosen per read (a reload turning it on or off applies from the next).</summary>
+    private ParseStatus Parse(ref System.Buffers.ReadOnlySequence<byte> buffer, in ParserLimits limits, out ProtocolError error)
+    {
+        if (trace.Enabled)
+        {
+            var traced = new TracingProtocolOps<Operations>(new Operations(this), trace);
+            return ProtocolParser.Parse(ref traced, ref buffer, limits, scratch, out error);
+        }
+
+        var ops = new Operations(this);
+        return ProtocolParser.Parse(ref ops, ref buffer, limits, scratch, out error);
+    }
+
+    /// <summary>
+    /// Starts TLS after INFO when the listener asks for it (<see cref="ClientTransport.StartTlsAsync"/>). Returns
+    /// <see langword="false"/> when the connection was closed instead: a clear-text client on a TLS-only port gets
+    /// <c>-ERR 'Secure Connection - TLS Required'</c> (nats-server sends it only when the handshake times out; we also
+    /// say it when the client speaks clear text), a failed handshake is closed without writing.
+    /// </summary>
+    private async Task<bool> StartTlsAsync(CancellationToken cancellationToken)
+    {
+        switch (await transport.StartTlsAsync(cancellationToken).ConfigureAwait(false))
+        {
+            case Broker.Abstractions.TlsUpgradeResult.Upgraded:
+            case Broker.Abstractions.TlsUpgradeResult.Plaintext:
+                return !IsClosed;
+            case Broker.Abstractions.TlsUpgradeResult.TlsRequired:
+                ClientLog.TlsRequired(logger, this);
+                BeginClose(CloseReason.TlsHandshakeError, ServerMessages.ErrSecureConnectionRequired);
+                return false;
+            default:
+                BeginClose(CloseReason.TlsHandshakeError, default);
+                return false;
+        }
+    }
+
     private void OnProtocolError(ProtocolError error)
     {
         ClientLog.ProtocolError(logger, this, error);
@@ -112,83 +146,28 @@ internal sealed partial class NatsClient
         BeginClose(reason, ServerMessages.For(error));
     }
 
-    /// <summary>The parser's view of this connection: direct calls into the handlers.</summary>
+    /// <summary>The parser's view of this connection: direct calls into the handlers (traced by <see cref="TracingProtocolOps{TOps}"/>).</summary>
     private readonly struct Operations(NatsClient client) : IProtocolOps
     {
         public bool ConnectRequired => client.ConnectRequired;
 
         public bool HeadersEnabled => client.SupportsHeaders;
 
-        // Tracing costs one field read per operation when it is off.
-        public bool OnConnect(ReadOnlySpan<byte> json)
-        {
-            if (client.tracing)
-            {
-                client.TraceInConnect(json);
-            }
+        public bool OnConnect(ReadOnlySpan<byte> json) => client.ProcessConnect(json);
 
-            return client.ProcessConnect(json);
-        }
+        public bool OnPub(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in System.Buffers.ReadOnlySequence<byte> payload) =>
+            client.ProcessPublish(subject, replyTo, System.Buffers.ReadOnlySequence<byte>.Empty, payload);
 
-        public bool OnPub(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in System.Buffers.ReadOnlySequence<byte> payload)
-        {
-            if (client.tracing)
-            {
-                client.TraceInPublish(subject, replyTo, System.Buffers.ReadOnlySequence<byte>.Empty, payload, hpub: false);
-            }
+        public bool OnHPub(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in System.Buffers.ReadOnlySequence<byte> headers, in System.Buffers.ReadOnlySequence<byte> payload) =>
+            client.ProcessPublish(subject, replyTo, headers, payload);
 
-            return client.ProcessPublish(subject, replyTo, System.Buffers.ReadOnlySequence<byte>.Empty, payload);
-        }
+        public bool OnSub(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, ReadOnlySpan<byte> sid) => client.ProcessSubscribe(subject, queue, sid);
 
-        public bool OnHPub(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in System.Buffers.ReadOnlySequence<byte> headers, in System.Buffers.ReadOnlySequence<byte> payload)
-        {
-            if (client.tracing)
-            {
-                client.TraceInPublish(subject, replyTo, headers, payload, hpub: true);
-            }
+        public bool OnUnsub(ReadOnlySpan<byte> sid, long max) => client.ProcessUnsubscribe(sid, max);
 
-            return client.ProcessPublish(subject, replyTo, headers, payload);
-        }
+        public bool OnPing() => client.ProcessPing();
 
-        public bool OnSub(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, ReadOnlySpan<byte> sid)
-        {
-            if (client.tracing)
-            {
-                client.TraceInSubscribe(subject, queue, sid);
-            }
-
-            return client.ProcessSubscribe(subject, queue, sid);
-        }
-
-        public bool OnUnsub(ReadOnlySpan<byte> sid, long max)
-        {
-            if (client.tracing)
-            {
-                client.TraceInUnsubscribe(sid, max);
-            }
-
-            return client.ProcessUnsubscribe(sid, max);
-        }
-
-        public bool OnPing()
-        {
-            if (client.tracing)
-            {
-                client.TraceIn("PING");
-            }
-
-            return client.ProcessPing();
-        }
-
-        public bool OnPong()
-        {
-            if (client.tracing)
-            {
-                client.TraceIn("PONG");
-            }
-
-            return client.ProcessPong();
-        }
+        public bool OnPong() => client.ProcessPong();
 
         public bool OnErr(ReadOnlySpan<byte> message) => client.ProcessClientError(message);
     }

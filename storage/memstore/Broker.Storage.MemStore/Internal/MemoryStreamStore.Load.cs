@@ -10,13 +10,13 @@ internal sealed partial class MemoryStreamStore
         ArgumentNullException.ThrowIfNull(message);
         lock (gate)
         {
-            if (messages.TryGetValue(sequence, out var entry))
+            if (log.TryGet(sequence, out var entry))
             {
                 Fill(message, sequence, entry);
                 return LoadStatus.Found;
             }
 
-            return sequence <= lastSequence ? LoadStatus.NotFound : LoadStatus.EndOfStream;
+            return sequence <= log.Last ? LoadStatus.NotFound : LoadStatus.EndOfStream;
         }
     }
 
@@ -25,35 +25,33 @@ internal sealed partial class MemoryStreamStore
         ArgumentNullException.ThrowIfNull(message);
         lock (gate)
         {
-            if (start < firstSequence)
+            if (start < log.First)
             {
-                start = firstSequence;
+                start = log.First;
             }
 
-            if (messageCount == 0 || start > lastSequence)
+            scanned = log.Last;
+            if (log.Count == 0 || start > log.Last)
             {
-                scanned = lastSequence;
                 return LoadStatus.EndOfStream;
             }
 
             var from = start;
-            var to = lastSequence;
+            var to = log.Last;
             var all = Subjects.IsMatchAll(filter);
-            var literal = !all && !Subjects.HasWildcard(filter);
             SubjectRecord? only = null;
-            if (literal)
+            if (!all && !Subjects.HasWildcard(filter))
             {
                 // One subject: its own first and last narrow the scan.
-                if (!subjectsBySpan.TryGetValue(filter, out only))
+                only = subjects.Find(filter);
+                if (only is null)
                 {
-                    scanned = lastSequence;
                     return LoadStatus.EndOfStream;
                 }
 
-                RecalculateFirstAndLast(only);
+                subjects.Refresh(only);
                 if (only.Last < start)
                 {
-                    scanned = lastSequence;
                     return LoadStatus.EndOfStream;
                 }
 
@@ -61,23 +59,15 @@ internal sealed partial class MemoryStreamStore
                 to = only.Last;
             }
 
-            for (var seq = from; seq <= to; seq++)
+            var found = log.FindFirst(from, to, only, filter, all, out var entry);
+            if (found == 0)
             {
-                if (!messages.TryGetValue(seq, out var entry))
-                {
-                    continue;
-                }
-
-                if (all || (literal ? ReferenceEquals(entry.Subject, only) : Subjects.MatchesLiteral(filter, entry.Subject.Subject)))
-                {
-                    Fill(message, seq, entry);
-                    scanned = seq;
-                    return LoadStatus.Found;
-                }
+                return LoadStatus.EndOfStream;
             }
 
-            scanned = lastSequence;
-            return LoadStatus.EndOfStream;
+            Fill(message, found, entry);
+            scanned = found;
+            return LoadStatus.Found;
         }
     }
 
@@ -86,44 +76,13 @@ internal sealed partial class MemoryStreamStore
         ArgumentNullException.ThrowIfNull(message);
         lock (gate)
         {
-            if (messageCount == 0)
+            if (log.Count == 0)
             {
                 return LoadStatus.NotFound;
             }
 
-            ulong sequence = 0;
-            if (Subjects.IsMatchAll(filter))
-            {
-                for (var seq = lastSequence; seq >= firstSequence && seq > 0; seq--)
-                {
-                    if (messages.ContainsKey(seq))
-                    {
-                        sequence = seq;
-                        break;
-                    }
-                }
-            }
-            else if (!Subjects.HasWildcard(filter))
-            {
-                if (subjectsBySpan.TryGetValue(filter, out var record))
-                {
-                    RecalculateFirstAndLast(record);
-                    sequence = record.Last;
-                }
-            }
-            else
-            {
-                foreach (var record in subjects.Values)
-                {
-                    if (Subjects.MatchesLiteral(filter, record.Subject))
-                    {
-                        RecalculateFirstAndLast(record);
-                        sequence = Math.Max(sequence, record.Last);
-                    }
-                }
-            }
-
-            if (sequence > 0 && messages.TryGetValue(sequence, out var entry))
+            var sequence = subjects.LastSequence(filter);
+            if (sequence > 0 && log.TryGet(sequence, out var entry))
             {
                 Fill(message, sequence, entry);
                 return LoadStatus.Found;
@@ -137,56 +96,7 @@ internal sealed partial class MemoryStreamStore
     {
         lock (gate)
         {
-            if (messageCount == 0)
-            {
-                return lastSequence + 1;
-            }
-
-            if (timestamp <= firstTimestamp)
-            {
-                return firstSequence;
-            }
-
-            if (timestamp > lastTimestamp)
-            {
-                return lastSequence + 1;
-            }
-
-            // Timestamps never decrease with the sequence: binary search for the first stored message at or after
-            // the time, stepping over deleted sequences.
-            var result = lastSequence + 1;
-            var low = firstSequence;
-            var high = lastSequence;
-            while (low <= high)
-            {
-                var mid = low + ((high - low) / 2);
-                var probe = mid;
-                MessageEntry entry = default;
-                while (probe <= high && !messages.TryGetValue(probe, out entry))
-                {
-                    probe++;
-                }
-
-                if (probe <= high && entry.Timestamp < timestamp)
-                {
-                    low = probe + 1;
-                    continue;
-                }
-
-                if (probe <= high)
-                {
-                    result = probe;
-                }
-
-                if (mid == 0)
-                {
-                    break;
-                }
-
-                high = mid - 1;
-            }
-
-            return result;
+            return log.SequenceFromTime(timestamp);
         }
     }
 
@@ -197,7 +107,4 @@ internal sealed partial class MemoryStreamStore
         subject.CopyTo(span);
         entry.Data.AsSpan(0, entry.HeadersLength + entry.PayloadLength).CopyTo(span[subject.Length..]);
     }
-
-    private static bool Matches(SubjectRecord record, ReadOnlySpan<byte> filter, bool literal) =>
-        literal ? record.Subject.AsSpan().SequenceEqual(filter) : Subjects.MatchesLiteral(filter, record.Subject);
 }

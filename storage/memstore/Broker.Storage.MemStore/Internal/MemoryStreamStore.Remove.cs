@@ -1,4 +1,3 @@
-using System.Security.Cryptography;
 using System.Text;
 using Broker.Abstractions;
 
@@ -14,7 +13,7 @@ internal sealed partial class MemoryStreamStore
         lock (gate)
         {
             ThrowIfClosed();
-            found = RemoveLocked(sequence, secureErase, removed);
+            found = log.Remove(sequence, secureErase, subjects, Tracked(removed));
         }
 
         ReportRemovals(removed);
@@ -28,9 +27,9 @@ internal sealed partial class MemoryStreamStore
         lock (gate)
         {
             ThrowIfClosed();
-            purged = messageCount;
-            bytes = byteCount;
-            ResetTo(lastSequence + 1);
+            purged = log.Count;
+            bytes = log.Bytes;
+            ResetTo(log.Last + 1);
         }
 
         ReportBulk(purged, bytes);
@@ -56,12 +55,12 @@ internal sealed partial class MemoryStreamStore
             ulong last;
             lock (gate)
             {
-                if (keep >= messageCount)
+                if (keep >= log.Count)
                 {
                     return 0;
                 }
 
-                last = lastSequence;
+                last = log.Last;
             }
 
             return Compact(last - keep + 1);
@@ -72,16 +71,17 @@ internal sealed partial class MemoryStreamStore
         lock (gate)
         {
             ThrowIfClosed();
-            var state = FilteredStateLocked(firstSequence, filter);
+            var state = subjects.FilteredState(log.First, filter);
             if (state.Messages > 0 && (keep == 0 || keep < state.Messages))
             {
                 var toPurge = keep > 0 ? state.Messages - keep : state.Messages;
                 var last = sequence > 1 ? Math.Min(sequence - 1, state.Last) : state.Last;
                 var literal = !Subjects.HasWildcard(filter);
+                var tracked = Tracked(removed);
                 for (var seq = state.First; seq <= last && purgedCount < toPurge; seq++)
                 {
-                    if (messages.TryGetValue(seq, out var entry) && Matches(entry.Subject, filter, literal)
-                        && RemoveLocked(seq, secureErase: false, removed))
+                    if (log.TryGet(seq, out var entry) && SubjectIndex.Matches(entry.Subject, filter, literal)
+                        && log.Remove(seq, secureErase: false, subjects, tracked))
                     {
                         purgedCount++;
                     }
@@ -100,42 +100,27 @@ internal sealed partial class MemoryStreamStore
             return Purge();
         }
 
-        ulong purged = 0;
-        ulong bytes = 0;
+        ulong purged;
+        ulong bytes;
         lock (gate)
         {
             ThrowIfClosed();
-            if (firstSequence > sequence)
+            if (log.First > sequence)
             {
                 return 0;
             }
 
-            if (sequence > lastSequence)
+            if (sequence > log.Last)
             {
                 // Past the end: empty, and the next append gets the requested sequence.
-                purged = messageCount;
-                bytes = byteCount;
-                Volatile.Write(ref lastSequence, sequence - 1);
+                purged = log.Count;
+                bytes = log.Bytes;
+                log.MoveLast(sequence - 1, log.LastTimestamp);
                 ResetTo(sequence);
             }
             else
             {
-                for (var seq = firstSequence; seq < sequence; seq++)
-                {
-                    if (messages.Remove(seq, out var entry))
-                    {
-                        purged++;
-                        bytes += entry.Size;
-                        RemoveFromSubject(entry.Subject, seq);
-                        ReturnBuffer(entry.Data);
-                    }
-                }
-
-                messageCount -= purged;
-                byteCount -= bytes;
-                firstSequence = sequence;
-                firstTimestamp = 0;
-                AdvanceFirst();
+                purged = log.RemoveBelow(sequence, subjects, out bytes);
             }
         }
 
@@ -145,183 +130,31 @@ internal sealed partial class MemoryStreamStore
 
     public void Truncate(ulong sequence)
     {
-        ulong purged = 0;
-        ulong bytes = 0;
+        ulong purged;
+        ulong bytes;
         lock (gate)
         {
             ThrowIfClosed();
             if (sequence == 0)
             {
-                purged = messageCount;
-                bytes = byteCount;
-                Volatile.Write(ref lastSequence, 0);
-                lastTimestamp = 0;
+                purged = log.Count;
+                bytes = log.Bytes;
+                log.MoveLast(0, 0);
                 ResetTo(0);
             }
             else
             {
-                var lastTime = messages.TryGetValue(sequence, out var kept) ? kept.Timestamp : lastTimestamp;
-                for (var seq = lastSequence; seq > sequence; seq--)
-                {
-                    if (messages.Remove(seq, out var entry))
-                    {
-                        purged++;
-                        bytes += entry.Size;
-                        RemoveFromSubject(entry.Subject, seq);
-                        ReturnBuffer(entry.Data);
-                    }
-                }
-
-                messageCount -= purged;
-                byteCount -= bytes;
-                Volatile.Write(ref lastSequence, sequence);
-                lastTimestamp = lastTime;
-                if (messageCount == 0)
-                {
-                    firstSequence = sequence + 1;
-                    firstTimestamp = 0;
-                }
+                purged = log.RemoveAbove(sequence, subjects, out bytes);
             }
         }
 
         ReportBulk(purged, bytes);
     }
 
-    /// <summary>Removes one message under the lock, noting it in <paramref name="removed"/> for the handler.</summary>
-    private bool RemoveLocked(ulong sequence, bool secureErase, RemovalBuffer removed)
-    {
-        if (!messages.Remove(sequence, out var entry))
-        {
-            return false;
-        }
-
-        var size = entry.Size;
-        messageCount--;
-        byteCount -= Math.Min(size, byteCount);
-        if (sequence == firstSequence)
-        {
-            AdvanceFirst();
-        }
-
-        RemoveFromSubject(entry.Subject, sequence);
-        if (secureErase)
-        {
-            RandomNumberGenerator.Fill(entry.Data.AsSpan(0, entry.HeadersLength + entry.PayloadLength));
-        }
-
-        ReturnBuffer(entry.Data);
-        if (updates is not null)
-        {
-            removed.Add(sequence, entry.Subject, size);
-        }
-
-        return true;
-    }
-
-    /// <summary>Moves the first sequence to the next stored message (or past the last when none is left).</summary>
-    private void AdvanceFirst()
-    {
-        if (messageCount == 0)
-        {
-            firstSequence = lastSequence + 1;
-            firstTimestamp = 0;
-            return;
-        }
-
-        for (var seq = firstSequence; seq <= lastSequence; seq++)
-        {
-            if (messages.TryGetValue(seq, out var entry))
-            {
-                firstSequence = seq;
-                firstTimestamp = entry.Timestamp;
-                return;
-            }
-        }
-    }
-
-    /// <summary>Updates a subject's state after one of its messages was removed; its first or last is recomputed lazily.</summary>
-    private void RemoveFromSubject(SubjectRecord record, ulong sequence)
-    {
-        if (record.Messages <= 1)
-        {
-            subjects.Remove(record.Subject);
-            record.Messages = 0;
-            return;
-        }
-
-        record.Messages--;
-        if (record.Messages == 1)
-        {
-            // With one message left, whichever end was not removed is it.
-            if (!record.LastNeedsUpdate && sequence != record.Last)
-            {
-                record.First = record.Last;
-                record.FirstNeedsUpdate = false;
-                return;
-            }
-
-            if (!record.FirstNeedsUpdate && sequence != record.First)
-            {
-                record.Last = record.First;
-                record.LastNeedsUpdate = false;
-                return;
-            }
-        }
-
-        record.FirstNeedsUpdate |= sequence == record.First;
-        record.LastNeedsUpdate |= sequence == record.Last;
-    }
-
-    private void RecalculateFirstAndLast(SubjectRecord record)
-    {
-        if (record.FirstNeedsUpdate)
-        {
-            for (var seq = Math.Max(record.First + 1, firstSequence); seq <= record.Last; seq++)
-            {
-                if (messages.TryGetValue(seq, out var entry) && ReferenceEquals(entry.Subject, record))
-                {
-                    record.First = seq;
-                    record.FirstNeedsUpdate = false;
-                    break;
-                }
-            }
-        }
-
-        if (record.LastNeedsUpdate)
-        {
-            for (var seq = Math.Min(record.Last - 1, lastSequence); seq >= record.First && seq > 0; seq--)
-            {
-                if (messages.TryGetValue(seq, out var entry) && ReferenceEquals(entry.Subject, record))
-                {
-                    record.Last = seq;
-                    record.LastNeedsUpdate = false;
-                    break;
-                }
-            }
-        }
-    }
-
     /// <summary>Drops every message and subject; <paramref name="nextFirst"/> becomes the first sequence.</summary>
     private void ResetTo(ulong nextFirst)
     {
-        foreach (var entry in messages.Values)
-        {
-            ReturnBuffer(entry.Data);
-        }
-
-        messages.Clear();
+        log.Reset(nextFirst);
         subjects.Clear();
-        messageCount = 0;
-        byteCount = 0;
-        firstSequence = nextFirst;
-        firstTimestamp = 0;
-    }
-
-    private void ReportBulk(ulong purged, ulong bytes)
-    {
-        if (purged > 0 && updates is { } handler)
-        {
-            handler(-(long)purged, -(long)bytes, 0, default);
-        }
     }
 }

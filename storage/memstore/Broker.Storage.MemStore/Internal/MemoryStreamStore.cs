@@ -1,38 +1,31 @@
-using System.Buffers;
 using Broker.Abstractions;
 
 namespace Broker.Storage.MemStore.Internal;
 
 /// <summary>
-/// A stream's messages in memory (nats-server's <c>memstore.go</c>): a map from sequence to message, a map from
-/// subject to its record, the stream counters, and a timer for <c>max_age</c>. One lock guards everything; the
-/// storage-update handler is called after it is released. Split by concern: appends and limits
-/// (<c>.Append.cs</c>), loads (<c>.Load.cs</c>), removals (<c>.Remove.cs</c>), state queries (<c>.State.cs</c>),
-/// age expiry (<c>.Age.cs</c>).
+/// A stream's messages in memory (nats-server's <c>memstore.go</c>), the owner implementing the storage contract over
+/// collaborators with their own state: the messages by sequence and the counters (<see cref="MessageLog"/>), the
+/// subjects with their per-subject counts (<see cref="SubjectIndex"/>), the limits (<see cref="StreamLimits"/>) and
+/// <c>max_age</c> (<see cref="AgeExpiry"/>). One lock, <see cref="gate"/>, guards all of them; the storage-update
+/// handler is called after it is released. The contract's verbs by kind: appends (<c>.Append.cs</c>), loads
+/// (<c>.Load.cs</c>), removals (<c>.Remove.cs</c>), state queries (<c>.State.cs</c>).
 /// </summary>
 internal sealed partial class MemoryStreamStore : IStreamStore
 {
     private readonly Lock gate = new();
-    private readonly Dictionary<ulong, MessageEntry> messages = [];
-    private readonly Dictionary<byte[], SubjectRecord> subjects = new(ByteKeyComparer.Instance);
-    private readonly Dictionary<byte[], SubjectRecord>.AlternateLookup<ReadOnlySpan<byte>> subjectsBySpan;
+    private readonly MessageLog log = new();
+    private readonly SubjectIndex subjects;
+    private readonly StreamLimits limits;
+    private readonly AgeExpiry age;
     private readonly List<MemoryConsumerStore> consumers = [];
-    private StreamStoreConfig config;
     private StorageUpdateHandler? updates;
     private bool closed;
 
-    // nats-server's StreamState counters.
-    private ulong messageCount;
-    private ulong byteCount;
-    private ulong firstSequence;
-    private long firstTimestamp;
-    private ulong lastSequence;
-    private long lastTimestamp;
-
     public MemoryStreamStore(StreamStoreConfig config)
     {
-        this.config = config;
-        subjectsBySpan = subjects.GetAlternateLookup<ReadOnlySpan<byte>>();
+        subjects = new SubjectIndex(log);
+        limits = new StreamLimits(config, log, subjects);
+        age = new AgeExpiry(log, subjects, ExpireMessages);
     }
 
     public StreamStoreConfig Config
@@ -41,13 +34,13 @@ internal sealed partial class MemoryStreamStore : IStreamStore
         {
             lock (gate)
             {
-                return config;
+                return limits.Config;
             }
         }
     }
 
     // Memory is as durable as it gets: everything stored is "durable" at once.
-    public ulong DurableSequence => Volatile.Read(ref lastSequence);
+    public ulong DurableSequence => log.Last;
 
     public ValueTask WaitForDurableAsync(ulong sequence, CancellationToken cancellationToken = default) => ValueTask.CompletedTask;
 
@@ -60,19 +53,8 @@ internal sealed partial class MemoryStreamStore : IStreamStore
         lock (gate)
         {
             ThrowIfClosed();
-            var oldPerSubject = config.MaxMessagesPerSubject;
-            config = newConfig;
-            EnforceMessageLimit(removed);
-            EnforceBytesLimit(removed);
-            if (newConfig.MaxMessagesPerSubject > 0 && (oldPerSubject <= 0 || newConfig.MaxMessagesPerSubject < oldPerSubject))
-            {
-                foreach (var record in subjects.Values.ToList())
-                {
-                    EnforcePerSubjectLimit(record, removed);
-                }
-            }
-
-            ScheduleAgeCheck();
+            limits.Update(newConfig, Tracked(removed));
+            age.Schedule(newConfig.MaxAge, closed);
         }
 
         ReportRemovals(removed);
@@ -138,17 +120,10 @@ internal sealed partial class MemoryStreamStore : IStreamStore
             }
 
             closed = true;
-            ageTimer?.Dispose();
-            ageTimer = null;
-            foreach (var entry in messages.Values)
-            {
-                ReturnBuffer(entry.Data);
-            }
-
-            messages.Clear();
+            age.Dispose();
+            log.ReleaseAll();
             subjects.Clear();
             consumers.Clear();
-            messageCount = byteCount = 0;
             updates = null;
         }
 
@@ -157,15 +132,28 @@ internal sealed partial class MemoryStreamStore : IStreamStore
 
     private void ThrowIfClosed() => ObjectDisposedException.ThrowIf(closed, this);
 
-    private static long Now() => (DateTime.UtcNow.Ticks - DateTime.UnixEpoch.Ticks) * 100;
-
-    private static void ReturnBuffer(byte[] data)
+    /// <summary>The timer's call: removes every expired message under the lock and re-arms for the next.</summary>
+    private void ExpireMessages()
     {
-        if (data.Length > 0)
+        var removed = RemovalBuffer.Rent();
+        lock (gate)
         {
-            ArrayPool<byte>.Shared.Return(data);
+            var maxAge = limits.Config.MaxAge;
+            if (closed || maxAge <= TimeSpan.Zero)
+            {
+                RemovalBuffer.Return(removed);
+                return;
+            }
+
+            age.RemoveExpired(maxAge, Tracked(removed));
+            age.Schedule(maxAge, closed);
         }
+
+        ReportRemovals(removed);
     }
+
+    /// <summary>The buffer to note removals in, when a handler wants to hear of them. Lock held.</summary>
+    private RemovalBuffer? Tracked(RemovalBuffer removed) => updates is null ? null : removed;
 
     /// <summary>Tells the handler about removed messages, outside the lock, and recycles the buffer.</summary>
     private void ReportRemovals(RemovalBuffer removed)
@@ -181,5 +169,14 @@ internal sealed partial class MemoryStreamStore : IStreamStore
         }
 
         RemovalBuffer.Return(removed);
+    }
+
+    /// <summary>Tells the handler about a bulk removal (purge, compaction, truncation) as one update.</summary>
+    private void ReportBulk(ulong purged, ulong bytes)
+    {
+        if (purged > 0 && updates is { } handler)
+        {
+            handler(-(long)purged, -(long)bytes, 0, default);
+        }
     }
 }
