@@ -12,7 +12,7 @@ namespace Broker.Storage.MemStore.Internal;
 internal sealed class SubjectIndex
 {
     private readonly MessageLog log;
-    private readonly Dictionary<byte[], SubjectRecord> subjects = new(ByteKeyComparer.Instance);
+    private readonly Dictionary<byte[], SubjectRecord> subjects = new(ByteArrayComparer.Instance);
     private readonly Dictionary<byte[], SubjectRecord>.AlternateLookup<ReadOnlySpan<byte>> subjectsBySpan;
 
     public SubjectIndex(MessageLog log)

@@ -39,24 +39,3 @@ internal readonly struct MessageEntry(SubjectRecord subject, byte[] data, int he
     /// <summary>nats-server's memory store accounting: subject, headers and payload plus 16 bytes (sequence and time).</summary>
     public ulong Size => (ulong)(Subject.Subject.Length + HeadersLength + PayloadLength + 16);
 }
-
-/// <summary>Byte-array keys compared by content, with lookups by span that allocate nothing.</summary>
-internal sealed class ByteKeyComparer : IEqualityComparer<byte[]>, IAlternateEqualityComparer<ReadOnlySpan<byte>, byte[]>
-{
-    public static readonly ByteKeyComparer Instance = new();
-
-    public bool Equals(byte[]? x, byte[]? y) => x.AsSpan().SequenceEqual(y);
-
-    public int GetHashCode(byte[] obj) => GetHashCode((ReadOnlySpan<byte>)obj);
-
-    public bool Equals(ReadOnlySpan<byte> alternate, byte[] other) => alternate.SequenceEqual(other);
-
-    public int GetHashCode(ReadOnlySpan<byte> alternate)
-    {
-        var hash = new HashCode();
-        hash.AddBytes(alternate);
-        return hash.ToHashCode();
-    }
-
-    public byte[] Create(ReadOnlySpan<byte> alternate) => alternate.ToArray();
-}

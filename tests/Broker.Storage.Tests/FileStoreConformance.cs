@@ -2,7 +2,7 @@ using Broker.Abstractions;
 using Broker.Storage.Conformance;
 using Broker.Storage.FileStore;
 
-namespace Broker.FileStore.Tests;
+namespace Broker.Storage.Tests;
 
 /// <summary>The storage conformance suite over the file store (default policy: fsync before durable).</summary>
 public sealed class FileStoreConformance : StreamStoreConformanceTests
