@@ -1,5 +1,6 @@
 using System.Text.RegularExpressions;
 using Broker.Host.Configuration.ConfigFile;
+using Broker.Host.Configuration.ConfigFile.Internal;
 using Broker.TestKit;
 
 namespace Broker.Host.Tests.ConfigFile;
@@ -16,7 +17,7 @@ public sealed partial class WarnedSettingsTests
         var documented = Documented();
 
         Assert.Equal(
-            ConfMapper.Unsupported.Select(kv => $"{kv.Key} -> {kv.Value}").Order(StringComparer.Ordinal),
+            IgnoredFeatures.FeatureOfKey.Select(kv => $"{kv.Key} -> {kv.Value}").Order(StringComparer.Ordinal),
             documented.Select(kv => $"{kv.Key} -> {kv.Value}").Order(StringComparer.Ordinal));
     }
 

@@ -1,4 +1,5 @@
-using System.Text;
+using Broker.Host.Configuration.Conf.Internal;
+using static Broker.Host.Configuration.Conf.Internal.ConfChars;
 
 namespace Broker.Host.Configuration.Conf;
 
@@ -6,37 +7,31 @@ namespace Broker.Host.Configuration.Conf;
 /// Splits nats-server configuration text into <see cref="ConfToken"/>s.
 /// </summary>
 /// <remarks>
-/// nats-server's lexer (conf/lex.go) is a pushdown state machine whose quirks are part of the file
-/// format users rely on: <c>foo 1</c> and <c>foo\n1</c> are assignments, <c>1k</c> is an integer but
-/// <c>1kx</c> a string, a number directly followed by <c>]</c> swallows the bracket, a top-level key
-/// starting with <c>/</c> is an "Unexpected EOF". To read every file the same way, this lexer keeps
-/// the same states and transitions (one method per state, partial files by concern), written anew.
-/// Differences are deliberate and few: positions are 1-based line:column of the offending character,
-/// comments produce no tokens, <c>\xHH</c> bytes are decoded as UTF-8, and a <c>( ... )</c> block
-/// closed at end of input or before <c>\r\n</c> does not keep its <c>)</c>.
-/// Go's lexer reads <c>'\0'</c> as end of input wherever it compares with EOF; so do we.
+/// <para>nats-server's lexer (conf/lex.go) is a pushdown state machine whose quirks are part of the file format users
+/// rely on: <c>foo 1</c> and <c>foo\n1</c> are assignments, <c>1k</c> is an integer but <c>1kx</c> a string, a number
+/// directly followed by <c>]</c> swallows the bracket, a top-level key starting with <c>/</c> is an "Unexpected EOF".
+/// To read every file the same way, this lexer keeps the same states and transitions (<see cref="ConfLexState"/>),
+/// written anew. Differences are deliberate and few: positions are 1-based line:column of the offending character,
+/// comments produce no tokens, <c>\xHH</c> bytes are decoded as UTF-8, and a <c>( ... )</c> block closed at end of
+/// input or before <c>\r\n</c> does not keep its <c>)</c>. Go's lexer reads <c>'\0'</c> as end of input wherever it
+/// compares with EOF; so do we.</para>
+/// <para>This class wires the collaborators and runs the machine: the <see cref="ConfCursor"/> (position in the
+/// text), the <see cref="ConfTokenEmitter"/> (the token handed out next), the <see cref="ConfStateStack"/> (what
+/// follows a value), and one lexer per part of the language, each owning its states: the document level
+/// (<see cref="ConfDocumentLexer"/>), keys and includes (<see cref="ConfKeyLexer"/>), arrays and maps
+/// (<see cref="ConfCollectionLexer"/>), strings and escapes (<see cref="ConfStringLexer"/>), numbers
+/// (<see cref="ConfNumberLexer"/>). Where a value starts, and so which of them reads it, is decided here.</para>
 /// </remarks>
-internal sealed partial class ConfLexer
+internal sealed class ConfLexer
 {
-    // What Next() answers at the end of the input. A NUL in the input reads the same, as in Go.
-    private const char Eof = '\0';
-
-    private static readonly UTF8Encoding StrictUtf8 = new(encoderShouldEmitUTF8Identifier: false, throwOnInvalidBytes: true);
-
-    private readonly string input;
-    private readonly string fileName;
-    private readonly List<int> lineStarts = [0];
-    private readonly Stack<State> stack = new();
-    private readonly StringBuilder parts = new();
-    private List<byte>? pendingBytes;
-    private bool hasParts;
-    private State state;
-    private State stringState = State.String;
-    private int pos;     // index of the next character to read
-    private int start;   // index where the text of the pending token starts
-    private int width;   // 1 after reading a character, 0 after reading the end: what Backup() undoes
-    private int origin;  // index where the pending token starts in the source, quotes and brackets included
-    private ConfToken? pending;
+    private readonly ConfCursor cursor;
+    private readonly ConfTokenEmitter tokens;
+    private readonly ConfDocumentLexer document;
+    private readonly ConfKeyLexer keys;
+    private readonly ConfCollectionLexer collections;
+    private readonly ConfStringLexer strings;
+    private readonly ConfNumberLexer numbers;
+    private ConfLexState state;
 
     /// <summary>Creates a lexer over a whole document.</summary>
     /// <param name="input">The configuration text.</param>
@@ -52,23 +47,23 @@ internal sealed partial class ConfLexer
     /// </summary>
     public ConfLexer(string input, string fileName, bool valueFirst)
     {
-        this.input = input;
-        this.fileName = fileName;
-        for (var i = 0; i < input.Length; i++)
-        {
-            if (input[i] == '\n')
-            {
-                lineStarts.Add(i + 1);
-            }
-        }
+        cursor = new ConfCursor(input, fileName);
+        var parts = new ConfTextParts();
+        tokens = new ConfTokenEmitter(cursor, parts);
+        var stack = new ConfStateStack(cursor);
+        document = new ConfDocumentLexer(cursor, tokens, stack);
+        keys = new ConfKeyLexer(cursor, tokens, stack);
+        collections = new ConfCollectionLexer(cursor, tokens, stack);
+        strings = new ConfStringLexer(cursor, tokens, parts, stack);
+        numbers = new ConfNumberLexer(cursor, tokens, stack);
         if (valueFirst)
         {
-            stack.Push(State.TopValueEnd);
-            state = State.Value;
+            stack.Push(ConfLexState.TopValueEnd);
+            state = ConfLexState.Value;
         }
         else
         {
-            state = State.Top;
+            state = ConfLexState.Top;
         }
     }
 
@@ -76,151 +71,100 @@ internal sealed partial class ConfLexer
     /// <exception cref="ConfException">The text is not valid configuration syntax.</exception>
     public ConfToken Next()
     {
-        while (pending is null)
+        ConfToken token;
+        while (!tokens.TryTake(out token))
         {
             state = Step(state);
         }
-        var token = pending.Value;
-        if (token.Kind != ConfTokenKind.Eof)
-        {
-            pending = null;
-        }
+
         return token;
     }
 
-    /// <summary>The 1-based line and column of a character index (or of the end of the input).</summary>
-    public ConfPosition PositionOf(int index)
+    private ConfLexState Step(ConfLexState current) => current switch
     {
-        var line = lineStarts.BinarySearch(index);
-        if (line < 0)
-        {
-            line = ~line - 1;
-        }
-        return new ConfPosition(fileName, line + 1, index - lineStarts[line] + 1);
-    }
-
-    private char Read()
-    {
-        if (pos >= input.Length)
-        {
-            width = 0;
-            return Eof;
-        }
-        width = 1;
-        return input[pos++];
-    }
-
-    private void Backup() => pos -= width;
-
-    private char Peek() => pos < input.Length ? input[pos] : Eof;
-
-    private void Ignore() => start = pos;
-
-    // Index of the character Read() just returned, or of the end when it returned the end.
-    private int Last => pos - width;
-
-    private void Push(State next) => stack.Push(next);
-
-    private State Pop() =>
-        stack.TryPop(out var next) ? next : throw Fail(pos, "BUG in lexer: no states to pop.");
-
-    private void Emit(ConfTokenKind kind)
-    {
-        pending = new ConfToken(kind, TakeText(), PositionOf(origin));
-        start = pos;
-    }
-
-    private State EmitEof()
-    {
-        origin = pos;
-        pending = new ConfToken(ConfTokenKind.Eof, string.Empty, PositionOf(pos));
-        return State.Done;
-    }
-
-    // The text of the pending token: escaped parts collected so far plus the unread tail.
-    private string TakeText()
-    {
-        if (!hasParts)
-        {
-            return input[start..pos];
-        }
-        FlushBytes();
-        parts.Append(input, start, pos - start);
-        var text = parts.ToString();
-        parts.Clear();
-        hasParts = false;
-        return text;
-    }
-
-    // Keeps the text read so far, minus the trailing escape introducer, before an escape is decoded.
-    private void AddCurrentPart(int dropLast)
-    {
-        var length = pos - dropLast - start;
-        if (length > 0)
-        {
-            // Only text between escapes interrupts a run of \x bytes ("\xc3\xa9" is one character).
-            FlushBytes();
-            parts.Append(input, start, length);
-        }
-        hasParts = true;
-        start = pos;
-    }
-
-    private State AddPart(char decoded)
-    {
-        FlushBytes();
-        parts.Append(decoded);
-        hasParts = true;
-        start = pos;
-        return stringState;
-    }
-
-    private State AddByte(byte value)
-    {
-        (pendingBytes ??= []).Add(value);
-        hasParts = true;
-        start = pos;
-        return stringState;
-    }
-
-    // Go strings hold bytes, so "\xc3\xa9" is "é"; consecutive \x bytes are therefore decoded
-    // together as UTF-8, and bytes that are not UTF-8 fall back to one character each (Latin-1).
-    private void FlushBytes()
-    {
-        if (pendingBytes is not { Count: > 0 })
-        {
-            return;
-        }
-        var bytes = pendingBytes.ToArray();
-        pendingBytes.Clear();
-        try
-        {
-            parts.Append(StrictUtf8.GetString(bytes));
-        }
-        catch (DecoderFallbackException)
-        {
-            parts.Append(Encoding.Latin1.GetString(bytes));
-        }
-    }
-
-    private ConfException Fail(int index, string message) => new(PositionOf(index), message);
-
-    // How an offending character appears in a message; Go prints the character, "\n" escaped.
-    private static string Describe(char c) => c switch
-    {
-        Eof => "EOF",
-        '\n' => @"'\n'",
-        '\r' => @"'\r'",
-        '\t' => @"'\t'",
-        _ => $"'{c}'",
+        ConfLexState.Top => document.Top(),
+        ConfLexState.TopValueEnd => document.TopValueEnd(),
+        ConfLexState.BlockStart => document.BlockStart(),
+        ConfLexState.BlockValueEnd => document.BlockValueEnd(),
+        ConfLexState.BlockEnd => document.BlockEnd(),
+        ConfLexState.KeyStart => keys.KeyStart(),
+        ConfLexState.QuotedKey => keys.QuotedKey('\''),
+        ConfLexState.DubQuotedKey => keys.QuotedKey('"'),
+        ConfLexState.Key => keys.Key(),
+        ConfLexState.KeyEnd => keys.KeyEnd(),
+        ConfLexState.IncludeStart => keys.IncludeStart(),
+        ConfLexState.Include => keys.Include(),
+        ConfLexState.IncludeQuoted => keys.IncludeQuoted('\'', "Unexpected EOF in quoted include"),
+        ConfLexState.IncludeDubQuoted => keys.IncludeQuoted('"', "Unexpected EOF in double quoted include"),
+        ConfLexState.IncludeString => keys.IncludeString(),
+        ConfLexState.MapKeyStart => keys.MapKeyStart(),
+        ConfLexState.MapQuotedKey => keys.MapQuotedKey('\'', "Unexpected EOF processing quoted map key."),
+        ConfLexState.MapDubQuotedKey => keys.MapQuotedKey('"', "Unexpected EOF processing double quoted map key."),
+        ConfLexState.MapKey => keys.MapKey(),
+        ConfLexState.MapKeyEnd => keys.MapKeyEnd(),
+        ConfLexState.Value => Value(),
+        ConfLexState.ArrayValue => collections.ArrayValue(),
+        ConfLexState.ArrayValueEnd => collections.ArrayValueEnd(),
+        ConfLexState.MapValue => collections.MapValue(),
+        ConfLexState.MapValueEnd => collections.MapValueEnd(),
+        ConfLexState.QuotedString => strings.QuotedString(),
+        ConfLexState.DubQuotedString => strings.DubQuotedString(),
+        ConfLexState.String => strings.BareString(),
+        ConfLexState.StringEscape => strings.Escape(),
+        ConfLexState.StringBinary => strings.Binary(),
+        ConfLexState.Block => strings.Block(),
+        ConfLexState.NumberStart => numbers.NumberStart(),
+        ConfLexState.Number => numbers.Number(),
+        ConfLexState.ConvenientNumber => numbers.ConvenientNumber(),
+        ConfLexState.DateAfterYear => numbers.DateAfterYear(),
+        ConfLexState.NegNumberStart => numbers.NegNumberStart(),
+        ConfLexState.NegNumber => numbers.NegNumber(),
+        ConfLexState.FloatStart => numbers.FloatStart(),
+        ConfLexState.Float => numbers.Float(),
+        ConfLexState.IPAddr => numbers.IPAddr(),
+        _ => throw cursor.Fail(cursor.Position, $"BUG in lexer: no state {current}."),
     };
 
-    // Go's unicode.IsSpace and .NET's char.IsWhiteSpace agree on every character.
-    private static bool IsSpace(char c) => char.IsWhiteSpace(c);
+    // Where any value starts (after a key, in an array, in a map): its first character picks the lexer that reads it.
+    // Blanks may precede it, a new line may not: "foo =\n1" is an error although "foo\n1" is not, as in nats-server.
+    private ConfLexState Value()
+    {
+        var c = cursor.Read();
+        if (IsWhitespace(c))
+        {
+            cursor.Ignore();
+            return ConfLexState.Value;
+        }
 
-    private static bool IsWhitespace(char c) => c is ' ' or '\t';
+        tokens.MarkOrigin(cursor.Last);
+        switch (c)
+        {
+            case '[':
+                cursor.Ignore();
+                tokens.Emit(ConfTokenKind.ArrayStart);
+                return ConfLexState.ArrayValue;
+            case '{':
+                cursor.Ignore();
+                tokens.Emit(ConfTokenKind.MapStart);
+                return ConfLexState.MapKeyStart;
+            case '\'':
+                cursor.Ignore();
+                return ConfLexState.QuotedString;
+            case '"':
+                cursor.Ignore();
+                return ConfLexState.DubQuotedString;
+            case '-':
+                return ConfLexState.NegNumberStart;
+            case '(':
+                cursor.Ignore();
+                return ConfLexState.Block;
+            case '.':
+                throw cursor.Fail(cursor.Last, "Floats must start with a digit");
+            case '\n' or '\r':
+                throw cursor.Fail(cursor.Last, "Expected value but found new line");
+        }
 
-    private static bool IsNewLine(char c) => c is '\n' or '\r';
-
-    private static bool IsKeySeparator(char c) => c is '=' or ':';
+        cursor.Backup();
+        return char.IsDigit(c) ? ConfLexState.NumberStart : ConfLexState.String;
+    }
 }

@@ -1,6 +1,6 @@
-using Broker.Abstractions;
 using Broker.Core;
 using Broker.Host.Configuration.Conf;
+using Broker.Host.Configuration.ConfigFile.Internal;
 
 namespace Broker.Host.Configuration.ConfigFile;
 
@@ -20,70 +20,32 @@ namespace Broker.Host.Configuration.ConfigFile;
 /// security settings it cannot enforce (operator/JWT mode, accounts with users or nkeys, auth callout, OCSP, ...) are
 /// errors, so a broker never runs less protected than its file says; so are the blocks of the broker's own plugins
 /// (<c>tls</c>, <c>websocket</c>) when that plugin is not loaded.</para>
+/// <para>This class walks the top-level keys and hands each to the collaborator that reads it, in this order: the
+/// server's own settings (<see cref="ServerSettingsMapper"/>), authorization (<see cref="AuthorizationMapper"/>, with
+/// <see cref="PermissionsMapper"/>), a loaded plugin's key (<see cref="PluginBlockMapper"/>), accounts and refused
+/// security settings (<see cref="SecurityRefusals"/>), an unloaded first-party plugin's key, a feature the broker lacks
+/// (<see cref="IgnoredFeatures"/>); anything else is unknown. All of them read values through one
+/// <see cref="ConfValueReader"/> and write to one <see cref="ConfMappingBuilder"/>.</para>
 /// </remarks>
-internal sealed partial class ConfMapper
+internal sealed class ConfMapper
 {
-    // processConfigFileLine's keys that map onto options we have; the rest are in ConfMapper.Features.cs.
-    private static readonly Dictionary<string, Action<ConfMapper, ConfEntry>> TopLevel = new(StringComparer.OrdinalIgnoreCase)
-    {
-        ["listen"] = static (m, e) => m.Listen(e, Key(nameof(BrokerOptions.Host)), Key(nameof(BrokerOptions.Port)), BrokerDefaultHost),
-        ["port"] = static (m, e) => m.SetInt32(e, Key(nameof(BrokerOptions.Port))),
-        ["host"] = static (m, e) => m.SetString(e, Key(nameof(BrokerOptions.Host))),
-        ["net"] = static (m, e) => m.SetString(e, Key(nameof(BrokerOptions.Host))),
-        ["server_name"] = static (m, e) => m.ServerName(e),
-        ["debug"] = static (m, e) => m.SetBool(e, Key(nameof(BrokerHostOptions.Debug))),
-        ["trace"] = static (m, e) => m.SetBool(e, Key(nameof(BrokerHostOptions.Trace))),
-        ["trace_verbose"] = static (m, e) => m.SetBool(e, Key(nameof(BrokerHostOptions.Trace))),
-        ["trace_headers"] = static (m, e) => m.SetBool(e, Key(nameof(BrokerHostOptions.Trace))),
-        ["logtime"] = static (m, e) => m.SetBool(e, Key(nameof(BrokerHostOptions.LogTime))),
-        ["logfile"] = static (m, e) => m.SetString(e, Key(nameof(BrokerHostOptions.LogFile))),
-        ["log_file"] = static (m, e) => m.SetString(e, Key(nameof(BrokerHostOptions.LogFile))),
-        ["pidfile"] = static (m, e) => m.SetString(e, Key(nameof(BrokerHostOptions.PidFile))),
-        ["pid_file"] = static (m, e) => m.SetString(e, Key(nameof(BrokerHostOptions.PidFile))),
-        ["ports_file_dir"] = static (m, e) => m.SetString(e, Key(nameof(BrokerHostOptions.PortsFileDir))),
-        ["http"] = static (m, e) => m.Listen(e, MonitoringKey(nameof(MonitoringOptions.Host)), MonitoringKey(nameof(MonitoringOptions.Port)), null),
-        ["http_port"] = static (m, e) => m.SetInt32(e, MonitoringKey(nameof(MonitoringOptions.Port))),
-        ["monitor_port"] = static (m, e) => m.SetInt32(e, MonitoringKey(nameof(MonitoringOptions.Port))),
-        ["http_base_path"] = static (m, e) => m.SetString(e, MonitoringKey(nameof(MonitoringOptions.BasePath))),
-        ["max_control_line"] = static (m, e) => m.SetInt32(e, Key(nameof(BrokerOptions.MaxControlLine))),
-        ["max_payload"] = static (m, e) => m.SetInt32(e, Key(nameof(BrokerOptions.MaxPayload))),
-        ["max_pending"] = static (m, e) => m.SetInt64(e, Key(nameof(BrokerOptions.MaxPending))),
-        ["max_connections"] = static (m, e) => m.MaxConnections(e),
-        ["max_conn"] = static (m, e) => m.MaxConnections(e),
-        ["max_subscriptions"] = static (m, e) => m.MaxSubscriptions(e),
-        ["max_subs"] = static (m, e) => m.MaxSubscriptions(e),
-        ["max_sub_tokens"] = static (m, e) => m.MaxSubTokens(e),
-        ["max_subscription_tokens"] = static (m, e) => m.MaxSubTokens(e),
-        ["ping_interval"] = static (m, e) => m.SetDuration(e, "ping_interval", Key(nameof(BrokerOptions.PingInterval))),
-        ["ping_max"] = static (m, e) => m.SetInt32(e, Key(nameof(BrokerOptions.MaxPingsOutstanding))),
-        ["write_deadline"] = static (m, e) => m.SetDuration(e, "write_deadline", Key(nameof(BrokerOptions.WriteDeadline))),
-        ["max_closed_clients"] = static (m, e) => m.SetInt32(e, Key(nameof(BrokerOptions.MaxClosedClients))),
-        ["lame_duck_duration"] = static (m, e) => m.LameDuckDuration(e),
-        ["lame_duck_grace_period"] = static (m, e) => m.LameDuckGracePeriod(e),
-        ["no_header_support"] = static (m, e) => m.SetBool(e, Key(nameof(BrokerOptions.NoHeaderSupport))),
-        ["authorization"] = static (m, e) => m.Authorization(e),
-        ["no_auth_user"] = static (m, e) => m.SetString(e, AuthorizationKey(nameof(Core.Auth.AuthorizationOptions.NoAuthUser))),
-    };
-
-    // nats-server's default listen address, which a listen value without a host asks for.
-    private const string BrokerDefaultHost = "0.0.0.0";
-
-    private static readonly TimeSpan MinimumLameDuckDuration = TimeSpan.FromSeconds(30);
-
-    private readonly string file;
     private readonly PluginBlocks plugins;
-    private readonly Dictionary<string, string?> settings = new(StringComparer.OrdinalIgnoreCase);
-    private readonly Dictionary<string, ConfPosition> positions = new(StringComparer.OrdinalIgnoreCase);
-    private readonly List<ConfDiagnostic> diagnostics = [];
-    private bool storeDirectorySeen;
+    private readonly ConfMappingBuilder output = new();
+    private readonly ConfValueReader reader;
+    private readonly ServerSettingsMapper server;
+    private readonly AuthorizationMapper authorization;
+    private readonly PluginBlockMapper pluginBlocks;
+    private readonly SecurityRefusals refusals;
+    private readonly IgnoredFeatures ignored = new();
 
-    // Ignored features, in the order first met, each with the keys that asked for it.
-    private readonly List<(string Feature, ConfPosition Position, List<string> Keys)> ignored = [];
-
-    private ConfMapper(string file, PluginBlocks plugins)
+    private ConfMapper(PluginBlocks plugins)
     {
-        this.file = file;
         this.plugins = plugins;
+        reader = new ConfValueReader(output);
+        server = new ServerSettingsMapper(reader, output);
+        authorization = new AuthorizationMapper(reader, output, new PermissionsMapper(reader, output));
+        pluginBlocks = new PluginBlockMapper(reader, output);
+        refusals = new SecurityRefusals(reader, ignored);
     }
 
     /// <summary>Reads and maps a configuration file; a file that cannot be parsed gives one error.</summary>
@@ -116,29 +78,19 @@ internal sealed partial class ConfMapper
     {
         ArgumentNullException.ThrowIfNull(root);
         ArgumentNullException.ThrowIfNull(plugins);
-        var mapper = new ConfMapper(file, plugins);
+        var mapper = new ConfMapper(plugins);
         if (root.Count == 0)
         {
-            mapper.Warning(null, $"{file}: config has no values or is empty");
+            mapper.output.Warning(null, $"{file}: config has no values or is empty");
         }
 
         foreach (var entry in root.Entries)
         {
-            if (TopLevel.TryGetValue(entry.Key, out var map))
-            {
-                map(mapper, entry);
-            }
-            else if (plugins.TryGet(entry.Key, out var block))
-            {
-                mapper.Plugin(entry, block);
-            }
-            else if (!mapper.TryFeature(entry))
-            {
-                mapper.Unknown(entry);
-            }
+            mapper.MapTopLevel(entry);
         }
 
-        return mapper.Result();
+        mapper.ignored.Report(mapper.output);
+        return mapper.output.Build(file);
     }
 
     /// <summary>
@@ -148,140 +100,24 @@ internal sealed partial class ConfMapper
     /// <param name="key">The key, any letter case.</param>
     /// <returns><see langword="true"/> for the broker's keys.</returns>
     public static bool IsBrokerKey(string key) =>
-        TopLevel.ContainsKey(key) || Refused.ContainsKey(key) || string.Equals(key, "accounts", StringComparison.OrdinalIgnoreCase);
+        ServerSettingsMapper.Reads(key) || AuthorizationMapper.Reads(key) || SecurityRefusals.Reads(key);
 
-    private static string Key(params string[] path) => HostConfiguration.BrokerSection + ":" + string.Join(':', path);
-
-    private static string MonitoringKey(string property) => Key(nameof(BrokerOptions.Monitoring), property);
-
-    private static string AuthorizationKey(params string[] path) => Key([nameof(BrokerOptions.Authorization), .. path]);
-
-    private ConfMapping Result()
+    private void MapTopLevel(ConfEntry entry)
     {
-        foreach (var (feature, position, keys) in ignored)
-        {
-            var names = string.Join(", ", keys.Select(k => $"\"{k}\""));
-            var notice = feature == Clustering.Feature ? Clustering.Ignoring(keys) : $"{feature}: not supported yet, ignoring {names}";
-            diagnostics.Add(new ConfDiagnostic(ConfDiagnosticKind.Unsupported, position, notice));
-        }
-
-        // Warnings before errors, as nats-server prints them.
-        var ordered = diagnostics.Where(d => d.Kind != ConfDiagnosticKind.Error).Concat(diagnostics.Where(d => d.Kind == ConfDiagnosticKind.Error)).ToList();
-        return new ConfMapping(file, settings, ordered) { Positions = positions };
-    }
-
-    private void Set(string key, string? value) => settings[key] = value;
-
-    private void Error(ConfPosition? position, string message) => diagnostics.Add(new ConfDiagnostic(ConfDiagnosticKind.Error, position, message));
-
-    private void Warning(ConfPosition? position, string message) => diagnostics.Add(new ConfDiagnostic(ConfDiagnosticKind.Warning, position, message));
-
-    // nats-server: an unknown key is an error unless it served as a variable.
-    private void Unknown(ConfEntry entry)
-    {
-        if (!entry.UsedAsVariable)
-        {
-            Error(entry.KeyPosition, $"unknown field \"{entry.Key}\"");
-        }
-    }
-
-    private void ServerName(ConfEntry entry)
-    {
-        if (!TryString(entry, out var name))
+        if (server.TryMap(entry) || authorization.TryMap(entry))
         {
             return;
         }
 
-        if (name.Contains(' ', StringComparison.Ordinal))
+        if (plugins.TryGet(entry.Key, out var block))
         {
-            Error(entry.KeyPosition, "server name cannot contain spaces");
+            pluginBlocks.Map(entry, block);
             return;
         }
 
-        Set(Key(nameof(BrokerOptions.ServerName)), name);
-    }
-
-    // Passed as written: BrokerOptions reads 0 as the default (65536) and a negative value as no limit, as nats-server
-    // 2.9.10 does (checked by connecting to it with max_connections 0 and -1).
-    private void MaxConnections(ConfEntry entry)
-    {
-        if (TryInt32(entry, out var value))
+        if (!refusals.TryMap(entry) && !pluginBlocks.TryRefuseUnloaded(entry) && !ignored.TryIgnore(entry))
         {
-            Set(Key(nameof(BrokerOptions.MaxConnections)), Format(value));
-        }
-    }
-
-    // nats-server reads a negative limit as "no limit", which our options spell 0.
-    private void MaxSubscriptions(ConfEntry entry)
-    {
-        if (TryInt32(entry, out var value))
-        {
-            Set(Key(nameof(BrokerOptions.MaxSubscriptions)), Format(Math.Max(value, 0)));
-        }
-    }
-
-    private void MaxSubTokens(ConfEntry entry)
-    {
-        if (!TryInteger(entry, out var value))
-        {
-            return;
-        }
-
-        if (value > byte.MaxValue)
-        {
-            Error(entry.KeyPosition, $"{entry.Key} value is too big");
-        }
-        else if (value <= 0)
-        {
-            Error(entry.KeyPosition, $"{entry.Key} value can not be negative");
-        }
-        else
-        {
-            Set(Key(nameof(BrokerOptions.MaxSubTokens)), Format(value));
-        }
-    }
-
-    // Strictly a Go duration string here (no bare seconds), at least 30 seconds.
-    private void LameDuckDuration(ConfEntry entry)
-    {
-        if (!TryString(entry, out var text))
-        {
-            return;
-        }
-
-        if (!ConfigSyntax.TryParseDuration(text, out var duration, out var error))
-        {
-            Error(entry.KeyPosition, $"error parsing lame_duck_duration: {error}");
-        }
-        else if (duration < MinimumLameDuckDuration)
-        {
-            Error(entry.KeyPosition, $"invalid lame_duck_duration of {text}, minimum is 30 seconds");
-        }
-        else
-        {
-            Set(Key(nameof(BrokerOptions.LameDuckDuration)), Format(duration));
-        }
-    }
-
-    // Not negative; 0 asks for the default (nats-server fills in its default for a zero value).
-    private void LameDuckGracePeriod(ConfEntry entry)
-    {
-        if (!TryString(entry, out var text))
-        {
-            return;
-        }
-
-        if (!ConfigSyntax.TryParseDuration(text, out var duration, out var error))
-        {
-            Error(entry.KeyPosition, $"error parsing lame_duck_grace_period: {error}");
-        }
-        else if (duration < TimeSpan.Zero)
-        {
-            Error(entry.KeyPosition, "invalid lame_duck_grace_period, needs to be positive");
-        }
-        else if (duration > TimeSpan.Zero)
-        {
-            Set(Key(nameof(BrokerOptions.LameDuckGracePeriod)), Format(duration));
+            reader.Unknown(entry);
         }
     }
 }

@@ -1,18 +1,24 @@
 using Broker.Abstractions;
 using Broker.Core.Auth;
 using Broker.Host.Configuration.Conf;
+using static Broker.Host.Configuration.ConfigFile.Internal.ConfValueText;
 
-namespace Broker.Host.Configuration.ConfigFile;
+namespace Broker.Host.Configuration.ConfigFile.Internal;
 
-// Permissions of a user or the default ones (nats-server opts.go parseUserPermissions, parseVariablePermissions,
-// parseAllowResponses, checkPermSubjectArray).
-internal sealed partial class ConfMapper
+/// <summary>
+/// Permissions of a user or the default ones (nats-server opts.go parseUserPermissions, parseVariablePermissions,
+/// parseAllowResponses, checkPermSubjectArray) onto <see cref="PermissionsOptions"/> keys.
+/// </summary>
+/// <param name="reader">Typed reads of the values.</param>
+/// <param name="output">Where values and diagnostics go.</param>
+internal sealed class PermissionsMapper(ConfValueReader reader, ConfMappingBuilder output)
 {
-    private void Permissions(ConfEntry entry, string prefix)
+    /// <summary>Maps a permissions block onto the <see cref="PermissionsOptions"/> keys under <paramref name="prefix"/>.</summary>
+    public void Map(ConfEntry entry, string prefix)
     {
         if (entry.Value is not ConfMap block)
         {
-            Error(entry.KeyPosition, $"Expected permissions to be a map/struct, got {entry.Value}");
+            output.Error(entry.KeyPosition, $"Expected permissions to be a map/struct, got {entry.Value}");
             return;
         }
 
@@ -32,7 +38,7 @@ internal sealed partial class ConfMapper
                 default:
                     if (!item.UsedAsVariable)
                     {
-                        Error(item.KeyPosition, $"Unknown field \"{item.Key}\" parsing permissions");
+                        output.Error(item.KeyPosition, $"Unknown field \"{item.Key}\" parsing permissions");
                     }
 
                     break;
@@ -58,7 +64,7 @@ internal sealed partial class ConfMapper
                     default:
                         if (!item.UsedAsVariable)
                         {
-                            Error(item.KeyPosition, $"Unknown field name \"{item.Key}\" parsing subject permissions, only 'allow' or 'deny' are permitted");
+                            output.Error(item.KeyPosition, $"Unknown field name \"{item.Key}\" parsing subject permissions, only 'allow' or 'deny' are permitted");
                         }
 
                         break;
@@ -85,7 +91,7 @@ internal sealed partial class ConfMapper
                 {
                     if (item is not ConfString text)
                     {
-                        Error(item.Position, "Subject in permissions array cannot be cast to string");
+                        output.Error(item.Position, "Subject in permissions array cannot be cast to string");
                         return;
                     }
 
@@ -94,7 +100,7 @@ internal sealed partial class ConfMapper
 
                 break;
             default:
-                Error(entry.KeyPosition, $"Expected subject permissions to be a subject, or array of subjects, got {GoType(entry.Value)}");
+                output.Error(entry.KeyPosition, $"Expected subject permissions to be a subject, or array of subjects, got {GoType(entry.Value)}");
                 return;
         }
 
@@ -103,11 +109,11 @@ internal sealed partial class ConfMapper
         {
             if (InvalidPermissionSubject(subjects[i], allowQueue) is { } reason)
             {
-                Error(entry.KeyPosition, reason);
+                output.Error(entry.KeyPosition, reason);
                 return;
             }
 
-            Set(prefix + ":" + Format(i), subjects[i]);
+            output.Set(prefix + ":" + Format(i), subjects[i]);
         }
     }
 
@@ -172,7 +178,7 @@ internal sealed partial class ConfMapper
                     switch (item.Key.ToLowerInvariant())
                     {
                         case "max" or "max_msgs" or "max_messages" or "max_responses":
-                            if (!TryInt32(item, out var value))
+                            if (!reader.TryInt32(item, out var value))
                             {
                                 return;
                             }
@@ -182,13 +188,13 @@ internal sealed partial class ConfMapper
                         case "expires" or "expiration" or "ttl":
                             if (item.Value is not ConfString text)
                             {
-                                Error(item.KeyPosition, "error parsing expires, not a duration string");
+                                output.Error(item.KeyPosition, "error parsing expires, not a duration string");
                                 return;
                             }
 
                             if (!ConfigSyntax.TryParseDuration(text.Value, out var ttl, out var error))
                             {
-                                Error(item.KeyPosition, $"error parsing expires: {error}");
+                                output.Error(item.KeyPosition, $"error parsing expires: {error}");
                                 return;
                             }
 
@@ -197,7 +203,7 @@ internal sealed partial class ConfMapper
                         default:
                             if (!item.UsedAsVariable)
                             {
-                                Error(item.KeyPosition, $"Unknown field \"{item.Key}\" parsing permissions");
+                                output.Error(item.KeyPosition, $"Unknown field \"{item.Key}\" parsing permissions");
                             }
 
                             break;
@@ -206,11 +212,11 @@ internal sealed partial class ConfMapper
 
                 break;
             default:
-                Error(entry.KeyPosition, "error parsing response permissions, expected a boolean or a map");
+                output.Error(entry.KeyPosition, "error parsing response permissions, expected a boolean or a map");
                 return;
         }
 
-        Set(prefix + ":" + nameof(ResponsePermissionOptions.MaxMessages), Format(max));
-        Set(prefix + ":" + nameof(ResponsePermissionOptions.Expires), Format(expires));
+        output.Set(prefix + ":" + nameof(ResponsePermissionOptions.MaxMessages), Format(max));
+        output.Set(prefix + ":" + nameof(ResponsePermissionOptions.Expires), Format(expires));
     }
 }
