@@ -61,15 +61,17 @@ public class WebSocketFramingBenchmarks
     [GlobalSetup]
     public void Setup()
     {
-        var payload = Payload();
-        msgBatch16 = Lines("MSG " + Subject + " 1 ", payload, SmallBatch);
-        msgBatch64K = Lines("MSG " + Subject + " 1 ", payload, LargeBatchBytes / (msgBatch16.Length / SmallBatch));
+        // Every line has a payload of its own: deflate gains on the protocol text and the payloads' alphabet, not on
+        // repeats of one message (which would shrink a 64 KiB batch to under 1 KiB).
+        var random = new Random(42);
+        msgBatch16 = Lines("MSG " + Subject + " 1 ", SmallBatch, random);
+        msgBatch64K = Lines("MSG " + Subject + " 1 ", LargeBatchBytes / (msgBatch16.Length / SmallBatch), random);
         msgSequence16 = new ReadOnlySequence<byte>(msgBatch16);
         msgSequence64K = new ReadOnlySequence<byte>(msgBatch64K);
-        var pub = Lines("PUB " + Subject + " ", payload, 1);
-        pubBytes16 = Lines("PUB " + Subject + " ", payload, SmallBatch);
-        pubBytes64K = Lines("PUB " + Subject + " ", payload, LargeBatchBytes / pub.Length);
-        clientFrames16 = ClientFrames(Enumerable.Repeat(pub, SmallBatch), Deflate);
+        var pubs = Enumerable.Range(0, SmallBatch).Select(_ => Lines("PUB " + Subject + " ", 1, random)).ToList();
+        pubBytes16 = [.. pubs.SelectMany(b => b)];
+        pubBytes64K = Lines("PUB " + Subject + " ", LargeBatchBytes / pubs[0].Length, random);
+        clientFrames16 = ClientFrames(pubs, Deflate);
         clientFrames64K = ClientFrames([pubBytes64K], Deflate);
 
         var session = new WebSocketSession(Deflate, Browser: false, MaxMessageSize: 8L * 1024 * 1024, ForwardedFor: null);
@@ -344,24 +346,26 @@ public class WebSocketFramingBenchmarks
         pauseWriterThreshold: 0,
         useSynchronizationContext: false));
 
-    /// <summary>Printable payload bytes (letters and digits, fixed seed): deflate gains about what it gains on text.</summary>
-    private static byte[] Payload()
+    /// <summary>
+    /// <paramref name="count"/> protocol lines <c>prefix 128\r\npayload\r\n</c>, each payload new printable bytes
+    /// (letters and digits from a seeded generator): deflate gains about what it gains on text.
+    /// </summary>
+    private static byte[] Lines(string prefix, int count, Random random)
     {
         const string alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
-        var random = new Random(42);
-        var payload = new byte[PayloadSize];
-        for (var i = 0; i < payload.Length; i++)
+        var head = Encoding.ASCII.GetBytes(prefix + PayloadSize + "\r\n");
+        var lines = new List<byte>();
+        for (var line = 0; line < count; line++)
         {
-            payload[i] = (byte)alphabet[random.Next(alphabet.Length)];
+            lines.AddRange(head);
+            for (var i = 0; i < PayloadSize; i++)
+            {
+                lines.Add((byte)alphabet[random.Next(alphabet.Length)]);
+            }
+
+            lines.AddRange("\r\n"u8.ToArray());
         }
 
-        return payload;
-    }
-
-    /// <summary><paramref name="count"/> protocol lines <c>prefix size\r\npayload\r\n</c>.</summary>
-    private static byte[] Lines(string prefix, byte[] payload, int count)
-    {
-        var line = Encoding.ASCII.GetBytes(prefix + payload.Length + "\r\n").Concat(payload).Concat("\r\n"u8.ToArray()).ToArray();
-        return [.. Enumerable.Repeat(line, count).SelectMany(b => b)];
+        return [.. lines];
     }
 }
