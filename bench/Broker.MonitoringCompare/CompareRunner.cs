@@ -16,7 +16,7 @@ internal sealed class CompareRunner(CompareOptions options, TextWriter output)
     public async Task RunAsync()
     {
         output.WriteLine($"Monitoring HTTP server: own vs Kestrel. {Environment.ProcessorCount} cores, .NET {Environment.Version}, " +
-            $"{options.Startups} cold starts each, load {options.Seconds} s per row with {options.Connections} keep-alive connections.");
+            $"{options.Startups} cold starts each, load {options.Rounds} x {options.Seconds} s per server and path with {options.Connections} keep-alive connections.");
         output.WriteLine();
         Startup();
         await LoadAsync().ConfigureAwait(false);
@@ -27,7 +27,8 @@ internal sealed class CompareRunner(CompareOptions options, TextWriter output)
         var runs = Kinds.ToDictionary(k => k, _ => new List<ChildServer>());
         for (var round = 0; round < options.Startups; round++)
         {
-            foreach (var kind in Kinds)
+            // The order rotates from round to round, so no kind always starts right after another's exit.
+            foreach (var kind in Kinds.Skip(round % Kinds.Length).Concat(Kinds.Take(round % Kinds.Length)))
             {
                 var child = ChildServer.Start(kind);
                 child.Dispose();
@@ -55,29 +56,46 @@ internal sealed class CompareRunner(CompareOptions options, TextWriter output)
         using var own = ChildServer.Start("own");
         using var kestrel = ChildServer.Start("kestrel");
         ChildServer[] servers = [own, kestrel];
-        var rows = new List<string>();
+        var results = new Dictionary<(string Kind, string Path), List<(long Requests, TimeSpan Elapsed, long Allocated, long Body)>>();
+        for (var round = 0; round < options.Rounds; round++)
+        {
+            foreach (var path in Paths)
+            {
+                // Each round alternates which server goes first, so a drift of the machine's load hits both alike.
+                foreach (var server in round % 2 == 0 ? servers : Enumerable.Reverse(servers))
+                {
+                    using var load = new LoadGenerator(server.Port, options.Connections);
+                    await load.RunAsync(path, TimeSpan.FromSeconds(1)).ConfigureAwait(false);
+                    var before = server.CommandNumber("ALLOC");
+                    var (requests, elapsed) = await load.RunAsync(path, TimeSpan.FromSeconds(options.Seconds)).ConfigureAwait(false);
+                    var after = server.CommandNumber("ALLOC");
+                    var key = (server.Kind, path);
+                    if (!results.TryGetValue(key, out var list))
+                    {
+                        results[key] = list = [];
+                    }
+
+                    list.Add((requests, elapsed, after - before, load.ResponseBytes));
+                }
+            }
+        }
+
+        output.WriteLine($"Load ({options.Connections} keep-alive HttpClient connections, {options.Rounds} rounds of {options.Seconds} s per server and path after 1 s of warm-up, " +
+            "servers alternating; requests/s: median and range of the rounds; allocated: the server process's GC.GetTotalAllocatedBytes delta / requests, all rounds):");
+        output.WriteLine();
+        output.WriteLine("| Server | Request | Requests/s (median) | Requests/s (min-max) | Allocated per request | Response body |");
+        output.WriteLine("|---|---|---:|---:|---:|---:|");
         foreach (var path in Paths)
         {
             foreach (var server in servers)
             {
-                using var load = new LoadGenerator(server.Port, options.Connections);
-                await load.RunAsync(path, TimeSpan.FromSeconds(1)).ConfigureAwait(false);
-                var before = server.CommandNumber("ALLOC");
-                var (requests, elapsed) = await load.RunAsync(path, TimeSpan.FromSeconds(options.Seconds)).ConfigureAwait(false);
-                var after = server.CommandNumber("ALLOC");
-                rows.Add(string.Create(
+                var list = results[(server.Kind, path)];
+                var rates = list.Select(r => r.Requests / r.Elapsed.TotalSeconds).Order().ToList();
+                var median = rates.Count % 2 == 1 ? rates[rates.Count / 2] : (rates[(rates.Count / 2) - 1] + rates[rates.Count / 2]) / 2;
+                output.WriteLine(string.Create(
                     CultureInfo.InvariantCulture,
-                    $"| {Name(server.Kind)} | GET {path} | {requests / elapsed.TotalSeconds:0} | {(double)(after - before) / requests:0} B | {load.ResponseBytes} B |"));
+                    $"| {Name(server.Kind)} | GET {path} | {median:0} | {rates[0]:0}-{rates[^1]:0} | {(double)list.Sum(r => r.Allocated) / list.Sum(r => r.Requests):0} B | {list[^1].Body} B |"));
             }
-        }
-
-        output.WriteLine($"Load ({options.Connections} keep-alive HttpClient connections, {options.Seconds} s per row after 1 s of warm-up; allocated = the server process's GC.GetTotalAllocatedBytes delta / requests):");
-        output.WriteLine();
-        output.WriteLine("| Server | Request | Requests/s | Allocated per request | Response body |");
-        output.WriteLine("|---|---|---:|---:|---:|");
-        foreach (var row in rows)
-        {
-            output.WriteLine(row);
         }
 
         output.WriteLine();
