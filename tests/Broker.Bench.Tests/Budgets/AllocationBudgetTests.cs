@@ -41,16 +41,19 @@ public sealed class AllocationBudgetTests
 
         Assert.All(Budgets.Keys, key => Assert.True(ids.Contains(key), $"The budget {key} names no benchmark."));
         Assert.All(
-            new[] { "ParserBenchmarks.", "SubListBenchmarks.", "FanOutBenchmarks.", "WritePathBenchmarks.", "MqttCodecBenchmarks.", "MqttDeliveryBenchmarks." },
+            new[] { "ParserBenchmarks.", "SubListBenchmarks.", "FanOutBenchmarks.", "WritePathBenchmarks.", "MqttCodecBenchmarks.", "MqttDeliveryBenchmarks.", "WebSocketFramingBenchmarks." },
             area => Assert.Contains(ids, id => id.StartsWith(area, StringComparison.Ordinal)));
     }
 
     [Fact]
     public void Steady_state_parse_match_and_delivery_budgets_are_zero()
     {
-        // MQTTnet's formatter cases are reference measurements of a third-party codec, not our hot path.
+        // MQTTnet's formatter and the BCL WebSocket cases are reference measurements of third-party code, not our hot
+        // path; the adapter's permessage-deflate path allocates per compressed message as shipped (issue 19 measures it).
         var steadyState = Budgets.Where(b => !b.Key.Contains("CacheMiss", StringComparison.Ordinal)
             && !b.Key.Contains(".Mqttnet", StringComparison.Ordinal)
+            && !b.Key.StartsWith("WebSocketFramingBenchmarks.Bcl", StringComparison.Ordinal)
+            && !(b.Key.StartsWith("WebSocketFramingBenchmarks.", StringComparison.Ordinal) && b.Key.Contains("Deflate=True", StringComparison.Ordinal))
             && !AmortizedPerCommitRound.Contains(b.Key));
 
         Assert.All(steadyState, budget => Assert.Equal(0, budget.Value));
