@@ -91,7 +91,7 @@ internal sealed class BenchmarkCase
         if (Method.ReturnType == typeof(long))
         {
             var call = Method.CreateDelegate<Func<long>>(instance);
-            return () => Sink = call();
+            return () => Volatile.Write(ref sink, call());
         }
 
         if (Method.ReturnType == typeof(void))
@@ -103,7 +103,7 @@ internal sealed class BenchmarkCase
     }
 
     // Keeps results alive so the JIT cannot drop a benchmark's work.
-    private static long Sink { get; set; }
+    private static long sink;
 
     private void InvokeMarked<TAttribute>(object instance)
         where TAttribute : Attribute
