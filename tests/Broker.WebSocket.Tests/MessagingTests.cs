@@ -133,6 +133,37 @@ public sealed class MessagingTests
     }
 
     [Fact(Timeout = 30_000)]
+    public async Task Compressed_messages_in_a_row_small_large_and_small_again_arrive_whole_both_ways()
+    {
+        // The connection keeps its compression buffers between messages up to a size and drops larger ones: every
+        // message after one, bigger or smaller, must still arrive exactly.
+        await using var broker = await WsBroker.StartAsync(null, ("compression", "true"));
+        var deflate = new WebSocketDeflateOptions { ClientContextTakeover = false, ServerContextTakeover = false };
+        await using var a = await WsNatsClient.ConnectAsync(broker.WebSocketUri(), o => o.DangerousDeflateOptions = deflate);
+        await using var b = await WsNatsClient.ConnectAsync(broker.WebSocketUri(), o => o.DangerousDeflateOptions = deflate);
+        await a.SendAsync("CONNECT {\"verbose\":false}\r\nSUB many 1\r\nPING\r\n");
+        Assert.Equal("PONG", await a.ReadLineAsync());
+        await b.SendAsync("CONNECT {\"verbose\":false}\r\nPING\r\n");
+        Assert.Equal("PONG", await b.ReadLineAsync());
+
+        var random = new Random(19);
+        string Text(int length) => string.Create(length, random, (span, r) =>
+        {
+            for (var i = 0; i < span.Length; i++)
+            {
+                span[i] = (char)r.Next('a', 'z' + 1); // hardly compressible: the large one stays large compressed
+            }
+        });
+        string[] payloads = [string.Concat(Enumerable.Repeat("small text ", 20)), Text(150_000), Text(300), Text(90_000), "tiny but over the threshold of 64 bytes, so it is compressed too"];
+        foreach (var payload in payloads)
+        {
+            await b.SendAsync($"PUB many {payload.Length}\r\n{payload}\r\n");
+            Assert.Equal($"MSG many 1 {payload.Length}", await a.ReadLineAsync());
+            Assert.Equal(payload, await a.ReadLineAsync());
+        }
+    }
+
+    [Fact(Timeout = 30_000)]
     public async Task Without_compression_configured_no_extension_is_agreed()
     {
         await using var broker = await WsBroker.StartAsync();

@@ -88,22 +88,34 @@ internal static class Frames
     public static bool IsValidCloseStatus(int code)
         => code is >= 1000 and < 5000 and not (1004 or 1005 or 1006 or 1015) && code is not (>= 1016 and <= 2999);
 
-    /// <summary>Compresses one message on its own (no context takeover) and drops the sync-flush tail.</summary>
-    public static byte[] Deflate(in ReadOnlySequence<byte> message)
+    /// <summary>
+    /// The most a connection keeps of the buffer it compresses or decompresses messages in, between messages: enough for
+    /// the usual message, so steady traffic allocates no buffer, without holding a large one per connection.
+    /// </summary>
+    public const int KeptScratchCapacity = 64 * 1024;
+
+    /// <summary>
+    /// Compresses one message on its own (no context takeover) into <paramref name="scratch"/> (emptied first) and
+    /// returns it without the sync-flush tail: a view of the scratch buffer, valid until its next use.
+    /// </summary>
+    public static ReadOnlySpan<byte> Deflate(in ReadOnlySequence<byte> message, MemoryStream scratch)
     {
-        using var output = new MemoryStream();
-        var deflate = new DeflateStream(output, CompressionLevel.Fastest, leaveOpen: true);
-        foreach (var segment in message)
+        scratch.SetLength(0);
+        int length;
+        using (var deflate = new DeflateStream(scratch, CompressionLevel.Fastest, leaveOpen: true))
         {
-            deflate.Write(segment.Span);
+            foreach (var segment in message)
+            {
+                deflate.Write(segment.Span);
+            }
+
+            // Flush is a sync flush; what Dispose adds afterwards (the final block) is not part of the message.
+            deflate.Flush();
+            length = (int)scratch.Length;
         }
 
-        // Flush is a sync flush; what Dispose adds afterwards (the final block) is not part of the message.
-        deflate.Flush();
-        var compressed = output.ToArray();
-        deflate.Dispose();
-        var length = compressed.AsSpan().EndsWith(SyncFlushTail) ? compressed.Length - SyncFlushTail.Length : compressed.Length;
-        return compressed[..length];
+        var compressed = scratch.GetBuffer().AsSpan(0, length);
+        return compressed.EndsWith(SyncFlushTail) ? compressed[..^SyncFlushTail.Length] : compressed;
     }
 
     /// <summary>

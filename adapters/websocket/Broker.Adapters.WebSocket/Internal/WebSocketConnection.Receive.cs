@@ -288,13 +288,20 @@ internal sealed partial class WebSocketConnection
     private bool FinishCompressedMessage(PipeWriter writer)
     {
         var message = compressedMessage ?? new MemoryStream();
-        compressedMessage = null;
-        using (message)
+        var inflated = Frames.Inflate(message, writer, maxMessageSize);
+        if (inflated && message.Capacity <= Frames.KeptScratchCapacity)
         {
-            if (Frames.Inflate(message, writer, maxMessageSize))
-            {
-                return true;
-            }
+            // Kept for the next compressed message, emptied: steady traffic allocates no buffer.
+            message.SetLength(0);
+            compressedMessage = message;
+            return true;
+        }
+
+        compressedMessage = null;
+        message.Dispose();
+        if (inflated)
+        {
+            return true;
         }
 
         Fail(Frames.MessageTooBig, "decompressed message too big or not valid");

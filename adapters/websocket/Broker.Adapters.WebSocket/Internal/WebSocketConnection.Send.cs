@@ -61,6 +61,9 @@ internal sealed partial class WebSocketConnection
         }
     }
 
+    // The send loop's buffer for compressing messages, kept between messages (only the send loop uses it).
+    private MemoryStream? deflateScratch;
+
     private void WriteDataFrames(PipeWriter writer, ReadOnlySequence<byte> buffer)
     {
         while (!buffer.IsEmpty)
@@ -69,9 +72,15 @@ internal sealed partial class WebSocketConnection
             buffer = buffer.Slice(chunk.End);
             if (compression && chunk.Length >= Frames.CompressThreshold)
             {
-                var compressed = Frames.Deflate(chunk);
+                var scratch = deflateScratch ??= new MemoryStream();
+                var compressed = Frames.Deflate(chunk, scratch);
                 Frames.WriteHeader(writer, Frames.Binary, compressed: true, compressed.Length);
                 writer.Write(compressed);
+                if (scratch.Capacity > Frames.KeptScratchCapacity)
+                {
+                    deflateScratch = null;
+                }
+
                 continue;
             }
 
