@@ -4,6 +4,7 @@ using Broker.Abstractions;
 using Broker.Storage.FileStore;
 using Broker.Storage.FileStore.Internal;
 using Broker.Storage.FileStore.Internal.Format;
+using Broker.Storage.FileStore.Internal.Io;
 using Microsoft.Extensions.Logging.Abstractions;
 
 namespace Broker.FileStore.Tests.Parts;
@@ -55,7 +56,7 @@ internal sealed class StoreParts
     public static SimulatedDisk NewDisk()
     {
         var disk = new SimulatedDisk(Root);
-        FileStreamStore.CreateDirectoryDurably(disk, Msgs);
+        DurableDirectory.Create(disk, Msgs);
         return disk;
     }
 

@@ -140,27 +140,19 @@ internal sealed partial class BusConnection
         }
 
         ClosedAt = DateTimeOffset.UtcNow;
-        RecordClosed([]);
+        Server.ClosedClients.Record(this, []);
         _ = closed.CancelAsync();
     }
 
     private void Cleanup()
     {
-        var subscriptions = Server.ClosedClients.Enabled ? GetSubscriptions() : [];
+        var subscriptions = Server.ClosedClients.SubscriptionsToKeep(this);
         CloseSubscriptions();
         FailPendingRequests();
         ClosedAt = DateTimeOffset.UtcNow;
         Server.Unregister(this);
-        RecordClosed(subscriptions);
+        Server.ClosedClients.Record(this, subscriptions);
         InProcessLog.ConnectionClosed(logger, this, ClosedReasonText);
         _ = closed.CancelAsync();
-    }
-
-    private void RecordClosed(Subscriptions.Subscription[] subscriptions)
-    {
-        if (Server.ClosedClients.Enabled)
-        {
-            Server.ClosedClients.Add(ConnectionSnapshot.Closed(this, subscriptions));
-        }
     }
 }

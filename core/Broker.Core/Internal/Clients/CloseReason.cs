@@ -42,4 +42,13 @@ internal static class CloseReasonText
         CloseReason.TlsHandshakeError => "TLS Handshake Failure",
         _ => string.Empty,
     };
+
+    /// <summary>The close reason of a protocol error, as nats-server's (a parse error unless a limit or authorization).</summary>
+    public static CloseReason ForProtocolError(Protocol.ProtocolError error) => error switch
+    {
+        Protocol.ProtocolError.MaxPayloadExceeded => CloseReason.MaxPayloadExceeded,
+        Protocol.ProtocolError.MaxControlLineExceeded => CloseReason.MaxControlLineExceeded,
+        Protocol.ProtocolError.AuthorizationViolation => CloseReason.AuthenticationViolation,
+        _ => CloseReason.ParseError,
+    };
 }

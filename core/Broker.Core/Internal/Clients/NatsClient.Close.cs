@@ -70,11 +70,11 @@ internal sealed partial class NatsClient
             ClientLog.SlowConsumer(logger, this, Reason.ToText());
         }
 
-        var subscriptions = SubscriptionsForClosedRecord();
+        var subscriptions = Server.ClosedClients.SubscriptionsToKeep(this);
         RemoveAllSubscriptions();
         ClosedAt = DateTimeOffset.UtcNow;
         Server.Unregister(this);
-        RecordClosed(subscriptions);
+        Server.ClosedClients.Record(this, subscriptions);
         await transport.Input.CompleteAsync().ConfigureAwait(false);
         ClientLog.ClientClosed(logger, this, Reason.ToText());
     }

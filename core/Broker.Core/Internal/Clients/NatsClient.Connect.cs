@@ -80,8 +80,14 @@ internal sealed partial class NatsClient
     private void CompleteAuthentication(AuthenticatedUser user)
     {
         authentication.Complete();
+        TakeUser(user);
+    }
+
+    /// <summary>Binds the connection to the user's name and its own copy of the user's permissions (caches are per connection).</summary>
+    private ClientPermissions? TakeUser(AuthenticatedUser user)
+    {
         AuthorizedUser = user.Name;
-        Permissions = user.Permissions?.CreateForConnection();
+        return Permissions = user.Permissions?.CreateForConnection();
     }
 
     private void AuthorizationViolation()

@@ -1,6 +1,4 @@
-using Broker.Core.Internal.Monitoring;
 using Broker.Core.Internal.Protocol;
-using Broker.Core.Internal.Subscriptions;
 
 namespace Broker.Core.Internal.Clients;
 
@@ -36,16 +34,4 @@ internal sealed partial class NatsClient
 
     /// <summary>Closes the connection gracefully with the reason "Server Shutdown" (lame duck mode).</summary>
     public void CloseForShutdown() => BeginClose(CloseReason.ServerShutdown, default);
-
-    /// <summary>Remembers this closed connection for /connz, with the subscriptions it had.</summary>
-    private void RecordClosed(Subscription[] subscriptions)
-    {
-        if (Server.ClosedClients.Enabled)
-        {
-            Server.ClosedClients.Add(ConnectionSnapshot.Closed(this, subscriptions));
-        }
-    }
-
-    /// <summary>The subscriptions to remember if the connection is recorded when closed; empty when it is not.</summary>
-    private Subscription[] SubscriptionsForClosedRecord() => Server.ClosedClients.Enabled ? GetSubscriptions() : [];
 }

@@ -1,4 +1,5 @@
 using System.Buffers;
+using Broker.Core.Internal.Protocol;
 using Broker.Core.Internal.Subscriptions;
 
 namespace Broker.Core.Internal.Clients;
@@ -89,11 +90,6 @@ internal sealed partial class NatsClient
         }
     }
 
-    /// <summary>-ERR 'Permissions Violation for ... "subject"' with nats-server's %q quoting, plus an optional queue.</summary>
-    private void SendPermissionError(string prefix, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, string suffix = "", bool flushNow = false)
-    {
-        var text = "-ERR '" + prefix + GoQuote.Quote(subject)
-            + (queue.IsEmpty ? string.Empty : " using queue " + GoQuote.Quote(queue)) + suffix + "'\r\n";
-        SendProtocol(System.Text.Encoding.UTF8.GetBytes(text), flushNow);
-    }
+    private void SendPermissionError(string prefix, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, string suffix = "", bool flushNow = false) =>
+        SendProtocol(ServerMessages.PermissionViolation(prefix, subject, queue, suffix), flushNow);
 }

@@ -136,14 +136,7 @@ internal sealed partial class NatsClient
     private void OnProtocolError(ProtocolError error)
     {
         ClientLog.ProtocolError(logger, this, error);
-        var reason = error switch
-        {
-            ProtocolError.MaxPayloadExceeded => CloseReason.MaxPayloadExceeded,
-            ProtocolError.MaxControlLineExceeded => CloseReason.MaxControlLineExceeded,
-            ProtocolError.AuthorizationViolation => CloseReason.AuthenticationViolation,
-            _ => CloseReason.ParseError,
-        };
-        BeginClose(reason, ServerMessages.For(error));
+        BeginClose(CloseReasonText.ForProtocolError(error), ServerMessages.For(error));
     }
 
     /// <summary>The parser's view of this connection: direct calls into the handlers (traced by <see cref="TracingProtocolOps{TOps}"/>).</summary>

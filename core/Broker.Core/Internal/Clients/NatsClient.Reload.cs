@@ -30,10 +30,7 @@ internal sealed partial class NatsClient
             return;
         }
 
-        AuthorizedUser = user.Name;
-        var permissions = user.Permissions?.CreateForConnection();
-        Permissions = permissions;
-        foreach (var subscription in ApplyToSubscriptions(permissions))
+        foreach (var subscription in ApplyToSubscriptions(TakeUser(user)))
         {
             SendPermissionError("Permissions Violation for Subscription to ", subscription.Subject, subscription.Queue, $" (sid {GoQuote.Quote(subscription.Sid)})", flushNow: true);
             ClientLog.SubscriptionRemovedOnReload(logger, this, subscription.SubjectString);

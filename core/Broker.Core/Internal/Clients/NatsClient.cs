@@ -10,8 +10,8 @@ namespace Broker.Core.Internal.Clients;
 /// operation handlers (<c>.Operations.cs</c>, <c>.Connect.cs</c>), deliveries written straight into the output under
 /// its lock and flushed once per producer batch (<c>.Output.cs</c>, <see cref="ConnectionOutput"/>) and closing
 /// (<c>.Close.cs</c>). It delegates to collaborators with their own state: <see cref="ConnectOptions"/> (what CONNECT
-/// asked for), <see cref="ClientAuthentication"/> (nonce,
-/// credentials, deadline), <see cref="KeepAlive"/> (ping timer, round trip, last input), <see cref="ProtocolTrace"/>
+/// asked for), <see cref="ClientAuthentication"/> (nonce, credentials, deadline), <see cref="KeepAlive"/> (ping timer,
+/// round trip, last input), <see cref="ProtocolTrace"/>
 /// (<c>-V</c>), <see cref="ClientTransport"/> (pipes, endpoints, TLS) and <see cref="MessageFrame"/> (the MSG/HMSG
 /// line); the subscription table is <see cref="ClientBase"/>'s.
 /// </summary>

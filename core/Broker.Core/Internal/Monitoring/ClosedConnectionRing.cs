@@ -1,4 +1,6 @@
+using Broker.Core.Internal.Clients;
 using Broker.Core.Internal.Monitoring.Models;
+using Broker.Core.Internal.Subscriptions;
 
 namespace Broker.Core.Internal.Monitoring;
 
@@ -19,6 +21,21 @@ internal sealed class ClosedConnectionRing
 
     /// <summary>Whether closed connections are remembered at all (capacity above 0).</summary>
     public bool Enabled => capacity > 0;
+
+    /// <summary>
+    /// What a closing connection keeps for its record: its subscriptions, taken before they are removed, when records
+    /// are kept; none otherwise.
+    /// </summary>
+    public Subscription[] SubscriptionsToKeep(ClientBase client) => Enabled ? client.GetSubscriptions() : [];
+
+    /// <summary>Remembers a closed connection with its final counters and the subscriptions it had.</summary>
+    public void Record(ClientBase client, Subscription[] subscriptions)
+    {
+        if (Enabled)
+        {
+            Add(ConnectionSnapshot.Closed(client, subscriptions));
+        }
+    }
 
     public void Add(ClosedConnection connection)
     {

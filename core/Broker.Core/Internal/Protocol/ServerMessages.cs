@@ -44,4 +44,12 @@ internal static class ServerMessages
         ProtocolError.AuthorizationViolation => ErrAuthorization,
         _ => default,
     };
+
+    /// <summary>
+    /// <c>-ERR 'Permissions Violation for ... "subject"'</c> with nats-server's %q quoting, an optional
+    /// <c>using queue "q"</c> and a suffix.
+    /// </summary>
+    public static byte[] PermissionViolation(string prefix, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, string suffix) =>
+        System.Text.Encoding.UTF8.GetBytes("-ERR '" + prefix + Clients.GoQuote.Quote(subject)
+            + (queue.IsEmpty ? string.Empty : " using queue " + Clients.GoQuote.Quote(queue)) + suffix + "'\r\n");
 }

@@ -111,7 +111,7 @@ internal sealed class FileConsumerStore : IConsumerStore, IDisposable
                 fs.DeleteDirectory(directory);
             }
 
-            FileStreamStore.CreateDirectoryDurably(fs, directory);
+            DurableDirectory.Create(fs, directory);
             store.WriteMeta();
             store.Start();
         }
@@ -212,7 +212,7 @@ internal sealed class FileConsumerStore : IConsumerStore, IDisposable
             {
                 if (!wasPersistent)
                 {
-                    FileStreamStore.CreateDirectoryDurably(fs, directory);
+                    DurableDirectory.Create(fs, directory);
                 }
 
                 WriteMeta();

@@ -151,8 +151,8 @@ internal sealed partial class FileStreamStore : IStreamStore
             key = StreamKey.Derive(options.Cipher, options.Key!, salt);
         }
 
-        CreateDirectoryDurably(fs, Path.Combine(directory, BlocksFolder));
-        CreateDirectoryDurably(fs, Path.Combine(directory, ConsumersFolder));
+        DurableDirectory.Create(fs, Path.Combine(directory, BlocksFolder));
+        DurableDirectory.Create(fs, Path.Combine(directory, ConsumersFolder));
         StreamMetaFile.Write(fs, directory, config, salt, key);
         var store = new FileStreamStore(fs, options, logger, config, key, salt);
         store.committer.Reserve(SequenceReservation.Step);
@@ -178,27 +178,6 @@ internal sealed partial class FileStreamStore : IStreamStore
         store.RecoverConsumers();
         store.StartBackground();
         return store;
-    }
-
-    /// <summary>Creates a directory and makes its entry (and each new parent's) durable.</summary>
-    internal static void CreateDirectoryDurably(IStorageFileSystem fs, string path)
-    {
-        var missing = new Stack<string>();
-        for (var current = path; !string.IsNullOrEmpty(current) && !fs.DirectoryExists(current); current = Path.GetDirectoryName(current))
-        {
-            missing.Push(current);
-        }
-
-        fs.CreateDirectory(path);
-        while (missing.Count > 0)
-        {
-            var created = missing.Pop();
-            var parent = Path.GetDirectoryName(created);
-            if (!string.IsNullOrEmpty(parent))
-            {
-                fs.SyncDirectory(parent);
-            }
-        }
     }
 
     public ValueTask WaitForDurableAsync(ulong sequence, CancellationToken cancellationToken = default) => committer.WaitForDurableAsync(sequence, cancellationToken);

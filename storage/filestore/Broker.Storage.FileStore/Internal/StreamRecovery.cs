@@ -30,7 +30,7 @@ internal sealed class StreamRecovery(
     {
         if (!fs.DirectoryExists(blocksDirectory))
         {
-            FileStreamStore.CreateDirectoryDurably(fs, blocksDirectory);
+            DurableDirectory.Create(fs, blocksDirectory);
         }
 
         var ids = new List<uint>();
