@@ -44,20 +44,58 @@ public sealed class ReferenceServer : IAsyncDisposable
             startArguments.Add(configPath);
         }
 
-        var process = ExternalProcess.Start(binary, [.. startArguments, .. arguments]);
-        var server = new ReferenceServer(process, port, configPath);
-        try
+        // The port was free a moment ago, but test assemblies run side by side and another server may take it before
+        // nats-server binds; then nats-server exits and a connection would reach the other server. Only nats-server's
+        // own "Listening ... on <port>" line proves the port is its, so wait for that and retry on a new port.
+        for (var attempt = 1; ; attempt++)
         {
-            await Ports.WaitUntilListeningAsync(port, TimeSpan.FromSeconds(10)).ConfigureAwait(false);
-        }
-        catch (SocketException)
-        {
+            var process = ExternalProcess.Start(binary, [.. startArguments, .. arguments]);
+            var server = new ReferenceServer(process, port, configPath);
+            var listening = await server.WaitUntilListeningAsync(TimeSpan.FromSeconds(10)).ConfigureAwait(false);
+            if (listening)
+            {
+                return server;
+            }
+
+            // Disposing waits for the exited process's last lines (the reason it stopped) to be read.
+            await process.DisposeAsync().ConfigureAwait(false);
             var log = server.Log;
-            await server.DisposeAsync().ConfigureAwait(false);
-            throw new InvalidOperationException("nats-server did not start listening:" + Environment.NewLine + log);
+            if (attempt == 3 || !log.Contains("address already in use", StringComparison.Ordinal))
+            {
+                if (configPath is not null)
+                {
+                    File.Delete(configPath);
+                }
+
+                throw new InvalidOperationException("nats-server did not start listening:" + Environment.NewLine + log);
+            }
+
+            port = Ports.GetFreePort();
+            startArguments[3] = port.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        }
+    }
+
+    /// <summary>Waits for nats-server's own log line saying it listens on <see cref="Port"/>; false when it exits first or the timeout passes.</summary>
+    private async Task<bool> WaitUntilListeningAsync(TimeSpan timeout)
+    {
+        var line = "Listening for client connections on 127.0.0.1:" + Port.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        var deadline = DateTime.UtcNow + timeout;
+        while (DateTime.UtcNow < deadline)
+        {
+            if (Log.Contains(line, StringComparison.Ordinal))
+            {
+                return Ports.Accepts(Port);
+            }
+
+            if (process.HasExited)
+            {
+                return false;
+            }
+
+            await Task.Delay(20).ConfigureAwait(false);
         }
 
-        return server;
+        return false;
     }
 
     /// <summary>What the server logged so far (nats-server logs to standard error), for assertion messages.</summary>
