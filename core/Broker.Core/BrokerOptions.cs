@@ -56,6 +56,12 @@ public sealed class BrokerOptions
     /// <summary>Authentication and authorization. Default: none (every client is accepted with full permissions).</summary>
     public AuthorizationOptions Authorization { get; set; } = new();
 
+    /// <summary>
+    /// Accounts besides the global account <c>$G</c> (nats-server's <c>accounts { }</c>), each an isolated subject space
+    /// with its own users and limits. Default empty: every client is in <c>$G</c>.
+    /// </summary>
+    public IList<AccountOptions> Accounts { get; set; } = [];
+
     /// <summary>The HTTP monitoring endpoint. Default: off.</summary>
     public MonitoringOptions Monitoring { get; set; } = new();
 
@@ -84,6 +90,7 @@ public sealed class BrokerOptions
     {
         var copy = (BrokerOptions)MemberwiseClone();
         copy.Authorization = Authorization.Clone();
+        copy.Accounts = [.. Accounts.Select(a => a.Clone())];
         copy.Monitoring = Monitoring.Clone();
         return copy;
     }

@@ -34,7 +34,7 @@ public class SubListBenchmarks
     {
         var core = new BrokerCore(new BrokerOptions(), NullLoggerFactory.Instance);
         var owner = new BenchPublisher(core);
-        subList = core.SubList;
+        subList = core.Accounts.Global.SubList;
         var sid = 0;
         void Add(string subject, string? queue = null)
         {

@@ -1,8 +1,8 @@
 using System.Collections.Concurrent;
+using Broker.Core.Internal.Accounts;
 using Broker.Core.Internal.Auth;
 using Broker.Core.Internal.Clients;
 using Broker.Core.Internal.Monitoring;
-using Broker.Core.Internal.Subscriptions;
 using Microsoft.Extensions.Logging;
 
 namespace Broker.Core.Internal;
@@ -24,6 +24,7 @@ internal sealed partial class BrokerCore
         ServerId = ServerIdentity.NewServerId();
         ServerName = options.ServerName ?? ServerId;
         ClientLogger = loggerFactory.CreateLogger("Broker.Client");
+        Accounts = new AccountRegistry(options.Accounts);
         Authenticator = new Authenticator(options.Authorization, Logger);
         ClosedClients = new ClosedConnectionRing(options.MaxClosedClients);
     }
@@ -44,7 +45,8 @@ internal sealed partial class BrokerCore
 
     public string ServerName { get; }
 
-    public SubList SubList { get; } = new();
+    /// <summary>The accounts, each with its own subject index (<c>$G</c> when none is configured).</summary>
+    public AccountRegistry Accounts { get; }
 
     public ConcurrentDictionary<ulong, ClientBase> Clients { get; } = new();
 

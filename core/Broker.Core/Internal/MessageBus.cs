@@ -12,7 +12,7 @@ internal sealed class MessageBus(BrokerCore core) : IMessageBus, ISubjectInteres
 {
     public IBusClient CreateClient(BusClientOptions? options = null) => new InProcessClient(core, options ?? new BusClientOptions());
 
-    public bool HasInterest(ReadOnlySpan<byte> subject) => !core.SubList.Match(subject).IsEmpty;
+    public bool HasInterest(ReadOnlySpan<byte> subject) => !core.Accounts.Global.SubList.Match(subject).IsEmpty;
 
     public ValueTask<BusConnectResult> ConnectAsync(TransportConnection connection, BusConnectOptions options, CancellationToken cancellationToken = default)
     {

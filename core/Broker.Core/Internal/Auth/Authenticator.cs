@@ -163,4 +163,5 @@ internal sealed partial class Authenticator
 /// <summary>The outcome of a successful authentication.</summary>
 /// <param name="Name">The user name, or <see langword="null"/> for token or anonymous access.</param>
 /// <param name="Permissions">The user's permissions, or <see langword="null"/> for full permissions.</param>
-internal sealed record AuthenticatedUser(string? Name, PermissionsTemplate? Permissions);
+/// <param name="Account">The name of the account the user belongs to (<c>$G</c> for users outside <c>accounts</c>).</param>
+internal sealed record AuthenticatedUser(string? Name, PermissionsTemplate? Permissions, string Account = Accounts.Account.GlobalName);

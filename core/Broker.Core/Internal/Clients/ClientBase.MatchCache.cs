@@ -19,10 +19,13 @@ internal abstract partial class ClientBase
     private long lastGeneration;
     private SubListResult? lastResult;
 
+    /// <summary>Drops the remembered result: it belongs to the subject index of the account the client leaves.</summary>
+    private void ForgetMatchCache() => lastResult = null;
+
     /// <summary>The subscriptions matching <paramref name="subject"/>, from the one-entry cache when it is current.</summary>
     private SubListResult MatchPublished(ReadOnlySpan<byte> subject)
     {
-        var list = Server.SubList;
+        var list = Account.SubList;
 
         // Read before matching: any insert or remove after this bumps the generation, so a result that misses a
         // change is never remembered as current.

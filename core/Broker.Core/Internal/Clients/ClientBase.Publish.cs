@@ -218,7 +218,7 @@ internal abstract partial class ClientBase
     /// </summary>
     private void SendNoResponders(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo)
     {
-        var result = Server.SubList.Match(replyTo);
+        var result = Account.SubList.Match(replyTo);
         var own = FindOwn(result.Plain);
         if (own is null)
         {

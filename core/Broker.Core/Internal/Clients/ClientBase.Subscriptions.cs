@@ -47,7 +47,7 @@ internal abstract partial class ClientBase
                 return SubscribeOutcome.TooMany;
             }
 
-            if (!Server.SubList.Insert(subscription))
+            if (!Account.SubList.Insert(subscription))
             {
                 return SubscribeOutcome.InvalidSubject;
             }
@@ -100,7 +100,7 @@ internal abstract partial class ClientBase
             subscriptions.Remove(subscription.SidString);
         }
 
-        Server.SubList.Remove(subscription);
+        Account.SubList.Remove(subscription);
         OnSubscriptionRemoved(subscription);
     }
 
@@ -149,7 +149,7 @@ internal abstract partial class ClientBase
 
         if (all.Length > 0)
         {
-            Server.SubList.RemoveBatch(all);
+            Account.SubList.RemoveBatch(all);
             foreach (var subscription in all)
             {
                 OnSubscriptionRemoved(subscription);

@@ -1,4 +1,5 @@
 using System.Buffers;
+using Broker.Core.Internal.Accounts;
 using Broker.Core.Internal.Auth;
 using Broker.Core.Internal.Subscriptions;
 
@@ -16,11 +17,48 @@ internal abstract partial class ClientBase
         Kind = kind;
         Id = server.NextClientId();
         StartedAt = DateTimeOffset.UtcNow;
+        Account = server.Accounts.Global;
     }
 
     public BrokerCore Server { get; }
 
     public ClientKind Kind { get; }
+
+    /// <summary>
+    /// The account the client publishes and subscribes in: <c>$G</c> until authentication binds it to its user's
+    /// account, which happens once, before its first publish or subscription.
+    /// </summary>
+    public Account Account { get; private set; }
+
+    // 1 while this client counts against its account's max_connections.
+    private int accountAdmitted;
+
+    /// <summary>
+    /// Moves the client into <paramref name="account"/> and counts it against the account's <c>max_connections</c>;
+    /// false (and nothing changed) when that limit is reached. Called once, after authentication and before the
+    /// client's first publish or subscription.
+    /// </summary>
+    public bool BindAccount(Account account)
+    {
+        if (!account.TryAdmitConnection())
+        {
+            return false;
+        }
+
+        Account = account;
+        ForgetMatchCache();
+        Volatile.Write(ref accountAdmitted, 1);
+        return true;
+    }
+
+    /// <summary>Releases the client's place in its account's connection count; safe to call more than once.</summary>
+    public void ReleaseAccount()
+    {
+        if (Interlocked.Exchange(ref accountAdmitted, 0) == 1)
+        {
+            Account.ReleaseConnection();
+        }
+    }
 
     /// <summary>The connection id (<c>cid</c>), unique for the server's lifetime.</summary>
     public ulong Id { get; }

@@ -31,7 +31,7 @@ internal sealed partial class MonitorEndpoints
             return BadRequest("invalid test subject, must be valid publish subject: " + test);
         }
 
-        var statistics = core.SubList.GetStatistics();
+        var statistics = core.Accounts.Global.SubList.GetStatistics();
         var subsz = new Subsz
         {
             ServerId = core.ServerId,
@@ -46,7 +46,7 @@ internal sealed partial class MonitorEndpoints
             subsz.CopyFrom(statistics);
             if (list)
             {
-                var matching = core.SubList.Snapshot()
+                var matching = core.Accounts.Global.SubList.Snapshot()
                     .Where(s => test.Length == 0 || SubjectValidator.MatchesPublished(s.Subject, testBytes));
                 var details = ConnectionSnapshot.Details(matching, GlobalAccount);
                 var start = Math.Min(offset, details.Length);
@@ -68,7 +68,7 @@ internal sealed partial class MonitorEndpoints
         }
         else if (account == GlobalAccount)
         {
-            var statistics = core.SubList.GetStatistics();
+            var statistics = core.Accounts.Global.SubList.GetStatistics();
             var sublistStats = new SublistStats();
             sublistStats.CopyFrom(statistics);
             accountz.AccountDetail = new AccountInfo

@@ -75,7 +75,7 @@ internal sealed partial class MonitorEndpoints
             OutClientBytes = outBytes,
             SlowConsumers = slowConsumers,
             StaleConnections = staleConnections,
-            Subscriptions = core.SubList.Count,
+            Subscriptions = core.Accounts.SubscriptionCount(),
             HttpRequestStats = metrics.HttpRequests.Snapshot(),
             ConfigLoadTime = core.StartedAt,
             SlowConsumerStats = new ConnectionKindCounts { Clients = slowConsumers },

@@ -1,0 +1,24 @@
+namespace Broker.Core.Auth;
+
+/// <summary>
+/// Limits of one account, as nats-server's account <c>limits { }</c> block. A value of -1 (the default of each)
+/// means the account adds no limit of its own; the server's limits still apply.
+/// </summary>
+public sealed class AccountLimitOptions
+{
+    /// <summary>Most connections of the account at once (<c>max_connections</c>). Default -1.</summary>
+    public int MaxConnections { get; set; } = -1;
+
+    /// <summary>Most subscriptions per connection of the account (<c>max_subscriptions</c>). Default -1.</summary>
+    public int MaxSubscriptions { get; set; } = -1;
+
+    /// <summary>Largest payload a connection of the account may publish (<c>max_payload</c>). Default -1.</summary>
+    public int MaxPayload { get; set; } = -1;
+
+    /// <summary>Most leafnode connections of the account (<c>max_leafnodes</c>); accepted, not used yet. Default -1.</summary>
+    public int MaxLeafNodes { get; set; } = -1;
+
+    /// <summary>Creates a copy.</summary>
+    /// <returns>The copy.</returns>
+    public AccountLimitOptions Clone() => (AccountLimitOptions)MemberwiseClone();
+}

@@ -1,0 +1,79 @@
+using Broker.Core.Auth;
+using Broker.Core.Internal.Subscriptions;
+
+namespace Broker.Core.Internal.Accounts;
+
+/// <summary>
+/// One tenant: its own subject index, so clients of different accounts never see each other's subscriptions, and
+/// its limits with the count of connections they are checked against (nats-server's <c>Account</c>). The same
+/// instance lives as long as the account is configured: a reload changes its limits, never its subscriptions.
+/// </summary>
+internal sealed class Account
+{
+    /// <summary>The global account's name: clients of no configured account are in it (nats-server's <c>$G</c>).</summary>
+    public const string GlobalName = "$G";
+
+    private int connections;
+    private volatile AccountLimits limits;
+
+    public Account(string name, AccountLimits limits, string? nkey = null)
+    {
+        Name = name;
+        Nkey = nkey;
+        this.limits = limits;
+    }
+
+    public string Name { get; }
+
+    /// <summary>The account's public NKey, when configured.</summary>
+    public string? Nkey { get; private set; }
+
+    public bool IsGlobal => Name == GlobalName;
+
+    /// <summary>The account's subject index; every subscription of its clients is here and nowhere else.</summary>
+    public SubList SubList { get; } = new();
+
+    /// <summary>The limits in force; replaced as a whole on reload.</summary>
+    public AccountLimits Limits => limits;
+
+    /// <summary>Connections of the account now (admitted and not yet released).</summary>
+    public int Connections => Volatile.Read(ref connections);
+
+    /// <summary>Counts one more connection unless the account's <c>max_connections</c> is reached.</summary>
+    public bool TryAdmitConnection()
+    {
+        while (true)
+        {
+            var current = Volatile.Read(ref connections);
+            var max = limits.MaxConnections;
+            if (max >= 0 && current >= max)
+            {
+                return false;
+            }
+
+            if (Interlocked.CompareExchange(ref connections, current + 1, current) == current)
+            {
+                return true;
+            }
+        }
+    }
+
+    /// <summary>Releases a connection counted by <see cref="TryAdmitConnection"/>.</summary>
+    public void ReleaseConnection() => Interlocked.Decrement(ref connections);
+
+    /// <summary>Takes the limits and key of a reloaded configuration.</summary>
+    public void Update(AccountLimits newLimits, string? nkey)
+    {
+        limits = newLimits;
+        Nkey = nkey;
+    }
+}
+
+/// <summary>An account's limits; -1 means none of its own (nats-server's account <c>limits</c>).</summary>
+internal sealed record AccountLimits(int MaxConnections, int MaxSubscriptions, int MaxPayload, int MaxLeafNodes)
+{
+    public static readonly AccountLimits None = new(-1, -1, -1, -1);
+
+    public static AccountLimits From(AccountLimitOptions options) =>
+        new(options.MaxConnections, options.MaxSubscriptions, options.MaxPayload, options.MaxLeafNodes);
+}
