@@ -26,7 +26,7 @@ public sealed class BusFlushTests
             deliverer.Publish("batched", Encoding.ASCII.GetBytes(i.ToString(CultureInfo.InvariantCulture)));
         }
 
-        Assert.Null(await subscriber.TryReadLineAsync(TimeSpan.FromMilliseconds(300)));
+        Assert.Null(await subscriber.ReadOtherThanPingAsync(TimeSpan.FromMilliseconds(300)));
         await deliverer.FlushAsync();
 
         var transcript = await subscriber.PingAndCollectAsync();
@@ -52,7 +52,7 @@ public sealed class BusFlushTests
         adapter.WriteOutput(0, static (output, _) => output.Write("ack"u8));
 
         // Nothing leaves before the adapter ends its batch.
-        Assert.Null(await subscriber.TryReadLineAsync(TimeSpan.FromMilliseconds(300)));
+        Assert.Null(await subscriber.ReadOtherThanPingAsync(TimeSpan.FromMilliseconds(300)));
         await adapter.FlushAsync();
 
         var transcript = await subscriber.PingAndCollectAsync();

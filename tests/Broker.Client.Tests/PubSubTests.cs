@@ -186,7 +186,7 @@ public sealed class PubSubTests
         await legacy.SendAsync("CONNECT {\"verbose\":false}\r\nSUB _INBOX.x 1\r\nPUB nobody.home _INBOX.x 1\r\n?\r\n");
         var transcript = await legacy.PingAndCollectAsync();
         Assert.Equal(["PONG"], transcript.Lines);
-        Assert.Null(await legacy.TryReadLineAsync(TimeSpan.FromMilliseconds(300)));
+        Assert.Null(await legacy.ReadOtherThanPingAsync(TimeSpan.FromMilliseconds(300)));
     }
 
     [Theory(Timeout = 60_000)]

@@ -83,6 +83,27 @@ public sealed class RawClient : IAsyncDisposable
         }
     }
 
+    /// <summary>
+    /// Waits <paramref name="quiet"/> for anything but the server's keep-alive: returns the first other line, or null
+    /// when nothing else arrived. A server PING (the first comes about 2 s after CONNECT, sooner than a loaded machine
+    /// may get here) is answered and skipped, so "nothing arrived" means nothing the test is about.
+    /// </summary>
+    public async Task<string?> ReadOtherThanPingAsync(TimeSpan quiet)
+    {
+        var deadline = DateTime.UtcNow + quiet;
+        while (true)
+        {
+            var left = deadline - DateTime.UtcNow;
+            var line = left > TimeSpan.Zero ? await TryReadLineAsync(left).ConfigureAwait(false) : null;
+            if (line != "PING")
+            {
+                return line;
+            }
+
+            await SendAsync("PONG\r\n").ConfigureAwait(false);
+        }
+    }
+
     /// <summary>Reads exactly <paramref name="count"/> bytes.</summary>
     public async Task<byte[]> ReadBytesAsync(int count, TimeSpan? timeout = null)
     {
