@@ -4,7 +4,8 @@ namespace Broker.Protocol.Tests;
 
 /// <summary>
 /// A connection that authenticates again (a second CONNECT) after it was bound to an account: ours only, because
-/// nats-server counts it twice in its account and leaves its subscriptions in the old account's index.
+/// nats-server, which keeps the place the same way, leaves the subscriptions of a connection moving to another account
+/// in the old account's index, where they keep receiving (checked by hand on 2.9.10).
 /// </summary>
 public sealed class AccountBindingTests
 {

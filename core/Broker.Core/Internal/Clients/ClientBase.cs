@@ -39,7 +39,7 @@ internal abstract partial class ClientBase
     /// counting against it, and must be closed. Called after authentication, before the client's first publish or
     /// subscription, and again when a client authenticates again (a second CONNECT): in the same account it keeps its
     /// place; into another, it gives its place back and loses its subscriptions, which were made in the other
-    /// account's subject space (nats-server leaves them in the old account's index).
+    /// account's subject space (nats-server leaves them in the old account's index, still receiving).
     /// </summary>
     public bool BindAccount(Account account)
     {
