@@ -1,3 +1,4 @@
+using Broker.Core.Internal.Accounts;
 using Broker.Core.Internal.Auth;
 using Broker.Core.Internal.Logging;
 using Broker.Core.Internal.Protocol;
@@ -37,14 +38,18 @@ internal sealed partial class NatsClient
         trace.ClientName = Name;
 
         // Authentication comes first, as in nats-server; obsolete account fields are a violation.
-        var user = Authenticate(connect);
+        var user = authentication.Authenticate(Server.Authenticator, connect, transport.Credentials, this, logger);
         if (user is null || connect.Account is not null || connect.NewAccount == true)
         {
             AuthorizationViolation();
             return false;
         }
 
-        CompleteAuthentication(user);
+        if (!CompleteAuthentication(user))
+        {
+            return false;
+        }
+
         var refusal = options.Refusal();
         if (refusal != CloseReason.None)
         {
@@ -57,30 +62,28 @@ internal sealed partial class NatsClient
             SendProtocol(ServerMessages.Ok);
         }
 
+        // The rest of this read was parsed with the server's max_payload: stop and parse it again with the account's.
+        if (ClientLimits.LowersMaxPayload(Server.Options, Account))
+        {
+            RequestYield();
+            return false;
+        }
+
         return true;
     }
 
-    /// <summary>The user a CONNECT authenticates as (see <see cref="ClientAuthentication.Authenticate"/>), with what it noted logged.</summary>
-    private AuthenticatedUser? Authenticate(ConnectMessage connect)
-    {
-        var user = authentication.Authenticate(Server.Authenticator, connect, transport.Credentials, out var nkeyFailure, out var userIgnored);
-        if (userIgnored)
-        {
-            ClientLog.UserFromCertificate(logger, this, connect.User!);
-        }
-
-        if (nkeyFailure is not null)
-        {
-            ClientLog.NkeyRefused(logger, this, nkeyFailure);
-        }
-
-        return user;
-    }
-
-    private void CompleteAuthentication(AuthenticatedUser user)
+    /// <summary>Takes the user and binds the connection to its account; false when refused and closing.</summary>
+    private bool CompleteAuthentication(AuthenticatedUser user)
     {
         authentication.Complete();
         TakeUser(user);
+        var refusal = AccountBinding.Bind(this, user, logger);
+        if (refusal != CloseReason.None)
+        {
+            BeginClose(refusal, AccountBinding.Error(refusal));
+        }
+
+        return refusal == CloseReason.None;
     }
 
     /// <summary>Binds the connection to the user's name and its own copy of the user's permissions (caches are per connection).</summary>
@@ -114,7 +117,6 @@ internal sealed partial class NatsClient
             return false;
         }
 
-        CompleteAuthentication(user);
-        return true;
+        return CompleteAuthentication(user);
     }
 }

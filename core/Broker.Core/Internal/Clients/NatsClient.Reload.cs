@@ -8,7 +8,8 @@ namespace Broker.Core.Internal.Clients;
 /// A configuration reload seen by a live connection (nats-server <c>reloadAuthorization</c> and
 /// <c>processSubsOnConfigReload</c>): authenticate again (<see cref="ClientAuthentication.Reauthenticate"/>), take the
 /// new permissions, and drop subscriptions they no longer allow, with a -ERR for each. The connection stays open unless
-/// its credentials stopped being valid, or a lowered <c>max_connections</c> leaves no place for it.
+/// its user is gone or in another account, its credentials stopped being valid, or a lowered <c>max_connections</c>
+/// leaves no place for it. Account limits in force are read per read and per SUB, so they need nothing here.
 /// </summary>
 internal sealed partial class NatsClient
 {
@@ -23,10 +24,10 @@ internal sealed partial class NatsClient
             return;
         }
 
-        var user = authentication.Reauthenticate(previous, current);
+        var user = AccountBinding.Reauthenticate(this, authentication, previous, current, logger, out var refusal);
         if (user is null)
         {
-            AuthorizationViolation();
+            BeginClose(refusal, AccountBinding.Error(refusal));
             return;
         }
 
