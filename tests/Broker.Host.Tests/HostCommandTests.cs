@@ -122,6 +122,23 @@ public sealed class HostCommandTests : IDisposable
     }
 
     [Fact]
+    public async Task Check_config_accepts_accounts_and_refuses_an_account_key_not_built_yet()
+    {
+        var accounts = "accounts {\n  A: { users: [ {user: a, password: pa} ], limits: { max_conn: 2 } }\n  B: { users: [ {user: b, password: pb} ] }\n}\n";
+        var valid = WriteConf(accounts);
+        var imports = WriteConf("accounts {\n  A: { users: [ {user: a, password: pa} ] }\n  C: {\n    imports: [ { stream: { account: A, subject: x } } ]\n  }\n}\n");
+
+        Assert.Equal(0, await RunAsync(["-t", "-c", valid]));
+        Assert.Equal($"broker: configuration file {valid} is valid{Environment.NewLine}", error.ToString());
+
+        error.GetStringBuilder().Clear();
+        Assert.Equal(1, await RunAsync(["-t", "-c", imports]));
+        Assert.Equal(
+            $"broker: {imports}:4:5: \"imports\": not supported yet (imports between accounts); ignoring it would route messages or admit clients differently than the file says{Environment.NewLine}",
+            error.ToString());
+    }
+
+    [Fact]
     public async Task Check_config_fails_on_nats_servers_own_warnings_as_nats_server_does()
     {
         var conf = WriteConf("ping_interval: 60\n");

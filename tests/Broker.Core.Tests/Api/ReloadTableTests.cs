@@ -56,4 +56,20 @@ public sealed class ReloadTableTests
         token.Authorization.Token = "t";
         Assert.Equal(["authorization token"], OptionsComparer.Changed(new BrokerOptions(), token).SelectMany(s => OptionsComparer.Describe(s, new BrokerOptions(), token)));
     }
+
+    [Fact]
+    public void Accounts_reload_live_and_are_described_without_their_users()
+    {
+        var a = new BrokerOptions();
+        a.Accounts.Add(new() { Name = "A", Users = [new() { User = "a", Password = "secret" }] });
+        var b = a.Clone();
+        Assert.Empty(OptionsComparer.Changed(a, b));
+
+        b.Accounts[0].Users[0].Password = "other-secret";
+        b.Accounts.Add(new() { Name = "B", Limits = new() { MaxConnections = 1 } });
+
+        var changed = Assert.Single(OptionsComparer.Changed(a, b));
+        Assert.Equal(OptionsComparer.Reloadability.Live, changed.Reloadability);
+        Assert.Equal(["accounts"], OptionsComparer.Describe(changed, a, b));
+    }
 }

@@ -100,6 +100,44 @@ public sealed class ConfMappingTests
     [InlineData("authorization { permissions: { subscribe: s } }", "Broker:Authorization:DefaultPermissions:Subscribe:Allow:0=s")]
     public void Authorization_block(string conf, params string[] expected) => AssertMaps(conf, expected);
 
+    [Theory]
+    [InlineData("accounts { A: {} }", "Broker:Accounts:0:Name=A")]
+    [InlineData("accounts: [A, \"B c\"]", "Broker:Accounts:0:Name=A", "Broker:Accounts:1:Name=B c")]
+    [InlineData("accounts [ A ]\nACCOUNTS { B: {} }", "Broker:Accounts:0:Name=A", "Broker:Accounts:1:Name=B")]
+    [InlineData("accounts: 1")]
+    [InlineData(
+        "accounts { A: { nkey: AB5UKNPVHDWBP5WODG742274I3OGY5FM3CBIFCYI4OFEH7Y23GNZPXFE } }",
+        "Broker:Accounts:0:Name=A", "Broker:Accounts:0:Nkey=AB5UKNPVHDWBP5WODG742274I3OGY5FM3CBIFCYI4OFEH7Y23GNZPXFE")]
+    [InlineData(
+        "accounts { A: { users: [ {user: a, password: b, permissions: { publish: x }}, {nkey: UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4} ] }, B: { users: [ {user: b} ] } }",
+        "Broker:Accounts:0:Name=A", "Broker:Accounts:0:Users:0:User=a", "Broker:Accounts:0:Users:0:Password=b",
+        "Broker:Accounts:0:Users:0:Permissions:Publish:Allow:0=x",
+        "Broker:Accounts:0:Users:1:Nkey=UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4",
+        "Broker:Accounts:1:Name=B", "Broker:Accounts:1:Users:0:User=b")]
+    [InlineData(
+        "accounts { A: { default_permissions: { publish: { deny: \"x.>\" }, subscribe: s }, users: [ {user: a} ] } }",
+        "Broker:Accounts:0:Name=A", "Broker:Accounts:0:Users:0:User=a",
+        "Broker:Accounts:0:DefaultPermissions:Publish:Deny:0=x.>", "Broker:Accounts:0:DefaultPermissions:Subscribe:Allow:0=s")]
+    [InlineData(
+        "accounts { A: { limits: { max_connections: 1, max_subscriptions: 2, max_payload: 1KB, max_leafnodes: 4 } } }",
+        "Broker:Accounts:0:Name=A", "Broker:Accounts:0:Limits:MaxConnections=1", "Broker:Accounts:0:Limits:MaxSubscriptions=2",
+        "Broker:Accounts:0:Limits:MaxPayload=1024", "Broker:Accounts:0:Limits:MaxLeafNodes=4")]
+    [InlineData(
+        "accounts { A: { LIMITS: { MAX_CONN: -1, max_subs: 0, Max_Pay: 3GB, max_leafs: 5 } } }",
+        "Broker:Accounts:0:Name=A", "Broker:Accounts:0:Limits:MaxConnections=-1", "Broker:Accounts:0:Limits:MaxSubscriptions=0",
+        "Broker:Accounts:0:Limits:MaxPayload=-1073741824", "Broker:Accounts:0:Limits:MaxLeafNodes=5")]
+    [InlineData(
+        "authorization { users: [ {user: g} ] }\naccounts { A: { users: [ {user: a} ] } }\nno_auth_user: a",
+        "Broker:Authorization:Users:0:User=g", "Broker:Accounts:0:Name=A", "Broker:Accounts:0:Users:0:User=a", "Broker:Authorization:NoAuthUser=a")]
+    public void Accounts_block(string conf, params string[] expected) => AssertMaps(conf, expected);
+
+    // An account entry that only serves as a variable is no account (nats-server skips it too).
+    [Fact]
+    public void An_account_entry_used_as_a_variable_is_skipped() =>
+        AssertMaps(
+            "accounts {\n  QUUX = [ { user: quux } ]\n  quux = { users = $QUUX }\n}",
+            "Broker:Accounts:0:Name=quux", "Broker:Accounts:0:Users:0:User=quux");
+
     // nats-server reads max 0 and expires 0 as its defaults (1 message, 2 minutes) and negatives as unlimited, which
     // ResponsePermissionOptions spells as values <= 0.
     [Theory]

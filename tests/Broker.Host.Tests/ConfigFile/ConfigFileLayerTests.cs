@@ -103,6 +103,42 @@ public sealed class ConfigFileLayerTests : IDisposable
     }
 
     [Fact]
+    public void Accounts_bind_onto_the_options()
+    {
+        var conf = Write("""
+            authorization { users: [ { user: g, password: pw } ] }
+            accounts {
+              A: {
+                nkey: AB5UKNPVHDWBP5WODG742274I3OGY5FM3CBIFCYI4OFEH7Y23GNZPXFE
+                default_permissions: { subscribe: { deny: "secret.>" } }
+                users: [
+                  { user: a, password: pa, permissions: { publish: "a.>" } }
+                  { nkey: UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4 }
+                ]
+                limits: { max_conn: 2, max_subs: 3, max_pay: 1KB, max_leafs: 4 }
+              }
+              B: { users: [ { user: b, password: pb } ] }
+            }
+            """);
+
+        var broker = Bind(null, "-c", conf).Broker;
+
+        Assert.Equal("g", Assert.Single(broker.Authorization.Users).User);
+        Assert.Equal(["A", "B"], broker.Accounts.Select(a => a.Name));
+        var a = broker.Accounts[0];
+        Assert.Equal("AB5UKNPVHDWBP5WODG742274I3OGY5FM3CBIFCYI4OFEH7Y23GNZPXFE", a.Nkey);
+        Assert.Equal(["secret.>"], a.DefaultPermissions!.Subscribe!.Deny);
+        Assert.Equal(("a", "pa"), (a.Users[0].User, a.Users[0].Password));
+        Assert.Equal(["a.>"], a.Users[0].Permissions!.Publish!.Allow);
+        Assert.Equal("UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4", a.Users[1].Nkey);
+        Assert.Equal((2, 3, 1024, 4), (a.Limits.MaxConnections, a.Limits.MaxSubscriptions, a.Limits.MaxPayload, a.Limits.MaxLeafNodes));
+        var b = broker.Accounts[1];
+        Assert.Equal(("b", "pb"), (b.Users.Single().User, b.Users.Single().Password));
+        Assert.Null(b.DefaultPermissions);
+        Assert.Equal((-1, -1, -1, -1), (b.Limits.MaxConnections, b.Limits.MaxSubscriptions, b.Limits.MaxPayload, b.Limits.MaxLeafNodes));
+    }
+
+    [Fact]
     public void Monitoring_listens_on_the_client_host_unless_given_its_own()
     {
         var sameHost = Bind(null, "-a", "127.0.0.1", "-m", "-1");

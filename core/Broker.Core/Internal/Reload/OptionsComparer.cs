@@ -68,6 +68,12 @@ internal static class OptionsComparer
             return DescribeAuthorization(current.Authorization, next.Authorization);
         }
 
+        // nats-server logs "Reloaded: accounts" alone: the accounts hold passwords.
+        if (setting.Property == nameof(BrokerOptions.Accounts))
+        {
+            return [setting.Key];
+        }
+
         return [setting.Key + " = " + Format(setting.Read(next))];
     }
 

@@ -17,13 +17,16 @@ namespace Broker.Host.Configuration.ConfigFile;
 /// error at the key it concerns. All problems are collected, not just the first, as nats-server reports them.</para>
 /// <para>Unknown keys are errors unless the key served as a <c>$variable</c>. Keys of features this broker does not
 /// have yet (JetStream, clustering, MQTT, ...) are accepted with one notice per feature unless a plugin reads them;
-/// security settings it cannot enforce (operator/JWT mode, accounts with users or nkeys, auth callout, OCSP, ...) are
-/// errors, so a broker never runs less protected than its file says; so are the blocks of the broker's own plugins
-/// (<c>tls</c>, <c>websocket</c>) when that plugin is not loaded.</para>
+/// security settings it cannot enforce (operator/JWT mode, auth callout, OCSP, ...) and the keys of an account it does not
+/// build yet (imports, exports, JetStream, mappings) are errors, so a broker never runs less protected or routes
+/// differently than its file says; so are the blocks of the broker's own plugins (<c>tls</c>, <c>websocket</c>) when
+/// that plugin is not loaded.</para>
 /// <para>This class walks the top-level keys and hands each to the collaborator that reads it, in this order: the
-/// server's own settings (<see cref="ServerSettingsMapper"/>), authorization (<see cref="AuthorizationMapper"/>, with
-/// <see cref="PermissionsMapper"/>), a loaded plugin's key (<see cref="PluginBlockMapper"/>), accounts and refused
-/// security settings (<see cref="SecurityRefusals"/>), an unloaded first-party plugin's key, a feature the broker lacks
+/// server's own settings (<see cref="ServerSettingsMapper"/>), authorization (<see cref="AuthorizationMapper"/>) and
+/// accounts (<see cref="AccountsMapper"/>), both reading users with <see cref="UsersMapper"/> and
+/// <see cref="PermissionsMapper"/> and checking them across the file with <see cref="ConfiguredUsers"/>, a loaded
+/// plugin's key (<see cref="PluginBlockMapper"/>), refused security settings (<see cref="SecurityRefusals"/>), an
+/// unloaded first-party plugin's key, a feature the broker lacks
 /// (<see cref="IgnoredFeatures"/>); anything else is unknown. All of them read values through one
 /// <see cref="ConfValueReader"/> and write to one <see cref="ConfMappingBuilder"/>.</para>
 /// </remarks>
@@ -34,6 +37,7 @@ internal sealed class ConfMapper
     private readonly ConfValueReader reader;
     private readonly ServerSettingsMapper server;
     private readonly AuthorizationMapper authorization;
+    private readonly AccountsMapper accounts;
     private readonly PluginBlockMapper pluginBlocks;
     private readonly SecurityRefusals refusals;
     private readonly IgnoredFeatures ignored = new();
@@ -43,9 +47,13 @@ internal sealed class ConfMapper
         this.plugins = plugins;
         reader = new ConfValueReader(output);
         server = new ServerSettingsMapper(reader, output);
-        authorization = new AuthorizationMapper(reader, output, new PermissionsMapper(reader, output));
+        var permissions = new PermissionsMapper(reader, output);
+        var users = new UsersMapper(reader, output, permissions);
+        var known = new ConfiguredUsers();
+        authorization = new AuthorizationMapper(reader, output, users, permissions, known);
+        accounts = new AccountsMapper(reader, output, users, permissions, known);
         pluginBlocks = new PluginBlockMapper(reader, output);
-        refusals = new SecurityRefusals(reader, ignored);
+        refusals = new SecurityRefusals(reader);
     }
 
     /// <summary>Reads and maps a configuration file; a file that cannot be parsed gives one error.</summary>
@@ -100,11 +108,11 @@ internal sealed class ConfMapper
     /// <param name="key">The key, any letter case.</param>
     /// <returns><see langword="true"/> for the broker's keys.</returns>
     public static bool IsBrokerKey(string key) =>
-        ServerSettingsMapper.Reads(key) || AuthorizationMapper.Reads(key) || SecurityRefusals.Reads(key);
+        ServerSettingsMapper.Reads(key) || AuthorizationMapper.Reads(key) || AccountsMapper.Reads(key) || SecurityRefusals.Reads(key);
 
     private void MapTopLevel(ConfEntry entry)
     {
-        if (server.TryMap(entry) || authorization.TryMap(entry))
+        if (server.TryMap(entry) || authorization.TryMap(entry) || accounts.TryMap(entry))
         {
             return;
         }

@@ -12,7 +12,8 @@ public sealed class AuthorizationMapperTests
     public AuthorizationMapperTests()
     {
         reader = new ConfValueReader(output);
-        mapper = new AuthorizationMapper(reader, output, new PermissionsMapper(reader, output));
+        var permissions = new PermissionsMapper(reader, output);
+        mapper = new AuthorizationMapper(reader, output, new UsersMapper(reader, output, permissions), permissions, new ConfiguredUsers());
     }
 
     [Fact]
@@ -32,7 +33,7 @@ public sealed class AuthorizationMapperTests
         var text = """
             authorization {
               users: [
-                { nkey: UABC, user: a, permissions: { publish: "x" } }
+                { nkey: UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4, user: a, permissions: { publish: "x" } }
                 { user: b, permissions: { subscribe: "q g" } }
               ]
             }
@@ -61,23 +62,17 @@ public sealed class AuthorizationMapperTests
     }
 
     [Fact]
-    public void Accounts_with_users_are_refused_and_without_users_ignored()
+    public void Security_settings_it_cannot_enforce_are_refused_and_accounts_are_not_its()
     {
-        var ignored = new IgnoredFeatures();
-        var refusals = new SecurityRefusals(reader, ignored);
+        var refusals = new SecurityRefusals(reader);
 
-        Assert.True(refusals.TryMap(Entry("accounts { A: { users: [] } }")));
-        Assert.True(refusals.TryMap(Entry("\naccounts { B: {} }")));
-        Assert.True(refusals.TryMap(Entry("\n\ntrusted: x")));
+        Assert.True(refusals.TryMap(Entry("trusted: x")));
+        Assert.False(refusals.TryMap(Entry("accounts { A: {} }")));
         Assert.False(refusals.TryMap(Entry("authorization {}")));
-        ignored.Report(output);
+        Assert.False(SecurityRefusals.Reads("accounts"));
 
         Assert.Equal(
-            [
-                "Unsupported test.conf:2:1: Accounts (multi-tenancy): not supported yet, ignoring \"accounts\"",
-                "Error test.conf:1:17: \"users\": not supported (users and nkeys in accounts (multi-tenancy)); the broker does not run without a security setting it cannot enforce",
-                "Error test.conf:3:1: \"trusted\": not supported (trusted operator keys (JWT authentication)); the broker does not run without a security setting it cannot enforce",
-            ],
+            ["Error test.conf:1:1: \"trusted\": not supported (trusted operator keys (JWT authentication)); the broker does not run without a security setting it cannot enforce"],
             Diagnostics(Built(output)));
     }
 }

@@ -44,10 +44,10 @@ public sealed class IgnoredFeaturesTests
     [Fact]
     public void A_feature_ignored_by_name_joins_the_notices()
     {
-        ignored.Ignore(Entry("accounts {}"), "Accounts (multi-tenancy)");
+        ignored.Ignore(Entry("tracing {}"), "Tracing");
         ignored.Report(output);
 
-        Assert.Equal(["Unsupported test.conf:1:1: Accounts (multi-tenancy): not supported yet, ignoring \"accounts\""], Diagnostics(Built(output)));
+        Assert.Equal(["Unsupported test.conf:1:1: Tracing: not supported yet, ignoring \"tracing\""], Diagnostics(Built(output)));
     }
 
     [Fact]

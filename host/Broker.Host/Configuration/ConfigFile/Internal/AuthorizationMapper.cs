@@ -7,14 +7,18 @@ using static Broker.Host.Configuration.ConfigFile.Internal.ConfValueText;
 namespace Broker.Host.Configuration.ConfigFile.Internal;
 
 /// <summary>
-/// The <c>authorization</c> block and <c>no_auth_user</c> (nats-server opts.go parseAuthorization, parseUsers) onto
+/// The <c>authorization</c> block and <c>no_auth_user</c> (nats-server opts.go parseAuthorization) onto
 /// <see cref="AuthorizationOptions"/> keys, with nats-server's checks of the combinations: a user/password or a
-/// token or a users array, users without duplicates, NKey users without names or passwords.
+/// token or a users array (here or in accounts read before), users without duplicates across the file.
+/// <c>no_auth_user</c> may name a user of this block or of any account; the broker's options check that it exists,
+/// as nats-server does when it starts (not with <c>-t</c>).
 /// </summary>
 /// <param name="reader">Typed reads of the values.</param>
 /// <param name="output">Where values and diagnostics go.</param>
-/// <param name="permissions">Reads the default permissions and each user's.</param>
-internal sealed class AuthorizationMapper(ConfValueReader reader, ConfMappingBuilder output, PermissionsMapper permissions)
+/// <param name="users">Reads the users array, as for accounts.</param>
+/// <param name="permissions">Reads the default permissions.</param>
+/// <param name="known">The users of the whole file so far.</param>
+internal sealed class AuthorizationMapper(ConfValueReader reader, ConfMappingBuilder output, UsersMapper users, PermissionsMapper permissions, ConfiguredUsers known)
 {
     /// <summary>Whether <paramref name="key"/> (any letter case) is one of the top-level keys read here.</summary>
     public static bool Reads(string key) =>
@@ -48,7 +52,7 @@ internal sealed class AuthorizationMapper(ConfValueReader reader, ConfMappingBui
 
         var hasUser = false;
         var hasToken = false;
-        List<(string Name, bool Nkey)>? users = null;
+        List<ConfiguredUser>? blockUsers = null;
         foreach (var item in block.Entries)
         {
             switch (item.Key.ToLowerInvariant())
@@ -69,7 +73,7 @@ internal sealed class AuthorizationMapper(ConfValueReader reader, ConfMappingBui
                     Timeout(item);
                     break;
                 case "users":
-                    users = Users(item);
+                    blockUsers = users.Map(item, Authorization(nameof(AuthorizationOptions.Users)));
                     break;
                 case "default_permission" or "default_permissions" or "permissions":
                     permissions.Map(item, Authorization(nameof(AuthorizationOptions.DefaultPermissions)));
@@ -86,29 +90,28 @@ internal sealed class AuthorizationMapper(ConfValueReader reader, ConfMappingBui
             }
         }
 
-        // nats-server's checks, reported at the block.
+        // nats-server's checks, reported at the block; users of accounts read before count as a users array.
+        var hasUsers = blockUsers is not null || known.Any;
         if (hasUser && hasToken)
         {
             output.Error(entry.KeyPosition, "Cannot have a user/pass and token");
         }
-        else if (users is not null && hasUser)
+        else if (hasUsers && hasUser)
         {
             output.Error(entry.KeyPosition, "Can not have a single user/pass and a users array");
         }
-        else if (users is not null && hasToken)
+        else if (hasUsers && hasToken)
         {
             output.Error(entry.KeyPosition, "Can not have a token and a users array");
         }
-
-        var seen = new HashSet<string>(StringComparer.Ordinal);
-        foreach (var (name, nkey) in users ?? [])
+        else if (known.Add(blockUsers ?? []) is [var duplicate, ..])
         {
-            if (!seen.Add(name))
-            {
-                output.Error(entry.KeyPosition, nkey ? $"Duplicate nkey \"{name}\" detected" : $"Duplicate user \"{name}\" detected");
-                break;
-            }
+            // nats-server stops at the block's first duplicate.
+            output.Error(entry.KeyPosition, duplicate);
         }
+
+        known.SingleUser = hasUser;
+        known.Token = hasToken;
     }
 
     // Float seconds, an integer number of seconds, or a Go duration string.
@@ -137,95 +140,5 @@ internal sealed class AuthorizationMapper(ConfValueReader reader, ConfMappingBui
         }
 
         output.Set(Authorization(nameof(AuthorizationOptions.Timeout)), Format(timeout));
-    }
-
-    // The users array; returns the user names and NKeys read (null when the value is not an array).
-    private List<(string Name, bool Nkey)>? Users(ConfEntry entry)
-    {
-        if (entry.Value is not ConfArray array)
-        {
-            output.Error(entry.KeyPosition, $"Expected users field to be an array, got {entry.Value}");
-            return null;
-        }
-
-        var names = new List<(string Name, bool Nkey)>();
-        foreach (var item in array.Items)
-        {
-            var index = names.Count;
-            if (item is not ConfMap user)
-            {
-                output.Error(item.Position, $"Expected user entry to be a map/struct, got {item}");
-                continue;
-            }
-
-            var prefix = Authorization(nameof(AuthorizationOptions.Users), Format(index));
-            string? name = null;
-            string? nkey = null;
-            var hasPassword = false;
-            foreach (var field in user.Entries)
-            {
-                switch (field.Key.ToLowerInvariant())
-                {
-                    case "user" or "username":
-                        if (reader.TryString(field, out var text))
-                        {
-                            name = text;
-                            output.Set(prefix + ":" + nameof(UserOptions.User), text);
-                        }
-
-                        break;
-                    case "pass" or "password":
-                        reader.SetString(field, prefix + ":" + nameof(UserOptions.Password));
-                        hasPassword = true;
-                        break;
-                    case "permission" or "permissions" or "authorization":
-                        permissions.Map(field, prefix + ":" + nameof(UserOptions.Permissions));
-                        break;
-                    case "nkey":
-                        if (reader.TryString(field, out var key))
-                        {
-                            nkey = key;
-                            output.Set(prefix + ":" + nameof(UserOptions.Nkey), key);
-                        }
-
-                        break;
-                    case "allowed_connection_types" or "connection_types" or "clients":
-                        reader.Forbidden(field, "allowed connection types");
-                        break;
-                    case "proxy_required":
-                        reader.Forbidden(field, "trusted proxies");
-                        break;
-                    default:
-                        reader.Unknown(field);
-                        break;
-                }
-            }
-
-            // nats-server parseUsers: an NKey user has neither name nor password (the key itself is checked when the
-            // options are validated).
-            if (!string.IsNullOrEmpty(nkey))
-            {
-                if (name is not null || hasPassword)
-                {
-                    output.Error(item.Position, "Nkey users do not take usernames or passwords");
-                    output.RemoveSection(prefix);
-                    continue;
-                }
-
-                names.Add((nkey, true));
-                continue;
-            }
-
-            if (string.IsNullOrEmpty(name))
-            {
-                output.Error(item.Position, "User entry requires a user");
-                output.RemoveSection(prefix);
-                continue;
-            }
-
-            names.Add((name, false));
-        }
-
-        return names;
     }
 }

@@ -176,4 +176,11 @@ internal sealed class ConfValueReader(ConfMappingBuilder output)
     /// <summary>A security setting the broker cannot enforce: an error naming what is missing.</summary>
     public void Forbidden(ConfEntry entry, string what) =>
         output.Error(entry.KeyPosition, $"\"{entry.Key}\": not supported ({what}); the broker does not run without a security setting it cannot enforce");
+
+    /// <summary>
+    /// A setting of a feature the broker does not have yet, which it cannot ignore because messages would be routed
+    /// or clients admitted differently than the file says: an error naming the feature.
+    /// </summary>
+    public void NotYet(ConfEntry entry, string what) =>
+        output.Error(entry.KeyPosition, $"\"{entry.Key}\": not supported yet ({what}); ignoring it would route messages or admit clients differently than the file says");
 }

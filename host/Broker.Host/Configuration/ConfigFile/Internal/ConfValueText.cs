@@ -38,4 +38,25 @@ internal static class ConfValueText
         ConfDateTime => "time.Time",
         _ => value.TypeName,
     };
+
+    /// <summary>
+    /// Go's <c>%q</c> of a value, as nats-server prints it in some messages: a string in double quotes, an integer as
+    /// the character it stands for in single quotes, anything else as Go's <c>%!q(type=value)</c>.
+    /// </summary>
+    public static string GoQuoted(ConfValue value) => value switch
+    {
+        ConfString text => "\"" + text.Value.Replace("\\", "\\\\", StringComparison.Ordinal).Replace("\"", "\\\"", StringComparison.Ordinal) + "\"",
+        ConfInteger number => GoQuotedRune(number.Value),
+        _ => $"%!q({GoType(value)}={value})",
+    };
+
+    private static string GoQuotedRune(long rune) => rune switch
+    {
+        '\'' or '\\' => $"'\\{(char)rune}'",
+        >= 0x20 and < 0x7F => $"'{(char)rune}'",
+        >= 0 and < 0x80 => $"'\\x{rune:x2}'",
+        >= 0 and <= 0xFFFF and not (>= 0xD800 and <= 0xDFFF) => $"'\\u{rune:x4}'",
+        > 0xFFFF and <= 0x10FFFF => $"'\\U{rune:x8}'",
+        _ => "'\uFFFD'",
+    };
 }
