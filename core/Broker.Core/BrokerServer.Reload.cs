@@ -71,6 +71,9 @@ public sealed partial class BrokerServer
             var previous = core.Authenticator;
             var previousOptions = core.Options;
             core.Options = next;
+
+            // Accounts first: the new users name them (connections are then checked against both, below).
+            core.Accounts.Apply(next.Accounts);
             core.Authenticator = authenticator;
             core.RefreshInfo();
             foreach (var client in core.Clients.Values)
