@@ -1,3 +1,4 @@
+using Broker.Core.Internal.Accounts;
 using Broker.Core.Internal.Auth;
 using Broker.Core.Internal.Logging;
 using Broker.Core.Internal.Protocol;
@@ -44,7 +45,11 @@ internal sealed partial class NatsClient
             return false;
         }
 
-        CompleteAuthentication(user);
+        if (!CompleteAuthentication(user))
+        {
+            return false;
+        }
+
         var refusal = options.Refusal();
         if (refusal != CloseReason.None)
         {
@@ -55,6 +60,13 @@ internal sealed partial class NatsClient
         if (options.Verbose)
         {
             SendProtocol(ServerMessages.Ok);
+        }
+
+        // The rest of this read was parsed with the server's max_payload: stop and parse it again with the account's.
+        if (ClientLimits.LowersMaxPayload(Server.Options, Account))
+        {
+            RequestYield();
+            return false;
         }
 
         return true;
@@ -77,10 +89,26 @@ internal sealed partial class NatsClient
         return user;
     }
 
-    private void CompleteAuthentication(AuthenticatedUser user)
+    /// <summary>
+    /// Takes the user and binds the connection to its account; false when the account refused it (its
+    /// <c>max_connections</c> reached) and the connection is closing.
+    /// </summary>
+    private bool CompleteAuthentication(AuthenticatedUser user)
     {
         authentication.Complete();
         TakeUser(user);
+        switch (BindAccount(user))
+        {
+            case AccountBindOutcome.Bound:
+                return true;
+            case AccountBindOutcome.MaxConnections:
+                ClientLog.MaxAccountConnectionsExceeded(logger, this, Account.Name);
+                BeginClose(CloseReason.MaxAccountConnectionsExceeded, ServerMessages.ErrMaxAccountConnections);
+                return false;
+            default:
+                AuthorizationViolation();
+                return false;
+        }
     }
 
     /// <summary>Binds the connection to the user's name and its own copy of the user's permissions (caches are per connection).</summary>
@@ -114,7 +142,6 @@ internal sealed partial class NatsClient
             return false;
         }
 
-        CompleteAuthentication(user);
-        return true;
+        return CompleteAuthentication(user);
     }
 }
