@@ -77,9 +77,6 @@ public sealed partial class BrokerServer
             // account (or, authenticated by the old one into a removed account, is refused).
             core.Accounts.Apply(next.Accounts);
             core.Options = next;
-
-            // Accounts first: the new users name them (connections are then checked against both, below).
-            core.Accounts.Apply(next.Accounts);
             core.Authenticator = authenticator;
             core.RefreshInfo();
             foreach (var client in core.Clients.Values)

@@ -293,6 +293,67 @@ public sealed class BusAccountTests
         await inA.DisposeAsync();
     }
 
+    [Fact(Timeout = 30_000)]
+    public async Task A_connection_authenticated_as_a_user_of_an_account_is_in_that_account()
+    {
+        static void Configure(BrokerOptions o)
+        {
+            o.Authorization.Users = [new UserOptions { User = "g", Password = "g" }];
+            o.Accounts =
+            [
+                new AccountOptions { Name = "A", Users = [new UserOptions { User = "a", Password = "a" }], Limits = new AccountLimitOptions { MaxConnections = 2 } },
+                new AccountOptions { Name = "B", Users = [new UserOptions { User = "b", Password = "b" }] },
+            ];
+        }
+
+        var (broker, harness) = await AdapterHarness.StartAsync(Configure);
+        await using var _ = broker;
+        await using var peer = await harness.ConnectAsync(broker);
+        var device = (await peer.ConnectAsync(broker.Bus, o => new() { Protocol = o.Protocol, User = "a", Password = "a" })).Connection!;
+        Assert.Equal(("A", "a"), (device.Account, device.User));
+
+        // NATS users of A reach it, those of B and $G do not; its publishes reach A's NATS users only.
+        var received = new Inbox();
+        using var sub = device.Subscribe("cmd.>", null, received.Handler);
+        await using var natsG = new NatsConnection(new NatsOpts { Url = broker.Url, AuthOpts = new NatsAuthOpts { Username = "g", Password = "g" } });
+        await using var natsB = new NatsConnection(new NatsOpts { Url = broker.Url, AuthOpts = new NatsAuthOpts { Username = "b", Password = "b" } });
+        await using var natsA = new NatsConnection(new NatsOpts { Url = broker.Url, AuthOpts = new NatsAuthOpts { Username = "a", Password = "a" } });
+        await using var upA = await natsA.SubscribeCoreAsync<string>("up");
+        await using var upB = await natsB.SubscribeCoreAsync<string>("up");
+        await natsA.PingAsync();
+        await natsB.PingAsync();
+        await natsG.PublishAsync("cmd.g", "from $G");
+        await natsB.PublishAsync("cmd.b", "from B");
+        await natsG.PingAsync();
+        await natsB.PingAsync();
+        await natsA.PublishAsync("cmd.a", "from A");
+        Assert.Equal("cmd.a from A", await received.NextAsync());
+        Publish(device, "up", "from the device");
+        await natsB.PublishAsync("up", "B's own");
+        using var timeout = new CancellationTokenSource(Wait);
+        Assert.Equal("from the device", (await upA.Msgs.ReadAsync(timeout.Token)).Data);
+        Assert.Equal("B's own", (await upB.Msgs.ReadAsync(timeout.Token)).Data);
+
+        // A's max_connections (2) counts NATS connections and adapters' connections together: natsA and the device.
+        await using var third = await harness.ConnectAsync(broker);
+        var refused = await third.ConnectAsync(broker.Bus, o => new() { Protocol = o.Protocol, User = "a", Password = "a" });
+        Assert.Equal(("maximum account active connections exceeded", BusConnectError.MaxConnectionsExceeded), (refused.ErrorMessage, refused.Error));
+        var closed = await MonitorHttp.GetJsonAsync(broker, "/connz?state=closed");
+        Assert.Contains(closed.GetProperty("connections").EnumerateArray(), c => c.GetProperty("reason").GetString() == "Maximum Account Connections Exceeded");
+
+        // A reload that moves the user to B closes the connection (nats-server's "Client Closed"); it reconnects into B.
+        var moved = AdapterHarness.Options(Configure);
+        moved.Accounts[0].Users = [];
+        moved.Accounts[1].Users = [new UserOptions { User = "b", Password = "b" }, new UserOptions { User = "a", Password = "a" }];
+        Assert.True((await broker.Server.ReloadAsync(moved)).Succeeded);
+        Assert.True(await Eventually.TrueAsync(() => device.Closed.IsCancellationRequested, Wait));
+        Assert.Equal("Client Closed", device.CloseReason);
+        await using var again = await harness.ConnectAsync(broker);
+        var reconnected = (await again.ConnectAsync(broker.Bus, o => new() { Protocol = o.Protocol, User = "a", Password = "a" })).Connection!;
+        Assert.Equal("B", reconnected.Account);
+        await reconnected.DisposeAsync();
+    }
+
     private static void Publish(IBusClient client, string subject, string payload)
         => client.Publish(Encoding.UTF8.GetBytes(subject), default, default, new ReadOnlySequence<byte>(Encoding.UTF8.GetBytes(payload)));
 

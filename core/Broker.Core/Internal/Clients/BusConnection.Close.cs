@@ -151,7 +151,6 @@ internal sealed partial class BusConnection
         FailPendingRequests();
         ClosedAt = DateTimeOffset.UtcNow;
         Server.Unregister(this);
-        ReleaseAccount();
         Server.ClosedClients.Record(this, subscriptions);
         InProcessLog.ConnectionClosed(logger, this, ClosedReasonText);
         _ = closed.CancelAsync();

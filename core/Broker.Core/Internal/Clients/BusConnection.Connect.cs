@@ -15,9 +15,8 @@ internal sealed partial class BusConnection
     private const string AuthorizationViolationText = "Authorization Violation";
     private const string MaxConnectionsText = "maximum connections exceeded";
 
-    // nats-server's ErrTooManyAccountConnections and its closed state MaxAccountConnectionsExceeded.
+    // nats-server's ErrTooManyAccountConnections.
     private const string MaxAccountConnectionsText = "maximum account active connections exceeded";
-    private const string MaxAccountConnectionsClosedText = "Maximum Account Connections Exceeded";
 
     private readonly Credentials credentials;
 
@@ -46,12 +45,13 @@ internal sealed partial class BusConnection
             return BusConnectResult.Failure(BusConnectError.AuthorizationViolation, AuthorizationViolationText);
         }
 
-        // The account's max_connections, as nats-server's registerWithAccount checks it once the user is known. Bound
-        // before the client is registered, so nothing sees it in $G.
+        // The account's max_connections, as nats-server's registerWithAccount checks it once the user is known (a
+        // refused client stays in the account, for /connz). Bound before the client is registered, so nothing sees it
+        // in $G.
         if (!client.BindAccount(account))
         {
             InProcessLog.MaxAccountConnectionsExceeded(client.logger, client, account.Name);
-            client.CloseRefused(MaxAccountConnectionsClosedText);
+            client.CloseRefused(ClosedState.MaxAccountConnectionsExceeded.ToText());
             return BusConnectResult.Failure(BusConnectError.MaxConnectionsExceeded, MaxAccountConnectionsText);
         }
 
@@ -70,9 +70,9 @@ internal sealed partial class BusConnection
 
     /// <summary>
     /// Applies a new authenticator (and the accounts reloaded with it) to this connection. Called from the reloading
-    /// thread. As nats-server's <c>reloadAuthorization</c>: a user who no longer authenticates is closed as an
-    /// authorization violation, one now in another account is closed (<c>Client Closed</c>; it reconnects into the
-    /// new one), and a client the adapter vouched for is closed when its account is gone.
+    /// thread. As nats-server's <c>reloadAuthorization</c>: a user gone or now in another account is closed (<c>Client
+    /// Closed</c>; it reconnects into its new account), one whose credentials no longer authenticate is closed as an
+    /// authorization violation, and a client the adapter vouched for is closed when its account is gone.
     /// </summary>
     public void ApplyReload(Authenticator previous, Authenticator current)
     {
@@ -89,6 +89,15 @@ internal sealed partial class BusConnection
                 CloseByBroker(ClosedState.ClientClosed.ToText(), abortTransport: false);
             }
 
+            return;
+        }
+
+        // As nats-server (clientHasMovedToDifferentAccount) and as NatsClient: a user gone or moved to another account is
+        // closed and reconnects into its new account, if any; only then are the credentials checked again.
+        if (AuthorizedUser is { } name && current.AccountOf(name) != Account.Name)
+        {
+            InProcessLog.AccountChanged(logger, this, Account.Name);
+            CloseByBroker(ClosedState.ClientClosed.ToText(), abortTransport: false);
             return;
         }
 

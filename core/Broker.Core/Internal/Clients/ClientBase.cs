@@ -16,7 +16,7 @@ internal abstract partial class ClientBase
     /// <param name="account">
     /// The account of an internal client, fixed for its lifetime and not counted against the account's
     /// <c>max_connections</c> (nats-server counts only client and leaf connections); <see langword="null"/> for
-    /// <c>$G</c> until <see cref="BindAccount"/>.
+    /// <c>$G</c> until <see cref="BindAccount(Account)"/>.
     /// </param>
     protected ClientBase(BrokerCore server, ClientKind kind, Account? account = null)
     {
