@@ -79,6 +79,56 @@ public sealed class AccountTests : IDisposable
         Assert.Equal("up.g", (await natsSub.Msgs.ReadAsync(timeout.Token)).Subject);
     }
 
+    /// <summary>Users of the broker: g in $G, a in A, b and b2 in B.</summary>
+    private static void UsersInAccounts(BrokerOptions options)
+    {
+        TwoAccounts(options);
+        options.Authorization.Users = [new UserOptions { User = "g", Password = "g" }];
+        options.Accounts[0].Users = [new UserOptions { User = "a", Password = "a" }];
+        options.Accounts[1].Users = [new UserOptions { User = "b", Password = "b" }, new UserOptions { User = "b2", Password = "b2" }];
+    }
+
+    [Theory(Timeout = 60_000)]
+    [MemberData(nameof(Versions))]
+    public async Task A_user_of_account_B_gets_Bs_nats_publishes_and_not_As(MqttProtocolVersion version)
+    {
+        await using var broker = await MqttBroker.StartAsync(UsersInAccounts);
+        using var device = await broker.ConnectAsync(version, "meter-1", b => b.WithCredentials("b", "b"));
+        var received = new Received(device);
+        await device.SubscribeAsync("orders/#");
+
+        await using var natsA = new NatsConnection(new NatsOpts { Url = broker.Url, AuthOpts = new NatsAuthOpts { Username = "a", Password = "a" } });
+        await using var natsG = new NatsConnection(new NatsOpts { Url = broker.Url, AuthOpts = new NatsAuthOpts { Username = "g", Password = "g" } });
+        await using var natsB = new NatsConnection(new NatsOpts { Url = broker.Url, AuthOpts = new NatsAuthOpts { Username = "b2", Password = "b2" } });
+        await natsA.PublishAsync("orders.a", "from A");
+        await natsG.PublishAsync("orders.g", "from $G");
+        await natsA.PingAsync();
+        await natsG.PingAsync();
+        await natsB.PublishAsync("orders.b", "from B");
+        var first = await received.NextAsync();
+        Assert.Equal(("orders/b", "from B"), (first.Topic, Encoding.UTF8.GetString(first.Payload)));
+        await received.NoneAsync();
+
+        // Its publishes reach B's NATS users only.
+        await using var upA = await natsA.SubscribeCoreAsync<string>("up.>");
+        await using var upB = await natsB.SubscribeCoreAsync<string>("up.>");
+        await natsA.PingAsync();
+        await natsB.PingAsync();
+        await device.PublishAsync("up/reading", "21");
+        using var timeout = new CancellationTokenSource(Wait);
+        Assert.Equal("up.reading", (await upB.Msgs.ReadAsync(timeout.Token)).Subject);
+        await natsA.PublishAsync("up.own", "A's own");
+        Assert.Equal("up.own", (await upA.Msgs.ReadAsync(timeout.Token)).Subject);
+
+        // /connz names the client's user; the same client id in $G is another session: no takeover across accounts.
+        using var sameIdInG = await broker.ConnectAsync(version, "meter-1", b => b.WithCredentials("g", "g"));
+        await Task.Delay(300);
+        Assert.True(device.IsConnected);
+        Assert.True(sameIdInG.IsConnected);
+        await natsB.PublishAsync("orders.after", "still here");
+        Assert.Equal("orders/after", (await received.NextAsync()).Topic);
+    }
+
     [Theory(Timeout = 60_000)]
     [MemberData(nameof(Versions))]
     public async Task Outside_G_a_persistent_session_or_a_will_needing_the_state_is_refused_with_server_unavailable(MqttProtocolVersion version)
