@@ -131,6 +131,27 @@ public sealed class AccountTests : IDisposable
 
     [Theory(Timeout = 60_000)]
     [MemberData(nameof(Versions))]
+    public async Task The_accounts_max_connections_refuses_with_server_unavailable(MqttProtocolVersion version)
+    {
+        await using var broker = await MqttBroker.StartAsync(o =>
+        {
+            UsersInAccounts(o);
+            o.Accounts[1].Limits.MaxConnections = 1;
+        });
+        using var first = await broker.ConnectAsync(version, "first", b => b.WithCredentials("b", "b"));
+
+        // nats-server closes such a client without a CONNACK; here it is told "server unavailable", as for the server's limit.
+        Assert.Equal(MqttClientConnectResultCode.ServerUnavailable, await broker.ConnectResultAsync(version, "b2", "b2"));
+        Assert.True(broker.Logs.Contains("maximum account active connections exceeded for account B"));
+        var closed = await MonitorHttp.GetJsonAsync(broker, "/connz?state=closed");
+        Assert.Contains(closed.GetProperty("connections").EnumerateArray(), c => c.GetProperty("reason").GetString() == "Maximum Account Connections Exceeded");
+
+        // Other accounts are not limited by B's.
+        Assert.Equal(MqttClientConnectResultCode.Success, await broker.ConnectResultAsync(version, "a", "a"));
+    }
+
+    [Theory(Timeout = 60_000)]
+    [MemberData(nameof(Versions))]
     public async Task Outside_G_a_persistent_session_or_a_will_needing_the_state_is_refused_with_server_unavailable(MqttProtocolVersion version)
     {
         await using var broker = await StartWithJetStreamAsync();
