@@ -30,8 +30,9 @@ public enum AccountChangeKind
     Updated,
 
     /// <summary>
-    /// The account is gone: its clients' connections were closed by the reload; in-process clients of the account keep
-    /// an isolated subject space no one else reaches, and should be disposed.
+    /// The account is gone: no client can connect into it any more and the reload closes its connections (their users
+    /// are gone with it); in-process clients of the account keep an isolated subject space no one else reaches, and
+    /// should be disposed.
     /// </summary>
     Removed,
 }
