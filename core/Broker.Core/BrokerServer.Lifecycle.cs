@@ -165,6 +165,7 @@ public sealed partial class BrokerServer
         collection.AddSingleton(typeof(ILogger<>), typeof(Logger<>));
         collection.AddSingleton(Bus);
         collection.AddSingleton((ISubjectInterest)Bus);
+        collection.AddSingleton<IAccountDirectory>(accountDirectory);
         collection.AddSingleton(new Abstractions.ServerIdentity(core.ServerId, core.ServerName));
         collection.AddSingleton<IConnectionListenerFactory>(new SocketTransportFactory());
         collection.AddSingleton<IProtocolHandler>(new NatsProtocolHandler(core));

@@ -27,6 +27,7 @@ public sealed partial class BrokerServer : IAsyncDisposable
     private readonly ILogger logger;
     private readonly IConfiguration configuration;
     private readonly BrokerCore core;
+    private readonly AccountDirectory accountDirectory;
     private int state;
 
     /// <summary>Creates a broker; nothing listens until <see cref="StartAsync"/>.</summary>
@@ -46,6 +47,7 @@ public sealed partial class BrokerServer : IAsyncDisposable
         logger = this.loggerFactory.CreateLogger("Broker.Server");
         core = new BrokerCore(copy, this.loggerFactory);
         Bus = new MessageBus(core);
+        accountDirectory = new AccountDirectory(core.Accounts, logger);
     }
 
     /// <summary>The product version (the host's <c>-v</c> prints it beside the nats-server version we match).</summary>

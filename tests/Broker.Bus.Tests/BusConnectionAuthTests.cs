@@ -233,12 +233,13 @@ public sealed class BusConnectionAuthTests
         dev.Publish("orders.2", "ok"u8.ToArray());
         Assert.True(broker.Logs.Contains("subscription to orders.> removed by a configuration reload"));
 
-        // The user without an entry any more is closed as nats-server closes such a client.
+        // The user without an entry any more is closed as nats-server closes such a client (clientHasMovedToDifferentAccount:
+        // a user gone is taken as moved, "Client Closed").
         Assert.True(await Eventually.TrueAsync(() => temp.Closed.IsCancellationRequested, Wait));
-        Assert.Equal("Authentication Failure", temp.CloseReason);
+        Assert.Equal("Client Closed", temp.CloseReason);
         Assert.Throws<ObjectDisposedException>(() => temp.Publish("x", "y"u8.ToArray()));
         var closed = await MonitorHttp.ConnectionAsync(broker, temp.ConnectionId, "&state=closed");
-        Assert.Equal("Authentication Failure", closed!.Value.GetProperty("reason").GetString());
+        Assert.Equal("Client Closed", closed!.Value.GetProperty("reason").GetString());
     }
 
     [Fact(Timeout = 60_000)]

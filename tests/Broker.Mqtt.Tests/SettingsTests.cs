@@ -29,6 +29,16 @@ public sealed class SettingsTests
         Assert.Equal(TimeSpan.FromSeconds(30), options.ServerKeepAlive);
     }
 
+    [Fact]
+    public void The_authorization_blocks_account_needs_its_user_or_token()
+    {
+        Assert.Null(MqttOptionsReader.Read(Section(("authorization:username", "u"), ("authorization:password", "p"))).Account);
+        Assert.Equal("B", MqttOptionsReader.Read(Section(("authorization:username", "u"), ("authorization:password", "p"), ("authorization:account", "B"))).Account);
+        Assert.Equal("B", MqttOptionsReader.Read(Section(("authorization:token", "t"), ("authorization:account", "B"))).Account);
+        var error = Assert.Throws<PluginConfigurationException>(() => MqttOptionsReader.Read(Section(("authorization:account", "B"))));
+        Assert.Contains("authorization:account: names the account of the clients this block admits, so it needs a user name or a token", error.Message, StringComparison.Ordinal);
+    }
+
     [Theory]
     [InlineData("max_ack_pending")]
     [InlineData("max_pending")]

@@ -15,4 +15,14 @@ public sealed record BusClientOptions
     /// from the client's own handlers are batched either way. Default <see langword="false"/>.
     /// </summary>
     public bool DeferFlush { get; init; }
+
+    /// <summary>
+    /// The account the client publishes and subscribes in (since contract 1.3): it sees only that account's
+    /// subscriptions and its messages reach only them, with full permissions within it, as nats-server's internal
+    /// clients of an account. Like them it is not counted against the account's <c>max_connections</c>. Default
+    /// <see langword="null"/>: the global account <c>$G</c>, where every client is when no accounts are configured.
+    /// <see cref="IMessageBus.CreateClient"/> throws <see cref="ArgumentException"/> for a name no account has
+    /// (<see cref="IAccountDirectory"/> lists them).
+    /// </summary>
+    public string? Account { get; init; }
 }

@@ -50,4 +50,14 @@ public sealed class BusConnectOptions
     /// the client has full permissions, and <see cref="User"/> is only shown in <c>/connz</c>. Default <see langword="false"/>.
     /// </summary>
     public bool AuthenticatedByAdapter { get; init; }
+
+    /// <summary>
+    /// The account a client the adapter vouches for (<see cref="AuthenticatedByAdapter"/>) is put in (since contract
+    /// 1.3). Used only with <see cref="AuthenticatedByAdapter"/>: otherwise the account of the user the credentials
+    /// authenticate decides, as for a NATS client (users of <c>accounts { A: { users } }</c> are in <c>A</c>, the
+    /// top-level users in <c>$G</c>). Default <see langword="null"/>: the global account <c>$G</c>, where nats-server
+    /// puts the clients of its <c>mqtt { authorization { } }</c>. <see cref="IMessageBus.ConnectAsync"/> throws
+    /// <see cref="ArgumentException"/> for a name no account has.
+    /// </summary>
+    public string? Account { get; init; }
 }

@@ -56,6 +56,10 @@ public enum BusConnectError
     /// </summary>
     AuthorizationViolation,
 
-    /// <summary><c>max_connections</c> connections are open already (MQTT: server unavailable).</summary>
+    /// <summary>
+    /// <c>max_connections</c> connections are open already (MQTT: server unavailable): the server's
+    /// (<see cref="BusConnectResult.ErrorMessage"/> <c>maximum connections exceeded</c>) or, since contract 1.3, those of
+    /// the client's account (<c>maximum account active connections exceeded</c>).
+    /// </summary>
     MaxConnectionsExceeded,
 }

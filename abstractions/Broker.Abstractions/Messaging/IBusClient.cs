@@ -23,6 +23,10 @@ namespace Broker.Abstractions;
 /// </para>
 /// <para>The message's memory is reused once the handler returns: copy what you keep.</para>
 /// <para>
+/// Accounts (since contract 1.3): a client lives in one account (<see cref="Account"/>) and sees only that account's
+/// subscriptions; its publishes reach only them.
+/// </para>
+/// <para>
 /// Every client can also publish a message routed by one subject and delivered under another
 /// (<see cref="IDeliverAsPublisher"/>), as JetStream delivers a stored message with the subject it was stored under.
 /// </para>
@@ -72,4 +76,21 @@ public interface IBusClient : IAsyncDisposable, IDeliverAsPublisher
     /// <param name="cancellationToken">Cancels the wait for far-behind connections.</param>
     /// <returns>A task that completes when the batch is flushed.</returns>
     ValueTask FlushAsync(CancellationToken cancellationToken = default);
+
+    /// <summary>
+    /// The name of the account the client is in (since contract 1.3): <see cref="BusClientOptions.Account"/> for a
+    /// client of <see cref="IMessageBus.CreateClient"/>, the authenticated user's account (or
+    /// <see cref="BusConnectOptions.Account"/>) for an <see cref="IBusConnection"/>; <c>$G</c>, the global account, when
+    /// no accounts are configured. It does not change for the client's lifetime.
+    /// </summary>
+    string Account { get; }
+
+    /// <summary>
+    /// Whether at least one subscription (plain or in a queue group) of the client's own account matches
+    /// <paramref name="subject"/> right now (since contract 1.3); subscriptions of other accounts never count.
+    /// Thread-safe and cheap (the account's subject index caches matches); works on a closed client too.
+    /// </summary>
+    /// <param name="subject">A literal subject (UTF-8).</param>
+    /// <returns>Whether someone in the account would receive a message published to it.</returns>
+    bool HasInterest(ReadOnlySpan<byte> subject);
 }

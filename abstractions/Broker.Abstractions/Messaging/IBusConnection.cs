@@ -28,7 +28,9 @@ namespace Broker.Abstractions;
 /// <para>
 /// Closing: the adapter disposes the client (reason <c>Client Closed</c>) or calls <see cref="Close"/> with its own
 /// reason. The broker closes it on a slow consumer (it aborts the transport), when a configuration reload no longer
-/// authenticates the user or lowers <c>max_connections</c> below the connections open (the newest are closed), and in
+/// authenticates the user, removes the user or moves it to another account (since contract 1.3, <c>Client Closed</c>,
+/// as nats-server), removes the account the adapter named, or lowers <c>max_connections</c> below the connections open
+/// (the newest are closed), and in
 /// lame duck mode or at shutdown (it completes the output, so what is buffered is sent
 /// and the transport closes); <see cref="Closed"/> is cancelled then and <see cref="CloseReason"/> says why.
 /// Operations on a closed client throw <see cref="ObjectDisposedException"/>.

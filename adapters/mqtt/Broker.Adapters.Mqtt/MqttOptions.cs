@@ -25,6 +25,15 @@ public sealed class MqttOptions
     public string? Token { get; set; }
 
     /// <summary>
+    /// The broker account the clients admitted by <see cref="Username"/> or <see cref="Token"/> are in
+    /// [<c>authorization { account }</c>, ours: nats-server has no such key and puts them in the global account]: they
+    /// publish and subscribe in that account's subject space only. While the broker has no account by that name (a
+    /// reload removed it, or a misspelling), their CONNECTs are refused with "server unavailable". Default none:
+    /// the global account <c>$G</c>, as in nats-server.
+    /// </summary>
+    public string? Account { get; set; }
+
+    /// <summary>
     /// How long a client may take to send CONNECT [<c>authorization { timeout }</c>, seconds or a duration]. Default 2
     /// seconds (nats-server's authentication timeout; nats-server applies it only when authentication is required).
     /// </summary>

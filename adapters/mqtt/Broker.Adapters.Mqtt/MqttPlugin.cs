@@ -10,7 +10,8 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 
-[assembly: BrokerPlugin(typeof(MqttPlugin), Id = MqttPlugin.Id)]
+// 1.3: the bus connections' accounts (IBusClient.Account, BusConnectOptions.Account).
+[assembly: BrokerPlugin(typeof(MqttPlugin), Id = MqttPlugin.Id, MinimumContractVersion = "1.3")]
 
 namespace Broker.Adapters.Mqtt;
 

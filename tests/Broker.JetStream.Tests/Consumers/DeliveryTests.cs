@@ -182,6 +182,10 @@ public sealed class DeliveryTests
 
         public ValueTask FlushAsync(CancellationToken cancellationToken = default) => ValueTask.CompletedTask;
 
+        public string Account => "$G";
+
+        public bool HasInterest(ReadOnlySpan<byte> subject) => false;
+
         public ValueTask DisposeAsync() => ValueTask.CompletedTask;
     }
 }

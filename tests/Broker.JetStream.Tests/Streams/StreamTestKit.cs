@@ -50,5 +50,9 @@ internal sealed class RecordingBusClient : IBusClient
 
     public ValueTask FlushAsync(CancellationToken cancellationToken = default) => ValueTask.CompletedTask;
 
+    public string Account => "$G";
+
+    public bool HasInterest(ReadOnlySpan<byte> subject) => false;
+
     public ValueTask DisposeAsync() => ValueTask.CompletedTask;
 }

@@ -25,7 +25,7 @@ internal static class MqttOptionsReader
     // Characters that would put a domain's API outside one subject token ($JS.<domain>.API.).
     private static readonly SearchValues<char> DomainBreakers = SearchValues.Create(".*> \t\r\n");
 
-    private static readonly string[] AuthorizationKeys = ["user", "username", "pass", "password", "token", "timeout"];
+    private static readonly string[] AuthorizationKeys = ["user", "username", "pass", "password", "token", "timeout", "account"];
 
     // The largest remaining length MQTT can encode, plus its five header bytes.
     private const long PacketSizeLimit = 0x0FFFFFFF + 5;
@@ -50,6 +50,7 @@ internal static class MqttOptionsReader
         options.Username = Empty(authorization["username"] ?? authorization["user"]);
         options.Password = Empty(authorization["password"] ?? authorization["pass"]);
         options.Token = Empty(authorization["token"]);
+        options.Account = Empty(authorization["account"]);
         if (authorization.GetDuration("timeout") is { } timeout)
         {
             options.ConnectTimeout = timeout > TimeSpan.Zero ? timeout : throw authorization.Refuse("timeout", "must be a positive duration");
@@ -81,6 +82,11 @@ internal static class MqttOptionsReader
         if (options.Token is not null && options.Username is not null)
         {
             throw authorization.Refuse("token", "authorization can have a user name or a token, not both");
+        }
+
+        if (options.Account is not null && options.Token is null && options.Username is null)
+        {
+            throw authorization.Refuse("account", "names the account of the clients this block admits, so it needs a user name or a token");
         }
 
         return options;

@@ -63,7 +63,14 @@ internal sealed class AccountRegistry
     {
         var existing = new Dictionary<string, Account>(byName, StringComparer.Ordinal);
         byName = Build(accounts, existing);
+        Applied?.Invoke();
     }
+
+    /// <summary>
+    /// Called after <see cref="Apply"/> swapped the snapshot, on the applying thread (the plugins' account directory
+    /// reports the changes from here).
+    /// </summary>
+    public event Action? Applied;
 
     private static FrozenDictionary<string, Account> Build(IEnumerable<AccountOptions> accounts, Dictionary<string, Account> existing)
     {

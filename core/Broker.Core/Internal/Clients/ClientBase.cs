@@ -11,13 +11,20 @@ namespace Broker.Core.Internal.Clients;
 /// </summary>
 internal abstract partial class ClientBase
 {
-    protected ClientBase(BrokerCore server, ClientKind kind)
+    /// <param name="server">The broker.</param>
+    /// <param name="kind">What kind of client this is.</param>
+    /// <param name="account">
+    /// The account of an internal client, fixed for its lifetime and not counted against the account's
+    /// <c>max_connections</c> (nats-server counts only client and leaf connections); <see langword="null"/> for
+    /// <c>$G</c> until <see cref="BindAccount(Account)"/>.
+    /// </param>
+    protected ClientBase(BrokerCore server, ClientKind kind, Account? account = null)
     {
         Server = server;
         Kind = kind;
         Id = server.NextClientId();
         StartedAt = DateTimeOffset.UtcNow;
-        Account = server.Accounts.Global;
+        Account = account ?? server.Accounts.Global;
     }
 
     public BrokerCore Server { get; }

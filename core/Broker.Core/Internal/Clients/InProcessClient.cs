@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Globalization;
 using System.Text;
 using Broker.Abstractions;
+using Broker.Core.Internal.Accounts;
 using Broker.Core.Internal.Subscriptions;
 using Microsoft.Extensions.Logging;
 
@@ -21,13 +22,16 @@ internal partial class InProcessClient : ClientBase, IBusClient
     private long nextSid;
     private int closed;
 
-    public InProcessClient(BrokerCore server, BusClientOptions options)
-        : this(server, options.Name, options.Echo, ClientKind.Internal, options.DeferFlush)
+    /// <param name="server">The broker.</param>
+    /// <param name="options">The plugin's options.</param>
+    /// <param name="account">The account <see cref="BusClientOptions.Account"/> names (resolved by the caller).</param>
+    public InProcessClient(BrokerCore server, BusClientOptions options, Account account)
+        : this(server, options.Name, options.Echo, ClientKind.Internal, options.DeferFlush, account)
     {
     }
 
-    protected InProcessClient(BrokerCore server, string? name, bool echo, ClientKind kind, bool deferFlush)
-        : base(server, kind)
+    protected InProcessClient(BrokerCore server, string? name, bool echo, ClientKind kind, bool deferFlush, Account? account = null)
+        : base(server, kind, account)
     {
         logger = server.Logger;
         Name = name;
@@ -58,6 +62,12 @@ internal partial class InProcessClient : ClientBase, IBusClient
 
     public void Publish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
         => PublishCore(subject, deliverAs, replyTo, headers, payload, flushNow: false);
+
+    /// <summary>The account's name (<see cref="IBusClient.Account"/>); the client's <see cref="ClientBase.Account"/> is the account itself.</summary>
+    string IBusClient.Account => Account.Name;
+
+    /// <summary>Interest in the client's own account: its subject index, cached as for publishes.</summary>
+    public bool HasInterest(ReadOnlySpan<byte> subject) => !Account.SubList.Match(subject).IsEmpty;
 
     public IBusSubscription Subscribe(string subject, string? queueGroup, BusMessageHandler handler)
     {

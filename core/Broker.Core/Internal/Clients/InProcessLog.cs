@@ -31,4 +31,13 @@ internal static partial class InProcessLog
 
     [LoggerMessage(208, LogLevel.Debug, "{Client} closed: {Reason}")]
     public static partial void ConnectionClosed(ILogger logger, BusConnection client, string reason);
+
+    [LoggerMessage(209, LogLevel.Warning, "{Client} maximum account active connections exceeded for account {Account}")]
+    public static partial void MaxAccountConnectionsExceeded(ILogger logger, BusConnection client, string account);
+
+    [LoggerMessage(210, LogLevel.Information, "{Client} closed by a configuration reload: its user is gone or no longer in account {Account}, or the account is gone")]
+    public static partial void AccountChanged(ILogger logger, BusConnection client, string account);
+
+    [LoggerMessage(211, LogLevel.Error, "An account directory watcher failed on {Kind} of account {Account}")]
+    public static partial void AccountWatcherFailed(ILogger logger, string kind, string account, Exception exception);
 }

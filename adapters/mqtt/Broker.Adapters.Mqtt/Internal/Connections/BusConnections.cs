@@ -40,6 +40,7 @@ internal sealed class BusConnections(IMessageBus broker, TransportConnection tra
             Token = credentials.Token,
             AuthenticatedByAdapter = credentials.AuthenticatedByAdapter,
             NoAuthUser = credentials.NoAuthUser,
+            Account = credentials.Account,
             Echo = false,
         });
 

@@ -19,7 +19,7 @@ internal sealed class InboundPublishes
 {
     private readonly MqttOptions options;
     private readonly IQosSource qosSource;
-    private readonly RetainedMessages retained;
+    private readonly RetainedMessages? retained;
     private readonly BusConnections buses;
     private readonly MqttSession session;
     private readonly InboundQosFlow qosFlow;
@@ -41,7 +41,7 @@ internal sealed class InboundPublishes
     public InboundPublishes(
         MqttOptions options,
         IQosSource qosSource,
-        RetainedMessages retained,
+        RetainedMessages? retained,
         BusConnections buses,
         MqttSession session,
         InboundQosFlow qosFlow,
@@ -72,6 +72,14 @@ internal sealed class InboundPublishes
             throw new MqttProtocolException(ReasonCode.QosNotSupported, "QoS=2 is disabled for PUBLISH messages");
         }
 
+        if (packet.Retain && retained is null)
+        {
+            // Retained messages are $G's state until it is kept per account (MQTT 5 clients were told in CONNACK).
+            throw new MqttProtocolException(
+                ReasonCode.RetainNotSupported,
+                $"retained messages are not available to clients of account \"{buses.Bus.Account}\" (the MQTT state is kept for account $G only)");
+        }
+
         var topic = ResolveTopic(ref packet);
         var status = ToSubject(topic, out var subject);
         if (status != TopicStatus.Ok)
@@ -98,7 +106,7 @@ internal sealed class InboundPublishes
 
         if (packet.Retain)
         {
-            retained.Set(subject, topic, packet.Qos, packet.Payload.Span, v5 ? packet.Properties.Block : default);
+            retained!.Set(subject, topic, packet.Qos, packet.Payload.Span, v5 ? packet.Properties.Block : default);
         }
 
         if (packet.Qos == 0)

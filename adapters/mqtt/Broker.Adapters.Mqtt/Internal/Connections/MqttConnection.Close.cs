@@ -185,12 +185,13 @@ internal sealed partial class MqttConnection
         }
 
         bus.Publish(subject, default, headers, new ReadOnlySequence<byte>(pending.Payload));
-        if (pending.Qos > 0 && handler.Qos is { } qos)
+        // Wills that would use the state are refused at CONNECT outside $G; checked again, so none ever reaches $G's.
+        if (pending.Qos > 0 && sharedState && handler.Qos is { } qos)
         {
             _ = StoreWillAsync(qos.StoreAsync(subject, headers.First, pending.Payload));
         }
 
-        if (pending.Retain)
+        if (pending.Retain && sharedState)
         {
             handler.Retained.Set(subject, pending.TopicBytes, pending.Qos, pending.Payload, pending.Properties);
         }

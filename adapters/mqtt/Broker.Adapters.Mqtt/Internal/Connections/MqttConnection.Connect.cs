@@ -11,8 +11,13 @@ internal sealed partial class MqttConnection
 {
     private MqttSession? session;
 
-    // The client's bus connections, once its credentials were accepted.
+    // The client's bus connections, once its credentials were accepted, and the account they are in.
     private BusConnections? buses;
+    private string account = BrokerAccount.GlobalName;
+
+    // Whether the client may use the adapter's state (sessions, retained messages, QoS 1 and 2 on JetStream), which is
+    // $G's until it is kept per account: true for clients of $G.
+    private bool sharedState = true;
     private bool v5;
     private WillMessage? will;
     private int keepAliveSeconds;
@@ -48,15 +53,6 @@ internal sealed partial class MqttConnection
         }
 
         status.Name = $"{status.Name} - \"{clientId}\"";
-        if (handler.Sessions.IsFlapping(clientId))
-        {
-            // As nats-server: hold a client that keeps taking its id over for a second, then refuse it.
-            MqttLog.Flapping(logger, status.Name, clientId);
-            await Task.Delay(SessionManager.FlapJail, cancellationToken).ConfigureAwait(false);
-            status.CloseFor("duplicate client id");
-            return;
-        }
-
         will = connect.Will;
         keepAliveSeconds = connect.KeepAlive;
         ushort? serverKeepAlive = null;
@@ -74,7 +70,18 @@ internal sealed partial class MqttConnection
         // MQTT 3.1.1: a session without the clean flag lives for ever (nats-server keeps it until the client cleans it).
         var expiry = v5 ? connect.SessionExpiryInterval : connect.CleanStart ? 0u : uint.MaxValue;
         var credentials = BusCredentials(connect, clientId);
-        var result = await handler.Bus.ConnectAsync(transport, credentials, cancellationToken).ConfigureAwait(false);
+        BusConnectResult result;
+        try
+        {
+            result = await handler.Bus.ConnectAsync(transport, credentials, cancellationToken).ConfigureAwait(false);
+        }
+        catch (ArgumentException)
+        {
+            // The account of the mqtt block's authorization is not among the broker's (misspelt, or removed by a reload).
+            RefuseConnect(connect, ReasonCode.ServerUnavailable, $"the broker has no account \"{credentials.Account}\" (mqtt authorization's account)");
+            return;
+        }
+
         if (result.Connection is not { } connected)
         {
             RefuseConnect(
@@ -86,11 +93,35 @@ internal sealed partial class MqttConnection
             return;
         }
 
+        // Until the state is kept per account, only $G's clients may use it (see NeedsSharedState).
+        account = connected.Account;
+        sharedState = account == BrokerAccount.GlobalName;
+        if (!sharedState && NeedsSharedState(connect, expiry) is { } needs)
+        {
+            will = null;
+            await connected.DisposeAsync().ConfigureAwait(false);
+            RefuseConnect(connect, ReasonCode.ServerUnavailable, $"account \"{account}\" cannot have {needs}: the MQTT state (sessions, retained messages, QoS 1 and 2) is kept for account $G only");
+            return;
+        }
+
+        var sessionKey = SessionManager.Key(account, clientId);
+        if (handler.Sessions.IsFlapping(sessionKey))
+        {
+            // As nats-server (after authentication, within the account): hold a client that keeps taking its id over
+            // for a second, then refuse it.
+            MqttLog.Flapping(logger, status.Name, clientId);
+            will = null;
+            connected.Close("Duplicate Client ID");
+            await Task.Delay(SessionManager.FlapJail, cancellationToken).ConfigureAwait(false);
+            status.CloseFor("duplicate client id");
+            return;
+        }
+
         buses = new BusConnections(handler.Bus, transport, credentials, connected);
         AttachResult attached;
         try
         {
-            attached = await handler.Sessions.AttachAsync(this, clientId, connect.CleanStart, expiry, cancellationToken).ConfigureAwait(false);
+            attached = await handler.Sessions.AttachAsync(this, account, clientId, connect.CleanStart, expiry, cancellationToken).ConfigureAwait(false);
         }
         catch (SessionStoreUnavailableException ex)
         {
@@ -120,6 +151,10 @@ internal sealed partial class MqttConnection
                 AssignedClientIdentifier = assigned ? clientId : null,
                 ServerKeepAlive = serverKeepAlive,
                 MaximumQos = options.RejectQos2Publish ? (byte)1 : (byte)2,
+
+                // Retained messages are $G's state: a client of another account may not set them (PUBLISH with RETAIN
+                // is then a protocol error closed with 0x9A, "retain not supported", as the specification says).
+                RetainAvailable = sharedState,
             });
         }
         else
@@ -134,6 +169,19 @@ internal sealed partial class MqttConnection
         await subscriptions!.RestoreAsync(cancellationToken).ConfigureAwait(false);
         outboundQos!.ResendReleases();
     }
+
+    /// <summary>
+    /// What of the adapter's state a CONNECT asks for, which only clients of <c>$G</c> may have until the state is kept
+    /// per account: a persistent session (3.1.1 clean session 0, MQTT 5 session expiry above 0) or a will that would be
+    /// retained or stored for QoS 1 and 2 subscriptions. <see langword="null"/> when it asks for none. QoS 1 and 2
+    /// subscriptions of such clients are granted QoS 0 and their QoS 1 and 2 publishes reach the account's (QoS 0)
+    /// subscribers without being stored; a retained PUBLISH closes the connection (<see cref="InboundPublishes"/>).
+    /// </summary>
+    private static string? NeedsSharedState(ConnectPacket connect, uint expiry)
+        => expiry > 0 ? "a persistent session"
+            : connect.Will is { Retain: true } ? "a retained will"
+            : connect.Will is { Qos: > 0 } ? "a QoS 1 or 2 will"
+            : null;
 
     /// <summary>The checks nats-server makes after decoding, and those of MQTT 5 and of the broker's settings.</summary>
     private void ValidateConnect(ConnectPacket connect)
@@ -186,6 +234,7 @@ internal sealed partial class MqttConnection
             Token = own ? null : password,
             AuthenticatedByAdapter = own,
             NoAuthUser = own ? null : options.NoAuthUser,
+            Account = own ? options.Account : null,
         };
     }
 

@@ -12,7 +12,8 @@ namespace Broker.Adapters.Mqtt.Internal.Sessions;
 internal sealed record AttachResult(MqttSession Session, bool Present, MqttConnection? Previous);
 
 /// <summary>
-/// The sessions of the adapter by client id: binds a connecting client to its session (new, resumed or cleaned),
+/// The sessions of the adapter by client id, within the client's broker account (the same id in two accounts is two
+/// sessions, as nats-server keeps a session manager per account): binds a connecting client to its session (new, resumed or cleaned),
 /// takes a session over from a connection still using it (MQTT-3.1.4-2; the older connection is closed), and expires
 /// sessions that outlived their interval. Like nats-server, a client id that takes a session over again within a
 /// second of the last takeover is "flapping": the newcomer is held for a second and refused. Until the state is loaded
@@ -105,25 +106,37 @@ internal sealed class SessionManager : IDisposable
         }, LazyThreadSafetyMode.ExecutionAndPublication);
     }
 
-    /// <summary>Whether <paramref name="clientId"/> took a session over less than <see cref="FlapJail"/> ago.</summary>
-    public bool IsFlapping(string clientId)
+    /// <summary>
+    /// The name a session is known by: the client id for <c>$G</c> (and <see langword="null"/>), else the account and the
+    /// client id apart by U+0000, which no client id holds (MQTT-1.5.4-2).
+    /// </summary>
+    public static string Key(string? account, string clientId)
+        => account is null or Abstractions.BrokerAccount.GlobalName ? clientId : "\0" + account + "\0" + clientId;
+
+    /// <summary>Whether the session <paramref name="key"/> (<see cref="Key"/>) was taken over less than <see cref="FlapJail"/> ago.</summary>
+    public bool IsFlapping(string key)
     {
-        if (!flappers.TryGetValue(clientId, out var at))
+        if (!flappers.TryGetValue(key, out var at))
         {
             return false;
         }
 
         if (Environment.TickCount64 - at > (long)FlapJail.TotalMilliseconds)
         {
-            flappers.TryRemove(clientId, out _);
+            flappers.TryRemove(key, out _);
             return false;
         }
 
         return true;
     }
 
+    /// <summary>
+    /// Binds <paramref name="connection"/> to the session of <paramref name="clientId"/> in <paramref name="account"/>.
+    /// Only sessions of <c>$G</c> are read from and written to the store: those of other accounts are never persistent
+    /// (the connection refuses that before) and live in memory for their connection only.
+    /// </summary>
     /// <exception cref="SessionStoreUnavailableException">The state is not loaded in time, or the store failed.</exception>
-    public async Task<AttachResult> AttachAsync(MqttConnection connection, string clientId, bool cleanStart, uint expiryInterval, CancellationToken cancellationToken)
+    public async Task<AttachResult> AttachAsync(MqttConnection connection, string account, string clientId, bool cleanStart, uint expiryInterval, CancellationToken cancellationToken)
     {
         try
         {
@@ -137,7 +150,8 @@ internal sealed class SessionManager : IDisposable
         await gate.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
-            return await AttachLockedAsync(connection, clientId, cleanStart, expiryInterval, cancellationToken).ConfigureAwait(false);
+            var stored = account == Abstractions.BrokerAccount.GlobalName ? null : account;
+            return await AttachLockedAsync(connection, stored, clientId, cleanStart, expiryInterval, cancellationToken).ConfigureAwait(false);
         }
         catch (Exception ex) when (ex is not OperationCanceledException and not SessionStoreUnavailableException)
         {
@@ -149,11 +163,12 @@ internal sealed class SessionManager : IDisposable
         }
     }
 
-    private async Task<AttachResult> AttachLockedAsync(MqttConnection connection, string clientId, bool cleanStart, uint expiryInterval, CancellationToken cancellationToken)
+    private async Task<AttachResult> AttachLockedAsync(MqttConnection connection, string? account, string clientId, bool cleanStart, uint expiryInterval, CancellationToken cancellationToken)
     {
-        live.TryGetValue(clientId, out var session);
+        var key = Key(account, clientId);
+        live.TryGetValue(key, out var session);
         var loaded = false;
-        if (session is null && await store.LoadAsync(clientId, cancellationToken).ConfigureAwait(false) is { } record)
+        if (session is null && account is null && await store.LoadAsync(clientId, cancellationToken).ConfigureAwait(false) is { } record)
         {
             loaded = true;
             // Loaded for a clean start too, which discards it below (a restart forgot which sessions were live).
@@ -182,22 +197,22 @@ internal sealed class SessionManager : IDisposable
                 // Replaced: the connection still bound to it (taken over below) must not store it when it closes.
                 session.Connection = null;
                 await DiscardAsync(session).ConfigureAwait(false);
-                if (session.Persistent)
+                if (session.Persistent && account is null)
                 {
                     await store.DeleteAsync(clientId, cancellationToken).ConfigureAwait(false);
                 }
             }
 
-            session = new MqttSession(clientId);
+            session = new MqttSession(clientId, account: account);
         }
 
         session.ExpiryInterval = expiryInterval;
         session.Connection = connection;
         session.DisconnectedAt = 0;
-        live[clientId] = session;
+        live[key] = session;
         if (previous is not null && !ReferenceEquals(previous, connection))
         {
-            flappers[clientId] = Environment.TickCount64;
+            flappers[key] = Environment.TickCount64;
             if (flappers.Count > 1024)
             {
                 // Clients that took a session over once and never came back; nats-server sweeps its flappers too.
@@ -209,7 +224,7 @@ internal sealed class SessionManager : IDisposable
             previous = null;
         }
 
-        if (session.Persistent)
+        if (session.Persistent && account is null)
         {
             await store.SaveAsync(session.ToRecord(), cancellationToken).ConfigureAwait(false);
         }
@@ -251,11 +266,16 @@ internal sealed class SessionManager : IDisposable
                 MqttLog.SessionStoreFailed(logger, session.ClientId, "save", ex);
             }
 
-            if (!session.Persistent)
+            if (!session.Persistent || session.Account is not null)
             {
-                live.TryRemove(new KeyValuePair<string, MqttSession>(session.ClientId, session));
+                live.TryRemove(new KeyValuePair<string, MqttSession>(session.Key, session));
                 await DiscardAsync(session).ConfigureAwait(false);
-                await StoreQuietlyAsync(session.ClientId, "delete", () => store.DeleteAsync(session.ClientId, CancellationToken.None)).ConfigureAwait(false);
+                if (session.Account is null)
+                {
+                    // The same client id in another account has a record of its own: only $G's are stored.
+                    await StoreQuietlyAsync(session.ClientId, "delete", () => store.DeleteAsync(session.ClientId, CancellationToken.None)).ConfigureAwait(false);
+                }
+
                 return;
             }
 
@@ -280,7 +300,7 @@ internal sealed class SessionManager : IDisposable
     /// <summary>Forgets disconnected sessions whose expiry interval has passed.</summary>
     public async Task ExpireAsync(long now)
     {
-        foreach (var (clientId, session) in live)
+        foreach (var (key, session) in live)
         {
             var disconnectedAt = session.DisconnectedAt;
             if (disconnectedAt == 0 || session.ExpiryInterval == uint.MaxValue || now - disconnectedAt < session.ExpiryInterval * 1000L)
@@ -292,10 +312,10 @@ internal sealed class SessionManager : IDisposable
             try
             {
                 if (session.Connection is null && session.DisconnectedAt == disconnectedAt
-                    && live.TryRemove(new KeyValuePair<string, MqttSession>(clientId, session)))
+                    && live.TryRemove(new KeyValuePair<string, MqttSession>(key, session)))
                 {
                     await DiscardAsync(session).ConfigureAwait(false);
-                    await StoreQuietlyAsync(clientId, "delete", () => store.DeleteAsync(clientId, CancellationToken.None)).ConfigureAwait(false);
+                    await StoreQuietlyAsync(session.ClientId, "delete", () => store.DeleteAsync(session.ClientId, CancellationToken.None)).ConfigureAwait(false);
                 }
             }
             finally

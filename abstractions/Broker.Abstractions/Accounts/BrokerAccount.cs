@@ -1,0 +1,27 @@
+namespace Broker.Abstractions;
+
+/// <summary>
+/// One account of the broker, as <see cref="IAccountDirectory"/> reports it (since contract 1.3). Later contract
+/// versions add properties (its JetStream limits, whether it is the system account); two instances are equal when
+/// every property is.
+/// </summary>
+public sealed record BrokerAccount
+{
+    /// <summary>The name of the global account, where clients of no configured account are (nats-server's <c>$G</c>).</summary>
+    public const string GlobalName = "$G";
+
+    /// <summary>Creates the description of an account.</summary>
+    /// <param name="name">The account's name.</param>
+    /// <exception cref="ArgumentException"><paramref name="name"/> is empty.</exception>
+    public BrokerAccount(string name)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(name);
+        Name = name;
+    }
+
+    /// <summary>The account's name (<see cref="BusClientOptions.Account"/> takes it); <c>$G</c> for the global account.</summary>
+    public string Name { get; }
+
+    /// <summary>Whether this is the global account <c>$G</c>.</summary>
+    public bool IsGlobal => Name == GlobalName;
+}
