@@ -32,6 +32,8 @@ internal static class MonitorJson
 
     public static byte[] Serialize(Accountz value) => JsonSerializer.SerializeToUtf8Bytes(value, Indented.Accountz);
 
+    public static byte[] Serialize(AccountStatz value) => JsonSerializer.SerializeToUtf8Bytes(value, Indented.AccountStatz);
+
     public static byte[] Serialize(HealthStatus value) => JsonSerializer.SerializeToUtf8Bytes(value, Compact.HealthStatus);
 }
 
@@ -45,5 +47,6 @@ internal static class MonitorJson
 [JsonSerializable(typeof(Connz))]
 [JsonSerializable(typeof(Subsz))]
 [JsonSerializable(typeof(Accountz))]
+[JsonSerializable(typeof(AccountStatz))]
 [JsonSerializable(typeof(HealthStatus))]
 internal sealed partial class MonitorJsonContext : JsonSerializerContext;
