@@ -1,3 +1,4 @@
+using System.Runtime.InteropServices;
 using Broker.Core.Internal.Accounts;
 using Broker.Core.Internal.Clients;
 using Broker.Core.Internal.Monitoring.Http;
@@ -59,7 +60,7 @@ internal sealed partial class MonitorEndpoints
         var live = new Dictionary<Account, AccountTraffic.Totals>();
         foreach (var client in core.Clients.Values)
         {
-            ref var totals = ref System.Runtime.InteropServices.CollectionsMarshal.GetValueRefOrAddDefault(live, client.Account, out _);
+            ref var totals = ref CollectionsMarshal.GetValueRefOrAddDefault(live, client.Account, out _);
             totals.Add(client);
         }
 

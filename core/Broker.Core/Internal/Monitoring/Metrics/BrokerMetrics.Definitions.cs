@@ -1,5 +1,6 @@
 using System.Diagnostics.Metrics;
 using System.Net;
+using System.Runtime.InteropServices;
 using Broker.Core.Internal.Protocol;
 
 namespace Broker.Core.Internal.Monitoring.Metrics;
@@ -56,6 +57,8 @@ internal sealed partial class BrokerMetrics
                 () => One(Process.CpuPercent())),
             Gauge("broker_listener_up", "broker.listener.up", "1", "1 for each listener accepting connections, 0 once it stopped accepting.", ListenersUp),
             Gauge("broker_listener_connections", "broker.listener.connections", "{connection}", "Connections being served, per listener.", ListenerConnections),
+            Gauge("broker_account_connections", "broker.account.connections", "{connection}", "Client connections open now, per account (/accountz client_connections).", AccountConnections),
+            Gauge("broker_account_subscriptions", "broker.account.subscriptions", "{subscription}", "Subscriptions held now, per account (/accountz subscriptions).", AccountSubscriptions),
             Counter("broker_http_requests_total", "broker.http.requests", "{request}", "Monitoring requests per endpoint (/varz http_req_stats).", HttpRequestCounts),
         ];
     }
@@ -96,6 +99,35 @@ internal sealed partial class BrokerMetrics
         foreach (var listener in core.Listeners)
         {
             yield return new(listener.ActiveConnections, new KeyValuePair<string, object?>("listener", listener.Definition.Name));
+        }
+    }
+
+    private IEnumerable<Measurement<double>> AccountSubscriptions()
+    {
+        foreach (var account in core.Accounts.All)
+        {
+            yield return new(account.SubList.Count, new KeyValuePair<string, object?>("account", account.Name));
+        }
+    }
+
+    /// <summary>
+    /// Connections per account, counted in one pass over the clients (in-process clients are not connections), so a
+    /// scrape costs one look at each client whatever the number of accounts.
+    /// </summary>
+    private IEnumerable<Measurement<double>> AccountConnections()
+    {
+        var counts = new Dictionary<Accounts.Account, int>();
+        foreach (var client in core.Clients.Values)
+        {
+            if (client is Clients.IClientConnection)
+            {
+                CollectionsMarshal.GetValueRefOrAddDefault(counts, client.Account, out _)++;
+            }
+        }
+
+        foreach (var account in core.Accounts.All)
+        {
+            yield return new(counts.GetValueOrDefault(account), new KeyValuePair<string, object?>("account", account.Name));
         }
     }
 
