@@ -141,7 +141,7 @@ public sealed class BrokerOptions
                 $"lame duck grace period ({Internal.Monitoring.GoFormat.Duration(LameDuckGracePeriod)}) should be strictly lower than lame duck duration ({Internal.Monitoring.GoFormat.Duration(LameDuckDuration)})");
         }
 
-        Authorization.Validate();
+        Authorization.Validate(Accounts);
         Monitoring.Validate();
     }
 }

@@ -13,7 +13,9 @@ public sealed partial class BrokerServer
     /// <summary>
     /// Replaces the running configuration without dropping connections: users, permissions and limits change for
     /// live connections (each is authenticated again and loses subscriptions it may no longer have, with a -ERR for
-    /// each, as nats-server does). A reload that changes a setting needing a restart (host, port, server name, header
+    /// each, as nats-server does). Accounts are added, changed and removed; a connection whose user is gone or now
+    /// belongs to another account is closed (nats-server's "Client Closed", without -ERR), the others keep their
+    /// account and subscriptions. A reload that changes a setting needing a restart (host, port, server name, header
     /// support, monitoring listener) is refused as a whole and nothing is applied. A <c>max_connections</c> lowered below
     /// the connections open closes the newest ones beyond it with <c>maximum connections exceeded</c>. Each change is logged as nats-server
     /// logs it (<c>Reloaded: max_payload = 1048576</c>); the caller logs the end of the reload.
@@ -61,7 +63,7 @@ public sealed partial class BrokerServer
             Authenticator authenticator;
             try
             {
-                authenticator = new Authenticator(next.Authorization, logger);
+                authenticator = new Authenticator(next.Authorization, next.Accounts, logger);
             }
             catch (InvalidOperationException ex)
             {
@@ -70,6 +72,10 @@ public sealed partial class BrokerServer
 
             var previous = core.Authenticator;
             var previousOptions = core.Options;
+
+            // Accounts before the authenticator whose users name them, so a client authenticating meanwhile finds its
+            // account (or, authenticated by the old one into a removed account, is refused).
+            core.Accounts.Apply(next.Accounts);
             core.Options = next;
             core.Authenticator = authenticator;
             core.RefreshInfo();

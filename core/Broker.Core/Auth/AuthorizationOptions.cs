@@ -61,8 +61,19 @@ public sealed class AuthorizationOptions
 
     /// <summary>Checks for combinations nats-server refuses.</summary>
     /// <exception cref="InvalidOperationException">The settings conflict; the message says how.</exception>
-    public void Validate()
+    public void Validate() => Validate([]);
+
+    /// <summary>
+    /// Checks for combinations nats-server refuses, with the users of <paramref name="accounts"/>: account names,
+    /// user names and NKeys unique across <see cref="Users"/> and every account, no single user or token beside
+    /// account users, and <see cref="NoAuthUser"/> naming a user of any of them. The texts of the new checks are
+    /// nats-server's (<c>opts.go parseAccounts</c>, <c>auth.go validateNoAuthUser</c>).
+    /// </summary>
+    /// <param name="accounts">The configured accounts (<see cref="BrokerOptions.Accounts"/>).</param>
+    /// <exception cref="InvalidOperationException">The settings conflict; the message says how.</exception>
+    public void Validate(IEnumerable<AccountOptions> accounts)
     {
+        ArgumentNullException.ThrowIfNull(accounts);
         if (Token is not null && (User is not null || Users.Count > 0))
         {
             throw new InvalidOperationException("authorization: can not have a token and users at the same time");
@@ -82,49 +93,113 @@ public sealed class AuthorizationOptions
         var nkeys = new HashSet<string>(StringComparer.Ordinal);
         foreach (var user in Users)
         {
-            if (user.Nkey is not null)
-            {
-                // nats-server parseUsers' checks and texts.
-                if (!IsPublicUserKey(user.Nkey))
-                {
-                    throw new InvalidOperationException($"authorization: \"{user.Nkey}\": Not a valid public nkey for a user");
-                }
-
-                if (!string.IsNullOrEmpty(user.User) || !string.IsNullOrEmpty(user.Password))
-                {
-                    throw new InvalidOperationException("authorization: Nkey users do not take usernames or passwords");
-                }
-
-                if (!nkeys.Add(user.Nkey))
-                {
-                    throw new InvalidOperationException($"authorization: Duplicate nkey \"{user.Nkey}\" detected");
-                }
-            }
-            else if (string.IsNullOrEmpty(user.User))
-            {
-                throw new InvalidOperationException("authorization: every user needs a name or an nkey");
-            }
-            else if (!seen.Add(user.User))
+            if (!CheckUser(user, nkeys, "authorization: Duplicate nkey \"{0}\" detected") && !seen.Add(user.User))
             {
                 throw new InvalidOperationException($"authorization: duplicate user \"{user.User}\"");
             }
-
-            user.Permissions?.Validate();
         }
 
         DefaultPermissions?.Validate();
-        if (!string.IsNullOrEmpty(NoAuthUser) && !seen.Contains(NoAuthUser))
+        ValidateAccounts(accounts, seen, nkeys);
+        if (string.IsNullOrEmpty(NoAuthUser))
         {
-            throw new InvalidOperationException($"no_auth_user: \"{NoAuthUser}\" not present as user in authorization block");
+            return;
+        }
+
+        if (seen.Count == 0)
+        {
+            throw new InvalidOperationException($"no_auth_user: \"{NoAuthUser}\" present, but users are not defined");
+        }
+
+        if (!seen.Contains(NoAuthUser))
+        {
+            throw new InvalidOperationException($"no_auth_user: \"{NoAuthUser}\" not present as user in authorization block or account configuration");
         }
     }
 
+    private void ValidateAccounts(IEnumerable<AccountOptions> accounts, HashSet<string> users, HashSet<string> nkeys)
+    {
+        var names = new HashSet<string>(StringComparer.Ordinal);
+        foreach (var account in accounts)
+        {
+            ArgumentNullException.ThrowIfNull(account);
+            if (string.IsNullOrEmpty(account.Name))
+            {
+                throw new InvalidOperationException("accounts: every account needs a name");
+            }
+
+            if (account.Name == Internal.Accounts.Account.GlobalName)
+            {
+                throw new InvalidOperationException($"\"{account.Name}\" is a Reserved Account");
+            }
+
+            if (!names.Add(account.Name))
+            {
+                throw new InvalidOperationException($"Duplicate Account Entry: {account.Name}");
+            }
+
+            if (account.Nkey is not null && !IsPublicKey(NATS.NKeys.PrefixByte.Account, account.Nkey))
+            {
+                throw new InvalidOperationException($"Not a valid public nkey for an account: \"{account.Nkey}\"");
+            }
+
+            if (account.Users.Count > 0 && !string.IsNullOrEmpty(User))
+            {
+                throw new InvalidOperationException("Can not have a single user/pass and accounts");
+            }
+
+            if (account.Users.Count > 0 && !string.IsNullOrEmpty(Token))
+            {
+                throw new InvalidOperationException("Can not have a token and accounts");
+            }
+
+            foreach (var user in account.Users)
+            {
+                // Unique across authorization and every account: one user binds to one account.
+                if (!CheckUser(user, nkeys, "Duplicate nkey \"{0}\" detected") && !users.Add(user.User))
+                {
+                    throw new InvalidOperationException($"Duplicate user \"{user.User}\" detected");
+                }
+            }
+
+            account.DefaultPermissions?.Validate();
+        }
+    }
+
+    /// <summary>Checks one users entry; true for an NKey user (then recorded in <paramref name="nkeys"/>), false for a named one.</summary>
+    private static bool CheckUser(UserOptions user, HashSet<string> nkeys, string duplicateNkey)
+    {
+        ArgumentNullException.ThrowIfNull(user);
+        user.Permissions?.Validate();
+        if (user.Nkey is null)
+        {
+            return string.IsNullOrEmpty(user.User)
+                ? throw new InvalidOperationException("authorization: every user needs a name or an nkey")
+                : false;
+        }
+
+        // nats-server parseUsers' checks and texts.
+        if (!IsPublicKey(NATS.NKeys.PrefixByte.User, user.Nkey))
+        {
+            throw new InvalidOperationException($"authorization: \"{user.Nkey}\": Not a valid public nkey for a user");
+        }
+
+        if (!string.IsNullOrEmpty(user.User) || !string.IsNullOrEmpty(user.Password))
+        {
+            throw new InvalidOperationException("authorization: Nkey users do not take usernames or passwords");
+        }
+
+        return nkeys.Add(user.Nkey)
+            ? true
+            : throw new InvalidOperationException(string.Format(System.Globalization.CultureInfo.InvariantCulture, duplicateNkey, user.Nkey));
+    }
+
     // NATS.NKeys throws for a key with a bad checksum rather than answering false.
-    private static bool IsPublicUserKey(string key)
+    private static bool IsPublicKey(NATS.NKeys.PrefixByte prefix, string key)
     {
         try
         {
-            return NATS.NKeys.KeyPair.IsValidPublicKey(NATS.NKeys.PrefixByte.User, key);
+            return NATS.NKeys.KeyPair.IsValidPublicKey(prefix, key);
         }
         catch (Exception ex) when (ex is NATS.NKeys.NKeysException or ArgumentException or FormatException)
         {

@@ -1,4 +1,5 @@
 using System.Net;
+using Broker.Core.Internal.Accounts;
 using Broker.Core.Internal.Clients;
 using Broker.Core.Internal.Protocol;
 
@@ -42,6 +43,9 @@ internal sealed partial class BrokerCore
         info.ClientId = client.Id;
         info.Nonce = nonce;
         info.LameDuckMode = lameDuckMode ? true : null;
+
+        // As nats-server's generateClientInfoJSON: the payload limit of the client's own account.
+        info.MaxPayload = ClientLimits.MaxPayload(Options, client.Account);
         info.ClientIp = client.RemoteEndPoint?.Address is { } address
             ? (address.IsIPv4MappedToIPv6 ? address.MapToIPv4() : address).ToString()
             : null;
@@ -72,12 +76,14 @@ internal sealed partial class BrokerCore
     }
 
     /// <summary>
-    /// Removes a closed client from the registry and gives its place back. Only admitted clients are in the registry,
-    /// and only one removal can succeed, so the place is given back exactly once however often a closing path calls
-    /// this, and never for a refused client.
+    /// Removes a closed client from the registry and gives its place back, in the server and in its account. Only
+    /// admitted clients are in the registry, and only one removal can succeed, so the place is given back exactly once
+    /// however often a closing path calls this, and never for a refused client.
     /// </summary>
     public void Unregister(ClientBase client)
     {
+        // Its account's place too (once, however often this runs; nothing when it was never admitted there).
+        client.ReleaseAccount();
         if (Clients.TryRemove(client.Id, out _))
         {
             admission.Release();

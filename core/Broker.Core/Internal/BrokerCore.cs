@@ -25,7 +25,7 @@ internal sealed partial class BrokerCore
         ServerName = options.ServerName ?? ServerId;
         ClientLogger = loggerFactory.CreateLogger("Broker.Client");
         Accounts = new AccountRegistry(options.Accounts);
-        Authenticator = new Authenticator(options.Authorization, Logger);
+        Authenticator = new Authenticator(options.Authorization, options.Accounts, Logger);
         ClosedClients = new ClosedConnectionRing(options.MaxClosedClients);
     }
 

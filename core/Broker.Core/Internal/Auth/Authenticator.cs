@@ -9,7 +9,10 @@ namespace Broker.Core.Internal.Auth;
 /// <summary>
 /// Checks CONNECT credentials against the configured users, passwords and token, as nats-server's
 /// <c>auth.go processClientOrLeafAuthentication</c> does for clients (NKey users when the client sends an NKey, then
-/// the users list, then the token, then the single user). Everything is compiled at construction, and <see cref="Authenticate"/> is safe from any thread.
+/// the users list, then the token, then the single user). Users of <c>authorization.users</c> and of every account's
+/// <c>users</c> live in one users map and one NKey map (names and keys are unique across them, as nats-server checks at
+/// load), each result carrying its account's name. Everything is compiled at construction, and
+/// <see cref="Authenticate"/> is safe from any thread.
 /// A bcrypt check costs what its hash's cost says (about 100 ms at cost 11), on the caller's thread.
 /// </summary>
 internal sealed partial class Authenticator
@@ -27,13 +30,25 @@ internal sealed partial class Authenticator
     /// <summary>Compiles the options (validating them first) and warns once about plaintext passwords.</summary>
     /// <exception cref="InvalidOperationException">The options are inconsistent or a permission subject is malformed.</exception>
     public Authenticator(AuthorizationOptions options, ILogger? logger = null, TimeProvider? time = null)
+        : this(options, [], logger, time)
+    {
+    }
+
+    /// <summary>
+    /// Compiles <c>authorization</c> and the users of <paramref name="accounts"/> (validating them first) and warns once
+    /// about plaintext passwords. An account's <c>default_permissions</c> apply to its users that have none.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">The options are inconsistent or a permission subject is malformed.</exception>
+    public Authenticator(AuthorizationOptions options, IEnumerable<AccountOptions> accounts, ILogger? logger = null, TimeProvider? time = null)
     {
         ArgumentNullException.ThrowIfNull(options);
-        options.Validate();
+        ArgumentNullException.ThrowIfNull(accounts);
+        options.Validate(accounts);
         logger ??= NullLogger.Instance;
         time ??= TimeProvider.System;
 
-        AuthRequired = options.IsAuthRequired;
+        // As nats-server: users in any account require authentication, like users in authorization.
+        AuthRequired = options.IsAuthRequired || accounts.Any(a => a.Users.Count > 0);
         Timeout = options.Timeout;
         if (!string.IsNullOrEmpty(options.Token))
         {
@@ -49,19 +64,10 @@ internal sealed partial class Authenticator
             singleUserResult = new AuthenticatedUser(singleUser, null);
         }
 
-        // One compiled template per distinct options object: users sharing default_permissions share it.
-        var defaults = options.DefaultPermissions is null ? null : PermissionsTemplate.Compile(options.DefaultPermissions, time);
-        foreach (var user in options.Users)
+        AddUsers(options.Users, options.DefaultPermissions, Accounts.Account.GlobalName, time);
+        foreach (var account in accounts)
         {
-            var permissions = user.Permissions is null ? defaults : PermissionsTemplate.Compile(user.Permissions, time);
-            if (user.Nkey is not null)
-            {
-                // nats-server names an NKey user by its public key (connz authorized_user).
-                nkeys.Add(user.Nkey, new AuthenticatedUser(user.Nkey, permissions));
-                continue;
-            }
-
-            users.Add(user.User, new UserEntry(user.Password ?? "", new AuthenticatedUser(user.User, permissions)));
+            AddUsers(account.Users, account.DefaultPermissions, account.Name, time);
         }
 
         if (!string.IsNullOrEmpty(options.NoAuthUser))
@@ -76,6 +82,16 @@ internal sealed partial class Authenticator
             AuthLog.PlaintextPasswords(logger);
         }
     }
+
+    /// <summary>
+    /// The account of the user (or NKey user) a connection authenticated as, under this configuration; null when no
+    /// such user is configured (nats-server <c>clientHasMovedToDifferentAccount</c>). The single user is in <c>$G</c>.
+    /// </summary>
+    public string? AccountOf(string name) =>
+        users.TryGetValue(name, out var entry) ? entry.Result.Account
+        : nkeys.TryGetValue(name, out var nkeyUser) ? nkeyUser.Account
+        : string.Equals(name, singleUser, StringComparison.Ordinal) ? Accounts.Account.GlobalName
+        : null;
 
     /// <summary>Whether clients must authenticate.</summary>
     public bool AuthRequired { get; }
@@ -128,6 +144,24 @@ internal sealed partial class Authenticator
         }
 
         return null;
+    }
+
+    private void AddUsers(IEnumerable<UserOptions> configured, PermissionsOptions? defaultPermissions, string account, TimeProvider time)
+    {
+        // One compiled template per distinct options object: users sharing default_permissions share it.
+        var defaults = defaultPermissions is null ? null : PermissionsTemplate.Compile(defaultPermissions, time);
+        foreach (var user in configured)
+        {
+            var permissions = user.Permissions is null ? defaults : PermissionsTemplate.Compile(user.Permissions, time);
+            if (user.Nkey is not null)
+            {
+                // nats-server names an NKey user by its public key (connz authorized_user).
+                nkeys.Add(user.Nkey, new AuthenticatedUser(user.Nkey, permissions, account));
+                continue;
+            }
+
+            users.Add(user.User, new UserEntry(user.Password ?? "", new AuthenticatedUser(user.User, permissions, account)));
+        }
     }
 
     /// <summary>nats-server <c>comparePasswords</c>: bcrypt when the stored secret is a hash, else constant time.</summary>

@@ -35,20 +35,39 @@ internal abstract partial class ClientBase
 
     /// <summary>
     /// Moves the client into <paramref name="account"/> and counts it against the account's <c>max_connections</c>;
-    /// false (and nothing changed) when that limit is reached. Called once, after authentication and before the
-    /// client's first publish or subscription.
+    /// false when that limit is reached: the client is then in the account (as nats-server's, for /connz) without
+    /// counting against it, and must be closed. Called once, after authentication and before the client's first
+    /// publish or subscription.
     /// </summary>
     public bool BindAccount(Account account)
     {
+        ArgumentNullException.ThrowIfNull(account);
+        Account = account;
+        ForgetMatchCache();
         if (!account.TryAdmitConnection())
         {
             return false;
         }
 
-        Account = account;
-        ForgetMatchCache();
         Volatile.Write(ref accountAdmitted, 1);
         return true;
+    }
+
+    /// <summary>
+    /// Binds the client to the account an authenticated user belongs to (nats-server <c>registerWithAccount</c>),
+    /// looked up by name in the broker's accounts.
+    /// </summary>
+    public AccountBindOutcome BindAccount(AuthenticatedUser user)
+    {
+        ArgumentNullException.ThrowIfNull(user);
+
+        // A reload may have removed the account between authentication and here; the user is then gone too.
+        if (!Server.Accounts.TryGet(user.Account, out var account))
+        {
+            return AccountBindOutcome.NoSuchAccount;
+        }
+
+        return BindAccount(account) ? AccountBindOutcome.Bound : AccountBindOutcome.MaxConnections;
     }
 
     /// <summary>Releases the client's place in its account's connection count; safe to call more than once.</summary>
@@ -109,4 +128,16 @@ internal abstract partial class ClientBase
 
     /// <summary>Whether the client is closing or closed; deliveries to it are dropped.</summary>
     public abstract bool IsClosed { get; }
+}
+
+/// <summary>The outcome of <see cref="ClientBase.BindAccount(AuthenticatedUser)"/>.</summary>
+internal enum AccountBindOutcome
+{
+    Bound,
+
+    /// <summary>The account's <c>max_connections</c> is reached: <c>maximum account active connections exceeded</c>.</summary>
+    MaxConnections,
+
+    /// <summary>The account is no longer configured (a reload removed it after the user authenticated).</summary>
+    NoSuchAccount,
 }

@@ -44,7 +44,11 @@ internal sealed partial class NatsClient
             return false;
         }
 
-        CompleteAuthentication(user);
+        if (!CompleteAuthentication(user))
+        {
+            return false;
+        }
+
         var refusal = options.Refusal();
         if (refusal != CloseReason.None)
         {
@@ -77,10 +81,26 @@ internal sealed partial class NatsClient
         return user;
     }
 
-    private void CompleteAuthentication(AuthenticatedUser user)
+    /// <summary>
+    /// Takes the user and binds the connection to its account; false when the account refused it (its
+    /// <c>max_connections</c> reached) and the connection is closing.
+    /// </summary>
+    private bool CompleteAuthentication(AuthenticatedUser user)
     {
         authentication.Complete();
         TakeUser(user);
+        switch (BindAccount(user))
+        {
+            case AccountBindOutcome.Bound:
+                return true;
+            case AccountBindOutcome.MaxConnections:
+                ClientLog.MaxAccountConnectionsExceeded(logger, this, Account.Name);
+                BeginClose(CloseReason.MaxAccountConnectionsExceeded, ServerMessages.ErrMaxAccountConnections);
+                return false;
+            default:
+                AuthorizationViolation();
+                return false;
+        }
     }
 
     /// <summary>Binds the connection to the user's name and its own copy of the user's permissions (caches are per connection).</summary>
@@ -114,7 +134,6 @@ internal sealed partial class NatsClient
             return false;
         }
 
-        CompleteAuthentication(user);
-        return true;
+        return CompleteAuthentication(user);
     }
 }

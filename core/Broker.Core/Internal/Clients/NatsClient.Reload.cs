@@ -8,7 +8,8 @@ namespace Broker.Core.Internal.Clients;
 /// A configuration reload seen by a live connection (nats-server <c>reloadAuthorization</c> and
 /// <c>processSubsOnConfigReload</c>): authenticate again (<see cref="ClientAuthentication.Reauthenticate"/>), take the
 /// new permissions, and drop subscriptions they no longer allow, with a -ERR for each. The connection stays open unless
-/// its credentials stopped being valid, or a lowered <c>max_connections</c> leaves no place for it.
+/// its user is gone or in another account, its credentials stopped being valid, or a lowered <c>max_connections</c>
+/// leaves no place for it. Account limits in force are read per read and per SUB, so they need nothing here.
 /// </summary>
 internal sealed partial class NatsClient
 {
@@ -20,6 +21,15 @@ internal sealed partial class NatsClient
         if (IsClosed || !authentication.IsAuthenticated)
         {
             // Not yet authenticated: its CONNECT will meet the new configuration.
+            return;
+        }
+
+        // As nats-server (clientHasMovedToDifferentAccount): a user gone or moved to another account is closed without
+        // -ERR and reconnects into its new account, if any; only then are the credentials checked again.
+        if (AuthorizedUser is { } name && current.AccountOf(name) != Account.Name)
+        {
+            ClientLog.AccountChangedOnReload(logger, this, Account.Name);
+            BeginClose(CloseReason.ClientClosed, default);
             return;
         }
 

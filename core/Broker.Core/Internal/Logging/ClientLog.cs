@@ -62,6 +62,12 @@ internal static partial class ClientLog
     [LoggerMessage(116, LogLevel.Information, "{Client} subscription to {Subject} removed by a configuration reload: no longer authorized")]
     public static partial void SubscriptionRemovedOnReload(ILogger logger, NatsClient client, string subject);
 
+    [LoggerMessage(117, LogLevel.Warning, "{Client} maximum account active connections exceeded (account {Account})")]
+    public static partial void MaxAccountConnectionsExceeded(ILogger logger, NatsClient client, string account);
+
+    [LoggerMessage(118, LogLevel.Information, "{Client} closed by a configuration reload: its user is no longer in account {Account}")]
+    public static partial void AccountChangedOnReload(ILogger logger, NatsClient client, string account);
+
     public static void PublishViolation(ILogger logger, NatsClient client, ReadOnlySpan<byte> subject)
     {
         if (logger.IsEnabled(LogLevel.Warning))

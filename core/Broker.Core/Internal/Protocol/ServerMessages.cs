@@ -27,6 +27,9 @@ internal static class ServerMessages
 
     public static ReadOnlySpan<byte> ErrMaxConnections => "-ERR 'maximum connections exceeded'\r\n"u8;
 
+    /// <summary>The account's <c>max_connections</c> is reached (nats-server <c>ErrTooManyAccountConnections</c>).</summary>
+    public static ReadOnlySpan<byte> ErrMaxAccountConnections => "-ERR 'maximum account active connections exceeded'\r\n"u8;
+
     public static ReadOnlySpan<byte> ErrStaleConnection => "-ERR 'Stale Connection'\r\n"u8;
 
     public static ReadOnlySpan<byte> ErrInvalidClientProtocol => "-ERR 'invalid client protocol'\r\n"u8;
