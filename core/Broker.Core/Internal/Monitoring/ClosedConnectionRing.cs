@@ -75,6 +75,8 @@ internal sealed class ClosedConnectionRing
 /// </summary>
 /// <param name="Info">The final view, copied for each answer.</param>
 /// <param name="AuthorizedUser">The user it authenticated as, shown with <c>auth</c>.</param>
-/// <param name="Account">The name of the account the connection was in (nats-server's <c>closedClient.acc</c>).</param>
+/// <param name="Account">
+/// The name of the account the connection was in, empty for the global account (nats-server's <c>closedClient.acc</c>).
+/// </param>
 /// <param name="Subscriptions">The subscriptions it had when it closed.</param>
 internal sealed record ClosedConnection(ConnInfo Info, string? AuthorizedUser, string Account, SubDetail[] Subscriptions);

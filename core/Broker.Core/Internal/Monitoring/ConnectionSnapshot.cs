@@ -31,7 +31,10 @@ internal static class ConnectionSnapshot
         info.Stop = stop;
         info.Reason = connection.ClosedReasonText is { Length: > 0 } reason ? reason : null;
         info.Subscriptions = subscriptions.Length;
-        return new ClosedConnection(info, client.AuthorizedUser, client.Account.Name, Details(subscriptions, withAccount: false));
+        // nats-server keeps the account's name only when it is not the global account (server.go saveClosedClient),
+        // so /connz?acc=$G&state=closed finds none: the same here.
+        var account = client.Account.IsGlobal ? "" : client.Account.Name;
+        return new ClosedConnection(info, client.AuthorizedUser, account, Details(subscriptions, withAccount: false));
     }
 
     /// <summary>

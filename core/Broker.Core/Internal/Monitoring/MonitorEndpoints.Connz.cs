@@ -169,7 +169,7 @@ internal sealed partial class MonitorEndpoints
     }
 
     /// <summary>The <c>account</c> /connz shows with <c>auth</c>: none for the global account, as nats-server.</summary>
-    private static string? ShownAccount(string name) => name == Account.GlobalName ? null : name;
+    private static string? ShownAccount(string name) => name.Length == 0 || name == Account.GlobalName ? null : name;
 
     private static void AddSubscriptions(ConnInfo info, SubDetail[] details, bool detail)
     {
