@@ -14,6 +14,9 @@ internal static class ClientLimits
         return accountLimit >= 0 && accountLimit < options.MaxPayload ? accountLimit : options.MaxPayload;
     }
 
+    /// <summary>Whether the account lowers the payload limit below the server's, which INFO at connect time announced.</summary>
+    public static bool LowersMaxPayload(BrokerOptions options, Account account) => MaxPayload(options, account) != options.MaxPayload;
+
     /// <summary>Most subscriptions per connection, 0 for none (as <see cref="BrokerOptions.MaxSubscriptions"/>).</summary>
     public static int MaxSubscriptions(BrokerOptions options, Account account)
     {

@@ -33,7 +33,7 @@ internal static class CloseReasonText
         CloseReason.SlowConsumerWriteDeadline => "Slow Consumer (Write Deadline)",
         CloseReason.StaleConnection => "Stale Connection",
         CloseReason.ParseError => "Parse Error",
-        CloseReason.MaxPayloadExceeded => "Maximum Payload Exceeded",
+        CloseReason.MaxPayloadExceeded => "Maximum Message Payload Exceeded",
         CloseReason.MaxControlLineExceeded => "Maximum Control Line Exceeded",
         CloseReason.MaxConnectionsExceeded => "Maximum Connections Exceeded",
         CloseReason.MaxAccountConnectionsExceeded => "Maximum Account Connections Exceeded",

@@ -13,6 +13,7 @@ namespace Broker.Core.Internal.Clients;
 internal sealed class ConnectOptions
 {
     private int protocol;
+    private bool firstInfoPongSent;
 
     public bool Verbose { get; private set; } = true;
 
@@ -48,6 +49,22 @@ internal sealed class ConnectOptions
         Name = connect.Name ?? Name;
         Lang = connect.Lang ?? Lang;
         Version = connect.Version ?? Version;
+    }
+
+    /// <summary>
+    /// True once: at the first PONG to a client that takes asynchronous INFO (protocol 1), when nats-server sends an
+    /// INFO with what differs from the first one, such as its account's lower <c>max_payload</c> (client.go
+    /// <c>processPing</c>). Called from the read loop only.
+    /// </summary>
+    public bool TakeFirstInfoPong()
+    {
+        if (firstInfoPongSent || protocol < 1)
+        {
+            return false;
+        }
+
+        firstInfoPongSent = true;
+        return true;
     }
 
     /// <summary>

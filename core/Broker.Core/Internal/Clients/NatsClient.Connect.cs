@@ -1,3 +1,4 @@
+using Broker.Core.Internal.Accounts;
 using Broker.Core.Internal.Auth;
 using Broker.Core.Internal.Logging;
 using Broker.Core.Internal.Protocol;
@@ -59,6 +60,13 @@ internal sealed partial class NatsClient
         if (options.Verbose)
         {
             SendProtocol(ServerMessages.Ok);
+        }
+
+        // The rest of this read was parsed with the server's max_payload: stop and parse it again with the account's.
+        if (ClientLimits.LowersMaxPayload(Server.Options, Account))
+        {
+            RequestYield();
+            return false;
         }
 
         return true;

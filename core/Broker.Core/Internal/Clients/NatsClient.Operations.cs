@@ -1,4 +1,5 @@
 using System.Buffers;
+using Broker.Core.Internal.Accounts;
 using Broker.Core.Internal.Logging;
 using Broker.Core.Internal.Protocol;
 using Broker.Core.Internal.Subscriptions;
@@ -71,7 +72,7 @@ internal sealed partial class NatsClient
         {
             CheckDenyOnDelivery = Permissions?.NeedsDeliveryCheck(subject, queue) ?? false,
         };
-        switch (AddSubscription(subscription, Server.Options.MaxSubscriptions))
+        switch (AddSubscription(subscription, ClientLimits.MaxSubscriptions(Server.Options, Account)))
         {
             case SubscribeOutcome.TooMany:
                 ClientLog.MaxSubscriptionsExceeded(logger, this);
@@ -114,6 +115,12 @@ internal sealed partial class NatsClient
         }
 
         SendProtocol(ServerMessages.Pong);
+        if (options.TakeFirstInfoPong() && ClientLimits.LowersMaxPayload(Server.Options, Account))
+        {
+            // The INFO at connect time carried the server's max_payload, not the lower one of the client's account.
+            SendProtocol(Server.CreateClientInfo(this));
+        }
+
         return true;
     }
 

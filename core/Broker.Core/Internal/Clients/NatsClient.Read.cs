@@ -1,3 +1,4 @@
+using Broker.Core.Internal.Accounts;
 using Broker.Core.Internal.Logging;
 using Broker.Core.Internal.Protocol;
 
@@ -58,7 +59,7 @@ internal sealed partial class NatsClient
             keepAlive.InputReceived();
 
             var options = Server.Options;
-            var limits = new ParserLimits(options.MaxControlLine, options.MaxPayload);
+            var limits = new ParserLimits(options.MaxControlLine, ClientLimits.MaxPayload(options, Account));
             var status = Parse(ref buffer, limits, out var error);
             var yielded = status == ParseStatus.Stopped && YieldRequested && !IsClosed;
 
