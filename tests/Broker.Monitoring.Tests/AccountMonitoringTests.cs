@@ -75,6 +75,15 @@ public sealed class AccountMonitoringTests
         Assert.Equal("", unknown.GetProperty("server_id").GetString());
         Assert.Equal(JsonValueKind.Null, unknown.GetProperty("connections").ValueKind);
         Assert.Equal(0, unknown.GetProperty("total").GetInt32());
+
+        // A connection that has not sent CONNECT yet is in the global account (nats-server registers every new client
+        // with $G and moves it at CONNECT), so the other accounts' figures do not change.
+        await using var silent = await RawClient.ConnectAsync(new Uri(server.Url).Port);
+        await Eventually.AssertAsync(async () => (await server.GetJsonAsync("/connz")).GetProperty("total").GetInt32() == 5, "the silent connection to be listed");
+        Assert.Equal(2, (await server.GetJsonAsync("/connz?acc=%24G")).GetProperty("total").GetInt32());
+        Assert.Equal(2, (await server.GetJsonAsync("/accountz?acc=%24G")).GetProperty("account_detail").GetProperty("client_connections").GetInt32());
+        Assert.Equal(2, Stat(await server.GetJsonAsync("/accstatz"), "$G")!.Value.GetProperty("conns").GetInt32());
+        Assert.Equal(2, (await server.GetJsonAsync("/accountz?acc=A")).GetProperty("account_detail").GetProperty("client_connections").GetInt32());
     }
 
     [Theory(Timeout = 60_000)]

@@ -57,23 +57,29 @@ internal sealed partial class MonitorEndpoints
             return BadRequest(error);
         }
 
-        var live = new Dictionary<Account, AccountTraffic.Totals>();
-        foreach (var client in core.Clients.Values)
+        // One pass over the clients: each account's connections and its live clients' counters.
+        var live = new Dictionary<Account, (int Connections, AccountTraffic.Totals Totals)>();
+        foreach (var (_, client) in core.Clients)
         {
-            ref var totals = ref CollectionsMarshal.GetValueRefOrAddDefault(live, client.Account, out _);
-            totals.Add(client);
+            ref var entry = ref CollectionsMarshal.GetValueRefOrAddDefault(live, client.Account, out _);
+            entry.Totals.Add(client);
+            if (client is IClientConnection)
+            {
+                entry.Connections++;
+            }
         }
 
         var statz = new List<AccountStat>();
         foreach (var account in core.Accounts.All)
         {
-            var connections = CountConnections(account);
+            live.TryGetValue(account, out var entry);
+            var connections = entry.Connections;
             if (connections == 0 && !unused)
             {
                 continue;
             }
 
-            live.TryGetValue(account, out var totals);
+            var totals = entry.Totals;
             totals.Add(core.ClosedClients.Traffic.Retired(account));
             statz.Add(new AccountStat
             {
@@ -89,11 +95,14 @@ internal sealed partial class MonitorEndpoints
         return HttpResponse.Json(MonitorJson.Serialize(new AccountStatz { ServerId = core.ServerId, Now = DateTime.UtcNow, Accounts = statz }));
     }
 
-    /// <summary>Open connections of <paramref name="account"/> (nats-server <c>numLocalConnections</c>): in-process clients are not counted.</summary>
+    /// <summary>
+    /// Connections in <paramref name="account"/> (nats-server <c>numLocalConnections</c>): in-process clients are not
+    /// connections; a connection still authenticating is in <c>$G</c>, where nats-server registers every new client.
+    /// </summary>
     private int CountConnections(Account account)
     {
         var count = 0;
-        foreach (var client in core.Clients.Values)
+        foreach (var (_, client) in core.Clients)
         {
             if (client is IClientConnection && client.Account == account)
             {

@@ -107,6 +107,7 @@ internal sealed partial class MonitorEndpoints
         {
             foreach (var client in OpenConnections())
             {
+                // A connection still authenticating is in $G, as nats-server registers every new client there first.
                 if (account is not null && client.Account != account)
                 {
                     continue;

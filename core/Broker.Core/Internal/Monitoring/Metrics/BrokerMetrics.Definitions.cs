@@ -1,6 +1,5 @@
 using System.Diagnostics.Metrics;
 using System.Net;
-using System.Runtime.InteropServices;
 using Broker.Core.Internal.Protocol;
 
 namespace Broker.Core.Internal.Monitoring.Metrics;
@@ -111,23 +110,24 @@ internal sealed partial class BrokerMetrics
     }
 
     /// <summary>
-    /// Connections per account, counted in one pass over the clients (in-process clients are not connections), so a
-    /// scrape costs one look at each client whatever the number of accounts.
+    /// Connections per account as /accountz counts them. An account other than <c>$G</c> has the count its
+    /// <c>max_connections</c> is checked against (its connections once bound); <c>$G</c> also holds the connections
+    /// still authenticating, so it is counted in one pass over the clients. Nothing is allocated but the samples.
     /// </summary>
     private IEnumerable<Measurement<double>> AccountConnections()
     {
-        var counts = new Dictionary<Accounts.Account, int>();
-        foreach (var client in core.Clients.Values)
+        var global = 0;
+        foreach (var (_, client) in core.Clients)
         {
-            if (client is Clients.IClientConnection)
+            if (client is Clients.IClientConnection && client.Account.IsGlobal)
             {
-                CollectionsMarshal.GetValueRefOrAddDefault(counts, client.Account, out _)++;
+                global++;
             }
         }
 
         foreach (var account in core.Accounts.All)
         {
-            yield return new(counts.GetValueOrDefault(account), new KeyValuePair<string, object?>("account", account.Name));
+            yield return new(account.IsGlobal ? global : account.Connections, new KeyValuePair<string, object?>("account", account.Name));
         }
     }
 
