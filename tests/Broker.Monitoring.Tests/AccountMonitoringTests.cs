@@ -22,7 +22,7 @@ public sealed class AccountMonitoringTests
           B: { users: [{user: b, password: b}] }
           C: {}
         }
-        authorization { users: [{user: g, password: g}] }
+        authorization { users: [{user: g, password: g}], timeout: 30 }
         """;
 
     [Theory(Timeout = 60_000)]
@@ -77,7 +77,8 @@ public sealed class AccountMonitoringTests
         Assert.Equal(0, unknown.GetProperty("total").GetInt32());
 
         // A connection that has not sent CONNECT yet is in the global account (nats-server registers every new client
-        // with $G and moves it at CONNECT), so the other accounts' figures do not change.
+        // with $G and moves it at CONNECT), so the other accounts' figures do not change. (The authorization timeout
+        // is 30 s in this scenario, so it stays.)
         await using var silent = await RawClient.ConnectAsync(new Uri(server.Url).Port);
         await Eventually.AssertAsync(async () => (await server.GetJsonAsync("/connz")).GetProperty("total").GetInt32() == 5, "the silent connection to be listed");
         Assert.Equal(2, (await server.GetJsonAsync("/connz?acc=%24G")).GetProperty("total").GetInt32());
@@ -389,6 +390,9 @@ public sealed class AccountMonitoringTests
                 new AccountOptions { Name = "C" },
             ];
             options.Authorization.Users = [new UserOptions { User = "g", Password = "g" }];
+
+            // Long enough for a connection that never sends CONNECT to be looked at on a busy machine.
+            options.Authorization.Timeout = TimeSpan.FromSeconds(30);
         }
     }
 }
