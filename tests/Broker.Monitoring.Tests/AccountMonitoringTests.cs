@@ -216,6 +216,46 @@ public sealed class AccountMonitoringTests
         }
     }
 
+    [Fact(Timeout = 60_000)]
+    public async Task A_reload_that_adds_and_removes_accounts_shows_in_every_endpoint()
+    {
+        static void Configure(BrokerOptions options, params string[] accounts)
+        {
+            options.Monitoring.Host = "127.0.0.1";
+            options.Monitoring.Port = 0;
+            options.Accounts = [.. accounts.Select(name => new AccountOptions { Name = name, Users = [new UserOptions { User = name.ToLowerInvariant(), Password = "pw" }] })];
+        }
+
+        await using var broker = await MonitoredBroker.StartAsync(o => Configure(o, "A", "B"));
+        await using var inB = await broker.ConnectAsync("{\"verbose\":false,\"name\":\"in-b\",\"user\":\"b\",\"pass\":\"pw\"}");
+        await inB.SendAsync("SUB foo 1\r\n");
+        await inB.PingAndCollectAsync();
+        Assert.Equal(1, (await broker.GetJsonAsync("/subsz?acc=B")).GetProperty("num_subscriptions").GetInt32());
+
+        var reloaded = new BrokerOptions { Host = "127.0.0.1", Port = broker.Broker.Port };
+        Configure(reloaded, "A", "C");
+        var result = await broker.Server.ReloadAsync(reloaded);
+        Assert.True(result.Succeeded, result.Error);
+
+        Assert.Equal(["$G", "A", "C"], (await broker.GetJsonAsync("/accountz")).GetProperty("accounts").EnumerateArray().Select(a => a.GetString()).Order(StringComparer.Ordinal));
+        var (status, body, response) = await broker.GetAsync("/accountz?acc=B");
+        response.Dispose();
+        Assert.Equal(HttpStatusCode.BadRequest, status);
+        Assert.Equal("Account B does not exist", body);
+        Assert.Equal(0, (await broker.GetJsonAsync("/accountz?acc=C")).GetProperty("account_detail").GetProperty("client_connections").GetInt32());
+        Assert.Contains("C", Accounts(await broker.GetJsonAsync("/accstatz?unused=true")));
+        Assert.DoesNotContain("B", Accounts(await broker.GetJsonAsync("/accstatz?unused=true")));
+
+        // B's connection was closed by the reload; its record keeps the account, which no filter can name any more.
+        await Eventually.AssertAsync(async () => Named(await broker.GetJsonAsync("/connz?state=closed")).Any(c => Name(c) == "in-b"), "B's connection to be closed");
+        var closed = Assert.Single(Named(await broker.GetJsonAsync("/connz?state=closed&auth=true")), c => Name(c) == "in-b");
+        Assert.Equal("B", closed.GetProperty("account").GetString());
+        Assert.Equal(JsonValueKind.Null, (await broker.GetJsonAsync("/connz?state=closed&acc=B")).GetProperty("connections").ValueKind);
+        Assert.Equal(0, (await broker.GetJsonAsync("/subsz")).GetProperty("num_subscriptions").GetInt32());
+
+        static IEnumerable<string?> Accounts(JsonElement statz) => statz.GetProperty("account_statz").EnumerateArray().Select(s => s.GetProperty("acc").GetString());
+    }
+
     /// <summary>Objects have exactly the reference's keys (both ways) with the same kinds; arrays are compared by their first element.</summary>
     private static void AssertSameKeys(string path, JsonElement expected, JsonElement actual)
     {
