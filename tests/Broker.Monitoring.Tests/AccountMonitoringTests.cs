@@ -71,6 +71,12 @@ public sealed class AccountMonitoringTests
         Assert.Equal(0, userAInB.GetProperty("num_connections").GetInt32());
         Assert.Equal(1, userAInB.GetProperty("total").GetInt32());
 
+        // An open connection asked for by cid is found whatever the account filter says; the total is the account's.
+        var a1Cid = Named(inA).Single(c => Name(c) == "a1").GetProperty("cid").GetUInt64();
+        var byCid = await server.GetJsonAsync($"/connz?acc=B&cid={a1Cid}");
+        Assert.Equal(["a1"], Named(byCid).Select(Name));
+        Assert.Equal(1, byCid.GetProperty("total").GetInt32());
+
         var unknown = await server.GetJsonAsync("/connz?acc=NOPE&auth=true");
         Assert.Equal("", unknown.GetProperty("server_id").GetString());
         Assert.Equal(JsonValueKind.Null, unknown.GetProperty("connections").ValueKind);

@@ -96,7 +96,8 @@ internal sealed partial class MonitorEndpoints
 
     /// <summary>
     /// Collects the connections asked for. <paramref name="total"/> counts those of the asked state(s) and account
-    /// before the user, cid and MQTT client filters, as nats-server's <c>total</c> does (it is taken before them).
+    /// before the user, cid and MQTT client filters, as nats-server's <c>total</c> does (it is taken before them). An
+    /// open connection asked for by cid is found in any account, as nats-server finds it.
     /// The <c>user</c> filter applies with or without <c>auth</c>: nats-server 2.9.10 checks "filter by user or
     /// account only allowed with auth option" before reading the filters, so the check never fires.
     /// </summary>
@@ -108,13 +109,15 @@ internal sealed partial class MonitorEndpoints
             foreach (var client in OpenConnections())
             {
                 // A connection still authenticating is in $G, as nats-server registers every new client there first.
-                if (account is not null && client.Account != account)
+                var inAccount = account is null || client.Account == account;
+                if (inAccount)
                 {
-                    continue;
+                    total++;
                 }
 
-                total++;
-                if ((cid > 0 && client.Id != cid) || (user.Length > 0 && client.AuthorizedUser != user))
+                // nats-server looks a cid up among all open connections, whatever the account and user filters say.
+                var wanted = cid > 0 ? client.Id == cid : inAccount && (user.Length == 0 || client.AuthorizedUser == user);
+                if (!wanted)
                 {
                     continue;
                 }
