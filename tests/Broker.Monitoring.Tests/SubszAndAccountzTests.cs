@@ -117,7 +117,7 @@ public sealed class SubszAndAccountzTests
         Assert.Equal(HttpStatusCode.OK, status);
         Assert.Equal("text/html", response.Content.Headers.ContentType?.MediaType);
         response.Dispose();
-        foreach (var endpoint in new[] { "varz", "connz", "subsz", "accountz", "healthz", "metrics" })
+        foreach (var endpoint in new[] { "varz", "connz", "subsz", "accountz", "accstatz", "healthz", "metrics" })
         {
             Assert.Contains("href=\"/nats/" + endpoint + "\"", body, StringComparison.Ordinal);
         }
