@@ -2,7 +2,9 @@ using System.Text;
 using Broker.Abstractions;
 using Broker.Core.Auth;
 using Broker.Core.Internal.Auth;
+using Broker.Core.Internal.Logging;
 using Broker.Core.Internal.Protocol;
+using Microsoft.Extensions.Logging;
 
 namespace Broker.Core.Internal.Clients;
 
@@ -10,7 +12,7 @@ namespace Broker.Core.Internal.Clients;
 /// The authentication of one NATS connection (nats-server's <c>checkAuthentication</c>, <c>authTimeout</c> and
 /// <c>reloadAuthorization</c> for a client): the nonce its INFO carried, what its CONNECT authenticated with (kept to
 /// authenticate again after a reload), whether it is authenticated, and the deadline for it to be. The authenticator
-/// is passed to each call, as a reload replaces it; logging and closing are left to the connection.
+/// is passed to each call, as a reload replaces it; closing is left to the connection.
 /// </summary>
 internal sealed class ClientAuthentication : IDisposable
 {
@@ -78,6 +80,26 @@ internal sealed class ClientAuthentication : IDisposable
 
     /// <summary>Stops the deadline for good (the connection ended).</summary>
     public void Dispose() => StopDeadline();
+
+    /// <summary>
+    /// <see cref="Authenticate(Authenticator, ConnectMessage, TransportCredentials?, out string?, out bool)"/> with what
+    /// it noticed logged for <paramref name="client"/>: a user name the certificate mapping ignored, why an NKey was refused.
+    /// </summary>
+    public AuthenticatedUser? Authenticate(Authenticator authenticator, ConnectMessage connect, TransportCredentials? fromTransport, NatsClient client, ILogger logger)
+    {
+        var user = Authenticate(authenticator, connect, fromTransport, out var nkeyFailure, out var userIgnored);
+        if (userIgnored)
+        {
+            ClientLog.UserFromCertificate(logger, client, connect.User!);
+        }
+
+        if (nkeyFailure is not null)
+        {
+            ClientLog.NkeyRefused(logger, client, nkeyFailure);
+        }
+
+        return user;
+    }
 
     /// <summary>
     /// The user a CONNECT authenticates as. With <c>verify_and_map</c> the client certificate names the user; a CONNECT

@@ -38,7 +38,7 @@ internal sealed partial class NatsClient
         trace.ClientName = Name;
 
         // Authentication comes first, as in nats-server; obsolete account fields are a violation.
-        var user = Authenticate(connect);
+        var user = authentication.Authenticate(Server.Authenticator, connect, transport.Credentials, this, logger);
         if (user is null || connect.Account is not null || connect.NewAccount == true)
         {
             AuthorizationViolation();
@@ -72,43 +72,18 @@ internal sealed partial class NatsClient
         return true;
     }
 
-    /// <summary>The user a CONNECT authenticates as (see <see cref="ClientAuthentication.Authenticate"/>), with what it noted logged.</summary>
-    private AuthenticatedUser? Authenticate(ConnectMessage connect)
-    {
-        var user = authentication.Authenticate(Server.Authenticator, connect, transport.Credentials, out var nkeyFailure, out var userIgnored);
-        if (userIgnored)
-        {
-            ClientLog.UserFromCertificate(logger, this, connect.User!);
-        }
-
-        if (nkeyFailure is not null)
-        {
-            ClientLog.NkeyRefused(logger, this, nkeyFailure);
-        }
-
-        return user;
-    }
-
-    /// <summary>
-    /// Takes the user and binds the connection to its account; false when the account refused it (its
-    /// <c>max_connections</c> reached) and the connection is closing.
-    /// </summary>
+    /// <summary>Takes the user and binds the connection to its account; false when refused and closing.</summary>
     private bool CompleteAuthentication(AuthenticatedUser user)
     {
         authentication.Complete();
         TakeUser(user);
-        switch (BindAccount(user))
+        var refusal = AccountBinding.Bind(this, user, logger);
+        if (refusal != CloseReason.None)
         {
-            case AccountBindOutcome.Bound:
-                return true;
-            case AccountBindOutcome.MaxConnections:
-                ClientLog.MaxAccountConnectionsExceeded(logger, this, Account.Name);
-                BeginClose(CloseReason.MaxAccountConnectionsExceeded, ServerMessages.ErrMaxAccountConnections);
-                return false;
-            default:
-                AuthorizationViolation();
-                return false;
+            BeginClose(refusal, AccountBinding.Error(refusal));
         }
+
+        return refusal == CloseReason.None;
     }
 
     /// <summary>Binds the connection to the user's name and its own copy of the user's permissions (caches are per connection).</summary>

@@ -115,10 +115,9 @@ internal sealed partial class NatsClient
         }
 
         SendProtocol(ServerMessages.Pong);
-        if (options.TakeFirstInfoPong() && ClientLimits.LowersMaxPayload(Server.Options, Account))
+        if (AccountBinding.InfoAfterFirstPong(this, options) is { } info)
         {
-            // The INFO at connect time carried the server's max_payload, not the lower one of the client's account.
-            SendProtocol(Server.CreateClientInfo(this));
+            SendProtocol(info);
         }
 
         return true;

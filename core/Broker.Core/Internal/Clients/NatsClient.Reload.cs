@@ -24,19 +24,10 @@ internal sealed partial class NatsClient
             return;
         }
 
-        // As nats-server (clientHasMovedToDifferentAccount): a user gone or moved to another account is closed without
-        // -ERR and reconnects into its new account, if any; only then are the credentials checked again.
-        if (AuthorizedUser is { } name && current.AccountOf(name) != Account.Name)
-        {
-            ClientLog.AccountChangedOnReload(logger, this, Account.Name);
-            BeginClose(CloseReason.ClientClosed, default);
-            return;
-        }
-
-        var user = authentication.Reauthenticate(previous, current);
+        var user = AccountBinding.Reauthenticate(this, authentication, previous, current, logger, out var refusal);
         if (user is null)
         {
-            AuthorizationViolation();
+            BeginClose(refusal, AccountBinding.Error(refusal));
             return;
         }
 
