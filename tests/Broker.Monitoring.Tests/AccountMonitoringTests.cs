@@ -238,12 +238,17 @@ public sealed class AccountMonitoringTests
         await inB.PingAndCollectAsync();
         Assert.Equal(1, (await broker.GetJsonAsync("/subsz?acc=B")).GetProperty("num_subscriptions").GetInt32());
 
+        var configuredAt = UpdateTime(await broker.GetJsonAsync("/accountz?acc=A"));
         var reloaded = new BrokerOptions { Host = "127.0.0.1", Port = broker.Broker.Port };
         Configure(reloaded, "A", "C");
         var result = await broker.Server.ReloadAsync(reloaded);
         Assert.True(result.Succeeded, result.Error);
 
         Assert.Equal(["$G", "A", "C"], (await broker.GetJsonAsync("/accountz")).GetProperty("accounts").EnumerateArray().Select(a => a.GetString()).Order(StringComparer.Ordinal));
+
+        // Every account, $G too, takes the reload's time as its update time (nats-server stamps them all).
+        Assert.True(UpdateTime(await broker.GetJsonAsync("/accountz?acc=A")) > configuredAt);
+        Assert.True(UpdateTime(await broker.GetJsonAsync("/accountz?acc=%24G")) > configuredAt);
         var (status, body, response) = await broker.GetAsync("/accountz?acc=B");
         response.Dispose();
         Assert.Equal(HttpStatusCode.BadRequest, status);
@@ -258,6 +263,8 @@ public sealed class AccountMonitoringTests
         Assert.Equal("B", closed.GetProperty("account").GetString());
         Assert.Equal(JsonValueKind.Null, (await broker.GetJsonAsync("/connz?state=closed&acc=B")).GetProperty("connections").ValueKind);
         Assert.Equal(0, (await broker.GetJsonAsync("/subsz")).GetProperty("num_subscriptions").GetInt32());
+
+        static DateTime UpdateTime(JsonElement accountz) => accountz.GetProperty("account_detail").GetProperty("update_time").GetDateTime();
 
         static IEnumerable<string?> Accounts(JsonElement statz) => statz.GetProperty("account_statz").EnumerateArray().Select(s => s.GetProperty("acc").GetString());
     }

@@ -29,7 +29,7 @@ internal sealed partial class MonitorEndpoints
             accountz.AccountDetail = new AccountInfo
             {
                 AccountName = account.Name,
-                UpdateTime = core.StartedAt,
+                UpdateTime = account.UpdatedAt,
                 ClientConnections = CountConnections(account),
                 Subscriptions = statistics.NumSubscriptions,
                 SublistStats = sublistStats,
