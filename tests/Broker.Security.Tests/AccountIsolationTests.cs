@@ -105,6 +105,12 @@ public sealed class AccountIsolationTests
                 o.Authorization.NoAuthUser = "b2";
             },
             Conf + "\nno_auth_user: b2\n");
+        await using (var raw = await server.ConnectAsync())
+        {
+            // Nobody has to authenticate now, so INFO does not ask for it.
+            Assert.DoesNotContain("auth_required", raw.Info, StringComparison.Ordinal);
+        }
+
         await using var anonymous = await NatsClients.ConnectAsync(server.Url, "anonymous");
         await using var subscriberA = await ConnectAsync(server, "a");
         await using var subscriberB = await ConnectAsync(server, "b");

@@ -32,7 +32,8 @@ internal sealed partial class BrokerCore
         var info = infoTemplate.Clone();
         var options = Options;
         info.Headers = !options.NoHeaderSupport;
-        info.AuthRequired = Authenticator.AuthRequired ? true : null;
+        // As nats-server's createClient: with no_auth_user a client need not authenticate, so INFO does not ask it to.
+        info.AuthRequired = Authenticator.AuthRequired && string.IsNullOrEmpty(options.Authorization.NoAuthUser) ? true : null;
         info.MaxPayload = options.MaxPayload;
         infoTemplate = info;
     }

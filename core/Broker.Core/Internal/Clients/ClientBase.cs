@@ -36,14 +36,27 @@ internal abstract partial class ClientBase
     /// <summary>
     /// Moves the client into <paramref name="account"/> and counts it against the account's <c>max_connections</c>;
     /// false when that limit is reached: the client is then in the account (as nats-server's, for /connz) without
-    /// counting against it, and must be closed. Called once, after authentication and before the client's first
-    /// publish or subscription.
+    /// counting against it, and must be closed. Called after authentication, before the client's first publish or
+    /// subscription, and again when a client authenticates again (a second CONNECT): in the same account it keeps its
+    /// place; into another, it gives its place back and loses its subscriptions, which were made in the other
+    /// account's subject space (nats-server leaves them in the old account's index, still receiving).
     /// </summary>
     public bool BindAccount(Account account)
     {
         ArgumentNullException.ThrowIfNull(account);
-        Account = account;
-        ForgetMatchCache();
+        if (ReferenceEquals(account, Account) && Volatile.Read(ref accountAdmitted) == 1)
+        {
+            return true;
+        }
+
+        ReleaseAccount();
+        if (!ReferenceEquals(account, Account))
+        {
+            RemoveAllSubscriptions();
+            Account = account;
+            ForgetMatchCache();
+        }
+
         if (!account.TryAdmitConnection())
         {
             return false;
