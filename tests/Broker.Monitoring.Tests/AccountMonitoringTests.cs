@@ -222,6 +222,32 @@ public sealed class AccountMonitoringTests
         }
     }
 
+    [Theory(Timeout = 60_000)]
+    [InlineData(ServerKind.Ours)]
+    [InlineData(ServerKind.Reference)]
+    public async Task A_connection_refused_by_the_account_max_connections_is_recorded_in_that_account(ServerKind kind)
+    {
+        const string config = """
+            no_system_account: true
+            accounts { D: { users: [{user: d, password: d}], limits { max_connections: 1 } } }
+            """;
+        await using var server = await Monitored.StartAsync(kind, config, options => options.Accounts =
+            [new AccountOptions { Name = "D", Users = [new UserOptions { User = "d", Password = "d" }], Limits = new AccountLimitOptions { MaxConnections = 1 } }]);
+        await using var first = await NatsClients.ConnectAsync(server.Url, "d1", o => o with { AuthOpts = new NatsAuthOpts { Username = "d", Password = "d" } });
+        await using var second = await RawClient.ConnectAsync(new Uri(server.Url).Port);
+        await second.SendAsync("CONNECT {\"verbose\":false,\"name\":\"d2\",\"user\":\"d\",\"pass\":\"d\"}\r\nPING\r\n");
+        Assert.Contains("-ERR 'maximum account active connections exceeded'", await second.ExpectClosedAsync());
+
+        await Eventually.AssertAsync(async () => Named(await server.GetJsonAsync("/connz?state=closed&acc=D")).Any(), "the refused connection to be recorded");
+        var refused = Assert.Single(Named(await server.GetJsonAsync("/connz?state=closed&acc=D&auth=true")));
+        Assert.Equal("d2", Name(refused));
+        Assert.Equal("D", refused.GetProperty("account").GetString());
+        Assert.Equal("d", refused.GetProperty("authorized_user").GetString());
+        Assert.Equal("Maximum Account Connections Exceeded", refused.GetProperty("reason").GetString());
+        Assert.Equal(["d1"], Named(await server.GetJsonAsync("/connz?acc=D")).Select(Name));
+        Assert.Equal(1, (await server.GetJsonAsync("/accountz?acc=D")).GetProperty("account_detail").GetProperty("client_connections").GetInt32());
+    }
+
     [Fact(Timeout = 60_000)]
     public async Task A_reload_that_adds_and_removes_accounts_shows_in_every_endpoint()
     {
@@ -400,16 +426,18 @@ public sealed class AccountMonitoringTests
 
         public HttpClient Http { get; }
 
-        public static async Task<Monitored> StartAsync(ServerKind kind)
+        public static Task<Monitored> StartAsync(ServerKind kind) => StartAsync(kind, ReferenceConfig, Configure);
+
+        public static async Task<Monitored> StartAsync(ServerKind kind, string referenceConfig, Action<BrokerOptions> configure)
         {
             if (kind == ServerKind.Ours)
             {
-                var broker = await MonitoredBroker.StartAsync(Configure);
+                var broker = await MonitoredBroker.StartAsync(configure);
                 return new Monitored(broker, broker.Broker.Url, broker.MonitorEndPoint.Port);
             }
 
             var monitorPort = Ports.GetFreePort();
-            var reference = await ReferenceServer.StartAsync(ReferenceConfig, "-m", monitorPort.ToString(CultureInfo.InvariantCulture));
+            var reference = await ReferenceServer.StartAsync(referenceConfig, "-m", monitorPort.ToString(CultureInfo.InvariantCulture));
             await Ports.WaitUntilListeningAsync(monitorPort, TimeSpan.FromSeconds(10));
             return new Monitored(reference, reference.Url, monitorPort);
         }
