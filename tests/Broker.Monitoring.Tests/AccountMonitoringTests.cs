@@ -214,7 +214,7 @@ public sealed class AccountMonitoringTests
         await using var ourTenants = await Tenants.ConnectAsync(ours);
         foreach (var path in new[]
         {
-            "/connz?auth=true&acc=A&subs=detail", "/connz?auth=true&acc=A&state=closed", "/connz?auth=true&acc=%24G", "/connz?acc=NOPE", "/subsz?acc=A&subs=1",
+            "/connz?auth=true&acc=A&subs=detail", "/connz?auth=true&acc=A&state=closed", "/connz?auth=true&acc=%24G", "/connz?acc=NOPE", "/subsz?acc=A&subs=1", "/subsz?acc=A", "/subsz?acc=C&subs=1", "/subsz?subs=1&test=nothing.here",
             "/accountz", "/accountz?acc=A", "/accountz?acc=C", "/accstatz", "/accstatz?unused=1",
         })
         {

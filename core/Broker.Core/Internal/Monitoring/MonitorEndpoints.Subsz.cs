@@ -15,7 +15,8 @@ internal sealed partial class MonitorEndpoints
     /// <summary>
     /// Statistics of every account's index added up (nats-server <c>SublistStats.add</c>), or of the one named by
     /// <c>acc</c>; an unknown account has nothing. The list (<c>subs</c>) names each subscription's account, and its
-    /// <c>total</c> is the length of the page, as nats-server 2.9.10 sets it.
+    /// <c>total</c> is the length of the page, as nats-server 2.9.10 sets it; with no subscription on the page the
+    /// answer is the statistics alone, without <c>server_id</c>, <c>now</c> or paging, as nats-server writes it.
     /// </summary>
     public HttpResponse Subsz(QueryString query)
     {
@@ -37,20 +38,14 @@ internal sealed partial class MonitorEndpoints
             return BadRequest("invalid test subject, must be valid publish subject: " + test);
         }
 
-        var subsz = new Subsz
-        {
-            ServerId = core.ServerId,
-            Now = DateTime.UtcNow,
-            Offset = offset,
-            Limit = limit,
-        };
-
         var accounts = SelectedAccounts(account);
+        var statistics = new SublistStats();
         foreach (var selected in accounts)
         {
-            subsz.Add(selected.SubList.GetStatistics());
+            statistics.Add(selected.SubList.GetStatistics());
         }
 
+        SubDetail[] page = [];
         if (list)
         {
             var matching = accounts
@@ -58,10 +53,25 @@ internal sealed partial class MonitorEndpoints
                 .Where(s => test.Length == 0 || SubjectValidator.MatchesPublished(s.Subject, testBytes));
             var details = ConnectionSnapshot.Details(matching, withAccount: true);
             var start = Math.Min(offset, details.Length);
-            subsz.Subscriptions = details[start..(start + Math.Min(limit, details.Length - start))];
-            subsz.Total = subsz.Subscriptions.Count;
+            page = details[start..(start + Math.Min(limit, details.Length - start))];
         }
 
+        // nats-server writes only the statistics when there is no subscription to list (asked for or not).
+        if (page.Length == 0)
+        {
+            return HttpResponse.Json(MonitorJson.Serialize(statistics));
+        }
+
+        var subsz = new Subsz
+        {
+            ServerId = core.ServerId,
+            Now = DateTime.UtcNow,
+            Offset = offset,
+            Limit = limit,
+            Total = page.Length,
+            Subscriptions = page,
+        };
+        subsz.CopyFrom(statistics);
         return HttpResponse.Json(MonitorJson.Serialize(subsz));
     }
 

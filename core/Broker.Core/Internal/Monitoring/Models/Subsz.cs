@@ -82,6 +82,22 @@ internal class SublistStats
         cachedResults = statistics.CachedResults;
     }
 
+    /// <summary>Takes every field, the raw figures included, from other statistics.</summary>
+    public void CopyFrom(SublistStats other)
+    {
+        NumSubscriptions = other.NumSubscriptions;
+        NumCache = other.NumCache;
+        NumInserts = other.NumInserts;
+        NumRemoves = other.NumRemoves;
+        NumMatches = other.NumMatches;
+        CacheHitRate = other.CacheHitRate;
+        MaxFanout = other.MaxFanout;
+        AvgFanout = other.AvgFanout;
+        cacheHits = other.cacheHits;
+        totalFanout = other.totalFanout;
+        cachedResults = other.cachedResults;
+    }
+
     /// <summary>
     /// Adds another index's statistics (one account's): counts add up, the maximum fan-out is the larger one, the
     /// rates are recomputed from the summed raw figures (nats-server <c>SublistStats.add</c>).
