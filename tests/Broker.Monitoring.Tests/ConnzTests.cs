@@ -271,12 +271,16 @@ public sealed class ConnzTests
     }
 
     [Fact(Timeout = 30_000)]
-    public async Task Another_account_has_no_connections()
+    public async Task An_unknown_account_gets_an_empty_answer_without_server_id_as_nats_server_gives()
     {
         await using var broker = await MonitoredBroker.StartAsync();
         await using var client = await broker.ConnectAsync();
         Assert.Single(await NamesAsync(broker, "/connz?acc=$G", allowUnnamed: true));
-        Assert.Empty(await NamesAsync(broker, "/connz?acc=OTHER", allowUnnamed: true));
+        var unknown = await broker.GetJsonAsync("/connz?acc=OTHER&limit=5");
+        Assert.Equal(JsonValueKind.Null, unknown.GetProperty("connections").ValueKind);
+        Assert.Equal("", unknown.GetProperty("server_id").GetString());
+        Assert.Equal(0, unknown.GetProperty("total").GetInt32());
+        Assert.Equal(5, unknown.GetProperty("limit").GetInt32());
     }
 
     private static async Task<List<string?>> NamesAsync(MonitoredBroker broker, string path, bool allowUnnamed = false)

@@ -61,11 +61,18 @@ internal sealed class Account
     /// <summary>Releases a connection counted by <see cref="TryAdmitConnection"/>.</summary>
     public void ReleaseConnection() => Interlocked.Decrement(ref connections);
 
+    /// <summary>
+    /// When the account's configuration was last applied, at start or by a reload (nats-server stamps every account
+    /// on each configuration, changed or not): /accountz <c>update_time</c>.
+    /// </summary>
+    public DateTime UpdatedAt { get; private set; } = DateTime.UtcNow;
+
     /// <summary>Takes the limits and key of a reloaded configuration.</summary>
     public void Update(AccountLimits newLimits, string? nkey)
     {
         limits = newLimits;
         Nkey = nkey;
+        UpdatedAt = DateTime.UtcNow;
     }
 }
 

@@ -74,7 +74,10 @@ internal sealed class AccountRegistry
 
     private static FrozenDictionary<string, Account> Build(IEnumerable<AccountOptions> accounts, Dictionary<string, Account> existing)
     {
-        var result = new Dictionary<string, Account>(StringComparer.Ordinal) { [Account.GlobalName] = existing[Account.GlobalName] };
+        // $G has no configuration of its own, but nats-server stamps its update time with every other account's.
+        var global = existing[Account.GlobalName];
+        global.Update(AccountLimits.None, nkey: null);
+        var result = new Dictionary<string, Account>(StringComparer.Ordinal) { [Account.GlobalName] = global };
         foreach (var options in accounts)
         {
             var limits = AccountLimits.From(options.Limits);

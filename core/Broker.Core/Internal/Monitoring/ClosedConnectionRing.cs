@@ -28,9 +28,13 @@ internal sealed class ClosedConnectionRing
     /// </summary>
     public Subscription[] SubscriptionsToKeep(ClientBase client) => Enabled ? client.GetSubscriptions() : [];
 
+    /// <summary>What the closed connections sent and received, per account (for /accstatz; kept whatever the capacity).</summary>
+    public AccountTraffic Traffic { get; } = new();
+
     /// <summary>Remembers a closed connection with its final counters and the subscriptions it had.</summary>
     public void Record(ClientBase client, Subscription[] subscriptions)
     {
+        Traffic.Retire(client);
         if (Enabled)
         {
             Add(ConnectionSnapshot.Closed(client, subscriptions));
@@ -69,4 +73,10 @@ internal sealed class ClosedConnectionRing
 /// A closed connection as /connz shows it: its final <see cref="ConnInfo"/> (never handed out itself; each answer
 /// gets a copy), plus what only some queries show.
 /// </summary>
-internal sealed record ClosedConnection(ConnInfo Info, string? AuthorizedUser, SubDetail[] Subscriptions);
+/// <param name="Info">The final view, copied for each answer.</param>
+/// <param name="AuthorizedUser">The user it authenticated as, shown with <c>auth</c>.</param>
+/// <param name="Account">
+/// The name of the account the connection was in, empty for the global account (nats-server's <c>closedClient.acc</c>).
+/// </param>
+/// <param name="Subscriptions">The subscriptions it had when it closed.</param>
+internal sealed record ClosedConnection(ConnInfo Info, string? AuthorizedUser, string Account, SubDetail[] Subscriptions);

@@ -31,16 +31,22 @@ internal static class ConnectionSnapshot
         info.Stop = stop;
         info.Reason = connection.ClosedReasonText is { Length: > 0 } reason ? reason : null;
         info.Subscriptions = subscriptions.Length;
-        return new ClosedConnection(info, client.AuthorizedUser, Details(subscriptions, account: null));
+        // nats-server keeps the account's name only when it is not the global account (server.go saveClosedClient),
+        // so /connz?acc=$G&state=closed finds none: the same here.
+        var account = client.Account.IsGlobal ? "" : client.Account.Name;
+        return new ClosedConnection(info, client.AuthorizedUser, account, Details(subscriptions, withAccount: false));
     }
 
-    /// <summary>Subscription details in a stable order (by client, then sid).</summary>
-    public static SubDetail[] Details(IEnumerable<Subscription> subscriptions, string? account)
+    /// <summary>
+    /// Subscription details in a stable order (by client, then sid); with <paramref name="withAccount"/> each names
+    /// its client's account (/subsz does, /connz does not).
+    /// </summary>
+    public static SubDetail[] Details(IEnumerable<Subscription> subscriptions, bool withAccount)
     {
         return [.. subscriptions
             .Select(s => new SubDetail
             {
-                Account = account,
+                Account = withAccount ? s.Client.Account.Name : null,
                 Subject = s.SubjectString,
                 Queue = s.QueueString,
                 Sid = s.SidString,

@@ -1,3 +1,4 @@
+using Broker.Core.Internal.Accounts;
 using Broker.Core.Internal.Monitoring.Http;
 using Broker.Core.Internal.Monitoring.Models;
 
@@ -63,14 +64,15 @@ internal sealed partial class MonitorEndpoints
         }
 
         var now = DateTime.UtcNow;
-        var infos = new List<ConnInfo>();
-
-        // Every connection is in the global account; asking for another one finds nothing (nats-server: unknown account).
-        if (account.Length == 0 || account == GlobalAccount)
+        Account? filter = null;
+        if (account.Length > 0 && !core.Accounts.TryGet(account, out filter))
         {
-            CollectConnections(infos, state, cid, user, auth, subs, subsDetail, now);
+            // nats-server answers an unknown account with an empty page it has not even put its id on.
+            return HttpResponse.Json(MonitorJson.Serialize(new Connz { Now = now, Offset = offset, Limit = limit, Connections = null }));
         }
 
+        var infos = new List<ConnInfo>();
+        CollectConnections(infos, state, cid, user, filter, auth, subs, subsDetail, now, out var total);
         if (mqttClient.Length > 0)
         {
             infos.RemoveAll(i => i.MqttClient != mqttClient);
@@ -84,7 +86,7 @@ internal sealed partial class MonitorEndpoints
             ServerId = core.ServerId,
             Now = now,
             NumConnections = page.Count,
-            Total = sorted.Count,
+            Total = total,
             Offset = offset,
             Limit = limit,
             Connections = page,
@@ -92,40 +94,74 @@ internal sealed partial class MonitorEndpoints
         return HttpResponse.Json(MonitorJson.Serialize(connz));
     }
 
-    private void CollectConnections(List<ConnInfo> infos, ConnectionState state, ulong cid, string user, bool auth, bool subs, bool subsDetail, DateTime now)
+    /// <summary>
+    /// Collects the connections asked for. <paramref name="total"/> counts those of the asked state(s) and account
+    /// before the user, cid and MQTT client filters, as nats-server's <c>total</c> does (it is taken before them). An
+    /// open connection asked for by cid is found in any account, as nats-server finds it.
+    /// The <c>user</c> filter applies with or without <c>auth</c>: nats-server 2.9.10 checks "filter by user or
+    /// account only allowed with auth option" before reading the filters, so the check never fires.
+    /// </summary>
+    private void CollectConnections(List<ConnInfo> infos, ConnectionState state, ulong cid, string user, Account? account, bool auth, bool subs, bool subsDetail, DateTime now, out int total)
     {
+        total = 0;
         if (state is ConnectionState.Open or ConnectionState.Any)
         {
             foreach (var client in OpenConnections())
             {
-                if ((cid > 0 && client.Id != cid) || (user.Length > 0 && client.AuthorizedUser != user))
+                // A connection still authenticating is in $G, as nats-server registers every new client there first.
+                var inAccount = account is null || client.Account == account;
+                if (inAccount)
+                {
+                    total++;
+                }
+
+                // nats-server looks a cid up among all open connections, whatever the account and user filters say.
+                var wanted = cid > 0 ? client.Id == cid : inAccount && (user.Length == 0 || client.AuthorizedUser == user);
+                if (!wanted)
                 {
                     continue;
                 }
 
                 var info = ConnectionSnapshot.Open(client, now);
-                info.AuthorizedUser = auth ? client.AuthorizedUser : null;
+                if (auth)
+                {
+                    info.AuthorizedUser = client.AuthorizedUser;
+                    info.Account = ShownAccount(client.Account.Name);
+                }
+
                 if (subs || subsDetail)
                 {
-                    AddSubscriptions(info, ConnectionSnapshot.Details(client.GetSubscriptions(), account: null), subsDetail);
+                    AddSubscriptions(info, ConnectionSnapshot.Details(client.GetSubscriptions(), withAccount: false), subsDetail);
                 }
 
                 infos.Add(info);
             }
         }
 
-        // A cid found open is not looked for among the closed (nats-server does the same).
-        if ((state is ConnectionState.Closed or ConnectionState.Any) && !(cid > 0 && infos.Count > 0))
+        if (state is ConnectionState.Closed or ConnectionState.Any)
         {
+            // A cid found open is not looked for among the closed (nats-server does the same).
+            var skipClosed = cid > 0 && infos.Count > 0;
             foreach (var closed in core.ClosedClients.Snapshot())
             {
-                if ((cid > 0 && closed.Info.Cid != cid) || (user.Length > 0 && closed.AuthorizedUser != user))
+                if (account is not null && closed.Account != account.Name)
+                {
+                    continue;
+                }
+
+                total++;
+                if (skipClosed || (cid > 0 && closed.Info.Cid != cid) || (user.Length > 0 && closed.AuthorizedUser != user))
                 {
                     continue;
                 }
 
                 var info = closed.Info.Clone();
-                info.AuthorizedUser = auth ? closed.AuthorizedUser : null;
+                if (auth)
+                {
+                    info.AuthorizedUser = closed.AuthorizedUser;
+                    info.Account = ShownAccount(closed.Account);
+                }
+
                 if (subs || subsDetail)
                 {
                     AddSubscriptions(info, closed.Subscriptions, subsDetail);
@@ -135,6 +171,9 @@ internal sealed partial class MonitorEndpoints
             }
         }
     }
+
+    /// <summary>The <c>account</c> /connz shows with <c>auth</c>: none for the global account, as nats-server.</summary>
+    private static string? ShownAccount(string name) => name.Length == 0 || name == Account.GlobalName ? null : name;
 
     private static void AddSubscriptions(ConnInfo info, SubDetail[] details, bool detail)
     {

@@ -1,16 +1,23 @@
 using System.Text;
+using Broker.Core.Internal.Accounts;
 using Broker.Core.Internal.Monitoring.Http;
 using Broker.Core.Internal.Monitoring.Models;
 using Broker.Core.Internal.Subscriptions;
 
 namespace Broker.Core.Internal.Monitoring;
 
-/// <summary>/subsz (alias /subscriptionsz) and /accountz: the subject index and the one account it serves.</summary>
+/// <summary>/subsz (alias /subscriptionsz): the accounts' subject indexes, together or one account's.</summary>
 internal sealed partial class MonitorEndpoints
 {
     /// <summary>Subscriptions listed when no limit is asked for (nats-server's <c>DefaultSubListSize</c>).</summary>
     public const int DefaultSubscriptionListSize = 1024;
 
+    /// <summary>
+    /// Statistics of every account's index added up (nats-server <c>SublistStats.add</c>), or of the one named by
+    /// <c>acc</c>; an unknown account has nothing. The list (<c>subs</c>) names each subscription's account, and its
+    /// <c>total</c> is the length of the page, as nats-server 2.9.10 sets it; with no subscription on the page the
+    /// answer is the statistics alone, without <c>server_id</c>, <c>now</c> or paging, as nats-server writes it.
+    /// </summary>
     public HttpResponse Subsz(QueryString query)
     {
         var reader = new QueryReader(query);
@@ -31,60 +38,51 @@ internal sealed partial class MonitorEndpoints
             return BadRequest("invalid test subject, must be valid publish subject: " + test);
         }
 
-        var statistics = core.Accounts.Global.SubList.GetStatistics();
+        var accounts = SelectedAccounts(account);
+        var statistics = new SublistStats();
+        foreach (var selected in accounts)
+        {
+            statistics.Add(selected.SubList.GetStatistics());
+        }
+
+        SubDetail[] page = [];
+        if (list)
+        {
+            var matching = accounts
+                .SelectMany(a => a.SubList.Snapshot())
+                .Where(s => test.Length == 0 || SubjectValidator.MatchesPublished(s.Subject, testBytes));
+            var details = ConnectionSnapshot.Details(matching, withAccount: true);
+            var start = Math.Min(offset, details.Length);
+            page = details[start..(start + Math.Min(limit, details.Length - start))];
+        }
+
+        // nats-server writes only the statistics when there is no subscription to list (asked for or not).
+        if (page.Length == 0)
+        {
+            return HttpResponse.Json(MonitorJson.Serialize(statistics));
+        }
+
         var subsz = new Subsz
         {
             ServerId = core.ServerId,
             Now = DateTime.UtcNow,
             Offset = offset,
             Limit = limit,
+            Total = page.Length,
+            Subscriptions = page,
         };
-
-        // Statistics and list cover the global account only; an unknown account has nothing (nats-server skips it).
-        if (account.Length == 0 || account == GlobalAccount)
-        {
-            subsz.CopyFrom(statistics);
-            if (list)
-            {
-                var matching = core.Accounts.Global.SubList.Snapshot()
-                    .Where(s => test.Length == 0 || SubjectValidator.MatchesPublished(s.Subject, testBytes));
-                var details = ConnectionSnapshot.Details(matching, GlobalAccount);
-                var start = Math.Min(offset, details.Length);
-                subsz.Subscriptions = details[start..(start + Math.Min(limit, details.Length - start))];
-                subsz.Total = details.Length;
-            }
-        }
-
+        subsz.CopyFrom(statistics);
         return HttpResponse.Json(MonitorJson.Serialize(subsz));
     }
 
-    public HttpResponse Accountz(QueryString query)
+    /// <summary>Every account for an empty name, the named one if it exists, none otherwise.</summary>
+    private Account[] SelectedAccounts(string name)
     {
-        var account = query.Get("acc");
-        var accountz = new Accountz { ServerId = core.ServerId, Now = DateTime.UtcNow };
-        if (account.Length == 0)
+        if (name.Length == 0)
         {
-            accountz.Accounts = [GlobalAccount];
-        }
-        else if (account == GlobalAccount)
-        {
-            var statistics = core.Accounts.Global.SubList.GetStatistics();
-            var sublistStats = new SublistStats();
-            sublistStats.CopyFrom(statistics);
-            accountz.AccountDetail = new AccountInfo
-            {
-                AccountName = GlobalAccount,
-                UpdateTime = core.StartedAt,
-                ClientConnections = core.Clients.Count,
-                Subscriptions = statistics.NumSubscriptions,
-                SublistStats = sublistStats,
-            };
-        }
-        else
-        {
-            return BadRequest($"Account {account} does not exist");
+            return [.. core.Accounts.All];
         }
 
-        return HttpResponse.Json(MonitorJson.Serialize(accountz));
+        return core.Accounts.TryGet(name, out var account) ? [account] : [];
     }
 }

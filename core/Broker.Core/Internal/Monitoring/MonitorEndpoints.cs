@@ -6,15 +6,13 @@ using Microsoft.Extensions.Logging;
 namespace Broker.Core.Internal.Monitoring;
 
 /// <summary>
-/// The monitoring endpoints, one partial file each: /varz (<c>.Varz.cs</c>), /connz (<c>.Connz.cs</c>), /subsz and
-/// /accountz (<c>.Subsz.cs</c>), /healthz and the index page (<c>.Health.cs</c>), /metrics (here). Each takes the
+/// The monitoring endpoints, one partial file each: /varz (<c>.Varz.cs</c>), /connz (<c>.Connz.cs</c>), /subsz
+/// (<c>.Subsz.cs</c>), /accountz and /accstatz (<c>.Accountz.cs</c>), /healthz and the index page (<c>.Health.cs</c>),
+/// /metrics (here). Each takes the
 /// decoded query and returns a complete answer; bad query values give a 400 with nats-server's wording.
 /// </summary>
 internal sealed partial class MonitorEndpoints
 {
-    /// <summary>The only account: nats-server's global account, which every connection is in without accounts.</summary>
-    public const string GlobalAccount = "$G";
-
     private readonly BrokerCore core;
     private readonly BrokerMetrics metrics;
     private readonly ILogger logger;

@@ -30,7 +30,11 @@ internal static class MonitorJson
 
     public static byte[] Serialize(Subsz value) => JsonSerializer.SerializeToUtf8Bytes(value, Indented.Subsz);
 
+    public static byte[] Serialize(SublistStats value) => JsonSerializer.SerializeToUtf8Bytes(value, Indented.SublistStats);
+
     public static byte[] Serialize(Accountz value) => JsonSerializer.SerializeToUtf8Bytes(value, Indented.Accountz);
+
+    public static byte[] Serialize(AccountStatz value) => JsonSerializer.SerializeToUtf8Bytes(value, Indented.AccountStatz);
 
     public static byte[] Serialize(HealthStatus value) => JsonSerializer.SerializeToUtf8Bytes(value, Compact.HealthStatus);
 }
@@ -44,6 +48,8 @@ internal static class MonitorJson
 [JsonSerializable(typeof(Varz))]
 [JsonSerializable(typeof(Connz))]
 [JsonSerializable(typeof(Subsz))]
+[JsonSerializable(typeof(SublistStats))]
 [JsonSerializable(typeof(Accountz))]
+[JsonSerializable(typeof(AccountStatz))]
 [JsonSerializable(typeof(HealthStatus))]
 internal sealed partial class MonitorJsonContext : JsonSerializerContext;

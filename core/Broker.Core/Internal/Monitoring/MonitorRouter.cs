@@ -16,6 +16,7 @@ internal sealed class MonitorRouter
         ("/varz", "General"),
         ("/connz", "Connections"),
         ("/accountz", "Accounts"),
+        ("/accstatz", "Account Stats"),
         ("/subsz", "Subscriptions"),
         ("/healthz", "Health Probe"),
         ("/metrics", "Prometheus Metrics"),
@@ -40,6 +41,7 @@ internal sealed class MonitorRouter
             ["/subsz"] = ("/subsz", endpoints.Subsz),
             ["/subscriptionsz"] = ("/subsz", endpoints.Subsz),
             ["/accountz"] = ("/accountz", endpoints.Accountz),
+            ["/accstatz"] = ("/accstatz", endpoints.Accstatz),
             ["/healthz"] = ("/healthz", endpoints.Healthz),
             ["/metrics"] = ("/metrics", _ => endpoints.Metrics()),
         };

@@ -54,7 +54,10 @@ internal sealed partial class SubList
             hits + misses,
             HitRate(hits, misses),
             maxFanout,
-            cached == 0 ? 0 : (double)totalFanout / cached);
+            cached == 0 ? 0 : (double)totalFanout / cached,
+            hits,
+            totalFanout,
+            cached);
     }
 
     private static double HitRate(long hits, long misses) => hits + misses == 0 ? 0 : (double)hits / (hits + misses);
@@ -135,7 +138,9 @@ internal sealed partial class SubList
 /// <summary>
 /// The subject index figures <c>/subsz</c> reports, named after its JSON fields (<c>num_subscriptions</c>,
 /// <c>num_cache</c>, <c>num_inserts</c>, <c>num_removes</c>, <c>num_matches</c>, <c>cache_hit_rate</c>,
-/// <c>max_fanout</c>, <c>avg_fanout</c>). Fan-out of a result counts plain subscriptions plus queue groups.
+/// <c>max_fanout</c>, <c>avg_fanout</c>). Fan-out of a result counts plain subscriptions plus queue groups. The last
+/// three are the raw figures the rates come from, so statistics of several indexes (one per account) can be summed
+/// as nats-server's <c>SublistStats.add</c> does.
 /// </summary>
 internal readonly record struct SubListStatistics(
     int NumSubscriptions,
@@ -145,4 +150,7 @@ internal readonly record struct SubListStatistics(
     long NumMatches,
     double CacheHitRate,
     int MaxFanout,
-    double AvgFanout);
+    double AvgFanout,
+    long CacheHits,
+    long TotalFanout,
+    int CachedResults);

@@ -56,6 +56,8 @@ internal sealed partial class BrokerMetrics
                 () => One(Process.CpuPercent())),
             Gauge("broker_listener_up", "broker.listener.up", "1", "1 for each listener accepting connections, 0 once it stopped accepting.", ListenersUp),
             Gauge("broker_listener_connections", "broker.listener.connections", "{connection}", "Connections being served, per listener.", ListenerConnections),
+            Gauge("broker_account_connections", "broker.account.connections", "{connection}", "Client connections open now, per account (/accountz client_connections).", AccountConnections),
+            Gauge("broker_account_subscriptions", "broker.account.subscriptions", "{subscription}", "Subscriptions held now, per account (/accountz subscriptions).", AccountSubscriptions),
             Counter("broker_http_requests_total", "broker.http.requests", "{request}", "Monitoring requests per endpoint (/varz http_req_stats).", HttpRequestCounts),
         ];
     }
@@ -96,6 +98,36 @@ internal sealed partial class BrokerMetrics
         foreach (var listener in core.Listeners)
         {
             yield return new(listener.ActiveConnections, new KeyValuePair<string, object?>("listener", listener.Definition.Name));
+        }
+    }
+
+    private IEnumerable<Measurement<double>> AccountSubscriptions()
+    {
+        foreach (var account in core.Accounts.All)
+        {
+            yield return new(account.SubList.Count, new KeyValuePair<string, object?>("account", account.Name));
+        }
+    }
+
+    /// <summary>
+    /// Connections per account as /accountz counts them. An account other than <c>$G</c> has the count its
+    /// <c>max_connections</c> is checked against (its connections once bound); <c>$G</c> also holds the connections
+    /// still authenticating, so it is counted in one pass over the clients. Nothing is allocated but the samples.
+    /// </summary>
+    private IEnumerable<Measurement<double>> AccountConnections()
+    {
+        var global = 0;
+        foreach (var (_, client) in core.Clients)
+        {
+            if (client is Clients.IClientConnection && client.Account.IsGlobal)
+            {
+                global++;
+            }
+        }
+
+        foreach (var account in core.Accounts.All)
+        {
+            yield return new(account.IsGlobal ? global : account.Connections, new KeyValuePair<string, object?>("account", account.Name));
         }
     }
 

@@ -23,8 +23,10 @@ internal sealed class Connz
     [JsonPropertyName("limit")]
     public int Limit { get; set; }
 
+    /// <summary>The page; <see langword="null"/> (written as <c>null</c>, as nats-server) for an unknown account.</summary>
     [JsonPropertyName("connections")]
-    public IReadOnlyList<ConnInfo> Connections { get; set; } = [];
+    [JsonIgnore(Condition = JsonIgnoreCondition.Never)]
+    public IReadOnlyList<ConnInfo>? Connections { get; set; } = [];
 }
 
 /// <summary>One connection in <c>/connz</c> (<c>monitor.go: ConnInfo</c>); optional fields are omitted when null.</summary>
@@ -104,6 +106,10 @@ internal sealed class ConnInfo
 
     [JsonPropertyName("authorized_user")]
     public string? AuthorizedUser { get; set; }
+
+    /// <summary>The connection's account, with <c>auth</c> only and never <c>$G</c> (nats-server <c>account</c>).</summary>
+    [JsonPropertyName("account")]
+    public string? Account { get; set; }
 
     [JsonPropertyName("subscriptions_list")]
     public IReadOnlyList<string>? SubscriptionsList { get; set; }

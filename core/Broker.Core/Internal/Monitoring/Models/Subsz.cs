@@ -61,6 +61,11 @@ internal class SublistStats
     [JsonPropertyName("avg_fanout")]
     public double AvgFanout { get; set; }
 
+    // The raw figures behind the two rates, kept while adding up several indexes.
+    private long cacheHits;
+    private long totalFanout;
+    private long cachedResults;
+
     /// <summary>Takes every field from the subject index's statistics.</summary>
     public void CopyFrom(in SubListStatistics statistics)
     {
@@ -72,5 +77,50 @@ internal class SublistStats
         CacheHitRate = statistics.CacheHitRate;
         MaxFanout = statistics.MaxFanout;
         AvgFanout = statistics.AvgFanout;
+        cacheHits = statistics.CacheHits;
+        totalFanout = statistics.TotalFanout;
+        cachedResults = statistics.CachedResults;
+    }
+
+    /// <summary>Takes every field, the raw figures included, from other statistics.</summary>
+    public void CopyFrom(SublistStats other)
+    {
+        NumSubscriptions = other.NumSubscriptions;
+        NumCache = other.NumCache;
+        NumInserts = other.NumInserts;
+        NumRemoves = other.NumRemoves;
+        NumMatches = other.NumMatches;
+        CacheHitRate = other.CacheHitRate;
+        MaxFanout = other.MaxFanout;
+        AvgFanout = other.AvgFanout;
+        cacheHits = other.cacheHits;
+        totalFanout = other.totalFanout;
+        cachedResults = other.cachedResults;
+    }
+
+    /// <summary>
+    /// Adds another index's statistics (one account's): counts add up, the maximum fan-out is the larger one, the
+    /// rates are recomputed from the summed raw figures (nats-server <c>SublistStats.add</c>).
+    /// </summary>
+    public void Add(in SubListStatistics statistics)
+    {
+        NumSubscriptions += statistics.NumSubscriptions;
+        NumCache += statistics.NumCache;
+        NumInserts += statistics.NumInserts;
+        NumRemoves += statistics.NumRemoves;
+        NumMatches += statistics.NumMatches;
+        MaxFanout = Math.Max(MaxFanout, statistics.MaxFanout);
+        cacheHits += statistics.CacheHits;
+        totalFanout += statistics.TotalFanout;
+        cachedResults += statistics.CachedResults;
+        if (totalFanout > 0)
+        {
+            AvgFanout = (double)totalFanout / cachedResults;
+        }
+
+        if (NumMatches > 0)
+        {
+            CacheHitRate = (double)cacheHits / NumMatches;
+        }
     }
 }

@@ -1,0 +1,115 @@
+using System.Runtime.InteropServices;
+using Broker.Core.Internal.Accounts;
+using Broker.Core.Internal.Clients;
+using Broker.Core.Internal.Monitoring.Http;
+using Broker.Core.Internal.Monitoring.Models;
+
+namespace Broker.Core.Internal.Monitoring;
+
+/// <summary>
+/// /accountz (the accounts and one account's detail) and /accstatz (each account's connections and traffic), as
+/// nats-server 2.9.10 answers them. There is no system account yet: <c>system_account</c> is absent and <c>$SYS</c>
+/// is not listed (nats-server creates it unless <c>no_system_account</c>).
+/// </summary>
+internal sealed partial class MonitorEndpoints
+{
+    public HttpResponse Accountz(QueryString query)
+    {
+        var name = query.Get("acc");
+        var accountz = new Accountz { ServerId = core.ServerId, Now = DateTime.UtcNow };
+        if (name.Length == 0)
+        {
+            accountz.Accounts = [.. core.Accounts.All.Select(a => a.Name)];
+        }
+        else if (core.Accounts.TryGet(name, out var account))
+        {
+            var statistics = account.SubList.GetStatistics();
+            var sublistStats = new SublistStats();
+            sublistStats.CopyFrom(statistics);
+            accountz.AccountDetail = new AccountInfo
+            {
+                AccountName = account.Name,
+                UpdateTime = account.UpdatedAt,
+                ClientConnections = CountConnections(account),
+                Subscriptions = statistics.NumSubscriptions,
+                SublistStats = sublistStats,
+            };
+        }
+        else
+        {
+            return BadRequest($"Account {name} does not exist");
+        }
+
+        return HttpResponse.Json(MonitorJson.Serialize(accountz));
+    }
+
+    /// <summary>
+    /// /accstatz: per account its connections and the messages its clients published (<c>received</c>) and were
+    /// delivered (<c>sent</c>), closed connections included. Accounts without connections are left out unless
+    /// <c>unused</c> is true, as nats-server does.
+    /// </summary>
+    public HttpResponse Accstatz(QueryString query)
+    {
+        var reader = new QueryReader(query);
+        var unused = reader.Bool("unused");
+        if (reader.Error is { } error)
+        {
+            return BadRequest(error);
+        }
+
+        // One pass over the clients: each account's connections and its live clients' counters.
+        var live = new Dictionary<Account, (int Connections, AccountTraffic.Totals Totals)>();
+        foreach (var (_, client) in core.Clients)
+        {
+            ref var entry = ref CollectionsMarshal.GetValueRefOrAddDefault(live, client.Account, out _);
+            entry.Totals.Add(client);
+            if (client is IClientConnection)
+            {
+                entry.Connections++;
+            }
+        }
+
+        var statz = new List<AccountStat>();
+        foreach (var account in core.Accounts.All)
+        {
+            live.TryGetValue(account, out var entry);
+            var connections = entry.Connections;
+            if (connections == 0 && !unused)
+            {
+                continue;
+            }
+
+            var totals = entry.Totals;
+            totals.Add(core.ClosedClients.Traffic.Retired(account));
+            statz.Add(new AccountStat
+            {
+                Account = account.Name,
+                Connections = connections,
+                TotalConnections = connections,
+                Sent = new DataStats { Messages = totals.OutMessages, Bytes = totals.OutBytes },
+                Received = new DataStats { Messages = totals.InMessages, Bytes = totals.InBytes },
+                SlowConsumers = totals.SlowConsumers,
+            });
+        }
+
+        return HttpResponse.Json(MonitorJson.Serialize(new AccountStatz { ServerId = core.ServerId, Now = DateTime.UtcNow, Accounts = statz }));
+    }
+
+    /// <summary>
+    /// Connections in <paramref name="account"/> (nats-server <c>numLocalConnections</c>): in-process clients are not
+    /// connections; a connection still authenticating is in <c>$G</c>, where nats-server registers every new client.
+    /// </summary>
+    private int CountConnections(Account account)
+    {
+        var count = 0;
+        foreach (var (_, client) in core.Clients)
+        {
+            if (client is IClientConnection && client.Account == account)
+            {
+                count++;
+            }
+        }
+
+        return count;
+    }
+}
