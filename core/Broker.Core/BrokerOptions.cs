@@ -142,6 +142,7 @@ public sealed class BrokerOptions
         }
 
         Authorization.Validate(Accounts);
+        Internal.Accounts.ImportsCompiler.Validate(Accounts);
         Monitoring.Validate();
     }
 }

@@ -76,6 +76,13 @@ public sealed partial class BrokerServer
             // Accounts before the authenticator whose users name them, so a client authenticating meanwhile finds its
             // account (or, authenticated by the old one into a removed account, is refused).
             core.Accounts.Apply(next.Accounts);
+
+            // Stream imports may have changed: every subscription's shadows follow the new ones.
+            foreach (var client in core.Clients.Values)
+            {
+                client.RebuildShadows();
+            }
+
             core.Options = next;
             core.Authenticator = authenticator;
             core.RefreshInfo();

@@ -24,6 +24,17 @@ public sealed class AccountOptions
     /// <summary>The account's limits (nats-server's account <c>limits { }</c>). Default: none (-1 everywhere).</summary>
     public AccountLimitOptions Limits { get; set; } = new();
 
+    /// <summary>
+    /// Subjects of this account other accounts may import (nats-server's <c>exports</c>). Default: none.
+    /// </summary>
+    public AccountExportOptions Exports { get; set; } = new();
+
+    /// <summary>
+    /// Other accounts' exports this account takes in (nats-server's <c>imports</c>), checked when the options are
+    /// validated: the exporter must exist and allow this account, and imports may not form a cycle. Default: none.
+    /// </summary>
+    public AccountImportOptions Imports { get; set; } = new();
+
     /// <summary>Creates a deep copy.</summary>
     /// <returns>The copy.</returns>
     public AccountOptions Clone() => new()
@@ -33,5 +44,7 @@ public sealed class AccountOptions
         Users = [.. Users.Select(u => u.Clone())],
         DefaultPermissions = DefaultPermissions?.Clone(),
         Limits = Limits.Clone(),
+        Exports = Exports.Clone(),
+        Imports = Imports.Clone(),
     };
 }

@@ -15,6 +15,7 @@ internal sealed class Account
 
     private int connections;
     private volatile AccountLimits limits;
+    private volatile StreamImport[] streamImports = [];
 
     public Account(string name, AccountLimits limits, string? nkey = null)
     {
@@ -32,6 +33,15 @@ internal sealed class Account
 
     /// <summary>The account's subject index; every subscription of its clients is here and nowhere else.</summary>
     public SubList SubList { get; } = new();
+
+    /// <summary>
+    /// The account's stream imports (empty when none): a subscription matching one also subscribes in the exporter.
+    /// Replaced as a whole at start and on reload; read without a lock.
+    /// </summary>
+    public StreamImport[] StreamImports => streamImports;
+
+    /// <summary>Takes the stream imports of the configuration being applied.</summary>
+    public void SetStreamImports(StreamImport[] imports) => streamImports = imports;
 
     /// <summary>The limits in force; replaced as a whole on reload.</summary>
     public AccountLimits Limits => limits;

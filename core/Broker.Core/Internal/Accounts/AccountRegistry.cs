@@ -93,6 +93,12 @@ internal sealed class AccountRegistry
             result[options.Name] = account;
         }
 
+        // The options were validated, so every exporter is here and no import is refused.
+        foreach (var (name, imports) in ImportsCompiler.Compile(accounts, exporter => result[exporter]))
+        {
+            result[name].SetStreamImports(imports);
+        }
+
         return result.ToFrozenDictionary(StringComparer.Ordinal);
     }
 }

@@ -174,6 +174,11 @@ internal abstract partial class ClientBase
             return false;
         }
 
+        if (subscription.Origin is { } origin)
+        {
+            return TryDeliverImported(subscription, origin, subject, deliverAs, replyTo, headers, payload);
+        }
+
         if (subscription.CheckDenyOnDelivery && target.Permissions is { } permissions && !permissions.IsDeliveryAllowed(subject, subscription.Queue))
         {
             return false;

@@ -53,6 +53,7 @@ internal abstract partial class ClientBase
             }
 
             subscriptions.Add(sid, subscription);
+            AddShadows(subscription);
         }
 
         return SubscribeOutcome.Added;
@@ -89,6 +90,7 @@ internal abstract partial class ClientBase
     /// <summary>Removes one subscription from the client and the index; safe to call twice.</summary>
     public void RemoveSubscription(Subscription subscription)
     {
+        Subscription[]? shadows;
         lock (subscriptionsLock)
         {
             if (subscription.Closed)
@@ -98,9 +100,12 @@ internal abstract partial class ClientBase
 
             subscription.Closed = true;
             subscriptions.Remove(subscription.SidString);
+            shadows = subscription.Shadows;
+            subscription.Shadows = null;
         }
 
         Account.SubList.Remove(subscription);
+        RemoveShadows(shadows);
         OnSubscriptionRemoved(subscription);
     }
 
@@ -150,6 +155,13 @@ internal abstract partial class ClientBase
         if (all.Length > 0)
         {
             Account.SubList.RemoveBatch(all);
+            foreach (var subscription in all)
+            {
+                var shadows = subscription.Shadows;
+                subscription.Shadows = null;
+                RemoveShadows(shadows);
+            }
+
             foreach (var subscription in all)
             {
                 OnSubscriptionRemoved(subscription);

@@ -52,6 +52,21 @@ internal sealed class Subscription
     /// <summary>For adapter connections' output subscriptions: encodes each delivery into the connection's output.</summary>
     public Broker.Abstractions.BusOutputHandler? Output;
 
+    /// <summary>
+    /// For a shadow subscription in an exporting account: the stream import it delivers through (the delivered subject
+    /// is the import's). <see langword="null"/> for every other subscription.
+    /// </summary>
+    public Broker.Core.Internal.Accounts.StreamImport? Import;
+
+    /// <summary>For a shadow subscription: the importer's subscription it stands for (deliveries are made to it).</summary>
+    public Subscription? Origin;
+
+    /// <summary>
+    /// The shadow subscriptions this subscription has in exporting accounts, or <see langword="null"/>; changed under
+    /// the owning client's subscriptions lock.
+    /// </summary>
+    public Subscription[]? Shadows;
+
     public string SubjectString => Encoding.UTF8.GetString(Subject);
 
     public string? QueueString => Queue is null ? null : Encoding.UTF8.GetString(Queue);
