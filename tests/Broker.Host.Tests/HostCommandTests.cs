@@ -126,15 +126,20 @@ public sealed class HostCommandTests : IDisposable
     {
         var accounts = "accounts {\n  A: { users: [ {user: a, password: pa} ], limits: { max_conn: 2 } }\n  B: { users: [ {user: b, password: pb} ] }\n}\n";
         var valid = WriteConf(accounts);
-        var imports = WriteConf("accounts {\n  A: { users: [ {user: a, password: pa} ] }\n  C: {\n    imports: [ { stream: { account: A, subject: x } } ]\n  }\n}\n");
+        var imports = WriteConf("accounts {\n  A: { users: [ {user: a, password: pa} ] }\n  C: {\n    imports: [ { service: { account: A, subject: x } } ]\n  }\n}\n");
 
         Assert.Equal(0, await RunAsync(["-t", "-c", valid]));
         Assert.Equal($"broker: configuration file {valid} is valid{Environment.NewLine}", error.ToString());
 
+        var streams = WriteConf("accounts {\n  A: { exports: [ {stream: \"o.>\", accounts: [C]} ] }\n  C: { imports: [ { stream: { account: A, subject: \"o.>\" }, prefix: p } ] }\n}\n");
+        error.GetStringBuilder().Clear();
+        Assert.Equal(0, await RunAsync(["-t", "-c", streams]));
+        Assert.Equal($"broker: configuration file {streams} is valid{Environment.NewLine}", error.ToString());
+
         error.GetStringBuilder().Clear();
         Assert.Equal(1, await RunAsync(["-t", "-c", imports]));
         Assert.Equal(
-            $"broker: {imports}:4:5: \"imports\": not supported yet (imports between accounts); ignoring it would route messages or admit clients differently than the file says{Environment.NewLine}",
+            $"broker: {imports}:4:18: \"service\": not supported yet (service exports and imports between accounts); ignoring it would route messages or admit clients differently than the file says{Environment.NewLine}",
             error.ToString());
     }
 

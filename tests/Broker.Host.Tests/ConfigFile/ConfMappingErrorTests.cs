@@ -109,8 +109,6 @@ public sealed class ConfMappingErrorTests
 
     // What an account can say that the broker does not build yet: ignoring it would route or admit differently.
     [Theory]
-    [InlineData("imports: []", "imports between accounts")]
-    [InlineData("exports: [ { stream: \"a.>\" } ]", "exports between accounts")]
     [InlineData("jetstream: enabled", "JetStream per account")]
     [InlineData("mappings: { a: b }", "subject mappings per account")]
     [InlineData("Maps: { a: b }", "subject mappings per account")]
@@ -124,6 +122,20 @@ public sealed class ConfMappingErrorTests
         Assert.Equal(
             $"test.conf:4:5: \"{name}\": not supported yet ({feature}); ignoring it would route messages or admit clients differently than the file says",
             error.ToString());
+    }
+
+    // Service exports and imports are not built yet: the item's `service` key is the error.
+    [Theory]
+    [InlineData("exports: [ { service: \"a.>\" } ]", 18)]
+    [InlineData("exports: [ { stream: \"a.>\", account_token_position: 2 } ]", 33)]
+    [InlineData("imports: [ { service: { account: A, subject: x } } ]", 18)]
+    public void Service_exports_and_imports_are_errors(string key, int column)
+    {
+        var mapping = ConfMappingTests.Map("accounts {\n  A: {\n    users: [ {user: a} ]\n    " + key + "\n  }\n}");
+
+        var error = Assert.Single(mapping.Diagnostics);
+        Assert.Equal(ConfDiagnosticKind.Error, error.Kind);
+        Assert.Matches($"^test.conf:4:{column}: \"(service|account_token_position)\": not supported yet \\(service exports and imports between accounts\\); ", error.ToString());
     }
 
     [Fact]

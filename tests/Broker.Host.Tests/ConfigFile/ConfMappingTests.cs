@@ -129,6 +129,18 @@ public sealed class ConfMappingTests
     [InlineData(
         "authorization { users: [ {user: g} ] }\naccounts { A: { users: [ {user: a} ] } }\nno_auth_user: a",
         "Broker:Authorization:Users:0:User=g", "Broker:Accounts:0:Name=A", "Broker:Accounts:0:Users:0:User=a", "Broker:Authorization:NoAuthUser=a")]
+    [InlineData(
+        "accounts { A: { exports: [ {stream: \"orders.>\", accounts: [B]}, {stream: \"pub.*\"} ] }, B: { imports: [ {stream: {account: A, subject: \"orders.>\"}, prefix: p}, {stream: {account: A, subject: \"pub.*\"}, to: \"q.$1\"}, {stream: {account: A, subject: \"pub.x\"}} ] } }",
+        "Broker:Accounts:0:Name=A", "Broker:Accounts:0:Exports:Streams:0:Subject=orders.>", "Broker:Accounts:0:Exports:Streams:0:Accounts:0=B",
+        "Broker:Accounts:0:Exports:Streams:1:Subject=pub.*", "Broker:Accounts:1:Name=B",
+        "Broker:Accounts:1:Imports:Streams:0:Account=A", "Broker:Accounts:1:Imports:Streams:0:Subject=orders.>", "Broker:Accounts:1:Imports:Streams:0:Prefix=p",
+        "Broker:Accounts:1:Imports:Streams:1:Account=A", "Broker:Accounts:1:Imports:Streams:1:Subject=pub.*", "Broker:Accounts:1:Imports:Streams:1:To=q.$1",
+        "Broker:Accounts:1:Imports:Streams:2:Account=A", "Broker:Accounts:1:Imports:Streams:2:Subject=pub.x")]
+    [InlineData(
+        "accounts { A: { exports: [ {stream: x} ] }, B: { imports: [ {to: q, stream: {account: A, subject: x}, prefix: p, share: true} ] } }",
+        "Broker:Accounts:0:Name=A", "Broker:Accounts:0:Exports:Streams:0:Subject=x", "Broker:Accounts:1:Name=B",
+        "Broker:Accounts:1:Imports:Streams:0:Account=A", "Broker:Accounts:1:Imports:Streams:0:Subject=x", "Broker:Accounts:1:Imports:Streams:0:Prefix=p")]
+    [InlineData("accounts { A: { exports: [ {} ], imports: [] } }", "Broker:Accounts:0:Name=A")]
     public void Accounts_block(string conf, params string[] expected) => AssertMaps(conf, expected);
 
     // An account entry that only serves as a variable is no account (nats-server skips it too).

@@ -139,6 +139,29 @@ public sealed class ConfigFileLayerTests : IDisposable
     }
 
     [Fact]
+    public void Stream_exports_and_imports_bind_onto_the_options()
+    {
+        var conf = Write("""
+            accounts {
+              A: { exports: [ { stream: "orders.>", accounts: [B] }, { stream: "pub.*" } ] }
+              B: { imports: [ { stream: { account: A, subject: "orders.>" }, prefix: p }, { stream: { account: A, subject: "pub.*" }, to: "q.$1" } ] }
+            }
+            """);
+
+        var broker = Bind(null, "-c", conf).Broker;
+
+        var exports = broker.Accounts[0].Exports.Streams;
+        Assert.Equal("orders.>", exports[0].Subject);
+        Assert.Equal(["B"], exports[0].Accounts!);
+        Assert.Equal("pub.*", exports[1].Subject);
+        Assert.Null(exports[1].Accounts);
+        var imports = broker.Accounts[1].Imports.Streams;
+        Assert.Equal(("A", "orders.>", "p", null), (imports[0].Account, imports[0].Subject, imports[0].Prefix, imports[0].To));
+        Assert.Equal(("A", "pub.*", null, "q.$1"), (imports[1].Account, imports[1].Subject, imports[1].Prefix, imports[1].To));
+        broker.Validate();
+    }
+
+    [Fact]
     public void Monitoring_listens_on_the_client_host_unless_given_its_own()
     {
         var sameHost = Bind(null, "-a", "127.0.0.1", "-m", "-1");

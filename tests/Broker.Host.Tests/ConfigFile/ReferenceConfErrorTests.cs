@@ -55,6 +55,23 @@ public sealed class ReferenceConfErrorTests : IDisposable
     [InlineData("accounts {\n  A: {\n    default_permissions: 1\n  }\n}")]
     [InlineData("accounts {\n  A: {\n    users: [\n      { nkey: UABC }\n    ]\n  }\n}")]
     [InlineData("accounts {\n  A: {\n    users: [ {user: a}, {user: a} ]\n  }\n}")]
+    [InlineData("accounts {\n  A: { exports: [ {stream: \"orders.>\", accounts: [B]} ] }\n  B: { }\n  C: { imports: [ {stream: {account: A, subject: \"orders.>\"}} ] }\n}")]
+    [InlineData("accounts {\n  A: { exports: [ {stream: \"orders.>\", accounts: [X]} ] }\n}")]
+    [InlineData("accounts {\n  B: { imports: [ {stream: {account: X, subject: \"orders.>\"}} ] }\n}")]
+    [InlineData("accounts {\n  A: { exports: [ {stream: \"o.>\"} ] }\n  B: { imports: [ {stream: {account: A, subject: \"o.>\"}, prefix: p, to: q} ] }\n}")]
+    [InlineData("accounts {\n  A: { exports: [ {stream: \"o.>\"} ] }\n  B: { imports: [ {stream: {account: A, subject: \"o.>\"}, prefix: \"p.*\"} ] }\n}")]
+    [InlineData("accounts {\n  A: { exports: [ {stream: \"x.>\"} ], imports: [ {stream: {account: B, subject: \"x.>\"}} ] }\n  B: { exports: [ {stream: \"x.>\"} ], imports: [ {stream: {account: A, subject: \"x.>\"}} ] }\n}")]
+    [InlineData("accounts {\n  A: { exports: [ {stream: \"x.>\"} ] }\n  B: { imports: [ {stream: {account: A, subject: \"x.>\"}, bogus: 1} ] }\n}")]
+    [InlineData("accounts {\n  A: { exports: [ {stream: \"x.>\", bogus: 1} ] }\n}")]
+    [InlineData("accounts {\n  A: { exports: [ 1 ] }\n}")]
+    [InlineData("accounts {\n  A: { exports: 1 }\n}")]
+    [InlineData("accounts {\n  A: { imports: 1 }\n}")]
+    [InlineData("accounts {\n  A: { imports: [ 1 ] }\n}")]
+    [InlineData("accounts {\n  A: { exports: [ {stream: 1} ] }\n}")]
+    [InlineData("accounts {\n  A: { exports: [ {stream: x, response_type: singleton} ] }\n}")]
+    [InlineData("accounts {\n  A: { imports: [ {stream: 1} ] }\n}")]
+    [InlineData("accounts {\n  A: { imports: [ {stream: {account: A}} ] }\n}")]
+    [InlineData("accounts {\n  A: { imports: [ {stream: {account: A, subject: x, bogus: 1}} ] }\n}")]
     public async Task First_problem_matches_nats_server(string body)
     {
         var file = Path.Combine(directory, "check.conf");

@@ -15,7 +15,8 @@ namespace Broker.Host.Configuration.ConfigFile.Internal;
 /// whole file's (<see cref="ConfiguredUsers"/>).
 /// </summary>
 /// <remarks>
-/// Keys of an account the broker does not build yet (<c>imports</c>, <c>exports</c>, <c>jetstream</c>,
+/// Stream <c>exports</c> and <c>imports</c> are read by <see cref="ImportsMapper"/>. Keys of an account the broker
+/// does not build yet (service exports and imports, <c>jetstream</c>,
 /// <c>mappings</c>/<c>maps</c>) are errors, not notices: running without them would route messages or admit clients
 /// differently than the file says.
 /// </remarks>
@@ -26,13 +27,16 @@ namespace Broker.Host.Configuration.ConfigFile.Internal;
 /// <param name="known">The users of the whole file so far.</param>
 internal sealed class AccountsMapper(ConfValueReader reader, ConfMappingBuilder output, UsersMapper users, PermissionsMapper permissions, ConfiguredUsers known)
 {
+    private readonly ImportsMapper importsMapper = new(reader, output);
+
+    // Each account's name, exports and imports as read, for the checks across accounts.
+    private readonly List<AccountOptions> read = [];
+
     // nats-server's only reserved name here (isReservedAccount): the global account.
     private const string GlobalAccount = "$G";
 
     private static readonly Dictionary<string, string> NotBuiltYet = new(StringComparer.OrdinalIgnoreCase)
     {
-        ["imports"] = "imports between accounts",
-        ["exports"] = "exports between accounts",
         ["jetstream"] = "JetStream per account",
         ["mappings"] = "subject mappings per account",
         ["maps"] = "subject mappings per account",
@@ -61,6 +65,7 @@ internal sealed class AccountsMapper(ConfValueReader reader, ConfMappingBuilder 
         else if (entry.Value is ConfMap accounts)
         {
             Accounts(accounts);
+            importsMapper.Check(entry.KeyPosition, read);
         }
 
         return true;
@@ -124,6 +129,8 @@ internal sealed class AccountsMapper(ConfValueReader reader, ConfMappingBuilder 
     private void Account(string name, ConfMap body, string prefix)
     {
         output.Set(prefix + ":" + nameof(AccountOptions.Name), name);
+        var account = new AccountOptions { Name = name };
+        read.Add(account);
         ConfEntry? usersEntry = null;
         List<ConfiguredUser>? accountUsers = null;
         foreach (var field in body.Entries)
@@ -148,6 +155,12 @@ internal sealed class AccountsMapper(ConfValueReader reader, ConfMappingBuilder 
                     break;
                 case "limits":
                     Limits(field, prefix + ":" + nameof(AccountOptions.Limits));
+                    break;
+                case "exports":
+                    importsMapper.Exports(field, prefix + ":" + nameof(AccountOptions.Exports), account);
+                    break;
+                case "imports":
+                    importsMapper.Imports(field, prefix + ":" + nameof(AccountOptions.Imports), account);
                     break;
                 default:
                     reader.Unknown(field);
