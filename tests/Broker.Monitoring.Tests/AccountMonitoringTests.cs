@@ -225,6 +225,67 @@ public sealed class AccountMonitoringTests
     [Theory(Timeout = 60_000)]
     [InlineData(ServerKind.Ours)]
     [InlineData(ServerKind.Reference)]
+    public async Task Accountz_shows_stream_exports_and_imports_and_counts_shadow_subscriptions_in_the_exporter(ServerKind kind)
+    {
+        const string config = """
+            no_system_account: true
+            accounts {
+              E: { users: [{user: e, password: e}], exports: [ {stream: "orders.>", accounts: [I]}, {stream: "pub.*"} ] }
+              I: { users: [{user: i, password: i}], imports: [ {stream: {account: E, subject: "orders.>"}, prefix: p}, {stream: {account: E, subject: "pub.*"}, to: "q.$1"} ] }
+            }
+            """;
+        await using var server = await Monitored.StartAsync(kind, config, options => options.Accounts =
+        [
+            new AccountOptions
+            {
+                Name = "E",
+                Users = [new UserOptions { User = "e", Password = "e" }],
+                Exports = new AccountExportOptions { Streams = [new StreamExportOptions { Subject = "orders.>", Accounts = ["I"] }, new StreamExportOptions { Subject = "pub.*" }] },
+            },
+            new AccountOptions
+            {
+                Name = "I",
+                Users = [new UserOptions { User = "i", Password = "i" }],
+                Imports = new AccountImportOptions
+                {
+                    Streams =
+                    [
+                        new StreamImportOptions { Account = "E", Subject = "orders.>", Prefix = "p" },
+                        new StreamImportOptions { Account = "E", Subject = "pub.*", To = "q.$1" },
+                    ],
+                },
+            },
+        ]);
+
+        var exporter = (await server.GetJsonAsync("/accountz?acc=E")).GetProperty("account_detail");
+        Assert.Equal(
+            ["""{"subject":"orders.\u003E","type":"stream","approved_accounts":["I"]}""", """{"subject":"pub.*","type":"stream"}"""],
+            Entries(exporter.GetProperty("exports")));
+        Assert.False(exporter.TryGetProperty("imports", out _));
+        var importer = (await server.GetJsonAsync("/accountz?acc=I")).GetProperty("account_detail");
+        Assert.Equal(
+            [
+                """{"subject":"orders.\u003E","account":"E","local_subject":"p.orders.\u003E","type":"stream","invalid":false,"share":false,"tracking":false}""",
+                """{"subject":"pub.*","account":"E","local_subject":"q.*","type":"stream","invalid":false,"share":false,"tracking":false}""",
+            ],
+            Entries(importer.GetProperty("imports")));
+        Assert.False(importer.TryGetProperty("exports", out _));
+
+        // A subscription of the importer matching both imports adds a shadow for each to the exporter's index.
+        await using var subscriber = await NatsClients.ConnectAsync(server.Url, "i1", o => o with { AuthOpts = new NatsAuthOpts { Username = "i", Password = "i" } });
+        await using var everything = await subscriber.SubscribeCoreAsync<string>(">");
+        await subscriber.PingAsync();
+        Assert.Equal(2, (await server.GetJsonAsync("/accountz?acc=E")).GetProperty("account_detail").GetProperty("subscriptions").GetInt32());
+        await everything.UnsubscribeAsync();
+        await subscriber.PingAsync();
+        Assert.Equal(0, (await server.GetJsonAsync("/accountz?acc=E")).GetProperty("account_detail").GetProperty("subscriptions").GetInt32());
+
+        static string[] Entries(JsonElement array) => [.. array.EnumerateArray().Select(e => JsonSerializer.Serialize(e)).Order(StringComparer.Ordinal)];
+    }
+
+    [Theory(Timeout = 60_000)]
+    [InlineData(ServerKind.Ours)]
+    [InlineData(ServerKind.Reference)]
     public async Task A_connection_refused_by_the_account_max_connections_is_recorded_in_that_account(ServerKind kind)
     {
         const string config = """

@@ -40,8 +40,15 @@ internal sealed class Account
     /// </summary>
     public StreamImport[] StreamImports => streamImports;
 
-    /// <summary>Takes the stream imports of the configuration being applied.</summary>
-    public void SetStreamImports(StreamImport[] imports) => streamImports = imports;
+    /// <summary>The account's stream exports as configured: subject and the accounts allowed (null when public).</summary>
+    public IReadOnlyList<(string Subject, string[]? Accounts)> StreamExports { get; private set; } = [];
+
+    /// <summary>Takes the stream imports and exports of the configuration being applied.</summary>
+    public void SetStreams(StreamImport[] imports, IReadOnlyList<(string Subject, string[]? Accounts)> exports)
+    {
+        streamImports = imports;
+        StreamExports = exports;
+    }
 
     /// <summary>The limits in force; replaced as a whole on reload.</summary>
     public AccountLimits Limits => limits;

@@ -94,9 +94,11 @@ internal sealed class AccountRegistry
         }
 
         // The options were validated, so every exporter is here and no import is refused.
-        foreach (var (name, imports) in ImportsCompiler.Compile(accounts, exporter => result[exporter]))
+        var imports = ImportsCompiler.Compile(accounts, exporter => result[exporter]);
+        foreach (var options in accounts)
         {
-            result[name].SetStreamImports(imports);
+            var exports = options.Exports.Streams.Select(e => (e.Subject, e.Accounts is null ? null : e.Accounts.ToArray())).ToArray();
+            result[options.Name].SetStreams(imports[options.Name], exports);
         }
 
         return result.ToFrozenDictionary(StringComparer.Ordinal);

@@ -43,6 +43,12 @@ internal sealed class StreamImport
 
     public string To { get; }
 
+    /// <summary>
+    /// <see cref="To"/> as /accountz shows it (<c>local_subject</c>): each <c>$N</c> or <c>{{wildcard(N)}}</c> as
+    /// <c>*</c>, as nats-server keeps the import's subject.
+    /// </summary>
+    public string LocalSubject => string.Join('.', To.Split('.').Select(t => t.StartsWith('$') || t.StartsWith("{{", StringComparison.Ordinal) ? "*" : t));
+
     /// <summary>The published subject is delivered as it is (a wildcard import without a prefix or <c>to</c>).</summary>
     public bool UsesPublished { get; }
 

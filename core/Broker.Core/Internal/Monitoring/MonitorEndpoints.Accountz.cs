@@ -33,6 +33,8 @@ internal sealed partial class MonitorEndpoints
                 ClientConnections = CountConnections(account),
                 Subscriptions = statistics.NumSubscriptions,
                 SublistStats = sublistStats,
+                Exports = account.StreamExports.Count == 0 ? null : [.. account.StreamExports.Select(e => new ExtExport { Subject = e.Subject, ApprovedAccounts = e.Accounts })],
+                Imports = account.StreamImports.Length == 0 ? null : [.. account.StreamImports.Select(i => new ExtImport { Subject = i.From, Account = i.Exporter.Name, LocalSubject = i.LocalSubject })],
             };
         }
         else

@@ -54,8 +54,58 @@ internal sealed class AccountInfo
     [JsonPropertyName("subscriptions")]
     public int Subscriptions { get; set; }
 
+    /// <summary>The account's exports (omitted when none).</summary>
+    [JsonPropertyName("exports")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public IReadOnlyList<ExtExport>? Exports { get; set; }
+
+    /// <summary>The account's imports (omitted when none).</summary>
+    [JsonPropertyName("imports")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public IReadOnlyList<ExtImport>? Imports { get; set; }
+
     [JsonPropertyName("sublist_stats")]
     public SublistStats? SublistStats { get; set; }
+}
+
+/// <summary>One export in /accountz (nats-server's <c>ExtExport</c>: the JWT export's fields that are set).</summary>
+internal sealed class ExtExport
+{
+    [JsonPropertyName("subject")]
+    public string Subject { get; set; } = "";
+
+    [JsonPropertyName("type")]
+    public string Type { get; set; } = "stream";
+
+    [JsonPropertyName("approved_accounts")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public IReadOnlyList<string>? ApprovedAccounts { get; set; }
+}
+
+/// <summary>One import in /accountz (nats-server's <c>ExtImport</c>).</summary>
+internal sealed class ExtImport
+{
+    [JsonPropertyName("subject")]
+    public string Subject { get; set; } = "";
+
+    [JsonPropertyName("account")]
+    public string Account { get; set; } = "";
+
+    [JsonPropertyName("local_subject")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? LocalSubject { get; set; }
+
+    [JsonPropertyName("type")]
+    public string Type { get; set; } = "stream";
+
+    [JsonPropertyName("invalid")]
+    public bool Invalid { get; set; }
+
+    [JsonPropertyName("share")]
+    public bool Share { get; set; }
+
+    [JsonPropertyName("tracking")]
+    public bool Tracking { get; set; }
 }
 
 /// <summary>The <c>/accstatz</c> answer (<c>monitor.go: AccountStatz</c>).</summary>
