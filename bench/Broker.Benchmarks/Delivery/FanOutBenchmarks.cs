@@ -1,6 +1,8 @@
 using System.Buffers;
 using BenchmarkDotNet.Attributes;
 using Broker.Benchmarks.Embedded;
+using Broker.Core;
+using Broker.Core.Auth;
 
 namespace Broker.Benchmarks.Delivery;
 
@@ -10,6 +12,12 @@ namespace Broker.Benchmarks.Delivery;
 /// connections, whose output the benchmark drains as a socket send loop would. One operation is one published
 /// message, delivered to every subscriber (or to one member of the queue group). Steady state allocates nothing.
 /// </summary>
+/// <remarks>
+/// The same subscribers exist in a second setting: account <c>I</c> imports <c>bench.&gt;</c> from account <c>E</c> with
+/// the prefix <c>imp</c>, so a publish in <c>E</c> reaches them through their shadow subscriptions under
+/// <c>imp.bench.fanout</c>, also without allocating. The plain rows run in <c>$G</c> (anonymous clients, through
+/// <c>no_auth_user</c>), untouched by the accounts.
+/// </remarks>
 [MemoryDiagnoser]
 public class FanOutBenchmarks
 {
@@ -20,6 +28,7 @@ public class FanOutBenchmarks
     private static readonly byte[] QueueSubject = "bench.work"u8.ToArray();
 
     private EmbeddedBroker broker = null!;
+    private BenchPublisher importExporter = null!;
     private ReadOnlySequence<byte> payload;
 
     [Params(1, 4, 16)]
@@ -28,11 +37,15 @@ public class FanOutBenchmarks
     [GlobalSetup]
     public void Setup()
     {
-        broker = new EmbeddedBroker();
+        broker = new EmbeddedBroker(Options());
         for (var i = 0; i < Subscribers; i++)
         {
             broker.Connect(headers: false, "SUB bench.fanout 1", "SUB bench.work workers 2");
+            broker.ConnectAs("i", headers: false, "SUB imp.bench.fanout 1");
         }
+
+        broker.Core.Accounts.TryGet("E", out var exporter);
+        importExporter = new BenchPublisher(broker.Core, exporter);
 
         payload = new ReadOnlySequence<byte>(new byte[128]);
     }
@@ -44,9 +57,42 @@ public class FanOutBenchmarks
     [Benchmark(OperationsPerInvoke = Batch)]
     public long Publish128() => PublishBatch(Subject);
 
+    /// <summary>Every subscriber of account I receives each message published in account E, through the stream import.</summary>
+    [Benchmark(OperationsPerInvoke = Batch)]
+    public long PublishThroughStreamImport128()
+    {
+        for (var i = 0; i < Batch; i++)
+        {
+            importExporter.Publish(Subject, default, ReadOnlySequence<byte>.Empty, payload);
+        }
+
+        importExporter.FlushPending();
+        return broker.DrainAll();
+    }
+
     /// <summary>One member of a queue group (of <see cref="Subscribers"/> members) receives each message.</summary>
     [Benchmark(OperationsPerInvoke = Batch)]
     public long PublishToQueueGroup128() => PublishBatch(QueueSubject);
+
+    // $G for anonymous clients, and the exporting and importing accounts.
+    private static BrokerOptions Options()
+    {
+        var options = new BrokerOptions();
+        options.Authorization.Users.Add(new UserOptions { User = "g", Password = "g" });
+        options.Authorization.NoAuthUser = "g";
+        options.Accounts.Add(new AccountOptions
+        {
+            Name = "E",
+            Exports = new AccountExportOptions { Streams = [new StreamExportOptions { Subject = "bench.>" }] },
+        });
+        options.Accounts.Add(new AccountOptions
+        {
+            Name = "I",
+            Users = [new UserOptions { User = "i", Password = "i" }],
+            Imports = new AccountImportOptions { Streams = [new StreamImportOptions { Account = "E", Subject = "bench.>", Prefix = "imp" }] },
+        });
+        return options;
+    }
 
     private long PublishBatch(byte[] subject)
     {

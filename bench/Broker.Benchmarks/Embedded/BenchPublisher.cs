@@ -10,7 +10,7 @@ namespace Broker.Benchmarks.Embedded;
 /// deferred flush) exactly where a NATS connection's PUB handler does, but on the benchmark thread and with the
 /// batch boundary under the benchmark's control. It also owns the subscriptions of SubList-only benchmarks.
 /// </summary>
-internal sealed class BenchPublisher(BrokerCore server) : ClientBase(server, ClientKind.Client)
+internal sealed class BenchPublisher(BrokerCore server, Core.Internal.Accounts.Account? account = null) : ClientBase(server, ClientKind.Client, account)
 {
     public override bool IsClosed => false;
 

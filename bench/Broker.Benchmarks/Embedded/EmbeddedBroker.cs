@@ -38,7 +38,10 @@ internal sealed class EmbeddedBroker : IAsyncDisposable
     /// Connects a NATS client, sends CONNECT, the given SUB lines and a PING, and waits for the PONG, so the
     /// subscriptions are in the index when this returns.
     /// </summary>
-    public ConnectedClient Connect(bool headers, params string[] subscribeLines)
+    public ConnectedClient Connect(bool headers, params string[] subscribeLines) => ConnectAs(null, headers, subscribeLines);
+
+    /// <summary>As <see cref="Connect"/>, authenticating as <paramref name="user"/> (its password is its name) when given.</summary>
+    public ConnectedClient ConnectAs(string? user, bool headers, params string[] subscribeLines)
     {
         var connection = new InMemoryConnection();
         var client = new NatsClient(Core, connection);
@@ -47,7 +50,8 @@ internal sealed class EmbeddedBroker : IAsyncDisposable
         clients.Add(connected);
 
         var setup = new StringBuilder()
-            .Append("CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":").Append(headers ? "true" : "false").Append("}\r\n");
+            .Append("CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":").Append(headers ? "true" : "false")
+            .Append(user is null ? "" : $",\"user\":\"{user}\",\"pass\":\"{user}\"").Append("}\r\n");
         foreach (var line in subscribeLines)
         {
             setup.Append(line).Append("\r\n");
