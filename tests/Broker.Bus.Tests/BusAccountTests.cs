@@ -65,6 +65,32 @@ public sealed class BusAccountTests
     }
 
     [Fact(Timeout = 30_000)]
+    public async Task A_bus_client_of_an_importing_account_receives_the_exporters_publishes_under_the_prefix()
+    {
+        await using var broker = await TestBroker.StartAsync(o => o.Accounts =
+        [
+            new AccountOptions { Name = "E", Exports = new AccountExportOptions { Streams = [new StreamExportOptions { Subject = "orders.>" }] } },
+            new AccountOptions { Name = "I", Imports = new AccountImportOptions { Streams = [new StreamImportOptions { Account = "E", Subject = "orders.>", Prefix = "p" }] } },
+        ]);
+        await using var exporter = broker.Bus.CreateClient(new BusClientOptions { Account = "E" });
+        await using var importer = broker.Bus.CreateClient(new BusClientOptions { Account = "I" });
+        var imported = new Inbox();
+        var sub = importer.Subscribe("p.>", null, imported.Handler);
+        Assert.True(importer.HasInterest("p.orders.1"u8));
+
+        Publish(exporter, "orders.1", "one");
+        Publish(importer, "p.orders.2", "own");
+        Assert.Equal("p.orders.1 one", await imported.NextAsync());
+        Assert.Equal("p.orders.2 own", await imported.NextAsync());
+
+        // Gone with the subscription: the exporter's publish reaches nobody.
+        sub.Dispose();
+        Assert.False(exporter.HasInterest("orders.3"u8));
+        Publish(exporter, "orders.3", "three");
+        Assert.Equal(0, imported.Count);
+    }
+
+    [Fact(Timeout = 30_000)]
     public async Task A_request_finds_responders_of_its_own_account_only()
     {
         await using var broker = await TestBroker.StartAsync(TwoAccounts);
