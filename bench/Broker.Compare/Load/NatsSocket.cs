@@ -40,9 +40,10 @@ internal sealed partial class NatsSocket : IDisposable
     /// Connects, reads INFO (upgrading to TLS when the endpoint asks for it), sends CONNECT (not verbose, not
     /// pedantic, headers on, no-responders statuses when asked) followed by <paramref name="setup"/> (SUB lines), then PING, and returns once the PONG
     /// confirms the server processed all of it. A <paramref name="receiveBufferSize"/> above 0 caps the kernel's
-    /// receive buffer before connecting (a subscriber that stops reading then holds little in the kernel).
+    /// receive buffer before connecting (a subscriber that stops reading then holds little in the kernel). A
+    /// <paramref name="user"/> authenticates with its name as password (rows whose configuration has accounts).
     /// </summary>
-    public static NatsSocket Open(NatsEndpoint endPoint, string name, string setup = "", RunScope? scope = null, bool noResponders = false, int receiveBufferSize = 0)
+    public static NatsSocket Open(NatsEndpoint endPoint, string name, string setup = "", RunScope? scope = null, bool noResponders = false, int receiveBufferSize = 0, string? user = null)
     {
         ArgumentNullException.ThrowIfNull(endPoint);
         var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp)
@@ -73,6 +74,7 @@ internal sealed partial class NatsSocket : IDisposable
             natsSocket.StartTlsIfRequired(endPoint);
             var connect = "CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true,"
                 + (noResponders ? "\"no_responders\":true," : string.Empty)
+                + (user is null ? string.Empty : "\"user\":\"" + user + "\",\"pass\":\"" + user + "\",")
                 + "\"protocol\":1,\"lang\":\"bench\",\"version\":\"1.0\",\"name\":\""
                 + name + "\"}\r\n" + setup;
             natsSocket.Send(Encoding.ASCII.GetBytes(connect));

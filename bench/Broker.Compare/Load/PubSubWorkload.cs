@@ -8,9 +8,11 @@ namespace Broker.Compare.Load;
 /// subscribers it measures publish ingest (the run ends when a PING after the last PUB is answered). With
 /// subscribers the run ends when the last subscriber has received every message: each subscriber must count
 /// exactly <c>count</c> messages of the right size, so a server that drops messages fails instead of looking fast.
-/// Units: messages received by all subscribers (published messages when there are none).
+/// Units: messages received by all subscribers (published messages when there are none). With a
+/// <paramref name="subscriberUser"/> the subscribers authenticate as that user and subscribe to
+/// <paramref name="subscriberPrefix"/> + the subject: the stream-import row, where they are in the importing account.
 /// </summary>
-internal sealed class PubSubWorkload(int payloadSize, int publishers, int subscribers) : IWorkload
+internal sealed class PubSubWorkload(int payloadSize, int publishers, int subscribers, string? subscriberUser = null, string subscriberPrefix = "") : IWorkload
 {
     private const int ReceiveBufferSize = 256 * 1024;
 
@@ -24,7 +26,7 @@ internal sealed class PubSubWorkload(int payloadSize, int publishers, int subscr
         var subscriberSockets = new NatsSocket[subscribers];
         for (var i = 0; i < subscribers; i++)
         {
-            subscriberSockets[i] = NatsSocket.Open(server, $"sub-{i}", $"SUB {subject} {i + 1}\r\n", scope);
+            subscriberSockets[i] = NatsSocket.Open(server, $"sub-{i}", $"SUB {subscriberPrefix}{subject} {i + 1}\r\n", scope, user: subscriberUser);
         }
 
         var publisherSockets = new NatsSocket[publishers];
