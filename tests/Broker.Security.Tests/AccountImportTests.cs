@@ -227,6 +227,54 @@ public sealed class AccountImportTests
             "the 503 once the importer's shadow is gone");
     }
 
+    [Theory(Timeout = 30_000)]
+    [MemberData(nameof(Servers))]
+    public async Task A_chain_of_imports_loads_and_each_import_carries_only_its_exporters_own_publishes(ServerKind kind)
+    {
+        // A -> B (prefix b) -> C (prefix c): not a cycle. A message that reached B through its import is not published
+        // in B again, so C gets B's own publishes only.
+        const string conf = """
+            accounts {
+              A: { users: [{user: a, password: a}], exports: [ {stream: "x.>"} ] }
+              B: { users: [{user: b, password: b}], exports: [ {stream: "b.x.>"} ], imports: [ {stream: {account: A, subject: "x.>"}, prefix: b} ] }
+              C: { users: [{user: c, password: c}], imports: [ {stream: {account: B, subject: "b.x.>"}, prefix: c} ] }
+            }
+            """;
+        await using var server = await ServerUnderTest.StartAsync(
+            kind,
+            o => o.Accounts =
+            [
+                new AccountOptions { Name = "A", Users = [AccountIsolationTests.User("a")], Exports = new AccountExportOptions { Streams = [new StreamExportOptions { Subject = "x.>" }] } },
+                new AccountOptions
+                {
+                    Name = "B",
+                    Users = [AccountIsolationTests.User("b")],
+                    Exports = new AccountExportOptions { Streams = [new StreamExportOptions { Subject = "b.x.>" }] },
+                    Imports = new AccountImportOptions { Streams = [new StreamImportOptions { Account = "A", Subject = "x.>", Prefix = "b" }] },
+                },
+                new AccountOptions
+                {
+                    Name = "C",
+                    Users = [AccountIsolationTests.User("c")],
+                    Imports = new AccountImportOptions { Streams = [new StreamImportOptions { Account = "B", Subject = "b.x.>", Prefix = "c" }] },
+                },
+            ],
+            conf);
+        await using var inB = await ConnectAsync(server, "b");
+        await using var inC = await ConnectAsync(server, "c");
+        await using var fromA = await ConnectAsync(server, "a");
+        await inB.SendAsync("SUB b.x.> 1\r\n");
+        await inC.SendAsync("SUB > 1\r\n");
+        Assert.Equal(["PONG"], (await inB.PingAndCollectAsync()).Lines);
+        Assert.Equal(["PONG"], (await inC.PingAndCollectAsync()).Lines);
+
+        await fromA.SendAsync("PUB x.1 2\r\nhi\r\n");
+        Assert.Equal(["PONG"], (await fromA.PingAndCollectAsync()).Lines);
+        await inB.SendAsync("PUB b.x.2 2\r\nhi\r\n");
+        Assert.Equal(["MSG b.x.1 1 2", "hi", "MSG b.x.2 1 2", "hi", "PONG"], (await inB.PingAndCollectAsync()).Lines);
+        Assert.Equal(["MSG c.b.x.2 1 2", "hi", "PONG"], (await inC.PingAndCollectAsync()).Lines);
+    }
+
     private static string[] Sorted(IReadOnlyList<string> lines)
     {
         // MSG lines with their payloads, in a stable order (several subscriptions of one client may come in any order).
