@@ -24,6 +24,13 @@ public sealed class AccountOptions
     /// <summary>The account's limits (nats-server's account <c>limits { }</c>). Default: none (-1 everywhere).</summary>
     public AccountLimitOptions Limits { get; set; } = new();
 
+    /// <summary>
+    /// JetStream in this account (nats-server's account <c>jetstream</c>): null (default) or <see
+    /// cref="AccountJetStreamOptions.Enabled"/> false for none. Once any account is configured, only accounts that
+    /// enable it have JetStream; <c>$G</c> has it only when no account is configured.
+    /// </summary>
+    public AccountJetStreamOptions? JetStream { get; set; }
+
     /// <summary>Creates a deep copy.</summary>
     /// <returns>The copy.</returns>
     public AccountOptions Clone() => new()
@@ -33,5 +40,6 @@ public sealed class AccountOptions
         Users = [.. Users.Select(u => u.Clone())],
         DefaultPermissions = DefaultPermissions?.Clone(),
         Limits = Limits.Clone(),
+        JetStream = JetStream?.Clone(),
     };
 }
