@@ -111,7 +111,6 @@ public sealed class ConfMappingErrorTests
     [Theory]
     [InlineData("imports: []", "imports between accounts")]
     [InlineData("exports: [ { stream: \"a.>\" } ]", "exports between accounts")]
-    [InlineData("jetstream: enabled", "JetStream per account")]
     [InlineData("mappings: { a: b }", "subject mappings per account")]
     [InlineData("Maps: { a: b }", "subject mappings per account")]
     public void Account_keys_not_built_yet_are_errors(string key, string feature)
