@@ -228,6 +228,91 @@ public sealed class AccountJetStreamTests
         }
     }
 
+    [Theory(Timeout = 60_000)]
+    [MemberData(nameof(Servers))]
+    public async Task Jsz_details_the_accounts_with_JetStream_and_the_one_acc_names(ServerKind kind)
+    {
+        await using var server = await Server.StartAsync(kind, monitor: true);
+        await using var a = await server.ConnectAsync("a");
+        await new NatsJSContext(a).CreateStreamAsync(new StreamConfig("S", ["s.>"]) { Storage = StreamConfigStorage.Memory });
+
+        var plain = await server.JszAsync("");
+        Assert.Equal(3, plain.GetProperty("accounts").GetInt32());
+        Assert.Equal(1, plain.GetProperty("streams").GetInt32());
+        Assert.False(plain.TryGetProperty("account_details", out _));
+
+        var all = await server.JszAsync("?accounts=true");
+        Assert.Equal(["A", "B", "D"], all.GetProperty("account_details").EnumerateArray().Select(d => d.GetProperty("name").GetString()).Order(StringComparer.Ordinal));
+
+        var named = await server.JszAsync("?acc=A&streams=true");
+        var detail = Assert.Single(named.GetProperty("account_details").EnumerateArray());
+        Assert.Equal(("A", "A"), (detail.GetProperty("name").GetString(), detail.GetProperty("id").GetString()));
+        Assert.Equal("S", Assert.Single(detail.GetProperty("stream_detail").EnumerateArray()).GetProperty("name").GetString());
+
+        // An unlimited account reports Go's uint64 of -1 as its reservation; B its max_mem.
+        Assert.Equal(ulong.MaxValue, detail.GetProperty("reserved_memory").GetUInt64());
+        var limited = Assert.Single((await server.JszAsync("?acc=B")).GetProperty("account_details").EnumerateArray());
+        Assert.Equal(1024UL, limited.GetProperty("reserved_memory").GetUInt64());
+
+        // An account without JetStream is no filter: with accounts=true every account is listed, without it none.
+        Assert.False((await server.JszAsync("?acc=C")).TryGetProperty("account_details", out _));
+        Assert.Equal(3, (await server.JszAsync("?acc=C&accounts=true")).GetProperty("account_details").GetArrayLength());
+    }
+
+    // Ours only (nats-server's reload is a signal to its process): a reload adds, changes and removes JetStream of accounts.
+    [Fact(Timeout = 60_000)]
+    public async Task A_reload_enables_disables_and_changes_JetStream_of_accounts()
+    {
+        using var store = new TempDirectory("js-acc-");
+        static void Configure(BrokerOptions options, AccountJetStreamOptions? a, AccountJetStreamOptions? b)
+        {
+            options.Accounts =
+            [
+                new AccountOptions { Name = "A", Users = [User("a")], JetStream = a },
+                new AccountOptions { Name = "B", Users = [User("b")], JetStream = b },
+            ];
+        }
+
+        await using var broker = await TestBroker.StartAsync(
+            o => Configure(o, new AccountJetStreamOptions(), null),
+            [new JetStreamPlugin(new JetStreamOptions { StoreDirectory = store.Path }), new FileStorePlugin()]);
+        await using var a = await NatsClients.ConnectAsync(broker.Url, "a", o => o.WithUser("a", "a"));
+        await using var b = await NatsClients.ConnectAsync(broker.Url, "b", o => o.WithUser("b", "b"));
+        await new NatsJSContext(a).CreateStreamAsync(new StreamConfig("S", ["s.>"]) { Storage = StreamConfigStorage.File });
+        (await new NatsJSContext(a).PublishAsync("s.1", "kept")).EnsureSuccess();
+        Assert.Equal(NotEnabled, await Request(b, "$JS.API.INFO", ""));
+
+        // A loses JetStream (its stream stays on disk), B gets it with a limit.
+        var reloaded = new BrokerOptions { Host = "127.0.0.1", Port = broker.Port };
+        Configure(reloaded, null, new AccountJetStreamOptions { MaxStreams = 1 });
+        Assert.True((await broker.Server.ReloadAsync(reloaded)).Succeeded);
+        await Eventually.AssertAsync(async () => await RequestDuringReload(a, "$JS.API.INFO") == NotEnabled, "A answers 10039");
+        await Eventually.AssertAsync(async () => (await RequestDuringReload(b, "$JS.API.INFO")).Contains("\"max_streams\":1", StringComparison.Ordinal), "B has JetStream with its limit");
+        await new NatsJSContext(b).CreateStreamAsync(new StreamConfig("T", ["t.>"]) { Storage = StreamConfigStorage.File });
+        Assert.True(Directory.Exists(Path.Combine(store.Path, "jetstream", "A", "streams", "S")));
+
+        // A gets it back: its stream is recovered; B's limit goes.
+        reloaded = new BrokerOptions { Host = "127.0.0.1", Port = broker.Port };
+        Configure(reloaded, new AccountJetStreamOptions(), new AccountJetStreamOptions());
+        Assert.True((await broker.Server.ReloadAsync(reloaded)).Succeeded);
+        await Eventually.AssertAsync(async () => (await RequestDuringReload(a, "$JS.API.INFO")).Contains("\"streams\":1", StringComparison.Ordinal), "A's stream recovered");
+        Assert.Equal(1, (await new NatsJSContext(a).GetStreamAsync("S")).Info.State.Messages);
+        await Eventually.AssertAsync(async () => (await RequestDuringReload(b, "$JS.API.INFO")).Contains("\"max_streams\":-1", StringComparison.Ordinal), "B's limit lifted");
+    }
+
+    // While a reload moves an account's API from one responder to the other, a request may find none.
+    private static async Task<string> RequestDuringReload(NatsConnection connection, string subject)
+    {
+        try
+        {
+            return await Request(connection, subject, "");
+        }
+        catch (NatsNoRespondersException)
+        {
+            return "";
+        }
+    }
+
     private static async Task<List<string>> Names(NatsJSContext js)
     {
         List<string> names = [];
@@ -258,27 +343,50 @@ public sealed class AccountJetStreamTests
         private readonly TempDirectory? ownStore;
         private TestBroker? ours;
         private ReferenceServer? reference;
+        private int monitorPort;
 
         private Server(TempDirectory? ownStore) => this.ownStore = ownStore;
 
         private string Url => ours?.Url ?? reference!.Url;
 
-        public static async Task<Server> StartAsync(ServerKind kind, string? storeDirectory = null)
+        public static async Task<Server> StartAsync(ServerKind kind, string? storeDirectory = null, bool monitor = false)
         {
             var server = new Server(storeDirectory is null ? new TempDirectory("js-acc-") : null);
             var directory = storeDirectory ?? server.ownStore!.Path;
             if (kind == ServerKind.Ours)
             {
                 server.ours = await TestBroker.StartAsync(
-                    Accounts,
+                    o =>
+                    {
+                        Accounts(o);
+                        if (monitor)
+                        {
+                            o.Monitoring.Host = "127.0.0.1";
+                            o.Monitoring.Port = 0;
+                        }
+                    },
                     [new JetStreamPlugin(new JetStreamOptions { StoreDirectory = directory }), new MemoryStorePlugin(), new FileStorePlugin()]);
             }
             else
             {
-                server.reference = await ReferenceServer.StartAsync(Conf + $"\njetstream {{ store_dir: \"{directory}\" }}\n");
+                server.monitorPort = monitor ? Ports.GetFreePort() : 0;
+                var http = monitor ? $"http: \"127.0.0.1:{server.monitorPort}\"\n" : "";
+                server.reference = await ReferenceServer.StartAsync(http + Conf + $"\njetstream {{ store_dir: \"{directory}\" }}\n");
             }
 
             return server;
+        }
+
+        public async Task<JsonElement> JszAsync(string query)
+        {
+            if (ours is not null)
+            {
+                return await MonitorHttp.GetJsonAsync(ours, "/jsz" + query);
+            }
+
+            using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
+            using var document = JsonDocument.Parse(await http.GetStringAsync(new Uri($"http://127.0.0.1:{monitorPort}/jsz{query}")));
+            return document.RootElement.Clone();
         }
 
         public Task<NatsConnection> ConnectAsync(string user) =>

@@ -163,19 +163,15 @@ internal sealed partial class JetStreamEngine
             }
         }
 
+        // Requests move from one responder to the other with the shortest gap: the old one stops listening first.
+        foreach (var account in stop)
+        {
+            account.StopListening();
+        }
+
         foreach (var responder in silence)
         {
             await responder.DisposeAsync().ConfigureAwait(false);
-        }
-
-        foreach (var account in stop)
-        {
-            await account.StopAsync().ConfigureAwait(false);
-        }
-
-        foreach (var account in start)
-        {
-            await account.StartAsync(cancellationToken).ConfigureAwait(false);
         }
 
         foreach (var name in disable)
@@ -185,6 +181,16 @@ internal sealed partial class JetStreamEngine
             {
                 disabled[name] = responder;
             }
+        }
+
+        foreach (var account in start)
+        {
+            await account.StartAsync(cancellationToken).ConfigureAwait(false);
+        }
+
+        foreach (var account in stop)
+        {
+            await account.StopAsync().ConfigureAwait(false);
         }
     }
 
