@@ -95,11 +95,21 @@ internal sealed partial class JetStreamAccount : IAsyncDisposable
         }
     }
 
-    /// <summary>Stops listening for requests (the engine's queue may still hold some; they are answered or dropped).</summary>
+    /// <summary>Whether a reload took JetStream from the account: requests still queued for it are dropped.</summary>
+    public bool Stopped { get; private set; }
+
+    /// <summary>A reload takes JetStream from the account: it stops listening, and what is queued for it is dropped.</summary>
+    public void Retire()
+    {
+        Stopped = true;
+        StopListening();
+    }
+
+    /// <summary>Stops listening for requests (the engine's queue may still hold some; they are answered).</summary>
     public void StopListening()
     {
-        apiSubscription?.Dispose();
-        domainForwarder?.Dispose();
+        Interlocked.Exchange(ref apiSubscription, null)?.Dispose();
+        Interlocked.Exchange(ref domainForwarder, null)?.Dispose();
     }
 
     /// <summary>Stops every stream (keeping their data) and closes the API client.</summary>
@@ -127,6 +137,7 @@ internal sealed partial class JetStreamAccount : IAsyncDisposable
             }
         }
 
+        // The client stays assigned (a late reply finds it disposed rather than null); disposing twice is harmless.
         if (apiClient is not null)
         {
             await apiClient.DisposeAsync().ConfigureAwait(false);

@@ -166,7 +166,7 @@ internal sealed partial class JetStreamEngine
         // Requests move from one responder to the other with the shortest gap: the old one stops listening first.
         foreach (var account in stop)
         {
-            account.StopListening();
+            account.Retire();
         }
 
         foreach (var responder in silence)

@@ -202,6 +202,12 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
     {
         await foreach (var (account, request) in apiQueue.Reader.ReadAllAsync(CancellationToken.None).ConfigureAwait(false))
         {
+            if (account.Stopped)
+            {
+                // The account lost JetStream (a reload) after the request came: nobody answers it, as after the change.
+                continue;
+            }
+
             try
             {
                 await account.Api.HandleAsync(request).ConfigureAwait(false);
