@@ -254,6 +254,11 @@ public sealed class AccountJetStreamTests
         var limited = Assert.Single((await server.JszAsync("?acc=B")).GetProperty("account_details").EnumerateArray());
         Assert.Equal(1024UL, limited.GetProperty("reserved_memory").GetUInt64());
 
+        // The 10039 replies of accounts without JetStream count nowhere (only A's stream create and B's nothing so far).
+        await using var c = await server.ConnectAsync("c");
+        Assert.Equal(NotEnabled, await Request(c, "$JS.API.INFO", ""));
+        Assert.Equal(1, (await server.JszAsync("")).GetProperty("api").GetProperty("total").GetInt32());
+
         // An account without JetStream is no filter: with accounts=true every account is listed, without it none.
         Assert.False((await server.JszAsync("?acc=C")).TryGetProperty("account_details", out _));
         Assert.Equal(3, (await server.JszAsync("?acc=C&accounts=true")).GetProperty("account_details").GetArrayLength());

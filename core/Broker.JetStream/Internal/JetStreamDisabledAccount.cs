@@ -45,15 +45,13 @@ internal sealed class JetStreamDisabledAccount : IAsyncDisposable
 
     private readonly IBusClient client;
     private readonly IBusSubscription subscription;
-    private readonly Action replied;
 
     /// <param name="bus">The broker's bus.</param>
     /// <param name="account">The account without JetStream.</param>
-    /// <param name="replied">Counts each reply in the server's API totals (nats-server counts them as API errors).</param>
-    public JetStreamDisabledAccount(IMessageBus bus, string account, Action replied)
+    /// <remarks>Its replies are not counted in /jsz <c>api</c> (checked: nats-server counts them nowhere).</remarks>
+    public JetStreamDisabledAccount(IMessageBus bus, string account)
     {
         Account = account;
-        this.replied = replied;
         client = bus.CreateClient(new BusClientOptions { Name = "JetStream API", Account = account == BrokerAccount.GlobalName ? null : account });
         subscription = client.Subscribe(ApiSubjects.All, null, OnRequest);
     }
@@ -142,7 +140,6 @@ internal sealed class JetStreamDisabledAccount : IAsyncDisposable
         var payload = message.Payload.IsSingleSegment ? message.Payload.FirstSpan : message.Payload.ToArray();
         if (ReplyTo(Encoding.UTF8.GetString(message.Subject), payload) is { } reply)
         {
-            replied();
             client.Publish(message.ReplyTo, default, default, new ReadOnlySequence<byte>(reply));
         }
     }

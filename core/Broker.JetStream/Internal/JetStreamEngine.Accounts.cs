@@ -18,7 +18,6 @@ internal sealed partial class JetStreamEngine
     private Task? changesLoop;
     private long retiredApiTotal;
     private long retiredApiErrors;
-    private long disabledReplies;
 
     /// <summary>The accounts with JetStream now, by name.</summary>
     public List<JetStreamAccount> JetStreamAccounts()
@@ -176,7 +175,7 @@ internal sealed partial class JetStreamEngine
 
         foreach (var name in disable)
         {
-            var responder = new JetStreamDisabledAccount(Bus, name, CountDisabledReply);
+            var responder = new JetStreamDisabledAccount(Bus, name);
             lock (accountsGate)
             {
                 disabled[name] = responder;
@@ -193,8 +192,6 @@ internal sealed partial class JetStreamEngine
             await account.StopAsync().ConfigureAwait(false);
         }
     }
-
-    private void CountDisabledReply() => Interlocked.Increment(ref disabledReplies);
 
     private async Task StopAccountsAsync()
     {

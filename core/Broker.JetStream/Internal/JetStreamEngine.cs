@@ -71,10 +71,10 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
     public long StorageReserved => Interlocked.Read(ref storageReserved);
 
     /// <summary>API responses sent by all accounts.</summary>
-    public long ApiTotal => JetStreamAccounts().Sum(a => a.Api.Total) + Interlocked.Read(ref retiredApiTotal) + Interlocked.Read(ref disabledReplies);
+    public long ApiTotal => JetStreamAccounts().Sum(a => a.Api.Total) + Interlocked.Read(ref retiredApiTotal);
 
     /// <summary>API responses sent with an error by all accounts.</summary>
-    public long ApiErrors => JetStreamAccounts().Sum(a => a.Api.Errors) + Interlocked.Read(ref retiredApiErrors) + Interlocked.Read(ref disabledReplies);
+    public long ApiErrors => JetStreamAccounts().Sum(a => a.Api.Errors) + Interlocked.Read(ref retiredApiErrors);
 
     public async Task StartAsync(CancellationToken cancellationToken)
     {
