@@ -6,7 +6,7 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 
-[assembly: BrokerPlugin(typeof(JetStreamPlugin), Id = "JetStream", MinimumContractVersion = "1.2",
+[assembly: BrokerPlugin(typeof(JetStreamPlugin), Id = "JetStream", MinimumContractVersion = "1.3",
     ConfigurationAliases = ["js"], ConfigurationKeys = ["store_dir", "storedir", "default_js_domain"])]
 
 namespace Broker.JetStream;
@@ -65,7 +65,8 @@ public sealed class JetStreamPlugin : IBrokerPlugin
             sp.GetRequiredService<IMessageBus>(),
             sp.GetServices<IStreamStoreProvider>(),
             sp.GetService<ISubjectInterest>(),
-            sp.GetRequiredService<ILoggerFactory>()));
+            sp.GetRequiredService<ILoggerFactory>(),
+            sp.GetService<IAccountDirectory>()));
         services.AddSingleton<IHostedService>(sp => sp.GetRequiredService<JetStreamEngine>());
         services.AddSingleton<IMonitoringEndpoint>(sp => new JszEndpoint(sp.GetRequiredService<JetStreamEngine>(), sp.GetService<ServerIdentity>()));
         services.AddSingleton(new ServerFeature(ServerFeature.JetStream));

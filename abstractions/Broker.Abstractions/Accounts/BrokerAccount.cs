@@ -2,8 +2,7 @@ namespace Broker.Abstractions;
 
 /// <summary>
 /// One account of the broker, as <see cref="IAccountDirectory"/> reports it (since contract 1.3). Later contract
-/// versions add properties (its JetStream limits, whether it is the system account); two instances are equal when
-/// every property is.
+/// versions add properties (whether it is the system account); two instances are equal when every property is.
 /// </summary>
 public sealed record BrokerAccount
 {
@@ -24,4 +23,12 @@ public sealed record BrokerAccount
 
     /// <summary>Whether this is the global account <c>$G</c>.</summary>
     public bool IsGlobal => Name == GlobalName;
+
+    /// <summary>
+    /// The account's JetStream limits when its configuration enables JetStream for it (<c>jetstream: enabled</c> or a
+    /// block of limits); null when it does not (default). Always null for <c>$G</c>, which has no configuration of its
+    /// own: the JetStream plugin gives <c>$G</c> JetStream, with the server's limits, only when no other account is
+    /// configured, as nats-server does.
+    /// </summary>
+    public AccountJetStreamLimits? JetStream { get; init; }
 }

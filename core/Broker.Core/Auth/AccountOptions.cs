@@ -35,6 +35,13 @@ public sealed class AccountOptions
     /// </summary>
     public AccountImportOptions Imports { get; set; } = new();
 
+    /// <summary>
+    /// JetStream in this account (nats-server's account <c>jetstream</c>): null (default) or <see
+    /// cref="AccountJetStreamOptions.Enabled"/> false for none. Once any account is configured, only accounts that
+    /// enable it have JetStream; <c>$G</c> has it only when no account is configured.
+    /// </summary>
+    public AccountJetStreamOptions? JetStream { get; set; }
+
     /// <summary>Creates a deep copy.</summary>
     /// <returns>The copy.</returns>
     public AccountOptions Clone() => new()
@@ -46,5 +53,6 @@ public sealed class AccountOptions
         Limits = Limits.Clone(),
         Exports = Exports.Clone(),
         Imports = Imports.Clone(),
+        JetStream = JetStream?.Clone(),
     };
 }

@@ -20,10 +20,10 @@ internal sealed class DefaultDomainForwarder(IReadOnlyDictionary<string, string>
     public Task StartAsync(CancellationToken cancellationToken)
     {
         JetStreamLog.DefaultDomainDeprecated(logger);
-        if (domains.TryGetValue(JetStreamEngine.Account, out var domain) && domain.Length > 0)
+        if (domains.TryGetValue(BrokerAccount.GlobalName, out var domain) && domain.Length > 0)
         {
             var target = "$JS." + domain + ".API.";
-            JetStreamLog.DefaultDomainMapping(logger, ApiSubjects.All, target + ">", JetStreamEngine.Account);
+            JetStreamLog.DefaultDomainMapping(logger, ApiSubjects.All, target + ">", BrokerAccount.GlobalName);
             client = bus.CreateClient(new BusClientOptions { Name = "JetStream default domain" });
             forwarder = new SubjectForwarder(ApiSubjects.Prefix, target, client, interest);
         }

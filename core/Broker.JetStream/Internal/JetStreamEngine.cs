@@ -2,69 +2,63 @@ using System.Globalization;
 using System.Threading.Channels;
 using Broker.Abstractions;
 using Broker.JetStream.Internal.Api;
-using Broker.JetStream.Internal.Streams;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 
 namespace Broker.JetStream.Internal;
 
 /// <summary>
-/// JetStream for the broker's one account (<c>$G</c>): the stream registry, usage against the configured limits, the
-/// API service on <c>$JS.API.&gt;</c>, and start-up recovery. It reaches the broker only through bus clients and keeps
-/// messages only through <see cref="IStreamStoreProvider"/>s. API requests are answered one at a time on a queue of
-/// their own (nats-server's API queue), so a request never blocks the publisher's thread.
+/// The server's JetStream (nats-server's <c>jetStream</c>): the storage providers, the server's limits with the
+/// usage and reservations of all accounts against them, the one API queue, and the accounts that have JetStream
+/// (<see cref="JetStreamAccount"/>). With no account configured, the global account <c>$G</c> has JetStream with the
+/// server's limits; once accounts are configured, only those whose configuration enables it do (nats-server's
+/// <c>globalAccountOnly</c>), and the others answer the API with 10039 (<see cref="JetStreamDisabledAccount"/>).
+/// It reaches the broker only through bus clients and keeps messages only through <see cref="IStreamStoreProvider"/>s.
+/// API requests are answered one at a time on a queue of their own (nats-server's API queue), so a request never
+/// blocks the publisher's thread.
 /// </summary>
 internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
 {
-    public const string Account = "$G";
-
     private readonly Dictionary<string, IStreamStoreProvider> providers = new(StringComparer.Ordinal);
-    private readonly Lock streamsGate = new();
-    private readonly Dictionary<string, MessageStream> streams = new(StringComparer.Ordinal);
-    private readonly Channel<ApiRequest> apiQueue = Channel.CreateUnbounded<ApiRequest>(new UnboundedChannelOptions { SingleReader = true });
+    private readonly Channel<QueuedApiRequest> apiQueue = Channel.CreateUnbounded<QueuedApiRequest>(new UnboundedChannelOptions { SingleReader = true });
     private readonly CancellationTokenSource stopping = new();
-    private IBusClient? apiClient;
-    private IBusSubscription? apiSubscription;
-    private SubjectForwarder? domainForwarder;
+    private readonly IAccountDirectory? directory;
     private Task? apiLoop;
 
-    // Bytes held by streams on memory and disk stores; reserved by streams with max_bytes (nats-server's accounting).
+    // Bytes held by all accounts' streams on memory and disk stores; reserved by streams with max_bytes (nats-server's accounting).
     private long memoryUsed;
     private long storageUsed;
     private long memoryReserved;
     private long storageReserved;
 
-    public JetStreamEngine(JetStreamOptions options, IMessageBus bus, IEnumerable<IStreamStoreProvider> storeProviders, ISubjectInterest? interest, ILoggerFactory loggerFactory)
+    public JetStreamEngine(JetStreamOptions options, IMessageBus bus, IEnumerable<IStreamStoreProvider> storeProviders, ISubjectInterest? interest, ILoggerFactory loggerFactory, IAccountDirectory? directory = null)
     {
         Options = options;
         Bus = bus;
         Interest = interest;
         LoggerFactory = loggerFactory;
         Logger = loggerFactory.CreateLogger("Broker.JetStream");
+        this.directory = directory;
         foreach (var provider in storeProviders)
         {
             providers.TryAdd(provider.StorageType, provider);
         }
 
-        Api = new JetStreamApi(this);
+        accountChanges = Channel.CreateUnbounded<bool>(new UnboundedChannelOptions { SingleReader = true });
     }
 
     public JetStreamOptions Options { get; }
 
     public IMessageBus Bus { get; }
 
+    /// <summary>The broker's interest check of <c>$G</c>.</summary>
     public ISubjectInterest? Interest { get; }
 
     public ILoggerFactory LoggerFactory { get; }
 
     public ILogger Logger { get; }
 
-    public JetStreamApi Api { get; }
-
     public long StartedAt { get; private set; }
-
-    /// <summary>The streams folder of the account, <c>&lt;store_dir&gt;/jetstream/$G/streams</c>.</summary>
-    public string StreamsDirectory => Path.Combine(Options.EffectiveStoreDirectory, "jetstream", Account, "streams");
 
     public IReadOnlyCollection<string> StorageTypes => providers.Keys;
 
@@ -76,11 +70,11 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
 
     public long StorageReserved => Interlocked.Read(ref storageReserved);
 
-    /// <summary>API responses sent (counted by the API's responder).</summary>
-    public long ApiTotal => Api.Total;
+    /// <summary>API responses sent by all accounts.</summary>
+    public long ApiTotal => JetStreamAccounts().Sum(a => a.Api.Total) + Interlocked.Read(ref retiredApiTotal);
 
-    /// <summary>API responses sent with an error.</summary>
-    public long ApiErrors => Api.Errors;
+    /// <summary>API responses sent with an error by all accounts.</summary>
+    public long ApiErrors => JetStreamAccounts().Sum(a => a.Api.Errors) + Interlocked.Read(ref retiredApiErrors);
 
     public async Task StartAsync(CancellationToken cancellationToken)
     {
@@ -113,21 +107,24 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
             JetStreamLog.SkippingDefaultDomain(Logger, defaultDomain, account);
         }
 
-        await RecoverAsync(cancellationToken).ConfigureAwait(false);
-        apiClient = Bus.CreateClient(new BusClientOptions { Name = "JetStream API" });
         apiLoop = Task.Run(ProcessApiAsync, CancellationToken.None);
-        apiSubscription = apiClient.Subscribe(ApiSubjects.All, null, OnApiMessage);
-        if (Options.Domain is { } served)
-        {
-            // nats-server maps the domain's API onto the account's own, so requests naming the domain are answered here.
-            domainForwarder = new SubjectForwarder("$JS." + served + ".API.", ApiSubjects.Prefix, apiClient, Interest);
-        }
+        await StartAccountsAsync(cancellationToken).ConfigureAwait(false);
     }
 
     public async Task StopAsync(CancellationToken cancellationToken)
     {
-        apiSubscription?.Dispose();
-        domainForwarder?.Dispose();
+        watch?.Dispose();
+        accountChanges.Writer.TryComplete();
+        if (changesLoop is not null)
+        {
+            await changesLoop.ConfigureAwait(false);
+        }
+
+        foreach (var account in JetStreamAccounts())
+        {
+            account.StopListening();
+        }
+
         apiQueue.Writer.TryComplete();
         await stopping.CancelAsync().ConfigureAwait(false);
         if (apiLoop is not null)
@@ -135,31 +132,7 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
             await apiLoop.ConfigureAwait(false);
         }
 
-        List<MessageStream> all;
-        lock (streamsGate)
-        {
-            all = [.. streams.Values];
-            streams.Clear();
-        }
-
-        foreach (var stream in all)
-        {
-            try
-            {
-                await stream.StopAsync(deleteData: false).ConfigureAwait(false);
-            }
-#pragma warning disable CA1031 // Stop the other streams whatever one of them throws.
-            catch (Exception ex)
-#pragma warning restore CA1031
-            {
-                JetStreamLog.StopFailed(Logger, stream.Name, ex);
-            }
-        }
-
-        if (apiClient is not null)
-        {
-            await apiClient.DisposeAsync().ConfigureAwait(false);
-        }
+        await StopAccountsAsync().ConfigureAwait(false);
     }
 
     public async ValueTask DisposeAsync()
@@ -174,82 +147,10 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
 
     public IStreamStoreProvider? FindProvider(string storageType) => providers.GetValueOrDefault(storageType);
 
-    public MessageStream? FindStream(string name)
-    {
-        lock (streamsGate)
-        {
-            return streams.GetValueOrDefault(name);
-        }
-    }
+    /// <summary>The storage providers, one per storage type.</summary>
+    public IEnumerable<IStreamStoreProvider> Providers => providers.Values;
 
-    /// <summary>Every stream, ordered by name.</summary>
-    public List<MessageStream> StreamsByName()
-    {
-        lock (streamsGate)
-        {
-            return [.. streams.Values.OrderBy(s => s.Name, StringComparer.Ordinal)];
-        }
-    }
-
-    public int StreamCount
-    {
-        get
-        {
-            lock (streamsGate)
-            {
-                return streams.Count;
-            }
-        }
-    }
-
-    public void AddStream(MessageStream stream)
-    {
-        lock (streamsGate)
-        {
-            streams.Add(stream.Name, stream);
-        }
-
-        Reserve(stream.Medium, stream.Config.MaxBytes, 1);
-    }
-
-    public void RemoveStream(MessageStream stream)
-    {
-        lock (streamsGate)
-        {
-            streams.Remove(stream.Name);
-        }
-
-        Reserve(stream.Medium, stream.Config.MaxBytes, -1);
-    }
-
-    /// <summary>Whether another stream's subjects overlap <paramref name="subjects"/> (nats-server <c>subjectsOverlap</c>).</summary>
-    public bool SubjectsOverlap(IEnumerable<string> subjects, MessageStream? self)
-    {
-        var wanted = subjects.Select(System.Text.Encoding.UTF8.GetBytes).ToList();
-        lock (streamsGate)
-        {
-            foreach (var stream in streams.Values)
-            {
-                if (ReferenceEquals(stream, self))
-                {
-                    continue;
-                }
-
-                foreach (var subject in stream.Config.Subjects ?? [])
-                {
-                    var existing = System.Text.Encoding.UTF8.GetBytes(subject);
-                    if (wanted.Any(w => Subjects.Collide(w, existing)))
-                    {
-                        return true;
-                    }
-                }
-            }
-        }
-
-        return false;
-    }
-
-    /// <summary>Adds a change in stored bytes to the usage of a medium (the storage-update handler of every stream).</summary>
+    /// <summary>Adds a change in stored bytes to the server's usage of a medium.</summary>
     public void AddUsage(StorageMedium medium, long bytes)
     {
         if (medium == StorageMedium.Memory)
@@ -294,16 +195,36 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
         }
     }
 
-    /// <summary>Sends an API reply through the API client.</summary>
-    public void Reply(string? reply, byte[] body)
+    /// <summary>Queues an API request of <paramref name="account"/> for the API loop.</summary>
+    public void Enqueue(JetStreamAccount account, ApiRequest request) => apiQueue.Writer.TryWrite(new QueuedApiRequest(account, request));
+
+    private async Task ProcessApiAsync()
     {
-        if (!string.IsNullOrEmpty(reply) && apiClient is { } client)
+        await foreach (var (account, request) in apiQueue.Reader.ReadAllAsync(CancellationToken.None).ConfigureAwait(false))
         {
-            client.Publish(reply, body);
+            if (account.Stopped)
+            {
+                // The account lost JetStream (a reload) after the request came: nobody answers it, as after the change.
+                continue;
+            }
+
+            try
+            {
+                await account.Api.HandleAsync(request).ConfigureAwait(false);
+            }
+#pragma warning disable CA1031 // One faulty request must not stop the API.
+            catch (Exception ex)
+#pragma warning restore CA1031
+            {
+                JetStreamLog.ApiFailed(Logger, request.Subject, ex);
+            }
         }
     }
 
     private static string FormatBytes(long bytes) => bytes >= 1L << 30
         ? (bytes / (double)(1L << 30)).ToString("0.00", CultureInfo.InvariantCulture) + " GB"
         : (bytes / (double)(1L << 20)).ToString("0.00", CultureInfo.InvariantCulture) + " MB";
+
+    /// <summary>One API request on the queue, with the account it was asked in.</summary>
+    private readonly record struct QueuedApiRequest(JetStreamAccount Account, ApiRequest Request);
 }

@@ -68,6 +68,9 @@ internal static partial class JetStreamLog
     [LoggerMessage(1018, LogLevel.Warning, "JetStream settings that change nothing on a single server, ignored: {Settings}")]
     public static partial void IgnoredSettings(ILogger logger, string settings);
 
+    [LoggerMessage(1023, LogLevel.Error, "JetStream could not apply the accounts of a configuration reload")]
+    public static partial void AccountsUpdateFailed(ILogger logger, Exception exception);
+
     [LoggerMessage(1017, LogLevel.Debug, "JetStream consumer '$G > {Stream} > {Consumer}' deleted after {Threshold} without interest")]
     public static partial void InactiveDeleted(ILogger logger, string stream, string consumer, TimeSpan threshold);
 }

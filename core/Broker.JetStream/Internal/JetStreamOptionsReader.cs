@@ -143,7 +143,7 @@ internal static class JetStreamOptionsReader
                 throw block.Refuse(entry.Key, "system account \"$SYS\" can not be in default_js_domain");
             }
 
-            if (entry.Key != JetStreamEngine.Account)
+            if (entry.Key != BrokerAccount.GlobalName)
             {
                 throw block.Refuse(entry.Key, $"in non operator mode, `default_js_domain` references non existing account \"{entry.Key}\"");
             }

@@ -7,8 +7,9 @@ using Broker.JetStream.Internal.Models;
 namespace Broker.JetStream.Internal;
 
 /// <summary>
-/// <c>/jsz</c> (nats-server <c>HandleJsz</c>, 2.9 fields): configuration, usage, API counters and totals; with
-/// <c>accounts</c>, <c>streams</c>, <c>consumers</c> and <c>config</c> the account, stream and consumer details. Indented
+/// <c>/jsz</c> (nats-server <c>HandleJsz</c>, 2.9 fields): configuration, the server's usage, API counters and totals
+/// over every account with JetStream; with <c>accounts</c> (or <c>acc</c> naming one), <c>streams</c>, <c>consumers</c>
+/// and <c>config</c> the account, stream and consumer details. Indented
 /// JSON as nats-server's <c>MarshalIndent</c>.
 /// </summary>
 internal sealed class JszEndpoint(JetStreamEngine engine, ServerIdentity? identity = null) : IMonitoringEndpoint
@@ -38,12 +39,9 @@ internal sealed class JszEndpoint(JetStreamEngine engine, ServerIdentity? identi
 
         streams |= consumers;
         accounts |= streams;
-        if (query.TryGetValue("acc", out var account) && account.Length > 0 && account != JetStreamEngine.Account)
-        {
-            accounts = false;
-        }
-
-        var all = engine.StreamsByName();
+        var jetStreamAccounts = engine.JetStreamAccounts();
+        var all = jetStreamAccounts.SelectMany(a => a.StreamsByName()).ToList();
+        var details = Details(jetStreamAccounts, query.GetValueOrDefault("acc"), accounts, offset, limit);
         using var buffer = new MemoryStream();
         using (var writer = new Utf8JsonWriter(buffer, new JsonWriterOptions { Indented = true, Encoder = System.Text.Encodings.Web.JavaScriptEncoder.UnsafeRelaxedJsonEscaping }))
         {
@@ -60,30 +58,19 @@ internal sealed class JszEndpoint(JetStreamEngine engine, ServerIdentity? identi
             }
 
             writer.WriteEndObject();
-            WriteStats(writer, includeAccounts: true);
+            WriteStats(writer, engine.MemoryUsed, engine.StorageUsed, (ulong)Math.Max(0, engine.MemoryReserved), (ulong)Math.Max(0, engine.StorageReserved), jetStreamAccounts.Count, engine.ApiTotal, engine.ApiErrors);
             writer.WriteNumber("streams", all.Count);
             writer.WriteNumber("consumers", all.Sum(s => s.ConsumerCount));
             writer.WriteNumber("messages", all.Aggregate(0UL, (sum, s) => sum + s.Store.GetState().Messages));
             writer.WriteNumber("bytes", all.Aggregate(0UL, (sum, s) => sum + s.Store.GetState().Bytes));
-            if (accounts && offset == 0 && (limit <= 0 || limit >= 1))
+            if (details.Count > 0)
             {
                 writer.WriteStartArray("account_details");
-                writer.WriteStartObject();
-                writer.WriteString("name", JetStreamEngine.Account);
-                writer.WriteString("id", JetStreamEngine.Account);
-                WriteStats(writer, includeAccounts: false);
-                if (streams && all.Count > 0)
+                foreach (var account in details)
                 {
-                    writer.WriteStartArray("stream_detail");
-                    foreach (var stream in all)
-                    {
-                        WriteStream(writer, stream, consumers, config);
-                    }
-
-                    writer.WriteEndArray();
+                    WriteAccount(writer, account, streams, consumers, config);
                 }
 
-                writer.WriteEndObject();
                 writer.WriteEndArray();
             }
 
@@ -93,17 +80,61 @@ internal sealed class JszEndpoint(JetStreamEngine engine, ServerIdentity? identi
         return MonitoringResponse.Json(buffer.ToArray());
     }
 
-    private void WriteStats(Utf8JsonWriter writer, bool includeAccounts)
+    /// <summary>
+    /// The accounts detailed (nats-server <c>Jsz</c>): the one <c>acc</c> names when it has JetStream, whatever
+    /// <c>accounts</c> says; otherwise with <c>accounts</c> every account from <c>offset</c>, at most <c>limit</c>
+    /// (default 1024); otherwise none.
+    /// </summary>
+    private static List<JetStreamAccount> Details(List<JetStreamAccount> all, string? filter, bool accounts, int offset, int limit)
     {
-        writer.WriteNumber("memory", Math.Max(0, engine.MemoryUsed));
-        writer.WriteNumber("storage", Math.Max(0, engine.StorageUsed));
-        writer.WriteNumber("reserved_memory", Math.Max(0, engine.MemoryReserved));
-        writer.WriteNumber("reserved_storage", Math.Max(0, engine.StorageReserved));
-        writer.WriteNumber("accounts", includeAccounts ? 1 : 0);
+        if (!string.IsNullOrEmpty(filter) && all.Find(a => a.Name == filter) is { } named)
+        {
+            return [named];
+        }
+
+        if (!accounts)
+        {
+            return [];
+        }
+
+        return [.. all.Skip(Math.Max(offset, 0)).Take(limit <= 0 ? 1024 : limit)];
+    }
+
+    private static void WriteAccount(Utf8JsonWriter writer, JetStreamAccount account, bool streams, bool consumers, bool config)
+    {
+        writer.WriteStartObject();
+        writer.WriteString("name", account.Name);
+        writer.WriteString("id", account.Name);
+
+        // nats-server reports the account's limits as its reservation, an unlimited -1 as Go's uint64 of it.
+        var limits = account.Limits;
+        WriteStats(writer, account.MemoryUsed, account.StorageUsed, unchecked((ulong)limits.MaxMemory), unchecked((ulong)limits.MaxStorage), 0, account.Api.Total, account.Api.Errors);
+        var list = streams ? account.StreamsByName() : [];
+        if (list.Count > 0)
+        {
+            writer.WriteStartArray("stream_detail");
+            foreach (var stream in list)
+            {
+                WriteStream(writer, stream, consumers, config);
+            }
+
+            writer.WriteEndArray();
+        }
+
+        writer.WriteEndObject();
+    }
+
+    private static void WriteStats(Utf8JsonWriter writer, long memory, long storage, ulong reservedMemory, ulong reservedStorage, int accounts, long apiTotal, long apiErrors)
+    {
+        writer.WriteNumber("memory", Math.Max(0, memory));
+        writer.WriteNumber("storage", Math.Max(0, storage));
+        writer.WriteNumber("reserved_memory", reservedMemory);
+        writer.WriteNumber("reserved_storage", reservedStorage);
+        writer.WriteNumber("accounts", accounts);
         writer.WriteNumber("ha_assets", 0);
         writer.WriteStartObject("api");
-        writer.WriteNumber("total", engine.ApiTotal);
-        writer.WriteNumber("errors", engine.ApiErrors);
+        writer.WriteNumber("total", apiTotal);
+        writer.WriteNumber("errors", apiErrors);
         writer.WriteEndObject();
     }
 

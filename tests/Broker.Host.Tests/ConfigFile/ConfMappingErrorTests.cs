@@ -109,7 +109,6 @@ public sealed class ConfMappingErrorTests
 
     // What an account can say that the broker does not build yet: ignoring it would route or admit differently.
     [Theory]
-    [InlineData("jetstream: enabled", "JetStream per account")]
     [InlineData("mappings: { a: b }", "subject mappings per account")]
     [InlineData("Maps: { a: b }", "subject mappings per account")]
     public void Account_keys_not_built_yet_are_errors(string key, string feature)

@@ -141,6 +141,20 @@ public sealed class ConfMappingTests
         "Broker:Accounts:0:Name=A", "Broker:Accounts:0:Exports:Streams:0:Subject=x", "Broker:Accounts:1:Name=B",
         "Broker:Accounts:1:Imports:Streams:0:Account=A", "Broker:Accounts:1:Imports:Streams:0:Subject=x", "Broker:Accounts:1:Imports:Streams:0:Prefix=p")]
     [InlineData("accounts { A: { exports: [ {} ], imports: [] } }", "Broker:Accounts:0:Name=A")]
+    [InlineData("accounts { A: { jetstream: enabled } }", "Broker:Accounts:0:Name=A", "Broker:Accounts:0:JetStream:Enabled=true")]
+    [InlineData("accounts { A: { JetStream: Disable } }", "Broker:Accounts:0:Name=A", "Broker:Accounts:0:JetStream:Enabled=false")]
+    [InlineData("accounts { A: { jetstream: true } }", "Broker:Accounts:0:Name=A", "Broker:Accounts:0:JetStream:Enabled=true")]
+    [InlineData(
+        "accounts { A: { jetstream: { max_mem: 1MB, max_file: 2G, max_streams: 3, max_consumers: 4, max_ack_pending: 5, mem_max_stream_bytes: 6, store_max_stream_bytes: 7, max_bytes_required: true } } }",
+        "Broker:Accounts:0:Name=A", "Broker:Accounts:0:JetStream:Enabled=true", "Broker:Accounts:0:JetStream:MaxMemory=1048576",
+        "Broker:Accounts:0:JetStream:MaxStorage=2000000000", "Broker:Accounts:0:JetStream:MaxStreams=3", "Broker:Accounts:0:JetStream:MaxConsumers=4",
+        "Broker:Accounts:0:JetStream:MaxAckPending=5", "Broker:Accounts:0:JetStream:MemoryMaxStreamBytes=6",
+        "Broker:Accounts:0:JetStream:StorageMaxStreamBytes=7", "Broker:Accounts:0:JetStream:MaxBytesRequired=true")]
+    [InlineData(
+        "accounts { A: { jetstream: { memory: 1, store: 2, streams: 3, consumers: 4, disk_max_stream_bytes: 5, max_bytes: false } } }",
+        "Broker:Accounts:0:Name=A", "Broker:Accounts:0:JetStream:Enabled=true", "Broker:Accounts:0:JetStream:MaxMemory=1",
+        "Broker:Accounts:0:JetStream:MaxStorage=2", "Broker:Accounts:0:JetStream:MaxStreams=3", "Broker:Accounts:0:JetStream:MaxConsumers=4",
+        "Broker:Accounts:0:JetStream:StorageMaxStreamBytes=5", "Broker:Accounts:0:JetStream:MaxBytesRequired=false")]
     public void Accounts_block(string conf, params string[] expected) => AssertMaps(conf, expected);
 
     // An account entry that only serves as a variable is no account (nats-server skips it too).

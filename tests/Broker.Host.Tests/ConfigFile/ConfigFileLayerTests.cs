@@ -116,15 +116,17 @@ public sealed class ConfigFileLayerTests : IDisposable
                   { nkey: UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4 }
                 ]
                 limits: { max_conn: 2, max_subs: 3, max_pay: 1KB, max_leafs: 4 }
+                jetstream: { max_mem: 1MB, max_streams: 2, max_bytes_required: true }
               }
               B: { users: [ { user: b, password: pb } ] }
+              C: { jetstream: enabled }
             }
             """);
 
         var broker = Bind(null, "-c", conf).Broker;
 
         Assert.Equal("g", Assert.Single(broker.Authorization.Users).User);
-        Assert.Equal(["A", "B"], broker.Accounts.Select(a => a.Name));
+        Assert.Equal(["A", "B", "C"], broker.Accounts.Select(a => a.Name));
         var a = broker.Accounts[0];
         Assert.Equal("AB5UKNPVHDWBP5WODG742274I3OGY5FM3CBIFCYI4OFEH7Y23GNZPXFE", a.Nkey);
         Assert.Equal(["secret.>"], a.DefaultPermissions!.Subscribe!.Deny);
@@ -136,6 +138,9 @@ public sealed class ConfigFileLayerTests : IDisposable
         Assert.Equal(("b", "pb"), (b.Users.Single().User, b.Users.Single().Password));
         Assert.Null(b.DefaultPermissions);
         Assert.Equal((-1, -1, -1, -1), (b.Limits.MaxConnections, b.Limits.MaxSubscriptions, b.Limits.MaxPayload, b.Limits.MaxLeafNodes));
+        Assert.Equal((true, 1_048_576L, -1L, 2, -1, true), (a.JetStream!.Enabled, a.JetStream.MaxMemory, a.JetStream.MaxStorage, a.JetStream.MaxStreams, a.JetStream.MaxConsumers, a.JetStream.MaxBytesRequired));
+        Assert.Null(b.JetStream);
+        Assert.Equal((true, -1L, -1), (broker.Accounts[2].JetStream!.Enabled, broker.Accounts[2].JetStream!.MaxMemory, broker.Accounts[2].JetStream!.MaxStreams));
     }
 
     [Fact]

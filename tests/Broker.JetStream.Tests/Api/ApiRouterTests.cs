@@ -19,7 +19,10 @@ public sealed class ApiRouterTests : IDisposable
 
     public ApiRouterTests()
     {
-        var engine = new JetStreamEngine(new JetStreamOptions { StoreDirectory = directory.Path }, null!, Array.Empty<IStreamStoreProvider>(), null, NullLoggerFactory.Instance);
+        var engine = new JetStreamAccount(
+            new JetStreamEngine(new JetStreamOptions { StoreDirectory = directory.Path }, null!, Array.Empty<IStreamStoreProvider>(), null, NullLoggerFactory.Instance),
+            BrokerAccount.GlobalName,
+            AccountJetStreamLimits.Unlimited);
         responder = new ApiResponder((reply, body) => sent.Add((reply, Encoding.UTF8.GetString(body))));
         var reader = new ApiRequestReader(engine.Options);
         router = new ApiRouter(

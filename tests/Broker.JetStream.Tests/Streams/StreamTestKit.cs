@@ -25,11 +25,12 @@ internal static class StreamTestKit
         store.Store(Encoding.UTF8.GetBytes(subject), new ReadOnlySequence<byte>(Headers(headerLines)), Bytes("x"));
 
     /// <summary>A stream on a memory store of an engine that is not started (no API), on the bus of a plain broker.</summary>
-    public static async Task<(JetStreamEngine Engine, MessageStream Stream)> StreamAsync(TestBroker broker, string directory, StreamConfig config)
+    public static async Task<(JetStreamAccount Account, MessageStream Stream)> StreamAsync(TestBroker broker, string directory, StreamConfig config)
     {
         var engine = new JetStreamEngine(new JetStreamOptions { StoreDirectory = directory }, broker.Bus, [new MemoryStoreProvider()], null, NullLoggerFactory.Instance);
-        var stream = await MessageStream.CreateAsync(engine, engine.FindProvider(MemoryStoreProvider.TypeName)!, config);
-        return (engine, stream);
+        var account = new JetStreamAccount(engine, BrokerAccount.GlobalName, AccountJetStreamLimits.Unlimited);
+        var stream = await MessageStream.CreateAsync(account, engine.FindProvider(MemoryStoreProvider.TypeName)!, config);
+        return (account, stream);
     }
 }
 

@@ -69,6 +69,9 @@ internal static partial class MqttLog
     [LoggerMessage(863, LogLevel.Error, "MQTT: the state cannot be kept on JetStream; sessions and retained messages stay in memory")]
     public static partial void StateSetupFailed(ILogger logger, Exception exception);
 
+    [LoggerMessage(871, LogLevel.Warning, "MQTT state in memory: JetStream is not enabled for account $G (accounts are configured and none gives $G JetStream), so sessions and retained messages survive a reconnect, not a restart")]
+    public static partial void StateInMemoryNoAccountJetStream(ILogger logger);
+
     [LoggerMessage(864, LogLevel.Warning, "MQTT session store: {Operation} of client ID {ClientId} failed")]
     public static partial void SessionStoreFailed(ILogger logger, string clientId, string operation, Exception exception);
 

@@ -1,3 +1,4 @@
+using Broker.Abstractions;
 using Broker.Core.Auth;
 using Broker.Core.Internal.Subscriptions;
 
@@ -52,6 +53,9 @@ internal sealed class Account
 
     /// <summary>The limits in force; replaced as a whole on reload.</summary>
     public AccountLimits Limits => limits;
+
+    /// <summary>The account's JetStream limits when its configuration enables JetStream; null otherwise (and for $G).</summary>
+    public AccountJetStreamLimits? JetStream { get; set; }
 
     /// <summary>Connections of the account now (admitted and not yet released).</summary>
     public int Connections => Volatile.Read(ref connections);

@@ -90,6 +90,7 @@ internal sealed class AccountRegistry
                 account = new Account(options.Name, limits, options.Nkey);
             }
 
+            account.JetStream = options.JetStream?.ToLimits();
             result[options.Name] = account;
         }
 

@@ -28,6 +28,11 @@ internal static class ApiErrors
     public static ApiError MemoryResourcesExceeded { get; } = new(500, 10028, "insufficient memory resources available");
     public static ApiError StorageResourcesExceeded { get; } = new(500, 10047, "insufficient storage resources available");
     public static ApiError InsufficientResources { get; } = new(503, 10023, "insufficient resources");
+    public static ApiError AccountResourcesExceeded { get; } = new(400, 10002, "resource limits exceeded for account");
+    public static ApiError NotEnabledForAccount { get; } = new(503, 10039, "JetStream not enabled for account");
+    public static ApiError MaximumStreamsLimit { get; } = new(400, 10027, "maximum number of streams reached");
+    public static ApiError StreamMaxBytesRequired { get; } = new(400, 10113, "account requires a stream config to have max bytes set");
+    public static ApiError StreamMaxStreamBytesExceeded { get; } = new(400, 10122, "stream max bytes exceeds account limit max stream bytes");
 
     public static ApiError ConsumerNotFound { get; } = new(404, 10014, "consumer not found");
     public static ApiError ConsumerNameExist { get; } = new(400, 10013, "consumer name already in use");

@@ -11,16 +11,23 @@ namespace Broker.JetStream.Internal.Api;
 /// configuration against the stream and the limits, a re-create compared with the running consumer, the work-queue
 /// rules, a generated name for an ephemeral; failures are <see cref="ApiException"/>s with nats-server's errors.
 /// </summary>
-internal sealed class ConsumerCreator(JetStreamOptions options, ISubjectInterest? interest)
+internal sealed class ConsumerCreator(JetStreamOptions options, ISubjectInterest? interest, JetStreamAccount? account = null)
 {
     /// <summary>nats-server <c>addConsumer</c>: defaults, checks, an existing consumer updated or a new one started.</summary>
     public Consumer Add(MessageStream stream, ConsumerConfig config, ConsumerAction action)
     {
         var streamConfig = stream.Config;
-        ConsumerValidation.ApplyDefaults(config, options.MaxAckPending, options.MaxRequestBatch);
+        var accountMaxAckPending = account?.MaxAckPending ?? 0;
+        ConsumerValidation.ApplyDefaults(config, EffectiveMaxAckPending(options.MaxAckPending, accountMaxAckPending), options.MaxRequestBatch);
         if (ConsumerValidation.Check(config, streamConfig, options.MaxAckPending, options.MaxRequestBatch) is { } invalid)
         {
             throw new ApiException(invalid);
+        }
+
+        // nats-server checks the account's max_ack_pending after the server's, with the same error.
+        if (accountMaxAckPending > 0 && config.MaxAckPending > accountMaxAckPending)
+        {
+            throw new ApiException(new ApiError(400, 10121, $"consumer max ack pending exceeds system limit of {accountMaxAckPending}"));
         }
 
         var name = config.IsDurable ? config.Durable : config.Name;
@@ -46,7 +53,8 @@ internal sealed class ConsumerCreator(JetStreamOptions options, ISubjectInterest
             throw new ApiException(ApiErrors.ConsumerDoesNotExist);
         }
 
-        if (streamConfig.MaxConsumers > 0 && stream.ConsumerCount >= streamConfig.MaxConsumers)
+        var maxConsumers = account?.MaxConsumersOf(streamConfig) ?? streamConfig.MaxConsumers;
+        if (maxConsumers > 0 && stream.ConsumerCount >= maxConsumers)
         {
             throw new ApiException(ApiErrors.MaximumConsumersLimit);
         }
@@ -123,6 +131,10 @@ internal sealed class ConsumerCreator(JetStreamOptions options, ISubjectInterest
         consumer.Start();
         return consumer;
     }
+
+    /// <summary>The lower of the server's and the account's positive max_ack_pending, 0 when neither sets one.</summary>
+    private static int EffectiveMaxAckPending(int server, int account) =>
+        server > 0 && (account <= 0 || server <= account) ? server : Math.Max(account, 0);
 
     /// <summary>A re-create request compared with the running consumer: fields the server fills in count as unchanged.</summary>
     private static ConsumerConfig ConfigForCompare(ConsumerConfig requested, ConsumerConfig current)

@@ -2,7 +2,7 @@ namespace Broker.JetStream.Internal.Api;
 
 /// <summary>
 /// The <c>$JS.API</c> service (nats-server <c>jetstream_api.go</c>): wires the collaborators and takes the requests
-/// of the engine's API queue. <see cref="ApiRouter"/> routes a request by subject to the handlers of its area
+/// of the engine's API queue for one account. <see cref="ApiRouter"/> routes a request by subject to the handlers of its area
 /// (<see cref="AccountRequests"/>, <see cref="StreamRequests"/>, <see cref="MessageRequests"/>,
 /// <see cref="ConsumerRequests"/>); they read bodies with <see cref="ApiRequestReader"/>, page lists with
 /// <see cref="ApiPager"/> and answer through <see cref="ApiResponder"/>, which counts the replies. Each answers with
@@ -13,16 +13,16 @@ internal sealed class JetStreamApi
     private readonly ApiResponder responder;
     private readonly ApiRouter router;
 
-    public JetStreamApi(JetStreamEngine engine)
+    public JetStreamApi(JetStreamAccount account)
     {
-        responder = new ApiResponder(engine.Reply);
-        var reader = new ApiRequestReader(engine.Options);
+        responder = new ApiResponder(account.Reply);
+        var reader = new ApiRequestReader(account.Options);
         router = new ApiRouter(
             responder,
-            new AccountRequests(engine, responder),
-            new StreamRequests(engine, reader, responder),
-            new MessageRequests(engine.FindStream, reader, responder),
-            new ConsumerRequests(engine.FindStream, new ConsumerCreator(engine.Options, engine.Interest), reader, responder));
+            new AccountRequests(account, responder),
+            new StreamRequests(account, reader, responder),
+            new MessageRequests(account.FindStream, reader, responder),
+            new ConsumerRequests(account.FindStream, new ConsumerCreator(account.Options, account.Interest, account), reader, responder));
     }
 
     /// <summary>API responses sent, errors included (nats-server's account <c>api.total</c>).</summary>

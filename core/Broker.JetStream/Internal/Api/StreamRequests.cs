@@ -9,9 +9,9 @@ namespace Broker.JetStream.Internal.Api;
 
 /// <summary>
 /// Stream requests (nats-server <c>jsStream*Request</c>): create, update, names, list, info, delete, purge. Streams are
-/// created against the engine's stores, limits and reservations, and registered with it.
+/// created against the account's stores, limits and reservations, and registered with it.
 /// </summary>
-internal sealed class StreamRequests(JetStreamEngine engine, ApiRequestReader reader, ApiResponder responder)
+internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader reader, ApiResponder responder)
 {
     /// <summary><c>STREAM.CREATE.&lt;stream&gt;</c> (nats-server <c>jsStreamCreateRequest</c>, <c>addStream</c>).</summary>
     public async Task CreateAsync(ApiRequest request, string name)
@@ -63,34 +63,38 @@ internal sealed class StreamRequests(JetStreamEngine engine, ApiRequestReader re
 
     private async Task<(MessageStream Stream, bool Created)> AddStreamAsync(StreamConfig requested)
     {
-        var config = StreamValidation.Normalize(requested, engine.Options.MaxDuplicateWindowNanoseconds);
+        // nats-server checks the account's stream count before anything else of the configuration.
+        account.CheckStreamCount(requested);
+        var config = StreamValidation.Normalize(requested, account.Options.MaxDuplicateWindowNanoseconds);
         if (config.Replicas > 1)
         {
             throw new ApiException(ApiErrors.StreamReplicasNotSupported);
         }
 
-        if (engine.FindStream(config.Name) is { } existing)
+        account.CheckStreamBytes(config);
+        if (account.FindStream(config.Name) is { } existing)
         {
             // Creating the same stream again is fine; with a different configuration it is not.
             return existing.Config.SameAs(config) ? (existing, false) : throw new ApiException(ApiErrors.StreamNameExist);
         }
 
-        var provider = engine.FindProvider(config.Storage);
+        var provider = account.FindProvider(config.Storage);
         if (provider is null)
         {
-            var reason = engine.StorageTypes.Count == 0
+            var reason = account.StorageTypes.Count == 0
                 ? $"no storage plugin is loaded, so storage type \"{config.Storage}\" is not available"
-                : $"storage type \"{config.Storage}\" is not provided by any loaded storage plugin (available: {string.Join(", ", engine.StorageTypes.Order(StringComparer.Ordinal))})";
-            JetStreamLog.StreamCreateFailed(engine.Logger, config.Name, reason);
+                : $"storage type \"{config.Storage}\" is not provided by any loaded storage plugin (available: {string.Join(", ", account.StorageTypes.Order(StringComparer.Ordinal))})";
+            JetStreamLog.StreamCreateFailed(account.Logger, config.Name, reason);
             throw new ApiException(ApiErrors.StreamCreate("error creating store for stream: " + reason));
         }
 
-        if (!engine.FitsReservation(provider.Medium, config.MaxBytes))
+        account.CheckReservation(provider.Medium, config.MaxBytes);
+        if (!account.FitsReservation(provider.Medium, config.MaxBytes))
         {
             throw new ApiException(provider.Medium == StorageMedium.Memory ? ApiErrors.MemoryResourcesExceeded : ApiErrors.StorageResourcesExceeded);
         }
 
-        if (engine.SubjectsOverlap(config.Subjects!, null))
+        if (account.SubjectsOverlap(config.Subjects!, null))
         {
             throw new ApiException(ApiErrors.StreamSubjectOverlap);
         }
@@ -98,15 +102,15 @@ internal sealed class StreamRequests(JetStreamEngine engine, ApiRequestReader re
         MessageStream stream;
         try
         {
-            stream = await MessageStream.CreateAsync(engine, provider, config).ConfigureAwait(false);
+            stream = await MessageStream.CreateAsync(account, provider, config).ConfigureAwait(false);
         }
         catch (Exception ex) when (ex is InvalidOperationException or IOException or UnauthorizedAccessException)
         {
-            JetStreamLog.StreamCreateFailed(engine.Logger, config.Name, ex.Message);
+            JetStreamLog.StreamCreateFailed(account.Logger, config.Name, ex.Message);
             throw new ApiException(ApiErrors.StreamCreate("error creating store for stream: " + ex.Message));
         }
 
-        engine.AddStream(stream);
+        account.AddStream(stream);
         return (stream, true);
     }
 
@@ -122,26 +126,32 @@ internal sealed class StreamRequests(JetStreamEngine engine, ApiRequestReader re
 
         try
         {
-            var normalized = StreamValidation.Normalize(requested!, engine.Options.MaxDuplicateWindowNanoseconds);
+            var normalized = StreamValidation.Normalize(requested!, account.Options.MaxDuplicateWindowNanoseconds);
             if (name != normalized.Name)
             {
                 throw new ApiException(ApiErrors.StreamMismatch);
             }
 
-            var stream = engine.FindStream(name) ?? throw new ApiException(ApiErrors.StreamNotFound);
+            var stream = account.FindStream(name) ?? throw new ApiException(ApiErrors.StreamNotFound);
             var old = stream.Config;
-            var config = StreamValidation.CheckUpdate(old, requested!, engine.Options.MaxDuplicateWindowNanoseconds);
+            var config = StreamValidation.CheckUpdate(old, requested!, account.Options.MaxDuplicateWindowNanoseconds);
             if (config.Replicas > 1)
             {
                 throw new ApiException(ApiErrors.StreamReplicasNotSupported);
             }
 
-            if (engine.SubjectsOverlap(config.Subjects!, stream))
+            if (account.SubjectsOverlap(config.Subjects!, stream))
             {
                 throw new ApiException(ApiErrors.StreamSubjectOverlap);
             }
 
-            if (config.MaxBytes > 0 && !engine.FitsReservation(stream.Medium, config.MaxBytes, Math.Max(old.MaxBytes, 0)))
+            account.CheckStreamBytes(config);
+            if (config.MaxBytes > 0)
+            {
+                account.CheckReservation(stream.Medium, config.MaxBytes, Math.Max(old.MaxBytes, 0));
+            }
+
+            if (config.MaxBytes > 0 && !account.FitsReservation(stream.Medium, config.MaxBytes, Math.Max(old.MaxBytes, 0)))
             {
                 throw new ApiException(stream.Medium == StorageMedium.Memory ? ApiErrors.MemoryResourcesExceeded : ApiErrors.StorageResourcesExceeded);
             }
@@ -176,7 +186,7 @@ internal sealed class StreamRequests(JetStreamEngine engine, ApiRequestReader re
             return;
         }
 
-        var streams = Filtered(engine.StreamsByName(), list.Subject);
+        var streams = Filtered(account.StreamsByName(), list.Subject);
         responder.Reply(request, pager.Write(response, "streams", streams, list.Offset, select, typeInfo, whenEmpty));
     }
 
@@ -201,7 +211,7 @@ internal sealed class StreamRequests(JetStreamEngine engine, ApiRequestReader re
             return;
         }
 
-        if (engine.FindStream(name) is not { } stream)
+        if (account.FindStream(name) is not { } stream)
         {
             responder.Reply(request, response.WithError(ApiErrors.StreamNotFound).With(ApiPager.None, JetStreamJson.Context.ApiPaged));
             return;
@@ -233,13 +243,13 @@ internal sealed class StreamRequests(JetStreamEngine engine, ApiRequestReader re
             return;
         }
 
-        if (engine.FindStream(name) is not { } stream)
+        if (account.FindStream(name) is not { } stream)
         {
             responder.Reply(request, response.WithError(ApiErrors.StreamNotFound));
             return;
         }
 
-        engine.RemoveStream(stream);
+        account.RemoveStream(stream);
         await stream.StopAsync(deleteData: true).ConfigureAwait(false);
         responder.Reply(request, response.WithField("success", "true"));
     }
@@ -267,7 +277,7 @@ internal sealed class StreamRequests(JetStreamEngine engine, ApiRequestReader re
             }
         }
 
-        if (engine.FindStream(name) is not { } stream)
+        if (account.FindStream(name) is not { } stream)
         {
             Fail(ApiErrors.StreamNotFound);
             return;

@@ -7,7 +7,7 @@ using Broker.JetStream.Internal.Streams;
 namespace Broker.JetStream.Internal.Consumers;
 
 /// <summary>
-/// One consumer of a stream (nats-server's <c>consumer</c>): the owner the rest of the engine talks to. It wires
+/// One consumer of a stream (nats-server's <c>consumer</c>): the owner the rest of the account talks to. It wires
 /// collaborators that each keep their own state: where it is in the stream (<see cref="StreamCursor"/>), what it
 /// delivered and awaits acknowledgements for and what to redeliver (<see cref="AckTracker"/>, with
 /// <see cref="ConsumerEvents"/> for advisories and ack metrics), how deliveries are paced (<see cref="DeliveryPacer"/>),
@@ -26,7 +26,7 @@ namespace Broker.JetStream.Internal.Consumers;
 internal sealed partial class Consumer
 {
     private readonly MessageStream stream;
-    private readonly JetStreamEngine engine;
+    private readonly JetStreamAccount account;
     private readonly Lock gate = new();
     private readonly ConsumerOutbox outbox = new();
     private readonly ConsumerEvents events;
@@ -45,13 +45,13 @@ internal sealed partial class Consumer
     private Consumer(MessageStream stream, string name, ConsumerConfig config, IConsumerStore store, long created)
     {
         this.stream = stream;
-        engine = stream.Engine;
+        account = stream.Account;
         Name = name;
         this.config = config;
         Store = store;
         Created = created;
-        Client = engine.Bus.CreateClient(new BusClientOptions { Name = $"JetStream consumer {stream.Name} > {name}" });
-        events = new ConsumerEvents(stream.Name, name, engine.Interest, engine.Options.Domain, outbox, engine.Logger);
+        Client = account.Bus.CreateClient(new BusClientOptions { Name = $"JetStream consumer {stream.Name} > {name}", Account = account.BusAccount });
+        events = new ConsumerEvents(stream.Name, name, account.Interest, account.Options.Domain, outbox, account.Logger);
         cursor = new StreamCursor(stream.Store);
         cursor.SetFilters(config);
         acks = new AckTracker(config, store, events, CheckPending);
@@ -62,11 +62,11 @@ internal sealed partial class Consumer
         // Push or pull is fixed for a consumer's life (an update may not change it).
         if (config.IsPush)
         {
-            push = new PushDelivery(stream.Name, name, engine.Interest, outbox, OnPushTimer);
+            push = new PushDelivery(stream.Name, name, account.Interest, outbox, OnPushTimer);
         }
         else
         {
-            pull = new PullRequests(config, engine.Interest, outbox, () => cursor.NumPending() + (ulong)acks.RedeliverQueueCount == 0, OnWaitTimer);
+            pull = new PullRequests(config, account.Interest, outbox, () => cursor.NumPending() + (ulong)acks.RedeliverQueueCount == 0, OnWaitTimer);
         }
 
         inactivity = new InactivityClock(created, push, pull, () => _ = CheckInactivityAsync());
@@ -227,7 +227,7 @@ internal sealed partial class Consumer
             }
         }
 
-        JetStreamLog.InactiveDeleted(engine.Logger, stream.Name, Name, TimeSpan.FromTicks(inactivity.Threshold / 100));
+        JetStreamLog.InactiveDeleted(account.Logger, stream.Name, Name, TimeSpan.FromTicks(inactivity.Threshold / 100));
         await DeleteAsync().ConfigureAwait(false);
     }
 }

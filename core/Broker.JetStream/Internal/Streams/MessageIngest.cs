@@ -31,6 +31,7 @@ internal sealed class MessageIngest
     private readonly byte[] nameBytes;
     private readonly ConsumerRegistry consumers;
     private readonly Func<bool> limitsExceeded;
+    private readonly Func<bool>? accountLimitsExceeded;
     private readonly ILogger logger;
     private readonly DuplicateWindow window;
     private ulong lastSequence;
@@ -46,8 +47,12 @@ internal sealed class MessageIngest
     /// <param name="limitsExceeded">Whether the server's limit of the stream's medium is reached.</param>
     /// <param name="logger">The JetStream log.</param>
     /// <param name="newStream">True for a new stream, false for one re-opened from its store (its duplicate window is refilled when first needed).</param>
-    public MessageIngest(IStreamStore store, string name, byte[] nameBytes, ConsumerRegistry consumers, Func<bool> limitsExceeded, ILogger logger, bool newStream)
+    /// <param name="accountLimitsExceeded">
+    /// Whether the account's limits are exceeded once a message is stored; null for an account without limits of its own.
+    /// </param>
+    public MessageIngest(IStreamStore store, string name, byte[] nameBytes, ConsumerRegistry consumers, Func<bool> limitsExceeded, ILogger logger, bool newStream, Func<bool>? accountLimitsExceeded = null)
     {
+        this.accountLimitsExceeded = accountLimitsExceeded;
         this.store = store;
         this.name = name;
         this.nameBytes = nameBytes;
@@ -181,6 +186,14 @@ internal sealed class MessageIngest
         }
 
         var sequence = lastSequence = result.Sequence;
+        if (accountLimitsExceeded is not null && accountLimitsExceeded())
+        {
+            // nats-server stores first, then takes the message back out when the account is over its limits; the
+            // sequence stays used.
+            store.Remove(sequence);
+            return new IngestOutcome(ApiErrors.AccountResourcesExceeded, 0, false, respond, 0);
+        }
+
         lastMessageId = messageId;
         if (messageId is not null)
         {

@@ -24,7 +24,7 @@ internal sealed class MessageStream
     [ThreadStatic]
     private static byte[]? headerScratch;
 
-    private readonly JetStreamEngine engine;
+    private readonly JetStreamAccount account;
     private readonly Lock gate = new();
     private readonly List<IBusSubscription> subscriptions = [];
     private readonly ConsumerRegistry consumers;
@@ -34,20 +34,28 @@ internal sealed class MessageStream
     private StreamConfig config;
     private bool stopped;
 
-    private MessageStream(JetStreamEngine engine, IStreamStoreProvider provider, IStreamStore store, StreamConfig config, long created, bool newStream)
+    private MessageStream(JetStreamAccount account, IStreamStoreProvider provider, IStreamStore store, StreamConfig config, long created, bool newStream)
     {
-        this.engine = engine;
+        this.account = account;
         Provider = provider;
         Store = store;
         this.config = config;
         Name = config.Name;
         Created = created;
         NameBytes = Encoding.UTF8.GetBytes(config.Name);
-        Client = engine.Bus.CreateClient(new BusClientOptions { Name = "JetStream stream " + config.Name });
+        Client = account.Bus.CreateClient(new BusClientOptions { Name = "JetStream stream " + config.Name, Account = account.BusAccount });
         var medium = provider.Medium;
         consumers = new ConsumerRegistry(store);
-        ingest = new MessageIngest(store, Name, NameBytes, consumers, () => engine.LimitsExceeded(medium), engine.Logger, newStream);
-        acks = new PubAckSender(store, Client, Name, engine.Options.Domain, engine.Logger);
+        ingest = new MessageIngest(
+            store,
+            Name,
+            NameBytes,
+            consumers,
+            () => account.Engine.LimitsExceeded(medium),
+            account.Logger,
+            newStream,
+            account.IsGlobal ? null : () => account.LimitsExceeded(medium));
+        acks = new PubAckSender(store, Client, Name, account.Options.Domain, account.Logger);
         directGet = new DirectGet(store, Client, NameBytes);
     }
 
@@ -65,7 +73,7 @@ internal sealed class MessageStream
 
     public IBusClient Client { get; }
 
-    public JetStreamEngine Engine => engine;
+    public JetStreamAccount Account => account;
 
     /// <summary>
     /// The configuration in force. Read without the stream's lock: consumers read it while holding their own lock, and
@@ -75,10 +83,10 @@ internal sealed class MessageStream
     public StreamConfig Config => Volatile.Read(ref config);
 
     /// <summary>Creates a stream whose configuration was validated, with a new store.</summary>
-    public static async Task<MessageStream> CreateAsync(JetStreamEngine engine, IStreamStoreProvider provider, StreamConfig config)
+    public static async Task<MessageStream> CreateAsync(JetStreamAccount account, IStreamStoreProvider provider, StreamConfig config)
     {
         var created = GoTime.NowNanoseconds();
-        var store = await provider.CreateAsync(StoreConfig(engine, config, created)).ConfigureAwait(false);
+        var store = await provider.CreateAsync(StoreConfig(account, config, created)).ConfigureAwait(false);
         if (config.FirstSeq > 1)
         {
             // 2.10's first_seq: the empty store moves on so the first message gets it (nats-server purges the new
@@ -87,16 +95,16 @@ internal sealed class MessageStream
             await store.FlushAsync().ConfigureAwait(false);
         }
 
-        var stream = new MessageStream(engine, provider, store, config, created, newStream: true);
+        var stream = new MessageStream(account, provider, store, config, created, newStream: true);
         stream.Start();
         return stream;
     }
 
     /// <summary>Re-opens a stream a durable store kept, with its consumers.</summary>
-    public static async Task<MessageStream> RestoreAsync(JetStreamEngine engine, IStreamStoreProvider provider, IStreamStore store, StoredStreamMetadata metadata)
+    public static async Task<MessageStream> RestoreAsync(JetStreamAccount account, IStreamStoreProvider provider, IStreamStore store, StoredStreamMetadata metadata)
     {
-        var stream = new MessageStream(engine, provider, store, metadata.Config, metadata.Created, newStream: false);
-        stream.engine.AddUsage(stream.Medium, (long)store.GetState().Bytes);
+        var stream = new MessageStream(account, provider, store, metadata.Config, metadata.Created, newStream: false);
+        stream.account.AddUsage(stream.Medium, (long)store.GetState().Bytes);
         foreach (var consumerStore in store.ConsumerStores)
         {
             var consumerMetadata = JsonSerializer.Deserialize(consumerStore.Config.Metadata.Span, JetStreamJson.Context.StoredConsumerMetadata);
@@ -121,12 +129,12 @@ internal sealed class MessageStream
     }
 
     /// <summary>The store configuration for a stream configuration (limits, location, the metadata to keep).</summary>
-    public static StreamStoreConfig StoreConfig(JetStreamEngine engine, StreamConfig config, long created) => new()
+    public static StreamStoreConfig StoreConfig(JetStreamAccount account, StreamConfig config, long created) => new()
     {
         Name = config.Name,
-        Account = JetStreamEngine.Account,
+        Account = account.Name,
         StorageType = config.Storage,
-        Directory = Path.Combine(engine.StreamsDirectory, config.Name),
+        Directory = Path.Combine(account.StreamsDirectory, config.Name),
         Subjects = config.Subjects ?? [],
         Retention = config.Retention,
         MaxMessages = config.MaxMsgs,
@@ -219,7 +227,7 @@ internal sealed class MessageStream
         Config = Config.Clone(),
         Created = Created,
         State = State(deletedDetails),
-        Domain = engine.Options.Domain,
+        Domain = account.Options.Domain,
     };
 
     /// <summary>Stops taking messages, stops the consumers and closes (or deletes) the store.</summary>
@@ -243,7 +251,7 @@ internal sealed class MessageStream
 
         var bytes = (long)Store.GetState().Bytes;
         Store.RegisterStorageUpdates(null);
-        engine.AddUsage(Medium, -bytes);
+        account.AddUsage(Medium, -bytes);
         if (deleteData)
         {
             await Store.DeleteAsync().ConfigureAwait(false);
@@ -288,10 +296,10 @@ internal sealed class MessageStream
         lock (gate)
         {
             var resubscribe = !SameSubjects(config, updated) || config.AllowDirect != updated.AllowDirect;
-            engine.Reserve(Medium, config.MaxBytes, -1);
-            engine.Reserve(Medium, updated.MaxBytes, 1);
+            account.Reserve(Medium, config.MaxBytes, -1);
+            account.Reserve(Medium, updated.MaxBytes, 1);
             Volatile.Write(ref config, updated);
-            Store.UpdateConfig(StoreConfig(engine, updated, Created));
+            Store.UpdateConfig(StoreConfig(account, updated, Created));
             if (resubscribe && !stopped)
             {
                 Unsubscribe();
@@ -326,7 +334,7 @@ internal sealed class MessageStream
     /// <summary>Usage accounting, and consumers told about messages the store removed (nats-server <c>storeUpdates</c>).</summary>
     private void OnStorageUpdate(long messages, long bytes, ulong sequence, ReadOnlySpan<byte> subject)
     {
-        engine.AddUsage(Medium, bytes);
+        account.AddUsage(Medium, bytes);
         if (messages < 0)
         {
             consumers.OnRemoved(sequence, subject, messages);

@@ -60,7 +60,11 @@ internal sealed partial class JetStreamClient : IAsyncDisposable
 
     public ValueTask DisposeAsync() => ownsClient ? client.DisposeAsync() : ValueTask.CompletedTask;
 
-    /// <summary>Whether JetStream answers <c>$JS.API.INFO</c> with account info (false when nothing subscribes it, or JetStream is not enabled).</summary>
+    /// <summary>
+    /// Whether JetStream answers <c>$JS.API.INFO</c> with account info (false when nothing subscribes it, or JetStream
+    /// is not enabled on the server).
+    /// </summary>
+    /// <exception cref="JetStreamApiException">JetStream runs and says it is not enabled for the client's account (10039), as it does for <c>$G</c> once accounts are configured: a definite answer.</exception>
     public async Task<bool> IsAvailableAsync(CancellationToken cancellationToken)
     {
         try
@@ -68,9 +72,9 @@ internal sealed partial class JetStreamClient : IAsyncDisposable
             await RequestAsync(Prefix + "INFO", default, cancellationToken).ConfigureAwait(false);
             return true;
         }
-        catch (JetStreamApiException ex) when (ex.ErrorCode == 0 && ex.Code == 503 || ex.ErrorCode is 10039 or 10076)
+        catch (JetStreamApiException ex) when (ex.ErrorCode == 0 && ex.Code == 503 || ex.ErrorCode is 10076)
         {
-            // No responders, or "JetStream not enabled (for account)".
+            // No responders, or "JetStream not enabled".
             return false;
         }
     }

@@ -156,6 +156,12 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
                     break;
                 }
             }
+            catch (JetStreamApiException ex) when (ex.ErrorCode == 10039)
+            {
+                // JetStream runs, but not in $G (accounts are configured): the memory stores stay, as without JetStream.
+                MqttLog.StateInMemoryNoAccountJetStream(logger);
+                break;
+            }
             catch (JetStreamApiException ex)
             {
                 // A definite refusal (overlapping subjects of an operator's stream, limits, ...): MQTT keeps working on

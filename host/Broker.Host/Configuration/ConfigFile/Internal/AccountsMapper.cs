@@ -9,14 +9,15 @@ namespace Broker.Host.Configuration.ConfigFile.Internal;
 /// <summary>
 /// The <c>accounts</c> block (nats-server opts.go parseAccounts, parseAccountLimits) onto <see cref="AccountOptions"/>
 /// keys (<c>Broker:Accounts:0:Name</c>, <c>...:Users:0:User</c>, <c>...:Limits:MaxConnections</c>): the map form
-/// <c>accounts { A: { nkey, users, default_permissions, limits } }</c> and the array of names <c>accounts: [A, B]</c>,
+/// <c>accounts { A: { nkey, users, default_permissions, limits, jetstream } }</c> (<see cref="AccountJetStreamMapper"/>) and
+/// the array of names <c>accounts: [A, B]</c>,
 /// with nats-server's texts for a reserved or repeated name, an account that is not a map, a bad account NKey and bad
 /// limits. Users are read as the <c>authorization</c> block's are (<see cref="UsersMapper"/>) and checked against the
 /// whole file's (<see cref="ConfiguredUsers"/>).
 /// </summary>
 /// <remarks>
-/// Stream <c>exports</c> and <c>imports</c> are read by <see cref="ImportsMapper"/>. Keys of an account the broker
-/// does not build yet (service exports and imports, <c>jetstream</c>,
+/// Stream <c>exports</c> and <c>imports</c> are read by <see cref="ImportsMapper"/>, an account's <c>jetstream</c> by
+/// <see cref="AccountJetStreamMapper"/>. Keys of an account the broker does not build yet (service exports and imports,
 /// <c>mappings</c>/<c>maps</c>) are errors, not notices: running without them would route messages or admit clients
 /// differently than the file says.
 /// </remarks>
@@ -37,7 +38,6 @@ internal sealed class AccountsMapper(ConfValueReader reader, ConfMappingBuilder 
 
     private static readonly Dictionary<string, string> NotBuiltYet = new(StringComparer.OrdinalIgnoreCase)
     {
-        ["jetstream"] = "JetStream per account",
         ["mappings"] = "subject mappings per account",
         ["maps"] = "subject mappings per account",
     };
@@ -161,6 +161,9 @@ internal sealed class AccountsMapper(ConfValueReader reader, ConfMappingBuilder 
                     break;
                 case "imports":
                     importsMapper.Imports(field, prefix + ":" + nameof(AccountOptions.Imports), account);
+                    break;
+                case "jetstream":
+                    AccountJetStreamMapper.Map(field, prefix + ":" + nameof(AccountOptions.JetStream), output);
                     break;
                 default:
                     reader.Unknown(field);

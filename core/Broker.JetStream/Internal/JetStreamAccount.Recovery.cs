@@ -2,7 +2,6 @@ using System.Buffers;
 using System.Text;
 using System.Text.Json;
 using Broker.Abstractions;
-using Broker.JetStream.Internal.Api;
 using Broker.JetStream.Internal.Json;
 using Broker.JetStream.Internal.Models;
 using Broker.JetStream.Internal.Streams;
@@ -12,12 +11,12 @@ namespace Broker.JetStream.Internal;
 /// <summary>A copy of one API request, queued for the API loop.</summary>
 internal sealed record ApiRequest(string Subject, string? Reply, byte[] Headers, byte[] Payload);
 
-/// <summary>The API queue and start-up recovery.</summary>
-internal sealed partial class JetStreamEngine
+/// <summary>The account's API requests onto the engine's queue, and the recovery of its streams at start.</summary>
+internal sealed partial class JetStreamAccount
 {
     /// <summary>
-    /// Every message on <c>$JS.API.&gt;</c>: pull requests and direct gets belong to their consumer's and stream's own
-    /// subscriptions and are skipped here without a copy; the rest is copied and queued.
+    /// Every message on <c>$JS.API.&gt;</c> in the account: pull requests and direct gets belong to their consumer's
+    /// and stream's own subscriptions and are skipped here without a copy; the rest is copied and queued.
     /// </summary>
     private void OnApiMessage(in BusMessage message)
     {
@@ -32,31 +31,14 @@ internal sealed partial class JetStreamEngine
             message.ReplyTo.IsEmpty ? null : Encoding.UTF8.GetString(message.ReplyTo),
             message.Headers.IsEmpty ? [] : message.Headers.ToArray(),
             message.Payload.IsEmpty ? [] : message.Payload.ToArray());
-        apiQueue.Writer.TryWrite(request);
+        Engine.Enqueue(this, request);
     }
 
-    private async Task ProcessApiAsync()
-    {
-        await foreach (var request in apiQueue.Reader.ReadAllAsync(CancellationToken.None).ConfigureAwait(false))
-        {
-            try
-            {
-                await Api.HandleAsync(request).ConfigureAwait(false);
-            }
-#pragma warning disable CA1031 // One faulty request must not stop the API.
-            catch (Exception ex)
-#pragma warning restore CA1031
-            {
-                JetStreamLog.ApiFailed(Logger, request.Subject, ex);
-            }
-        }
-    }
-
-    /// <summary>Opens every stream the stores kept (durable stores only), with its consumers.</summary>
+    /// <summary>Opens every stream the stores kept in the account's folder (durable stores only), with its consumers.</summary>
     private async Task RecoverAsync(CancellationToken cancellationToken)
     {
-        var context = new StoreRecoveryContext(Account, StreamsDirectory);
-        foreach (var provider in providers.Values)
+        var context = new StoreRecoveryContext(Name, StreamsDirectory);
+        foreach (var provider in Engine.Providers)
         {
             var stores = await provider.RecoverAsync(context, cancellationToken).ConfigureAwait(false);
             var consumers = 0;

@@ -1,0 +1,222 @@
+using System.Threading.Channels;
+using Broker.Abstractions;
+
+namespace Broker.JetStream.Internal;
+
+/// <summary>
+/// Which accounts have JetStream, at start and after each configuration reload (nats-server's
+/// <c>enableJetStreamAccounts</c>, <c>configJetStream</c>): the accounts are read from <see cref="IAccountDirectory"/>;
+/// a reload's changes are applied one at a time on a loop of their own, never on the reloading thread.
+/// </summary>
+internal sealed partial class JetStreamEngine
+{
+    private readonly Lock accountsGate = new();
+    private readonly Channel<bool> accountChanges;
+    private readonly Dictionary<string, JetStreamAccount> accounts = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, JetStreamDisabledAccount> disabled = new(StringComparer.Ordinal);
+    private IDisposable? watch;
+    private Task? changesLoop;
+    private long retiredApiTotal;
+    private long retiredApiErrors;
+
+    /// <summary>The accounts with JetStream now, by name.</summary>
+    public List<JetStreamAccount> JetStreamAccounts()
+    {
+        lock (accountsGate)
+        {
+            return [.. accounts.Values.OrderBy(a => a.Name, StringComparer.Ordinal)];
+        }
+    }
+
+    /// <summary>The account's JetStream, or null when it has none.</summary>
+    public JetStreamAccount? FindAccount(string name)
+    {
+        lock (accountsGate)
+        {
+            return accounts.GetValueOrDefault(name);
+        }
+    }
+
+    /// <summary>Whether the account exists for the broker (with JetStream or not).</summary>
+    public bool KnowsAccount(string name)
+    {
+        if (directory is null)
+        {
+            return name == BrokerAccount.GlobalName;
+        }
+
+        return directory.Accounts.Any(a => a.Name == name);
+    }
+
+    private async Task StartAccountsAsync(CancellationToken cancellationToken)
+    {
+        if (directory is not null)
+        {
+            watch = directory.Watch(_ => accountChanges.Writer.TryWrite(true));
+            changesLoop = Task.Run(ProcessAccountChangesAsync, CancellationToken.None);
+        }
+
+        await ApplyAccountsAsync(starting: true, cancellationToken).ConfigureAwait(false);
+    }
+
+    private async Task ProcessAccountChangesAsync()
+    {
+        await foreach (var _ in accountChanges.Reader.ReadAllAsync(CancellationToken.None).ConfigureAwait(false))
+        {
+            // Several changes of one reload come together: one pass over the accounts as they are now covers them all.
+            while (accountChanges.Reader.TryRead(out var _))
+            {
+            }
+
+            try
+            {
+                await ApplyAccountsAsync(starting: false, stopping.Token).ConfigureAwait(false);
+            }
+#pragma warning disable CA1031 // A failed change is logged; JetStream keeps serving the other accounts.
+            catch (Exception ex)
+#pragma warning restore CA1031
+            {
+                JetStreamLog.AccountsUpdateFailed(Logger, ex);
+            }
+        }
+    }
+
+    /// <summary>
+    /// Makes the accounts with JetStream match the directory: new ones started (their streams recovered), removed
+    /// or disabled ones stopped (their data kept), changed limits applied. <c>$G</c> has JetStream only when no other
+    /// account is configured, decided at start: a reload that adds accounts takes it away, one that removes them all
+    /// does not give it back (nats-server's <c>configJetStream</c> on reload).
+    /// </summary>
+    private async Task ApplyAccountsAsync(bool starting, CancellationToken cancellationToken)
+    {
+        var listed = directory?.Accounts ?? [new BrokerAccount(BrokerAccount.GlobalName)];
+        var globalOnly = listed.All(a => a.IsGlobal || IsSystem(a));
+        var wanted = new Dictionary<string, AccountJetStreamLimits?>(StringComparer.Ordinal);
+        foreach (var account in listed)
+        {
+            if (IsSystem(account))
+            {
+                continue;
+            }
+
+            var limits = account.JetStream;
+            if (account.IsGlobal)
+            {
+                var had = FindAccount(account.Name) is not null;
+                limits = globalOnly && (starting || had) ? AccountJetStreamLimits.Unlimited : null;
+            }
+
+            wanted[account.Name] = limits;
+        }
+
+        List<JetStreamAccount> stop = [];
+        List<JetStreamDisabledAccount> silence = [];
+        List<JetStreamAccount> start = [];
+        List<string> disable = [];
+        lock (accountsGate)
+        {
+            foreach (var (name, account) in accounts)
+            {
+                if (!wanted.TryGetValue(name, out var limits) || limits is null)
+                {
+                    stop.Add(account);
+                }
+                else
+                {
+                    account.Limits = limits;
+                }
+            }
+
+            foreach (var (name, responder) in disabled)
+            {
+                if (!wanted.TryGetValue(name, out var limits) || limits is not null)
+                {
+                    silence.Add(responder);
+                }
+            }
+
+            foreach (var account in stop)
+            {
+                accounts.Remove(account.Name);
+                Interlocked.Add(ref retiredApiTotal, account.Api.Total);
+                Interlocked.Add(ref retiredApiErrors, account.Api.Errors);
+            }
+
+            foreach (var responder in silence)
+            {
+                disabled.Remove(responder.Account);
+            }
+
+            foreach (var (name, limits) in wanted)
+            {
+                if (limits is not null && !accounts.ContainsKey(name))
+                {
+                    var account = new JetStreamAccount(this, name, limits);
+                    accounts.Add(name, account);
+                    start.Add(account);
+                }
+                else if (limits is null && !disabled.ContainsKey(name))
+                {
+                    disable.Add(name);
+                }
+            }
+        }
+
+        // Requests move from one responder to the other with the shortest gap: the old one stops listening first.
+        foreach (var account in stop)
+        {
+            account.Retire();
+        }
+
+        foreach (var responder in silence)
+        {
+            await responder.DisposeAsync().ConfigureAwait(false);
+        }
+
+        foreach (var name in disable)
+        {
+            var responder = new JetStreamDisabledAccount(Bus, name);
+            lock (accountsGate)
+            {
+                disabled[name] = responder;
+            }
+        }
+
+        foreach (var account in start)
+        {
+            await account.StartAsync(cancellationToken).ConfigureAwait(false);
+        }
+
+        foreach (var account in stop)
+        {
+            await account.StopAsync().ConfigureAwait(false);
+        }
+    }
+
+    private async Task StopAccountsAsync()
+    {
+        List<JetStreamAccount> all;
+        List<JetStreamDisabledAccount> responders;
+        lock (accountsGate)
+        {
+            all = [.. accounts.Values];
+            responders = [.. disabled.Values];
+            accounts.Clear();
+            disabled.Clear();
+        }
+
+        foreach (var responder in responders)
+        {
+            await responder.DisposeAsync().ConfigureAwait(false);
+        }
+
+        foreach (var account in all)
+        {
+            await account.StopAsync().ConfigureAwait(false);
+        }
+    }
+
+    // nats-server gives the system account no JetStream and no info responder. Until the directory says which account
+    // is the system one (plan-20 stage 3), the default name stands for it.
+    private static bool IsSystem(BrokerAccount account) => account.Name == "$SYS";
+}
