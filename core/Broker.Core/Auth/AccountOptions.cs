@@ -24,6 +24,12 @@ public sealed class AccountOptions
     /// <summary>The account's limits (nats-server's account <c>limits { }</c>). Default: none (-1 everywhere).</summary>
     public AccountLimitOptions Limits { get; set; } = new();
 
+    /// <summary>
+    /// The account's subject mappings (nats-server's account <c>mappings { }</c>): publishes of its clients are
+    /// routed by the mapped subject. Default empty.
+    /// </summary>
+    public IList<MappingOptions> Mappings { get; set; } = [];
+
     /// <summary>Creates a deep copy.</summary>
     /// <returns>The copy.</returns>
     public AccountOptions Clone() => new()
@@ -33,5 +39,6 @@ public sealed class AccountOptions
         Users = [.. Users.Select(u => u.Clone())],
         DefaultPermissions = DefaultPermissions?.Clone(),
         Limits = Limits.Clone(),
+        Mappings = [.. Mappings.Select(m => m.Clone())],
     };
 }
