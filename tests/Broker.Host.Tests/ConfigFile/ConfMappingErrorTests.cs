@@ -112,8 +112,6 @@ public sealed class ConfMappingErrorTests
     [InlineData("imports: []", "imports between accounts")]
     [InlineData("exports: [ { stream: \"a.>\" } ]", "exports between accounts")]
     [InlineData("jetstream: enabled", "JetStream per account")]
-    [InlineData("mappings: { a: b }", "subject mappings per account")]
-    [InlineData("Maps: { a: b }", "subject mappings per account")]
     public void Account_keys_not_built_yet_are_errors(string key, string feature)
     {
         var mapping = ConfMappingTests.Map("accounts {\n  A: {\n    users: [ {user: a} ]\n    " + key + "\n  }\n}");
@@ -210,7 +208,6 @@ public sealed class ConfMappingErrorTests
     [InlineData("leafnodes { listen: \"127.0.0.1:-1\" }\nleaf {}", "Leaf nodes", "\"leafnodes\", \"leaf\"")]
     [InlineData("server_tags: [\"a:1\"]", "Server tags", "\"server_tags\"")]
     [InlineData("system_account: SYS", "The system account", "\"system_account\"")]
-    [InlineData("mappings { a: b }", "Subject mappings", "\"mappings\"")]
     [InlineData("https: 8443", "HTTPS monitoring", "\"https\"")]
     [InlineData("syslog: true", "Syslog", "\"syslog\"")]
     [InlineData("log_size_limit: 1GB", "Log file rotation", "\"log_size_limit\"")]

@@ -15,8 +15,7 @@ namespace Broker.Host.Configuration.ConfigFile.Internal;
 /// whole file's (<see cref="ConfiguredUsers"/>).
 /// </summary>
 /// <remarks>
-/// Keys of an account the broker does not build yet (<c>imports</c>, <c>exports</c>, <c>jetstream</c>,
-/// <c>mappings</c>/<c>maps</c>) are errors, not notices: running without them would route messages or admit clients
+/// Keys of an account the broker does not build yet (<c>imports</c>, <c>exports</c>, <c>jetstream</c>) are errors, not notices: running without them would route messages or admit clients
 /// differently than the file says.
 /// </remarks>
 /// <param name="reader">Typed reads of the values.</param>
@@ -24,7 +23,8 @@ namespace Broker.Host.Configuration.ConfigFile.Internal;
 /// <param name="users">Reads each account's users.</param>
 /// <param name="permissions">Reads each account's default permissions.</param>
 /// <param name="known">The users of the whole file so far.</param>
-internal sealed class AccountsMapper(ConfValueReader reader, ConfMappingBuilder output, UsersMapper users, PermissionsMapper permissions, ConfiguredUsers known)
+/// <param name="mappings">Reads each account's subject mappings.</param>
+internal sealed class AccountsMapper(ConfValueReader reader, ConfMappingBuilder output, UsersMapper users, PermissionsMapper permissions, ConfiguredUsers known, MappingsMapper mappings)
 {
     // nats-server's only reserved name here (isReservedAccount): the global account.
     private const string GlobalAccount = "$G";
@@ -34,8 +34,6 @@ internal sealed class AccountsMapper(ConfValueReader reader, ConfMappingBuilder 
         ["imports"] = "imports between accounts",
         ["exports"] = "exports between accounts",
         ["jetstream"] = "JetStream per account",
-        ["mappings"] = "subject mappings per account",
-        ["maps"] = "subject mappings per account",
     };
 
     // Accounts mapped so far: a second `accounts` key (another letter case) continues the list, as nats-server appends.
@@ -126,6 +124,7 @@ internal sealed class AccountsMapper(ConfValueReader reader, ConfMappingBuilder 
         output.Set(prefix + ":" + nameof(AccountOptions.Name), name);
         ConfEntry? usersEntry = null;
         List<ConfiguredUser>? accountUsers = null;
+        var mapped = 0;
         foreach (var field in body.Entries)
         {
             if (NotBuiltYet.TryGetValue(field.Key, out var feature))
@@ -148,6 +147,10 @@ internal sealed class AccountsMapper(ConfValueReader reader, ConfMappingBuilder 
                     break;
                 case "limits":
                     Limits(field, prefix + ":" + nameof(AccountOptions.Limits));
+                    break;
+                case "mappings" or "maps":
+                    // A second block adds to the account's mappings, as nats-server adds each to the account.
+                    mapped += mappings.Map(field, prefix + ":" + nameof(AccountOptions.Mappings), mapped, write: true);
                     break;
                 default:
                     reader.Unknown(field);
