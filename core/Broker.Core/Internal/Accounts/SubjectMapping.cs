@@ -16,7 +16,7 @@ internal sealed class SubjectMapping
     private readonly SubjectTransform[] transforms;
     private readonly int[] bounds;
 
-    private SubjectMapping(string source, SubjectTransform[] transforms, int[] bounds, IReadOnlyList<MappingDestinationOptions> configured)
+    private SubjectMapping(string source, SubjectTransform[] transforms, int[] bounds, IReadOnlyList<(string Subject, int Weight, string? Cluster)> shown)
     {
         Source = source;
         var tokens = source.Split('.');
@@ -24,16 +24,13 @@ internal sealed class SubjectMapping
         HasWildcard = tokens.Any(t => t is "*" or ">");
         this.transforms = transforms;
         this.bounds = bounds;
-        Configured = configured;
+        Shown = shown;
     }
 
     public string Source { get; }
 
     /// <summary>Whether the source has a wildcard token (else only that subject is mapped).</summary>
     public bool HasWildcard { get; }
-
-    /// <summary>The destinations as configured (for /accountz).</summary>
-    public IReadOnlyList<MappingDestinationOptions> Configured { get; }
 
     /// <summary>Builds a mapping; throws <see cref="InvalidOperationException"/> with nats-server's text when it refuses it.</summary>
     public static SubjectMapping Create(MappingOptions options)
@@ -46,7 +43,8 @@ internal sealed class SubjectMapping
         }
 
         var seen = new HashSet<string>(StringComparer.Ordinal);
-        var chosen = new List<(SubjectTransform Transform, int Weight)>();
+        var plain = new List<(SubjectTransform Transform, int Weight)>();
+        var clusters = new List<(string Cluster, List<(SubjectTransform Transform, int Weight)> Destinations)>();
         var total = 0;
         foreach (var destination in options.Destinations)
         {
@@ -69,30 +67,51 @@ internal sealed class SubjectMapping
 
             SubjectTransform.ValidateDestination(subject);
             var transform = SubjectTransform.Create(source, subject);
-
-            // Cluster-scoped destinations are taken only in that cluster; this broker is in none (nats-server falls back to the others).
             if (string.IsNullOrEmpty(destination.Cluster))
             {
-                chosen.Add((transform, destination.Weight));
+                plain.Add((transform, destination.Weight));
+            }
+            else if (clusters.FindIndex(c => c.Cluster == destination.Cluster) is var at and >= 0)
+            {
+                clusters[at].Destinations.Add((transform, destination.Weight));
+            }
+            else
+            {
+                clusters.Add((destination.Cluster, [(transform, destination.Weight)]));
             }
         }
 
-        var sum = chosen.Sum(c => c.Weight);
+        var chosen = Process(source, plain, seen);
+        var shown = chosen.Select(c => (c.Transform.Destination, c.Bound, (string?)null)).ToList();
+
+        // Cluster-scoped destinations are taken only in that cluster; this broker is in none, so nats-server's fallback
+        // to the others always applies. They are checked and shown as it shows them.
+        foreach (var (cluster, destinations) in clusters)
+        {
+            shown.AddRange(Process(source, destinations, seen).Select(c => (c.Transform.Destination, c.Bound, (string?)cluster)));
+        }
+
+        return new SubjectMapping(source, [.. chosen.Select(c => c.Transform)], [.. chosen.Select(c => c.Bound)], shown);
+    }
+
+    /// <summary>
+    /// The destinations as nats-server keeps and shows them (/accountz <c>mappings</c>): ordered by weight, each with
+    /// the sum of the weights up to it, the remainder going to the source subject last.
+    /// </summary>
+    public IReadOnlyList<(string Subject, int Weight, string? Cluster)> Shown { get; }
+
+    // nats-server's processDestinations: the remainder to the source (unless it is listed), ordered by weight, summed.
+    private static List<(SubjectTransform Transform, int Bound)> Process(string source, List<(SubjectTransform Transform, int Weight)> destinations, HashSet<string> seen)
+    {
+        var list = new List<(SubjectTransform Transform, int Weight)>(destinations);
+        var sum = list.Sum(c => c.Weight);
         if (sum != 100 && !seen.Contains(source))
         {
-            chosen.Add((SubjectTransform.Create(source, SubjectTransform.Tokenize(source)), chosen.Count == 0 ? 100 : 100 - sum));
+            list.Add((SubjectTransform.Create(source, SubjectTransform.Tokenize(source)), list.Count == 0 ? 100 : 100 - sum));
         }
 
-        chosen.Sort((a, b) => a.Weight.CompareTo(b.Weight));
-        var bounds = new int[chosen.Count];
         var running = 0;
-        for (var i = 0; i < chosen.Count; i++)
-        {
-            running += chosen[i].Weight;
-            bounds[i] = running;
-        }
-
-        return new SubjectMapping(source, [.. chosen.Select(c => c.Transform)], bounds, [.. options.Destinations.Select(d => d.Clone())]);
+        return [.. list.OrderBy(c => c.Weight).Select(c => (c.Transform, running += c.Weight))];
     }
 
     /// <summary>Whether the published subject's tokens match the source (nats-server's <c>isSubsetMatchTokenized</c>).</summary>

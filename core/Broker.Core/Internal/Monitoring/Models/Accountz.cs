@@ -22,7 +22,7 @@ internal sealed class Accountz
     public AccountInfo? AccountDetail { get; set; }
 }
 
-/// <summary>One account's detail (<c>monitor.go: AccountInfo</c>), without the JWT, mapping, import and export fields we lack.</summary>
+/// <summary>One account's detail (<c>monitor.go: AccountInfo</c>), without the JWT, import and export fields we lack.</summary>
 internal sealed class AccountInfo
 {
     [JsonPropertyName("account_name")]
@@ -54,8 +54,25 @@ internal sealed class AccountInfo
     [JsonPropertyName("subscriptions")]
     public int Subscriptions { get; set; }
 
+    /// <summary>The account's subject mappings by source, keys sorted as Go writes a map; null (left out) when none.</summary>
+    [JsonPropertyName("mappings")]
+    public SortedDictionary<string, List<MapDest>>? Mappings { get; set; }
+
     [JsonPropertyName("sublist_stats")]
     public SublistStats? SublistStats { get; set; }
+}
+
+/// <summary>One destination of a mapping (<c>accounts.go: MapDest</c>), with the weights summed as nats-server keeps them.</summary>
+internal sealed class MapDest
+{
+    [JsonPropertyName("subject")]
+    public string Subject { get; set; } = "";
+
+    [JsonPropertyName("weight")]
+    public int Weight { get; set; }
+
+    [JsonPropertyName("cluster")]
+    public string? Cluster { get; set; }
 }
 
 /// <summary>The <c>/accstatz</c> answer (<c>monitor.go: AccountStatz</c>).</summary>
