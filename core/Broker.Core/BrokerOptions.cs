@@ -62,6 +62,12 @@ public sealed class BrokerOptions
     /// </summary>
     public IList<AccountOptions> Accounts { get; set; } = [];
 
+    /// <summary>
+    /// Subject mappings of the global account <c>$G</c> (nats-server's top-level <c>mappings { }</c>); an account's
+    /// own are in <see cref="AccountOptions.Mappings"/>. Default empty.
+    /// </summary>
+    public IList<MappingOptions> Mappings { get; set; } = [];
+
     /// <summary>The HTTP monitoring endpoint. Default: off.</summary>
     public MonitoringOptions Monitoring { get; set; } = new();
 
@@ -91,6 +97,7 @@ public sealed class BrokerOptions
         var copy = (BrokerOptions)MemberwiseClone();
         copy.Authorization = Authorization.Clone();
         copy.Accounts = [.. Accounts.Select(a => a.Clone())];
+        copy.Mappings = [.. Mappings.Select(m => m.Clone())];
         copy.Monitoring = Monitoring.Clone();
         return copy;
     }
@@ -143,6 +150,27 @@ public sealed class BrokerOptions
 
         Authorization.Validate(Accounts);
         Internal.Accounts.ImportsCompiler.Validate(Accounts);
+        ValidateMappings(Mappings);
+        foreach (var account in Accounts)
+        {
+            ValidateMappings(account.Mappings);
+        }
+
         Monitoring.Validate();
+    }
+
+    private static void ValidateMappings(IEnumerable<MappingOptions> mappings)
+    {
+        foreach (var mapping in mappings)
+        {
+            try
+            {
+                mapping.Validate();
+            }
+            catch (InvalidOperationException ex)
+            {
+                throw new InvalidOperationException($"Error adding mapping for \"{mapping.Source}\" : {ex.Message}", ex);
+            }
+        }
     }
 }

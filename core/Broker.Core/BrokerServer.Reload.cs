@@ -75,7 +75,7 @@ public sealed partial class BrokerServer
 
             // Accounts before the authenticator whose users name them, so a client authenticating meanwhile finds its
             // account (or, authenticated by the old one into a removed account, is refused).
-            core.Accounts.Apply(next.Accounts);
+            core.Accounts.Apply(next.Accounts, next.Mappings);
 
             // Stream imports may have changed: every subscription's shadows follow the new ones.
             foreach (var client in core.Clients.Values)

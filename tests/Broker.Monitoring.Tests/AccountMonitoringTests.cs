@@ -472,7 +472,7 @@ public sealed class AccountMonitoringTests
     }
 
     /// <summary>Our broker or nats-server with the scenario's accounts and HTTP monitoring on a free port.</summary>
-    private sealed class Monitored : IAsyncDisposable
+    internal sealed class Monitored : IAsyncDisposable
     {
         private readonly IAsyncDisposable server;
 

@@ -14,9 +14,19 @@ internal sealed class BenchPublisher(BrokerCore server, Core.Internal.Accounts.A
 {
     public override bool IsClosed => false;
 
-    /// <summary>Routes one message, as a parsed PUB/HPUB would be routed; call <see cref="ClientBase.FlushPending"/> after a batch.</summary>
+    /// <summary>
+    /// Routes one message, as a parsed PUB/HPUB would be routed (after the account's subject mappings, as a NATS
+    /// connection maps it); call <see cref="ClientBase.FlushPending"/> after a batch.
+    /// </summary>
     public void Publish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
-        => RouteMessage(subject, replyTo, headers, payload);
+    {
+        if (Account.Mappings is { } mappings)
+        {
+            subject = MapSubject(mappings, subject);
+        }
+
+        RouteMessage(subject, replyTo, headers, payload);
+    }
 
     // The publisher never subscribes, so nothing is delivered to it.
     public override void Deliver(ClientBase producer, Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)

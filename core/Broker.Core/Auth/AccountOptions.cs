@@ -42,6 +42,12 @@ public sealed class AccountOptions
     /// </summary>
     public AccountJetStreamOptions? JetStream { get; set; }
 
+    /// <summary>
+    /// The account's subject mappings (nats-server's account <c>mappings { }</c>): publishes of its clients are
+    /// routed by the mapped subject. Default empty.
+    /// </summary>
+    public IList<MappingOptions> Mappings { get; set; } = [];
+
     /// <summary>Creates a deep copy.</summary>
     /// <returns>The copy.</returns>
     public AccountOptions Clone() => new()
@@ -54,5 +60,6 @@ public sealed class AccountOptions
         Exports = Exports.Clone(),
         Imports = Imports.Clone(),
         JetStream = JetStream?.Clone(),
+        Mappings = [.. Mappings.Select(m => m.Clone())],
     };
 }

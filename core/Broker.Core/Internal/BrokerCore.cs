@@ -24,7 +24,7 @@ internal sealed partial class BrokerCore
         ServerId = ServerIdentity.NewServerId();
         ServerName = options.ServerName ?? ServerId;
         ClientLogger = loggerFactory.CreateLogger("Broker.Client");
-        Accounts = new AccountRegistry(options.Accounts);
+        Accounts = new AccountRegistry(options.Accounts, options.Mappings);
         Authenticator = new Authenticator(options.Authorization, options.Accounts, Logger);
         ClosedClients = new ClosedConnectionRing(options.MaxClosedClients);
     }

@@ -107,22 +107,6 @@ public sealed class ConfMappingErrorTests
     [InlineData("accounts { A: { users: [ {user: a} ] } }\nauthorization { users: [ {user: a} ] }", "test.conf:2:1: Duplicate user \"a\" detected")]
     public void Authorization_and_accounts_errors(string conf, string error) => AssertErrors(conf, error);
 
-    // What an account can say that the broker does not build yet: ignoring it would route or admit differently.
-    [Theory]
-    [InlineData("mappings: { a: b }", "subject mappings per account")]
-    [InlineData("Maps: { a: b }", "subject mappings per account")]
-    public void Account_keys_not_built_yet_are_errors(string key, string feature)
-    {
-        var mapping = ConfMappingTests.Map("accounts {\n  A: {\n    users: [ {user: a} ]\n    " + key + "\n  }\n}");
-
-        var error = Assert.Single(mapping.Diagnostics);
-        Assert.Equal(ConfDiagnosticKind.Error, error.Kind);
-        var name = key[..key.IndexOf(':', StringComparison.Ordinal)];
-        Assert.Equal(
-            $"test.conf:4:5: \"{name}\": not supported yet ({feature}); ignoring it would route messages or admit clients differently than the file says",
-            error.ToString());
-    }
-
     // Service exports and imports are not built yet: the item's `service` key is the error.
     [Theory]
     [InlineData("exports: [ { service: \"a.>\" } ]", 18)]
@@ -221,7 +205,6 @@ public sealed class ConfMappingErrorTests
     [InlineData("leafnodes { listen: \"127.0.0.1:-1\" }\nleaf {}", "Leaf nodes", "\"leafnodes\", \"leaf\"")]
     [InlineData("server_tags: [\"a:1\"]", "Server tags", "\"server_tags\"")]
     [InlineData("system_account: SYS", "The system account", "\"system_account\"")]
-    [InlineData("mappings { a: b }", "Subject mappings", "\"mappings\"")]
     [InlineData("https: 8443", "HTTPS monitoring", "\"https\"")]
     [InlineData("syslog: true", "Syslog", "\"syslog\"")]
     [InlineData("log_size_limit: 1GB", "Log file rotation", "\"log_size_limit\"")]

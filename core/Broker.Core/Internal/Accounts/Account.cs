@@ -17,12 +17,14 @@ internal sealed class Account
     private int connections;
     private volatile AccountLimits limits;
     private volatile StreamImport[] streamImports = [];
+    private volatile SubjectMapper? mappings;
 
-    public Account(string name, AccountLimits limits, string? nkey = null)
+    public Account(string name, AccountLimits limits, string? nkey = null, SubjectMapper? mappings = null)
     {
         Name = name;
         Nkey = nkey;
         this.limits = limits;
+        this.mappings = mappings;
     }
 
     public string Name { get; }
@@ -57,6 +59,12 @@ internal sealed class Account
     /// <summary>The account's JetStream limits when its configuration enables JetStream; null otherwise (and for $G).</summary>
     public AccountJetStreamLimits? JetStream { get; set; }
 
+    /// <summary>
+    /// The account's subject mappings, or null when it has none: every publish of its clients reads this once (one
+    /// null check when there are none, as nats-server's <c>hasMappings</c>). Replaced as a whole on reload.
+    /// </summary>
+    public SubjectMapper? Mappings => mappings;
+
     /// <summary>Connections of the account now (admitted and not yet released).</summary>
     public int Connections => Volatile.Read(ref connections);
 
@@ -88,11 +96,12 @@ internal sealed class Account
     /// </summary>
     public DateTime UpdatedAt { get; private set; } = DateTime.UtcNow;
 
-    /// <summary>Takes the limits and key of a reloaded configuration.</summary>
-    public void Update(AccountLimits newLimits, string? nkey)
+    /// <summary>Takes the limits, key and mappings of a reloaded configuration.</summary>
+    public void Update(AccountLimits newLimits, string? nkey, SubjectMapper? newMappings)
     {
         limits = newLimits;
         Nkey = nkey;
+        mappings = newMappings;
         UpdatedAt = DateTime.UtcNow;
     }
 }

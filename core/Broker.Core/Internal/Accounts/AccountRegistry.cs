@@ -14,10 +14,12 @@ internal sealed class AccountRegistry
 {
     private volatile FrozenDictionary<string, Account> byName;
 
-    public AccountRegistry(IEnumerable<AccountOptions> accounts)
+    /// <param name="accounts">The configured accounts.</param>
+    /// <param name="globalMappings">The top-level mappings, which are the global account's (<see cref="BrokerOptions.Mappings"/>).</param>
+    public AccountRegistry(IEnumerable<AccountOptions> accounts, IEnumerable<MappingOptions>? globalMappings = null)
     {
         Global = new Account(Account.GlobalName, AccountLimits.None);
-        byName = Build(accounts, new Dictionary<string, Account>(StringComparer.Ordinal) { [Global.Name] = Global });
+        byName = Build(accounts, globalMappings, new Dictionary<string, Account>(StringComparer.Ordinal) { [Global.Name] = Global });
     }
 
     /// <summary>The global account <c>$G</c>.</summary>
@@ -59,10 +61,10 @@ internal sealed class AccountRegistry
     /// Takes a reloaded configuration: accounts still configured keep their instance (and subscriptions) with the
     /// new limits, new ones are added, removed ones leave the registry (their clients are closed by the reload).
     /// </summary>
-    public void Apply(IEnumerable<AccountOptions> accounts)
+    public void Apply(IEnumerable<AccountOptions> accounts, IEnumerable<MappingOptions>? globalMappings = null)
     {
         var existing = new Dictionary<string, Account>(byName, StringComparer.Ordinal);
-        byName = Build(accounts, existing);
+        byName = Build(accounts, globalMappings, existing);
         Applied?.Invoke();
     }
 
@@ -72,22 +74,22 @@ internal sealed class AccountRegistry
     /// </summary>
     public event Action? Applied;
 
-    private static FrozenDictionary<string, Account> Build(IEnumerable<AccountOptions> accounts, Dictionary<string, Account> existing)
+    private static FrozenDictionary<string, Account> Build(IEnumerable<AccountOptions> accounts, IEnumerable<MappingOptions>? globalMappings, Dictionary<string, Account> existing)
     {
-        // $G has no configuration of its own, but nats-server stamps its update time with every other account's.
+        // $G has only the top-level mappings of its own, but nats-server stamps its update time with every other account's.
         var global = existing[Account.GlobalName];
-        global.Update(AccountLimits.None, nkey: null);
+        global.Update(AccountLimits.None, nkey: null, SubjectMapper.Create(globalMappings));
         var result = new Dictionary<string, Account>(StringComparer.Ordinal) { [Account.GlobalName] = global };
         foreach (var options in accounts)
         {
             var limits = AccountLimits.From(options.Limits);
             if (existing.TryGetValue(options.Name, out var account))
             {
-                account.Update(limits, options.Nkey);
+                account.Update(limits, options.Nkey, SubjectMapper.Create(options.Mappings));
             }
             else
             {
-                account = new Account(options.Name, limits, options.Nkey);
+                account = new Account(options.Name, limits, options.Nkey, SubjectMapper.Create(options.Mappings));
             }
 
             account.JetStream = options.JetStream?.ToLimits();

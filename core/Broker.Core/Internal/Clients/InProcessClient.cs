@@ -1,5 +1,7 @@
 using System.Buffers;
 using System.Globalization;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using System.Text;
 using Broker.Abstractions;
 using Broker.Core.Internal.Accounts;
@@ -146,6 +148,14 @@ internal partial class InProcessClient : ClientBase, IBusClient
 
         lock (PublishLock)
         {
+            // A plain publish (delivered as published) is mapped as a client's; JetStream's deliveries of stored
+            // messages to another subject are not, as nats-server's internal clients' are not.
+            if (Account.Mappings is { } mappings && Unsafe.AreSame(ref MemoryMarshal.GetReference(subject), ref MemoryMarshal.GetReference(deliverAs)))
+            {
+                subject = MapSubject(mappings, subject);
+                deliverAs = subject;
+            }
+
             OnPublishing(subject, replyTo);
             RouteMessage(subject, deliverAs, replyTo, headers, payload);
             if (flushNow || !DefersFlush)

@@ -22,6 +22,12 @@ internal sealed partial class NatsClient
             SendProtocol(ServerMessages.ErrInvalidPublishSubject);
         }
 
+        // Mapped before the permission check, which sees the mapped subject, as in nats-server's parser.
+        if (Account.Mappings is { } mappings)
+        {
+            subject = MapSubject(mappings, subject);
+        }
+
         if (Permissions is { } permissions && !permissions.CanPublish(subject))
         {
             SendPermissionError("Permissions Violation for Publish to ", subject, default);

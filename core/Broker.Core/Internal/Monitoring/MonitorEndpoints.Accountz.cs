@@ -32,6 +32,7 @@ internal sealed partial class MonitorEndpoints
                 UpdateTime = account.UpdatedAt,
                 ClientConnections = CountConnections(account),
                 Subscriptions = statistics.NumSubscriptions,
+                Mappings = Mappings(account),
                 SublistStats = sublistStats,
                 Exports = account.StreamExports.Count == 0 ? null : [.. account.StreamExports.Select(e => new ExtExport { Subject = e.Subject, ApprovedAccounts = e.Accounts })],
                 Imports = account.StreamImports.Length == 0 ? null : [.. account.StreamImports.Select(i => new ExtImport { Subject = i.From, Account = i.Exporter.Name, LocalSubject = i.LocalSubject })],
@@ -43,6 +44,22 @@ internal sealed partial class MonitorEndpoints
         }
 
         return HttpResponse.Json(MonitorJson.Serialize(accountz));
+    }
+
+    private static SortedDictionary<string, List<MapDest>>? Mappings(Account account)
+    {
+        if (account.Mappings is not { } mapper)
+        {
+            return null;
+        }
+
+        var mappings = new SortedDictionary<string, List<MapDest>>(StringComparer.Ordinal);
+        foreach (var mapping in mapper.Mappings)
+        {
+            mappings[mapping.Source] = [.. mapping.Shown.Select(d => new MapDest { Subject = d.Subject, Weight = d.Weight, Cluster = d.Cluster })];
+        }
+
+        return mappings;
     }
 
     /// <summary>

@@ -45,6 +45,7 @@ internal static class OptionsComparer
         new(nameof(BrokerOptions.NoHeaderSupport), "no_header_support", Reloadability.Restart, o => o.NoHeaderSupport),
         new(nameof(BrokerOptions.Authorization), "authorization", Reloadability.Live, o => JsonSerializer.Serialize(o.Authorization)),
         new(nameof(BrokerOptions.Accounts), "accounts", Reloadability.Live, o => JsonSerializer.Serialize(o.Accounts)),
+        new(nameof(BrokerOptions.Mappings), "accounts", Reloadability.Live, o => JsonSerializer.Serialize(o.Mappings)),
         new(nameof(BrokerOptions.Monitoring), "http", Reloadability.Restart, o => JsonSerializer.Serialize(o.Monitoring)),
         new(nameof(BrokerOptions.MaxClosedClients), "max_closed_clients", Reloadability.Restart, o => o.MaxClosedClients),
         new(nameof(BrokerOptions.LameDuckDuration), "lame_duck_duration", Reloadability.Live, o => o.LameDuckDuration),
@@ -68,8 +69,9 @@ internal static class OptionsComparer
             return DescribeAuthorization(current.Authorization, next.Authorization);
         }
 
-        // nats-server logs "Reloaded: accounts" alone: the accounts hold passwords.
-        if (setting.Property == nameof(BrokerOptions.Accounts))
+        // nats-server logs "Reloaded: accounts" alone: the accounts hold passwords. Top-level mappings are the global
+        // account's there, so a change of them is logged the same way.
+        if (setting.Property is nameof(BrokerOptions.Accounts) or nameof(BrokerOptions.Mappings))
         {
             return [setting.Key];
         }

@@ -57,6 +57,7 @@ internal sealed class ConfMap : ConfValue
     internal ConfMap(ConfPosition position)
         : base(position)
     {
+        ClosePosition = position;
         entries = [];
         exact = new Dictionary<string, ConfEntry>(StringComparer.Ordinal);
         anyCase = new Dictionary<string, ConfEntry>(StringComparer.OrdinalIgnoreCase);
@@ -69,7 +70,14 @@ internal sealed class ConfMap : ConfValue
         entries = source.entries;
         exact = source.exact;
         anyCase = source.anyCase;
+        ClosePosition = source.ClosePosition;
     }
+
+    /// <summary>
+    /// Where the closing brace is (the opening position when there is none, as for the document): nats-server reports
+    /// a map that is an array's item just after it.
+    /// </summary>
+    public ConfPosition ClosePosition { get; internal set; }
 
     /// <summary>The entries in the order they were (last) assigned.</summary>
     public IReadOnlyList<ConfEntry> Entries => entries;

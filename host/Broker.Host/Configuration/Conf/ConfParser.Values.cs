@@ -38,6 +38,7 @@ internal sealed partial class ConfParser
                 case ConfTokenKind.MapEnd:
                     scopes.RemoveAt(scopes.Count - 1);
                     nesting--;
+                    map.ClosePosition = token.Position;
                     return map;
                 case ConfTokenKind.Key:
                     var valueToken = lexer.Next();

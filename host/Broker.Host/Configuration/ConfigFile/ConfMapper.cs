@@ -38,9 +38,13 @@ internal sealed class ConfMapper
     private readonly ServerSettingsMapper server;
     private readonly AuthorizationMapper authorization;
     private readonly AccountsMapper accounts;
+    private readonly MappingsMapper mappings;
     private readonly PluginBlockMapper pluginBlocks;
     private readonly SecurityRefusals refusals;
     private readonly IgnoredFeatures ignored = new();
+
+    // The top-level mappings block that is the global account's: nats-server keeps the last one with mappings.
+    private ConfEntry? globalMappings;
 
     private ConfMapper(PluginBlocks plugins)
     {
@@ -51,7 +55,8 @@ internal sealed class ConfMapper
         var users = new UsersMapper(reader, output, permissions);
         var known = new ConfiguredUsers();
         authorization = new AuthorizationMapper(reader, output, users, permissions, known);
-        accounts = new AccountsMapper(reader, output, users, permissions, known);
+        mappings = new MappingsMapper(reader, output);
+        accounts = new AccountsMapper(reader, output, users, permissions, known, mappings);
         pluginBlocks = new PluginBlockMapper(reader, output);
         refusals = new SecurityRefusals(reader);
     }
@@ -87,6 +92,7 @@ internal sealed class ConfMapper
         ArgumentNullException.ThrowIfNull(root);
         ArgumentNullException.ThrowIfNull(plugins);
         var mapper = new ConfMapper(plugins);
+        mapper.globalMappings = root.Entries.LastOrDefault(e => MappingsMapper.Reads(e.Key) && e.Value is ConfMap { Count: > 0 });
         if (root.Count == 0)
         {
             mapper.output.Warning(null, $"{file}: config has no values or is empty");
@@ -108,12 +114,19 @@ internal sealed class ConfMapper
     /// <param name="key">The key, any letter case.</param>
     /// <returns><see langword="true"/> for the broker's keys.</returns>
     public static bool IsBrokerKey(string key) =>
-        ServerSettingsMapper.Reads(key) || AuthorizationMapper.Reads(key) || AccountsMapper.Reads(key) || SecurityRefusals.Reads(key);
+        ServerSettingsMapper.Reads(key) || AuthorizationMapper.Reads(key) || AccountsMapper.Reads(key) || MappingsMapper.Reads(key) || SecurityRefusals.Reads(key);
 
     private void MapTopLevel(ConfEntry entry)
     {
         if (server.TryMap(entry) || authorization.TryMap(entry) || accounts.TryMap(entry))
         {
+            return;
+        }
+
+        if (MappingsMapper.Reads(entry.Key))
+        {
+            // The global account's; only the block nats-server keeps is written, every one is checked.
+            mappings.Map(entry, ConfKeys.Key(nameof(BrokerOptions.Mappings)), 0, write: ReferenceEquals(entry, globalMappings));
             return;
         }
 

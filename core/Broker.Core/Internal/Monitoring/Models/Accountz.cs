@@ -54,6 +54,10 @@ internal sealed class AccountInfo
     [JsonPropertyName("subscriptions")]
     public int Subscriptions { get; set; }
 
+    /// <summary>The account's subject mappings by source, keys sorted as Go writes a map; null (left out) when none.</summary>
+    [JsonPropertyName("mappings")]
+    public SortedDictionary<string, List<MapDest>>? Mappings { get; set; }
+
     /// <summary>The account's exports (omitted when none).</summary>
     [JsonPropertyName("exports")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
@@ -80,6 +84,19 @@ internal sealed class ExtExport
     [JsonPropertyName("approved_accounts")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public IReadOnlyList<string>? ApprovedAccounts { get; set; }
+}
+
+/// <summary>One destination of a mapping (<c>accounts.go: MapDest</c>), with the weights summed as nats-server keeps them.</summary>
+internal sealed class MapDest
+{
+    [JsonPropertyName("subject")]
+    public string Subject { get; set; } = "";
+
+    [JsonPropertyName("weight")]
+    public int Weight { get; set; }
+
+    [JsonPropertyName("cluster")]
+    public string? Cluster { get; set; }
 }
 
 /// <summary>One import in /accountz (nats-server's <c>ExtImport</c>).</summary>

@@ -17,8 +17,8 @@ namespace Broker.Host.Configuration.ConfigFile.Internal;
 /// </summary>
 /// <remarks>
 /// Stream <c>exports</c> and <c>imports</c> are read by <see cref="ImportsMapper"/>, an account's <c>jetstream</c> by
-/// <see cref="AccountJetStreamMapper"/>. Keys of an account the broker does not build yet (service exports and imports,
-/// <c>mappings</c>/<c>maps</c>) are errors, not notices: running without them would route messages or admit clients
+/// <see cref="AccountJetStreamMapper"/>, its <c>mappings</c> by <see cref="MappingsMapper"/>. Service exports and imports,
+/// not built yet, are errors, not notices (<see cref="ImportsMapper"/>): running without them would route messages or admit clients
 /// differently than the file says.
 /// </remarks>
 /// <param name="reader">Typed reads of the values.</param>
@@ -26,7 +26,8 @@ namespace Broker.Host.Configuration.ConfigFile.Internal;
 /// <param name="users">Reads each account's users.</param>
 /// <param name="permissions">Reads each account's default permissions.</param>
 /// <param name="known">The users of the whole file so far.</param>
-internal sealed class AccountsMapper(ConfValueReader reader, ConfMappingBuilder output, UsersMapper users, PermissionsMapper permissions, ConfiguredUsers known)
+/// <param name="mappings">Reads each account's subject mappings.</param>
+internal sealed class AccountsMapper(ConfValueReader reader, ConfMappingBuilder output, UsersMapper users, PermissionsMapper permissions, ConfiguredUsers known, MappingsMapper mappings)
 {
     private readonly ImportsMapper importsMapper = new(reader, output);
 
@@ -35,12 +36,6 @@ internal sealed class AccountsMapper(ConfValueReader reader, ConfMappingBuilder 
 
     // nats-server's only reserved name here (isReservedAccount): the global account.
     private const string GlobalAccount = "$G";
-
-    private static readonly Dictionary<string, string> NotBuiltYet = new(StringComparer.OrdinalIgnoreCase)
-    {
-        ["mappings"] = "subject mappings per account",
-        ["maps"] = "subject mappings per account",
-    };
 
     // Accounts mapped so far: a second `accounts` key (another letter case) continues the list, as nats-server appends.
     private int count;
@@ -133,14 +128,9 @@ internal sealed class AccountsMapper(ConfValueReader reader, ConfMappingBuilder 
         read.Add(account);
         ConfEntry? usersEntry = null;
         List<ConfiguredUser>? accountUsers = null;
+        var mapped = 0;
         foreach (var field in body.Entries)
         {
-            if (NotBuiltYet.TryGetValue(field.Key, out var feature))
-            {
-                reader.NotYet(field, feature);
-                continue;
-            }
-
             switch (field.Key.ToLowerInvariant())
             {
                 case "nkey":
@@ -164,6 +154,10 @@ internal sealed class AccountsMapper(ConfValueReader reader, ConfMappingBuilder 
                     break;
                 case "jetstream":
                     AccountJetStreamMapper.Map(field, prefix + ":" + nameof(AccountOptions.JetStream), output);
+                    break;
+                case "mappings" or "maps":
+                    // A second block adds to the account's mappings, as nats-server adds each to the account.
+                    mapped += mappings.Map(field, prefix + ":" + nameof(AccountOptions.Mappings), mapped, write: true);
                     break;
                 default:
                     reader.Unknown(field);

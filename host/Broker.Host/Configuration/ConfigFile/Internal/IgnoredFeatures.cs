@@ -28,8 +28,6 @@ internal sealed class IgnoredFeatures
         ["client_advertise"] = "Advertising",
         ["connect_error_reports"] = "Clustering",
         ["reconnect_error_reports"] = "Clustering",
-        ["mappings"] = "Subject mappings",
-        ["maps"] = "Subject mappings",
         ["https"] = "HTTPS monitoring",
         ["https_port"] = "HTTPS monitoring",
         ["prof_port"] = "Profiling",
