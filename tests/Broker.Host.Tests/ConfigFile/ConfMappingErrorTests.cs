@@ -209,7 +209,6 @@ public sealed class ConfMappingErrorTests
     [InlineData("gateway { name: g }", "Gateways", "\"gateway\"")]
     [InlineData("leafnodes { listen: \"127.0.0.1:-1\" }\nleaf {}", "Leaf nodes", "\"leafnodes\", \"leaf\"")]
     [InlineData("server_tags: [\"a:1\"]", "Server tags", "\"server_tags\"")]
-    [InlineData("system_account: SYS", "The system account", "\"system_account\"")]
     [InlineData("mappings { a: b }", "Subject mappings", "\"mappings\"")]
     [InlineData("https: 8443", "HTTPS monitoring", "\"https\"")]
     [InlineData("syslog: true", "Syslog", "\"syslog\"")]
