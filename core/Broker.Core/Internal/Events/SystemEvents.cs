@@ -166,14 +166,12 @@ internal sealed class SystemEvents
         Enqueue(Conns(account, "$SYS.ACCOUNT." + account.Name + ".SERVER.CONNS"));
     }
 
-    private void Enqueue(SystemEvent item)
+    /// <summary>Queues an event for the loop, or counts it dropped when the queue is full; never waits.</summary>
+    internal void Enqueue(SystemEvent item)
     {
         if (!queue.Writer.TryWrite(item))
         {
             Interlocked.Increment(ref dropped);
         }
     }
-
-    /// <summary>No more events: the loop publishes what is queued and ends.</summary>
-    public void Complete() => queue.Writer.TryComplete();
 }
