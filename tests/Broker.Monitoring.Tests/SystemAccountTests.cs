@@ -199,6 +199,56 @@ public sealed class SystemAccountTests
     [Theory(Timeout = 60_000)]
     [InlineData(ServerKind.Ours)]
     [InlineData(ServerKind.Reference)]
+    public async Task A_failed_authentication_is_announced_with_the_user_it_gave(ServerKind kind)
+    {
+        await using var server = await StartAsync(kind);
+        server.Ours?.ExpectErrors();
+        await using var sys = await ConnectAsync(server, "sys");
+        await using var errors = await sys.SubscribeCoreAsync<byte[]>("$SYS.SERVER.*.CLIENT.AUTH.ERR");
+        await sys.PingAsync();
+
+        await using (var stranger = await server.ConnectAsync())
+        {
+            await stranger.SendAsync("CONNECT {\"verbose\":false,\"user\":\"x\",\"pass\":\"y\",\"name\":\"stranger\"}\r\n");
+            Assert.Contains("-ERR 'Authorization Violation'", await stranger.ExpectClosedAsync());
+        }
+
+        var message = await errors.NextAsync();
+        Assert.Equal($"$SYS.SERVER.{sys.ServerInfo!.Id}.CLIENT.AUTH.ERR", message.Subject);
+        var body = Parse(message.Data);
+        Assert.Equal("io.nats.server.advisory.v1.client_disconnect", body.GetProperty("type").GetString());
+        Assert.Equal(["client", "id", "reason", "received", "sent", "server", "timestamp", "type"], Keys(body));
+        Assert.Equal("Authentication Failure", body.GetProperty("reason").GetString());
+        var client = body.GetProperty("client");
+        Assert.Equal("x", client.GetProperty("user").GetString());
+        Assert.Equal("$G", client.GetProperty("acc").GetString());
+
+        // rtt is there only once measured (Go's omitempty): nats-server has measured it by then, we may not have.
+        Assert.Equal(new[] { "acc", "host", "id", "kind", "name", "start", "stop", "user", "client_type" }.Order(StringComparer.Ordinal), Keys(client).Where(k => k != "rtt"));
+    }
+
+    // Ours only: the test kit kills nats-server. Sent SIGTERM, nats-server 2.9.10 publishes the same server object
+    // (name, host, id, ver, seq, jetstream, time) on $SYS.SERVER.<id>.SHUTDOWN before it closes the connections.
+    [Fact(Timeout = 60_000)]
+    public async Task Shutdown_is_announced_before_the_connections_close()
+    {
+        var server = await StartAsync(ServerKind.Ours);
+        await using var sys = await ConnectAsync(server, "sys");
+        await using var shutdown = await sys.SubscribeCoreAsync<byte[]>("$SYS.SERVER.*.SHUTDOWN");
+        await sys.PingAsync();
+        var id = sys.ServerInfo!.Id;
+        var stopping = server.DisposeAsync().AsTask();
+        var message = await shutdown.NextAsync();
+        await stopping;
+        Assert.Equal($"$SYS.SERVER.{id}.SHUTDOWN", message.Subject);
+        var body = Parse(message.Data);
+        Assert.Equal(["host", "id", "jetstream", "name", "seq", "time", "ver"], Keys(body));
+        Assert.Equal(id, body.GetProperty("id").GetString());
+    }
+
+    [Theory(Timeout = 60_000)]
+    [InlineData(ServerKind.Ours)]
+    [InlineData(ServerKind.Reference)]
     public async Task Requests_from_another_account_reach_no_system_service(ServerKind kind)
     {
         await using var server = await StartAsync(kind);
