@@ -1,5 +1,7 @@
 using System.Text.Json;
+using Broker.Core.Internal.Accounts;
 using Broker.Core.Internal.Clients;
+using Broker.Core.Internal.Monitoring;
 using Broker.Core.Internal.Monitoring.Models;
 
 namespace Broker.Core.Internal.Events;
@@ -10,8 +12,11 @@ namespace Broker.Core.Internal.Events;
 /// </summary>
 internal abstract class SystemEvent
 {
-    /// <summary>The subject it is published on.</summary>
+    /// <summary>The subject it is published on (built when it is published, off the client's path).</summary>
     public abstract string Subject { get; }
+
+    /// <summary>A second subject the same message also goes to, or null (the older CONNS subject).</summary>
+    public virtual string? AlsoSubject => null;
 
     /// <summary>Writes the whole JSON body; <paramref name="server"/> writes the <c>server</c> object at its place.</summary>
     public abstract void Write(Utf8JsonWriter writer, SystemServerInfo server);
@@ -101,7 +106,7 @@ internal sealed class ConnectEvent(string account, EventClientInfo client) : Sys
 
     private readonly DateTime time = DateTime.UtcNow;
 
-    public override string Subject { get; } = "$SYS.ACCOUNT." + account + ".CONNECT";
+    public override string Subject => "$SYS.ACCOUNT." + account + ".CONNECT";
 
     public override void Write(Utf8JsonWriter writer, SystemServerInfo server)
     {
@@ -142,33 +147,38 @@ internal sealed class DisconnectEvent(string subject, EventClientInfo client, Da
 }
 
 /// <summary>
-/// <c>$SYS.ACCOUNT.&lt;acc&gt;.SERVER.CONNS</c> (and the older <c>$SYS.SERVER.ACCOUNT.&lt;acc&gt;.CONNS</c>) after an account's
-/// connections changed, and the answer to <c>$SYS.REQ.ACCOUNT.&lt;acc&gt;.CONNS</c>: nats-server's <c>AccountNumConns</c>.
-/// The numbers are read when it is written, as nats-server reads them when it sends.
+/// <c>$SYS.ACCOUNT.&lt;acc&gt;.SERVER.CONNS</c> and the older <c>$SYS.SERVER.ACCOUNT.&lt;acc&gt;.CONNS</c> after an account's
+/// connections changed, or the answer to <c>$SYS.REQ.ACCOUNT.&lt;acc&gt;.CONNS</c> on <paramref name="reply"/>:
+/// nats-server's <c>AccountNumConns</c>. The connection count is taken when the event is captured (one read), as
+/// nats-server takes the account's numbers when it queues the event; the traffic, which needs a pass over the clients,
+/// when it is written.
 /// </summary>
-internal sealed class AccountConnsEvent(string subject, Func<AccountStat> stat) : SystemEvent
+internal sealed class AccountConnsEvent(Account account, MonitorEndpoints endpoints, string? reply = null) : SystemEvent
 {
     public const string Type = "io.nats.server.advisory.v1.account_connections";
 
     private readonly DateTime time = DateTime.UtcNow;
+    private readonly int connections = account.Connections;
 
-    public override string Subject => subject;
+    public override string Subject => reply ?? "$SYS.ACCOUNT." + account.Name + ".SERVER.CONNS";
+
+    public override string? AlsoSubject => reply is null ? "$SYS.SERVER.ACCOUNT." + account.Name + ".CONNS" : null;
 
     public override void Write(Utf8JsonWriter writer, SystemServerInfo server)
     {
-        var account = stat();
+        var stat = endpoints.AccountStats([account.Name], unused: true).FirstOrDefault() ?? new() { Account = account.Name };
         writer.WriteStartObject();
         writer.WriteString("type", Type);
         writer.WriteString("id", EventIds.Next());
         writer.WriteString("timestamp", time);
         server.Write(writer);
-        writer.WriteString("acc", account.Account);
-        writer.WriteNumber("conns", account.Connections);
-        writer.WriteNumber("leafnodes", account.LeafNodes);
-        writer.WriteNumber("total_conns", account.TotalConnections);
-        new DataCounts(account.Sent.Messages, account.Sent.Bytes).Write(writer, "sent");
-        new DataCounts(account.Received.Messages, account.Received.Bytes).Write(writer, "received");
-        writer.WriteNumber("slow_consumers", account.SlowConsumers);
+        writer.WriteString("acc", account.Name);
+        writer.WriteNumber("conns", connections);
+        writer.WriteNumber("leafnodes", 0);
+        writer.WriteNumber("total_conns", connections);
+        new DataCounts(stat.Sent.Messages, stat.Sent.Bytes).Write(writer, "sent");
+        new DataCounts(stat.Received.Messages, stat.Received.Bytes).Write(writer, "received");
+        writer.WriteNumber("slow_consumers", stat.SlowConsumers);
         writer.WriteEndObject();
     }
 }

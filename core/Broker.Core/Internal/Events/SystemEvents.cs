@@ -96,21 +96,8 @@ internal sealed class SystemEvents
             DateTime.UtcNow));
     }
 
-    /// <summary>The account's connection event, on the new and the older subject, as nats-server sends both.</summary>
-    /// <remarks>
-    /// The connection count is taken now (one read), as nats-server takes the account's numbers when it queues the event;
-    /// the traffic, which needs a pass over the clients, when it is written.
-    /// </remarks>
-    public AccountConnsEvent Conns(Accounts.Account account, string subject)
-    {
-        var connections = account.Connections;
-        return new(subject, () =>
-        {
-            var stat = endpoints.AccountStats([account.Name], unused: true).FirstOrDefault() ?? new() { Account = account.Name };
-            stat.Connections = stat.TotalConnections = connections;
-            return stat;
-        });
-    }
+    /// <summary>The account's connection event for a requester (<c>$SYS.REQ.ACCOUNT.&lt;acc&gt;.CONNS</c>).</summary>
+    public AccountConnsEvent Conns(Accounts.Account account, string reply) => new(account, endpoints, reply);
 
     /// <summary>Publishes events until <paramref name="stopping"/>, then what is left in the queue.</summary>
     public async Task RunAsync(CancellationToken stopping)
@@ -160,11 +147,8 @@ internal sealed class SystemEvents
         }
     }
 
-    private void EnqueueConns(Accounts.Account account)
-    {
-        Enqueue(Conns(account, "$SYS.SERVER.ACCOUNT." + account.Name + ".CONNS"));
-        Enqueue(Conns(account, "$SYS.ACCOUNT." + account.Name + ".SERVER.CONNS"));
-    }
+    // On the new subject and the older one, as nats-server sends both.
+    private void EnqueueConns(Accounts.Account account) => Enqueue(new AccountConnsEvent(account, endpoints));
 
     /// <summary>Queues an event for the loop, or counts it dropped when the queue is full; never waits.</summary>
     internal void Enqueue(SystemEvent item)

@@ -18,8 +18,15 @@ internal sealed class SystemPublisher(IBusClient client, SystemServerInfo server
 
     public SystemServerInfo Server => server;
 
-    /// <summary>Writes <paramref name="item"/> and publishes it on its subject.</summary>
-    public void Publish(SystemEvent item, ArrayBufferWriter<byte> buffer) => Publish(item.Subject, item, buffer);
+    /// <summary>Writes <paramref name="item"/> and publishes it on its subject (and its second one, if it has one).</summary>
+    public void Publish(SystemEvent item, ArrayBufferWriter<byte> buffer)
+    {
+        Publish(item.Subject, item, buffer);
+        if (item.AlsoSubject is { } also)
+        {
+            Send(also, buffer);
+        }
+    }
 
     /// <summary>Writes <paramref name="item"/> and publishes it on <paramref name="subject"/> (a requester's inbox).</summary>
     public void Publish(string subject, SystemEvent item, ArrayBufferWriter<byte> buffer)
