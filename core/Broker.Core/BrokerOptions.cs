@@ -67,6 +67,19 @@ public sealed class BrokerOptions
     /// own are in <see cref="AccountOptions.Mappings"/>. Default empty.
     /// </summary>
     public IList<MappingOptions> Mappings { get; set; } = [];
+    /// The system account, where the broker answers <c>$SYS.REQ.&gt;</c> requests and publishes its events (nats-server's
+    /// <c>system_account</c>). It must name one of <see cref="Accounts"/>; its users are that account's users. Default
+    /// <see langword="null"/>: an account named <c>$SYS</c> among <see cref="Accounts"/>, else a <c>$SYS</c> account
+    /// without users is created (unless <see cref="NoSystemAccount"/>).
+    /// </summary>
+    public string? SystemAccount { get; set; }
+
+    /// <summary>
+    /// Whether no system account is created when <see cref="SystemAccount"/> is not set and no account is named
+    /// <c>$SYS</c> (nats-server's <c>no_system_account</c>): no <c>$SYS</c> requests, no events. Default
+    /// <see langword="false"/>.
+    /// </summary>
+    public bool NoSystemAccount { get; set; }
 
     /// <summary>The HTTP monitoring endpoint. Default: off.</summary>
     public MonitoringOptions Monitoring { get; set; } = new();
@@ -146,6 +159,12 @@ public sealed class BrokerOptions
         {
             throw new InvalidOperationException(
                 $"lame duck grace period ({Internal.Monitoring.GoFormat.Duration(LameDuckGracePeriod)}) should be strictly lower than lame duck duration ({Internal.Monitoring.GoFormat.Duration(LameDuckDuration)})");
+        }
+
+        if (SystemAccount is { } system && !Accounts.Any(a => a.Name == system))
+        {
+            // nats-server refuses to start: the system account is looked up among the configured ones.
+            throw new InvalidOperationException("error resolving system account: account missing");
         }
 
         Authorization.Validate(Accounts);

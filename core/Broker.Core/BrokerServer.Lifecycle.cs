@@ -25,6 +25,7 @@ public sealed partial class BrokerServer
     private ServiceProvider? services;
     private BrokerMetrics? metrics;
     private MonitorRouter? monitorRouter;
+    private Internal.Events.SystemAccountServices? systemServices;
 
     /// <summary>
     /// Completes once the broker has stopped, whether through <see cref="StopAsync"/>, <see cref="DisposeAsync"/> or
@@ -60,6 +61,8 @@ public sealed partial class BrokerServer
             monitorRouter?.AddEndpoints(services.GetServices<IMonitoringEndpoint>());
             var jetStream = services.GetServices<ServerFeature>().Any(f => f.Name == ServerFeature.JetStream);
             core.ConfigureInfo(core.Options.Host, client.Port, Version, jetStream);
+            systemServices = Internal.Events.SystemAccountServices.Start(
+                core, metrics, services.GetServices<IMonitoringEndpoint>(), loggerFactory.CreateLogger("Broker.System"));
 
             foreach (var service in services.GetServices<IHostedService>())
             {
@@ -98,6 +101,12 @@ public sealed partial class BrokerServer
 
         HostingLog.Stopping(logger);
         core.SetRunState(BrokerRunState.Stopping);
+        if (systemServices is not null)
+        {
+            // SHUTDOWN first, while clients are still connected to receive it (nats-server's Shutdown order).
+            await systemServices.StopAsync().ConfigureAwait(false);
+        }
+
         foreach (var host in listeners)
         {
             await host.UnbindAsync().ConfigureAwait(false);

@@ -63,7 +63,7 @@ public sealed partial class BrokerServer
             Authenticator authenticator;
             try
             {
-                authenticator = new Authenticator(next.Authorization, next.Accounts, logger);
+                authenticator = core.CreateAuthenticator(next, logger);
             }
             catch (InvalidOperationException ex)
             {

@@ -171,9 +171,10 @@ public sealed class BusAccountTests
         var (broker, _) = await AdapterHarness.StartAsync(TwoAccounts);
         await using var __ = broker;
         var directory = broker.Server.Services.GetRequiredService<IAccountDirectory>();
-        Assert.Equal(["$G", "A", "B"], directory.Accounts.Select(a => a.Name));
+        // The default system account is an account too (nats-server's $SYS); a reload keeps it.
+        Assert.Equal(["$G", "$SYS", "A", "B"], directory.Accounts.Select(a => a.Name));
         Assert.True(directory.Accounts[0].IsGlobal);
-        Assert.Equal(new BrokerAccount("A"), directory.Accounts[1]);
+        Assert.Equal(new BrokerAccount("A"), directory.Accounts[2]);
 
         var changes = new ConcurrentQueue<AccountChange>();
         var watching = directory.Watch(changes.Enqueue);
@@ -187,13 +188,13 @@ public sealed class BusAccountTests
             new AccountOptions { Name = "C" },
         ]));
         Assert.True(result.Succeeded, result.Error);
-        Assert.Equal(["$G", "A", "C"], directory.Accounts.Select(a => a.Name));
+        Assert.Equal(["$G", "$SYS", "A", "C"], directory.Accounts.Select(a => a.Name));
         Assert.Equal(
             [(AccountChangeKind.Removed, "B"), (AccountChangeKind.Added, "C")],
             changes.Select(c => (c.Kind, c.Account.Name)));
 
         // The callback runs once the reload is in force: the list it reads already has the change.
-        Assert.Equal(["$G,A,C", "$G,A,C"], seenByWatcher);
+        Assert.Equal(["$G,$SYS,A,C", "$G,$SYS,A,C"], seenByWatcher);
 
         // A client of the new account works; a reload without changes reports nothing; a disposed watcher hears nothing.
         await using (var c = broker.Bus.CreateClient(new BusClientOptions { Account = "C" }))

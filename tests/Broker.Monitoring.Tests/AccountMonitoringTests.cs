@@ -9,9 +9,9 @@ namespace Broker.Monitoring.Tests;
 
 /// <summary>
 /// Monitoring with accounts, the same scenario on our broker and on nats-server 2.9.10: accounts A and B with a user
-/// each, a user of the global account, and C without users. nats-server runs with <c>no_system_account</c> because
-/// we have no system account yet (it would add <c>$SYS</c> to the lists and three internal subscriptions to every
-/// account); everything else is compared as is.
+/// each, a user of the global account, and C without users. Both run with <c>no_system_account</c>: nats-server's
+/// system account adds three service imports to every account, which are not built yet (SystemAccountTests covers the
+/// system account); everything else is compared as is.
 /// </summary>
 public sealed class AccountMonitoringTests
 {
@@ -292,8 +292,8 @@ public sealed class AccountMonitoringTests
             no_system_account: true
             accounts { D: { users: [{user: d, password: d}], limits { max_connections: 1 } } }
             """;
-        await using var server = await Monitored.StartAsync(kind, config, options => options.Accounts =
-            [new AccountOptions { Name = "D", Users = [new UserOptions { User = "d", Password = "d" }], Limits = new AccountLimitOptions { MaxConnections = 1 } }]);
+        await using var server = await Monitored.StartAsync(kind, config, options => (options.NoSystemAccount, options.Accounts) = (true,
+            [new AccountOptions { Name = "D", Users = [new UserOptions { User = "d", Password = "d" }], Limits = new AccountLimitOptions { MaxConnections = 1 } }]));
         await using var first = await NatsClients.ConnectAsync(server.Url, "d1", o => o with { AuthOpts = new NatsAuthOpts { Username = "d", Password = "d" } });
         await using var second = await RawClient.ConnectAsync(new Uri(server.Url).Port);
         await second.SendAsync("CONNECT {\"verbose\":false,\"name\":\"d2\",\"user\":\"d\",\"pass\":\"d\"}\r\nPING\r\n");
@@ -316,6 +316,7 @@ public sealed class AccountMonitoringTests
         {
             options.Monitoring.Host = "127.0.0.1";
             options.Monitoring.Port = 0;
+            options.NoSystemAccount = true;
             options.Accounts = [.. accounts.Select(name => new AccountOptions { Name = name, Users = [new UserOptions { User = name.ToLowerInvariant(), Password = "pw" }] })];
         }
 
@@ -525,6 +526,7 @@ public sealed class AccountMonitoringTests
 
         private static void Configure(BrokerOptions options)
         {
+            options.NoSystemAccount = true;
             options.Accounts =
             [
                 new AccountOptions { Name = "A", Users = [new UserOptions { User = "a", Password = "a" }] },

@@ -17,6 +17,8 @@ public sealed partial class MetricsTests
             ];
             options.Authorization.Users = [new UserOptions { User = "g", Password = "g" }];
             options.Authorization.Timeout = TimeSpan.FromSeconds(30);
+            // Without the system account, whose own subscriptions (its request services) count too, as nats-server's do.
+            options.NoSystemAccount = true;
         });
         await using var a1 = await broker.ConnectAsync("{\"verbose\":false,\"user\":\"a\",\"pass\":\"a\"}");
         await using var a2 = await broker.ConnectAsync("{\"verbose\":false,\"user\":\"a\",\"pass\":\"a\"}");

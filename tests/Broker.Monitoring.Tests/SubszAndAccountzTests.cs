@@ -8,7 +8,8 @@ public sealed class SubszAndAccountzTests
     [Fact(Timeout = 30_000)]
     public async Task Reports_index_statistics_and_lists_subscriptions_matching_a_test_subject()
     {
-        await using var broker = await MonitoredBroker.StartAsync();
+        // Without the system account, whose own subscriptions (its request services) count too, as nats-server's do.
+        await using var broker = await MonitoredBroker.StartAsync(o => o.NoSystemAccount = true);
         await using var client = await broker.ConnectAsync();
         await client.SendAsync("SUB foo.bar 1\r\nSUB foo.* 2\r\nSUB foo.> q 3\r\nSUB baz 4\r\nPUB foo.bar 1\r\nx\r\nPUB foo.bar 1\r\ny\r\n");
         await client.PingAndCollectAsync();
@@ -74,8 +75,10 @@ public sealed class SubszAndAccountzTests
         await client.SendAsync("SUB foo 1\r\n");
         await client.PingAndCollectAsync();
 
+        // The default system account is listed too, and named (nats-server creates it unless no_system_account).
         var accountz = await broker.GetJsonAsync("/accountz");
-        Assert.Equal(["$G"], accountz.GetProperty("accounts").EnumerateArray().Select(a => a.GetString()));
+        Assert.Equal(["$G", "$SYS"], accountz.GetProperty("accounts").EnumerateArray().Select(a => a.GetString()).Order(StringComparer.Ordinal));
+        Assert.Equal("$SYS", accountz.GetProperty("system_account").GetString());
         Assert.False(accountz.TryGetProperty("account_detail", out _));
 
         var detail = (await broker.GetJsonAsync("/accountz?acc=" + Uri.EscapeDataString("$G"))).GetProperty("account_detail");

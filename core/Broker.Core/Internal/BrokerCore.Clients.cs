@@ -26,6 +26,9 @@ internal sealed partial class BrokerCore
         RefreshInfo();
     }
 
+    /// <summary>Whether INFO advertises JetStream (the <c>jetstream</c> of the system account's server info).</summary>
+    public bool JetStreamEnabled => infoTemplate.JetStream == true;
+
     /// <summary>Updates what INFO says about settings a reload can change.</summary>
     public void RefreshInfo()
     {

@@ -24,8 +24,9 @@ internal sealed partial class BrokerCore
         ServerId = ServerIdentity.NewServerId();
         ServerName = options.ServerName ?? ServerId;
         ClientLogger = loggerFactory.CreateLogger("Broker.Client");
-        Accounts = new AccountRegistry(options.Accounts, options.Mappings);
-        Authenticator = new Authenticator(options.Authorization, options.Accounts, Logger);
+        Accounts = new AccountRegistry(options.Accounts, options.Mappings, AccountRegistry.SystemAccountName(options));
+        SystemOnlyNoAuthUser = ServerIdentity.NewSystemOnlyNoAuthUser();
+        Authenticator = CreateAuthenticator(options, Logger);
         ClosedClients = new ClosedConnectionRing(options.MaxClosedClients);
     }
 
@@ -50,7 +51,34 @@ internal sealed partial class BrokerCore
 
     public ConcurrentDictionary<ulong, ClientBase> Clients { get; } = new();
 
+    /// <summary>
+    /// The name of the <c>$G</c> user nats-server invents when only <c>$G</c> and a configured system account exist
+    /// (server.go <c>configureAccounts</c>); one per broker, so a reload keeps its clients.
+    /// </summary>
+    public string SystemOnlyNoAuthUser { get; }
+
+    /// <summary>The authenticator for <paramref name="options"/>, with the invented no-auth user when nats-server would have it.</summary>
+    /// <exception cref="InvalidOperationException">The options are inconsistent.</exception>
+    public Authenticator CreateAuthenticator(BrokerOptions options, ILogger logger)
+    {
+        var invent = AccountRegistry.SystemAccountConfigured(options) && options.Accounts.Count == 1
+            && string.IsNullOrEmpty(options.Authorization.NoAuthUser);
+        return new Authenticator(options.Authorization, options.Accounts, logger, systemOnlyNoAuthUser: invent ? SystemOnlyNoAuthUser : null);
+    }
+
     public ServerStatistics Statistics { get; } = new();
+
+    private volatile Events.SystemEvents? events;
+
+    /// <summary>
+    /// The system account's events while its services run, else null: connect and close paths enqueue through it
+    /// (a null check when there is no system account).
+    /// </summary>
+    public Events.SystemEvents? Events
+    {
+        get => events;
+        set => events = value;
+    }
 
     public ulong NextClientId() => (ulong)Interlocked.Increment(ref nextClientId);
 

@@ -10,5 +10,9 @@ internal static class ServerIdentity
     /// <summary>A 56-character server id, like nats-server's public server nkey.</summary>
     public static string NewServerId() => "N" + RandomBase32(55);
 
+    /// <summary>nats-server's invented no-auth user of <c>$G</c>: <c>nats-</c> and eight base-62 characters.</summary>
+    public static string NewSystemOnlyNoAuthUser() =>
+        "nats-" + RandomNumberGenerator.GetString("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", 8);
+
     public static string RandomBase32(int length) => RandomNumberGenerator.GetString(Base32Alphabet, length);
 }

@@ -204,7 +204,6 @@ public sealed class ConfMappingErrorTests
     [InlineData("gateway { name: g }", "Gateways", "\"gateway\"")]
     [InlineData("leafnodes { listen: \"127.0.0.1:-1\" }\nleaf {}", "Leaf nodes", "\"leafnodes\", \"leaf\"")]
     [InlineData("server_tags: [\"a:1\"]", "Server tags", "\"server_tags\"")]
-    [InlineData("system_account: SYS", "The system account", "\"system_account\"")]
     [InlineData("https: 8443", "HTTPS monitoring", "\"https\"")]
     [InlineData("syslog: true", "Syslog", "\"syslog\"")]
     [InlineData("log_size_limit: 1GB", "Log file rotation", "\"log_size_limit\"")]

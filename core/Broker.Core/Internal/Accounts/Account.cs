@@ -14,6 +14,9 @@ internal sealed class Account
     /// <summary>The global account's name: clients of no configured account are in it (nats-server's <c>$G</c>).</summary>
     public const string GlobalName = "$G";
 
+    /// <summary>The default system account's name (nats-server's <c>DEFAULT_SYSTEM_ACCOUNT</c>).</summary>
+    public const string SystemDefaultName = "$SYS";
+
     private int connections;
     private volatile AccountLimits limits;
     private volatile StreamImport[] streamImports = [];
@@ -33,6 +36,9 @@ internal sealed class Account
     public string? Nkey { get; private set; }
 
     public bool IsGlobal => Name == GlobalName;
+
+    /// <summary>Whether this is the system account (set once, when the registry is built).</summary>
+    public bool IsSystem { get; set; }
 
     /// <summary>The account's subject index; every subscription of its clients is here and nowhere else.</summary>
     public SubList SubList { get; } = new();

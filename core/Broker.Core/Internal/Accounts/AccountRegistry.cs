@@ -6,7 +6,8 @@ using Broker.Core.Internal.Subscriptions;
 namespace Broker.Core.Internal.Accounts;
 
 /// <summary>
-/// The broker's accounts by name: the global account <c>$G</c> always, plus the configured ones. A lookup reads a
+/// The broker's accounts by name: the global account <c>$G</c> always, the configured ones, and the system account
+/// (<c>$SYS</c> created when none is configured, unless <c>no_system_account</c>). A lookup reads a
 /// frozen snapshot and takes no lock; <see cref="Apply"/> swaps the snapshot and runs only at start and under the
 /// reload gate, so there is one writer at a time.
 /// </summary>
@@ -16,14 +17,59 @@ internal sealed class AccountRegistry
 
     /// <param name="accounts">The configured accounts.</param>
     /// <param name="globalMappings">The top-level mappings, which are the global account's (<see cref="BrokerOptions.Mappings"/>).</param>
-    public AccountRegistry(IEnumerable<AccountOptions> accounts, IEnumerable<MappingOptions>? globalMappings = null)
+    /// <param name="systemAccount">The system account's name (<see cref="SystemAccountName"/>), or null for none.</param>
+    public AccountRegistry(IEnumerable<AccountOptions> accounts, IEnumerable<MappingOptions>? globalMappings = null, string? systemAccount = null)
     {
         Global = new Account(Account.GlobalName, AccountLimits.None);
-        byName = Build(accounts, globalMappings, new Dictionary<string, Account>(StringComparer.Ordinal) { [Global.Name] = Global });
+        var existing = new Dictionary<string, Account>(StringComparer.Ordinal) { [Global.Name] = Global };
+        if (systemAccount is not null)
+        {
+            // The default $SYS when no account of that name is configured (nats-server SetDefaultSystemAccount).
+            existing[systemAccount] = new Account(systemAccount, AccountLimits.None) { IsSystem = true };
+        }
+
+        SystemName = systemAccount;
+        byName = Build(accounts, globalMappings, existing, systemAccount);
+        System = systemAccount is null ? null : byName[systemAccount];
+        if (System is not null)
+        {
+            System.IsSystem = true;
+        }
     }
 
     /// <summary>The global account <c>$G</c>.</summary>
     public Account Global { get; }
+
+    /// <summary>
+    /// The system account, <see langword="null"/> with <c>no_system_account</c>. The same instance for the broker's life:
+    /// a reload cannot change which account it is (nats-server refuses that reload).
+    /// </summary>
+    public Account? System { get; }
+
+    /// <summary>The system account's name, or <see langword="null"/>.</summary>
+    public string? SystemName { get; }
+
+    /// <summary>
+    /// The system account's name under <paramref name="options"/> (nats-server: <c>system_account</c>, else a configured
+    /// <c>$SYS</c>, else the default <c>$SYS</c> unless <c>no_system_account</c>), or <see langword="null"/>.
+    /// </summary>
+    public static string? SystemAccountName(BrokerOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        return options.SystemAccount
+            ?? (options.Accounts.Any(a => a.Name == Account.SystemDefaultName) || !options.NoSystemAccount ? Account.SystemDefaultName : null);
+    }
+
+    /// <summary>
+    /// Whether the system account is a configured one (named by <c>system_account</c> or an account called <c>$SYS</c>),
+    /// as opposed to the default one the broker creates: only then does nats-server invent a no-auth user (see
+    /// <see cref="Auth.Authenticator"/>).
+    /// </summary>
+    public static bool SystemAccountConfigured(BrokerOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        return options.SystemAccount is not null || options.Accounts.Any(a => a.Name == Account.SystemDefaultName);
+    }
 
     /// <summary>Every account, <c>$G</c> included.</summary>
     public IEnumerable<Account> All => byName.Values;
@@ -64,7 +110,7 @@ internal sealed class AccountRegistry
     public void Apply(IEnumerable<AccountOptions> accounts, IEnumerable<MappingOptions>? globalMappings = null)
     {
         var existing = new Dictionary<string, Account>(byName, StringComparer.Ordinal);
-        byName = Build(accounts, globalMappings, existing);
+        byName = Build(accounts, globalMappings, existing, SystemName);
         Applied?.Invoke();
     }
 
@@ -74,12 +120,20 @@ internal sealed class AccountRegistry
     /// </summary>
     public event Action? Applied;
 
-    private static FrozenDictionary<string, Account> Build(IEnumerable<AccountOptions> accounts, IEnumerable<MappingOptions>? globalMappings, Dictionary<string, Account> existing)
+    private static FrozenDictionary<string, Account> Build(IEnumerable<AccountOptions> accounts, IEnumerable<MappingOptions>? globalMappings, Dictionary<string, Account> existing, string? systemAccount)
     {
         // $G has only the top-level mappings of its own, but nats-server stamps its update time with every other account's.
         var global = existing[Account.GlobalName];
         global.Update(AccountLimits.None, nkey: null, SubjectMapper.Create(globalMappings));
         var result = new Dictionary<string, Account>(StringComparer.Ordinal) { [Account.GlobalName] = global };
+
+        // The system account stays whatever the configuration says (a default $SYS is not among the configured).
+        if (systemAccount is not null && existing.TryGetValue(systemAccount, out var system))
+        {
+            system.Update(AccountLimits.None, nkey: null, newMappings: null);
+            result[systemAccount] = system;
+        }
+
         foreach (var options in accounts)
         {
             var limits = AccountLimits.From(options.Limits);

@@ -37,9 +37,13 @@ internal sealed partial class Authenticator
     /// <summary>
     /// Compiles <c>authorization</c> and the users of <paramref name="accounts"/> (validating them first) and warns once
     /// about plaintext passwords. An account's <c>default_permissions</c> apply to its users that have none.
+    /// <paramref name="systemOnlyNoAuthUser"/>, when given, is a user of <c>$G</c> added as the <c>no_auth_user</c>
+    /// (nats-server's <c>nats-XXXXXXXX</c> user when only <c>$G</c> and a configured system account exist and no
+    /// <c>no_auth_user</c> is set, so clients without credentials keep working); its password is the part after
+    /// <c>nats-</c>, as nats-server sets it, and the warning about plaintext passwords does not count it.
     /// </summary>
     /// <exception cref="InvalidOperationException">The options are inconsistent or a permission subject is malformed.</exception>
-    public Authenticator(AuthorizationOptions options, IEnumerable<AccountOptions> accounts, ILogger? logger = null, TimeProvider? time = null)
+    public Authenticator(AuthorizationOptions options, IEnumerable<AccountOptions> accounts, ILogger? logger = null, TimeProvider? time = null, string? systemOnlyNoAuthUser = null)
     {
         ArgumentNullException.ThrowIfNull(options);
         ArgumentNullException.ThrowIfNull(accounts);
@@ -48,7 +52,7 @@ internal sealed partial class Authenticator
         time ??= TimeProvider.System;
 
         // As nats-server: users in any account require authentication, like users in authorization.
-        AuthRequired = options.IsAuthRequired || accounts.Any(a => a.Users.Count > 0);
+        AuthRequired = options.IsAuthRequired || accounts.Any(a => a.Users.Count > 0) || systemOnlyNoAuthUser is not null;
         Timeout = options.Timeout;
         if (!string.IsNullOrEmpty(options.Token))
         {
@@ -70,16 +74,21 @@ internal sealed partial class Authenticator
             AddUsers(account.Users, account.DefaultPermissions, account.Name, time);
         }
 
-        if (!string.IsNullOrEmpty(options.NoAuthUser))
-        {
-            noAuthUser = users[options.NoAuthUser];
-        }
-
         // As nats-server checkAuthforWarnings: a plain single password or any users entry not bcrypt-hashed
         // (an empty one included); tokens are not part of that warning.
         if ((singleUser is not null && !BcryptPassword.IsHash(singlePassword)) || users.Values.Any(u => !BcryptPassword.IsHash(u.Password)))
         {
             AuthLog.PlaintextPasswords(logger);
+        }
+
+        if (!string.IsNullOrEmpty(options.NoAuthUser))
+        {
+            noAuthUser = users[options.NoAuthUser];
+        }
+        else if (systemOnlyNoAuthUser is not null)
+        {
+            noAuthUser = new UserEntry(systemOnlyNoAuthUser["nats-".Length..], new AuthenticatedUser(systemOnlyNoAuthUser, null));
+            users.Add(systemOnlyNoAuthUser, noAuthUser);
         }
     }
 
@@ -92,6 +101,9 @@ internal sealed partial class Authenticator
         : nkeys.TryGetValue(name, out var nkeyUser) ? nkeyUser.Account
         : string.Equals(name, singleUser, StringComparison.Ordinal) ? Accounts.Account.GlobalName
         : null;
+
+    /// <summary>Whether a client without credentials is bound to a user (<c>no_auth_user</c>, configured or invented).</summary>
+    public bool HasNoAuthUser => noAuthUser is not null;
 
     /// <summary>Whether clients must authenticate.</summary>
     public bool AuthRequired { get; }

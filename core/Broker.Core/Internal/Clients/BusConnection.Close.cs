@@ -152,6 +152,7 @@ internal sealed partial class BusConnection
         ClosedAt = DateTimeOffset.UtcNow;
         Server.Unregister(this);
         Server.ClosedClients.Record(this, subscriptions);
+        Server.Events?.ClientDisconnected(this);
         InProcessLog.ConnectionClosed(logger, this, ClosedReasonText);
         _ = closed.CancelAsync();
     }

@@ -65,6 +65,7 @@ internal sealed partial class BusConnection
             return BusConnectResult.Failure(BusConnectError.MaxConnectionsExceeded, MaxConnectionsText);
         }
 
+        server.Events?.ClientConnected(client);
         return BusConnectResult.Success(client);
     }
 

@@ -29,6 +29,9 @@ internal sealed class ClientAuthentication : IDisposable
 
     // The credentials of the last CONNECT, kept to authenticate again after a reload.
     private string? connectUser;
+
+    /// <summary>The user name the client's CONNECT gave (or its certificate), for the authentication failure event.</summary>
+    public string? ConnectUser => connectUser;
     private string? connectPassword;
     private string? connectToken;
 

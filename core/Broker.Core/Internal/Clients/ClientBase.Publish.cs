@@ -82,7 +82,11 @@ internal abstract partial class ClientBase
         YieldRequested = false;
         if (batchInMessages != 0)
         {
-            Server.Statistics.AddIn(batchInMessages, batchInBytes);
+            if (!IsSystemClient)
+            {
+                Server.Statistics.AddIn(batchInMessages, batchInBytes);
+            }
+
             batchInMessages = 0;
             batchInBytes = 0;
         }

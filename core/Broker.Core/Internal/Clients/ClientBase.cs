@@ -120,6 +120,12 @@ internal abstract partial class ClientBase
 
     public string? AuthorizedUser { get; protected set; }
 
+    /// <summary>
+    /// Whether this is the system account's own client: what it publishes is not counted in the server's inbound
+    /// messages (/varz <c>in_msgs</c>), as nats-server does not count its internal system client's.
+    /// </summary>
+    public bool IsSystemClient { get; init; }
+
     // Statistics, updated with Interlocked by the reading side (in) and by producers (out).
     public long InMessages;
     public long InBytes;

@@ -75,6 +75,11 @@ internal sealed partial class NatsClient
         ClosedAt = DateTimeOffset.UtcNow;
         Server.Unregister(this);
         Server.ClosedClients.Record(this, subscriptions);
+        if (authentication.IsAuthenticated)
+        {
+            Server.Events?.ClientDisconnected(this);
+        }
+
         await transport.Input.CompleteAsync().ConfigureAwait(false);
         ClientLog.ClientClosed(logger, this, Reason.ToText());
     }

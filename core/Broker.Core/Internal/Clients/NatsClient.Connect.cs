@@ -81,9 +81,11 @@ internal sealed partial class NatsClient
         if (refusal != CloseReason.None)
         {
             BeginClose(refusal, AccountBinding.Error(refusal));
+            return false;
         }
 
-        return refusal == CloseReason.None;
+        Server.Events?.ClientConnected(this);
+        return true;
     }
 
     /// <summary>Binds the connection to the user's name and its own copy of the user's permissions (caches are per connection).</summary>
@@ -96,6 +98,7 @@ internal sealed partial class NatsClient
     private void AuthorizationViolation()
     {
         ClientLog.AuthorizationViolation(logger, this);
+        Server.Events?.AuthenticationFailed(this, authentication.ConnectUser);
         BeginClose(CloseReason.AuthenticationViolation, ServerMessages.ErrAuthorization);
     }
 

@@ -53,7 +53,7 @@ internal sealed partial class NatsClient : ClientBase, IClientConnection, IKeepA
     public string? ClientVersion => options.Version;
 
     /// <summary>Whether only CONNECT is acceptable next (authentication pending and no <c>no_auth_user</c>).</summary>
-    private bool ConnectRequired => !authentication.IsAuthenticated && Server.Options.Authorization.NoAuthUser is null;
+    private bool ConnectRequired => !authentication.IsAuthenticated && !Server.Authenticator.HasNoAuthUser;
 
     public override string ToString() => $"cid:{Id} {RemoteEndPoint}";
 }

@@ -8,15 +8,15 @@ namespace Broker.Core.Internal.Monitoring;
 
 /// <summary>
 /// /accountz (the accounts and one account's detail) and /accstatz (each account's connections and traffic), as
-/// nats-server 2.9.10 answers them. There is no system account yet: <c>system_account</c> is absent and <c>$SYS</c>
-/// is not listed (nats-server creates it unless <c>no_system_account</c>).
+/// nats-server 2.9.10 answers them: <c>system_account</c> names the system account (absent with
+/// <c>no_system_account</c>), which is listed with the others and marked <c>is_system</c> in its detail.
 /// </summary>
 internal sealed partial class MonitorEndpoints
 {
     public HttpResponse Accountz(QueryString query)
     {
         var name = query.Get("acc");
-        var accountz = new Accountz { ServerId = core.ServerId, Now = DateTime.UtcNow };
+        var accountz = new Accountz { ServerId = core.ServerId, Now = DateTime.UtcNow, SystemAccount = core.Accounts.SystemName };
         if (name.Length == 0)
         {
             accountz.Accounts = [.. core.Accounts.All.Select(a => a.Name)];
@@ -30,6 +30,7 @@ internal sealed partial class MonitorEndpoints
             {
                 AccountName = account.Name,
                 UpdateTime = account.UpdatedAt,
+                IsSystem = account.IsSystem,
                 ClientConnections = CountConnections(account),
                 Subscriptions = statistics.NumSubscriptions,
                 Mappings = Mappings(account),
@@ -76,6 +77,17 @@ internal sealed partial class MonitorEndpoints
             return BadRequest(error);
         }
 
+        var statz = AccountStats(accounts: null, unused);
+        return HttpResponse.Json(MonitorJson.Serialize(new AccountStatz { ServerId = core.ServerId, Now = DateTime.UtcNow, Accounts = statz }));
+    }
+
+    /// <summary>
+    /// Each account's connections and the messages its clients published (<c>received</c>) and were delivered
+    /// (<c>sent</c>), closed connections included (nats-server <c>AccountStatz</c>): the accounts named, or all of them;
+    /// those without connections only when <paramref name="unused"/>.
+    /// </summary>
+    internal List<AccountStat> AccountStats(IReadOnlyCollection<string>? accounts, bool unused)
+    {
         // One pass over the clients: each account's connections and its live clients' counters.
         var live = new Dictionary<Account, (int Connections, AccountTraffic.Totals Totals)>();
         foreach (var (_, client) in core.Clients)
@@ -91,6 +103,11 @@ internal sealed partial class MonitorEndpoints
         var statz = new List<AccountStat>();
         foreach (var account in core.Accounts.All)
         {
+            if (accounts is not null && !accounts.Contains(account.Name))
+            {
+                continue;
+            }
+
             live.TryGetValue(account, out var entry);
             var connections = entry.Connections;
             if (connections == 0 && !unused)
@@ -111,7 +128,7 @@ internal sealed partial class MonitorEndpoints
             });
         }
 
-        return HttpResponse.Json(MonitorJson.Serialize(new AccountStatz { ServerId = core.ServerId, Now = DateTime.UtcNow, Accounts = statz }));
+        return statz;
     }
 
     /// <summary>

@@ -18,7 +18,13 @@ internal sealed partial class MonitorEndpoints
     /// <c>total</c> is the length of the page, as nats-server 2.9.10 sets it; with no subscription on the page the
     /// answer is the statistics alone, without <c>server_id</c>, <c>now</c> or paging, as nats-server writes it.
     /// </summary>
-    public HttpResponse Subsz(QueryString query)
+    public HttpResponse Subsz(QueryString query) => Subsz(query, statisticsAloneWhenEmpty: true);
+
+    /// <summary>
+    /// /subsz, or with <paramref name="statisticsAloneWhenEmpty"/> false the whole <c>Subsz</c> even with no subscription
+    /// on the page, as nats-server's <c>$SYS</c> SUBSZ answers (its HTTP handler is the one that shortens it).
+    /// </summary>
+    public HttpResponse Subsz(QueryString query, bool statisticsAloneWhenEmpty)
     {
         var reader = new QueryReader(query);
         var list = reader.Bool("subs");
@@ -57,7 +63,7 @@ internal sealed partial class MonitorEndpoints
         }
 
         // nats-server writes only the statistics when there is no subscription to list (asked for or not).
-        if (page.Length == 0)
+        if (page.Length == 0 && statisticsAloneWhenEmpty)
         {
             return HttpResponse.Json(MonitorJson.Serialize(statistics));
         }
@@ -69,7 +75,7 @@ internal sealed partial class MonitorEndpoints
             Offset = offset,
             Limit = limit,
             Total = page.Length,
-            Subscriptions = page,
+            Subscriptions = page.Length == 0 ? null : page,
         };
         subsz.CopyFrom(statistics);
         return HttpResponse.Json(MonitorJson.Serialize(subsz));

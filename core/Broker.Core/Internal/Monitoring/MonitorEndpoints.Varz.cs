@@ -78,6 +78,7 @@ internal sealed partial class MonitorEndpoints
             Subscriptions = core.Accounts.SubscriptionCount(),
             HttpRequestStats = metrics.HttpRequests.Snapshot(),
             ConfigLoadTime = core.StartedAt,
+            SystemAccount = core.Accounts.SystemName,
             SlowConsumerStats = new ConnectionKindCounts { Clients = slowConsumers },
             StaleConnectionStats = new ConnectionKindCounts { Clients = staleConnections },
             BrokerVersion = BrokerServer.Version,

@@ -17,6 +17,9 @@ internal sealed class QueryString
 
     public static QueryString Empty { get; } = new([]);
 
+    /// <summary>A query of the given names and values, as if decoded (the <c>$SYS</c> requests' options become one).</summary>
+    public static QueryString From(IEnumerable<KeyValuePair<string, string>> pairs) => new([.. pairs]);
+
     /// <summary>Parses <c>a=1&amp;b=x+y</c>; <see langword="null"/> when an escape is malformed.</summary>
     public static QueryString? Parse(string raw)
     {

@@ -11,7 +11,7 @@ internal sealed class Accountz
     [JsonPropertyName("now")]
     public DateTime Now { get; set; }
 
-    /// <summary>The system account's name; none until the broker has one (nats-server always has <c>$SYS</c>).</summary>
+    /// <summary>The system account's name; absent with <c>no_system_account</c>.</summary>
     [JsonPropertyName("system_account")]
     public string? SystemAccount { get; set; }
 

@@ -171,6 +171,10 @@ internal sealed class Varz
     [JsonPropertyName("config_load_time")]
     public DateTime ConfigLoadTime { get; set; }
 
+    /// <summary>The system account's name; absent with <c>no_system_account</c> (Go's <c>omitempty</c>).</summary>
+    [JsonPropertyName("system_account")]
+    public string? SystemAccount { get; set; }
+
     [JsonPropertyName("slow_consumer_stats")]
     public ConnectionKindCounts SlowConsumerStats { get; set; } = new();
 

@@ -9,7 +9,7 @@ namespace Broker.Host.Configuration.ConfigFile.Internal;
 
 /// <summary>
 /// The top-level keys of the server itself (nats-server opts.go processConfigFileLine): where it listens, its name,
-/// logging, monitoring, limits, pings and lame duck mode, with nats-server's aliases and checks, onto
+/// logging, monitoring, limits, pings, lame duck mode and the system account, with nats-server's aliases and checks, onto
 /// <see cref="BrokerOptions"/> and <see cref="BrokerHostOptions"/>.
 /// </summary>
 internal sealed class ServerSettingsMapper
@@ -56,6 +56,11 @@ internal sealed class ServerSettingsMapper
         ["lame_duck_duration"] = static (m, e) => m.LameDuckDuration(e),
         ["lame_duck_grace_period"] = static (m, e) => m.LameDuckGracePeriod(e),
         ["no_header_support"] = static (m, e) => m.reader.SetBool(e, Key(nameof(BrokerOptions.NoHeaderSupport))),
+        ["system_account"] = static (m, e) => m.reader.SetString(e, Key(nameof(BrokerOptions.SystemAccount))),
+        ["system"] = static (m, e) => m.reader.SetString(e, Key(nameof(BrokerOptions.SystemAccount))),
+        ["no_system_account"] = static (m, e) => m.reader.SetBool(e, Key(nameof(BrokerOptions.NoSystemAccount))),
+        ["no_system"] = static (m, e) => m.reader.SetBool(e, Key(nameof(BrokerOptions.NoSystemAccount))),
+        ["no_sys_acc"] = static (m, e) => m.reader.SetBool(e, Key(nameof(BrokerOptions.NoSystemAccount))),
     };
 
     private readonly ConfValueReader reader;

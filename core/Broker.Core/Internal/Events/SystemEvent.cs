@@ -1,0 +1,205 @@
+using System.Text.Json;
+using Broker.Core.Internal.Accounts;
+using Broker.Core.Internal.Clients;
+using Broker.Core.Internal.Monitoring;
+using Broker.Core.Internal.Monitoring.Models;
+
+namespace Broker.Core.Internal.Events;
+
+/// <summary>
+/// One event the system account publishes, captured where it happened (a connect, a close, a failed authentication)
+/// and written later by the events loop, off the client's path (nats-server's <c>pubMsg</c> on its send queue).
+/// </summary>
+internal abstract class SystemEvent
+{
+    /// <summary>The subject it is published on (built when it is published, off the client's path).</summary>
+    public abstract string Subject { get; }
+
+    /// <summary>A second subject the same message also goes to, or null (the older CONNS subject).</summary>
+    public virtual string? AlsoSubject => null;
+
+    /// <summary>Writes the whole JSON body; <paramref name="server"/> writes the <c>server</c> object at its place.</summary>
+    public abstract void Write(Utf8JsonWriter writer, SystemServerInfo server);
+}
+
+/// <summary>
+/// A client's identity as events carry it (nats-server's <c>ClientInfo</c>), read when the event is captured. Empty
+/// values are left out, as Go's <c>omitempty</c> does.
+/// </summary>
+internal sealed class EventClientInfo
+{
+    private readonly DateTime start;
+    private readonly string host;
+    private readonly ulong id;
+    private readonly string account;
+    private readonly string? user;
+    private readonly string? name;
+    private readonly string? lang;
+    private readonly string? version;
+    private readonly string type;
+
+    public EventClientInfo(ClientBase client, string? user)
+    {
+        var connection = (IClientConnection)client;
+        var address = connection.RemoteEndPoint?.Address;
+        start = client.StartedAt.UtcDateTime;
+        host = address is null ? "" : (address.IsIPv4MappedToIPv6 ? address.MapToIPv4() : address).ToString();
+        id = client.Id;
+        account = client.Account.Name;
+        this.user = user;
+        name = client.Name;
+        lang = connection.Lang;
+        version = connection.ClientVersion;
+        type = connection.ConnectionType;
+        RoundTrip = connection.RoundTrip;
+    }
+
+    public TimeSpan RoundTrip { get; }
+
+    /// <summary>Writes <c>"client":{...}</c>; <paramref name="stop"/> and the round trip only for a disconnect.</summary>
+    public void Write(Utf8JsonWriter writer, DateTime? stop)
+    {
+        writer.WritePropertyName("client");
+        writer.WriteStartObject();
+        writer.WriteString("start", start);
+        WriteIfAny(writer, "host", host);
+        writer.WriteNumber("id", id);
+        writer.WriteString("acc", account);
+        WriteIfAny(writer, "user", user);
+        WriteIfAny(writer, "name", name);
+        WriteIfAny(writer, "lang", lang);
+        WriteIfAny(writer, "ver", version);
+        if (stop is { } stopped)
+        {
+            if (RoundTrip > TimeSpan.Zero)
+            {
+                // A Go time.Duration: nanoseconds.
+                writer.WriteNumber("rtt", RoundTrip.Ticks * 100);
+            }
+
+            writer.WriteString("stop", stopped);
+        }
+
+        writer.WriteString("kind", "Client");
+        writer.WriteString("client_type", type);
+        if (type == "mqtt")
+        {
+            WriteIfAny(writer, "client_id", name);
+        }
+
+        writer.WriteEndObject();
+    }
+
+    private static void WriteIfAny(Utf8JsonWriter writer, string property, string? value)
+    {
+        if (!string.IsNullOrEmpty(value))
+        {
+            writer.WriteString(property, value);
+        }
+    }
+}
+
+/// <summary><c>$SYS.ACCOUNT.&lt;acc&gt;.CONNECT</c>: a client authenticated into an account other than <c>$G</c>.</summary>
+internal sealed class ConnectEvent(string account, EventClientInfo client) : SystemEvent
+{
+    public const string Type = "io.nats.server.advisory.v1.client_connect";
+
+    private readonly DateTime time = DateTime.UtcNow;
+
+    public override string Subject => "$SYS.ACCOUNT." + account + ".CONNECT";
+
+    public override void Write(Utf8JsonWriter writer, SystemServerInfo server)
+    {
+        writer.WriteStartObject();
+        writer.WriteString("type", Type);
+        writer.WriteString("id", EventIds.Next());
+        writer.WriteString("timestamp", time);
+        server.Write(writer);
+        client.Write(writer, stop: null);
+        writer.WriteEndObject();
+    }
+}
+
+/// <summary>
+/// <c>$SYS.ACCOUNT.&lt;acc&gt;.DISCONNECT</c> (a client of an account other than <c>$G</c> closed) and
+/// <c>$SYS.SERVER.&lt;id&gt;.CLIENT.AUTH.ERR</c> (a client failed to authenticate), which share nats-server's
+/// <c>DisconnectEventMsg</c>: <c>sent</c> is what the client sent, <c>received</c> what it was sent.
+/// </summary>
+internal sealed class DisconnectEvent(string subject, EventClientInfo client, DataCounts sent, DataCounts received, string reason, DateTime stop) : SystemEvent
+{
+    public const string Type = "io.nats.server.advisory.v1.client_disconnect";
+
+    public override string Subject => subject;
+
+    public override void Write(Utf8JsonWriter writer, SystemServerInfo server)
+    {
+        writer.WriteStartObject();
+        writer.WriteString("type", Type);
+        writer.WriteString("id", EventIds.Next());
+        writer.WriteString("timestamp", stop);
+        server.Write(writer);
+        client.Write(writer, stop);
+        sent.Write(writer, "sent");
+        received.Write(writer, "received");
+        writer.WriteString("reason", reason);
+        writer.WriteEndObject();
+    }
+}
+
+/// <summary>
+/// <c>$SYS.ACCOUNT.&lt;acc&gt;.SERVER.CONNS</c> and the older <c>$SYS.SERVER.ACCOUNT.&lt;acc&gt;.CONNS</c> after an account's
+/// connections changed, or the answer to <c>$SYS.REQ.ACCOUNT.&lt;acc&gt;.CONNS</c> on <paramref name="reply"/>:
+/// nats-server's <c>AccountNumConns</c>. The connection count is taken when the event is captured (one read), as
+/// nats-server takes the account's numbers when it queues the event; the traffic, which needs a pass over the clients,
+/// when it is written.
+/// </summary>
+internal sealed class AccountConnsEvent(Account account, MonitorEndpoints endpoints, string? reply = null) : SystemEvent
+{
+    public const string Type = "io.nats.server.advisory.v1.account_connections";
+
+    private readonly DateTime time = DateTime.UtcNow;
+    private readonly int connections = account.Connections;
+
+    public override string Subject => reply ?? "$SYS.ACCOUNT." + account.Name + ".SERVER.CONNS";
+
+    public override string? AlsoSubject => reply is null ? "$SYS.SERVER.ACCOUNT." + account.Name + ".CONNS" : null;
+
+    public override void Write(Utf8JsonWriter writer, SystemServerInfo server)
+    {
+        var stat = endpoints.AccountStats([account.Name], unused: true).FirstOrDefault() ?? new() { Account = account.Name };
+        writer.WriteStartObject();
+        writer.WriteString("type", Type);
+        writer.WriteString("id", EventIds.Next());
+        writer.WriteString("timestamp", time);
+        server.Write(writer);
+        writer.WriteString("acc", account.Name);
+        writer.WriteNumber("conns", connections);
+        writer.WriteNumber("leafnodes", 0);
+        writer.WriteNumber("total_conns", connections);
+        new DataCounts(stat.Sent.Messages, stat.Sent.Bytes).Write(writer, "sent");
+        new DataCounts(stat.Received.Messages, stat.Received.Bytes).Write(writer, "received");
+        writer.WriteNumber("slow_consumers", stat.SlowConsumers);
+        writer.WriteEndObject();
+    }
+}
+
+/// <summary>A message and byte count (nats-server's <c>DataStats</c>).</summary>
+internal readonly record struct DataCounts(long Messages, long Bytes)
+{
+    public void Write(Utf8JsonWriter writer, string property)
+    {
+        writer.WritePropertyName(property);
+        writer.WriteStartObject();
+        writer.WriteNumber("msgs", Messages);
+        writer.WriteNumber("bytes", Bytes);
+        writer.WriteEndObject();
+    }
+}
+
+/// <summary>Event ids: 22 random base-62 characters, as nats-server's NUIDs look.</summary>
+internal static class EventIds
+{
+    private const string Alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+    public static string Next() => System.Security.Cryptography.RandomNumberGenerator.GetString(Alphabet, 22);
+}
