@@ -67,6 +67,8 @@ public sealed class BrokerOptions
     /// own are in <see cref="AccountOptions.Mappings"/>. Default empty.
     /// </summary>
     public IList<MappingOptions> Mappings { get; set; } = [];
+
+    /// <summary>
     /// The system account, where the broker answers <c>$SYS.REQ.&gt;</c> requests and publishes its events (nats-server's
     /// <c>system_account</c>). It must name one of <see cref="Accounts"/>; its users are that account's users. Default
     /// <see langword="null"/>: an account named <c>$SYS</c> among <see cref="Accounts"/>, else a <c>$SYS</c> account

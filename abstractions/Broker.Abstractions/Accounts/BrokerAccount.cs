@@ -2,7 +2,7 @@ namespace Broker.Abstractions;
 
 /// <summary>
 /// One account of the broker, as <see cref="IAccountDirectory"/> reports it (since contract 1.3). Later contract
-/// versions add properties (whether it is the system account); two instances are equal when every property is.
+/// versions add properties; two instances are equal when every property is.
 /// </summary>
 public sealed record BrokerAccount
 {
@@ -23,6 +23,12 @@ public sealed record BrokerAccount
 
     /// <summary>Whether this is the global account <c>$G</c>.</summary>
     public bool IsGlobal => Name == GlobalName;
+
+    /// <summary>
+    /// Whether this is the system account (nats-server's <c>system_account</c>, <c>$SYS</c> by default), where the broker
+    /// answers <c>$SYS.REQ.&gt;</c> requests and publishes its events. Default <see langword="false"/>.
+    /// </summary>
+    public bool IsSystem { get; init; }
 
     /// <summary>
     /// The account's JetStream limits when its configuration enables JetStream for it (<c>jetstream: enabled</c> or a

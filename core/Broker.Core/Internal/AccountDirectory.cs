@@ -75,7 +75,7 @@ internal sealed class AccountDirectory : IAccountDirectory
         => [.. registry.All
             .OrderBy(a => a.IsGlobal ? 0 : 1)
             .ThenBy(a => a.Name, StringComparer.Ordinal)
-            .Select(a => new BrokerAccount(a.Name) { JetStream = a.JetStream })];
+            .Select(a => new BrokerAccount(a.Name) { JetStream = a.JetStream, IsSystem = a.IsSystem })];
 
     private void Remove(Watcher watcher)
         => ImmutableInterlocked.Update(ref watchers, static (list, removed) => list.Remove(removed), watcher);

@@ -218,5 +218,6 @@ internal sealed partial class JetStreamEngine
 
     // nats-server gives the system account no JetStream and no info responder. Until the directory says which account
     // is the system one (plan-20 stage 3), the default name stands for it.
-    private static bool IsSystem(BrokerAccount account) => account.Name == "$SYS";
+    // nats-server's globalAccountOnly ignores the system account whatever its name; it never has JetStream.
+    private static bool IsSystem(BrokerAccount account) => account.IsSystem;
 }
