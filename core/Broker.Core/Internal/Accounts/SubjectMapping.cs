@@ -1,4 +1,5 @@
 using System.Text;
+using Broker.Abstractions;
 using Broker.Core.Auth;
 using Broker.Core.Internal.Clients;
 
@@ -179,25 +180,6 @@ internal sealed class SubjectMapping
         return null;
     }
 
-    // nats-server's IsValidSubject: no empty token, nothing after '>', no white space.
-    private static bool IsValidSubject(string subject)
-    {
-        if (subject.Length == 0)
-        {
-            return false;
-        }
-
-        var afterFull = false;
-        foreach (var token in subject.Split('.'))
-        {
-            if (token.Length == 0 || afterFull || token.AsSpan().IndexOfAny("\t\n\f\r ") >= 0)
-            {
-                return false;
-            }
-
-            afterFull = token == ">";
-        }
-
-        return true;
-    }
+    // nats-server's IsValidSubject (Subjects.IsValid on the UTF-8 bytes: no empty token, nothing after '>', no white space).
+    private static bool IsValidSubject(string subject) => Subjects.IsValid(Encoding.UTF8.GetBytes(subject));
 }

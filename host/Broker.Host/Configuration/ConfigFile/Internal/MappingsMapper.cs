@@ -1,4 +1,5 @@
 using System.Globalization;
+using Broker.Abstractions;
 using Broker.Core.Auth;
 using Broker.Host.Configuration.Conf;
 using static Broker.Host.Configuration.ConfigFile.Internal.ConfValueText;
@@ -234,25 +235,6 @@ internal sealed class MappingsMapper(ConfValueReader reader, ConfMappingBuilder 
         }
     }
 
-    // nats-server's IsValidSubject.
-    private static bool IsValidSubject(string subject)
-    {
-        if (subject.Length == 0)
-        {
-            return false;
-        }
-
-        var afterFull = false;
-        foreach (var token in subject.Split('.'))
-        {
-            if (token.Length == 0 || afterFull || token.AsSpan().IndexOfAny("\t\n\f\r ") >= 0)
-            {
-                return false;
-            }
-
-            afterFull = token == ">";
-        }
-
-        return true;
-    }
+    // nats-server's IsValidSubject (Subjects.IsValid on the UTF-8 bytes: no empty token, nothing after '>', no white space).
+    private static bool IsValidSubject(string subject) => Subjects.IsValid(System.Text.Encoding.UTF8.GetBytes(subject));
 }
