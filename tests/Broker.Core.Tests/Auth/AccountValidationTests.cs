@@ -98,6 +98,14 @@ public sealed class AccountValidationTests : IDisposable
 
     private readonly string directory = Directory.CreateTempSubdirectory("broker-accounts-").FullName;
 
+    // nats-server reads the top-level keys in Go's random map order: when `authorization` comes first it reports the
+    // users-array text for these two cases, so either of its texts is its answer (ours is the first, checked elsewhere).
+    private static readonly Dictionary<string, string> OtherReferenceText = new(StringComparer.Ordinal)
+    {
+        ["single-user-and-accounts"] = "Can not have a single user/pass and a users array",
+        ["token-and-accounts"] = "Can not have a token and a users array",
+    };
+
     public static TheoryData<string> Names => [.. Cases.Keys];
 
     public void Dispose() => Directory.Delete(directory, recursive: true);
@@ -138,6 +146,11 @@ public sealed class AccountValidationTests : IDisposable
         if (text.StartsWith(file, StringComparison.Ordinal))
         {
             text = text[(text.IndexOf(": ", file.Length, StringComparison.Ordinal) + 2)..];
+        }
+
+        if (OtherReferenceText.TryGetValue(name, out var other) && text == other)
+        {
+            return;
         }
 
         Assert.Equal(expected, text);

@@ -63,7 +63,7 @@ public sealed class ReferenceConfErrorTests : IDisposable
     [InlineData("accounts {\n  A: { exports: [ {stream: \"orders.>\", accounts: [B]} ] }\n  B: { }\n  C: { imports: [ {stream: {account: A, subject: \"orders.>\"}} ] }\n}")]
     [InlineData("accounts {\n  A: { exports: [ {stream: \"orders.>\", accounts: [X]} ] }\n}")]
     [InlineData("accounts {\n  B: { imports: [ {stream: {account: X, subject: \"orders.>\"}} ] }\n}")]
-    [InlineData("accounts {\n  A: { exports: [ {stream: \"o.>\"} ] }\n  B: { imports: [ {stream: {account: A, subject: \"o.>\"}, prefix: p, to: q} ] }\n}")]
+    // Not compared: an import with both `prefix` and `to`, which nats-server refuses or accepts by Go's random key order.
     [InlineData("accounts {\n  A: { exports: [ {stream: \"o.>\"} ] }\n  B: { imports: [ {stream: {account: A, subject: \"o.>\"}, prefix: \"p.*\"} ] }\n}")]
     [InlineData("accounts {\n  A: { exports: [ {stream: \"x.>\"} ], imports: [ {stream: {account: B, subject: \"x.>\"}} ] }\n  B: { exports: [ {stream: \"x.>\"} ], imports: [ {stream: {account: A, subject: \"x.>\"}} ] }\n}")]
     [InlineData("accounts {\n  A: { exports: [ {stream: \"x.>\"} ] }\n  B: { imports: [ {stream: {account: A, subject: \"x.>\"}, bogus: 1} ] }\n}")]
