@@ -146,21 +146,30 @@ internal sealed class SystemRequests
         });
     }
 
-    /// <summary>nats-server's <c>zReq</c>: options, filter, the page, then <c>data</c> or <c>error</c>.</summary>
-    private void Answer(Request request, Func<RequestOptions, HttpResponse> page)
+    /// <summary>
+    /// The request's options, or null when nothing is to be answered: no reply subject, a filter that leaves this
+    /// server out, or a body that does not parse (answered with nats-server's 400 here).
+    /// </summary>
+    private RequestOptions? Options(Request request)
     {
         if (request.Reply.Length == 0)
         {
-            return;
+            return null;
         }
 
         if (RequestOptions.Parse(request.Body, out var error) is not { } options)
         {
             publisher.RespondError(request.Reply, 400, error!, withNullData: false);
-            return;
+            return null;
         }
 
-        if (options.FiltersOut(core))
+        return options.FiltersOut(core) ? null : options;
+    }
+
+    /// <summary>nats-server's <c>zReq</c>: options, filter, the page, then <c>data</c> or <c>error</c>.</summary>
+    private void Answer(Request request, Func<RequestOptions, HttpResponse> page)
+    {
+        if (Options(request) is not { } options)
         {
             return;
         }
@@ -179,18 +188,7 @@ internal sealed class SystemRequests
 
     private void AccountStatz(Request request, string? account)
     {
-        if (request.Reply.Length == 0)
-        {
-            return;
-        }
-
-        if (RequestOptions.Parse(request.Body, out var error) is not { } options)
-        {
-            publisher.RespondError(request.Reply, 400, error!, withNullData: false);
-            return;
-        }
-
-        if (options.FiltersOut(core))
+        if (Options(request) is not { } options)
         {
             return;
         }
