@@ -33,13 +33,17 @@ internal static class SoakRunner
         if (options.Server != SoakTarget.Ours)
         {
             var natsServer = NatsServerBinary.Locate(null, log);
-            starts.Add(("nats-server", () => MqttServer.StartNatsServer(natsServer)));
+            starts.Add(("nats-server", () => options.Accounts
+                ? MqttServer.StartOnConfig("nats-server", null, natsServer, SoakAccounts.Config)
+                : MqttServer.StartNatsServer(natsServer)));
         }
 
         if (options.Server != SoakTarget.NatsServer)
         {
             var hostDll = OurBroker.LocateHost(null, log);
-            starts.Add(("ours", () => MqttServer.StartOurs(hostDll)));
+            starts.Add(("ours", () => options.Accounts
+                ? MqttServer.StartOnConfig("ours", hostDll, null, SoakAccounts.Config)
+                : MqttServer.StartOurs(hostDll)));
         }
 
         var results = new List<SoakResult>();
@@ -78,6 +82,12 @@ internal static class SoakRunner
         // The baseline: the idle server after one client of each protocol came and went (nats-server creates its
         // MQTT streams on the first MQTT connection; those files are not the soak's).
         NatsSocket.Open(nats, "soak-probe").Abort();
+        if (options.Accounts)
+        {
+            // The first password login loads what checks passwords (our host maps an assembly file): before the baseline.
+            NatsSocket.Open(nats, "soak-probe", user: SoakAccounts.ImportingUser).Abort();
+        }
+
         using (var probe = MqttWire.ConnectAsync(server.Mqtt, "soak-probe", cancellationToken).GetAwaiter().GetResult())
         {
             probe.Socket.Send(MqttWire.Disconnect);
@@ -88,8 +98,8 @@ internal static class SoakRunner
         var baselineDescriptors = ProcessSample.Descriptors(server.ProcessId);
         log.WriteLine($"soak {server.Name}: baseline {Describe(result.Baseline)}");
 
-        var pool = new ChurnPool(nats, server.Mqtt, options.Nats, options.Mqtt);
-        using var traffic = SteadyTraffic.Start(nats, server.Mqtt, options.SteadySubscribers, cancellationToken);
+        var pool = new ChurnPool(nats, server.Mqtt, options.Nats, options.Mqtt, options.Accounts);
+        using var traffic = SteadyTraffic.Start(nats, server.Mqtt, options.SteadySubscribers, cancellationToken, importing: options.Accounts);
         traffic.Publish(options.Rate);
         var filling = Stopwatch.StartNew();
         pool.Fill(FillThreads, cancellationToken);
