@@ -82,12 +82,6 @@ internal static class SoakRunner
         // The baseline: the idle server after one client of each protocol came and went (nats-server creates its
         // MQTT streams on the first MQTT connection; those files are not the soak's).
         NatsSocket.Open(nats, "soak-probe").Abort();
-        if (options.Accounts)
-        {
-            // The first password login loads what checks passwords (our host maps an assembly file): before the baseline.
-            NatsSocket.Open(nats, "soak-probe", user: SoakAccounts.ImportingUser).Abort();
-        }
-
         using (var probe = MqttWire.ConnectAsync(server.Mqtt, "soak-probe", cancellationToken).GetAwaiter().GetResult())
         {
             probe.Socket.Send(MqttWire.Disconnect);
