@@ -92,9 +92,9 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
 
     /// <summary>
     /// Starts a nats-server and one of ours with <paramref name="config"/> (each process writes its own file, with
-    /// its own ports), runs the rows, stops both. A server that does not start (ours refusing a configuration it does
-    /// not support yet, say) fails the rows on its side and the other side still runs them, so a row can be proven
-    /// against nats-server alone.
+    /// its own ports), runs the rows, stops both. A server that does not start fails the rows on its side (ours
+    /// refusing a feature it does not have yet marks them not supported instead) and the other side still runs them,
+    /// so a row can be proven against nats-server alone.
     /// </summary>
     private void RunOnServers(List<RowResult> rows, string? config, CompareReport report, CancellationToken cancellationToken)
     {
