@@ -3,6 +3,10 @@
 # around steady subscribers, against our host and nats-server 2.9.10 (installed with apt-get when missing, as
 # scripts/test.sh does). Builds first; writes the ## Soak section of docs/reliability.md. Extra arguments go to the
 # soak (e.g. --minutes 3 --nats 2000 --mqtt 2000). Exit code 1 when a message was lost or a connect failed.
+# Accounts mode (issue 20): --accounts runs both servers on two accounts with a stream import between them (E exports
+# soak.>, I imports it with the prefix imp.; half the steady and churned NATS clients subscribe from I, so the checked
+# traffic crosses the import and the churn adds and removes import subscriptions; it writes its own section), e.g.
+#   scripts/soak.sh --accounts --minutes 3 --nats 2000 --mqtt 1000 --churn 100 --no-write
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

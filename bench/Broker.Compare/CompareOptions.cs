@@ -20,6 +20,10 @@ internal sealed record CompareOptions
           --scale N,M         connection counts of the connection-scale row (default 1000,10000; smoke 20,200)
           --scale-runs N      runs of the connection-scale row per count and server (default 3; smoke 1)
           --no-scale          skip the connection-scale row
+          --accounts N        run every chosen row with N accounts on both servers: the row's connections in one
+                              (BENCH through no_auth_user, or the import rows' own) and N-1 idle accounts, each with
+                              1,000 subscriptions on the row's subjects that must receive nothing (default: the
+                              row's own configuration; the restart and connection-scale rows never take accounts)
           --restart-messages N  1 KiB messages of the restart row's file stream (default 1,000,000: 1 GB; smoke 2,000)
           --out DIR           where benchmarks.md and benchmarks.svg are updated (default docs/; smoke: none)
           --no-write          do not write the report files
@@ -42,6 +46,9 @@ internal sealed record CompareOptions
     public IReadOnlyList<int> ScaleCounts { get; init; } = [1_000, 10_000];
 
     public int ScaleRuns { get; init; } = 3;
+
+    /// <summary>Accounts every row's servers run with (<c>--accounts N</c>, <see cref="Rows.AccountsConfig"/>); 0: as the row says.</summary>
+    public int Accounts { get; init; }
 
     /// <summary>Messages (1 KiB each) of the file stream the restart row restarts with.</summary>
     public long RestartMessages { get; init; } = Load.StreamRestartWorkload.DefaultMessages;
@@ -80,6 +87,7 @@ internal sealed record CompareOptions
                 "--scale" => options with { ScaleCounts = [.. Value().Split(',').Select(v => PositiveInt(v, "--scale"))] },
                 "--scale-runs" => options with { ScaleRuns = PositiveInt(Value(), "--scale-runs") },
                 "--no-scale" => options with { ScaleCounts = [] },
+                "--accounts" => options with { Accounts = PositiveInt(Value(), "--accounts") },
                 "--restart-messages" => options with { RestartMessages = PositiveInt(Value(), "--restart-messages") },
                 "--out" => options with { OutputDirectory = Value() },
                 "--no-write" => options with { Write = false },

@@ -7,11 +7,14 @@ namespace Broker.Compare.Load;
 /// <summary>
 /// Request/reply: each client sends a request to a service subject with its own inbox as the reply subject and
 /// waits for the answer before sending the next (one in flight per client, as a synchronous request API does).
-/// Each request carries its send timestamp in the payload; a service echoes the payload back, and the client
+/// Each request carries its send timestamp in the payload; a service echoes the payload (without any headers) back, and the client
 /// computes the round trip from the timestamp it gets back. With a queue group, the server spreads requests over
-/// the services. Units: completed round trips.
+/// the services. Units: completed round trips. With a <paramref name="serviceUser"/> the services authenticate as that
+/// user and the service subject starts with <paramref name="servicePrefix"/>: the service-import row, where the
+/// clients (anonymous, the configuration's <c>no_auth_user</c>) are in the importing account and the services in
+/// the exporting one, so each request and reply crosses the import.
 /// </summary>
-internal sealed class RequestReplyWorkload(int payloadSize, int clients, int services, bool queueGroup) : IWorkload
+internal sealed class RequestReplyWorkload(int payloadSize, int clients, int services, bool queueGroup, string? serviceUser = null, string servicePrefix = "") : IWorkload
 {
     public long CalibrationCount => 2_000;
 
@@ -27,10 +30,10 @@ internal sealed class RequestReplyWorkload(int payloadSize, int clients, int ser
         }
 
         using var scope = new RunScope(cancellationToken);
-        var serviceSubject = subject + ".svc";
+        var serviceSubject = servicePrefix + subject + ".svc";
         var queue = queueGroup ? " workers" : string.Empty;
         var serviceSockets = Enumerable.Range(0, services)
-            .Select(i => NatsSocket.Open(server, $"svc-{i}", $"SUB {serviceSubject}{queue} 1\r\n", scope)).ToArray();
+            .Select(i => NatsSocket.Open(server, $"svc-{i}", $"SUB {serviceSubject}{queue} 1\r\n", scope, user: serviceUser)).ToArray();
         var clientSockets = Enumerable.Range(0, clients)
             .Select(i => NatsSocket.Open(server, $"req-{i}", $"SUB {subject}.inbox.{i}.* 1\r\n", scope)).ToArray();
 
@@ -170,6 +173,14 @@ internal sealed class RequestReplyWorkload(int payloadSize, int clients, int ser
             if (replyTo.IsEmpty)
             {
                 throw new InvalidOperationException("A request arrived without a reply subject.");
+            }
+
+            // Through a service import the request arrives as HMSG with a Nats-Request-Info header (nats-server
+            // adds it): the answer carries the body alone, as a service written with a client library does.
+            if (payload.StartsWith("NATS/1.0"u8) && payload.IndexOf("\r\n\r\n"u8) is var headerEnd and >= 0)
+            {
+                payload = payload[(headerEnd + 4)..];
+                size = payload.Length;
             }
 
             output.Write("PUB "u8);

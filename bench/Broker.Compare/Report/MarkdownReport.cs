@@ -65,7 +65,10 @@ internal static class MarkdownReport
             var share = loopback is > 0 ? $"{Percent(natsMb?.Median / loopback)} / {Percent(oursMb?.Median / loopback)}" : string.Empty;
             var natsCpu = result.SpreadOf(Side.NatsServer, m => m.ServerCpuNanosecondsPerMessage ?? double.NaN)?.Median;
             var oursCpu = result.SpreadOf(Side.Ours, m => m.ServerCpuNanosecondsPerMessage ?? double.NaN)?.Median;
-            Line(text, $"| {row.Title}{FailureMark(result)} | {Count(result.Count)} | {Rate(result.SpreadOf(Side.NatsServer, m => m.MessagesPerSecond))} | {Rate(result.SpreadOf(Side.Ours, m => m.MessagesPerSecond))} | {Ratio(result.Ratio)} | {Rate(natsMb)} | {Rate(oursMb)} | {share} | {Nanos(natsCpu)} / {Nanos(oursCpu)} | {Ratio(oursCpu / natsCpu)} |");
+            var notSupported = result.NotSupported.ContainsKey(Side.Ours);
+            var oursRate = notSupported ? "not supported yet" : Rate(result.SpreadOf(Side.Ours, m => m.MessagesPerSecond));
+            var oursMbText = notSupported ? "not supported yet" : Rate(oursMb);
+            Line(text, $"| {row.Title}{FailureMark(result)} | {Count(result.Count)} | {Rate(result.SpreadOf(Side.NatsServer, m => m.MessagesPerSecond))} | {oursRate} | {Ratio(result.Ratio)} | {Rate(natsMb)} | {oursMbText} | {share} | {Nanos(natsCpu)} / {Nanos(oursCpu)} | {Ratio(oursCpu / natsCpu)} |");
         }
 
         Line(text);
@@ -134,7 +137,10 @@ internal static class MarkdownReport
         Line(text, "|---|---:|---:|---:|---:|");
         foreach (var result in rows)
         {
-            Line(text, $"| {result.Row.Title} | {Micro(result.SpreadOf(Side.NatsServer, m => m.Latency!.P50Microseconds))} | {Micro(result.SpreadOf(Side.NatsServer, m => m.Latency!.P99Microseconds))} | {Micro(result.SpreadOf(Side.Ours, m => m.Latency!.P50Microseconds))} | {Micro(result.SpreadOf(Side.Ours, m => m.Latency!.P99Microseconds))} |");
+            var ours = result.NotSupported.ContainsKey(Side.Ours)
+                ? "not supported yet | not supported yet"
+                : $"{Micro(result.SpreadOf(Side.Ours, m => m.Latency!.P50Microseconds))} | {Micro(result.SpreadOf(Side.Ours, m => m.Latency!.P99Microseconds))}";
+            Line(text, $"| {result.Row.Title} | {Micro(result.SpreadOf(Side.NatsServer, m => m.Latency!.P50Microseconds))} | {Micro(result.SpreadOf(Side.NatsServer, m => m.Latency!.P99Microseconds))} | {ours} |");
         }
 
         Line(text);
@@ -169,6 +175,19 @@ internal static class MarkdownReport
             .Concat(report.Scale.SelectMany(s => s.Errors.SelectMany(e => e.Value.Select(message => $"scale {s.Connections} on {CompareRunner.Name(e.Key)}: {message}"))))
             .Distinct()
             .ToList();
+        var notSupported = report.Rows.SelectMany(r => r.NotSupported.Select(n => $"{r.Row.Id} on {CompareRunner.Name(n.Key)}: {n.Value}")).ToList();
+        if (notSupported.Count > 0)
+        {
+            Line(text, "Not supported yet (the row ran on the other side alone; no failure):");
+            Line(text);
+            foreach (var line in notSupported)
+            {
+                Line(text, $"- {line.ReplaceLineEndings(" ")}");
+            }
+
+            Line(text);
+        }
+
         if (failures.Count == 0)
         {
             return;

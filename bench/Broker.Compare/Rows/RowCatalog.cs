@@ -23,6 +23,7 @@ internal static class RowCatalog
         .. Twins(new() { Id = "reqrep-1-128", Title = "Request/reply, 1 client : 1 service, 128 B", PayloadSize = 128, Workload = () => new RequestReplyWorkload(128, clients: 1, services: 1, queueGroup: false), Unit = "round trips" }, () => new CoreRequestReplyWorkload(128, clients: 1, services: 1, queueGroup: false)),
         .. Twins(new() { Id = "reqrep-10q2-16", Title = "Request/reply, 10 clients : 2 queue services, 16 B", PayloadSize = 16, Workload = () => new RequestReplyWorkload(16, clients: 10, services: 2, queueGroup: true), Unit = "round trips" }, () => new CoreRequestReplyWorkload(16, clients: 10, services: 2, queueGroup: true)),
         new() { Id = "streamimport-pubsub-128", Title = "Stream import: pub in account E, sub in account I (prefix), 128 B", PayloadSize = 128, ServerConfig = StreamImportConfig, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 1, subscriberUser: "i", subscriberPrefix: "imp.") },
+        new() { Id = "svcimport-reqrep-128", Title = "Service import: requester in account B, responder in account A (svc.>), 128 B", PayloadSize = 128, ServerConfig = ServiceImportConfig, Workload = () => new RequestReplyWorkload(128, clients: 1, services: 1, queueGroup: false, serviceUser: "a", servicePrefix: "svc."), Unit = "round trips" },
         new() { Id = "js-pub-sync-16", Title = "JetStream: synchronous publish, 16 B, memory stream", PayloadSize = 16, ServerConfig = JetStreamConfig, Workload = () => new JetStreamPublishWorkload(16, window: 1), Unit = "messages acknowledged" },
         new() { Id = "js-pub-async-128", Title = "JetStream: async publish (window 1,000), 128 B, memory stream", PayloadSize = 128, ServerConfig = JetStreamConfig, Workload = () => new JetStreamPublishWorkload(128, window: 1000), Unit = "messages acknowledged" },
         new() { Id = "js-ordered-128", Title = "JetStream: ordered consumer, 128 B, memory stream", PayloadSize = 128, ServerConfig = JetStreamConfig, Workload = () => new JetStreamConsumeWorkload(128, ConsumeMode.Ordered) },
@@ -56,10 +57,6 @@ internal static class RowCatalog
         },
     ];
 
-    /// <summary>
-    /// JetStream on, its files under a folder of each server process's own, each server with its own durability default
-    /// (nats-server: fsync every 2 minutes; ours: fsync before each acknowledgement, docs/durability.md).
-    /// </summary>
     // Anonymous connections (the publishers, the readiness probe) are in E; the subscribers log in to I, which imports
     // everything E publishes under the prefix imp.
     private const string StreamImportConfig = """
@@ -70,6 +67,21 @@ internal static class RowCatalog
         no_auth_user: e
         """;
 
+    // Anonymous connections (the requesters, the readiness probe) are in B, which imports the service svc.> that A
+    // exports; the responders log in to A. Each request gets a reply subject of A's (_R_...) that routes the answer
+    // back to the requester's inbox in B.
+    private const string ServiceImportConfig = """
+        accounts {
+          A: { users: [ { user: a, password: a } ], exports: [ { service: "svc.>" } ] }
+          B: { users: [ { user: b, password: b } ], imports: [ { service: { account: A, subject: "svc.>" } } ] }
+        }
+        no_auth_user: b
+        """;
+
+    /// <summary>
+    /// JetStream on, its files under a folder of each server process's own, each server with its own durability default
+    /// (nats-server: fsync every 2 minutes; ours: fsync before each acknowledgement, docs/durability.md).
+    /// </summary>
     private const string JetStreamConfig = """
         jetstream {
           store_dir: "{store_dir}"

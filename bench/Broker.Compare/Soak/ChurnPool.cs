@@ -11,9 +11,11 @@ namespace Broker.Compare.Soak;
 /// (<c>soak.churn.N</c>, <c>soak/churn/N</c>). Workers replace a random slot's client at a steady rate: close it (NATS
 /// with a reset, MQTT with DISCONNECT), open a new one and subscribe again. A worker owns a slot while it works on it
 /// (the slot is empty meanwhile), so the keep-alive pass and other workers skip it. Every connect that fails is
-/// counted with its first error.
+/// counted with its first error. With <c>accounts</c> (the two-account soak, <see cref="SoakAccounts"/>), every odd NATS
+/// slot logs in to the importing account and subscribes to the prefixed subject, so its connect and close add and
+/// remove an import subscription.
 /// </summary>
-internal sealed class ChurnPool(NatsEndpoint nats, IPEndPoint mqtt, int natsCount, int mqttCount)
+internal sealed class ChurnPool(NatsEndpoint nats, IPEndPoint mqtt, int natsCount, int mqttCount, bool accounts = false)
 {
     private static readonly TimeSpan ConnectTimeout = TimeSpan.FromSeconds(30);
 
@@ -159,7 +161,9 @@ internal sealed class ChurnPool(NatsEndpoint nats, IPEndPoint mqtt, int natsCoun
     }
 
     private NatsSocket? OpenNats(int slot)
-        => Connect(() => NatsSocket.Open(nats, "soak", $"SUB soak.churn.{slot} 1\r\n"));
+        => accounts && slot % 2 == 1
+            ? Connect(() => NatsSocket.Open(nats, "soak", $"SUB {SoakAccounts.Prefix}soak.churn.{slot} 1\r\n", user: SoakAccounts.ImportingUser))
+            : Connect(() => NatsSocket.Open(nats, "soak", $"SUB soak.churn.{slot} 1\r\n"));
 
     private MqttWire? OpenMqtt(int slot)
         => Connect(() =>

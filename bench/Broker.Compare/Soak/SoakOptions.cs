@@ -28,6 +28,8 @@ internal sealed record SoakOptions
           --churn N           connections replaced per second, NATS and MQTT alternating (default 300)
           --rate N            messages per second the publisher sends to the steady subjects (default 1000)
           --server S          ours, nats-server or both (default both)
+          --accounts          two accounts: E (the publisher, MQTT, half the NATS clients) exports soak.> as a stream,
+                              I imports it with the prefix imp. (half the steady and churned NATS clients); default: none
           --no-write          do not update docs/reliability.md
         """;
 
@@ -44,6 +46,9 @@ internal sealed record SoakOptions
     public SoakTarget Server { get; init; } = SoakTarget.Both;
 
     public bool Write { get; init; } = true;
+
+    /// <summary>Whether the soak runs on two accounts with a stream import between them (<see cref="SoakAccounts"/>); default false.</summary>
+    public bool Accounts { get; init; }
 
     /// <summary>Steady (never churned) subscribers per protocol, each on every steady subject.</summary>
     public int SteadySubscribers { get; init; } = 5;
@@ -77,6 +82,7 @@ internal sealed record SoakOptions
                 "--rate" => options with { Rate = Math.Max(1, CommandLineValues.Count(Value(), option)) },
                 "--server" => options with { Server = CommandLineValues.Target(Value()) },
                 "--no-write" => options with { Write = false },
+                "--accounts" => options with { Accounts = true },
                 _ => throw new ArgumentException($"Unknown option {option}."),
             };
         }

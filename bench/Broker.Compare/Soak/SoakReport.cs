@@ -6,12 +6,16 @@ using Broker.Compare.Servers;
 namespace Broker.Compare.Soak;
 
 /// <summary>
-/// The soak's markdown: one column per server, and the <c>## Soak</c> section of docs/reliability.md, replaced in
-/// place (other sections of that file belong to other runs and are kept as they are).
+/// The soak's markdown: one column per server, and the <c>## Soak</c> section of docs/reliability.md (the
+/// two-account soak's own section for <c>--accounts</c>), replaced in place (other sections of that file belong to
+/// other runs and are kept as they are).
 /// </summary>
 internal static class SoakReport
 {
     public const string Heading = "## Soak";
+
+    /// <summary>The section a two-account soak (<c>--accounts</c>) rewrites, so it never replaces the plain soak's figures.</summary>
+    public const string AccountsHeading = "## Two-account soak (issue 20)";
 
     public static string Render(SoakOptions options, IReadOnlyList<SoakResult> results)
     {
@@ -19,8 +23,14 @@ internal static class SoakReport
         ArgumentNullException.ThrowIfNull(results);
         var machine = MachineInfo.Collect();
         var text = new StringBuilder();
-        text.AppendLine(Heading).AppendLine();
+        text.AppendLine(options.Accounts ? AccountsHeading : Heading).AppendLine();
         text.AppendLine(Invariant($"{options.Nats:N0} NATS connections and {options.Mqtt:N0} MQTT sessions (clean session), one subscription each, replaced at random at {options.Churn:N0} a second (NATS and MQTT alternating: close, reconnect, subscribe again) for {options.Duration.TotalMinutes:0.##} minutes, while one NATS publisher sends {options.Rate:N0} messages a second to {SteadyTraffic.Subjects} subjects that {options.SteadySubscribers} NATS and {options.SteadySubscribers} MQTT (QoS 0) subscribers, never churned, read and check by sequence number. The server is sampled from /proc every {options.SampleInterval.TotalSeconds:0.#} s; memory growth is from the first sample after {options.WarmUp.TotalSeconds:0} s of churn to the last one. The baseline is the idle server after one client of each protocol came and went; \"after close\" is once every client closed and the server's descriptors and threads were back at the baseline, or after 45 s."));
+        if (options.Accounts)
+        {
+            text.AppendLine();
+            text.AppendLine($"Two accounts (`--accounts`): account E holds the publisher, the MQTT sessions and half the NATS clients and exports `soak.>` as a stream; account I imports it with the prefix `{SoakAccounts.Prefix[..^1]}`, and every second steady and churned NATS subscriber logs in to I and subscribes to the prefixed subject, so the checked traffic crosses the import and each churned connect and close adds and removes an import subscription.");
+        }
+
         text.AppendLine();
         text.AppendLine(Invariant($"Command: `{options.Command}` ({DateTimeOffset.UtcNow:yyyy-MM-dd HH:mm} UTC, {machine.Cores} cores, {machine.CpuModel}, load average {MachineInfo.LoadAverage()})."));
         var defaults = new SoakOptions();

@@ -33,13 +33,17 @@ internal static class SoakRunner
         if (options.Server != SoakTarget.Ours)
         {
             var natsServer = NatsServerBinary.Locate(null, log);
-            starts.Add(("nats-server", () => MqttServer.StartNatsServer(natsServer)));
+            starts.Add(("nats-server", () => options.Accounts
+                ? MqttServer.StartOnConfig("nats-server", null, natsServer, SoakAccounts.Config)
+                : MqttServer.StartNatsServer(natsServer)));
         }
 
         if (options.Server != SoakTarget.NatsServer)
         {
             var hostDll = OurBroker.LocateHost(null, log);
-            starts.Add(("ours", () => MqttServer.StartOurs(hostDll)));
+            starts.Add(("ours", () => options.Accounts
+                ? MqttServer.StartOnConfig("ours", hostDll, null, SoakAccounts.Config)
+                : MqttServer.StartOurs(hostDll)));
         }
 
         var results = new List<SoakResult>();
@@ -88,8 +92,8 @@ internal static class SoakRunner
         var baselineDescriptors = ProcessSample.Descriptors(server.ProcessId);
         log.WriteLine($"soak {server.Name}: baseline {Describe(result.Baseline)}");
 
-        var pool = new ChurnPool(nats, server.Mqtt, options.Nats, options.Mqtt);
-        using var traffic = SteadyTraffic.Start(nats, server.Mqtt, options.SteadySubscribers, cancellationToken);
+        var pool = new ChurnPool(nats, server.Mqtt, options.Nats, options.Mqtt, options.Accounts);
+        using var traffic = SteadyTraffic.Start(nats, server.Mqtt, options.SteadySubscribers, cancellationToken, importing: options.Accounts);
         traffic.Publish(options.Rate);
         var filling = Stopwatch.StartNew();
         pool.Fill(FillThreads, cancellationToken);

@@ -38,8 +38,12 @@ internal sealed class SteadyTraffic : IDisposable
     /// <summary>Messages published so far, all subjects.</summary>
     public long Published => published.Sum(p => Interlocked.Read(ref p));
 
-    /// <summary>Connects the publisher and the steady subscribers and starts their readers.</summary>
-    public static SteadyTraffic Start(NatsEndpoint nats, IPEndPoint mqtt, int subscribersPerProtocol, CancellationToken cancellationToken, IPEndPoint? webSocket = null)
+    /// <summary>
+    /// Connects the publisher and the steady subscribers and starts their readers. With <paramref name="importing"/>
+    /// every odd NATS subscriber logs in to the importing account of the two-account soak and subscribes to the
+    /// prefixed subjects (<see cref="SoakAccounts"/>): the same messages, through the stream import.
+    /// </summary>
+    public static SteadyTraffic Start(NatsEndpoint nats, IPEndPoint mqtt, int subscribersPerProtocol, CancellationToken cancellationToken, IPEndPoint? webSocket = null, bool importing = false)
     {
         var traffic = new SteadyTraffic(NatsSocket.Open(nats, "soak-publisher"));
         try
@@ -48,7 +52,12 @@ internal sealed class SteadyTraffic : IDisposable
             NatsEndpoint[] natsEndpoints = webSocket is null ? [nats] : [nats, new NatsEndpoint(webSocket, NatsTransport.WebSocket)];
             for (var i = 0; i < subscribersPerProtocol * natsEndpoints.Length; i++)
             {
-                var socket = NatsSocket.Open(natsEndpoints[i / subscribersPerProtocol], $"soak-steady-{i}", "SUB soak.steady.* 1\r\n");
+                var imported = importing && i % 2 == 1;
+                var socket = NatsSocket.Open(
+                    natsEndpoints[i / subscribersPerProtocol],
+                    $"soak-steady-{i}",
+                    imported ? $"SUB {SoakAccounts.Prefix}soak.steady.* 1\r\n" : "SUB soak.steady.* 1\r\n",
+                    user: imported ? SoakAccounts.ImportingUser : null);
                 traffic.natsSubscribers.Add(socket);
                 var check = new SequenceCheck();
                 traffic.checks.Add(check);

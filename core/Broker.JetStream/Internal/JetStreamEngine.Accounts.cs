@@ -14,6 +14,7 @@ internal sealed partial class JetStreamEngine
     private readonly Channel<bool> accountChanges;
     private readonly Dictionary<string, JetStreamAccount> accounts = new(StringComparer.Ordinal);
     private readonly Dictionary<string, JetStreamDisabledAccount> disabled = new(StringComparer.Ordinal);
+    private SystemAccountApi? systemApi;
     private IDisposable? watch;
     private Task? changesLoop;
     private long retiredApiTotal;
@@ -182,6 +183,7 @@ internal sealed partial class JetStreamEngine
             }
         }
 
+        await ApplySystemAccountAsync(listed.FirstOrDefault(IsSystem)?.Name).ConfigureAwait(false);
         foreach (var account in start)
         {
             await account.StartAsync(cancellationToken).ConfigureAwait(false);
@@ -193,8 +195,28 @@ internal sealed partial class JetStreamEngine
         }
     }
 
+    /// <summary>Opens the system account's API (<see cref="SystemAccountApi"/>), or moves or closes it when a reload changed the system account.</summary>
+    private async Task ApplySystemAccountAsync(string? name)
+    {
+        if (systemApi?.Account == name)
+        {
+            return;
+        }
+
+        if (Interlocked.Exchange(ref systemApi, null) is { } old)
+        {
+            await old.DisposeAsync().ConfigureAwait(false);
+        }
+
+        if (name is not null)
+        {
+            systemApi = new SystemAccountApi(this, name);
+        }
+    }
+
     private async Task StopAccountsAsync()
     {
+        await ApplySystemAccountAsync(null).ConfigureAwait(false);
         List<JetStreamAccount> all;
         List<JetStreamDisabledAccount> responders;
         lock (accountsGate)

@@ -198,11 +198,14 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
     /// <summary>Queues an API request of <paramref name="account"/> for the API loop.</summary>
     public void Enqueue(JetStreamAccount account, ApiRequest request) => apiQueue.Writer.TryWrite(new QueuedApiRequest(account, request));
 
+    /// <summary>Queues an account purge request of the system account for the API loop (one queue: it never runs beside another request).</summary>
+    public void EnqueueSystem(ApiRequest request) => apiQueue.Writer.TryWrite(new QueuedApiRequest(null, request));
+
     private async Task ProcessApiAsync()
     {
         await foreach (var (account, request) in apiQueue.Reader.ReadAllAsync(CancellationToken.None).ConfigureAwait(false))
         {
-            if (account.Stopped)
+            if (account is { Stopped: true })
             {
                 // The account lost JetStream (a reload) after the request came: nobody answers it, as after the change.
                 continue;
@@ -210,7 +213,14 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
 
             try
             {
-                await account.Api.HandleAsync(request).ConfigureAwait(false);
+                if (account is null)
+                {
+                    await (systemApi?.PurgeAsync(request) ?? Task.CompletedTask).ConfigureAwait(false);
+                }
+                else
+                {
+                    await account.Api.HandleAsync(request).ConfigureAwait(false);
+                }
             }
 #pragma warning disable CA1031 // One faulty request must not stop the API.
             catch (Exception ex)
@@ -225,6 +235,6 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
         ? (bytes / (double)(1L << 30)).ToString("0.00", CultureInfo.InvariantCulture) + " GB"
         : (bytes / (double)(1L << 20)).ToString("0.00", CultureInfo.InvariantCulture) + " MB";
 
-    /// <summary>One API request on the queue, with the account it was asked in.</summary>
-    private readonly record struct QueuedApiRequest(JetStreamAccount Account, ApiRequest Request);
+    /// <summary>One API request on the queue, with the account it was asked in (null: the system account's, <see cref="SystemAccountApi"/>).</summary>
+    private readonly record struct QueuedApiRequest(JetStreamAccount? Account, ApiRequest Request);
 }

@@ -73,4 +73,7 @@ internal static partial class JetStreamLog
 
     [LoggerMessage(1017, LogLevel.Debug, "JetStream consumer '$G > {Stream} > {Consumer}' deleted after {Threshold} without interest")]
     public static partial void InactiveDeleted(ILogger logger, string stream, string consumer, TimeSpan threshold);
+
+    [LoggerMessage(1024, LogLevel.Information, "Purge request for account {Account} (streams: {Streams}, hasAccount: {HasAccount})")]
+    public static partial void AccountPurge(ILogger logger, string account, int streams, string hasAccount);
 }

@@ -50,6 +50,8 @@ public sealed class SoakShortTests(ITestOutputHelper output)
         Assert.Equal((TimeSpan.FromMinutes(10), 10_000, 10_000, SoakTarget.Both, true), (defaults.Duration, defaults.Nats, defaults.Mqtt, defaults.Server, defaults.Write));
         Assert.Equal(TimeSpan.FromMinutes(1), defaults.WarmUp);
         Assert.Equal((TimeSpan.FromMinutes(2.5), 20, 0, 50, SoakTarget.NatsServer, false), (given.Duration, given.Nats, given.Mqtt, given.Churn, given.Server, given.Write));
+        Assert.False(defaults.Accounts);
+        Assert.True(SoakOptions.Parse(["--accounts"]).Accounts);
         Assert.Throws<ArgumentException>(() => SoakOptions.Parse(["--server", "mosquitto"]));
         Assert.Throws<ArgumentException>(() => SoakOptions.Parse(["--minutes", "0"]));
     }
