@@ -80,7 +80,9 @@ internal abstract partial class ClientBase
     private bool TryDeliverImported(Subscription shadow, Subscription origin, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in System.Buffers.ReadOnlySequence<byte> headers, in System.Buffers.ReadOnlySequence<byte> payload)
     {
         var target = origin.Client;
-        if (origin.Closed)
+
+        // A message forwarded across a service import is not passed on to stream importers (pmrMsgImportedFromService).
+        if (origin.Closed || Forwarding)
         {
             return false;
         }
