@@ -99,10 +99,27 @@ internal sealed class RequestInfoHeader
     /// The request's headers with this header set (nats-server <c>setHeader</c>): the original ones without a
     /// <c>Nats-Request-Info</c> line, then the new line, then the blank line; <c>NATS/1.0</c> alone when there were none.
     /// </summary>
-    public byte[] Apply(in ReadOnlySequence<byte> headers)
+    public byte[] Apply(in ReadOnlySequence<byte> headers) => Compose(headers, Line());
+
+    /// <summary>The header's line, <c>Nats-Request-Info: {...}</c> and its CRLF.</summary>
+    public byte[] Line()
     {
         var json = Serialize();
-        byte[] original = headers.IsEmpty ? [] : headers.ToArray();
+        var line = new byte[Key.Length + 2 + json.Length + 2];
+        Key.CopyTo(line, 0);
+        ": "u8.CopyTo(line.AsSpan(Key.Length));
+        json.CopyTo(line, Key.Length + 2);
+        "\r\n"u8.CopyTo(line.AsSpan(line.Length - 2));
+        return line;
+    }
+
+    /// <summary>
+    /// <paramref name="headers"/> without their <c>Nats-Request-Info</c> line, then <paramref name="line"/>, then the blank
+    /// line (nats-server <c>setHeader</c>); <c>NATS/1.0</c> first when there were none.
+    /// </summary>
+    public static byte[] Compose(in ReadOnlySequence<byte> headers, ReadOnlySpan<byte> line)
+    {
+        var original = headers.IsEmpty ? [] : headers.ToArray();
         ReadOnlySpan<byte> kept;
         byte[]? trimmed = null;
         if (original.Length > 2)
@@ -130,17 +147,10 @@ internal sealed class RequestInfoHeader
             kept = StatusLine;
         }
 
-        var result = new byte[kept.Length + Key.Length + 2 + json.Length + 4];
-        var span = result.AsSpan();
-        kept.CopyTo(span);
-        var at = kept.Length;
-        Key.CopyTo(span[at..]);
-        at += Key.Length;
-        ": "u8.CopyTo(span[at..]);
-        at += 2;
-        json.CopyTo(span[at..]);
-        at += json.Length;
-        "\r\n\r\n"u8.CopyTo(span[at..]);
+        var result = new byte[kept.Length + line.Length + 2];
+        kept.CopyTo(result);
+        line.CopyTo(result.AsSpan(kept.Length));
+        "\r\n"u8.CopyTo(result.AsSpan(result.Length - 2));
         return result;
     }
 

@@ -1,5 +1,3 @@
-using System.Text;
-
 namespace Broker.Core.Internal.Accounts;
 
 /// <summary>
@@ -9,17 +7,26 @@ namespace Broker.Core.Internal.Accounts;
 /// is removed after its one response (singleton exports), after an empty message, when a response could not be
 /// delivered, or when it carried nothing for its export's response threshold (swept by a timer while routes exist).
 /// </summary>
-internal sealed class ResponseRoutes(Account owner) : IDisposable
+internal sealed class ResponseRoutes : IDisposable
 {
     private const string Digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
     private const int ReplyLength = 6;
 
     private readonly Lock sync = new();
     private readonly Lock prefixGate = new();
-    private readonly Dictionary<string, ServiceImport> routes = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, ServiceImport> routes;
+    private readonly Dictionary<string, ServiceImport>.AlternateLookup<ReadOnlySpan<char>> lookup;
+    private readonly Account owner;
     private volatile string? prefix;
     private Timer? sweeper;
     private long sweepPeriod;
+
+    public ResponseRoutes(Account owner)
+    {
+        this.owner = owner;
+        routes = new Dictionary<string, ServiceImport>(StringComparer.Ordinal);
+        lookup = routes.GetAlternateLookup<ReadOnlySpan<char>>();
+    }
 
     /// <summary>Drops every route and stops the sweep (the broker stops).</summary>
     public void Dispose()
@@ -57,7 +64,7 @@ internal sealed class ResponseRoutes(Account owner) : IDisposable
     /// Adds a route back for a request and returns the reply the responder sees. The first one makes the account's
     /// prefix and its import client's subscription on <c>_R_.xxxxxx.&gt;</c> (nats-server <c>createRespWildcard</c>).
     /// </summary>
-    public ServiceImport Add(BrokerCore core, Account requester, string requesterReply, ServiceImport import)
+    public ServiceImport Add(BrokerCore core, Account requester, ReadOnlySpan<byte> requesterReply, ServiceImport import)
     {
         var start = prefix ?? CreatePrefix(core);
         string reply;
@@ -66,11 +73,11 @@ internal sealed class ResponseRoutes(Account owner) : IDisposable
         {
             do
             {
-                reply = start + Random6();
+                reply = NewReply(start);
             }
             while (routes.ContainsKey(reply));
 
-            route = new ServiceImport(requester, reply, requesterReply, import.Export, import.Share, isResponse: true);
+            route = ServiceImport.Route(requester, reply, requesterReply, import.Export, import.Share);
             routes.Add(reply, route);
             StartSweeping(route);
         }
@@ -97,10 +104,21 @@ internal sealed class ResponseRoutes(Account owner) : IDisposable
     /// <summary>The route for a reply subject a responder published to, or null.</summary>
     public ServiceImport? Find(ReadOnlySpan<byte> subject)
     {
-        var key = Encoding.UTF8.GetString(subject);
+        // Replies are ASCII (the prefix and base-62 digits): looked up as characters on the stack, without a string.
+        Span<char> key = stackalloc char[64];
+        if (subject.Length > key.Length)
+        {
+            return null;
+        }
+
+        for (var i = 0; i < subject.Length; i++)
+        {
+            key[i] = (char)subject[i];
+        }
+
         lock (sync)
         {
-            return routes.GetValueOrDefault(key);
+            return lookup.TryGetValue(key[..subject.Length], out var route) ? route : null;
         }
     }
 
@@ -115,6 +133,18 @@ internal sealed class ResponseRoutes(Account owner) : IDisposable
             }
         }
     }
+
+    // The prefix and 6 random characters in one string.
+    private static string NewReply(string prefix) => string.Create(prefix.Length + ReplyLength, prefix, static (chars, start) =>
+    {
+        start.CopyTo(chars);
+        var value = (ulong)Random.Shared.NextInt64();
+        for (var i = start.Length; i < chars.Length; i++)
+        {
+            chars[i] = Digits[(int)(value % (ulong)Digits.Length)];
+            value /= (ulong)Digits.Length;
+        }
+    });
 
     private static string Random6()
     {

@@ -14,26 +14,25 @@ namespace Broker.Core.Internal.Accounts;
 internal sealed class ServiceImport
 {
     private readonly ImportTransform? transform;
+    private string? to;
 
     /// <param name="destination">The exporting account (for a route back: the requester's account).</param>
     /// <param name="from">The subject in the account the import lives in (for a route back: the reply given to the responder).</param>
     /// <param name="to">The subject in <paramref name="destination"/> (for a route back: the requester's reply).</param>
     /// <param name="export">The export the import goes through (null when the exporter had none covering it).</param>
     /// <param name="share">Whether the requester's details travel in the <c>Nats-Request-Info</c> header.</param>
-    /// <param name="isResponse">Whether this is a route back to a requester.</param>
     /// <exception cref="InvalidOperationException">The subjects' wildcards cannot be mapped onto each other.</exception>
-    public ServiceImport(Account destination, string from, string to, ServiceExport? export, bool share, bool isResponse = false)
+    public ServiceImport(Account destination, string from, string to, ServiceExport? export, bool share)
     {
         Destination = destination;
         From = from;
-        To = to;
+        this.to = to;
         Export = export;
         Share = share;
-        IsResponse = isResponse;
         FromBytes = Encoding.UTF8.GetBytes(from);
         ToBytes = Encoding.UTF8.GetBytes(to);
         ResponseType = export?.ResponseType ?? ServiceResponseType.Singleton;
-        if (!isResponse && Subjects.HasWildcard(ToBytes))
+        if (Subjects.HasWildcard(ToBytes))
         {
             if (to == from)
             {
@@ -48,6 +47,24 @@ internal sealed class ServiceImport
         Touch();
     }
 
+    // A route back: the reply the responder sees and the requester's reply, kept as bytes (the string only for /accountz).
+    private ServiceImport(Account destination, string reply, byte[] requesterReply, ServiceExport? export, bool share)
+    {
+        Destination = destination;
+        From = reply;
+        FromBytes = Encoding.ASCII.GetBytes(reply);
+        ToBytes = requesterReply;
+        Export = export;
+        Share = share;
+        IsResponse = true;
+        ResponseType = export?.ResponseType ?? ServiceResponseType.Singleton;
+        Touch();
+    }
+
+    /// <summary>A route back to a requester's <paramref name="requesterReply"/> in <paramref name="requester"/>.</summary>
+    public static ServiceImport Route(Account requester, string reply, ReadOnlySpan<byte> requesterReply, ServiceExport? export, bool share) =>
+        new(requester, reply, requesterReply.ToArray(), export, share);
+
     /// <summary>Where a forwarded message goes: the exporter, or for a route back the requester's account.</summary>
     public Account Destination { get; }
 
@@ -55,7 +72,7 @@ internal sealed class ServiceImport
 
     public byte[] FromBytes { get; }
 
-    public string To { get; }
+    public string To => to ??= Encoding.UTF8.GetString(ToBytes);
 
     public byte[] ToBytes { get; }
 

@@ -1,5 +1,4 @@
 using System.Buffers;
-using System.Text;
 using Broker.Core.Auth;
 using Broker.Core.Internal.Accounts;
 
@@ -19,6 +18,11 @@ internal abstract partial class ClientBase
     // The service imports the message being forwarded has crossed (nats-server's c.pa.psi); the producer's own thread only.
     private ServiceImport[]? serviceChain;
     private int serviceChainCount;
+
+    // The last plain Nats-Request-Info line this producer sent, with the round trip and account it was made for.
+    private byte[]? plainRequestInfo;
+    private long plainRequestInfoRtt;
+    private Account? plainRequestInfoAccount;
 
     /// <summary>Whether this producer is forwarding across a service import now: shadows of stream imports are skipped.</summary>
     private bool Forwarding => serviceChainCount > 0;
@@ -62,14 +66,14 @@ internal abstract partial class ClientBase
         var reply = replyTo;
         if (!replyTo.IsEmpty && !replyTo.StartsWith(JetStreamAckPrefix))
         {
-            route = destination.Responses.Add(Server, source, Encoding.UTF8.GetString(replyTo), import);
+            route = destination.Responses.Add(Server, source, replyTo, import);
             reply = route.FromBytes;
         }
 
         var forwarded = headers;
-        if (!isResponse && RequestInfo(import, source, headers) is { } info)
+        if (!isResponse && RequestInfoLine(import, source, headers) is { } line)
         {
-            forwarded = new ReadOnlySequence<byte>(info.Apply(headers));
+            forwarded = new ReadOnlySequence<byte>(RequestInfoHeader.Compose(headers, line));
         }
 
         serviceChain ??= new ServiceImport[4];
@@ -107,6 +111,25 @@ internal abstract partial class ClientBase
                 destination.Responses.Remove(route);
             }
         }
+    }
+
+    // The Nats-Request-Info line for a request; the plain one ({"acc","rtt"}) is kept while the round trip stays the same.
+    private byte[]? RequestInfoLine(ServiceImport import, Account source, in ReadOnlySequence<byte> headers)
+    {
+        if (serviceChainCount > 0 || import.Share || import.Destination.IsSystem || IsSystemClient)
+        {
+            return RequestInfo(import, source, headers)?.Line();
+        }
+
+        var rtt = RoundTripNanoseconds;
+        if (plainRequestInfo is null || plainRequestInfoRtt != rtt || !ReferenceEquals(plainRequestInfoAccount, Account))
+        {
+            plainRequestInfo = new RequestInfoHeader { Account = Account.Name, Rtt = rtt }.Line();
+            plainRequestInfoRtt = rtt;
+            plainRequestInfoAccount = Account;
+        }
+
+        return plainRequestInfo;
     }
 
     // The requester's details for the exporter; null for the system account's own client (nats-server's kind SYSTEM
