@@ -9,7 +9,8 @@ namespace Broker.Core.Internal.Accounts;
 /// An account's internal client (nats-server's account <c>ic</c>, kind <c>ACCOUNT</c>): it owns the subscriptions of
 /// the account's service imports on their <c>from</c> subjects and, in an exporting account, the one on
 /// <c>_R_.xxxxxx.&gt;</c> that catches responses. A delivery to it is not sent anywhere: the producer forwards the
-/// message across the import on its own thread (<see cref="ClientBase.ForwardService"/>). It is not a connection
+/// message across the import on its own thread (<see cref="ClientBase.ForwardToImportClient"/>): its subscriptions are
+/// their own <see cref="Subscription.Origin"/>, which sends them down the publish path's import branch. It is not a connection
 /// (absent from /connz, no connection id) but its subscriptions count in the account's, as nats-server's do.
 /// </summary>
 internal sealed class AccountImportClient : ClientBase
@@ -41,6 +42,7 @@ internal sealed class AccountImportClient : ClientBase
             {
                 var subscription = NewSubscription(import.FromBytes);
                 subscription.ServiceImport = import;
+                subscription.Origin = subscription;
                 if (Account.SubList.Insert(subscription))
                 {
                     imports.Add(subscription);
@@ -54,24 +56,19 @@ internal sealed class AccountImportClient : ClientBase
     {
         lock (sync)
         {
-            Account.SubList.Insert(NewSubscription(System.Text.Encoding.UTF8.GetBytes(subject)));
+            var subscription = NewSubscription(System.Text.Encoding.UTF8.GetBytes(subject));
+            subscription.Origin = subscription;
+            Account.SubList.Insert(subscription);
         }
     }
 
+    /// <summary>
+    /// Not used: a producer that matches one of this client's subscriptions forwards the message itself
+    /// (<see cref="ClientBase.ForwardToImportClient"/>), since it needs the subject it routed by as well as the one it
+    /// delivers as.
+    /// </summary>
     public override void Deliver(ClientBase producer, Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
-        if (subscription.ServiceImport is { } import)
-        {
-            producer.ForwardService(import, Account, subject, replyTo, headers, payload);
-        }
-        else if (Account.Responses.Find(subject) is { } route)
-        {
-            producer.ForwardService(route, Account, subject, replyTo, headers, payload);
-        }
-        else
-        {
-            producer.UncountDelivery(headers.Length + payload.Length);
-        }
     }
 
     // Under sync.

@@ -1,6 +1,7 @@
 using System.Buffers;
 using Broker.Core.Auth;
 using Broker.Core.Internal.Accounts;
+using Broker.Core.Internal.Subscriptions;
 
 namespace Broker.Core.Internal.Clients;
 
@@ -31,19 +32,39 @@ internal abstract partial class ClientBase
     /// Takes back the count of a delivery to an account's import client (the caller counted it): nats-server counts no
     /// delivery to an internal subscription; the forwarded deliveries are counted as they are made.
     /// </summary>
-    public void UncountDelivery(long size)
+    private void UncountDelivery(long size)
     {
         batchOutMessages--;
         batchOutBytes -= size;
     }
 
     /// <summary>
-    /// Forwards a message that matched <paramref name="import"/> in <paramref name="source"/> (the account the import or
-    /// route lives in) to its destination.
+    /// Forwards a message that matched a subscription of an account's import client: across its service import, or,
+    /// for the subscription on the account's response prefix, back along the route of the reply it was published to.
+    /// The delivery was counted by the caller and is taken back (nats-server counts none to internal subscriptions).
     /// </summary>
-    public void ForwardService(ServiceImport import, Account source, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    internal void ForwardToImportClient(Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
         UncountDelivery(headers.Length + payload.Length);
+        var account = subscription.Client.Account;
+        if (subscription.ServiceImport is { } import)
+        {
+            ForwardService(import, account, subject, deliverAs, replyTo, headers, payload);
+        }
+        else if (account.Responses.Find(subject) is { } route)
+        {
+            ForwardService(route, account, subject, deliverAs, replyTo, headers, payload);
+        }
+    }
+
+    /// <summary>
+    /// Forwards a message routed by <paramref name="subject"/> that matched <paramref name="import"/> in
+    /// <paramref name="source"/> (the account the import or route lives in) to its destination. A message delivered as
+    /// another subject (JetStream's stored subject, <paramref name="deliverAs"/>) keeps it, as nats-server passes its
+    /// deliver subject through.
+    /// </summary>
+    private void ForwardService(ServiceImport import, Account source, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    {
         for (var i = serviceChainCount - 1; i >= 0; i--)
         {
             var crossed = serviceChain![i];
@@ -86,7 +107,7 @@ internal abstract partial class ClientBase
         int delivered;
         try
         {
-            delivered = DeliverToAll(destination.SubList.Match(to), to, to, reply, forwarded, payload);
+            delivered = DeliverToAll(destination.SubList.Match(to), to, deliverAs.SequenceEqual(subject) ? to : deliverAs, reply, forwarded, payload);
         }
         finally
         {

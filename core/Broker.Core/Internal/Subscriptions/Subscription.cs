@@ -64,7 +64,10 @@ internal sealed class Subscription
     /// </summary>
     public Broker.Core.Internal.Accounts.ServiceImport? ServiceImport;
 
-    /// <summary>For a shadow subscription: the importer's subscription it stands for (deliveries are made to it).</summary>
+    /// <summary>
+    /// For a shadow subscription: the importer's subscription it stands for (deliveries are made to it). For a
+    /// subscription of an account's import client: itself (the producer forwards across the service import).
+    /// </summary>
     public Subscription? Origin;
 
     /// <summary>
