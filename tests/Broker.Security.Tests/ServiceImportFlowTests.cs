@@ -126,4 +126,49 @@ public sealed class ServiceImportFlowTests
         await answering.WaitAsync(NatsClients.Timeout);
         Assert.Matches("^\\{\"acc\":\"C\",\"svc\":\"B\",\"rtt\":[0-9]+\\}$", reply.Data);
     }
+
+    [Theory(Timeout = 30_000)]
+    [MemberData(nameof(Servers))]
+    public async Task A_request_crosses_a_chain_of_ten_imports_and_its_reply_comes_back(ServerKind kind)
+    {
+        // C9 imports svc.> from C8, C8 from C7, ... C1 from C0, where the responder is.
+        var conf = new System.Text.StringBuilder("accounts {\n");
+        for (var i = 0; i < 10; i++)
+        {
+            conf.Append("  C").Append(i).Append(": { users: [{user: c").Append(i).Append(", password: c").Append(i).Append("}]");
+            conf.Append(i < 9 ? ", exports: [ {service: \"svc.>\"} ]" : string.Empty);
+            conf.Append(i > 0 ? $", imports: [ {{service: {{account: C{i - 1}, subject: \"svc.>\"}}}} ]" : string.Empty);
+            conf.Append(" }\n");
+        }
+
+        conf.Append("}\n");
+        void Configure(BrokerOptions options)
+        {
+            for (var i = 0; i < 10; i++)
+            {
+                options.Accounts.Add(new AccountOptions
+                {
+                    Name = $"C{i}",
+                    Users = [AccountIsolationTests.User($"c{i}")],
+                    Exports = new AccountExportOptions { Services = i < 9 ? [new ServiceExportOptions { Subject = "svc.>" }] : [] },
+                    Imports = new AccountImportOptions { Services = i > 0 ? [new ServiceImportOptions { Account = $"C{i - 1}", Subject = "svc.>" }] : [] },
+                });
+            }
+        }
+
+        await using var server = await ServerUnderTest.StartAsync(kind, Configure, conf.ToString());
+        await using var responder = await ConnectAsync(server, "c0");
+        await using var requester = await ConnectAsync(server, "c9");
+        await using var subscription = await responder.SubscribeCoreAsync<string>("svc.>");
+        await responder.PingAsync();
+        var answering = Task.Run(async () =>
+        {
+            var message = await subscription.Msgs.ReadAsync();
+            await message.ReplyAsync(message.Headers?["Nats-Request-Info"].ToString() ?? "none");
+        });
+
+        var reply = await requester.RequestAsync<string, string>("svc.far", "hi", replyOpts: new NatsSubOpts { Timeout = NatsClients.Timeout });
+        await answering.WaitAsync(NatsClients.Timeout);
+        Assert.Matches("^\\{\"acc\":\"C9\",\"svc\":\"C1\",\"rtt\":[0-9]+\\}$", reply.Data);
+    }
 }

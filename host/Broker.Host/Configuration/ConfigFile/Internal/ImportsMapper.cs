@@ -146,6 +146,7 @@ internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder o
         TimeSpan? threshold = null;
         ConfEntry? responseEntry = null;
         ConfEntry? latencyEntry = null;
+        var latencyValid = false;
         foreach (var entry in body.Entries)
         {
             switch (entry.Key.ToLowerInvariant())
@@ -231,7 +232,8 @@ internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder o
                     break;
                 case "latency":
                     latencyEntry = entry;
-                    if (!Latency(entry))
+                    latencyValid = Latency(entry);
+                    if (!latencyValid)
                     {
                         break;
                     }
@@ -259,7 +261,7 @@ internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder o
                 service.ResponseThreshold = value;
             }
 
-            if (latencyEntry is not null)
+            if (latencyEntry is not null && latencyValid)
             {
                 output.Unsupported(latencyEntry.KeyPosition, $"\"latency\" of service export {Quote(service.Subject)}: not supported; the export works without latency samples");
             }
@@ -379,7 +381,7 @@ internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder o
 
         if (sample is < 1 or > 100)
         {
-            output.Error(field.KeyPosition, "sampling rate needs to be between 1-100 or \"headers\"");
+            output.Error(field.KeyPosition, "bad sampling percentage, should be 1-100");
             return false;
         }
 
