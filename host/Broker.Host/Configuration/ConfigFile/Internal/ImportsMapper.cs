@@ -20,6 +20,8 @@ internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder o
 {
     private const string TokenPositions = "account token positions in exports";
 
+    private readonly ServiceExportDirectives directives = new(output);
+
     /// <summary>Maps an account's <c>exports</c>, keeping what it read in <paramref name="account"/> for <see cref="Check"/>.</summary>
     public void Exports(ConfEntry field, string prefix, AccountOptions account)
     {
@@ -197,7 +199,7 @@ internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder o
                     }
 
                     responseEntry = entry;
-                    responseType = ResponseType(entry);
+                    responseType = directives.ResponseType(entry);
                     if (stream is not null)
                     {
                         output.Error(entry.KeyPosition, "Detected response directive on non-service");
@@ -211,7 +213,7 @@ internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder o
                         break;
                     }
 
-                    threshold = Threshold(entry) ?? TimeSpan.Zero;
+                    threshold = directives.Threshold(entry) ?? TimeSpan.Zero;
                     if (stream is not null)
                     {
                         output.Error(entry.KeyPosition, "Detected response directive on non-service");
@@ -232,7 +234,7 @@ internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder o
                     break;
                 case "latency":
                     latencyEntry = entry;
-                    latencyValid = Latency(entry);
+                    latencyValid = directives.Latency(entry);
                     if (!latencyValid)
                     {
                         break;
@@ -268,124 +270,6 @@ internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder o
         }
 
         return (stream, service);
-    }
-
-    private ServiceResponseType? ResponseType(ConfEntry entry)
-    {
-        if (entry.Value is not ConfString text)
-        {
-            output.Error(entry.KeyPosition, $"Expected response type to be string, got {GoType(entry.Value)}");
-            return null;
-        }
-
-        switch (text.Value.ToLowerInvariant())
-        {
-            case "single" or "singleton":
-                return ServiceResponseType.Singleton;
-            case "stream":
-                return ServiceResponseType.Streamed;
-            case "chunk" or "chunked":
-                return ServiceResponseType.Chunked;
-            default:
-                output.Error(entry.KeyPosition, $"Unknown response type: {Quote(text.Value)}");
-                return null;
-        }
-    }
-
-    private TimeSpan? Threshold(ConfEntry entry)
-    {
-        if (entry.Value is not ConfString text)
-        {
-            output.Error(entry.KeyPosition, $"Expected response threshold to be a parseable time duration, got {GoType(entry.Value)}");
-            return null;
-        }
-
-        if (!Broker.Abstractions.ConfigSyntax.TryParseDuration(text.Value, out var value, out _))
-        {
-            output.Error(entry.KeyPosition, $"Expected response threshold to be a parseable time duration, got {Quote(text.Value)}");
-            return null;
-        }
-
-        return value;
-    }
-
-    // nats-server parseServiceLatency: a results subject, or { sampling: 1-100 | "N%" | "headers", subject }.
-    private bool Latency(ConfEntry entry)
-    {
-        if (entry.Value is ConfString)
-        {
-            return true;
-        }
-
-        if (entry.Value is not ConfMap latency)
-        {
-            output.Error(entry.KeyPosition, $"Expected latency entry to be a map/struct or string, got {GoType(entry.Value)}");
-            return false;
-        }
-
-        var hasSubject = false;
-        foreach (var field in latency.Entries)
-        {
-            switch (field.Key)
-            {
-                case "sampling":
-                    if (!Sampling(field))
-                    {
-                        return false;
-                    }
-
-                    break;
-                case "subject":
-                    if (field.Value is not ConfString)
-                    {
-                        output.Error(field.KeyPosition, $"Expected latency subject to be a string, got {GoType(field.Value)}");
-                        return false;
-                    }
-
-                    hasSubject = true;
-                    break;
-            }
-        }
-
-        if (!hasSubject)
-        {
-            output.Error(entry.KeyPosition, "Latency subject required, but missing");
-            return false;
-        }
-
-        return true;
-    }
-
-    private bool Sampling(ConfEntry field)
-    {
-        long sample;
-        switch (field.Value)
-        {
-            case ConfInteger number:
-                sample = number.Value;
-                break;
-            case ConfString text when text.Value.Trim().Equals("headers", StringComparison.OrdinalIgnoreCase):
-                return true;
-            case ConfString text:
-                if (!long.TryParse(text.Value.TrimEnd('%'), System.Globalization.NumberStyles.AllowLeadingSign, System.Globalization.CultureInfo.InvariantCulture, out sample))
-                {
-                    output.Error(field.KeyPosition, $"Failed to parse latency sample: strconv.Atoi: parsing {Quote(text.Value.TrimEnd('%'))}: invalid syntax");
-                    return false;
-                }
-
-                break;
-            default:
-                output.Error(field.KeyPosition, $"Expected latency sample to be a string or map/struct, got {GoType(field.Value)}");
-                return false;
-        }
-
-        if (sample is < 1 or > 100)
-        {
-            output.Error(field.KeyPosition, "bad sampling percentage, should be 1-100");
-            return false;
-        }
-
-        return true;
     }
 
     private void SetNames(string key, IList<string>? names)
