@@ -122,7 +122,7 @@ public sealed class HostCommandTests : IDisposable
     }
 
     [Fact]
-    public async Task Check_config_accepts_accounts_and_refuses_an_account_key_not_built_yet()
+    public async Task Check_config_accepts_accounts_and_refuses_an_import_not_exported()
     {
         var accounts = "accounts {\n  A: { users: [ {user: a, password: pa} ], limits: { max_conn: 2 } }\n  B: { users: [ {user: b, password: pb} ] }\n}\n";
         var valid = WriteConf(accounts);
@@ -139,7 +139,7 @@ public sealed class HostCommandTests : IDisposable
         error.GetStringBuilder().Clear();
         Assert.Equal(1, await RunAsync(["-t", "-c", imports]));
         Assert.Equal(
-            $"broker: {imports}:4:18: \"service\": not supported yet (service exports and imports between accounts); ignoring it would route messages or admit clients differently than the file says{Environment.NewLine}",
+            $"broker: {imports}:1:1: Error adding service import \"x\": service import not authorized{Environment.NewLine}",
             error.ToString());
     }
 

@@ -234,28 +234,32 @@ public sealed class AccountMonitoringTests
               I: { users: [{user: i, password: i}], imports: [ {stream: {account: E, subject: "orders.>"}, prefix: p}, {stream: {account: E, subject: "pub.*"}, to: "q.$1"} ] }
             }
             """;
-        await using var server = await Monitored.StartAsync(kind, config, options => options.Accounts =
-        [
-            new AccountOptions
-            {
-                Name = "E",
-                Users = [new UserOptions { User = "e", Password = "e" }],
-                Exports = new AccountExportOptions { Streams = [new StreamExportOptions { Subject = "orders.>", Accounts = ["I"] }, new StreamExportOptions { Subject = "pub.*" }] },
-            },
-            new AccountOptions
-            {
-                Name = "I",
-                Users = [new UserOptions { User = "i", Password = "i" }],
-                Imports = new AccountImportOptions
+        await using var server = await Monitored.StartAsync(kind, config, options =>
+        {
+            options.NoSystemAccount = true;
+            options.Accounts =
+            [
+                new AccountOptions
                 {
-                    Streams =
-                    [
-                        new StreamImportOptions { Account = "E", Subject = "orders.>", Prefix = "p" },
-                        new StreamImportOptions { Account = "E", Subject = "pub.*", To = "q.$1" },
-                    ],
+                    Name = "E",
+                    Users = [new UserOptions { User = "e", Password = "e" }],
+                    Exports = new AccountExportOptions { Streams = [new StreamExportOptions { Subject = "orders.>", Accounts = ["I"] }, new StreamExportOptions { Subject = "pub.*" }] },
                 },
-            },
-        ]);
+                new AccountOptions
+                {
+                    Name = "I",
+                    Users = [new UserOptions { User = "i", Password = "i" }],
+                    Imports = new AccountImportOptions
+                    {
+                        Streams =
+                        [
+                            new StreamImportOptions { Account = "E", Subject = "orders.>", Prefix = "p" },
+                            new StreamImportOptions { Account = "E", Subject = "pub.*", To = "q.$1" },
+                        ],
+                    },
+                },
+            ];
+        });
 
         var exporter = (await server.GetJsonAsync("/accountz?acc=E")).GetProperty("account_detail");
         Assert.Equal(

@@ -84,11 +84,13 @@ public sealed class SubszAndAccountzTests
         var detail = (await broker.GetJsonAsync("/accountz?acc=" + Uri.EscapeDataString("$G"))).GetProperty("account_detail");
         Assert.Equal("$G", detail.GetProperty("account_name").GetString());
         Assert.Equal(1, detail.GetProperty("client_connections").GetInt32());
-        Assert.Equal(1, detail.GetProperty("subscriptions").GetInt32());
+
+        // The client's subscription and the three system imports every account has (nats-server registerSystemImports).
+        Assert.Equal(4, detail.GetProperty("subscriptions").GetInt32());
         Assert.True(detail.GetProperty("complete").GetBoolean());
         Assert.False(detail.GetProperty("expired").GetBoolean());
         Assert.False(detail.GetProperty("jetstream_enabled").GetBoolean());
-        Assert.Equal(1, detail.GetProperty("sublist_stats").GetProperty("num_subscriptions").GetInt32());
+        Assert.Equal(4, detail.GetProperty("sublist_stats").GetProperty("num_subscriptions").GetInt32());
 
         var (status, body, response) = await broker.GetAsync("/accountz?acc=NOPE");
         response.Dispose();

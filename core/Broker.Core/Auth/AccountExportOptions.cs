@@ -6,7 +6,10 @@ public sealed class AccountExportOptions
     /// <summary>The account's stream exports. Default empty.</summary>
     public IList<StreamExportOptions> Streams { get; set; } = [];
 
+    /// <summary>The account's service exports. Default empty.</summary>
+    public IList<ServiceExportOptions> Services { get; set; } = [];
+
     /// <summary>Creates a deep copy.</summary>
     /// <returns>The copy.</returns>
-    public AccountExportOptions Clone() => new() { Streams = [.. Streams.Select(s => s.Clone())] };
+    public AccountExportOptions Clone() => new() { Streams = [.. Streams.Select(s => s.Clone())], Services = [.. Services.Select(s => s.Clone())] };
 }

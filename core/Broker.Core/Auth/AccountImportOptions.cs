@@ -6,7 +6,10 @@ public sealed class AccountImportOptions
     /// <summary>The account's stream imports. Default empty.</summary>
     public IList<StreamImportOptions> Streams { get; set; } = [];
 
+    /// <summary>The account's service imports. Default empty.</summary>
+    public IList<ServiceImportOptions> Services { get; set; } = [];
+
     /// <summary>Creates a deep copy.</summary>
     /// <returns>The copy.</returns>
-    public AccountImportOptions Clone() => new() { Streams = [.. Streams.Select(s => s.Clone())] };
+    public AccountImportOptions Clone() => new() { Streams = [.. Streams.Select(s => s.Clone())], Services = [.. Services.Select(s => s.Clone())] };
 }

@@ -28,6 +28,7 @@ internal sealed partial class BrokerCore
         SystemOnlyNoAuthUser = ServerIdentity.NewSystemOnlyNoAuthUser();
         Authenticator = CreateAuthenticator(options, Logger);
         ClosedClients = new ClosedConnectionRing(options.MaxClosedClients);
+        Accounts.Attach(this);
     }
 
     public ILogger ClientLogger { get; }

@@ -107,18 +107,47 @@ public sealed class ConfMappingErrorTests
     [InlineData("accounts { A: { users: [ {user: a} ] } }\nauthorization { users: [ {user: a} ] }", "test.conf:2:1: Duplicate user \"a\" detected")]
     public void Authorization_and_accounts_errors(string conf, string error) => AssertErrors(conf, error);
 
-    // Service exports and imports are not built yet: the item's `service` key is the error.
-    [Theory]
-    [InlineData("exports: [ { service: \"a.>\" } ]", 18)]
-    [InlineData("exports: [ { stream: \"a.>\", account_token_position: 2 } ]", 33)]
-    [InlineData("imports: [ { service: { account: A, subject: x } } ]", 18)]
-    public void Service_exports_and_imports_are_errors(string key, int column)
+    // An export's account token position (a JWT-era setting) is not built: the key is the error.
+    [Fact]
+    public void Account_token_position_is_an_error()
     {
-        var mapping = ConfMappingTests.Map("accounts {\n  A: {\n    users: [ {user: a} ]\n    " + key + "\n  }\n}");
+        var mapping = ConfMappingTests.Map("accounts {\n  A: {\n    users: [ {user: a} ]\n    exports: [ { stream: \"a.>\", account_token_position: 2 } ]\n  }\n}");
 
         var error = Assert.Single(mapping.Diagnostics);
         Assert.Equal(ConfDiagnosticKind.Error, error.Kind);
-        Assert.Matches($"^test.conf:4:{column}: \"(service|account_token_position)\": not supported yet \\(service exports and imports between accounts\\); ", error.ToString());
+        Assert.Matches("^test.conf:4:33: \"account_token_position\": not supported yet \\(account token positions in exports\\); ", error.ToString());
+    }
+
+    // Service export and import keys, with nats-server 2.9.10's texts and positions (checked with nats-server -t).
+    [Theory]
+    [InlineData("exports: [ {service: x, response_type: bogus} ]", "test.conf:1:41: Unknown response type: \"bogus\"")]
+    [InlineData("exports: [ {service: x, response_type: 1} ]", "test.conf:1:41: Expected response type to be string, got int64")]
+    [InlineData("exports: [ {service: x, response_threshold: \"soon\"} ]", "test.conf:1:41: Expected response threshold to be a parseable time duration, got \"soon\"")]
+    [InlineData("exports: [ {service: x, latency: {sampling: 500, subject: lat}} ]", "test.conf:1:51: bad sampling percentage, should be 1-100")]
+    [InlineData("exports: [ {service: x, latency: {sampling: 50}} ]", "test.conf:1:41: Latency subject required, but missing")]
+    [InlineData("exports: [ {service: x, latency: 5} ]", "test.conf:1:41: Expected latency entry to be a map/struct or string, got int64")]
+    [InlineData("exports: [ {stream: x, response_type: stream} ]", "test.conf:1:40: Detected response directive on non-service")]
+    [InlineData("imports: [ {service: 5} ]", "test.conf:1:29: Service entry should be an account map, got int64")]
+    [InlineData("imports: [ {service: {account: B}} ]", "test.conf:1:29: Expect an account name and a subject")]
+    public void Service_export_and_import_keys_have_nats_servers_texts(string item, string error) =>
+        AssertErrors("accounts { A: { " + item + " } }", error);
+
+    [Fact]
+    public void A_services_latency_is_a_notice_and_its_keys_are_mapped()
+    {
+        var mapping = ConfMappingTests.Map("accounts {\n  A: { exports: [ {service: \"svc.>\", accounts: [B], response_type: chunked, response_threshold: \"5s\", latency: lat} ] }\n  B: { imports: [ {service: {account: A, subject: \"svc.>\"}, to: \"my.>\", share: true} ] }\n}");
+
+        var notice = Assert.Single(mapping.Diagnostics);
+        Assert.Equal(ConfDiagnosticKind.Unsupported, notice.Kind);
+        Assert.Equal("test.conf:2:103: \"latency\" of service export \"svc.>\": not supported; the export works without latency samples", notice.ToString());
+        Assert.Equal("svc.>", mapping.Settings["Broker:Accounts:0:Exports:Services:0:Subject"]);
+        Assert.Equal("B", mapping.Settings["Broker:Accounts:0:Exports:Services:0:Accounts:0"]);
+        Assert.Equal("Chunked", mapping.Settings["Broker:Accounts:0:Exports:Services:0:ResponseType"]);
+        Assert.Equal("00:00:05", mapping.Settings["Broker:Accounts:0:Exports:Services:0:ResponseThreshold"]);
+        Assert.Equal("A", mapping.Settings["Broker:Accounts:1:Imports:Services:0:Account"]);
+        Assert.Equal("svc.>", mapping.Settings["Broker:Accounts:1:Imports:Services:0:Subject"]);
+        Assert.Equal("my.>", mapping.Settings["Broker:Accounts:1:Imports:Services:0:To"]);
+        Assert.Equal("true", mapping.Settings["Broker:Accounts:1:Imports:Services:0:Share"]);
     }
 
     [Fact]

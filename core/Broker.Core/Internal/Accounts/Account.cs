@@ -21,6 +21,8 @@ internal sealed class Account
     private volatile AccountLimits limits;
     private volatile StreamImport[] streamImports = [];
     private volatile SubjectMapper? mappings;
+    private volatile ServiceImport[] serviceImports = [];
+    private AccountImportClient? importClient;
 
     public Account(string name, AccountLimits limits, string? nkey = null, SubjectMapper? mappings = null)
     {
@@ -28,6 +30,7 @@ internal sealed class Account
         Nkey = nkey;
         this.limits = limits;
         this.mappings = mappings;
+        Responses = new ResponseRoutes(this);
     }
 
     public string Name { get; }
@@ -57,6 +60,48 @@ internal sealed class Account
     {
         streamImports = imports;
         StreamExports = exports;
+    }
+
+    /// <summary>
+    /// The account's service imports (empty when none), each a subscription of <see cref="ImportClient"/> on its
+    /// <c>from</c>. Replaced as a whole at start and on reload.
+    /// </summary>
+    public ServiceImport[] ServiceImports => serviceImports;
+
+    /// <summary>The account's service exports as configured (empty when none).</summary>
+    public ServiceExport[] ServiceExports { get; private set; } = [];
+
+    /// <summary>The routes back to requesters of this account's services.</summary>
+    public ResponseRoutes Responses { get; }
+
+    /// <summary>Takes the service imports and exports of the configuration being applied (subscribed by <see cref="SubscribeServices"/>).</summary>
+    public void StageServices(ServiceImport[] imports, ServiceExport[] exports)
+    {
+        ServiceExports = exports;
+        serviceImports = imports;
+    }
+
+    /// <summary>Replaces the import client's subscriptions with one per service import now staged.</summary>
+    public void SubscribeServices(BrokerCore core)
+    {
+        var imports = serviceImports;
+        if (imports.Length > 0 || importClient is not null)
+        {
+            ImportClient(core).SetImports(imports);
+        }
+    }
+
+    /// <summary>The account's internal client, made at first use (nats-server's <c>internalClient</c>).</summary>
+    public AccountImportClient ImportClient(BrokerCore core)
+    {
+        var client = importClient;
+        if (client is not null)
+        {
+            return client;
+        }
+
+        var created = new AccountImportClient(core, this);
+        return Interlocked.CompareExchange(ref importClient, created, null) ?? created;
     }
 
     /// <summary>The limits in force; replaced as a whole on reload.</summary>

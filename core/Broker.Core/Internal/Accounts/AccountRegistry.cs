@@ -14,6 +14,7 @@ namespace Broker.Core.Internal.Accounts;
 internal sealed class AccountRegistry
 {
     private volatile FrozenDictionary<string, Account> byName;
+    private BrokerCore? core;
 
     /// <param name="accounts">The configured accounts.</param>
     /// <param name="globalMappings">The top-level mappings, which are the global account's (<see cref="BrokerOptions.Mappings"/>).</param>
@@ -111,7 +112,31 @@ internal sealed class AccountRegistry
     {
         var existing = new Dictionary<string, Account>(byName, StringComparer.Ordinal);
         byName = Build(accounts, globalMappings, existing, SystemName);
+        SubscribeServices();
         Applied?.Invoke();
+    }
+
+    /// <summary>
+    /// Gives the registry its broker, whose clients the accounts' import clients are, and subscribes every account's
+    /// service imports (at start, once the broker exists; <see cref="Apply"/> does it again for a reload).
+    /// </summary>
+    public void Attach(BrokerCore core)
+    {
+        this.core = core;
+        SubscribeServices();
+    }
+
+    private void SubscribeServices()
+    {
+        if (core is null)
+        {
+            return;
+        }
+
+        foreach (var account in byName.Values)
+        {
+            account.SubscribeServices(core);
+        }
     }
 
     /// <summary>
@@ -155,7 +180,15 @@ internal sealed class AccountRegistry
         foreach (var options in accounts)
         {
             var exports = options.Exports.Streams.Select(e => (e.Subject, e.Accounts is null ? null : e.Accounts.ToArray())).ToArray();
-            result[options.Name].SetStreams(imports[options.Name], exports);
+            var compiled = imports[options.Name];
+            var account = result[options.Name];
+            account.SetStreams(compiled.Streams, exports);
+            account.StageServices(compiled.Services, compiled.ServiceExports);
+        }
+
+        if (systemAccount is not null && result.TryGetValue(systemAccount, out var systemAccountNow))
+        {
+            SystemImports.Register(systemAccountNow, result.Values);
         }
 
         return result.ToFrozenDictionary(StringComparer.Ordinal);

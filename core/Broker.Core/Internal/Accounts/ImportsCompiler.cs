@@ -10,7 +10,7 @@ namespace Broker.Core.Internal.Accounts;
 /// builds the imports. The texts are nats-server's; cycles are found as its <c>checkStreamImportsForCycles</c> finds
 /// them (colliding subjects, narrowing to the import's subject, a search depth of 1024).
 /// </summary>
-internal static class ImportsCompiler
+internal static partial class ImportsCompiler
 {
     private const int MaxCycleSearchDepth = 1024;
 
@@ -19,9 +19,9 @@ internal static class ImportsCompiler
     public static void Validate(IEnumerable<AccountOptions> accounts) =>
         Compile(accounts, name => new Account(name, AccountLimits.None));
 
-    /// <summary>Builds the stream imports of each account, with exporters from <paramref name="resolve"/>.</summary>
+    /// <summary>Builds the imports and service exports of each account, with accounts from <paramref name="resolve"/>.</summary>
     /// <exception cref="InvalidOperationException">An export or import nats-server refuses; the message is its text.</exception>
-    public static Dictionary<string, StreamImport[]> Compile(IEnumerable<AccountOptions> accounts, Func<string, Account> resolve)
+    public static Dictionary<string, CompiledImports> Compile(IEnumerable<AccountOptions> accounts, Func<string, Account> resolve)
     {
         var states = new Dictionary<string, State>(StringComparer.Ordinal);
         var list = accounts.ToList();
@@ -38,7 +38,23 @@ internal static class ImportsCompiler
             }
         }
 
-        var result = new Dictionary<string, StreamImport[]>(StringComparer.Ordinal);
+        var services = new Dictionary<string, ServiceExport[]>(StringComparer.Ordinal);
+        foreach (var account in list)
+        {
+            foreach (var export in account.Exports.Services)
+            {
+                AddServiceExport(states, states[account.Name], export);
+            }
+        }
+
+        foreach (var account in list)
+        {
+            var state = states[account.Name];
+            var owner = resolve(account.Name);
+            services[account.Name] = [.. state.ServiceExports.Select(e => new ServiceExport(owner, e.Subject, e.Allowed?.ToArray(), e.Options.ResponseType, e.Options.ResponseThreshold))];
+        }
+
+        var streams = new Dictionary<string, StreamImport[]>(StringComparer.Ordinal);
         foreach (var account in list)
         {
             var importer = states[account.Name];
@@ -48,7 +64,20 @@ internal static class ImportsCompiler
                 imports.Add(AddImport(states, importer, import, resolve));
             }
 
-            result[account.Name] = [.. imports];
+            streams[account.Name] = [.. imports];
+        }
+
+        var result = new Dictionary<string, CompiledImports>(StringComparer.Ordinal);
+        foreach (var account in list)
+        {
+            var importer = states[account.Name];
+            var imports = new List<ServiceImport>();
+            foreach (var import in account.Imports.Services)
+            {
+                imports.Add(AddServiceImport(states, importer, import, resolve, name => services[name]));
+            }
+
+            result[account.Name] = new CompiledImports(streams[account.Name], [.. imports], services[account.Name]);
         }
 
         return result;
@@ -215,7 +244,7 @@ internal static class ImportsCompiler
     private static InvalidOperationException Error(string subject, string cause) =>
         new($"Error adding stream import {Quote(subject)}: {cause}");
 
-    private static string Quote(string text) => Clients.GoQuote.Quote(Encoding.UTF8.GetBytes(text));
+    internal static string Quote(string text) => Clients.GoQuote.Quote(Encoding.UTF8.GetBytes(text));
 
     private sealed class State(AccountOptions options)
     {
@@ -224,5 +253,10 @@ internal static class ImportsCompiler
         public List<(string Subject, HashSet<string>? Allowed)> Exports { get; } = [];
 
         public List<(string Exporter, string From, string To)> Imports { get; } = [];
+
+        public List<(string Subject, HashSet<string>? Allowed, ServiceExportOptions Options)> ServiceExports { get; } = [];
+
+        /// <summary>Service imports accepted so far: the exporter, the subject here and the subject in the exporter.</summary>
+        public List<(string Exporter, string From, string To)> ServiceImports { get; } = [];
     }
 }

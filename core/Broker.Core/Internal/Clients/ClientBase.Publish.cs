@@ -120,7 +120,19 @@ internal abstract partial class ClientBase
         batchInMessages++;
         batchInBytes += size;
 
-        var result = MatchPublished(subject);
+        var delivered = DeliverToAll(MatchPublished(subject), subject, deliverAs, replyTo, headers, payload);
+        if (delivered == 0 && NoResponders && !replyTo.IsEmpty)
+        {
+            SendNoResponders(subject, replyTo);
+        }
+    }
+
+    /// <summary>
+    /// Delivers to every plain subscription of <paramref name="result"/> and one member of each queue group, counting
+    /// the deliveries in this producer's batch; returns how many there were.
+    /// </summary>
+    private int DeliverToAll(SubListResult result, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    {
         var delivered = 0;
         foreach (var subscription in result.Plain)
         {
@@ -141,12 +153,10 @@ internal abstract partial class ClientBase
         if (delivered > 0)
         {
             batchOutMessages += delivered;
-            batchOutBytes += delivered * size;
+            batchOutBytes += delivered * (headers.Length + payload.Length);
         }
-        else if (NoResponders && !replyTo.IsEmpty)
-        {
-            SendNoResponders(subject, replyTo);
-        }
+
+        return delivered;
     }
 
     private bool DeliverToQueue(QueueGroup group, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)

@@ -79,8 +79,17 @@ internal abstract partial class ClientBase
     /// </summary>
     private bool TryDeliverImported(Subscription shadow, Subscription origin, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in System.Buffers.ReadOnlySequence<byte> headers, in System.Buffers.ReadOnlySequence<byte> payload)
     {
+        // A subscription of an account's import client is its own origin: the message crosses a service import.
+        if (ReferenceEquals(origin, shadow))
+        {
+            ForwardToImportClient(shadow, subject, deliverAs, replyTo, headers, payload);
+            return true;
+        }
+
         var target = origin.Client;
-        if (origin.Closed)
+
+        // A message forwarded across a service import is not passed on to stream importers (pmrMsgImportedFromService).
+        if (origin.Closed || Forwarding)
         {
             return false;
         }

@@ -18,11 +18,14 @@ internal abstract partial class ClientBase
     /// <c>max_connections</c> (nats-server counts only client and leaf connections); <see langword="null"/> for
     /// <c>$G</c> until <see cref="BindAccount(Account)"/>.
     /// </param>
-    protected ClientBase(BrokerCore server, ClientKind kind, Account? account = null)
+    /// <param name="assignId">
+    /// Whether the client takes a connection id; an account's internal client does not, as nats-server's has none.
+    /// </param>
+    protected ClientBase(BrokerCore server, ClientKind kind, Account? account = null, bool assignId = true)
     {
         Server = server;
         Kind = kind;
-        Id = server.NextClientId();
+        Id = assignId ? server.NextClientId() : 0;
         StartedAt = DateTimeOffset.UtcNow;
         Account = account ?? server.Accounts.Global;
     }

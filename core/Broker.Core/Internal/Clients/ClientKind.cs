@@ -8,4 +8,7 @@ internal enum ClientKind
 
     /// <summary>An in-process client opened through <see cref="Broker.Abstractions.IMessageBus"/>.</summary>
     Internal,
+
+    /// <summary>An account's internal client, owning its service import subscriptions (nats-server's <c>ACCOUNT</c>).</summary>
+    Account,
 }

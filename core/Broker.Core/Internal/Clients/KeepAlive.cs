@@ -81,6 +81,12 @@ internal sealed class KeepAlive : IDisposable
         Rearm(first);
     }
 
+    /// <summary>
+    /// The first estimate of the round trip, from the connection's start to its CONNECT (nats-server's
+    /// <c>processConnect</c>: <c>c.rtt = computeRTT(c.start)</c>), until a PONG measures it.
+    /// </summary>
+    public void EstimateRoundTrip(TimeSpan sinceStart) => RoundTrip = sinceStart > TimeSpan.Zero ? sinceStart : TimeSpan.FromTicks(1);
+
     /// <summary>A PONG from the client: nothing is outstanding any more, and the round trip is measured.</summary>
     public void PongReceived()
     {

@@ -30,6 +30,7 @@ internal sealed partial class NatsClient
         }
 
         keepAlive.RestartAfterConnect();
+        keepAlive.EstimateRoundTrip(DateTimeOffset.UtcNow - StartedAt);
         options.Apply(connect, headersAllowed: !Server.Options.NoHeaderSupport);
         Echo = options.Echo;
         SupportsHeaders = options.Headers;

@@ -34,4 +34,16 @@ internal sealed partial class NatsClient
 
     /// <summary>Closes the connection gracefully with the reason "Server Shutdown" (lame duck mode).</summary>
     public void CloseForShutdown() => BeginClose(CloseReason.ServerShutdown, default);
+
+    /// <summary>The round-trip time measured by the server's PINGs, in nanoseconds (0 until measured).</summary>
+    protected override long RoundTripNanoseconds => keepAlive.RoundTrip.Ticks * 100;
+
+    /// <summary>The connection's details for a <c>share</c> service import: its host, library and version too.</summary>
+    protected override void DescribeForRequestInfo(Accounts.RequestInfoHeader info)
+    {
+        base.DescribeForRequestInfo(info);
+        info.Host = RemoteEndPoint?.Address.ToString();
+        info.Lang = Lang;
+        info.Version = ClientVersion;
+    }
 }

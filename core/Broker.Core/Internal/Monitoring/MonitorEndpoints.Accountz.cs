@@ -35,8 +35,9 @@ internal sealed partial class MonitorEndpoints
                 Subscriptions = statistics.NumSubscriptions,
                 Mappings = Mappings(account),
                 SublistStats = sublistStats,
-                Exports = account.StreamExports.Count == 0 ? null : [.. account.StreamExports.Select(e => new ExtExport { Subject = e.Subject, ApprovedAccounts = e.Accounts })],
-                Imports = account.StreamImports.Length == 0 ? null : [.. account.StreamImports.Select(i => new ExtImport { Subject = i.From, Account = i.Exporter.Name, LocalSubject = i.LocalSubject })],
+                Exports = Exports(account),
+                Imports = Imports(account),
+                Responses = Responses(account),
             };
         }
         else
@@ -46,6 +47,43 @@ internal sealed partial class MonitorEndpoints
 
         return HttpResponse.Json(MonitorJson.Serialize(accountz));
     }
+
+    // nats-server lists service exports, then stream exports; stream imports, then service imports.
+    private static List<ExtExport>? Exports(Account account)
+    {
+        var exports = new List<ExtExport>();
+        exports.AddRange(account.ServiceExports.Select(e => new ExtExport { Subject = e.Subject, Type = "service", ResponseType = e.ResponseTypeText, ApprovedAccounts = e.Approved }));
+        exports.AddRange(account.StreamExports.Select(e => new ExtExport { Subject = e.Subject, ApprovedAccounts = e.Accounts }));
+        return exports.Count == 0 ? null : exports;
+    }
+
+    private static List<ExtImport>? Imports(Account account)
+    {
+        var imports = new List<ExtImport>();
+        imports.AddRange(account.StreamImports.Select(i => new ExtImport { Subject = i.From, Account = i.Exporter.Name, LocalSubject = i.LocalSubject }));
+        imports.AddRange(account.ServiceImports.Select(ServiceImport));
+        return imports.Count == 0 ? null : imports;
+    }
+
+    private static SortedDictionary<string, ResponseImport>? Responses(Account account)
+    {
+        var routes = account.Responses.Snapshot();
+        if (routes.Length == 0)
+        {
+            return null;
+        }
+
+        var responses = new SortedDictionary<string, ResponseImport>(StringComparer.Ordinal);
+        foreach (var (reply, route) in routes)
+        {
+            responses[reply] = new ResponseImport { Subject = route.From, Account = route.Destination.Name, To = route.To, Share = route.Share };
+        }
+
+        return responses;
+    }
+
+    private static ExtImport ServiceImport(ServiceImport import) =>
+        new() { Subject = import.From, Account = import.Destination.Name, To = import.To, Type = "service", Share = import.Share };
 
     private static SortedDictionary<string, List<MapDest>>? Mappings(Account account)
     {

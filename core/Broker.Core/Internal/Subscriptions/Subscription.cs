@@ -58,7 +58,16 @@ internal sealed class Subscription
     /// </summary>
     public Broker.Core.Internal.Accounts.StreamImport? Import;
 
-    /// <summary>For a shadow subscription: the importer's subscription it stands for (deliveries are made to it).</summary>
+    /// <summary>
+    /// For a subscription of an account's import client: the service import it forwards through. <see langword="null"/>
+    /// for every other subscription (and for the import client's subscription catching responses).
+    /// </summary>
+    public Broker.Core.Internal.Accounts.ServiceImport? ServiceImport;
+
+    /// <summary>
+    /// For a shadow subscription: the importer's subscription it stands for (deliveries are made to it). For a
+    /// subscription of an account's import client: itself (the producer forwards across the service import).
+    /// </summary>
     public Subscription? Origin;
 
     /// <summary>

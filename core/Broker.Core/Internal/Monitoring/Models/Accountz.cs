@@ -70,6 +70,11 @@ internal sealed class AccountInfo
 
     [JsonPropertyName("sublist_stats")]
     public SublistStats? SublistStats { get; set; }
+
+    /// <summary>The routes back to requesters of the account's services, by reply (omitted when none).</summary>
+    [JsonPropertyName("responses")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public SortedDictionary<string, ResponseImport>? Responses { get; set; }
 }
 
 /// <summary>One export in /accountz (nats-server's <c>ExtExport</c>: the JWT export's fields that are set).</summary>
@@ -80,6 +85,11 @@ internal sealed class ExtExport
 
     [JsonPropertyName("type")]
     public string Type { get; set; } = "stream";
+
+    /// <summary>A service export's response type (<c>Singleton</c>, <c>Streamed</c>, <c>Chunked</c>); omitted for streams.</summary>
+    [JsonPropertyName("response_type")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? ResponseType { get; set; }
 
     [JsonPropertyName("approved_accounts")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
@@ -107,6 +117,11 @@ internal sealed class ExtImport
 
     [JsonPropertyName("account")]
     public string Account { get; set; } = "";
+
+    /// <summary>A service import's subject in the exporter; omitted for streams.</summary>
+    [JsonPropertyName("to")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? To { get; set; }
 
     [JsonPropertyName("local_subject")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
@@ -171,4 +186,32 @@ internal sealed class DataStats
 
     [JsonPropertyName("bytes")]
     public long Bytes { get; set; }
+}
+
+/// <summary>
+/// One route back in /accountz <c>responses</c>: nats-server's <c>ExtImport</c> as a map value, whose <c>type</c> Go
+/// writes as the number (2, a service) since the text form needs an addressable value.
+/// </summary>
+internal sealed class ResponseImport
+{
+    [JsonPropertyName("subject")]
+    public string Subject { get; set; } = "";
+
+    [JsonPropertyName("account")]
+    public string Account { get; set; } = "";
+
+    [JsonPropertyName("to")]
+    public string To { get; set; } = "";
+
+    [JsonPropertyName("type")]
+    public int Type { get; set; } = 2;
+
+    [JsonPropertyName("invalid")]
+    public bool Invalid { get; set; }
+
+    [JsonPropertyName("share")]
+    public bool Share { get; set; }
+
+    [JsonPropertyName("tracking")]
+    public bool Tracking { get; set; }
 }

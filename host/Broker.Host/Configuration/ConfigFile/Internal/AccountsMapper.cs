@@ -16,10 +16,8 @@ namespace Broker.Host.Configuration.ConfigFile.Internal;
 /// whole file's (<see cref="ConfiguredUsers"/>).
 /// </summary>
 /// <remarks>
-/// Stream <c>exports</c> and <c>imports</c> are read by <see cref="ImportsMapper"/>, an account's <c>jetstream</c> by
-/// <see cref="AccountJetStreamMapper"/>, its <c>mappings</c> by <see cref="MappingsMapper"/>. Service exports and imports,
-/// not built yet, are errors, not notices (<see cref="ImportsMapper"/>): running without them would route messages or admit clients
-/// differently than the file says.
+/// <c>exports</c> and <c>imports</c> (streams and services) are read by <see cref="ImportsMapper"/>, an account's <c>jetstream</c> by
+/// <see cref="AccountJetStreamMapper"/>, its <c>mappings</c> by <see cref="MappingsMapper"/>.
 /// </remarks>
 /// <param name="reader">Typed reads of the values.</param>
 /// <param name="output">Where values and diagnostics go.</param>

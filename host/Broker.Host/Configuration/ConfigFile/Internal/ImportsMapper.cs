@@ -9,7 +9,8 @@ namespace Broker.Host.Configuration.ConfigFile.Internal;
 /// An account's <c>exports</c> and <c>imports</c> (nats-server opts.go <c>parseAccountExports</c>,
 /// <c>parseAccountImports</c>, <c>parseExportStreamOrService</c>, <c>parseImportStreamOrService</c>) onto
 /// <see cref="AccountOptions.Exports"/> and <see cref="AccountOptions.Imports"/> keys, with nats-server's texts and
-/// positions. Stream exports and imports are mapped; service ones are not built yet and stay errors. The checks that
+/// positions. A service export's <c>latency</c> is read and checked as nats-server reads it, then left with a notice
+/// (no latency samples are published). The checks that
 /// need every account (an exporter that exists and allows the import, cycles) run once the whole <c>accounts</c> block
 /// is read and are reported at its key, as nats-server reports them.
 /// </summary>
@@ -17,7 +18,9 @@ namespace Broker.Host.Configuration.ConfigFile.Internal;
 /// <param name="output">Where values and diagnostics go.</param>
 internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder output)
 {
-    private const string Services = "service exports and imports between accounts";
+    private const string TokenPositions = "account token positions in exports";
+
+    private readonly ServiceExportDirectives directives = new(output);
 
     /// <summary>Maps an account's <c>exports</c>, keeping what it read in <paramref name="account"/> for <see cref="Check"/>.</summary>
     public void Exports(ConfEntry field, string prefix, AccountOptions account)
@@ -36,16 +39,23 @@ internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder o
                 continue;
             }
 
-            if (Export(body) is { } export)
+            var (stream, service) = Export(body);
+            if (stream is not null)
             {
                 var key = $"{prefix}:{nameof(AccountExportOptions.Streams)}:{Format(account.Exports.Streams.Count)}";
-                output.Set(key + ":" + nameof(StreamExportOptions.Subject), export.Subject);
-                for (var i = 0; i < (export.Accounts?.Count ?? 0); i++)
-                {
-                    output.Set($"{key}:{nameof(StreamExportOptions.Accounts)}:{Format(i)}", export.Accounts![i]);
-                }
+                output.Set(key + ":" + nameof(StreamExportOptions.Subject), stream.Subject);
+                SetNames(key + ":" + nameof(StreamExportOptions.Accounts), stream.Accounts);
+                account.Exports.Streams.Add(stream);
+            }
 
-                account.Exports.Streams.Add(export);
+            if (service is not null)
+            {
+                var key = $"{prefix}:{nameof(AccountExportOptions.Services)}:{Format(account.Exports.Services.Count)}";
+                output.Set(key + ":" + nameof(ServiceExportOptions.Subject), service.Subject);
+                SetNames(key + ":" + nameof(ServiceExportOptions.Accounts), service.Accounts);
+                output.Set(key + ":" + nameof(ServiceExportOptions.ResponseType), service.ResponseType.ToString());
+                output.Set(key + ":" + nameof(ServiceExportOptions.ResponseThreshold), Format(service.ResponseThreshold));
+                account.Exports.Services.Add(service);
             }
         }
     }
@@ -67,7 +77,28 @@ internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder o
                 continue;
             }
 
-            if (Import(body) is { } import)
+            var (streamImport, serviceImport) = Import(body);
+            if (serviceImport is not null)
+            {
+                if (account.Imports.Services.FirstOrDefault(i => (i.To ?? i.Subject) == (serviceImport.To ?? serviceImport.Subject)) is { } duplicate)
+                {
+                    output.Error(item.Position, $"Duplicate service import subject {Quote(serviceImport.To ?? serviceImport.Subject)}, previously used in import for account {Quote(duplicate.Account)}, subject {Quote(duplicate.Subject)}");
+                    continue;
+                }
+
+                var key = $"{prefix}:{nameof(AccountImportOptions.Services)}:{Format(account.Imports.Services.Count)}";
+                output.Set(key + ":" + nameof(ServiceImportOptions.Account), serviceImport.Account);
+                output.Set(key + ":" + nameof(ServiceImportOptions.Subject), serviceImport.Subject);
+                if (serviceImport.To is not null)
+                {
+                    output.Set(key + ":" + nameof(ServiceImportOptions.To), serviceImport.To);
+                }
+
+                output.Set(key + ":" + nameof(ServiceImportOptions.Share), serviceImport.Share ? "true" : "false");
+                account.Imports.Services.Add(serviceImport);
+            }
+
+            if (streamImport is { } import)
             {
                 var key = $"{prefix}:{nameof(AccountImportOptions.Streams)}:{Format(account.Imports.Streams.Count)}";
                 output.Set(key + ":" + nameof(StreamImportOptions.Account), import.Account);
@@ -92,7 +123,7 @@ internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder o
     /// </summary>
     public void Check(ConfPosition position, IList<AccountOptions> accounts)
     {
-        if (!accounts.Any(a => a.Exports.Streams.Count > 0 || a.Imports.Streams.Count > 0))
+        if (!accounts.Any(a => a.Exports.Streams.Count > 0 || a.Imports.Streams.Count > 0 || a.Exports.Services.Count > 0 || a.Imports.Services.Count > 0))
         {
             return;
         }
@@ -107,18 +138,37 @@ internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder o
         }
     }
 
-    private StreamExportOptions? Export(ConfMap body)
+    // nats-server parseExportStreamOrService: a stream or a service, with the keys each may have.
+    private (StreamExportOptions? Stream, ServiceExportOptions? Service) Export(ConfMap body)
     {
-        string? stream = null;
+        StreamExportOptions? stream = null;
+        ServiceExportOptions? service = null;
         List<string>? accounts = null;
+        ServiceResponseType? responseType = null;
+        TimeSpan? threshold = null;
+        ConfEntry? responseEntry = null;
+        ConfEntry? latencyEntry = null;
+        var latencyValid = false;
         foreach (var entry in body.Entries)
         {
             switch (entry.Key.ToLowerInvariant())
             {
                 case "stream":
-                    if (entry.Value is ConfString text)
+                    if (service is not null)
                     {
-                        stream = text.Value;
+                        output.Error(entry.KeyPosition, $"Detected stream {GoQuoted(entry.Value)} but already saw a service");
+                    }
+                    else if (responseEntry is not null)
+                    {
+                        output.Error(responseEntry.KeyPosition, "Detected response directive on non-service");
+                    }
+                    else if (latencyEntry is not null)
+                    {
+                        output.Error(latencyEntry.KeyPosition, "Detected latency directive on non-service");
+                    }
+                    else if (entry.Value is ConfString text)
+                    {
+                        stream = new StreamExportOptions { Subject = text.Value, Accounts = accounts };
                     }
                     else
                     {
@@ -126,17 +176,78 @@ internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder o
                     }
 
                     break;
+                case "service":
+                    if (stream is not null)
+                    {
+                        output.Error(entry.KeyPosition, $"Detected service {GoQuoted(entry.Value)} but already saw a stream");
+                    }
+                    else if (entry.Value is ConfString name)
+                    {
+                        service = new ServiceExportOptions { Subject = name.Value, Accounts = accounts };
+                    }
+                    else
+                    {
+                        output.Error(entry.KeyPosition, $"Expected service name to be string, got {GoType(entry.Value)}");
+                    }
+
+                    break;
+                case "response" or "response_type":
+                    if (responseEntry is not null)
+                    {
+                        output.Error(entry.KeyPosition, "Duplicate response type definition");
+                        break;
+                    }
+
+                    responseEntry = entry;
+                    responseType = directives.ResponseType(entry);
+                    if (stream is not null)
+                    {
+                        output.Error(entry.KeyPosition, "Detected response directive on non-service");
+                    }
+
+                    break;
+                case "threshold" or "response_threshold" or "response_max_time" or "response_time":
+                    if (threshold is not null)
+                    {
+                        output.Error(entry.KeyPosition, "Duplicate response threshold detected");
+                        break;
+                    }
+
+                    threshold = directives.Threshold(entry) ?? TimeSpan.Zero;
+                    if (stream is not null)
+                    {
+                        output.Error(entry.KeyPosition, "Detected response directive on non-service");
+                    }
+
+                    break;
                 case "accounts":
                     accounts = Names(entry);
-                    break;
-                case "service" or "account_token_position":
-                    reader.NotYet(entry, Services);
-                    break;
-                case "response" or "response_type" or "threshold" or "response_threshold" or "response_max_time" or "response_time":
-                    output.Error(entry.KeyPosition, "Detected response directive on non-service");
+                    if (stream is not null)
+                    {
+                        stream.Accounts = accounts;
+                    }
+                    else if (service is not null)
+                    {
+                        service.Accounts = accounts;
+                    }
+
                     break;
                 case "latency":
-                    output.Error(entry.KeyPosition, "Detected latency directive on non-service");
+                    latencyEntry = entry;
+                    latencyValid = directives.Latency(entry);
+                    if (!latencyValid)
+                    {
+                        break;
+                    }
+
+                    if (stream is not null)
+                    {
+                        output.Error(entry.KeyPosition, "Detected latency directive on non-service");
+                    }
+
+                    break;
+                case "account_token_position":
+                    reader.NotYet(entry, TokenPositions);
                     break;
                 default:
                     reader.Unknown(entry);
@@ -144,7 +255,29 @@ internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder o
             }
         }
 
-        return stream is null ? null : new StreamExportOptions { Subject = stream, Accounts = accounts };
+        if (service is not null)
+        {
+            service.ResponseType = responseType ?? ServiceResponseType.Singleton;
+            if (threshold is { } value && value > TimeSpan.Zero)
+            {
+                service.ResponseThreshold = value;
+            }
+
+            if (latencyEntry is not null && latencyValid)
+            {
+                output.Unsupported(latencyEntry.KeyPosition, $"\"latency\" of service export {Quote(service.Subject)}: not supported; the export works without latency samples");
+            }
+        }
+
+        return (stream, service);
+    }
+
+    private void SetNames(string key, IList<string>? names)
+    {
+        for (var i = 0; i < (names?.Count ?? 0); i++)
+        {
+            output.Set($"{key}:{Format(i)}", names![i]);
+        }
     }
 
     private List<string>? Names(ConfEntry entry)
@@ -170,20 +303,35 @@ internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder o
         return result;
     }
 
-    private StreamImportOptions? Import(ConfMap body)
+    // nats-server parseImportStreamOrService: a stream with prefix or to, or a service with to and share.
+    private (StreamImportOptions? Stream, ServiceImportOptions? Service) Import(ConfMap body)
     {
         StreamImportOptions? stream = null;
+        ServiceImportOptions? service = null;
         string? prefix = null;
         string? to = null;
+        var share = false;
         foreach (var entry in body.Entries)
         {
             switch (entry.Key.ToLowerInvariant())
             {
                 case "stream":
-                    stream = Source(entry);
+                    if (service is not null)
+                    {
+                        output.Error(entry.KeyPosition, "Detected stream but already saw a service");
+                        break;
+                    }
+
+                    stream = Source(entry, "Stream") is var (streamAccount, streamSubject) ? new StreamImportOptions { Account = streamAccount, Subject = streamSubject } : null;
                     break;
                 case "service":
-                    reader.NotYet(entry, Services);
+                    if (stream is not null)
+                    {
+                        output.Error(entry.KeyPosition, "Detected service but already saw a stream");
+                        break;
+                    }
+
+                    service = Source(entry, "Service") is var (serviceAccount, serviceSubject) ? new ServiceImportOptions { Account = serviceAccount, Subject = serviceSubject } : null;
                     break;
                 case "prefix":
                     if (reader.TryString(entry, out var text))
@@ -196,17 +344,16 @@ internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder o
                     if (reader.TryString(entry, out var target))
                     {
                         to = target;
-                        if (!string.IsNullOrEmpty(prefix))
+                        if (stream is not null && !string.IsNullOrEmpty(prefix))
                         {
                             output.Error(entry.KeyPosition, "Stream import can not have a 'prefix' and a 'to' property");
-                            return null;
+                            return (null, null);
                         }
                     }
 
                     break;
                 case "share":
-                    // A service import's setting; nats-server ignores it on a stream.
-                    reader.TryBool(entry, out _);
+                    reader.TryBool(entry, out share);
                     break;
                 default:
                     reader.Unknown(entry);
@@ -214,23 +361,30 @@ internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder o
             }
         }
 
+        if (service is not null)
+        {
+            service.To = string.IsNullOrEmpty(to) ? null : to;
+            service.Share = share;
+            return (null, service);
+        }
+
         if (stream is null)
         {
-            return null;
+            return (null, null);
         }
 
         // With both (possible when `to` came first), nats-server's import takes the prefix.
         stream.Prefix = string.IsNullOrEmpty(prefix) ? null : prefix;
         stream.To = stream.Prefix is null && !string.IsNullOrEmpty(to) ? to : null;
-        return stream;
+        return (stream, null);
     }
 
     // {account: A, subject: "x"} (nats-server parseAccount).
-    private StreamImportOptions? Source(ConfEntry entry)
+    private (string Account, string Subject)? Source(ConfEntry entry, string kind)
     {
         if (entry.Value is not ConfMap source)
         {
-            output.Error(entry.KeyPosition, $"Stream entry should be an account map, got {GoType(entry.Value)}");
+            output.Error(entry.KeyPosition, $"{kind} entry should be an account map, got {GoType(entry.Value)}");
             return null;
         }
 
@@ -258,6 +412,8 @@ internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder o
             return null;
         }
 
-        return new StreamImportOptions { Account = account, Subject = subject };
+        return (account, subject);
     }
+
+    private static string Quote(string text) => GoQuoted(new ConfString(text, default));
 }

@@ -1,0 +1,227 @@
+using System.Buffers;
+using System.Globalization;
+using System.Text;
+using System.Text.Json;
+
+namespace Broker.Core.Internal.Accounts;
+
+/// <summary>
+/// The <c>Nats-Request-Info</c> header a request carries across a service import (nats-server's <c>ClientInfo</c>,
+/// client.go <c>processServiceImport</c>): the requester's account and round-trip time always, its details with
+/// <c>share</c>, the server with a system import; a request already carried across an import keeps the first one's
+/// and gains <c>svc</c>. Fields in nats-server's order, empty ones left out as its <c>omitempty</c> does.
+/// </summary>
+internal sealed class RequestInfoHeader
+{
+    private static readonly byte[] Key = "Nats-Request-Info"u8.ToArray();
+    private static readonly byte[] StatusLine = "NATS/1.0\r\n"u8.ToArray();
+
+    public string? Start { get; set; }
+
+    public string? Host { get; set; }
+
+    public ulong Id { get; set; }
+
+    public string Account { get; set; } = "";
+
+    public string? Service { get; set; }
+
+    public string? User { get; set; }
+
+    public string? Name { get; set; }
+
+    public string? Lang { get; set; }
+
+    public string? Version { get; set; }
+
+    /// <summary>Round-trip time in nanoseconds; 0 (left out) until measured.</summary>
+    public long Rtt { get; set; }
+
+    public string? Server { get; set; }
+
+    public string? Kind { get; set; }
+
+    public string? ClientType { get; set; }
+
+    /// <summary>Reads the header of a request already carried across an import; null when absent or not JSON.</summary>
+    public static RequestInfoHeader? Read(in ReadOnlySequence<byte> headers)
+    {
+        if (headers.IsEmpty)
+        {
+            return null;
+        }
+
+        var bytes = headers.ToArray();
+        var value = Find(bytes, out _, out _);
+        if (value.IsEmpty)
+        {
+            return null;
+        }
+
+        try
+        {
+            using var document = JsonDocument.Parse(value.ToArray());
+            var root = document.RootElement;
+            var info = new RequestInfoHeader();
+            foreach (var property in root.EnumerateObject())
+            {
+                switch (property.Name)
+                {
+                    case "start": info.Start = property.Value.GetString(); break;
+                    case "host": info.Host = property.Value.GetString(); break;
+                    case "id": info.Id = property.Value.GetUInt64(); break;
+                    case "acc": info.Account = property.Value.GetString() ?? ""; break;
+                    case "svc": info.Service = property.Value.GetString(); break;
+                    case "user": info.User = property.Value.GetString(); break;
+                    case "name": info.Name = property.Value.GetString(); break;
+                    case "lang": info.Lang = property.Value.GetString(); break;
+                    case "ver": info.Version = property.Value.GetString(); break;
+                    case "rtt": info.Rtt = property.Value.GetInt64(); break;
+                    case "server": info.Server = property.Value.GetString(); break;
+                    case "kind": info.Kind = property.Value.GetString(); break;
+                    case "client_type": info.ClientType = property.Value.GetString(); break;
+                }
+            }
+
+            return info;
+        }
+        catch (Exception ex) when (ex is JsonException or InvalidOperationException or FormatException)
+        {
+            return null;
+        }
+    }
+
+    /// <summary>Formats a start time as Go's RFC 3339 with nanoseconds does (trailing zeros dropped).</summary>
+    public static string FormatStart(DateTimeOffset start) =>
+        start.UtcDateTime.ToString("yyyy-MM-dd'T'HH:mm:ss.FFFFFFF'Z'", CultureInfo.InvariantCulture);
+
+    /// <summary>
+    /// The request's headers with this header set (nats-server <c>setHeader</c>): the original ones without a
+    /// <c>Nats-Request-Info</c> line, then the new line, then the blank line; <c>NATS/1.0</c> alone when there were none.
+    /// </summary>
+    public byte[] Apply(in ReadOnlySequence<byte> headers) => Compose(headers, Line());
+
+    /// <summary>The header's line, <c>Nats-Request-Info: {...}</c> and its CRLF.</summary>
+    public byte[] Line()
+    {
+        var json = Serialize();
+        var line = new byte[Key.Length + 2 + json.Length + 2];
+        Key.CopyTo(line, 0);
+        ": "u8.CopyTo(line.AsSpan(Key.Length));
+        json.CopyTo(line, Key.Length + 2);
+        "\r\n"u8.CopyTo(line.AsSpan(line.Length - 2));
+        return line;
+    }
+
+    /// <summary>
+    /// <paramref name="headers"/> without their <c>Nats-Request-Info</c> line, then <paramref name="line"/>, then the blank
+    /// line (nats-server <c>setHeader</c>); <c>NATS/1.0</c> first when there were none.
+    /// </summary>
+    public static byte[] Compose(in ReadOnlySequence<byte> headers, ReadOnlySpan<byte> line)
+    {
+        var original = headers.IsEmpty ? [] : headers.ToArray();
+        ReadOnlySpan<byte> kept;
+        byte[]? trimmed = null;
+        if (original.Length > 2)
+        {
+            var body = original.AsSpan(0, original.Length - 2);
+            if (!Find(body, out var lineStart, out var lineEnd).IsEmpty || lineEnd > 0)
+            {
+                trimmed = new byte[body.Length - (lineEnd - lineStart)];
+                body[..lineStart].CopyTo(trimmed);
+                body[lineEnd..].CopyTo(trimmed.AsSpan(lineStart));
+                kept = trimmed;
+            }
+            else
+            {
+                kept = body;
+            }
+
+            if (kept.Length <= StatusLine.Length + 2)
+            {
+                kept = StatusLine;
+            }
+        }
+        else
+        {
+            kept = StatusLine;
+        }
+
+        var result = new byte[kept.Length + line.Length + 2];
+        kept.CopyTo(result);
+        line.CopyTo(result.AsSpan(kept.Length));
+        "\r\n"u8.CopyTo(result.AsSpan(result.Length - 2));
+        return result;
+    }
+
+    private byte[] Serialize()
+    {
+        var buffer = new ArrayBufferWriter<byte>(128);
+        using (var writer = new Utf8JsonWriter(buffer))
+        {
+            writer.WriteStartObject();
+            WriteIf(writer, "start", Start);
+            WriteIf(writer, "host", Host);
+            if (Id != 0)
+            {
+                writer.WriteNumber("id", Id);
+            }
+
+            writer.WriteString("acc", Account);
+            WriteIf(writer, "svc", Service);
+            WriteIf(writer, "user", User);
+            WriteIf(writer, "name", Name);
+            WriteIf(writer, "lang", Lang);
+            WriteIf(writer, "ver", Version);
+            if (Rtt != 0)
+            {
+                writer.WriteNumber("rtt", Rtt);
+            }
+
+            WriteIf(writer, "server", Server);
+            WriteIf(writer, "kind", Kind);
+            WriteIf(writer, "client_type", ClientType);
+            writer.WriteEndObject();
+        }
+
+        return buffer.WrittenSpan.ToArray();
+    }
+
+    private static void WriteIf(Utf8JsonWriter writer, string name, string? value)
+    {
+        if (!string.IsNullOrEmpty(value))
+        {
+            writer.WriteString(name, value);
+        }
+    }
+
+    // The header's value and its line's bounds (start of the key, past its CRLF), as nats-server's getHeader and
+    // removeHeaderIfPresent find it: the key at a line start followed by ':'.
+    private static ReadOnlySpan<byte> Find(ReadOnlySpan<byte> headers, out int lineStart, out int lineEnd)
+    {
+        lineStart = 0;
+        lineEnd = 0;
+        var from = 0;
+        while (true)
+        {
+            var index = headers[from..].IndexOf(Key);
+            if (index < 0)
+            {
+                return default;
+            }
+
+            index += from;
+            var end = index + Key.Length;
+            if (index > 0 && headers[index - 1] == (byte)'\n' && end < headers.Length && headers[end] == (byte)':')
+            {
+                var crlf = headers[end..].IndexOf("\r\n"u8);
+                var valueEnd = crlf < 0 ? headers.Length : end + crlf;
+                lineStart = index;
+                lineEnd = crlf < 0 ? headers.Length : valueEnd + 2;
+                return headers[(end + 1)..valueEnd].Trim((byte)' ');
+            }
+
+            from = end;
+        }
+    }
+}
