@@ -11,8 +11,8 @@ namespace Broker.Mqtt.Tests;
 
 /// <summary>
 /// Our broker (MQTT, JetStream on the file store) or nats-server 2.9.10 with the same configuration: accounts A (with
-/// JetStream, user a) and B (user b, JetStream when asked), and user g in <c>$G</c>, which has no JetStream once
-/// accounts are configured. Restartable on the same store directory; MQTTnet and NATS clients as those users (the
+/// JetStream, user a) and B (user b, JetStream when asked), user g in <c>$G</c>, which has no JetStream once accounts
+/// are configured, and user s in the system account SYS, which never has JetStream. Restartable on the same store directory; MQTTnet and NATS clients as those users (the
 /// password is the user name).
 /// </summary>
 internal sealed class AccountMqttServer : IAsyncDisposable
@@ -113,7 +113,9 @@ internal sealed class AccountMqttServer : IAsyncDisposable
             "accounts {\n" +
             $"  A: {{ jetstream: enabled, users: [{{ user: a, password: a }}]{mappings} }}\n" +
             $"  B: {{ {(BHasJetStream ? "jetstream: enabled, " : "")}users: [{{ user: b, password: b }}] }}\n" +
+            "  SYS: { users: [{ user: s, password: s }] }\n" +
             "}\n" +
+            "system_account: SYS\n" +
             "authorization { users: [{ user: g, password: g }] }\n" +
             $"mqtt {{ listen: \"127.0.0.1:{MqttPort}\" }}\n");
         await Ports.WaitUntilListeningAsync(MqttPort, MqttBroker.Timeout);
@@ -126,7 +128,11 @@ internal sealed class AccountMqttServer : IAsyncDisposable
         [
             new AccountOptions { Name = "A", Users = [new UserOptions { User = "a", Password = "a" }], JetStream = AHasJetStream ? new AccountJetStreamOptions() : null },
             new AccountOptions { Name = "B", Users = [new UserOptions { User = "b", Password = "b" }], JetStream = BHasJetStream ? new AccountJetStreamOptions() : null },
+            new AccountOptions { Name = "SYS", Users = [new UserOptions { User = "s", Password = "s" }] },
         ];
+        options.SystemAccount = "SYS";
+        options.Monitoring.Host = "127.0.0.1";
+        options.Monitoring.Port = 0;
         if (MappingsOfA is not null)
         {
             var parts = MappingsOfA.Split(':', 2, StringSplitOptions.TrimEntries);

@@ -84,10 +84,10 @@ public sealed class AccountStateTests
     [MemberData(nameof(Servers))]
     public async Task An_account_without_JetStream_refuses_every_mqtt_client_without_a_connack(ServerKind kind)
     {
-        // B has no JetStream, nor has $G once accounts are configured: even a clean session at QoS 0 is closed without a
-        // CONNACK (nats-server: "unable to connect: lookup sessions stream for account ...").
+        // B has no JetStream, nor has $G once accounts are configured, nor the system account: even a clean session at
+        // QoS 0 is closed without a CONNACK (nats-server: "unable to connect: lookup sessions stream for account ...").
         await using var server = await AccountMqttServer.StartAsync(kind, bHasJetStream: false);
-        foreach (var user in new[] { "b", "g" })
+        foreach (var user in new[] { "b", "g", "s" })
         {
             await using var raw = await RawMqtt.ConnectAsync(new IPEndPoint(IPAddress.Loopback, server.MqttPort));
             await raw.SendAsync(Packet(0x10, Str("MQTT"), [4, 0xC2], U16(60), Str("clean-" + user), Str(user), Str(user)));
@@ -101,6 +101,9 @@ public sealed class AccountStateTests
         {
             Assert.True(ours.Logs.Contains("unable to connect: lookup sessions stream for account \"B\": JetStream not enabled for account (10039)"));
             Assert.True(ours.Logs.Contains("unable to connect: lookup sessions stream for account \"$G\": JetStream not enabled for account (10039)"));
+            Assert.True(ours.Logs.Contains("unable to connect: lookup sessions stream for account \"SYS\": JetStream not enabled for account (10039)"));
+            var closed = await MonitorHttp.GetJsonAsync(ours, "/connz?state=closed");
+            Assert.Equal(3, closed.GetProperty("connections").EnumerateArray().Count(c => c.GetProperty("reason").GetString() == "Protocol Violation"));
 
             // MQTT 5, which nats-server 2.9.10 does not serve, is told "server unavailable" with the reason.
             await using var raw = await RawMqtt.ConnectAsync(new IPEndPoint(IPAddress.Loopback, server.MqttPort));

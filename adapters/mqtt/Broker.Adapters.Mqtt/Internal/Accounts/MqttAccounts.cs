@@ -130,6 +130,14 @@ internal sealed class MqttAccounts : IAsyncDisposable
             return Task.CompletedTask;
         }
 
+        if (jetStreamEnabled && options.JetStreamDomain is null && directory?.Accounts.FirstOrDefault(a => a.Name == account.Name) is { IsSystem: true })
+        {
+            // The system account never has JetStream (nor an API that would say so): refused at once, as nats-server does.
+            account.Refusal = $"lookup sessions stream for account \"{account.Name}\": JetStream not enabled for account ({JetStreamApiException.NotEnabledForAccount})";
+            accounts.TryRemove(new KeyValuePair<string, MqttAccount>(account.Name, account));
+            return Task.CompletedTask;
+        }
+
         return LoadOnJetStreamAsync(account);
     }
 

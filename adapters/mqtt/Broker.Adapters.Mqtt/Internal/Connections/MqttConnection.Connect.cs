@@ -111,9 +111,10 @@ internal sealed partial class MqttConnection
         if (state.Refusal is { } refusal)
         {
             // The broker runs JetStream and the account has none: nats-server closes the client without a CONNACK
-            // ("unable to connect: ..."); MQTT 5 clients, which it does not serve, are told "server unavailable".
+            // ("unable to connect: ...", closed as a protocol violation); MQTT 5 clients, which it does not serve, are told
+            // "server unavailable".
             will = null;
-            await connected.DisposeAsync().ConfigureAwait(false);
+            connected.Close("Protocol Violation");
             RefuseConnect(connect, ReasonCode.ServerUnavailable, "unable to connect: " + refusal, connAckV3: false);
             return;
         }
