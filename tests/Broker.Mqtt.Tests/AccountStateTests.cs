@@ -47,6 +47,33 @@ public sealed class AccountStateTests
         await ResumeAsync(server, "b", ("only-b/x", "from b after restart"));
     }
 
+    [Theory(Timeout = 120_000)]
+    [MemberData(nameof(Servers))]
+    public async Task Mosquitto_sessions_of_one_client_id_in_two_accounts_get_their_own_accounts_qos_1_messages_after_a_restart(ServerKind kind)
+    {
+        await using var server = await AccountMqttServer.StartAsync(kind);
+        string[] Args(string user, params string[] more) => ["-h", "127.0.0.1", "-p", server.MqttPort.ToString(System.Globalization.CultureInfo.InvariantCulture), "-V", "mqttv311", "-u", user, "-P", user, .. more];
+        foreach (var user in new[] { "a", "b" })
+        {
+            var subscribed = await ExternalProcess.RunAsync("mosquitto_sub", Args(user, "-c", "-i", "meter", "-q", "1", "-t", "report/#", "-E"), MqttBroker.Timeout);
+            Assert.Equal(0, subscribed.ExitCode);
+        }
+
+        foreach (var user in new[] { "a", "b" })
+        {
+            var published = await ExternalProcess.RunAsync("mosquitto_pub", Args(user, "-i", "pub-" + user, "-q", "1", "-t", "report/x", "-m", "from-" + user), MqttBroker.Timeout);
+            Assert.Equal(0, published.ExitCode);
+        }
+
+        await server.RestartAsync();
+        foreach (var user in new[] { "a", "b" })
+        {
+            var resumed = await ExternalProcess.RunAsync("mosquitto_sub", Args(user, "-c", "-i", "meter", "-q", "1", "-t", "report/#", "-C", "1", "-W", "10", "-v"), TimeSpan.FromSeconds(15));
+            Assert.Equal(0, resumed.ExitCode);
+            Assert.Equal("report/x from-" + user, Assert.Single(resumed.OutputLines));
+        }
+    }
+
     [Theory(Timeout = 60_000)]
     [MemberData(nameof(Servers))]
     public async Task Retained_messages_stay_in_their_account(ServerKind kind)
