@@ -202,6 +202,45 @@ public sealed class AccountStateTests
         Assert.Equal(("mapped/status", true), retained);
     }
 
+    /// <summary>
+    /// Ours only: nats-server 2.9.10 maps a will with the mappings of the account the client is in when its CONNECT is
+    /// read, which is <c>$G</c> for a user of an account (it binds the account after reading), so there the will of a
+    /// user of A goes to <c>up/will</c> unmapped (checked); here the client's account maps it, as it maps its publishes.
+    /// </summary>
+    [Fact(Timeout = 60_000)]
+    public async Task A_will_in_an_account_with_mappings_is_published_stored_and_retained_under_the_mapped_topic()
+    {
+        await using var server = await AccountMqttServer.StartAsync(ServerKind.Ours, mappingsOfA: "\"up.*\": \"mapped.$1\"");
+        using var watcher = await server.MqttAsync("a", "watcher");
+        await watcher.Client.SubscribeAsync("mapped/#", AtLeastOnce);
+        await using (var raw = await RawMqtt.ConnectAsync(new IPEndPoint(IPAddress.Loopback, server.MqttPort)))
+        {
+            // CONNECT 3.1.1: user, password, will retained at QoS 1 on up/will, clean session; then the socket just closes.
+            await raw.SendAsync(Packet(0x10, Str("MQTT"), [4, 0xEE], U16(60), Str("crasher"), Str("up/will"), Str("gone"), Str("a"), Str("a")));
+            Assert.Equal(0x20, (await raw.ReadPacketAsync()).Header);
+        }
+
+        var will = await watcher.Received.NextAsync();
+        Assert.Equal(("mapped/will", "gone", AtLeastOnce), (will.Topic, Encoding.UTF8.GetString(will.Payload), will.QualityOfServiceLevel));
+        var retained = await UntilAsync(async () =>
+        {
+            using var newcomer = await server.MqttAsync("a", "newcomer");
+            await newcomer.Client.SubscribeAsync("mapped/#");
+            await newcomer.Client.SubscribeAsync("up/#");
+            try
+            {
+                var first = await newcomer.Received.NextAsync(TimeSpan.FromSeconds(1));
+                await newcomer.Received.NoneAsync();
+                return (first.Topic, first.Retain);
+            }
+            catch (OperationCanceledException)
+            {
+                return default;
+            }
+        }, value => value.Topic is not null, "the retained will", MqttBroker.Timeout);
+        Assert.Equal(("mapped/will", true), retained);
+    }
+
     /// <summary>Runs <paramref name="attempt"/> until its value is <paramref name="done"/> (the stores write asynchronously).</summary>
     private static async Task<T> UntilAsync<T>(Func<Task<T>> attempt, Func<T, bool> done, string what, TimeSpan timeout)
     {
