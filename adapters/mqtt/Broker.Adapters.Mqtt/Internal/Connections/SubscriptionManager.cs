@@ -194,9 +194,20 @@ internal sealed partial class SubscriptionManager
 
         if (record.DeliverSubject is { } deliverSubject && qosSource.Qos is { } qos)
         {
-            // Allowed to subscribe the subject: its QoS 1 and 2 messages come from the consumer.
-            var target = next;
-            next.BusSubscriptions.Add(qos.Subscribe(deliverSubject, (in BusMessage message) => DeliverDurable(target, message)));
+            // Allowed to subscribe the subject: its QoS 1 and 2 messages come from the consumer, through the feed the
+            // subscription it replaces had when the consumer stays (a client subscribing again after resuming a session).
+            if (subscriptions.TryGetValue(record.Filter, out var current) && current.Feed is { } kept && kept.DeliverSubject == deliverSubject)
+            {
+                current.Feed = null;
+                kept.Target = next;
+                next.Feed = kept;
+            }
+            else
+            {
+                var feed = new DurableFeed(deliverSubject, next);
+                feed.Subscription = qos.Subscribe(deliverSubject, (in BusMessage message) => DeliverDurable(feed.Target, message));
+                next.Feed = feed;
+            }
         }
 
         if (subscriptions.Remove(record.Filter, out var replaced))
