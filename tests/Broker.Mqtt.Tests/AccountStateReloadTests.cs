@@ -59,6 +59,25 @@ public sealed class AccountStateReloadTests
         resumed.Dispose();
     }
 
+    [Fact(Timeout = 60_000)]
+    public async Task A_reload_that_adds_accounts_takes_JetStream_from_G_and_so_its_mqtt_clients()
+    {
+        using var store = new TempDirectory("mqtt-acc-g-");
+        await using var broker = await MqttBroker.StartAsync(null, [new Broker.JetStream.JetStreamPlugin(new Broker.JetStream.JetStreamOptions { StoreDirectory = store.Path }), new Broker.Storage.FileStore.FileStorePlugin()]);
+        using var inG = await broker.ConnectAsync(MqttProtocolVersion.V311, "device", b => b.WithCleanSession(false));
+        Assert.True(broker.Logs.Contains("MQTT state of account $G on its JetStream"));
+
+        // With an account configured, $G has no JetStream (nats-server's globalAccountOnly): its MQTT state is retired.
+        var reloaded = new BrokerOptions { Host = "127.0.0.1", Port = broker.Port, Accounts = [new AccountOptions { Name = "A" }] };
+        Assert.True((await broker.Server.ReloadAsync(reloaded)).Succeeded);
+        await Eventually.AssertAsync(() => Task.FromResult(!inG.IsConnected), "$G's client closed", MqttBroker.Timeout);
+        Assert.True(broker.Logs.Contains("MQTT state of account $G retired after a configuration reload (account \"$G\" has no JetStream any more)"));
+        await using var raw = await RawMqtt.ConnectAsync(broker.MqttEndPoint());
+        await raw.SendAsync(Connect("refused"));
+        Assert.True(await raw.ClosedAsync());
+        Assert.Empty(raw.Unread);
+    }
+
     [Theory(Timeout = 60_000)]
     [MemberData(nameof(Versions))]
     public async Task Without_JetStream_each_account_keeps_its_sessions_and_retained_messages_in_memory(MqttProtocolVersion version)

@@ -23,28 +23,36 @@ public sealed class AccountStateTests
 
     public static TheoryData<ServerKind> Servers => [ServerKind.Ours, ServerKind.Reference];
 
+    /// <summary>nats-server 2.9.10 serves MQTT 3.1.1 only: MQTT 5 runs against ours alone.</summary>
+    public static TheoryData<ServerKind, MqttProtocolVersion> ServersAndVersions => new()
+    {
+        { ServerKind.Ours, MqttProtocolVersion.V311 },
+        { ServerKind.Reference, MqttProtocolVersion.V311 },
+        { ServerKind.Ours, MqttProtocolVersion.V500 },
+    };
+
     [Theory(Timeout = 120_000)]
-    [MemberData(nameof(Servers))]
-    public async Task The_same_client_id_in_two_accounts_is_two_sessions_that_survive_a_reconnect_and_a_restart(ServerKind kind)
+    [MemberData(nameof(ServersAndVersions))]
+    public async Task The_same_client_id_in_two_accounts_is_two_sessions_that_survive_a_reconnect_and_a_restart(ServerKind kind, MqttProtocolVersion version)
     {
         await using var server = await AccountMqttServer.StartAsync(kind);
         foreach (var (user, filter) in new[] { ("a", "only-a/#"), ("b", "only-b/#") })
         {
-            using var device = await server.MqttAsync(user, "device", cleanSession: false);
+            using var device = await server.MqttAsync(user, "device", cleanSession: false, version);
             Assert.False(device.SessionPresent);
             await device.Client.SubscribeAsync(filter, AtLeastOnce);
             await device.Client.DisconnectAsync();
         }
 
         // While both are away, each account publishes to both filters: each session gets its own account's message.
-        await PublishToBothAsync(server, "before restart");
-        await ResumeAsync(server, "a", ("only-a/x", "from a before restart"));
-        await ResumeAsync(server, "b", ("only-b/x", "from b before restart"));
+        await PublishToBothAsync(server, "before restart", version);
+        await ResumeAsync(server, "a", ("only-a/x", "from a before restart"), version);
+        await ResumeAsync(server, "b", ("only-b/x", "from b before restart"), version);
 
         await server.RestartAsync();
-        await PublishToBothAsync(server, "after restart");
-        await ResumeAsync(server, "a", ("only-a/x", "from a after restart"));
-        await ResumeAsync(server, "b", ("only-b/x", "from b after restart"));
+        await PublishToBothAsync(server, "after restart", version);
+        await ResumeAsync(server, "a", ("only-a/x", "from a after restart"), version);
+        await ResumeAsync(server, "b", ("only-b/x", "from b after restart"), version);
     }
 
     [Theory(Timeout = 120_000)]
@@ -75,13 +83,13 @@ public sealed class AccountStateTests
     }
 
     [Theory(Timeout = 60_000)]
-    [MemberData(nameof(Servers))]
-    public async Task Retained_messages_stay_in_their_account(ServerKind kind)
+    [MemberData(nameof(ServersAndVersions))]
+    public async Task Retained_messages_stay_in_their_account(ServerKind kind, MqttProtocolVersion version)
     {
         await using var server = await AccountMqttServer.StartAsync(kind);
         foreach (var user in new[] { "a", "b" })
         {
-            using var publisher = await server.MqttAsync(user, "retainer");
+            using var publisher = await server.MqttAsync(user, "retainer", version: version);
             await publisher.Client.PublishAsync("status/meter", "set in " + user, AtLeastOnce, retain: true);
             await publisher.Client.DisconnectAsync();
         }
@@ -90,7 +98,7 @@ public sealed class AccountStateTests
         {
             var retained = await UntilAsync(async () =>
             {
-                using var newcomer = await server.MqttAsync(user, "newcomer");
+                using var newcomer = await server.MqttAsync(user, "newcomer", version: version);
                 await newcomer.Client.SubscribeAsync("status/#");
                 try
                 {
@@ -258,20 +266,20 @@ public sealed class AccountStateTests
         }
     }
 
-    private static async Task PublishToBothAsync(AccountMqttServer server, string when)
+    private static async Task PublishToBothAsync(AccountMqttServer server, string when, MqttProtocolVersion version)
     {
         foreach (var user in new[] { "a", "b" })
         {
-            using var publisher = await server.MqttAsync(user, "publisher");
+            using var publisher = await server.MqttAsync(user, "publisher", version: version);
             await publisher.Client.PublishAsync("only-a/x", $"from {user} {when}", AtLeastOnce);
             await publisher.Client.PublishAsync("only-b/x", $"from {user} {when}", AtLeastOnce);
             await publisher.Client.DisconnectAsync();
         }
     }
 
-    private static async Task ResumeAsync(AccountMqttServer server, string user, (string Topic, string Payload) expected)
+    private static async Task ResumeAsync(AccountMqttServer server, string user, (string Topic, string Payload) expected, MqttProtocolVersion version)
     {
-        using var device = await server.MqttAsync(user, "device", cleanSession: false);
+        using var device = await server.MqttAsync(user, "device", cleanSession: false, version);
         Assert.True(device.SessionPresent, user + ": session present");
         var message = await device.Received.NextAsync();
         Assert.Equal(expected, (message.Topic, Encoding.UTF8.GetString(message.Payload)));
