@@ -1,6 +1,6 @@
 using System.Collections.Concurrent;
 using System.Diagnostics;
-using Broker.Adapters.Mqtt.Internal.Sessions;
+using Broker.Adapters.Mqtt.Internal.Accounts;
 using Broker.JetStream;
 using Broker.Storage.MemStore;
 using Broker.TestKit;
@@ -80,7 +80,7 @@ public sealed class JetStreamDomainTests : IDisposable
         await using (var raw = await ConnectAsync(broker.MqttEndPoint()))
         {
             await raw.SendAsync(Connect("unserved"));
-            var (header, body) = await raw.ReadPacketAsync(SessionManager.ReadyTimeout + TimeSpan.FromSeconds(5));
+            var (header, body) = await raw.ReadPacketAsync(MqttAccount.ReadyTimeout + TimeSpan.FromSeconds(5));
             Assert.Equal(0x20, header);
             Assert.Equal([0x00, 0x03], body);
             Assert.True(await raw.ClosedAsync());

@@ -1,14 +1,14 @@
 using Broker.Adapters.Mqtt.Internal.Connections;
-using Broker.Adapters.Mqtt.Internal.Sessions;
+using Broker.Adapters.Mqtt.Internal.Accounts;
 using Microsoft.Extensions.DependencyInjection;
 using static Broker.Mqtt.Tests.RawMqtt;
 
 namespace Broker.Mqtt.Tests;
 
 /// <summary>
-/// A CONNECT that arrives while the adapter's state is still loading (<see cref="SessionManager.Ready"/>, JetStream's
+/// A CONNECT that arrives while the adapter's state is still loading (<see cref="MqttAccount.Ready"/>, JetStream's
 /// streams at start) waits for it, past the CONNECT timeout, and is refused with "server unavailable" when the state
-/// does not come in time. The loading is held by the test through the handler's manager.
+/// does not come in time. The loading is held by the test through the handler's accounts.
 /// </summary>
 public sealed class StateLoadingTests
 {
@@ -17,7 +17,7 @@ public sealed class StateLoadingTests
     {
         await using var broker = await MqttBroker.StartAsync(("authorization:timeout", "0.5"));
         var loading = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        broker.Server.Services.GetRequiredService<MqttProtocolHandler>().Sessions.ReadyWhenNeeded(() => loading.Task);
+        broker.Server.Services.GetRequiredService<MqttProtocolHandler>().Accounts.Loader = _ => loading.Task;
 
         await using var raw = await ConnectAsync(broker.MqttEndPoint());
         await raw.SendAsync(Connect("waiting"));
@@ -38,11 +38,11 @@ public sealed class StateLoadingTests
     public async Task A_connect_is_refused_server_unavailable_when_the_state_does_not_come()
     {
         await using var broker = await MqttBroker.StartAsync();
-        broker.Server.Services.GetRequiredService<MqttProtocolHandler>().Sessions.ReadyWhenNeeded(() => new TaskCompletionSource().Task);
+        broker.Server.Services.GetRequiredService<MqttProtocolHandler>().Accounts.Loader = _ => new TaskCompletionSource().Task;
 
         await using var raw = await ConnectAsync(broker.MqttEndPoint());
         await raw.SendAsync(Connect("refused"));
-        var (header, body) = await raw.ReadPacketAsync(SessionManager.ReadyTimeout + TimeSpan.FromSeconds(5));
+        var (header, body) = await raw.ReadPacketAsync(MqttAccount.ReadyTimeout + TimeSpan.FromSeconds(5));
         Assert.Equal(0x20, header);
         Assert.Equal([0x00, 0x03], body);
         Assert.True(await raw.ClosedAsync());

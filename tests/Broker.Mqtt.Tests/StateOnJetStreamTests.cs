@@ -98,7 +98,7 @@ public sealed partial class StateOnJetStreamTests : IDisposable
             await using var nats = new NatsConnection(new NatsOpts { Url = broker.Url });
             var sessions = await new NatsJSContext(nats).GetStreamAsync("$MQTT_sess");
             Assert.Equal(1L, sessions.Info.State.Messages);
-            Assert.True(broker.Logs.Contains("1 session(s) expired while the broker was down"));
+            Assert.True(broker.Logs.Contains("1 session(s) of account $G expired while the broker was down"));
 
             // The purged session's QoS 1 subscription released its consumer; the live one keeps its own.
             Assert.Equal(1, (await new NatsJSContext(nats).GetStreamAsync("$MQTT_msgs")).Info.State.ConsumerCount);
@@ -193,7 +193,7 @@ public sealed partial class StateOnJetStreamTests : IDisposable
                 await durable.Client.DisconnectAsync();
             }
 
-            Assert.Contains(broker.Logs.Errors, e => e.Message.Contains("cannot be kept on JetStream", StringComparison.Ordinal)
+            Assert.Contains(broker.Logs.Errors, e => e.Message.Contains("cannot be kept on its JetStream", StringComparison.Ordinal)
                 && e.Exception is not null && e.Exception.Message.Contains("10065", StringComparison.Ordinal));
 
             // Memory sessions still serve a reconnect; nothing reached the operator's stream.

@@ -69,6 +69,23 @@ public interface IBusConnection : IBusClient
     IBusSubscription Subscribe(string subject, string? queueGroup, BusOutputHandler output);
 
     /// <summary>
+    /// Publishes as <see cref="IBusClient.Publish(ReadOnlySpan{byte}, ReadOnlySpan{byte}, in System.Buffers.ReadOnlySequence{byte}, in System.Buffers.ReadOnlySequence{byte})"/>
+    /// does and returns the subject the message was routed by: <paramref name="subject"/> itself, or where the subject
+    /// mappings of the connection's account (nats-server's <c>mappings</c>) sent it, with a weighted mapping's pick for
+    /// this publish. An adapter that also keeps what its client publishes under the subject (MQTT's QoS 1 and 2 and
+    /// retained messages) keys it by the returned subject, as nats-server keeps them under the mapped one. Since contract 1.3.
+    /// </summary>
+    /// <param name="subject">The subject (UTF-8), a literal without wildcards.</param>
+    /// <param name="replyTo">The reply subject (UTF-8), or empty.</param>
+    /// <param name="headers">A NATS header block, or empty.</param>
+    /// <param name="payload">The payload.</param>
+    /// <returns>The subject the message was routed and delivered by; valid until this connection's next publish.</returns>
+    /// <exception cref="ArgumentException">The subject is not a valid literal subject.</exception>
+    /// <exception cref="BusRefusedException">The user may not publish to the (mapped) subject.</exception>
+    /// <exception cref="ObjectDisposedException">The client is closed.</exception>
+    ReadOnlySpan<byte> PublishMapped(ReadOnlySpan<byte> subject, scoped ReadOnlySpan<byte> replyTo, scoped in System.Buffers.ReadOnlySequence<byte> headers, scoped in System.Buffers.ReadOnlySequence<byte> payload);
+
+    /// <summary>
     /// Writes the adapter's own bytes (acknowledgements, keep-alive answers) into the connection's output, under the
     /// same lock as deliveries, so they never interleave with a delivery. Flushed at once, or by the next
     /// <see cref="IBusClient.FlushAsync"/> when <see cref="BusConnectOptions.DeferFlush"/> is set. <paramref name="write"/>

@@ -3,8 +3,6 @@ using Broker.Abstractions;
 using Broker.Adapters.Mqtt;
 using Broker.Adapters.Mqtt.Internal;
 using Broker.Adapters.Mqtt.Internal.Connections;
-using Broker.Adapters.Mqtt.Internal.JetStream;
-using Broker.Adapters.Mqtt.Internal.Sessions;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
@@ -38,23 +36,24 @@ public sealed class MqttPlugin : IBrokerPlugin
         ArgumentNullException.ThrowIfNull(services);
         ArgumentNullException.ThrowIfNull(context);
         var options = MqttOptionsReader.Read(context.Configuration);
-        services.AddSingleton(provider => new MqttProtocolHandler(
-            options,
-            provider.GetRequiredService<IMessageBus>(),
-            new MemorySessionStore(),
-            new MemoryRetainedStore(),
-            provider.GetRequiredService<ILoggerFactory>().CreateLogger("Broker.Mqtt")));
+        // Each account's sessions and retained messages on its own JetStream when the broker runs it or js_domain names
+        // one, in memory otherwise (MqttAccounts).
+        services.AddSingleton(provider =>
+        {
+            var handler = new MqttProtocolHandler(
+                options,
+                provider.GetRequiredService<IMessageBus>(),
+                provider.GetServices<ServerFeature>().Any(feature => feature.Name == ServerFeature.JetStream),
+                provider.GetRequiredService<ILoggerFactory>().CreateLogger("Broker.Mqtt"));
+            if (provider.GetService<IAccountDirectory>() is { } directory)
+            {
+                handler.Accounts.Watch(directory);
+            }
+
+            return handler;
+        });
         services.AddSingleton<IProtocolHandler>(provider => provider.GetRequiredService<MqttProtocolHandler>());
         services.AddSingleton<IHostedService>(provider => provider.GetRequiredService<MqttProtocolHandler>());
-
-        // Sessions and retained messages on JetStream when the broker runs it or js_domain names one (the memory stores
-        // above otherwise).
-        // Registered after the handler: stopped before it, started after it (it only starts loading; CONNECTs wait).
-        services.AddSingleton<IHostedService>(provider => new MqttJetStream(
-            provider.GetRequiredService<MqttProtocolHandler>(),
-            provider.GetRequiredService<IMessageBus>(),
-            provider.GetServices<ServerFeature>().Any(feature => feature.Name == ServerFeature.JetStream),
-            provider.GetRequiredService<ILoggerFactory>().CreateLogger("Broker.Mqtt")));
         if (options.Port is not { } port)
         {
             return;

@@ -3,7 +3,6 @@ using BenchmarkDotNet.Attributes;
 using Broker.Abstractions;
 using Broker.Adapters.Mqtt;
 using Broker.Adapters.Mqtt.Internal.Connections;
-using Broker.Adapters.Mqtt.Internal.Sessions;
 using Broker.Benchmarks.Embedded;
 using Broker.Core.Internal;
 using Microsoft.Extensions.Logging.Abstractions;
@@ -39,7 +38,7 @@ public class MqttDeliveryBenchmarks
     {
         broker = new EmbeddedBroker();
         var bus = new MessageBus(broker.Core);
-        handler = new MqttProtocolHandler(new MqttOptions(), bus, new MemorySessionStore(), new MemoryRetainedStore(), NullLogger.Instance);
+        handler = new MqttProtocolHandler(new MqttOptions(), bus, jetStreamEnabled: false, NullLogger.Instance);
         connection = new InMemoryConnection();
         _ = handler.OnConnectionAsync(connection, stopping.Token);
         Send(Level == 5

@@ -57,20 +57,21 @@ internal static partial class MqttLog
     public static partial void ConsumerDeleteFailed(ILogger logger, string consumer, string reason);
 
     // 860-879: state on JetStream (Internal/JetStream, Internal/Sessions).
-    [LoggerMessage(860, LogLevel.Information, "MQTT state on JetStream ({Storage} storage): streams $MQTT_sess, $MQTT_rmsgs, $MQTT_msgs, $MQTT_qos2in ready, {Retained} retained message(s) loaded in {Milliseconds} ms")]
-    public static partial void StateOnJetStream(ILogger logger, string storage, int retained, long milliseconds);
+    [LoggerMessage(860, LogLevel.Information, "MQTT state of account {Account} on its JetStream ({Storage} storage): streams $MQTT_sess, $MQTT_rmsgs, $MQTT_msgs, $MQTT_qos2in ready, {Retained} retained message(s) loaded in {Milliseconds} ms")]
+    public static partial void StateOnJetStream(ILogger logger, string account, string storage, int retained, long milliseconds);
 
-    [LoggerMessage(861, LogLevel.Information, "MQTT state in memory: JetStream is not enabled, so sessions and retained messages survive a reconnect, not a restart")]
-    public static partial void StateInMemory(ILogger logger);
+    [LoggerMessage(861, LogLevel.Information, "MQTT state in memory for account {Account}: JetStream is not enabled, so sessions and retained messages survive a reconnect, not a restart")]
+    public static partial void StateInMemory(ILogger logger, string account);
 
-    [LoggerMessage(862, LogLevel.Warning, "MQTT: still waiting for JetStream to answer after {Seconds}s: {Reason}")]
-    public static partial void WaitingForJetStream(ILogger logger, int seconds, string reason);
+    [LoggerMessage(862, LogLevel.Warning, "MQTT: still waiting for the JetStream of account {Account} to answer after {Seconds}s: {Reason}")]
+    public static partial void WaitingForJetStream(ILogger logger, string account, int seconds, string reason);
 
-    [LoggerMessage(863, LogLevel.Error, "MQTT: the state cannot be kept on JetStream; sessions and retained messages stay in memory")]
-    public static partial void StateSetupFailed(ILogger logger, Exception exception);
+    [LoggerMessage(863, LogLevel.Error, "MQTT: the state of account {Account} cannot be kept on its JetStream; sessions and retained messages stay in memory")]
+    public static partial void StateSetupFailed(ILogger logger, string account, Exception exception);
 
-    [LoggerMessage(871, LogLevel.Warning, "MQTT state in memory: JetStream is not enabled for account $G (accounts are configured and none gives $G JetStream), so sessions and retained messages survive a reconnect, not a restart")]
-    public static partial void StateInMemoryNoAccountJetStream(ILogger logger);
+    // 871 was "MQTT state in memory: JetStream is not enabled for account $G" until the state was kept per account: not reused.
+    [LoggerMessage(872, LogLevel.Warning, "MQTT state of account {Account} retired after a configuration reload ({Reason}): its MQTT clients are closed")]
+    public static partial void AccountStateRetired(ILogger logger, string account, string reason);
 
     [LoggerMessage(864, LogLevel.Warning, "MQTT session store: {Operation} of client ID {ClientId} failed")]
     public static partial void SessionStoreFailed(ILogger logger, string clientId, string operation, Exception exception);
@@ -81,15 +82,15 @@ internal static partial class MqttLog
     [LoggerMessage(866, LogLevel.Warning, "MQTT session record {Subject} holds client ID {Stored}, not {ClientId} (hash collision): not resumed")]
     public static partial void SessionHashCollision(ILogger logger, string subject, string stored, string clientId);
 
-    [LoggerMessage(867, LogLevel.Information, "MQTT: JetStream has no file storage here ({Reason}); the MQTT streams are in memory and do not survive a restart")]
-    public static partial void StreamsInMemory(ILogger logger, string reason);
+    [LoggerMessage(867, LogLevel.Information, "MQTT: the JetStream of account {Account} has no file storage here ({Reason}); its MQTT streams are in memory and do not survive a restart")]
+    public static partial void StreamsInMemory(ILogger logger, string account, string reason);
 
     [LoggerMessage(868, LogLevel.Warning, "MQTT retained message {Subject} read from JetStream is not valid and was skipped: {Reason}")]
     public static partial void RetainedRecordInvalid(ILogger logger, string subject, string reason);
 
-    [LoggerMessage(869, LogLevel.Information, "MQTT: {Count} session(s) expired while the broker was down and were purged from $MQTT_sess")]
-    public static partial void ExpiredSessionsPurged(ILogger logger, int count);
+    [LoggerMessage(869, LogLevel.Information, "MQTT: {Count} session(s) of account {Account} expired while the broker was down and were purged from $MQTT_sess")]
+    public static partial void ExpiredSessionsPurged(ILogger logger, string account, int count);
 
-    [LoggerMessage(870, LogLevel.Information, "MQTT state in JetStream domain {Domain}: API requests go to {Prefix}*")]
-    public static partial void StateInDomain(ILogger logger, string domain, string prefix);
+    [LoggerMessage(870, LogLevel.Information, "MQTT state in JetStream domain {Domain}: API requests go to {Prefix}* (account {Account})")]
+    public static partial void StateInDomain(ILogger logger, string account, string domain, string prefix);
 }

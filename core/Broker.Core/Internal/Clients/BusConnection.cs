@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Net;
 using Broker.Abstractions;
 using Broker.Core.Internal.Auth;
@@ -57,6 +58,9 @@ internal sealed partial class BusConnection : InProcessClient, IBusConnection, I
     public long LastActivityTick => Volatile.Read(ref lastActivity);
 
     protected override int SubscriptionLimit => Server.Options.MaxSubscriptions;
+
+    public ReadOnlySpan<byte> PublishMapped(ReadOnlySpan<byte> subject, scoped ReadOnlySpan<byte> replyTo, scoped in ReadOnlySequence<byte> headers, scoped in ReadOnlySequence<byte> payload)
+        => PublishCore(subject, subject, replyTo, headers, payload, flushNow: false);
 
     public override string ToString() => $"{Protocol} cid:{Id} {RemoteEndPoint}";
 

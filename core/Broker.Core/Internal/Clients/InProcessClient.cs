@@ -138,7 +138,11 @@ internal partial class InProcessClient : ClientBase, IBusClient
     /// Routes one message by <paramref name="subject"/>, delivered as <paramref name="deliverAs"/>;
     /// <paramref name="flushNow"/> ends the batch even when flushes are deferred.
     /// </summary>
-    protected void PublishCore(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, bool flushNow)
+    /// <returns>
+    /// The subject the message was routed by: <paramref name="subject"/>, or where the account's mappings sent it (in
+    /// this producer's scratch buffer, valid until its next publish).
+    /// </returns>
+    protected ReadOnlySpan<byte> PublishCore(ReadOnlySpan<byte> subject, scoped ReadOnlySpan<byte> deliverAs, scoped ReadOnlySpan<byte> replyTo, scoped in ReadOnlySequence<byte> headers, scoped in ReadOnlySequence<byte> payload, bool flushNow)
     {
         EnsureUsable();
         if (!SubjectValidator.IsValidLiteralSubject(subject))
@@ -163,6 +167,8 @@ internal partial class InProcessClient : ClientBase, IBusClient
                 EndBatch();
             }
         }
+
+        return subject;
     }
 
     /// <summary>

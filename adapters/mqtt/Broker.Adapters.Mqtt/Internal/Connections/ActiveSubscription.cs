@@ -37,6 +37,9 @@ internal sealed class ActiveSubscription
 
     public List<IBusSubscription> BusSubscriptions { get; } = new(2);
 
+    /// <summary>The deliveries of its JetStream consumer (QoS 1 and 2), or <see langword="null"/>.</summary>
+    public DurableFeed? Feed { get; set; }
+
     public void Unsubscribe()
     {
         foreach (var subscription in BusSubscriptions)
@@ -45,5 +48,28 @@ internal sealed class ActiveSubscription
         }
 
         BusSubscriptions.Clear();
+        Feed?.Subscription?.Dispose();
+        Feed = null;
     }
+}
+
+/// <summary>
+/// The bus subscription on a consumer's deliver subject and the subscription its deliveries are for. A SUBSCRIBE that
+/// replaces a subscription keeping its consumer hands the feed over rather than subscribing again: deliveries already
+/// queued for the bus subscription would otherwise be dropped with it and come again only after <c>ack_wait</c>.
+/// </summary>
+internal sealed class DurableFeed(string deliverSubject, ActiveSubscription target)
+{
+    private ActiveSubscription target = target;
+
+    public string DeliverSubject { get; } = deliverSubject;
+
+    /// <summary>Set by the connection's read loop, read by the bus's delivery thread.</summary>
+    public ActiveSubscription Target
+    {
+        get => Volatile.Read(ref target);
+        set => Volatile.Write(ref target, value);
+    }
+
+    public IBusSubscription? Subscription { get; set; }
 }

@@ -19,7 +19,7 @@ internal sealed class InboundPublishes
 {
     private readonly MqttOptions options;
     private readonly IQosSource qosSource;
-    private readonly RetainedMessages? retained;
+    private readonly RetainedMessages retained;
     private readonly BusConnections buses;
     private readonly MqttSession session;
     private readonly InboundQosFlow qosFlow;
@@ -41,7 +41,7 @@ internal sealed class InboundPublishes
     public InboundPublishes(
         MqttOptions options,
         IQosSource qosSource,
-        RetainedMessages? retained,
+        RetainedMessages retained,
         BusConnections buses,
         MqttSession session,
         InboundQosFlow qosFlow,
@@ -72,14 +72,6 @@ internal sealed class InboundPublishes
             throw new MqttProtocolException(ReasonCode.QosNotSupported, "QoS=2 is disabled for PUBLISH messages");
         }
 
-        if (packet.Retain && retained is null)
-        {
-            // Retained messages are $G's state until it is kept per account (MQTT 5 clients were told in CONNACK).
-            throw new MqttProtocolException(
-                ReasonCode.RetainNotSupported,
-                $"retained messages are not available to clients of account \"{buses.Bus.Account}\" (the MQTT state is kept for account $G only)");
-        }
-
         var topic = ResolveTopic(ref packet);
         var status = ToSubject(topic, out var subject);
         if (status != TopicStatus.Ok)
@@ -93,10 +85,13 @@ internal sealed class InboundPublishes
             return;
         }
 
-        ReadOnlyMemory<byte> headers;
+        var headers = Headers(ref packet, out var reply);
+        scoped ReadOnlySpan<byte> routed;
         try
         {
-            headers = Publish(subject, ref packet);
+            // To NATS subscribers. The account's mappings may route it elsewhere: what is kept (retained, stored for QoS
+            // 1 and 2) is kept under the subject it went to, as nats-server maps an MQTT publish when it parses it.
+            routed = buses.Publisher.PublishMapped(subject, reply, headers, new ReadOnlySequence<byte>(packet.Payload));
         }
         catch (BusRefusedException ex)
         {
@@ -106,7 +101,7 @@ internal sealed class InboundPublishes
 
         if (packet.Retain)
         {
-            retained!.Set(subject, topic, packet.Qos, packet.Payload.Span, v5 ? packet.Properties.Block : default);
+            retained.Set(routed, routed.SequenceEqual(subject) ? topic : MappedTopic(routed), packet.Qos, packet.Payload.Span, v5 ? packet.Properties.Block : default);
         }
 
         if (packet.Qos == 0)
@@ -118,17 +113,17 @@ internal sealed class InboundPublishes
         Task? stored = null;
         if (qosSource.Qos is { } qos)
         {
-            stored = qos.StoreAsync(subject, v5 ? MqttHeaders.WithOrigin(headers.Span, session.ClientId) : headers, packet.Payload);
+            stored = qos.StoreAsync(routed, v5 ? MqttHeaders.WithOrigin(headers.FirstSpan, session.ClientId) : headers.First, packet.Payload);
         }
 
         qosFlow.Published(packet.Qos, packet.PacketId, stored);
     }
 
-    /// <summary>Publishes to NATS subscribers; returns the header block it carried.</summary>
-    private ReadOnlyMemory<byte> Publish(scoped ReadOnlySpan<byte> subject, scoped ref PublishPacket packet)
+    /// <summary>The header block a publish carries, and its reply subject (MQTT 5 response topic).</summary>
+    private ReadOnlySequence<byte> Headers(scoped ref PublishPacket packet, out ReadOnlySpan<byte> reply)
     {
         ReadOnlySequence<byte> headers;
-        ReadOnlySpan<byte> reply = default;
+        reply = default;
         if (v5 && packet.Properties.HasHeaderProperties)
         {
             headerBuffer.Clear();
@@ -147,8 +142,15 @@ internal sealed class InboundPublishes
             headers = MqttHeaders.PubOnlyBlock(packet.Qos, packet.Retain);
         }
 
-        buses.Publisher.Publish(subject, reply, headers, new ReadOnlySequence<byte>(packet.Payload));
-        return headers.First;
+        return headers;
+    }
+
+    /// <summary>The MQTT topic of a subject the account's mappings gave (nats-server's <c>natsSubjectToMQTTTopic</c>); rare, so allocated.</summary>
+    private static byte[] MappedTopic(ReadOnlySpan<byte> subject)
+    {
+        var topic = new byte[TopicMapper.TopicLength(subject)];
+        TopicMapper.ToTopic(subject, topic);
+        return topic;
     }
 
     /// <summary>The topic of a publish: as sent, or the one its MQTT 5 topic alias stands for (setting the alias when both are given).</summary>

@@ -22,8 +22,8 @@ internal sealed partial class MqttConnection
 
         if (!packets.IsConnected)
         {
-            // Counted from when the session state was loaded at the earliest: a CONNECT waits for it (SessionManager.Ready).
-            if (packets.ConnectTimedOut(now, handler.Sessions.ReadyAt, options.ConnectTimeout))
+            // Counted from when the account's state was loaded at the earliest: a CONNECT waits for it (MqttAccount.Ready).
+            if (packets.ConnectTimedOut(now, accountState?.ReadyAt ?? 0, options.ConnectTimeout))
             {
                 MqttLog.ConnectTimeout(logger, status.Name, options.ConnectTimeout);
                 RequestClose("authentication timeout", null);
@@ -44,6 +44,16 @@ internal sealed partial class MqttConnection
     {
         will = null;
         RequestClose("session taken over", ReasonCode.SessionTakenOver);
+    }
+
+    /// <summary>
+    /// A reload removed the client's account or took its JetStream away (<see cref="Accounts.MqttAccounts"/>): closed
+    /// without its will (MQTT 5: DISCONNECT "administrative action"), its session cannot be kept any longer.
+    /// </summary>
+    public void CloseForAccountChange(string reason)
+    {
+        will = null;
+        RequestClose(reason, ReasonCode.AdministrativeAction);
     }
 
     /// <summary>Closes from outside the read loop: the loop sees its read cancelled and tears down.</summary>
@@ -142,7 +152,7 @@ internal sealed partial class MqttConnection
             await packets.CompleteAsync().ConfigureAwait(false);
             if (session is not null)
             {
-                await handler.Sessions.DetachAsync(this, session, disconnectExpiry).ConfigureAwait(false);
+                await accountState!.Sessions.DetachAsync(this, session, disconnectExpiry).ConfigureAwait(false);
             }
         }
     }
@@ -184,16 +194,25 @@ internal sealed partial class MqttConnection
             headers = MqttHeaders.PubOnlyBlock(pending.Qos, pending.Retain);
         }
 
-        bus.Publish(subject, default, headers, new ReadOnlySequence<byte>(pending.Payload));
-        // Wills that would use the state are refused at CONNECT outside $G; checked again, so none ever reaches $G's.
-        if (pending.Qos > 0 && sharedState && handler.Qos is { } qos)
+        // Kept under the subject the account's mappings sent it to, as nats-server maps a will when it parses CONNECT.
+        var routed = bus.PublishMapped(subject, default, headers, new ReadOnlySequence<byte>(pending.Payload));
+        var topic = pending.TopicBytes;
+        if (!routed.SequenceEqual(subject))
+        {
+            subject = routed.ToArray();
+            topic = new byte[TopicMapper.TopicLength(subject)];
+            TopicMapper.ToTopic(subject, topic);
+        }
+
+        // Into the state of the client's account, as its publishes.
+        if (pending.Qos > 0 && accountState?.Qos is { } qos)
         {
             _ = StoreWillAsync(qos.StoreAsync(subject, headers.First, pending.Payload));
         }
 
-        if (pending.Retain && sharedState)
+        if (pending.Retain)
         {
-            handler.Retained.Set(subject, pending.TopicBytes, pending.Qos, pending.Payload, pending.Properties);
+            accountState?.Retained.Set(subject, topic, pending.Qos, pending.Payload, pending.Properties);
         }
     }
 }

@@ -1,6 +1,7 @@
 using System.Security.Cryptography;
 using System.Text;
 using Broker.Abstractions;
+using Broker.Adapters.Mqtt.Internal.Accounts;
 using Broker.Adapters.Mqtt.Internal.Codec;
 using Broker.Adapters.Mqtt.Internal.Sessions;
 
@@ -11,13 +12,9 @@ internal sealed partial class MqttConnection
 {
     private MqttSession? session;
 
-    // The client's bus connections, once its credentials were accepted, and the account they are in.
+    // The client's bus connections, once its credentials were accepted, and the MQTT state of the account they are in.
     private BusConnections? buses;
-    private string account = BrokerAccount.GlobalName;
-
-    // Whether the client may use the adapter's state (sessions, retained messages, QoS 1 and 2 on JetStream), which is
-    // $G's until it is kept per account: true for clients of $G.
-    private bool sharedState = true;
+    private MqttAccount? accountState;
     private bool v5;
     private WillMessage? will;
     private int keepAliveSeconds;
@@ -93,19 +90,36 @@ internal sealed partial class MqttConnection
             return;
         }
 
-        // Until the state is kept per account, only $G's clients may use it (see NeedsSharedState).
-        account = connected.Account;
-        sharedState = account == BrokerAccount.GlobalName;
-        if (!sharedState && NeedsSharedState(connect, expiry) is { } needs)
+        // The account's state (made with its first client, on its JetStream), as nats-server gets the account's session
+        // manager right after authentication.
+        MqttAccount state;
+        try
         {
+            state = handler.Accounts.Get(connected.Account);
+            accountState = state;
+            await state.WaitReadyAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is SessionStoreUnavailableException or ObjectDisposedException)
+        {
+            // The state (JetStream) is not there: refused, as nats-server refuses when it cannot reach its streams.
             will = null;
             await connected.DisposeAsync().ConfigureAwait(false);
-            RefuseConnect(connect, ReasonCode.ServerUnavailable, $"account \"{account}\" cannot have {needs}: the MQTT state (sessions, retained messages, QoS 1 and 2) is kept for account $G only");
+            RefuseConnect(connect, ReasonCode.ServerUnavailable, ex.Message);
             return;
         }
 
-        var sessionKey = SessionManager.Key(account, clientId);
-        if (handler.Sessions.IsFlapping(sessionKey))
+        if (state.Refusal is { } refusal)
+        {
+            // The broker runs JetStream and the account has none: nats-server closes the client without a CONNACK
+            // ("unable to connect: ...", closed as a protocol violation); MQTT 5 clients, which it does not serve, are told
+            // "server unavailable".
+            will = null;
+            connected.Close("Protocol Violation");
+            RefuseConnect(connect, ReasonCode.ServerUnavailable, "unable to connect: " + refusal, connAckV3: false);
+            return;
+        }
+
+        if (state.Sessions.IsFlapping(clientId))
         {
             // As nats-server (after authentication, within the account): hold a client that keeps taking its id over
             // for a second, then refuse it.
@@ -121,7 +135,7 @@ internal sealed partial class MqttConnection
         AttachResult attached;
         try
         {
-            attached = await handler.Sessions.AttachAsync(this, account, clientId, connect.CleanStart, expiry, cancellationToken).ConfigureAwait(false);
+            attached = await state.Sessions.AttachAsync(this, clientId, connect.CleanStart, expiry, cancellationToken).ConfigureAwait(false);
         }
         catch (SessionStoreUnavailableException ex)
         {
@@ -138,7 +152,7 @@ internal sealed partial class MqttConnection
         }
 
         session = attached.Session;
-        StartParts(session, buses);
+        StartParts(session, buses, state);
         packets.MarkConnected(keepAliveSeconds);
 
         if (v5)
@@ -151,10 +165,6 @@ internal sealed partial class MqttConnection
                 AssignedClientIdentifier = assigned ? clientId : null,
                 ServerKeepAlive = serverKeepAlive,
                 MaximumQos = options.RejectQos2Publish ? (byte)1 : (byte)2,
-
-                // Retained messages are $G's state: a client of another account may not set them (PUBLISH with RETAIN
-                // is then a protocol error closed with 0x9A, "retain not supported", as the specification says).
-                RetainAvailable = sharedState,
             });
         }
         else
@@ -169,19 +179,6 @@ internal sealed partial class MqttConnection
         await subscriptions!.RestoreAsync(cancellationToken).ConfigureAwait(false);
         outboundQos!.ResendReleases();
     }
-
-    /// <summary>
-    /// What of the adapter's state a CONNECT asks for, which only clients of <c>$G</c> may have until the state is kept
-    /// per account: a persistent session (3.1.1 clean session 0, MQTT 5 session expiry above 0) or a will that would be
-    /// retained or stored for QoS 1 and 2 subscriptions. <see langword="null"/> when it asks for none. QoS 1 and 2
-    /// subscriptions of such clients are granted QoS 0 and their QoS 1 and 2 publishes reach the account's (QoS 0)
-    /// subscribers without being stored; a retained PUBLISH closes the connection (<see cref="InboundPublishes"/>).
-    /// </summary>
-    private static string? NeedsSharedState(ConnectPacket connect, uint expiry)
-        => expiry > 0 ? "a persistent session"
-            : connect.Will is { Retain: true } ? "a retained will"
-            : connect.Will is { Qos: > 0 } ? "a QoS 1 or 2 will"
-            : null;
 
     /// <summary>The checks nats-server makes after decoding, and those of MQTT 5 and of the broker's settings.</summary>
     private void ValidateConnect(ConnectPacket connect)
@@ -264,7 +261,11 @@ internal sealed partial class MqttConnection
     /// 3.1.1 gets the return codes its specification defines (unacceptable version, identifier rejected, bad user name
     /// or password, not authorized) and is otherwise closed without a CONNACK, as nats-server does.
     /// </summary>
-    private void RefuseConnect(ConnectPacket connect, byte reason, string message)
+    /// <param name="connect">The refused CONNECT.</param>
+    /// <param name="reason">The MQTT 5 reason code.</param>
+    /// <param name="message">Why, logged and sent to MQTT 5 clients as the reason string.</param>
+    /// <param name="connAckV3">Whether a 3.1.1 client gets a CONNACK for the reasons it defines; false where nats-server closes without one.</param>
+    private void RefuseConnect(ConnectPacket connect, byte reason, string message, bool connAckV3 = true)
     {
         MqttLog.ConnectRefused(logger, status.Name, reason, message);
         status.CloseFor("CONNECT refused: " + message);
@@ -276,7 +277,7 @@ internal sealed partial class MqttConnection
         {
             output.WriteConnAckV5(false, reason, new ConnAckProperties { ReasonString = message });
         }
-        else if (connect.Level == (byte)ProtocolLevel.V311
+        else if (connect.Level == (byte)ProtocolLevel.V311 && connAckV3
             && reason is ReasonCode.ClientIdentifierNotValid or ReasonCode.BadUserNameOrPassword or ReasonCode.NotAuthorized or ReasonCode.ServerUnavailable)
         {
             output.WriteConnAckV3(false, ReasonCode.ToV3ConnectReturnCode(reason));

@@ -1,4 +1,5 @@
 using Broker.Abstractions;
+using Broker.Adapters.Mqtt.Internal.Accounts;
 using Broker.Adapters.Mqtt.Internal.Codec;
 using Broker.Adapters.Mqtt.Internal.Delivery;
 using Broker.Adapters.Mqtt.Internal.Sessions;
@@ -91,29 +92,16 @@ internal sealed partial class MqttConnection : IPacketHandler
 
     /// <summary>
     /// Makes the parts a connected client needs, each with the state it owns and what it depends on; called once the
-    /// session is attached, before CONNACK.
+    /// session is attached, before CONNACK. The account's state gives the session store, the retained messages and
+    /// QoS 1 and 2 delivery, all of the client's account.
     /// </summary>
-    /// <remarks>
-    /// A client outside <c>$G</c> gets no QoS 1 and 2 on JetStream and no retained messages (<see cref="NoQos"/>, no
-    /// <see cref="RetainedMessages"/>): that state is $G's until it is kept per account.
-    /// </remarks>
-    private void StartParts(MqttSession attached, BusConnections connected)
+    private void StartParts(MqttSession attached, BusConnections connected, MqttAccount state)
     {
-        var store = handler.Sessions.Store;
-        IQosSource qos = sharedState ? handler : NoQos.Instance;
-        var retained = sharedState ? handler.Retained : null;
+        var store = state.Sessions.Store;
         inboundQos = new InboundQosFlow(output, attached, store, status, logger, v5, options.ReceiveMaximum);
-        outboundQos = new OutboundQosFlow(output, attached, store, qos, v5, v5 ? clientReceiveMaximum : ushort.MaxValue);
+        outboundQos = new OutboundQosFlow(output, attached, store, state, v5, v5 ? clientReceiveMaximum : ushort.MaxValue);
         var outbound = new OutboundPublishes(output, outboundQos, status, logger, clientMaximumPacketSize, clientTopicAliasMaximum);
-        inbound = new InboundPublishes(options, qos, retained, connected, attached, inboundQos, status, logger, v5);
-        subscriptions = new SubscriptionManager(qos, retained, store, options, connected, attached, output, outbound, outboundQos.Limit, status, logger, v5);
-    }
-
-    /// <summary>The QoS source of clients outside <c>$G</c>: none, as without JetStream (subscriptions granted QoS 0).</summary>
-    private sealed class NoQos : IQosSource
-    {
-        public static readonly NoQos Instance = new();
-
-        public QosMessages? Qos => null;
+        inbound = new InboundPublishes(options, state, state.Retained, connected, attached, inboundQos, status, logger, v5);
+        subscriptions = new SubscriptionManager(state, state.Retained, store, options, connected, attached, output, outbound, outboundQos.Limit, status, logger, v5);
     }
 }

@@ -1,8 +1,6 @@
 using System.Collections.Concurrent;
 using Broker.Abstractions;
-using Broker.Adapters.Mqtt.Internal.Delivery;
-using Broker.Adapters.Mqtt.Internal.JetStream;
-using Broker.Adapters.Mqtt.Internal.Sessions;
+using Broker.Adapters.Mqtt.Internal.Accounts;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 
@@ -10,10 +8,10 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 
 /// <summary>
 /// The <c>"mqtt"</c> protocol: serves connections of the MQTT listener and those the WebSocket plugin hands over from
-/// its <c>/mqtt</c> path. Holds what the connections share (options, the bus, sessions) and runs one timer for all of
-/// them (keep alive, CONNECT timeout, session expiry), so an idle connection costs no timer of its own.
+/// its <c>/mqtt</c> path. Holds what the connections share (options, the bus, each account's MQTT state) and runs one
+/// timer for all of them (keep alive, CONNECT timeout, session expiry), so an idle connection costs no timer of its own.
 /// </summary>
-internal sealed class MqttProtocolHandler : IProtocolHandler, IQosSource, IHostedService, IAsyncDisposable
+internal sealed class MqttProtocolHandler : IProtocolHandler, IHostedService, IAsyncDisposable
 {
     /// <summary>How often keep alives, CONNECT timeouts and session expiry are checked.</summary>
     private static readonly TimeSpan SweepInterval = TimeSpan.FromMilliseconds(250);
@@ -22,13 +20,16 @@ internal sealed class MqttProtocolHandler : IProtocolHandler, IQosSource, IHoste
     private readonly CancellationTokenSource stopping = new();
     private Task sweeper = Task.CompletedTask;
 
-    public MqttProtocolHandler(MqttOptions options, IMessageBus bus, ISessionStore store, IRetainedStore retainedStore, ILogger logger)
+    /// <param name="options">The adapter's options.</param>
+    /// <param name="bus">The broker's bus.</param>
+    /// <param name="jetStreamEnabled">Whether the broker runs JetStream: each account's state is then on its JetStream.</param>
+    /// <param name="logger">The adapter's logger.</param>
+    public MqttProtocolHandler(MqttOptions options, IMessageBus bus, bool jetStreamEnabled, ILogger logger)
     {
         Options = options;
         Bus = bus;
-        Sessions = new SessionManager(store, logger);
-        Retained = new RetainedMessages(retainedStore);
         Logger = logger;
+        Accounts = new MqttAccounts(options, bus, jetStreamEnabled, logger);
     }
 
     public string Protocol => MqttPlugin.ProtocolName;
@@ -37,25 +38,8 @@ internal sealed class MqttProtocolHandler : IProtocolHandler, IQosSource, IHoste
 
     public IMessageBus Bus { get; }
 
-    public SessionManager Sessions { get; }
-
-    public RetainedMessages Retained { get; }
-
-    /// <summary>The adapter's state on JetStream (its API client, once loaded), or <see langword="null"/> without the plugin's service.</summary>
-    public MqttJetStream? JetStream { get; set; }
-
-    /// <summary>
-    /// QoS 1 and 2 delivery on JetStream, once its stream is ready; <see langword="null"/> without JetStream, when
-    /// subscriptions are granted QoS 0 (as the docs say).
-    /// </summary>
-    public QosMessages? Qos { get; private set; }
-
-    /// <summary>Turns QoS 1 and 2 delivery on: the stream exists. Ended sessions then release their consumers.</summary>
-    public void EnableQos(QosMessages qos)
-    {
-        Qos = qos;
-        Sessions.Discarded = record => qos.DeleteConsumersAsync(record.Subscriptions, Logger);
-    }
+    /// <summary>The MQTT state (sessions, retained messages, QoS 1 and 2) of each account with MQTT clients.</summary>
+    public MqttAccounts Accounts { get; }
 
     public ILogger Logger { get; }
 
@@ -90,6 +74,7 @@ internal sealed class MqttProtocolHandler : IProtocolHandler, IQosSource, IHoste
     {
         await stopping.CancelAsync().ConfigureAwait(false);
         await sweeper.ConfigureAwait(false);
+        await Accounts.DisposeAsync().ConfigureAwait(false);
     }
 
     public async ValueTask DisposeAsync()
@@ -100,6 +85,7 @@ internal sealed class MqttProtocolHandler : IProtocolHandler, IQosSource, IHoste
         }
 
         await sweeper.ConfigureAwait(false);
+        await Accounts.DisposeAsync().ConfigureAwait(false);
         stopping.Dispose();
     }
 
@@ -116,7 +102,7 @@ internal sealed class MqttProtocolHandler : IProtocolHandler, IQosSource, IHoste
                     connection.CheckTimers(now);
                 }
 
-                await Sessions.ExpireAsync(now).ConfigureAwait(false);
+                await Accounts.ExpireAsync(now).ConfigureAwait(false);
             }
         }
         catch (OperationCanceledException)

@@ -145,7 +145,7 @@ internal sealed partial class SubscriptionManager
     /// <summary>Sends the retained messages matching a new subscription, with RETAIN set (MQTT-3.3.1-8).</summary>
     private void SendRetained(ActiveSubscription subscription)
     {
-        foreach (var retained in retained!.Match(subscription.TopicFilter))
+        foreach (var retained in retained.Match(subscription.TopicFilter))
         {
             if (subscription.Reserved && retained.Subject.StartsWith('$'))
             {

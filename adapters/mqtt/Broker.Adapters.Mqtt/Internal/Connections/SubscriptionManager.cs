@@ -21,7 +21,7 @@ internal sealed partial class SubscriptionManager
     // The connection's subscriptions by topic filter. Changed by the read loop; deliveries hold their own reference.
     private readonly Dictionary<string, ActiveSubscription> subscriptions = new(StringComparer.Ordinal);
     private readonly IQosSource qosSource;
-    private readonly RetainedMessages? retained;
+    private readonly RetainedMessages retained;
     private readonly ISessionStore store;
     private readonly MqttOptions options;
     private readonly BusConnections buses;
@@ -37,7 +37,7 @@ internal sealed partial class SubscriptionManager
 
     public SubscriptionManager(
         IQosSource qosSource,
-        RetainedMessages? retained,
+        RetainedMessages retained,
         ISessionStore store,
         MqttOptions options,
         BusConnections buses,
@@ -87,9 +87,9 @@ internal sealed partial class SubscriptionManager
 
         session.ScheduleSave(store);
 
-        // Retained messages follow the SUBACK (MQTT-3.3.1-6), per the subscription's retain handling; a client outside
-        // $G has none (retained messages are $G's state until it is kept per account).
-        foreach (var (subscription, existed) in retained is null ? [] : started)
+        // Retained messages follow the SUBACK (MQTT-3.3.1-6), per the subscription's retain handling: those of the
+        // client's account.
+        foreach (var (subscription, existed) in started)
         {
             if (subscription.QueueGroup is null && (subscription.Record.RetainHandling == 0 || (subscription.Record.RetainHandling == 1 && !existed)))
             {
@@ -194,9 +194,20 @@ internal sealed partial class SubscriptionManager
 
         if (record.DeliverSubject is { } deliverSubject && qosSource.Qos is { } qos)
         {
-            // Allowed to subscribe the subject: its QoS 1 and 2 messages come from the consumer.
-            var target = next;
-            next.BusSubscriptions.Add(qos.Subscribe(deliverSubject, (in BusMessage message) => DeliverDurable(target, message)));
+            // Allowed to subscribe the subject: its QoS 1 and 2 messages come from the consumer, through the feed the
+            // subscription it replaces had when the consumer stays (a client subscribing again after resuming a session).
+            if (subscriptions.TryGetValue(record.Filter, out var current) && current.Feed is { } kept && kept.DeliverSubject == deliverSubject)
+            {
+                current.Feed = null;
+                kept.Target = next;
+                next.Feed = kept;
+            }
+            else
+            {
+                var feed = new DurableFeed(deliverSubject, next);
+                feed.Subscription = qos.Subscribe(deliverSubject, (in BusMessage message) => DeliverDurable(feed.Target, message));
+                next.Feed = feed;
+            }
         }
 
         if (subscriptions.Remove(record.Filter, out var replaced))

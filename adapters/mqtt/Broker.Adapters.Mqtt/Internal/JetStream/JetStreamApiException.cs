@@ -18,6 +18,9 @@ internal sealed class JetStreamApiException : Exception
     /// <summary>nats-server's <c>JSStreamCreateErrF</c> (also: the storage type is not available here).</summary>
     public const int StreamCreate = 10049;
 
+    /// <summary>nats-server's <c>JSNotEnabledForAccountErr</c> ("JetStream not enabled for account").</summary>
+    public const int NotEnabledForAccount = 10039;
+
     /// <summary>nats-server's <c>JSConsumerNotFoundErr</c>.</summary>
     public const int ConsumerNotFound = 10014;
 

@@ -2,8 +2,9 @@
 // over one in-process bus client, as nats-server's MQTT reaches JetStream. Every call has a timeout (RequestTimeout,
 // js_api_timeout) and throws JetStreamApiException (Subject, Code, ErrorCode, Description) when the server answers with
 // an error, nothing answers or the answer is late.
-// Stream names and subjects of the adapter: MqttStreams. The instance of a running adapter: handler.JetStream.Api
-// (MqttJetStream; null when JetStream is not enabled or its setup failed), ready once handler.Sessions.Ready is.
+// Stream names and subjects of the adapter: MqttStreams. One instance per broker account with MQTT clients, bound to
+// that account: MqttAccount.JetStream.Api (MqttJetStream; null when JetStream is not enabled or its setup failed), ready
+// once MqttAccount.Ready is.
 //
 //   Task<bool>                IsAvailableAsync(ct)                          $JS.API.INFO answers (no responders: false)
 //   Task<AccountLimitsModel>  AccountLimitsAsync(ct)                        $JS.API.INFO limits (max_memory, max_storage)

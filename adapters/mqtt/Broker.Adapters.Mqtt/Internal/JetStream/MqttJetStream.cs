@@ -1,51 +1,45 @@
 using Broker.Abstractions;
-using Broker.Adapters.Mqtt.Internal.Connections;
+using Broker.Adapters.Mqtt.Internal.Accounts;
 using Broker.Adapters.Mqtt.Internal.Delivery;
-using Broker.Adapters.Mqtt.Internal.Sessions;
-using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 
 namespace Broker.Adapters.Mqtt.Internal.JetStream;
 
 /// <summary>
-/// Puts the adapter's state on JetStream when the broker runs it, as nats-server's MQTT does: ensures the streams
-/// (<see cref="MqttStreams"/>), then switches the handler's sessions and retained messages to
-/// <see cref="JetStreamSessionStore"/> and <see cref="JetStreamRetainedStore"/> and loads the retained messages.
-/// Without JetStream the memory stores stay, unless <see cref="MqttOptions.JetStreamDomain"/> names another domain's. Done when the first MQTT client connects, as nats-server does, so a
-/// broker that runs JetStream without MQTT clients has no <c>$MQTT_</c> streams.
+/// Puts one account's MQTT state on that account's JetStream, as nats-server's MQTT does (<c>mqttCreateAccountSessionManager</c>):
+/// ensures the account's streams (<see cref="MqttStreams"/>), then switches the account's sessions and retained
+/// messages to <see cref="JetStreamSessionStore"/> and <see cref="JetStreamRetainedStore"/> and loads the retained
+/// messages. Every request goes through bus clients bound to the account, so the streams, their consumers and their
+/// messages live in the account's JetStream and no other account sees them. With <see cref="MqttOptions.JetStreamDomain"/>
+/// the requests go to that domain's API (still from the account).
 /// </summary>
 /// <remarks>
-/// The host starts hosted services one after the other in plugin order (the MQTT plugin may come before JetStream's,
-/// whose API is subscribed only once its streams are recovered), and opens listeners after all of them. So this
-/// service does not wait in <see cref="StartAsync"/>: it loads in the background and sets
-/// <see cref="SessionManager.Ready"/>, which every CONNECT awaits, and retries <c>$JS.API.INFO</c> until
-/// the engine answers.
+/// Made by <see cref="MqttAccounts"/> with the account's first MQTT client. The JetStream engine subscribes an
+/// account's API only once its streams are recovered, so <c>$JS.API.INFO</c> is asked until it answers; the answer
+/// that the account has no JetStream (10039) refuses the account's clients, as nats-server refuses them.
 /// </remarks>
-internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
+internal sealed class MqttJetStream : IAsyncDisposable
 {
     private static readonly TimeSpan RetryDelay = TimeSpan.FromMilliseconds(100);
     private static readonly TimeSpan WarnEvery = TimeSpan.FromSeconds(10);
 
-    private readonly MqttProtocolHandler handler;
+    private readonly MqttAccount account;
     private readonly IMessageBus bus;
-    private readonly bool jetStreamEnabled;
+    private readonly MqttOptions options;
     private readonly ILogger logger;
-    private readonly CancellationTokenSource stopping = new();
     private JetStreamRetainedStore? retainedStore;
     private IBusClient? qosClient;
-    private Task loading = Task.CompletedTask;
 
-    /// <param name="handler">The MQTT handler whose stores are switched.</param>
-    /// <param name="bus">The bus the API client is made on.</param>
-    /// <param name="jetStreamEnabled">Whether the broker runs JetStream (<see cref="ServerFeature.JetStream"/>).</param>
+    /// <param name="account">The account whose state is put on its JetStream.</param>
+    /// <param name="bus">The bus the account's clients are made on.</param>
+    /// <param name="options">The adapter's options.</param>
     /// <param name="logger">The adapter's logger.</param>
-    public MqttJetStream(MqttProtocolHandler handler, IMessageBus bus, bool jetStreamEnabled, ILogger logger)
+    public MqttJetStream(MqttAccount account, IMessageBus bus, MqttOptions options, ILogger logger)
     {
-        this.handler = handler;
+        this.account = account;
         this.bus = bus;
-        this.jetStreamEnabled = jetStreamEnabled;
+        this.options = options;
         this.logger = logger;
-        handler.JetStream = this;
     }
 
     /// <summary>The API client while the state is on JetStream, else <see langword="null"/> (QoS 1/2 delivery uses it).</summary>
@@ -54,32 +48,8 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
     /// <summary>The storage of the streams, once they are ensured.</summary>
     public StreamStorage? Storage { get; private set; }
 
-    /// <summary>Completes when the stores are chosen and the state is loaded (never faults).</summary>
-    public Task Ready => loading;
-
-    public Task StartAsync(CancellationToken cancellationToken)
+    public async ValueTask DisposeAsync()
     {
-        // With js_domain the state lives in that domain's JetStream, wherever it runs (nats-server's leaf node setup), so
-        // the local JetStream need not be on; nobody serving it refuses CONNECTs as a silent local engine does.
-        if (!jetStreamEnabled && handler.Options.JetStreamDomain is null)
-        {
-            // Said when the first MQTT client comes, as nats-server: a broker that never sees one has no MQTT state.
-            handler.Sessions.ReadyWhenNeeded(() =>
-            {
-                MqttLog.StateInMemory(logger);
-                return Task.CompletedTask;
-            });
-            return Task.CompletedTask;
-        }
-
-        handler.Sessions.ReadyWhenNeeded(() => loading = LoadAsync(stopping.Token));
-        return Task.CompletedTask;
-    }
-
-    public async Task StopAsync(CancellationToken cancellationToken)
-    {
-        await stopping.CancelAsync().ConfigureAwait(false);
-        await loading.ConfigureAwait(false);
         if (retainedStore is not null)
         {
             await retainedStore.DisposeAsync().ConfigureAwait(false);
@@ -99,27 +69,31 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
         }
     }
 
-    public async ValueTask DisposeAsync()
+    /// <summary>
+    /// Loads the account's state from its JetStream; never throws. When the account has no JetStream,
+    /// <see cref="MqttAccount.Refusal"/> says so; when the streams cannot be set up, the state stays in memory.
+    /// </summary>
+    public async Task LoadAsync(CancellationToken cancellationToken)
     {
-        if (!stopping.IsCancellationRequested)
+        JetStreamClient api;
+        try
         {
-            await StopAsync(CancellationToken.None).ConfigureAwait(false);
+            api = new JetStreamClient(
+                bus.CreateClient(new BusClientOptions { Name = "MQTT JetStream", Account = account.Name }),
+                options.JetStreamApiTimeout,
+                ownsClient: true,
+                domain: options.JetStreamDomain);
+        }
+        catch (ArgumentException)
+        {
+            // Removed by a reload while its first client connected.
+            account.Refusal = $"the broker has no account \"{account.Name}\"";
+            return;
         }
 
-        stopping.Dispose();
-    }
-
-    private async Task LoadAsync(CancellationToken cancellationToken)
-    {
-        var options = handler.Options;
-        var api = new JetStreamClient(
-            bus.CreateClient(new BusClientOptions { Name = "MQTT JetStream" }),
-            options.JetStreamApiTimeout,
-            ownsClient: true,
-            domain: options.JetStreamDomain);
         if (options.JetStreamDomain is { } domain)
         {
-            MqttLog.StateInDomain(logger, domain, api.Prefix);
+            MqttLog.StateInDomain(logger, account.Name, domain, api.Prefix);
         }
 
         var started = Environment.TickCount64;
@@ -144,7 +118,7 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
                 if (now - warned >= (long)WarnEvery.TotalMilliseconds)
                 {
                     warned = now;
-                    MqttLog.WaitingForJetStream(logger, (int)((now - started) / 1000), ex.Message);
+                    MqttLog.WaitingForJetStream(logger, account.Name, (int)((now - started) / 1000), ex.Message);
                 }
 
                 try
@@ -156,17 +130,18 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
                     break;
                 }
             }
-            catch (JetStreamApiException ex) when (ex.ErrorCode == 10039)
+            catch (JetStreamApiException ex) when (ex.ErrorCode == JetStreamApiException.NotEnabledForAccount)
             {
-                // JetStream runs, but not in $G (accounts are configured): the memory stores stay, as without JetStream.
-                MqttLog.StateInMemoryNoAccountJetStream(logger);
+                // JetStream runs, but not for this account: its MQTT clients are refused, as nats-server refuses them
+                // ("unable to connect: lookup sessions stream for account ...: JetStream not enabled for account").
+                account.Refusal = $"lookup sessions stream for account \"{account.Name}\": {ex.Description} ({ex.ErrorCode})";
                 break;
             }
             catch (JetStreamApiException ex)
             {
                 // A definite refusal (overlapping subjects of an operator's stream, limits, ...): MQTT keeps working on
                 // the memory stores and the operator sees why in the log.
-                MqttLog.StateSetupFailed(logger, ex);
+                MqttLog.StateSetupFailed(logger, account.Name, ex);
                 break;
             }
         }
@@ -181,13 +156,13 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
         var (storage, memoryReason) = await MqttStreams.EnsureAsync(api, cancellationToken).ConfigureAwait(false);
         if (memoryReason is not null)
         {
-            MqttLog.StreamsInMemory(logger, memoryReason);
+            MqttLog.StreamsInMemory(logger, account.Name, memoryReason);
         }
 
         var retained = new JetStreamRetainedStore(api, logger);
         try
         {
-            await handler.Retained.LoadAsync(retained, cancellationToken).ConfigureAwait(false);
+            await account.Retained.LoadAsync(retained, cancellationToken).ConfigureAwait(false);
         }
         catch
         {
@@ -205,20 +180,20 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
 
         // QoS 1 and 2 delivery: deliveries and acknowledgements on a client of their own, beside the API's requests.
         // Enabled first: sessions purged below release their consumers through it.
-        qosClient ??= bus.CreateClient(new BusClientOptions { Name = "MQTT QoS" });
-        handler.EnableQos(new QosMessages(api, qosClient, handler.Options));
+        qosClient ??= bus.CreateClient(new BusClientOptions { Name = "MQTT QoS", Account = account.Name });
+        account.EnableQos(new QosMessages(api, qosClient, options));
 
         var sessions = new JetStreamSessionStore(api, logger);
-        if (await sessions.PurgeExpiredAsync(handler.Sessions.Discarded, cancellationToken).ConfigureAwait(false) is > 0 and var purged)
+        if (await sessions.PurgeExpiredAsync(account.Sessions.Discarded, cancellationToken).ConfigureAwait(false) is > 0 and var purged)
         {
-            MqttLog.ExpiredSessionsPurged(logger, purged);
+            MqttLog.ExpiredSessionsPurged(logger, account.Name, purged);
         }
 
         await sessions.LoadIndexAsync(cancellationToken).ConfigureAwait(false);
-        handler.Sessions.UseStore(sessions);
+        account.Sessions.UseStore(sessions);
         Storage = storage;
         Api = api;
-        MqttLog.StateOnJetStream(logger, storage == StreamStorage.File ? "file" : "memory", handler.Retained.Count, Environment.TickCount64 - started);
+        MqttLog.StateOnJetStream(logger, account.Name, storage == StreamStorage.File ? "file" : "memory", account.Retained.Count, Environment.TickCount64 - started);
     }
 
     /// <summary>
@@ -251,7 +226,7 @@ internal sealed class MqttJetStream : IHostedService, IAsyncDisposable
             if (now - warned >= (long)WarnEvery.TotalMilliseconds)
             {
                 warned = now;
-                MqttLog.WaitingForJetStream(logger, (int)((now - started) / 1000), reason);
+                MqttLog.WaitingForJetStream(logger, account.Name, (int)((now - started) / 1000), reason);
             }
 
             await Task.Delay(RetryDelay, cancellationToken).ConfigureAwait(false);

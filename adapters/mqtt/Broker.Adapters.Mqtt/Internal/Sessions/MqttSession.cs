@@ -17,10 +17,9 @@ internal sealed class MqttSession
     private readonly HashSet<ushort> releasing = [];
     private Task saving = Task.CompletedTask;
 
-    public MqttSession(string clientId, SessionRecord? record = null, string? account = null)
+    public MqttSession(string clientId, SessionRecord? record = null)
     {
         ClientId = clientId;
-        Account = account;
         if (record is not null)
         {
             ExpiryInterval = record.ExpiryInterval;
@@ -33,15 +32,6 @@ internal sealed class MqttSession
     }
 
     public string ClientId { get; }
-
-    /// <summary>
-    /// The broker account of a session outside <c>$G</c>, or <see langword="null"/> for <c>$G</c>, the only account whose
-    /// sessions the store keeps (until the state is kept per account, the others are never persistent).
-    /// </summary>
-    public string? Account { get; }
-
-    /// <summary>What the session manager knows the session by: the client id, within its account (<see cref="SessionManager.Key"/>).</summary>
-    public string Key => SessionManager.Key(Account, ClientId);
 
     /// <summary>The connection bound to the session, or <see langword="null"/> while it is disconnected. Set by the manager.</summary>
     public MqttConnection? Connection { get; set; }

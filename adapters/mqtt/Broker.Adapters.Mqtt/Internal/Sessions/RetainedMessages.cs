@@ -66,7 +66,7 @@ internal sealed class RetainedMessages
 
     /// <summary>
     /// Switches to <paramref name="source"/> and loads its messages. Called once at start, before any client is
-    /// attached (<see cref="SessionManager.Ready"/>), so no publish races it.
+    /// attached (<see cref="Accounts.MqttAccount.Ready"/>), so no publish races it.
     /// </summary>
     public async Task LoadAsync(IRetainedStore source, CancellationToken cancellationToken)
     {

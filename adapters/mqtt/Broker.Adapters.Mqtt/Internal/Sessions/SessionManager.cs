@@ -12,26 +12,20 @@ namespace Broker.Adapters.Mqtt.Internal.Sessions;
 internal sealed record AttachResult(MqttSession Session, bool Present, MqttConnection? Previous);
 
 /// <summary>
-/// The sessions of the adapter by client id, within the client's broker account (the same id in two accounts is two
-/// sessions, as nats-server keeps a session manager per account): binds a connecting client to its session (new, resumed or cleaned),
-/// takes a session over from a connection still using it (MQTT-3.1.4-2; the older connection is closed), and expires
-/// sessions that outlived their interval. Like nats-server, a client id that takes a session over again within a
-/// second of the last takeover is "flapping": the newcomer is held for a second and refused. Until the state is loaded
-/// at start (<see cref="Ready"/>: the JetStream streams ensured, retained messages read), connecting clients wait.
+/// The sessions of one broker account by client id (the same id in two accounts is two sessions, as nats-server keeps a
+/// session manager per account, <c>mqttAccountSessionManager</c>): binds a connecting client to its session (new,
+/// resumed or cleaned), takes a session over from a connection still using it (MQTT-3.1.4-2; the older connection is
+/// closed), and expires sessions that outlived their interval. Like nats-server, a client id that takes a session over
+/// again within a second of the last takeover is "flapping": the newcomer is held for a second and refused. The
+/// account's state is loaded before a client is attached (<see cref="Accounts.MqttAccount.WaitReadyAsync"/>).
 /// </summary>
 internal sealed class SessionManager : IDisposable
 {
     /// <summary>nats-server's <c>mqttSessFlappingJailDur</c>.</summary>
     public static readonly TimeSpan FlapJail = TimeSpan.FromSeconds(1);
 
-    /// <summary>How long a CONNECT waits for the state to be loaded before it is refused (server unavailable).</summary>
-    public static readonly TimeSpan ReadyTimeout = TimeSpan.FromSeconds(10);
-
     private readonly ILogger logger;
     private ISessionStore store;
-    private Task ready = Task.CompletedTask;
-    private Lazy<Task>? lazyReady;
-    private long readyAt;
     private readonly ConcurrentDictionary<string, MqttSession> live = new(StringComparer.Ordinal);
     private readonly ConcurrentDictionary<string, long> flappers = new(StringComparer.Ordinal);
 
@@ -52,31 +46,28 @@ internal sealed class SessionManager : IDisposable
     /// connection, or expired), to release what lives outside the session store: its subscriptions' JetStream consumers.
     /// </summary>
     public Func<SessionRecord, Task>? Discarded { get; set; }
-    /// <summary>Completes when the sessions' store is chosen and the state loaded; <see cref="AttachAsync"/> waits for it.</summary>
-    public Task Ready
-    {
-        get => ready;
-        set
-        {
-            ready = value;
-            Volatile.Write(ref readyAt, long.MaxValue);
-            value.ContinueWith(static (_, manager) => Volatile.Write(ref ((SessionManager)manager!).readyAt, Environment.TickCount64), this, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
-        }
-    }
 
-    /// <summary>
-    /// Environment.TickCount64 when <see cref="Ready"/> completed (0 when it was from the start), <see cref="long.MaxValue"/>
-    /// before: a connection's CONNECT timeout counts from here at the earliest, so a CONNECT that waits for the state
-    /// is not closed for it.
-    /// </summary>
-    public long ReadyAt => Volatile.Read(ref readyAt);
-
-    /// <summary>Switches the store; called once at start, before <see cref="Ready"/> completes.</summary>
+    /// <summary>Switches the store; called once, while the account's state loads, before any client is attached.</summary>
     public void UseStore(ISessionStore source) => store = source ?? throw new ArgumentNullException(nameof(source));
 
     public void Dispose() => gate.Dispose();
 
     public int Count => live.Count;
+
+    /// <summary>The sessions bound to a connection now.</summary>
+    public IEnumerable<MqttConnection> Connections
+    {
+        get
+        {
+            foreach (var session in live.Values)
+            {
+                if (session.Connection is { } connection)
+                {
+                    yield return connection;
+                }
+            }
+        }
+    }
 
     private void SweepFlappers()
     {
@@ -90,30 +81,7 @@ internal sealed class SessionManager : IDisposable
         }
     }
 
-    /// <summary>
-    /// Makes <see cref="Ready"/> the task <paramref name="load"/> starts, started by the first CONNECT rather than now:
-    /// as nats-server creates its MQTT streams with the first MQTT client, a broker that runs JetStream but never sees
-    /// one has none of them.
-    /// </summary>
-    public void ReadyWhenNeeded(Func<Task> load)
-    {
-        ArgumentNullException.ThrowIfNull(load);
-        lazyReady = new Lazy<Task>(() =>
-        {
-            var loading = load();
-            Ready = loading;
-            return loading;
-        }, LazyThreadSafetyMode.ExecutionAndPublication);
-    }
-
-    /// <summary>
-    /// The name a session is known by: the client id for <c>$G</c> (and <see langword="null"/>), else the account and the
-    /// client id apart by U+0000, which no client id holds (MQTT-1.5.4-2).
-    /// </summary>
-    public static string Key(string? account, string clientId)
-        => account is null or Abstractions.BrokerAccount.GlobalName ? clientId : "\0" + account + "\0" + clientId;
-
-    /// <summary>Whether the session <paramref name="key"/> (<see cref="Key"/>) was taken over less than <see cref="FlapJail"/> ago.</summary>
+    /// <summary>Whether the session of <paramref name="key"/> (a client id) was taken over less than <see cref="FlapJail"/> ago.</summary>
     public bool IsFlapping(string key)
     {
         if (!flappers.TryGetValue(key, out var at))
@@ -130,28 +98,14 @@ internal sealed class SessionManager : IDisposable
         return true;
     }
 
-    /// <summary>
-    /// Binds <paramref name="connection"/> to the session of <paramref name="clientId"/> in <paramref name="account"/>.
-    /// Only sessions of <c>$G</c> are read from and written to the store: those of other accounts are never persistent
-    /// (the connection refuses that before) and live in memory for their connection only.
-    /// </summary>
-    /// <exception cref="SessionStoreUnavailableException">The state is not loaded in time, or the store failed.</exception>
-    public async Task<AttachResult> AttachAsync(MqttConnection connection, string account, string clientId, bool cleanStart, uint expiryInterval, CancellationToken cancellationToken)
+    /// <summary>Binds <paramref name="connection"/> to the session of <paramref name="clientId"/>.</summary>
+    /// <exception cref="SessionStoreUnavailableException">The store failed.</exception>
+    public async Task<AttachResult> AttachAsync(MqttConnection connection, string clientId, bool cleanStart, uint expiryInterval, CancellationToken cancellationToken)
     {
-        try
-        {
-            await (lazyReady?.Value ?? Ready).WaitAsync(ReadyTimeout, cancellationToken).ConfigureAwait(false);
-        }
-        catch (TimeoutException ex)
-        {
-            throw new SessionStoreUnavailableException($"the session state is not loaded yet (waited {ReadyTimeout.TotalSeconds:0}s)", ex);
-        }
-
         await gate.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
-            var stored = account == Abstractions.BrokerAccount.GlobalName ? null : account;
-            return await AttachLockedAsync(connection, stored, clientId, cleanStart, expiryInterval, cancellationToken).ConfigureAwait(false);
+            return await AttachLockedAsync(connection, clientId, cleanStart, expiryInterval, cancellationToken).ConfigureAwait(false);
         }
         catch (Exception ex) when (ex is not OperationCanceledException and not SessionStoreUnavailableException)
         {
@@ -163,12 +117,12 @@ internal sealed class SessionManager : IDisposable
         }
     }
 
-    private async Task<AttachResult> AttachLockedAsync(MqttConnection connection, string? account, string clientId, bool cleanStart, uint expiryInterval, CancellationToken cancellationToken)
+    private async Task<AttachResult> AttachLockedAsync(MqttConnection connection, string clientId, bool cleanStart, uint expiryInterval, CancellationToken cancellationToken)
     {
-        var key = Key(account, clientId);
+        var key = clientId;
         live.TryGetValue(key, out var session);
         var loaded = false;
-        if (session is null && account is null && await store.LoadAsync(clientId, cancellationToken).ConfigureAwait(false) is { } record)
+        if (session is null && await store.LoadAsync(clientId, cancellationToken).ConfigureAwait(false) is { } record)
         {
             loaded = true;
             // Loaded for a clean start too, which discards it below (a restart forgot which sessions were live).
@@ -197,13 +151,13 @@ internal sealed class SessionManager : IDisposable
                 // Replaced: the connection still bound to it (taken over below) must not store it when it closes.
                 session.Connection = null;
                 await DiscardAsync(session).ConfigureAwait(false);
-                if (session.Persistent && account is null)
+                if (session.Persistent)
                 {
                     await store.DeleteAsync(clientId, cancellationToken).ConfigureAwait(false);
                 }
             }
 
-            session = new MqttSession(clientId, account: account);
+            session = new MqttSession(clientId);
         }
 
         session.ExpiryInterval = expiryInterval;
@@ -224,7 +178,7 @@ internal sealed class SessionManager : IDisposable
             previous = null;
         }
 
-        if (session.Persistent && account is null)
+        if (session.Persistent)
         {
             await store.SaveAsync(session.ToRecord(), cancellationToken).ConfigureAwait(false);
         }
@@ -266,16 +220,11 @@ internal sealed class SessionManager : IDisposable
                 MqttLog.SessionStoreFailed(logger, session.ClientId, "save", ex);
             }
 
-            if (!session.Persistent || session.Account is not null)
+            if (!session.Persistent)
             {
-                live.TryRemove(new KeyValuePair<string, MqttSession>(session.Key, session));
+                live.TryRemove(new KeyValuePair<string, MqttSession>(session.ClientId, session));
                 await DiscardAsync(session).ConfigureAwait(false);
-                if (session.Account is null)
-                {
-                    // The same client id in another account has a record of its own: only $G's are stored.
-                    await StoreQuietlyAsync(session.ClientId, "delete", () => store.DeleteAsync(session.ClientId, CancellationToken.None)).ConfigureAwait(false);
-                }
-
+                await StoreQuietlyAsync(session.ClientId, "delete", () => store.DeleteAsync(session.ClientId, CancellationToken.None)).ConfigureAwait(false);
                 return;
             }
 
