@@ -43,7 +43,7 @@ internal static class AccountBinding
     /// one at connect time carried the server's), as nats-server's <c>processPing</c>; otherwise null.
     /// </summary>
     public static byte[]? InfoAfterFirstPong(NatsClient client, ConnectOptions options) =>
-        options.TakeFirstInfoPong() && ClientLimits.LowersMaxPayload(client.Server.Options, client.Account)
+        options.TakeFirstInfoPong() && ClientLimits.LowersMaxPayload(client.Server.Options, client.Account, client.JwtUser?.MaxPayload ?? -1)
             ? client.Server.CreateClientInfo(client)
             : null;
 
