@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using Broker.Core.Internal.Jwt;
 using NATS.NKeys;
 
@@ -35,6 +36,42 @@ public sealed class OperatorOptions
         Resolver = Resolver,
         ResolverPreload = new Dictionary<string, string>(ResolverPreload, StringComparer.Ordinal),
     };
+
+    /// <summary>
+    /// For configuration readers: the JWT in a file's text, the first item between <c>-----BEGIN ...-----</c> and
+    /// <c>------END ...------</c> lines, or the whole text trimmed when it has none (nats-io/jwt <c>ParseDecoratedJWT</c>).
+    /// </summary>
+    /// <param name="text">The file's text.</param>
+    /// <returns>The JWT.</returns>
+    public static string ReadDecoratedJwt(string text)
+    {
+        ArgumentNullException.ThrowIfNull(text);
+        return CredsFile.ParseDecoratedJwt(text);
+    }
+
+    /// <summary>For configuration readers: whether <paramref name="token"/> is a valid operator JWT (signature included).</summary>
+    /// <param name="token">The JWT.</param>
+    /// <param name="error">Why not, in nats-io/jwt's words where it has them.</param>
+    /// <returns>Whether it is.</returns>
+    public static bool IsOperatorJwt(string token, [NotNullWhen(false)] out string? error)
+    {
+        ArgumentNullException.ThrowIfNull(token);
+        return JwtToken.TryDecodeOperator(token, out _, out error);
+    }
+
+    /// <summary>For configuration readers: whether <paramref name="key"/> is a valid public operator NKey.</summary>
+    /// <param name="key">The key.</param>
+    /// <returns>Whether it is.</returns>
+    public static bool IsOperatorKey(string key) => JwtToken.IsPublicKey(key, PrefixByte.Operator);
+
+    /// <summary>For configuration readers: whether <paramref name="token"/> is a valid account JWT (signature included).</summary>
+    /// <param name="token">The JWT.</param>
+    /// <returns>Whether it is.</returns>
+    public static bool IsAccountJwt(string token)
+    {
+        ArgumentNullException.ThrowIfNull(token);
+        return JwtToken.TryDecodeAccount(token, out _, out _);
+    }
 
     /// <summary>
     /// The system account the first operator JWT names (nats-server takes it when <c>system_account</c> is not set),

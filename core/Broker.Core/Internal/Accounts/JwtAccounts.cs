@@ -75,7 +75,7 @@ internal sealed class JwtAccounts : IDisposable
             return true;
         }
 
-        if (!KeyPair.IsValidPublicKey(PrefixByte.Account, publicKey))
+        if (!JwtToken.IsPublicKey(publicKey, PrefixByte.Account))
         {
             error = "will only fetch valid account keys";
             account = null;

@@ -114,8 +114,27 @@ internal static class JwtToken
     }
 
     /// <summary>Whether <paramref name="key"/> is a valid public NKey of the type <paramref name="prefix"/> (checksum included).</summary>
-    public static bool IsPublicKey([NotNullWhen(true)] string? key, PrefixByte prefix) =>
-        !string.IsNullOrEmpty(key) && KeyPair.IsValidPublicKey(prefix, key);
+    public static bool IsPublicKey([NotNullWhen(true)] string? key, PrefixByte prefix)
+    {
+        if (string.IsNullOrEmpty(key))
+        {
+            return false;
+        }
+
+        try
+        {
+            return KeyPair.IsValidPublicKey(prefix, key);
+        }
+        catch (NKeysException)
+        {
+            // NATS.NKeys throws on a bad checksum rather than answering false.
+            return false;
+        }
+        catch (ArgumentException)
+        {
+            return false;
+        }
+    }
 
     /// <summary>
     /// Encodes <paramref name="claims"/> signed by <paramref name="signer"/>: sets <c>iss</c> to the signer's public
