@@ -310,6 +310,56 @@ public sealed class OperatorModeTests : IDisposable
         Assert.Equal(["-ERR 'Account Authentication Expired'"], await client.ExpectClosedAsync(TimeSpan.FromSeconds(6)));
     }
 
+    [Theory]
+    [MemberData(nameof(Servers))]
+    public async Task Connz_and_accountz_show_the_jwts(ServerKind kind)
+    {
+        var op = new TestOperator();
+        var account = op.CreateAccount(c =>
+        {
+            c.Name = "tenant";
+            c.Nats.Revocations = new() { ["UREVOKED"] = 1_700_000_000 };
+        });
+        var (user, jwt) = TestOperator.CreateUser(account, c => c.Name = "alice");
+        var httpPort = Ports.GetFreePort();
+        await using var server = await StartAsync(kind, op, $"http: \"127.0.0.1:{httpPort}\"\n", o =>
+        {
+            o.Monitoring.Host = "127.0.0.1";
+            o.Monitoring.Port = 0;
+        });
+        if (server.Ours is { } ours)
+        {
+            httpPort = ((System.Net.IPEndPoint)ours.Server.GetEndPoint(BrokerServer.MonitorListenerName)).Port;
+        }
+
+        await using var nats = await NatsClients.ConnectAsync(server.Url, "alice", o => o with { AuthOpts = new NatsAuthOpts { Jwt = jwt, Seed = user.GetSeed() } });
+        await nats.PingAsync();
+        using var http = new HttpClient { BaseAddress = new Uri($"http://127.0.0.1:{httpPort}"), Timeout = TimeSpan.FromSeconds(10) };
+
+        using var connz = JsonDocument.Parse(await http.GetStringAsync("/connz?auth=true"));
+        var connection = Assert.Single(connz.RootElement.GetProperty("connections").EnumerateArray());
+        Assert.Equal(user.GetPublicKey(), connection.GetProperty("authorized_user").GetString());
+        Assert.Equal(account.GetPublicKey(), connection.GetProperty("account").GetString());
+        Assert.Equal(jwt, connection.GetProperty("jwt").GetString());
+        Assert.Equal(account.GetPublicKey(), connection.GetProperty("issuer_key").GetString());
+        Assert.Equal("alice", connection.GetProperty("name_tag").GetString());
+        using var plain = JsonDocument.Parse(await http.GetStringAsync("/connz"));
+        Assert.False(plain.RootElement.GetProperty("connections")[0].TryGetProperty("jwt", out _));
+
+        using var accountz = JsonDocument.Parse(await http.GetStringAsync($"/accountz?acc={account.GetPublicKey()}"));
+        var detail = accountz.RootElement.GetProperty("account_detail");
+        Assert.Equal(op.AccountJwts[account.GetPublicKey()], detail.GetProperty("jwt").GetString());
+        Assert.Equal(op.PublicKey, detail.GetProperty("issuer_key").GetString());
+        Assert.Equal("tenant", detail.GetProperty("name_tag").GetString());
+        Assert.Equal(account.GetPublicKey(), detail.GetProperty("decoded_jwt").GetProperty("sub").GetString());
+        Assert.Equal(-1, detail.GetProperty("decoded_jwt").GetProperty("nats").GetProperty("limits").GetProperty("conn").GetInt32());
+        Assert.Equal("2023-11-14T22:13:20Z", detail.GetProperty("revoked_user").GetProperty("UREVOKED").GetString());
+        Assert.False(detail.GetProperty("expired").GetBoolean());
+        Assert.Equal(1, detail.GetProperty("client_connections").GetInt32());
+        Assert.Contains(account.GetPublicKey(), accountz.RootElement.EnumerateObject().Select(_ => "").Concat(
+            JsonDocument.Parse(await http.GetStringAsync("/accountz")).RootElement.GetProperty("accounts").EnumerateArray().Select(a => a.GetString()!)));
+    }
+
     internal static string Nonce(RawClient client)
     {
         using var info = JsonDocument.Parse(client.Info!["INFO ".Length..]);

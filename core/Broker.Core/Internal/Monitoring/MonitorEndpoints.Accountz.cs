@@ -35,9 +35,11 @@ internal sealed partial class MonitorEndpoints
                 Subscriptions = statistics.NumSubscriptions,
                 Mappings = Mappings(account),
                 SublistStats = sublistStats,
+                Expired = account.IsExpired,
                 Exports = account.StreamExports.Count == 0 ? null : [.. account.StreamExports.Select(e => new ExtExport { Subject = e.Subject, ApprovedAccounts = e.Accounts })],
                 Imports = account.StreamImports.Length == 0 ? null : [.. account.StreamImports.Select(i => new ExtImport { Subject = i.From, Account = i.Exporter.Name, LocalSubject = i.LocalSubject })],
             };
+            AddJwt(accountz.AccountDetail, account.Jwt);
         }
         else
         {
@@ -45,6 +47,35 @@ internal sealed partial class MonitorEndpoints
         }
 
         return HttpResponse.Json(MonitorJson.Serialize(accountz));
+    }
+
+    // nats-server accountInfo: the JWT, its issuer, name and tags, the claims, and the revocations as times.
+    private static void AddJwt(AccountInfo info, Jwt.AccountJwt? jwt)
+    {
+        if (jwt is null)
+        {
+            return;
+        }
+
+        var claims = jwt.Claims;
+        info.Jwt = jwt.Token;
+        info.IssuerKey = jwt.Issuer;
+        info.NameTag = string.IsNullOrEmpty(claims.Name) ? null : claims.Name;
+        info.Tags = claims.Nats.Tags is { Count: > 0 } tags ? tags : null;
+        var payload = jwt.Token.Split('.')[1];
+        using (var decoded = System.Text.Json.JsonDocument.Parse(System.Buffers.Text.Base64Url.DecodeFromChars(payload)))
+        {
+            info.DecodedJwt = decoded.RootElement.Clone();
+        }
+
+        if (claims.Nats.Revocations is { Count: > 0 } revocations)
+        {
+            info.RevokedUser = new SortedDictionary<string, DateTime>(StringComparer.Ordinal);
+            foreach (var (key, at) in revocations)
+            {
+                info.RevokedUser[key] = DateTimeOffset.FromUnixTimeSeconds(at).UtcDateTime;
+            }
+        }
     }
 
     private static SortedDictionary<string, List<MapDest>>? Mappings(Account account)
