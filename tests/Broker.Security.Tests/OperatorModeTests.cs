@@ -198,6 +198,52 @@ public sealed class OperatorModeTests : IDisposable
 
     [Theory]
     [MemberData(nameof(Servers))]
+    public async Task A_scoped_signing_key_gives_its_users_the_template_filled_in(ServerKind kind)
+    {
+        var op = new TestOperator();
+        var scoped = TestJwt.NewKey(PrefixByte.Account);
+        var account = op.CreateAccount(c => c.Nats.SigningKeys = new()
+        {
+            [scoped.GetPublicKey()] = new UserScopeClaim
+            {
+                Key = scoped.GetPublicKey(),
+                Role = "staff",
+                Template = new UserPermissionLimitsClaim
+                {
+                    Publish = new PermissionClaim { Allow = ["users.{{name()}}.>", "dept.{{tag(dept)}}"] },
+                    Subscribe = new PermissionClaim { Deny = ["secret.{{subject()}}"] },
+                    Subscriptions = -1,
+                    Data = -1,
+                    Payload = -1,
+                },
+            },
+        });
+        var (user, jwt) = TestOperator.CreateUser(account, c =>
+        {
+            // A scoped user carries nothing of its own, limits included (0, as nats-io/jwt 2.3's HasEmptyPermissions).
+            c.Name = "alice";
+            c.Nats.Tags = ["dept:sales", "dept:ops"];
+            (c.Nats.Subscriptions, c.Nats.Data, c.Nats.Payload) = (0, 0, 0);
+        }, signingKey: scoped);
+        await using var server = await StartAsync(kind, op);
+        await using var client = await server.ConnectAsync();
+
+        await client.SendAsync(Connect(jwt, Sign(user, Nonce(client)))
+            + "PUB users.alice.x 0\r\n\r\nPUB users.bob.x 0\r\n\r\nPUB dept.sales 0\r\n\r\nPUB dept.ops 0\r\n\r\nPUB dept.hr 0\r\n\r\n"
+            + $"SUB secret.{user.GetPublicKey()} 1\r\nSUB secret.other 2\r\nPING\r\n");
+
+        Assert.Equal(
+            [
+                "-ERR 'Permissions Violation for Publish to \"users.bob.x\"'",
+                "-ERR 'Permissions Violation for Publish to \"dept.hr\"'",
+                $"-ERR 'Permissions Violation for Subscription to \"secret.{user.GetPublicKey()}\"'",
+                "PONG",
+            ],
+            (await client.CollectUntilAsync("PONG")).Lines);
+    }
+
+    [Theory]
+    [MemberData(nameof(Servers))]
     public async Task Permissions_of_the_user_jwt_apply(ServerKind kind)
     {
         var op = new TestOperator();

@@ -184,7 +184,7 @@ public sealed class ClaimsShapeTests
         Assert.True(JwtToken.TryDecodeAccount(token, out var claims, out var error), error);
         Assert.Null(claims.Nats.SigningKeys![SigningKey.GetPublicKey()]);
         Assert.Equal("r", claims.Nats.SigningKeys[ScopedKey.GetPublicKey()]!.Role);
-        Assert.True(claims.Nats.SigningKeys[ScopedKey.GetPublicKey()]!.Template.HasEmptyPermissionsAndLimits());
+        Assert.Equal(-1, claims.Nats.SigningKeys[ScopedKey.GetPublicKey()]!.Template.Payload);
         Assert.Equal(-1, claims.Nats.Limits.Connections);
         Assert.True(claims.Nats.Limits.WildcardExports);
         Assert.Equal(0, claims.Nats.Limits.MemoryStorage);

@@ -77,7 +77,13 @@ internal sealed partial class Authenticator
                 return null;
             }
 
-            granted = scope.Template;
+            if (ScopeTemplate.Apply(scope.Template, claims, accountJwt.Claims) is not { } templated)
+            {
+                failure = "User JWT generated invalid permissions";
+                return null;
+            }
+
+            granted = templated;
         }
 
         if (account.IsExpired || ClaimsValidator.CheckTimes(accountJwt.Claims, now) is not null)

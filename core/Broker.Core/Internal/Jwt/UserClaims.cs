@@ -82,13 +82,13 @@ internal class UserPermissionLimitsClaim
     };
 
     /// <summary>
-    /// Whether nothing is set beyond unlimited NATS limits: what a user signed by a scoped key must be
-    /// (nats-io/jwt <c>HasEmptyPermissions</c>).
+    /// Whether nothing at all is set, limits included (0, not -1): what a user signed by a scoped key must be
+    /// (nats-io/jwt v2.3.0 <c>HasEmptyPermissions</c>, which nats-server 2.9.10 uses, compares with the zero value).
     /// </summary>
     public bool HasEmptyPermissionsAndLimits() =>
         (Publish is null || Publish.IsEmpty) && (Subscribe is null || Subscribe.IsEmpty) && Response is null
         && (Source is null || Source.Count == 0) && (Times is null || Times.Count == 0) && string.IsNullOrEmpty(Locale)
-        && Subscriptions == JwtClaims.NoLimit && Data == JwtClaims.NoLimit && Payload == JwtClaims.NoLimit
+        && Subscriptions == 0 && Data == 0 && Payload == 0
         && !BearerToken && (AllowedConnectionTypes is null || AllowedConnectionTypes.Count == 0);
 }
 
