@@ -406,6 +406,68 @@ public sealed class OperatorModeTests : IDisposable
             JsonDocument.Parse(await http.GetStringAsync("/accountz")).RootElement.GetProperty("accounts").EnumerateArray().Select(a => a.GetString()!)));
     }
 
+    [Theory]
+    [MemberData(nameof(Servers))]
+    public async Task The_operators_system_account_answers_its_users_requests(ServerKind kind)
+    {
+        var op = new TestOperator();
+        var account = op.CreateAccount();
+        var (system, systemJwt) = TestOperator.CreateUser(op.SystemAccount);
+        var (user, jwt) = TestOperator.CreateUser(account);
+        await using var server = await StartAsync(kind, op);
+        await using var admin = await NatsClients.ConnectAsync(server.Url, "sys", o => o with { AuthOpts = new NatsAuthOpts { Jwt = systemJwt, Seed = system.GetSeed() } });
+        await using var tenant = await NatsClients.ConnectAsync(server.Url, "tenant", o => o with { AuthOpts = new NatsAuthOpts { Jwt = jwt, Seed = user.GetSeed() } });
+
+        var reply = await admin.RequestAsync<string, string>("$SYS.REQ.SERVER.PING.CONNZ", "", replyOpts: new NatsSubOpts { Timeout = TimeSpan.FromSeconds(5) });
+
+        using var connz = JsonDocument.Parse(reply.Data!);
+        Assert.Equal(2, connz.RootElement.GetProperty("data").GetProperty("num_connections").GetInt32());
+        await using var events = await admin.SubscribeCoreAsync<string>($"$SYS.ACCOUNT.{account.GetPublicKey()}.DISCONNECT");
+        await admin.PingAsync();
+        await tenant.DisposeAsync();
+        using var disconnect = JsonDocument.Parse((await events.NextAsync()).Data!);
+        Assert.Equal(account.GetPublicKey(), disconnect.RootElement.GetProperty("client").GetProperty("acc").GetString());
+    }
+
+    [Theory]
+    [MemberData(nameof(Servers))]
+    public async Task JetStream_limits_of_the_account_jwt_apply(ServerKind kind)
+    {
+        var op = new TestOperator();
+        var account = op.CreateAccount(c =>
+        {
+            c.Nats.Limits.MemoryStorage = -1;
+            c.Nats.Limits.DiskStorage = -1;
+            c.Nats.Limits.Streams = 1;
+            c.Nats.Limits.Consumers = -1;
+        });
+        var noJetStream = op.CreateAccount();
+        var (user, jwt) = TestOperator.CreateUser(account);
+        var (other, otherJwt) = TestOperator.CreateUser(noJetStream);
+        await using var server = await JetStreamSecurityServer.StartAsync(
+            kind,
+            o =>
+            {
+                o.Operator.Operators.Add(op.Jwt);
+                o.Operator.Resolver = AccountResolverType.Memory;
+                foreach (var (key, value) in op.AccountJwts)
+                {
+                    o.Operator.ResolverPreload[key] = value;
+                }
+            },
+            op.ConfigLines());
+        await using var nats = await NatsClients.ConnectAsync(server.Url, "js", o => o with { AuthOpts = new NatsAuthOpts { Jwt = jwt, Seed = user.GetSeed() } });
+        await using var outsider = await NatsClients.ConnectAsync(server.Url, "nojs", o => o with { AuthOpts = new NatsAuthOpts { Jwt = otherJwt, Seed = other.GetSeed() } });
+        var js = new NATS.Client.JetStream.NatsJSContext(nats);
+
+        await js.CreateStreamAsync(new NATS.Client.JetStream.Models.StreamConfig("S1", ["s1.>"]));
+        var second = await Assert.ThrowsAsync<NATS.Client.JetStream.NatsJSApiException>(async () => await js.CreateStreamAsync(new NATS.Client.JetStream.Models.StreamConfig("S2", ["s2.>"])));
+        Assert.Equal(10027, second.Error.ErrCode);
+
+        var info = await new NATS.Client.JetStream.NatsJSContext(outsider).Connection.RequestAsync<string, string>("$JS.API.INFO", "");
+        Assert.Contains("\"err_code\":10039", info.Data, StringComparison.Ordinal);
+    }
+
     internal static string Nonce(RawClient client)
     {
         using var info = JsonDocument.Parse(client.Info!["INFO ".Length..]);
