@@ -91,7 +91,7 @@ public sealed class OperatorModeTests : IDisposable
             {
                 "no-jwt", "no-signature", "wrong-signature", "expired-user", "not-yet-valid", "unknown-account", "untrusted-account",
                 "expired-account", "revoked-user", "revoked-all", "unknown-signing-key", "bearer-disallowed", "src-refused",
-                "forged-jwt", "websocket-only", "scoped-user-with-own-permissions",
+                "forged-jwt", "websocket-only", "scoped-user-with-own-permissions", "outside-times",
             })
             {
                 data.Add(kind, refusal);
@@ -135,6 +135,13 @@ public sealed class OperatorModeTests : IDisposable
             "src-refused" => c => c.Nats.Source = ["192.0.2.0/24"],
             "websocket-only" => c => c.Nats.AllowedConnectionTypes = ["WEBSOCKET"],
             "scoped-user-with-own-permissions" => c => c.Nats.Publish = new PermissionClaim { Allow = ["x"] },
+            "outside-times" => c =>
+            {
+                // A window that starts one hour from now and lasts a minute, in UTC.
+                var start = now.UtcDateTime.AddHours(1);
+                c.Nats.Times = [new TimeRangeClaim { Start = start.ToString("HH:mm:ss", System.Globalization.CultureInfo.InvariantCulture), End = start.AddMinutes(1).ToString("HH:mm:ss", System.Globalization.CultureInfo.InvariantCulture) }];
+                c.Nats.Locale = "UTC";
+            },
             _ => null,
         };
         var signer = refusal switch
@@ -338,7 +345,37 @@ public sealed class OperatorModeTests : IDisposable
         await client.SendAsync(Connect(jwt, Sign(user, Nonce(client))) + "PING\r\n");
         Assert.Equal(["PONG"], (await client.CollectUntilAsync("PONG")).Lines);
 
-        Assert.Equal(["-ERR 'User Authentication Expired'"], await client.ExpectClosedAsync(TimeSpan.FromSeconds(6)));
+        // The server's first PING (its round-trip measurement) may come before.
+        Assert.Equal(["-ERR 'User Authentication Expired'"], (await client.ExpectClosedAsync(TimeSpan.FromSeconds(6))).Where(l => l != "PING"));
+    }
+
+    [Theory]
+    [MemberData(nameof(Servers))]
+    public async Task A_live_client_is_closed_at_the_end_of_its_times_window(ServerKind kind)
+    {
+        // A window (UTC) from at most a minute ago, not before midnight, to three seconds from now.
+        var now = DateTime.UtcNow;
+        if (now.TimeOfDay > TimeSpan.FromHours(24) - TimeSpan.FromSeconds(10))
+        {
+            await Task.Delay(TimeSpan.FromSeconds(11));
+            now = DateTime.UtcNow;
+        }
+
+        var start = now - TimeSpan.FromSeconds(Math.Min(60, now.TimeOfDay.TotalSeconds));
+        var op = new TestOperator();
+        var account = op.CreateAccount();
+        var (user, jwt) = TestOperator.CreateUser(account, c =>
+        {
+            c.Nats.Times = [new TimeRangeClaim { Start = start.ToString("HH:mm:ss", System.Globalization.CultureInfo.InvariantCulture), End = now.AddSeconds(3).ToString("HH:mm:ss", System.Globalization.CultureInfo.InvariantCulture) }];
+            c.Nats.Locale = "UTC";
+        });
+        await using var server = await StartAsync(kind, op);
+        await using var client = await server.ConnectAsync();
+        await client.SendAsync(Connect(jwt, Sign(user, Nonce(client))) + "PING\r\n");
+        Assert.Equal(["PONG"], (await client.CollectUntilAsync("PONG")).Lines);
+
+        // The server's first PING (its round-trip measurement) may come before.
+        Assert.Equal(["-ERR 'User Authentication Expired'"], (await client.ExpectClosedAsync(TimeSpan.FromSeconds(8))).Where(l => l != "PING"));
     }
 
     [Theory]
@@ -353,7 +390,8 @@ public sealed class OperatorModeTests : IDisposable
         await client.SendAsync(Connect(jwt, Sign(user, Nonce(client))) + "PING\r\n");
         Assert.Equal(["PONG"], (await client.CollectUntilAsync("PONG")).Lines);
 
-        Assert.Equal(["-ERR 'Account Authentication Expired'"], await client.ExpectClosedAsync(TimeSpan.FromSeconds(6)));
+        // The server's first PING (its round-trip measurement) may come before.
+        Assert.Equal(["-ERR 'Account Authentication Expired'"], (await client.ExpectClosedAsync(TimeSpan.FromSeconds(6))).Where(l => l != "PING"));
     }
 
     [Theory]
