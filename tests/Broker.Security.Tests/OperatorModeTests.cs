@@ -506,6 +506,41 @@ public sealed class OperatorModeTests : IDisposable
         Assert.Contains("\"err_code\":10039", info.Data, StringComparison.Ordinal);
     }
 
+    /// <summary>Ours only: a reload of other settings keeps JWT clients, authenticated again with their JWT and signature.</summary>
+    [Fact(Timeout = 30_000)]
+    public async Task A_reload_keeps_jwt_clients()
+    {
+        var op = new TestOperator();
+        var account = op.CreateAccount();
+        var (user, jwt) = TestOperator.CreateUser(account);
+        BrokerOptions Options(int maxSubscriptions)
+        {
+            var options = new BrokerOptions { Host = "127.0.0.1", Port = 0, MaxSubscriptions = maxSubscriptions };
+            options.Operator.Operators.Add(op.Jwt);
+            options.Operator.Resolver = AccountResolverType.Memory;
+            foreach (var (key, value) in op.AccountJwts)
+            {
+                options.Operator.ResolverPreload[key] = value;
+            }
+
+            return options;
+        }
+
+        await using var broker = await TestBroker.StartAsync(o =>
+        {
+            var configured = Options(0);
+            o.Operator = configured.Operator;
+        });
+        await using var client = await RawClient.ConnectAsync(broker.EndPoint);
+        await client.SendAsync(Connect(jwt, Sign(user, Nonce(client))) + "SUB a 1\r\n");
+        Assert.Equal(["PONG"], (await client.PingAndCollectAsync()).Lines);
+
+        Assert.True((await broker.Server.ReloadAsync(Options(10))).Succeeded);
+
+        await client.SendAsync("PUB a 2\r\nhi\r\n");
+        Assert.Equal(["MSG a 1 2", "hi", "PONG"], (await client.PingAndCollectAsync()).Lines);
+    }
+
     internal static string Nonce(RawClient client)
     {
         using var info = JsonDocument.Parse(client.Info!["INFO ".Length..]);

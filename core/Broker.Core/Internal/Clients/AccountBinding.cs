@@ -55,7 +55,8 @@ internal static class AccountBinding
     /// </summary>
     public static AuthenticatedUser? Reauthenticate(NatsClient client, ClientAuthentication authentication, Authenticator previous, Authenticator current, ILogger logger, out CloseReason refusal)
     {
-        if (client.AuthorizedUser is { } name && current.AccountOf(name) != client.Account.Name)
+        // In operator mode the account is the user JWT's, checked again below with the same JWT and nonce signature.
+        if (!current.ChecksJwt && client.AuthorizedUser is { } name && current.AccountOf(name) != client.Account.Name)
         {
             ClientLog.AccountChangedOnReload(logger, client, client.Account.Name);
             refusal = CloseReason.ClientClosed;
