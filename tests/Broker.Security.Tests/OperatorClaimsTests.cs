@@ -184,4 +184,23 @@ public sealed class OperatorClaimsTests
             ],
             (await client.CollectUntilAsync("PONG")).Lines);
     }
+
+    [Theory]
+    [MemberData(nameof(Servers))]
+    public async Task A_user_within_its_src_and_connection_types_connects(ServerKind kind)
+    {
+        var op = new TestOperator();
+        var account = op.CreateAccount();
+        var (user, jwt) = TestOperator.CreateUser(account, c =>
+        {
+            c.Nats.Source = ["10.0.0.0/8", "127.0.0.0/8"];
+            c.Nats.AllowedConnectionTypes = ["STANDARD", "WEBSOCKET"];
+        });
+        await using var server = await StartAsync(kind, op);
+        await using var client = await server.ConnectAsync();
+
+        await client.SendAsync(Connect(jwt, Sign(user, Nonce(client))) + "PING\r\n");
+
+        Assert.Equal(["PONG"], (await client.CollectUntilAsync("PONG")).Lines);
+    }
 }
