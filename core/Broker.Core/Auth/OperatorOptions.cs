@@ -59,6 +59,40 @@ public sealed class OperatorOptions
         return JwtToken.TryDecodeOperator(token, out _, out error);
     }
 
+    /// <summary>
+    /// For configuration readers: what an account JWT holds that the broker does not apply yet (imports, exports,
+    /// mappings), so that an account is refused rather than routed differently than nats-server routes it; null when
+    /// nothing.
+    /// </summary>
+    /// <param name="token">The account JWT (already known to decode).</param>
+    /// <returns>The unsupported claims, or null.</returns>
+    public static string? UnsupportedAccountClaims(string token)
+    {
+        ArgumentNullException.ThrowIfNull(token);
+        return JwtToken.TryDecodeAccount(token, out var claims, out _) ? UnsupportedClaims(claims) : null;
+    }
+
+    internal static string? UnsupportedClaims(AccountClaims claims)
+    {
+        var found = new List<string>();
+        if (claims.Nats.Imports is { Count: > 0 })
+        {
+            found.Add("imports");
+        }
+
+        if (claims.Nats.Exports is { Count: > 0 })
+        {
+            found.Add("exports");
+        }
+
+        if (claims.Nats.Mappings is { Count: > 0 })
+        {
+            found.Add("mappings");
+        }
+
+        return found.Count == 0 ? null : string.Join(", ", found);
+    }
+
     /// <summary>For configuration readers: whether <paramref name="key"/> is a valid public operator NKey.</summary>
     /// <param name="key">The key.</param>
     /// <returns>Whether it is.</returns>
@@ -101,9 +135,14 @@ public sealed class OperatorOptions
 
         foreach (var (key, token) in ResolverPreload)
         {
-            if (!JwtToken.TryDecodeAccount(token, out _, out var error))
+            if (!JwtToken.TryDecodeAccount(token, out var account, out var error))
             {
                 throw new InvalidOperationException($"preload account error for \"{key}\": {error}");
+            }
+
+            if (UnsupportedClaims(account) is { } unsupported)
+            {
+                throw new InvalidOperationException($"preload account \"{key}\": {unsupported} in account JWTs are not supported yet");
             }
         }
 

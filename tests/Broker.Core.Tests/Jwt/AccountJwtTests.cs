@@ -61,3 +61,42 @@ public sealed class AccountJwtTests
         Assert.False(jwt.HasIssuer(KeyPair.CreatePair(PrefixByte.Account).GetPublicKey(), out _));
     }
 }
+
+/// <summary>Operator options refuse what they cannot apply yet rather than route differently than nats-server.</summary>
+public sealed class OperatorOptionsTests
+{
+    [Theory]
+    [InlineData("imports")]
+    [InlineData("exports")]
+    [InlineData("mappings")]
+    public void A_preloaded_account_jwt_with_imports_exports_or_mappings_is_refused(string what)
+    {
+        var op = new TestOperator();
+        var account = op.CreateAccount(c =>
+        {
+            switch (what)
+            {
+                case "imports":
+                    c.Nats.Imports = [new ImportClaim { Subject = "x", Account = KeyPair.CreatePair(PrefixByte.Account).GetPublicKey(), Type = "stream" }];
+                    break;
+                case "exports":
+                    c.Nats.Exports = [new ExportClaim { Subject = "x", Type = "service" }];
+                    break;
+                default:
+                    c.Nats.Mappings = new() { ["a"] = [new WeightedMappingClaim { Subject = "b", Weight = 100 }] };
+                    break;
+            }
+        });
+        var options = new BrokerOptions();
+        options.Operator.Operators.Add(op.Jwt);
+        options.Operator.Resolver = Core.Auth.AccountResolverType.Memory;
+        foreach (var (key, jwt) in op.AccountJwts)
+        {
+            options.Operator.ResolverPreload[key] = jwt;
+        }
+
+        var error = Assert.Throws<InvalidOperationException>(options.Validate);
+
+        Assert.Equal($"preload account \"{account.GetPublicKey()}\": {what} in account JWTs are not supported yet", error.Message);
+    }
+}

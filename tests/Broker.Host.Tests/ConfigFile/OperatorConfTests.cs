@@ -148,6 +148,19 @@ public sealed class OperatorConfTests : IDisposable
     }
 
     [Fact]
+    public async Task An_account_jwt_with_exports_is_refused_until_they_are_built()
+    {
+        var op = new TestOperator();
+        var account = op.CreateAccount(c => c.Nats.Exports = [new Core.Internal.Jwt.ExportClaim { Subject = "orders.>", Type = "stream" }]);
+        var file = Write(op.ConfigLines());
+
+        var (exitCode, problem) = await CheckWithOursAsync(file);
+
+        Assert.Equal(1, exitCode);
+        Assert.Contains($"\"{account.GetPublicKey()}\": not supported yet (exports in account JWTs)", problem, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void The_file_binds_to_the_operator_options()
     {
         var file = Write(Op.ConfigLines());

@@ -143,6 +143,12 @@ internal sealed partial class OperatorMapper(ConfValueReader reader, ConfMapping
                 continue;
             }
 
+            if (OperatorOptions.UnsupportedAccountClaims(jwt.Value) is { } unsupported)
+            {
+                reader.NotYet(item, $"{unsupported} in account JWTs");
+                continue;
+            }
+
             output.Set(Key(nameof(OperatorOptions.ResolverPreload), item.Key), jwt.Value);
         }
     }
