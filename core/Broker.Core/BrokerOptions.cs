@@ -83,6 +83,12 @@ public sealed class BrokerOptions
     /// </summary>
     public bool NoSystemAccount { get; set; }
 
+    /// <summary>
+    /// Operator (JWT) mode: trusted operators, the account resolver and its preloaded account JWTs. Default: off.
+    /// With it on, accounts and users are not configured here: they come from JWTs.
+    /// </summary>
+    public OperatorOptions Operator { get; set; } = new();
+
     /// <summary>The HTTP monitoring endpoint. Default: off.</summary>
     public MonitoringOptions Monitoring { get; set; } = new();
 
@@ -114,6 +120,7 @@ public sealed class BrokerOptions
         copy.Accounts = [.. Accounts.Select(a => a.Clone())];
         copy.Mappings = [.. Mappings.Select(m => m.Clone())];
         copy.Monitoring = Monitoring.Clone();
+        copy.Operator = Operator.Clone();
         return copy;
     }
 
@@ -163,7 +170,8 @@ public sealed class BrokerOptions
                 $"lame duck grace period ({Internal.Monitoring.GoFormat.Duration(LameDuckGracePeriod)}) should be strictly lower than lame duck duration ({Internal.Monitoring.GoFormat.Duration(LameDuckDuration)})");
         }
 
-        if (SystemAccount is { } system && !Accounts.Any(a => a.Name == system))
+        Operator.Validate(this);
+        if (SystemAccount is { } system && !Operator.IsEnabled && !Accounts.Any(a => a.Name == system))
         {
             // nats-server refuses to start: the system account is looked up among the configured ones.
             throw new InvalidOperationException("error resolving system account: account missing");

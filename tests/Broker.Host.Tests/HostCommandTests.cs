@@ -111,13 +111,13 @@ public sealed class HostCommandTests : IDisposable
     [Fact]
     public async Task Check_config_lists_every_problem_and_exits_with_1()
     {
-        var conf = WriteConf("port: 4333\nbogus: 1\noperator: op.jwt\n");
+        var conf = WriteConf("port: 4333\nbogus: 1\nocsp: true\n");
 
         Assert.Equal(1, await RunAsync(["-t", "-c", conf]));
 
         var lines = error.ToString().TrimEnd().Split(Environment.NewLine);
         Assert.Equal($"broker: {conf}:2:1: unknown field \"bogus\"", lines[0]);
-        Assert.StartsWith($"{conf}:3:1: \"operator\": not supported (", lines[1], StringComparison.Ordinal);
+        Assert.StartsWith($"{conf}:3:1: \"ocsp\": not supported (", lines[1], StringComparison.Ordinal);
         Assert.Equal(2, lines.Length);
     }
 

@@ -49,7 +49,7 @@ internal sealed partial class BrokerCore
         info.LameDuckMode = lameDuckMode ? true : null;
 
         // As nats-server's generateClientInfoJSON: the payload limit of the client's own account.
-        info.MaxPayload = ClientLimits.MaxPayload(Options, client.Account);
+        info.MaxPayload = ClientLimits.MaxPayload(Options, client.Account, client.JwtUser?.MaxPayload ?? -1);
         info.ClientIp = client.RemoteEndPoint?.Address is { } address
             ? (address.IsIPv4MappedToIPv6 ? address.MapToIPv4() : address).ToString()
             : null;

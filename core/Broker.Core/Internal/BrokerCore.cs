@@ -25,6 +25,13 @@ internal sealed partial class BrokerCore
         ServerName = options.ServerName ?? ServerId;
         ClientLogger = loggerFactory.CreateLogger("Broker.Client");
         Accounts = new AccountRegistry(options.Accounts, options.Mappings, AccountRegistry.SystemAccountName(options));
+        if (options.Operator.IsEnabled)
+        {
+            JwtAccounts = new JwtAccounts(options.Operator, Accounts);
+            JwtAccounts.LoadSystemAccount();
+            JwtAccounts.Expired += CloseExpiredAccount;
+        }
+
         SystemOnlyNoAuthUser = ServerIdentity.NewSystemOnlyNoAuthUser();
         Authenticator = CreateAuthenticator(options, Logger);
         ClosedClients = new ClosedConnectionRing(options.MaxClosedClients);
@@ -32,6 +39,21 @@ internal sealed partial class BrokerCore
     }
 
     public ILogger ClientLogger { get; }
+
+    /// <summary>Operator mode's accounts (trusted keys, resolver, JWT accounts), or null outside operator mode.</summary>
+    public JwtAccounts? JwtAccounts { get; }
+
+    // nats-server expiredTimeout: the account's clients are closed when its JWT expires.
+    private void CloseExpiredAccount(Account account)
+    {
+        foreach (var client in Clients.Values)
+        {
+            if (ReferenceEquals(client.Account, account) && client is NatsClient nats)
+            {
+                nats.CloseForAccountExpired();
+            }
+        }
+    }
 
     /// <summary>Checks credentials; replaced as a whole on reload.</summary>
     public Authenticator Authenticator { get; set; }
@@ -63,8 +85,8 @@ internal sealed partial class BrokerCore
     public Authenticator CreateAuthenticator(BrokerOptions options, ILogger logger)
     {
         var invent = AccountRegistry.SystemAccountConfigured(options) && options.Accounts.Count == 1
-            && string.IsNullOrEmpty(options.Authorization.NoAuthUser);
-        return new Authenticator(options.Authorization, options.Accounts, logger, systemOnlyNoAuthUser: invent ? SystemOnlyNoAuthUser : null);
+            && string.IsNullOrEmpty(options.Authorization.NoAuthUser) && !options.Operator.IsEnabled;
+        return new Authenticator(options.Authorization, options.Accounts, logger, systemOnlyNoAuthUser: invent ? SystemOnlyNoAuthUser : null, jwtAccounts: JwtAccounts);
     }
 
     public ServerStatistics Statistics { get; } = new();

@@ -204,12 +204,9 @@ public sealed class ConfMappingErrorTests
 
     // A security setting the broker cannot enforce stops it: running without it would admit clients the file keeps out.
     [Theory]
-    [InlineData("operator: op.jwt", "operator")]
-    [InlineData("operators: [a.jwt]", "operators")]
-    [InlineData("resolver: MEMORY", "resolver")]
-    [InlineData("resolver_preload: { A: b }", "resolver_preload")]
-    [InlineData("trusted_keys: [OABC]", "trusted_keys")]
-    [InlineData("trusted: OABC", "trusted")]
+    [InlineData("resolver: URL(\"http://localhost:9090/accounts/\")", "resolver")]
+    [InlineData("resolver_tls: { cert_file: c.pem }", "resolver_tls")]
+    [InlineData("resolver_pinned_accounts: [AABC]", "resolver_pinned_accounts")]
     [InlineData("ocsp: true", "ocsp")]
     [InlineData("proxies { trusted: [] }", "proxies")]
     [InlineData("default_sentinel: x", "default_sentinel")]

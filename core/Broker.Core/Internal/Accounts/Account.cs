@@ -1,5 +1,6 @@
 using Broker.Abstractions;
 using Broker.Core.Auth;
+using Broker.Core.Internal.Jwt;
 using Broker.Core.Internal.Subscriptions;
 
 namespace Broker.Core.Internal.Accounts;
@@ -146,6 +147,29 @@ internal sealed class Account
     /// on each configuration, changed or not): /accountz <c>update_time</c>.
     /// </summary>
     public DateTime UpdatedAt { get; private set; } = DateTime.UtcNow;
+
+    /// <summary>
+    /// In operator mode, the account's JWT in force (the account is named by its public key); null for accounts of the
+    /// configuration.
+    /// </summary>
+    public AccountJwt? Jwt { get; private set; }
+
+    /// <summary>Whether the account's JWT has expired (nats-server marks the account and closes its clients).</summary>
+    public bool IsExpired => Volatile.Read(ref expired);
+
+    private bool expired;
+
+    /// <summary>Takes a verified account JWT: its limits and JetStream limits apply from now.</summary>
+    public void ApplyJwt(AccountJwt jwt)
+    {
+        Jwt = jwt;
+        limits = jwt.Limits();
+        JetStream = jwt.JetStream();
+        UpdatedAt = DateTime.UtcNow;
+    }
+
+    /// <summary>Marks the account's JWT expired.</summary>
+    public void MarkExpired() => Volatile.Write(ref expired, true);
 
     /// <summary>Takes the limits, key and mappings of a reloaded configuration.</summary>
     public void Update(AccountLimits newLimits, string? nkey, SubjectMapper? newMappings)

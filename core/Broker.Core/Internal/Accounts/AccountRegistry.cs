@@ -8,11 +8,12 @@ namespace Broker.Core.Internal.Accounts;
 /// <summary>
 /// The broker's accounts by name: the global account <c>$G</c> always, the configured ones, and the system account
 /// (<c>$SYS</c> created when none is configured, unless <c>no_system_account</c>). A lookup reads a
-/// frozen snapshot and takes no lock; <see cref="Apply"/> swaps the snapshot and runs only at start and under the
-/// reload gate, so there is one writer at a time.
+/// frozen snapshot and takes no lock; <see cref="Apply"/> (start and reload) and <see cref="Register"/> (operator
+/// mode's accounts, at a client's first use) swap the snapshot under <c>AccountRegistry.sync</c>.
 /// </summary>
 internal sealed class AccountRegistry
 {
+    private readonly Lock sync = new();
     private volatile FrozenDictionary<string, Account> byName;
     private BrokerCore? core;
 
@@ -58,6 +59,7 @@ internal sealed class AccountRegistry
     {
         ArgumentNullException.ThrowIfNull(options);
         return options.SystemAccount
+            ?? options.Operator.OperatorSystemAccount()
             ?? (options.Accounts.Any(a => a.Name == Account.SystemDefaultName) || !options.NoSystemAccount ? Account.SystemDefaultName : null);
     }
 
@@ -110,10 +112,26 @@ internal sealed class AccountRegistry
     /// </summary>
     public void Apply(IEnumerable<AccountOptions> accounts, IEnumerable<MappingOptions>? globalMappings = null)
     {
-        var existing = new Dictionary<string, Account>(byName, StringComparer.Ordinal);
-        byName = Build(accounts, globalMappings, existing, SystemName);
+        lock (sync)
+        {
+            var existing = new Dictionary<string, Account>(byName, StringComparer.Ordinal);
+            var built = Build(accounts, globalMappings, existing, SystemName).ToDictionary(StringComparer.Ordinal);
+
+            // Operator mode's accounts come from JWTs, not from the configuration: they stay.
+            foreach (var account in existing.Values)
+            {
+                if (account.Jwt is not null)
+                {
+                    built.TryAdd(account.Name, account);
+                }
+            }
+
+            byName = built.ToFrozenDictionary(StringComparer.Ordinal);
+            Applied?.Invoke();
+        }
+
+        // Outside the registry's lock: subscribing takes the accounts' SubList locks.
         SubscribeServices();
-        Applied?.Invoke();
     }
 
     /// <summary>
@@ -140,8 +158,36 @@ internal sealed class AccountRegistry
     }
 
     /// <summary>
-    /// Called after <see cref="Apply"/> swapped the snapshot, on the applying thread (the plugins' account directory
-    /// reports the changes from here).
+    /// The account <paramref name="name"/>, created and set up by <paramref name="initialize"/> (before any client
+    /// sees it) unless another thread registered it first; the snapshot is swapped once per new account.
+    /// </summary>
+    public Account Register(string name, Action<Account> initialize)
+    {
+        ArgumentNullException.ThrowIfNull(initialize);
+        lock (sync)
+        {
+            if (byName.TryGetValue(name, out var existing) && existing.Jwt is not null)
+            {
+                return existing;
+            }
+
+            var account = existing ?? new Account(name, AccountLimits.None);
+            initialize(account);
+            if (existing is null)
+            {
+                var next = new Dictionary<string, Account>(byName, StringComparer.Ordinal) { [name] = account };
+                byName = next.ToFrozenDictionary(StringComparer.Ordinal);
+            }
+
+            Applied?.Invoke();
+            return account;
+        }
+    }
+
+    /// <summary>
+    /// Called after <see cref="Apply"/> or <see cref="Register"/> swapped the snapshot, on that thread under
+    /// <c>AccountRegistry.sync</c> (the plugins' account directory reports the changes from here; a watcher must not
+    /// register accounts).
     /// </summary>
     public event Action? Applied;
 

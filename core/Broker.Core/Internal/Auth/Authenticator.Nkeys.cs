@@ -17,7 +17,7 @@ internal sealed partial class Authenticator
     private readonly Dictionary<string, AuthenticatedUser> nkeys = new(StringComparer.Ordinal);
 
     /// <summary>Whether INFO carries a nonce: some users authenticate with an NKey.</summary>
-    public bool NonceRequired => nkeys.Count > 0;
+    public bool NonceRequired => nkeys.Count > 0 || jwtAccounts is not null;
 
     /// <summary>A fresh nonce for one connection's INFO, as nats-server makes it.</summary>
     public static string CreateNonce()
@@ -28,7 +28,7 @@ internal sealed partial class Authenticator
     }
 
     /// <summary>Whether a CONNECT naming <paramref name="publicKey"/> is checked as an NKey user (it is whenever NKey users exist).</summary>
-    public bool ChecksNkey(string? publicKey) => nkeys.Count > 0 && !string.IsNullOrEmpty(publicKey);
+    public bool ChecksNkey(string? publicKey) => nkeys.Count > 0 && !string.IsNullOrEmpty(publicKey) && jwtAccounts is null;
 
     /// <summary>
     /// Authenticates an NKey user: the key must be a configured user's, and <paramref name="signature"/> its signature

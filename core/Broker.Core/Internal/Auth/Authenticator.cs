@@ -1,6 +1,7 @@
 using System.Security.Cryptography;
 using System.Text;
 using Broker.Core.Auth;
+using Broker.Core.Internal.Accounts;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 
@@ -26,6 +27,7 @@ internal sealed partial class Authenticator
     private readonly string? singlePassword;
     private readonly AuthenticatedUser tokenUser = Anonymous;
     private readonly AuthenticatedUser? singleUserResult;
+    private readonly TimeProvider time;
 
     /// <summary>Compiles the options (validating them first) and warns once about plaintext passwords.</summary>
     /// <exception cref="InvalidOperationException">The options are inconsistent or a permission subject is malformed.</exception>
@@ -43,16 +45,19 @@ internal sealed partial class Authenticator
     /// <c>nats-</c>, as nats-server sets it, and the warning about plaintext passwords does not count it.
     /// </summary>
     /// <exception cref="InvalidOperationException">The options are inconsistent or a permission subject is malformed.</exception>
-    public Authenticator(AuthorizationOptions options, IEnumerable<AccountOptions> accounts, ILogger? logger = null, TimeProvider? time = null, string? systemOnlyNoAuthUser = null)
+    /// <remarks><paramref name="jwtAccounts"/> turns on operator mode (user JWTs only).</remarks>
+    public Authenticator(AuthorizationOptions options, IEnumerable<AccountOptions> accounts, ILogger? logger = null, TimeProvider? time = null, string? systemOnlyNoAuthUser = null, JwtAccounts? jwtAccounts = null)
     {
         ArgumentNullException.ThrowIfNull(options);
         ArgumentNullException.ThrowIfNull(accounts);
         options.Validate(accounts);
         logger ??= NullLogger.Instance;
         time ??= TimeProvider.System;
+        this.time = time;
+        this.jwtAccounts = jwtAccounts;
 
-        // As nats-server: users in any account require authentication, like users in authorization.
-        AuthRequired = options.IsAuthRequired || accounts.Any(a => a.Users.Count > 0) || systemOnlyNoAuthUser is not null;
+        // As nats-server: users in any account require authentication, like users in authorization; so does operator mode.
+        AuthRequired = options.IsAuthRequired || accounts.Any(a => a.Users.Count > 0) || systemOnlyNoAuthUser is not null || jwtAccounts is not null;
         Timeout = options.Timeout;
         if (!string.IsNullOrEmpty(options.Token))
         {
@@ -210,4 +215,5 @@ internal sealed partial class Authenticator
 /// <param name="Name">The user name, or <see langword="null"/> for token or anonymous access.</param>
 /// <param name="Permissions">The user's permissions, or <see langword="null"/> for full permissions.</param>
 /// <param name="Account">The name of the account the user belongs to (<c>$G</c> for users outside <c>accounts</c>).</param>
-internal sealed record AuthenticatedUser(string? Name, PermissionsTemplate? Permissions, string Account = Accounts.Account.GlobalName);
+/// <param name="Jwt">In operator mode, what the user's JWT gave it; otherwise null.</param>
+internal sealed record AuthenticatedUser(string? Name, PermissionsTemplate? Permissions, string Account = Accounts.Account.GlobalName, JwtUser? Jwt = null);

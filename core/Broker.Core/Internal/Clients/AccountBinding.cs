@@ -43,7 +43,7 @@ internal static class AccountBinding
     /// one at connect time carried the server's), as nats-server's <c>processPing</c>; otherwise null.
     /// </summary>
     public static byte[]? InfoAfterFirstPong(NatsClient client, ConnectOptions options) =>
-        options.TakeFirstInfoPong() && ClientLimits.LowersMaxPayload(client.Server.Options, client.Account)
+        options.TakeFirstInfoPong() && ClientLimits.LowersMaxPayload(client.Server.Options, client.Account, client.JwtUser?.MaxPayload ?? -1)
             ? client.Server.CreateClientInfo(client)
             : null;
 
@@ -55,7 +55,8 @@ internal static class AccountBinding
     /// </summary>
     public static AuthenticatedUser? Reauthenticate(NatsClient client, ClientAuthentication authentication, Authenticator previous, Authenticator current, ILogger logger, out CloseReason refusal)
     {
-        if (client.AuthorizedUser is { } name && current.AccountOf(name) != client.Account.Name)
+        // In operator mode the account is the user JWT's, checked again below with the same JWT and nonce signature.
+        if (!current.ChecksJwt && client.AuthorizedUser is { } name && current.AccountOf(name) != client.Account.Name)
         {
             ClientLog.AccountChangedOnReload(logger, client, client.Account.Name);
             refusal = CloseReason.ClientClosed;

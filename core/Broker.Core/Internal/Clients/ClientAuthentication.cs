@@ -38,6 +38,12 @@ internal sealed class ClientAuthentication : IDisposable
     // The NKey the last CONNECT authenticated with.
     private string? connectNkey;
 
+    // Operator mode: the user JWT and nonce signature of the last CONNECT, where it came from and by which listener.
+    private string? connectJwt;
+    private string? connectSignature;
+    private System.Net.IPAddress? connectHost;
+    private string connectionType = "STANDARD";
+
     // Authenticated by verify_and_map rather than by CONNECT credentials.
     private bool certificateMapped;
 
@@ -90,6 +96,21 @@ internal sealed class ClientAuthentication : IDisposable
     /// </summary>
     public AuthenticatedUser? Authenticate(Authenticator authenticator, ConnectMessage connect, TransportCredentials? fromTransport, NatsClient client, ILogger logger)
     {
+        if (authenticator.ChecksJwt)
+        {
+            connectJwt = connect.Jwt;
+            connectSignature = connect.Signature;
+            connectHost = client.RemoteEndPoint?.Address;
+            connectionType = client.JwtConnectionType;
+            var jwtUser = AuthenticateJwt(authenticator, out var jwtFailure);
+            if (jwtFailure is not null)
+            {
+                ClientLog.NkeyRefused(logger, client, jwtFailure);
+            }
+
+            return jwtUser;
+        }
+
         var user = Authenticate(authenticator, connect, fromTransport, out var nkeyFailure, out var userIgnored);
         if (userIgnored)
         {
@@ -150,6 +171,9 @@ internal sealed class ClientAuthentication : IDisposable
         StopDeadline();
     }
 
+    private AuthenticatedUser? AuthenticateJwt(Authenticator authenticator, out string? failure) =>
+        authenticator.AuthenticateJwt(connectJwt, connectSignature, Encoding.ASCII.GetBytes(nonce ?? ""), connectHost, connectionType, DateTimeOffset.UtcNow, out failure);
+
     private void StopDeadline() => Interlocked.Exchange(ref timer, null)?.Dispose();
 
     /// <summary>
@@ -159,7 +183,8 @@ internal sealed class ClientAuthentication : IDisposable
     /// are checked again.
     /// </summary>
     public AuthenticatedUser? Reauthenticate(Authenticator previous, Authenticator current) =>
-        certificateMapped && tls?.ClientCertificate is { } certificate && current.MapsCertificates
+        current.ChecksJwt ? AuthenticateJwt(current, out _)
+        : certificateMapped && tls?.ClientCertificate is { } certificate && current.MapsCertificates
             ? current.AuthenticateCertificate(certificate)
             : connectNkey is not null
                 ? current.ReauthenticateNkey(connectNkey)

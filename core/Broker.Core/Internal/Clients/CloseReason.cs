@@ -20,6 +20,9 @@ internal enum CloseReason
     ReadError,
     ServerShutdown,
     TlsHandshakeError,
+
+    /// <summary>The user's or the account's JWT expired (operator mode).</summary>
+    AuthenticationExpired,
 }
 
 internal static class CloseReasonText
@@ -42,6 +45,7 @@ internal static class CloseReasonText
         CloseReason.ReadError => "Read Error",
         CloseReason.ServerShutdown => "Server Shutdown",
         CloseReason.TlsHandshakeError => "TLS Handshake Failure",
+        CloseReason.AuthenticationExpired => "Authentication Expired",
         _ => string.Empty,
     };
 

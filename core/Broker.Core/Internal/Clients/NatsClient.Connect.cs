@@ -64,7 +64,7 @@ internal sealed partial class NatsClient
         }
 
         // The rest of this read was parsed with the server's max_payload: stop and parse it again with the account's.
-        if (ClientLimits.LowersMaxPayload(Server.Options, Account))
+        if (ClientLimits.LowersMaxPayload(Server.Options, Account, UserMaxPayload))
         {
             RequestYield();
             return false;
@@ -78,6 +78,7 @@ internal sealed partial class NatsClient
     {
         authentication.Complete();
         TakeUser(user);
+        TakeJwt(user.Jwt);
         var refusal = AccountBinding.Bind(this, user, logger);
         if (refusal != CloseReason.None)
         {

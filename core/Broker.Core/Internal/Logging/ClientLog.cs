@@ -68,6 +68,10 @@ internal static partial class ClientLog
     [LoggerMessage(118, LogLevel.Information, "{Client} closed by a configuration reload: its user is no longer in account {Account}")]
     public static partial void AccountChangedOnReload(ILogger logger, NatsClient client, string account);
 
+    /// <summary>Operator mode: the user's or the account's JWT expired on a live connection.</summary>
+    [LoggerMessage(119, LogLevel.Debug, "{Client} {Reason}")]
+    public static partial void AuthenticationExpired(ILogger logger, NatsClient client, string reason);
+
     public static void PublishViolation(ILogger logger, NatsClient client, ReadOnlySpan<byte> subject)
     {
         if (logger.IsEnabled(LogLevel.Warning))

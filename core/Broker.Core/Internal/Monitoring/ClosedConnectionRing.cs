@@ -79,4 +79,5 @@ internal sealed class ClosedConnectionRing
 /// The name of the account the connection was in, empty for the global account (nats-server's <c>closedClient.acc</c>).
 /// </param>
 /// <param name="Subscriptions">The subscriptions it had when it closed.</param>
-internal sealed record ClosedConnection(ConnInfo Info, string? AuthorizedUser, string Account, SubDetail[] Subscriptions);
+/// <param name="Jwt">In operator mode, what its user JWT gave it (/connz <c>jwt</c>, <c>issuer_key</c>, <c>name_tag</c>, <c>tags</c> with <c>auth</c>).</param>
+internal sealed record ClosedConnection(ConnInfo Info, string? AuthorizedUser, string Account, SubDetail[] Subscriptions, Auth.JwtUser? Jwt = null);

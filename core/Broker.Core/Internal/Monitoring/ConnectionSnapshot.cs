@@ -34,7 +34,21 @@ internal static class ConnectionSnapshot
         // nats-server keeps the account's name only when it is not the global account (server.go saveClosedClient),
         // so /connz?acc=$G&state=closed finds none: the same here.
         var account = client.Account.IsGlobal ? "" : client.Account.Name;
-        return new ClosedConnection(info, client.AuthorizedUser, account, Details(subscriptions, withAccount: false));
+        return new ClosedConnection(info, client.AuthorizedUser, account, Details(subscriptions, withAccount: false), (client as Clients.NatsClient)?.JwtUser);
+    }
+
+    /// <summary>The user JWT's fields /connz shows with <c>auth</c> (nats-server: <c>jwt</c>, <c>issuer_key</c>, <c>tags</c>, <c>name_tag</c>).</summary>
+    public static void AddJwt(ConnInfo info, Auth.JwtUser? jwt)
+    {
+        if (jwt is null)
+        {
+            return;
+        }
+
+        info.Jwt = jwt.Token;
+        info.IssuerKey = jwt.IssuerKey;
+        info.Tags = jwt.Claims.Nats.Tags is { Count: > 0 } tags ? tags : null;
+        info.NameTag = string.IsNullOrEmpty(jwt.Claims.Name) ? null : jwt.Claims.Name;
     }
 
     /// <summary>

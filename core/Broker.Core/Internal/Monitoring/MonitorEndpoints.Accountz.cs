@@ -35,10 +35,12 @@ internal sealed partial class MonitorEndpoints
                 Subscriptions = statistics.NumSubscriptions,
                 Mappings = Mappings(account),
                 SublistStats = sublistStats,
+                Expired = account.IsExpired,
                 Exports = Exports(account),
                 Imports = Imports(account),
                 Responses = Responses(account),
             };
+            AddJwt(accountz.AccountDetail, account.Jwt);
         }
         else
         {
@@ -84,6 +86,35 @@ internal sealed partial class MonitorEndpoints
 
     private static ExtImport ServiceImport(ServiceImport import) =>
         new() { Subject = import.From, Account = import.Destination.Name, To = import.To, Type = "service", Share = import.Share };
+
+    // nats-server accountInfo: the JWT, its issuer, name and tags, the claims, and the revocations as times.
+    private static void AddJwt(AccountInfo info, Jwt.AccountJwt? jwt)
+    {
+        if (jwt is null)
+        {
+            return;
+        }
+
+        var claims = jwt.Claims;
+        info.Jwt = jwt.Token;
+        info.IssuerKey = jwt.Issuer;
+        info.NameTag = string.IsNullOrEmpty(claims.Name) ? null : claims.Name;
+        info.Tags = claims.Nats.Tags is { Count: > 0 } tags ? tags : null;
+        var payload = jwt.Token.Split('.')[1];
+        using (var decoded = System.Text.Json.JsonDocument.Parse(System.Buffers.Text.Base64Url.DecodeFromChars(payload)))
+        {
+            info.DecodedJwt = decoded.RootElement.Clone();
+        }
+
+        if (claims.Nats.Revocations is { Count: > 0 } revocations)
+        {
+            info.RevokedUser = new SortedDictionary<string, DateTime>(StringComparer.Ordinal);
+            foreach (var (key, at) in revocations)
+            {
+                info.RevokedUser[key] = DateTimeOffset.FromUnixTimeSeconds(at).UtcDateTime;
+            }
+        }
+    }
 
     private static SortedDictionary<string, List<MapDest>>? Mappings(Account account)
     {

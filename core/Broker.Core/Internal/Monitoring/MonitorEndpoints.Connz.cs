@@ -127,6 +127,7 @@ internal sealed partial class MonitorEndpoints
                 {
                     info.AuthorizedUser = client.AuthorizedUser;
                     info.Account = ShownAccount(client.Account.Name);
+                    ConnectionSnapshot.AddJwt(info, (client as Clients.NatsClient)?.JwtUser);
                 }
 
                 if (subs || subsDetail)
@@ -160,6 +161,7 @@ internal sealed partial class MonitorEndpoints
                 {
                     info.AuthorizedUser = closed.AuthorizedUser;
                     info.Account = ShownAccount(closed.Account);
+                    ConnectionSnapshot.AddJwt(info, closed.Jwt);
                 }
 
                 if (subs || subsDetail)

@@ -17,6 +17,12 @@ internal static class ServerMessages
 
     public static ReadOnlySpan<byte> ErrAuthorization => "-ERR 'Authorization Violation'\r\n"u8;
 
+    /// <summary>A live client's user JWT expired (nats-server <c>authExpired</c>).</summary>
+    public static ReadOnlySpan<byte> ErrUserAuthenticationExpired => "-ERR 'User Authentication Expired'\r\n"u8;
+
+    /// <summary>A live client's account JWT expired (nats-server <c>accountAuthExpired</c>).</summary>
+    public static ReadOnlySpan<byte> ErrAccountAuthenticationExpired => "-ERR 'Account Authentication Expired'\r\n"u8;
+
     public static ReadOnlySpan<byte> ErrAuthenticationTimeout => "-ERR 'Authentication Timeout'\r\n"u8;
 
     public static ReadOnlySpan<byte> ErrInvalidPublishSubject => "-ERR 'Invalid Publish Subject'\r\n"u8;

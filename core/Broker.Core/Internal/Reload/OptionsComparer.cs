@@ -48,6 +48,7 @@ internal static class OptionsComparer
         new(nameof(BrokerOptions.Mappings), "accounts", Reloadability.Live, o => JsonSerializer.Serialize(o.Mappings)),
         new(nameof(BrokerOptions.SystemAccount), "system_account", Reloadability.Restart, o => o.SystemAccount),
         new(nameof(BrokerOptions.NoSystemAccount), "no_system_account", Reloadability.Restart, o => o.NoSystemAccount),
+        new(nameof(BrokerOptions.Operator), "operator", Reloadability.Restart, o => JsonSerializer.Serialize(o.Operator)),
         new(nameof(BrokerOptions.Monitoring), "http", Reloadability.Restart, o => JsonSerializer.Serialize(o.Monitoring)),
         new(nameof(BrokerOptions.MaxClosedClients), "max_closed_clients", Reloadability.Restart, o => o.MaxClosedClients),
         new(nameof(BrokerOptions.LameDuckDuration), "lame_duck_duration", Reloadability.Live, o => o.LameDuckDuration),

@@ -41,6 +41,7 @@ internal sealed class ConfMapper
     private readonly MappingsMapper mappings;
     private readonly PluginBlockMapper pluginBlocks;
     private readonly SecurityRefusals refusals;
+    private readonly OperatorMapper operators;
     private readonly IgnoredFeatures ignored = new();
 
     // The top-level mappings block that is the global account's: nats-server keeps the last one with mappings.
@@ -59,6 +60,7 @@ internal sealed class ConfMapper
         accounts = new AccountsMapper(reader, output, users, permissions, known, mappings);
         pluginBlocks = new PluginBlockMapper(reader, output);
         refusals = new SecurityRefusals(reader);
+        operators = new OperatorMapper(reader, output);
     }
 
     /// <summary>Reads and maps a configuration file; a file that cannot be parsed gives one error.</summary>
@@ -114,11 +116,12 @@ internal sealed class ConfMapper
     /// <param name="key">The key, any letter case.</param>
     /// <returns><see langword="true"/> for the broker's keys.</returns>
     public static bool IsBrokerKey(string key) =>
-        ServerSettingsMapper.Reads(key) || AuthorizationMapper.Reads(key) || AccountsMapper.Reads(key) || MappingsMapper.Reads(key) || SecurityRefusals.Reads(key);
+        ServerSettingsMapper.Reads(key) || AuthorizationMapper.Reads(key) || AccountsMapper.Reads(key) || MappingsMapper.Reads(key) || SecurityRefusals.Reads(key)
+        || OperatorMapper.Reads(key);
 
     private void MapTopLevel(ConfEntry entry)
     {
-        if (server.TryMap(entry) || authorization.TryMap(entry) || accounts.TryMap(entry))
+        if (server.TryMap(entry) || authorization.TryMap(entry) || accounts.TryMap(entry) || operators.TryMap(entry))
         {
             return;
         }

@@ -66,13 +66,13 @@ public sealed class AuthorizationMapperTests
     {
         var refusals = new SecurityRefusals(reader);
 
-        Assert.True(refusals.TryMap(Entry("trusted: x")));
+        Assert.True(refusals.TryMap(Entry("resolver_tls: x")));
         Assert.False(refusals.TryMap(Entry("accounts { A: {} }")));
         Assert.False(refusals.TryMap(Entry("authorization {}")));
         Assert.False(SecurityRefusals.Reads("accounts"));
 
         Assert.Equal(
-            ["Error test.conf:1:1: \"trusted\": not supported (trusted operator keys (JWT authentication)); the broker does not run without a security setting it cannot enforce"],
+            ["Error test.conf:1:1: \"resolver_tls\": not supported (account resolvers (JWT authentication)); the broker does not run without a security setting it cannot enforce"],
             Diagnostics(Built(output)));
     }
 }

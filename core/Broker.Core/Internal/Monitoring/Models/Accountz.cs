@@ -68,6 +68,36 @@ internal sealed class AccountInfo
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public IReadOnlyList<ExtImport>? Imports { get; set; }
 
+    /// <summary>In operator mode, the account's JWT (omitted otherwise).</summary>
+    [JsonPropertyName("jwt")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? Jwt { get; set; }
+
+    /// <summary>The operator key that signed the account's JWT.</summary>
+    [JsonPropertyName("issuer_key")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? IssuerKey { get; set; }
+
+    /// <summary>The account JWT's name.</summary>
+    [JsonPropertyName("name_tag")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? NameTag { get; set; }
+
+    /// <summary>The account JWT's tags.</summary>
+    [JsonPropertyName("tags")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public IReadOnlyList<string>? Tags { get; set; }
+
+    /// <summary>The account JWT's claims as JSON (the payload the JWT carries).</summary>
+    [JsonPropertyName("decoded_jwt")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public System.Text.Json.JsonElement? DecodedJwt { get; set; }
+
+    /// <summary>Revoked users to the time before which their JWTs are revoked.</summary>
+    [JsonPropertyName("revoked_user")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public SortedDictionary<string, DateTime>? RevokedUser { get; set; }
+
     [JsonPropertyName("sublist_stats")]
     public SublistStats? SublistStats { get; set; }
 

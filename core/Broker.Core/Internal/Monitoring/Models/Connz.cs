@@ -117,6 +117,22 @@ internal sealed class ConnInfo
     [JsonPropertyName("subscriptions_list_detail")]
     public IReadOnlyList<SubDetail>? SubscriptionsListDetail { get; set; }
 
+    /// <summary>The user JWT, with <c>auth</c> in operator mode.</summary>
+    [JsonPropertyName("jwt")]
+    public string? Jwt { get; set; }
+
+    /// <summary>The key that signed the user for its account (the account, or its signing key), with <c>auth</c>.</summary>
+    [JsonPropertyName("issuer_key")]
+    public string? IssuerKey { get; set; }
+
+    /// <summary>The user JWT's name, with <c>auth</c>.</summary>
+    [JsonPropertyName("name_tag")]
+    public string? NameTag { get; set; }
+
+    /// <summary>The user JWT's tags, with <c>auth</c>.</summary>
+    [JsonPropertyName("tags")]
+    public IReadOnlyList<string>? Tags { get; set; }
+
     /// <summary>The MQTT client id of an MQTT connection (nats-server <c>mqtt_client</c>).</summary>
     [JsonPropertyName("mqtt_client")]
     public string? MqttClient { get; set; }

@@ -3,7 +3,8 @@ using Broker.Host.Configuration.Conf;
 namespace Broker.Host.Configuration.ConfigFile.Internal;
 
 /// <summary>
-/// Security settings this broker cannot enforce (operator/JWT mode, resolvers, OCSP, trusted proxies): running
+/// Security settings this broker cannot enforce (resolver TLS and pinned accounts, JWT sentinels, OCSP, trusted
+/// proxies; operator mode itself is <see cref="OperatorMapper"/>'s): running
 /// without them would let in clients the file keeps out, so each is an error naming what is missing.
 /// </summary>
 /// <param name="reader">Reports the refusals.</param>
@@ -11,20 +12,8 @@ internal sealed class SecurityRefusals(ConfValueReader reader)
 {
     private static readonly Dictionary<string, string> Refused = new(StringComparer.OrdinalIgnoreCase)
     {
-        ["operator"] = "operator mode (JWT authentication)",
-        ["operators"] = "operator mode (JWT authentication)",
-        ["root"] = "operator mode (JWT authentication)",
-        ["roots"] = "operator mode (JWT authentication)",
-        ["root_operator"] = "operator mode (JWT authentication)",
-        ["root_operators"] = "operator mode (JWT authentication)",
-        ["resolver"] = "account resolvers (JWT authentication)",
-        ["account_resolver"] = "account resolvers (JWT authentication)",
-        ["accounts_resolver"] = "account resolvers (JWT authentication)",
         ["resolver_tls"] = "account resolvers (JWT authentication)",
-        ["resolver_preload"] = "account resolvers (JWT authentication)",
         ["resolver_pinned_accounts"] = "account resolvers (JWT authentication)",
-        ["trusted"] = "trusted operator keys (JWT authentication)",
-        ["trusted_keys"] = "trusted operator keys (JWT authentication)",
         ["default_sentinel"] = "JWT sentinels",
         ["ocsp"] = "OCSP stapling",
         ["ocsp_cache"] = "OCSP stapling",
