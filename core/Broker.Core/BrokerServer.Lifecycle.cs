@@ -141,6 +141,7 @@ public sealed partial class BrokerServer
         }
 
         metrics?.Dispose();
+        core.JwtAccounts?.Dispose();
         core.SetRunState(BrokerRunState.Stopped);
         stopped.TrySetResult();
     }

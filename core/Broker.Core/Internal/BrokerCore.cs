@@ -30,6 +30,7 @@ internal sealed partial class BrokerCore
             JwtAccounts = new JwtAccounts(options.Operator, Accounts);
             JwtAccounts.LoadSystemAccount();
             JwtAccounts.Expired += CloseExpiredAccount;
+            JwtAccounts.Updated += ApplyClaimsUpdate;
         }
 
         SystemOnlyNoAuthUser = ServerIdentity.NewSystemOnlyNoAuthUser();

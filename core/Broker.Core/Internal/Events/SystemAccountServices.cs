@@ -36,6 +36,11 @@ internal sealed class SystemAccountServices : IAsyncDisposable
         publisher = new SystemPublisher(client, new SystemServerInfo(core));
         events = new SystemEvents(core, publisher, endpoints);
         subscriptions = new SystemRequests(core, endpoints, publisher, events, jsz).Subscribe(client);
+        if (core.JwtAccounts is { } jwtAccounts)
+        {
+            // Operator mode: the account resolver's claims requests (ClaimsRequests).
+            subscriptions.AddRange(new ClaimsRequests(jwtAccounts, client, publisher.Server, logger).Subscribe());
+        }
         eventLoop = Task.Run(() => events.RunAsync(stopping.Token));
         statszLoop = Task.Run(() => events.RunStatszAsync(TimeProvider.System, stopping.Token));
         core.Events = events;
