@@ -354,7 +354,7 @@ internal sealed class ClaimsRequests
             var system = accounts.SystemAccountName;
             foreach (var entry in list.EnumerateArray())
             {
-                if (entry.ValueKind != JsonValueKind.String || entry.GetString() is not { Length: > 0 } key || !JwtToken.IsPublicKey(key, NATS.NKeys.PrefixByte.Account))
+                if (entry.ValueKind != JsonValueKind.String || entry.GetString() is not { Length: > 0 } key || !DirJwtStore.IsAccountKey(key))
                 {
                     error = "malformed request";
                     break;

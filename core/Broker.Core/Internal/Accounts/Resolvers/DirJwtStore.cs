@@ -254,17 +254,30 @@ internal sealed class DirJwtStore : IDisposable
     private string? PathFor(string publicKey) =>
         publicKey.Length >= 2 && IsPublicKey(publicKey) ? Path.Combine(Directory, publicKey + Extension) : null;
 
-    private static bool IsPublicKey(string key)
-    {
-        foreach (var prefix in new[] { PrefixByte.Account, PrefixByte.Operator, PrefixByte.User, PrefixByte.Server, PrefixByte.Cluster })
-        {
-            if (KeyPair.IsValidPublicKey(prefix, key))
-            {
-                return true;
-            }
-        }
+    /// <summary>Whether <paramref name="key"/> is a valid public account NKey (false, not an exception, for any text).</summary>
+    public static bool IsAccountKey(string key) => IsKey(key, PrefixByte.Account);
 
-        return false;
+    private static bool IsPublicKey(string key) =>
+        IsKey(key, PrefixByte.Account) || IsKey(key, PrefixByte.Operator) || IsKey(key, PrefixByte.User) || IsKey(key, PrefixByte.Server) || IsKey(key, PrefixByte.Cluster);
+
+    private static bool IsKey(string key, PrefixByte prefix)
+    {
+        try
+        {
+            return KeyPair.IsValidPublicKey(prefix, key);
+        }
+        catch (NKeysException)
+        {
+            return false;
+        }
+        catch (ArgumentException)
+        {
+            return false;
+        }
+        catch (FormatException)
+        {
+            return false;
+        }
     }
 
     private List<string> JwtFiles()
