@@ -39,4 +39,16 @@ internal sealed partial class BrokerCore
             clients[i].CheckClaimsUpdate();
         }
     }
+
+    // An account's stream imports changed with a JWT: its clients' subscriptions get their shadows again.
+    private void RebuildShadows(Account account)
+    {
+        foreach (var client in Clients.Values)
+        {
+            if (ReferenceEquals(client.Account, account))
+            {
+                client.RebuildShadows();
+            }
+        }
+    }
 }

@@ -31,6 +31,8 @@ internal sealed partial class BrokerCore
             JwtAccounts.LoadSystemAccount();
             JwtAccounts.Expired += CloseExpiredAccount;
             JwtAccounts.Updated += ApplyClaimsUpdate;
+            JwtAccounts.ImportsChanged += RebuildShadows;
+            JwtAccounts.LogImportsTo(Logger);
         }
 
         SystemOnlyNoAuthUser = ServerIdentity.NewSystemOnlyNoAuthUser();

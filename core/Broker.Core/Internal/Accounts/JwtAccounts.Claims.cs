@@ -85,6 +85,7 @@ internal sealed partial class JwtAccounts
         account.ClearExpired();
         StartExpiry(account, jwt.Claims);
         registry.NotifyChanged();
+        RefreshImports(account);
         Updated?.Invoke(account);
         return ClaimsUpdateOutcome.Applied;
     }
@@ -103,6 +104,7 @@ internal sealed partial class JwtAccounts
         account.Disable();
         registry.NotifyChanged();
         account.MarkExpired();
+        RefreshImports(account);
         Expired?.Invoke(account);
     }
 

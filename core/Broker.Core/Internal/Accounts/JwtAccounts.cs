@@ -100,6 +100,7 @@ internal sealed partial class JwtAccounts : IDisposable
         if (ReferenceEquals(account.Jwt, jwt))
         {
             StartExpiry(account, jwt.Claims);
+            RefreshImports(account);
         }
 
         return true;

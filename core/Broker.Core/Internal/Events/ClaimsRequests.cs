@@ -474,6 +474,9 @@ internal static partial class ClaimsLog
     [LoggerMessage(403, LogLevel.Warning, "Merging resulted in error: no JWT for account {Account}")]
     public static partial void LookupFailed(ILogger logger, string account);
 
+    [LoggerMessage(405, LogLevel.Warning, "{Type} import of {Subject} from account {Exporter} into account {Importer} skipped: {Reason}")]
+    public static partial void ImportSkipped(ILogger logger, string type, string subject, string exporter, string importer, string reason);
+
     [LoggerMessage(404, LogLevel.Error, "claims request on {Subject} failed")]
     public static partial void RequestFailed(ILogger logger, string subject, Exception exception);
 }
