@@ -27,7 +27,7 @@ public sealed class ResolverTests : IDisposable
     private string Dir(ServerKind kind) => Path.Combine(directory, kind.ToString());
 
     /// <summary>Both servers in operator mode with a nats-based resolver; only the system account is preloaded.</summary>
-    internal static Task<ServerUnderTest> StartResolverAsync(ServerKind kind, TestOperator op, string dir, string type = "full", bool allowDelete = false)
+    internal static Task<ServerUnderTest> StartResolverAsync(ServerKind kind, TestOperator op, string dir, string type = "full", bool allowDelete = false, int limit = 0)
     {
         var system = op.SystemAccount.GetPublicKey();
         var systemJwt = op.AccountJwts[system];
@@ -37,11 +37,11 @@ public sealed class ResolverTests : IDisposable
             {
                 o.Operator.Operators.Add(op.Jwt);
                 o.Operator.Resolver = type == "full" ? AccountResolverType.Full : type == "cache" ? AccountResolverType.Cache : AccountResolverType.Memory;
-                o.Operator.DirectoryResolver = new DirectoryResolverOptions { Directory = dir, AllowDelete = allowDelete };
+                o.Operator.DirectoryResolver = new DirectoryResolverOptions { Directory = dir, AllowDelete = allowDelete, Limit = limit };
                 o.Operator.ResolverPreload[system] = systemJwt;
             },
             $"operator: \"{op.Jwt}\"\n"
-            + (type == "memory" ? "resolver: MEMORY\n" : $"resolver: {{ type: {type}, dir: \"{dir}\"{(allowDelete ? ", allow_delete: true" : string.Empty)} }}\n")
+            + (type == "memory" ? "resolver: MEMORY\n" : $"resolver: {{ type: {type}, dir: \"{dir}\"{(allowDelete ? ", allow_delete: true" : string.Empty)}{(limit > 0 ? $", limit: {limit}" : string.Empty)} }}\n")
             + $"resolver_preload: {{ {system}: \"{systemJwt}\" }}\n");
     }
 
@@ -190,6 +190,54 @@ public sealed class ResolverTests : IDisposable
         await using var client = await restarted.ConnectAsync();
         await client.SendAsync(Connect(userJwt, Sign(user, Nonce(client))) + "PING\r\n");
         Assert.Equal(["PONG"], (await client.CollectUntilAsync("PONG")).Lines);
+    }
+
+    [Theory]
+    [MemberData(nameof(Servers))]
+    public async Task The_full_resolver_refuses_accounts_beyond_its_limit(ServerKind kind)
+    {
+        var op = new TestOperator();
+        var first = op.CreateAccount();
+        var second = op.CreateAccount();
+        await using var server = await StartResolverAsync(kind, op, Dir(kind), limit: 2);
+        server.Ours?.ExpectErrors();
+        await using var sys = await ConnectSystemAsync(server, op);
+
+        Assert.Equal((200, first.GetPublicKey(), "jwt updated"), Answer(await RequestAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", op.AccountJwts[first.GetPublicKey()])));
+        Assert.Equal(
+            (500, second.GetPublicKey(), "jwt update resulted in error - jwt store is full"),
+            Answer(await RequestAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", op.AccountJwts[second.GetPublicKey()])));
+        var updated = op.AddAccount(first, c => c.Nats.Limits.Connections = 5);
+        Assert.Equal((200, first.GetPublicKey(), "jwt updated"), Answer(await RequestAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", updated)));
+    }
+
+    [Theory]
+    [MemberData(nameof(Servers))]
+    public async Task Pack_answers_one_message_per_account_then_an_empty_one(ServerKind kind)
+    {
+        var op = new TestOperator();
+        var account = op.CreateAccount();
+        await using var server = await StartResolverAsync(kind, op, Dir(kind));
+        await using var sys = await ConnectSystemAsync(server, op);
+        await RequestAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", op.AccountJwts[account.GetPublicKey()]);
+        await using var replies = await sys.SubscribeCoreAsync<string>("pack.reply");
+        await sys.PingAsync();
+
+        await sys.PublishAsync("$SYS.REQ.CLAIMS.PACK", string.Empty, replyTo: "pack.reply");
+        var messages = new List<string>();
+        while (true)
+        {
+            var data = (await replies.NextAsync()).Data ?? string.Empty;
+            if (data.Length == 0)
+            {
+                break;
+            }
+
+            messages.Add(data);
+        }
+
+        var expected = new[] { op.SystemAccount, account }.Select(k => k.GetPublicKey() + "|" + op.AccountJwts[k.GetPublicKey()]).Order(StringComparer.Ordinal).ToArray();
+        Assert.Equal(expected, messages.ToArray());
     }
 
     /// <summary>The code, account and message (or description) of a <c>respondToUpdate</c> answer.</summary>
