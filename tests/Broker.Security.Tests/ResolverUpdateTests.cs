@@ -110,6 +110,28 @@ public sealed class ResolverUpdateTests : IDisposable
 
     [Theory]
     [MemberData(nameof(Servers))]
+    public async Task New_default_permissions_apply_to_connections_made_afterwards(ServerKind kind)
+    {
+        var op = new TestOperator();
+        var account = op.CreateAccount();
+        var (user, jwt) = TestOperator.CreateUser(account);
+        await using var server = await StartResolverAsync(kind, op, Dir(kind));
+        await using var sys = await ConnectSystemAsync(server, op);
+        await RequestAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", op.AccountJwts[account.GetPublicKey()]);
+        await using var before = await ConnectUserAsync(server, user, jwt);
+
+        var update = op.AddAccount(account, c => c.Nats.DefaultPermissions = new PermissionsClaim { Publish = new PermissionClaim { Deny = ["secret.>"] } });
+        await RequestAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", update);
+        await using var after = await ConnectUserAsync(server, user, jwt);
+
+        await before.SendAsync("PUB secret.x 0\r\n\r\nPING\r\n");
+        Assert.Equal(["PONG"], (await before.CollectUntilAsync("PONG")).Lines);
+        await after.SendAsync("PUB secret.x 0\r\n\r\nPING\r\n");
+        Assert.Equal(["-ERR 'Permissions Violation for Publish to \"secret.x\"'", "PONG"], (await after.CollectUntilAsync("PONG")).Lines);
+    }
+
+    [Theory]
+    [MemberData(nameof(Servers))]
     public async Task Delete_needs_allow_delete_and_the_operator(ServerKind kind)
     {
         var op = new TestOperator();
