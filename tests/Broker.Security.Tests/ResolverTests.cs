@@ -240,6 +240,29 @@ public sealed class ResolverTests : IDisposable
         Assert.Equal(expected, messages.ToArray());
     }
 
+    [Theory]
+    [InlineData("no-dir", "dir has no value and needs to point to a directory")]
+    [InlineData("cache-delete", "CACHE does not accept allow_delete")]
+    [InlineData("cache-interval", "CACHE does not accept sync")]
+    [InlineData("full-ttl", "FULL does not accept ttl")]
+    [InlineData("no-system-account", "using nats based account resolver - the system account needs to be specified in configuration or the operator jwt")]
+    public void The_embedding_api_refuses_what_nats_server_refuses(string refusal, string expected)
+    {
+        var op = new TestOperator();
+        var options = new BrokerOptions();
+        options.Operator.Operators.Add(refusal == "no-system-account" ? TestJwt.Operator(op.Key) : op.Jwt);
+        options.Operator.Resolver = refusal.StartsWith("cache", StringComparison.Ordinal) ? AccountResolverType.Cache : AccountResolverType.Full;
+        options.Operator.DirectoryResolver = new DirectoryResolverOptions
+        {
+            Directory = refusal == "no-dir" ? null : Dir(ServerKind.Ours),
+            AllowDelete = refusal == "cache-delete",
+            SyncInterval = refusal == "cache-interval" ? TimeSpan.FromMinutes(1) : TimeSpan.Zero,
+            Ttl = refusal == "full-ttl" ? TimeSpan.FromMinutes(1) : TimeSpan.Zero,
+        };
+
+        Assert.Equal(expected, Assert.Throws<InvalidOperationException>(options.Validate).Message);
+    }
+
     /// <summary>The code, account and message (or description) of a <c>respondToUpdate</c> answer.</summary>
     internal static (int Code, string? Account, string Text) Answer(string reply)
     {
