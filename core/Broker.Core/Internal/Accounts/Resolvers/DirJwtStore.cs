@@ -13,7 +13,7 @@ namespace Broker.Core.Internal.Accounts.Resolvers;
 /// files whose JWT expired, or with a ttl (cache) those not used for that long. Files are written 0640 in a 0750
 /// directory, as nats-server's. Its lock, <c>DirJwtStore.sync</c>, is a leaf.
 /// </summary>
-internal sealed class DirJwtStore : IDisposable
+internal sealed partial class DirJwtStore : IDisposable
 {
     public const string Extension = ".jwt";
 
@@ -346,91 +346,6 @@ internal sealed class DirJwtStore : IDisposable
 
         Track(publicKey, newHash, token);
         return true;
-    }
-
-    private void Track(string publicKey, byte[] newHash, string token)
-    {
-        var expires = ttl > TimeSpan.Zero
-            ? time.GetUtcNow() + ttl
-            : GenericJwt.TryDecode(token, out var claims, out _) && claims.Expires > 0 ? DateTimeOffset.FromUnixTimeSeconds(claims.Expires) : DateTimeOffset.MaxValue;
-        if (index.TryGetValue(publicKey, out var entry))
-        {
-            Xor(entry.Hash);
-            entry.Hash = newHash;
-            entry.Expires = expires;
-        }
-        else
-        {
-            index[publicKey] = new Entry { Hash = newHash, Expires = expires, Node = lru.AddLast(publicKey) };
-        }
-
-        Xor(newHash);
-    }
-
-    private void Untrack(string publicKey)
-    {
-        if (index.Remove(publicKey, out var entry))
-        {
-            Xor(entry.Hash);
-            lru.Remove(entry.Node);
-        }
-    }
-
-    // nats-server updateTrack: a use renews the ttl and, for the cache, moves the JWT to the back of the LRU.
-    private void Touch(string publicKey)
-    {
-        if (index.TryGetValue(publicKey, out var entry))
-        {
-            if (ttl > TimeSpan.Zero)
-            {
-                entry.Expires = time.GetUtcNow() + ttl;
-            }
-
-            if (evictOnLimit)
-            {
-                lru.Remove(entry.Node);
-                lru.AddLast(entry.Node);
-            }
-        }
-    }
-
-    private void Xor(byte[] value)
-    {
-        for (var i = 0; i < hash.Length; i++)
-        {
-            hash[i] ^= value[i];
-        }
-    }
-
-    private void Sweep()
-    {
-        var now = time.GetUtcNow();
-        lock (sync)
-        {
-            foreach (var (key, entry) in index.Where(e => e.Value.Expires <= now).ToList())
-            {
-                try
-                {
-                    File.Delete(Path.Combine(Directory, key + Extension));
-                }
-                catch (IOException)
-                {
-                    continue;
-                }
-
-                _ = entry;
-                Untrack(key);
-            }
-        }
-    }
-
-    private sealed class Entry
-    {
-        public required byte[] Hash { get; set; }
-
-        public DateTimeOffset Expires { get; set; }
-
-        public required LinkedListNode<string> Node { get; init; }
     }
 }
 
