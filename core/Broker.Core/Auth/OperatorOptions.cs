@@ -21,6 +21,12 @@ public sealed class OperatorOptions
     /// <summary>Where account JWTs come from. Default <see cref="AccountResolverType.None"/> (required in operator mode).</summary>
     public AccountResolverType Resolver { get; set; }
 
+    /// <summary>
+    /// The full or cache resolver's directory and settings (used when <see cref="Resolver"/> is
+    /// <see cref="AccountResolverType.Full"/> or <see cref="AccountResolverType.Cache"/>). Default: no directory.
+    /// </summary>
+    public DirectoryResolverOptions DirectoryResolver { get; set; } = new();
+
     /// <summary>Account public keys to account JWTs the resolver starts with. Default empty.</summary>
     public IDictionary<string, string> ResolverPreload { get; set; } = new Dictionary<string, string>(StringComparer.Ordinal);
 
@@ -34,6 +40,7 @@ public sealed class OperatorOptions
         Operators = [.. Operators],
         TrustedKeys = [.. TrustedKeys],
         Resolver = Resolver,
+        DirectoryResolver = DirectoryResolver.Clone(),
         ResolverPreload = new Dictionary<string, string>(ResolverPreload, StringComparer.Ordinal),
     };
 
@@ -122,6 +129,7 @@ public sealed class OperatorOptions
     public void Validate(BrokerOptions options)
     {
         ArgumentNullException.ThrowIfNull(options);
+        DirectoryResolver.Validate(Resolver);
         var operators = new List<OperatorClaims>();
         foreach (var token in Operators)
         {
@@ -173,6 +181,12 @@ public sealed class OperatorOptions
             {
                 throw new InvalidOperationException("system_account in config and operator JWT must be identical");
             }
+
+            if (options.SystemAccount is null && string.IsNullOrEmpty(operators[0].Nats.SystemAccount)
+                && Resolver is AccountResolverType.Full or AccountResolverType.Cache)
+            {
+                throw new InvalidOperationException("using nats based account resolver - the system account needs to be specified in configuration or the operator jwt");
+            }
         }
 
         foreach (var key in TrustedKeys)
@@ -198,4 +212,17 @@ public enum AccountResolverType
 
     /// <summary>nats-server's <c>MEMORY</c> resolver: the preloaded account JWTs, held in memory.</summary>
     Memory,
+
+    /// <summary>
+    /// nats-server's full nats-based resolver (<c>type: full</c>): every account JWT pushed through
+    /// <c>$SYS.REQ.CLAIMS.UPDATE</c> kept in <see cref="OperatorOptions.DirectoryResolver"/>'s directory.
+    /// </summary>
+    Full,
+
+    /// <summary>
+    /// nats-server's caching nats-based resolver (<c>type: cache</c>): like <see cref="Full"/>, but it keeps only the
+    /// JWTs of accounts in use (least recently used evicted beyond the limit, optional ttl) and takes updates only for
+    /// accounts this server knows.
+    /// </summary>
+    Cache,
 }

@@ -30,6 +30,9 @@ internal sealed partial class BrokerCore
             JwtAccounts = new JwtAccounts(options.Operator, Accounts);
             JwtAccounts.LoadSystemAccount();
             JwtAccounts.Expired += CloseExpiredAccount;
+            JwtAccounts.Updated += ApplyClaimsUpdate;
+            JwtAccounts.ImportsChanged += RebuildShadows;
+            JwtAccounts.LogImportsTo(Logger);
         }
 
         SystemOnlyNoAuthUser = ServerIdentity.NewSystemOnlyNoAuthUser();

@@ -171,6 +171,20 @@ internal sealed class Account
     /// <summary>Marks the account's JWT expired.</summary>
     public void MarkExpired() => Volatile.Write(ref expired, true);
 
+    /// <summary>A valid JWT replaced an expired one (nats-server <c>checkExpiration</c>).</summary>
+    public void ClearExpired() => Volatile.Write(ref expired, false);
+
+    /// <summary>
+    /// Locks new clients out after the resolver deleted the account's JWT (nats-server <c>removeCb</c>: every limit 0,
+    /// JetStream off); the JWT stays for /accountz until a new one is pushed.
+    /// </summary>
+    public void Disable()
+    {
+        limits = new AccountLimits(0, 0, 0, 0);
+        JetStream = null;
+        UpdatedAt = DateTime.UtcNow;
+    }
+
     /// <summary>Takes the limits, key and mappings of a reloaded configuration.</summary>
     public void Update(AccountLimits newLimits, string? nkey, SubjectMapper? newMappings)
     {

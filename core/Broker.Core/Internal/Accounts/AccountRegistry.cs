@@ -185,6 +185,18 @@ internal sealed class AccountRegistry
     }
 
     /// <summary>
+    /// Tells the watchers that an account changed in place (operator mode's claims update or delete), under
+    /// <c>AccountRegistry.sync</c> as the other changes.
+    /// </summary>
+    public void NotifyChanged()
+    {
+        lock (sync)
+        {
+            Applied?.Invoke();
+        }
+    }
+
+    /// <summary>
     /// Called after <see cref="Apply"/> or <see cref="Register"/> swapped the snapshot, on that thread under
     /// <c>AccountRegistry.sync</c> (the plugins' account directory reports the changes from here; a watcher must not
     /// register accounts).

@@ -1,4 +1,5 @@
 using System.Collections.Frozen;
+using Broker.Core.Internal.Accounts.Resolvers;
 using System.Diagnostics.CodeAnalysis;
 using Broker.Core.Auth;
 using Broker.Core.Internal.Jwt;
@@ -13,11 +14,10 @@ namespace Broker.Core.Internal.Accounts;
 /// taken only when signed by a trusted key and currently valid; an account whose JWT expires later is marked expired
 /// by a timer and its clients closed through <see cref="Expired"/>.
 /// </summary>
-internal sealed class JwtAccounts : IDisposable
+internal sealed partial class JwtAccounts : IDisposable
 {
     private readonly AccountRegistry registry;
     private readonly TimeProvider time;
-    private readonly FrozenDictionary<string, string> resolver;
     private readonly Lock timersLock = new();
     private readonly List<ITimer> timers = [];
 
@@ -51,7 +51,8 @@ internal sealed class JwtAccounts : IDisposable
 
         TrustedKeys = trusted.ToFrozenSet(StringComparer.Ordinal);
         OperatorJwts = operatorJwts;
-        resolver = options.ResolverPreload.ToFrozenDictionary(StringComparer.Ordinal);
+        Resolver = AccountResolver.Create(options);
+        (FirstOperator, StrictSigningKeyUsage, OperatorKeys) = FirstOperatorKeys(options);
     }
 
     /// <summary>The public operator keys trusted to sign accounts.</summary>
@@ -82,7 +83,7 @@ internal sealed class JwtAccounts : IDisposable
             return false;
         }
 
-        if (!resolver.TryGetValue(publicKey, out var token))
+        if (!Resolver.TryFetch(publicKey, out var token))
         {
             error = "account not found";
             account = null;
@@ -99,6 +100,7 @@ internal sealed class JwtAccounts : IDisposable
         if (ReferenceEquals(account.Jwt, jwt))
         {
             StartExpiry(account, jwt.Claims);
+            RefreshImports(account);
         }
 
         return true;
@@ -110,7 +112,7 @@ internal sealed class JwtAccounts : IDisposable
     /// </summary>
     public void LoadSystemAccount()
     {
-        if (registry.System is { } system && resolver.TryGetValue(system.Name, out var token) && TryVerify(system.Name, token, out var jwt, out _))
+        if (registry.System is { } system && Resolver.TryFetch(system.Name, out var token) && TryVerify(system.Name, token, out var jwt, out _))
         {
             system.ApplyJwt(jwt);
             StartExpiry(system, jwt.Claims);
@@ -122,6 +124,7 @@ internal sealed class JwtAccounts : IDisposable
 
     public void Dispose()
     {
+        Resolver.Dispose();
         lock (timersLock)
         {
             foreach (var timer in timers)
@@ -186,11 +189,16 @@ internal sealed class JwtAccounts : IDisposable
         var timer = time.CreateTimer(
             static state =>
             {
-                var (self, expiring) = ((JwtAccounts, Account))state!;
-                expiring.MarkExpired();
-                self.Expired?.Invoke(expiring);
+                var (self, expiring, jwt) = ((JwtAccounts, Account, AccountClaims))state!;
+
+                // A claims update since replaced the JWT: its own timer decides.
+                if (ReferenceEquals(expiring.Jwt?.Claims, jwt))
+                {
+                    expiring.MarkExpired();
+                    self.Expired?.Invoke(expiring);
+                }
             },
-            (this, account),
+            (this, account, claims),
             due < TimeSpan.Zero ? TimeSpan.Zero : due,
             Timeout.InfiniteTimeSpan);
         lock (timersLock)

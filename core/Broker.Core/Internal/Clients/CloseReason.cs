@@ -23,6 +23,12 @@ internal enum CloseReason
 
     /// <summary>The user's or the account's JWT expired (operator mode).</summary>
     AuthenticationExpired,
+
+    /// <summary>The account's JWT revoked the user's (operator mode, a claims update).</summary>
+    Revocation,
+
+    /// <summary>A claims update lowered the subscription limit to or below what the connection has.</summary>
+    MaxSubscriptionsExceeded,
 }
 
 internal static class CloseReasonText
@@ -46,6 +52,8 @@ internal static class CloseReasonText
         CloseReason.ServerShutdown => "Server Shutdown",
         CloseReason.TlsHandshakeError => "TLS Handshake Failure",
         CloseReason.AuthenticationExpired => "Authentication Expired",
+        CloseReason.Revocation => "Credentials Revoked",
+        CloseReason.MaxSubscriptionsExceeded => "Maximum Subscriptions Exceeded",
         _ => string.Empty,
     };
 

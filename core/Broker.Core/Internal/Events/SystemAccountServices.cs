@@ -27,6 +27,7 @@ internal sealed class SystemAccountServices : IAsyncDisposable
     private readonly CancellationTokenSource stopping = new();
     private readonly Task eventLoop;
     private readonly Task statszLoop;
+    private readonly ClaimsRequests? claims;
 
     private SystemAccountServices(BrokerCore core, Accounts.Account system, BrokerMetrics metrics, IMonitoringEndpoint? jsz, ILogger logger)
     {
@@ -36,6 +37,12 @@ internal sealed class SystemAccountServices : IAsyncDisposable
         publisher = new SystemPublisher(client, new SystemServerInfo(core));
         events = new SystemEvents(core, publisher, endpoints);
         subscriptions = new SystemRequests(core, endpoints, publisher, events, jsz).Subscribe(client);
+        if (core.JwtAccounts is { } jwtAccounts)
+        {
+            // Operator mode: the account resolver's claims requests (ClaimsRequests).
+            claims = new ClaimsRequests(jwtAccounts, client, publisher.Server, logger);
+            subscriptions.AddRange(claims.Subscribe());
+        }
         eventLoop = Task.Run(() => events.RunAsync(stopping.Token));
         statszLoop = Task.Run(() => events.RunStatszAsync(TimeProvider.System, stopping.Token));
         core.Events = events;
@@ -82,6 +89,18 @@ internal sealed class SystemAccountServices : IAsyncDisposable
         foreach (var subscription in subscriptions)
         {
             subscription.Dispose();
+        }
+
+        if (claims is not null)
+        {
+            // A claims request under way finishes (and answers) before the client closes.
+            try
+            {
+                await claims.DrainAsync().WaitAsync(DrainTimeout).ConfigureAwait(false);
+            }
+            catch (TimeoutException)
+            {
+            }
         }
 
         await DisposeAsync().ConfigureAwait(false);

@@ -20,6 +20,9 @@ internal static class ServerMessages
     /// <summary>A live client's user JWT expired (nats-server <c>authExpired</c>).</summary>
     public static ReadOnlySpan<byte> ErrUserAuthenticationExpired => "-ERR 'User Authentication Expired'\r\n"u8;
 
+    /// <summary>A claims update revoked a live client's user JWT (nats-server <c>sendErrAndDebug("User Authentication Revoked")</c>).</summary>
+    public static ReadOnlySpan<byte> ErrUserAuthenticationRevoked => "-ERR 'User Authentication Revoked'\r\n"u8;
+
     /// <summary>A live client's account JWT expired (nats-server <c>accountAuthExpired</c>).</summary>
     public static ReadOnlySpan<byte> ErrAccountAuthenticationExpired => "-ERR 'Account Authentication Expired'\r\n"u8;
 

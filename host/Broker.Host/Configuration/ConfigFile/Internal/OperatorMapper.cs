@@ -113,7 +113,7 @@ internal sealed partial class OperatorMapper(ConfValueReader reader, ConfMapping
                 output.Error(entry.KeyPosition, "error parsing account resolver, should be MEM or  URL(\"url\") or a map containing dir and type state=[FULL|CACHE])");
                 break;
             case ConfMap:
-                reader.NotYet(entry, "the nats-based account resolver, type full or cache: its JWT store and $SYS claims requests are not built yet; use resolver: MEMORY with resolver_preload");
+                new ResolverMapper(reader, output).Map(entry);
                 break;
             default:
                 output.Error(entry.KeyPosition, $"error parsing operator resolver, wrong type {GoType(entry.Value)}");

@@ -1,0 +1,78 @@
+using System.Text.Json;
+using Broker.Core.Auth;
+using NATS.Client.Core;
+using static Broker.Security.Tests.ResolverTests;
+
+namespace Broker.Security.Tests;
+
+/// <summary>
+/// JetStream limits of an account JWT pushed to the full resolver and changed by a claims update while the account's
+/// user stays connected, the same on our broker and nats-server 2.9.10 (both with JetStream on).
+/// </summary>
+public sealed class ResolverJetStreamTests : IDisposable
+{
+    private readonly string directory = Directory.CreateTempSubdirectory("broker-resolver-js-").FullName;
+
+    public static TheoryData<ServerKind> Servers => new() { ServerKind.Ours, ServerKind.Reference };
+
+    public void Dispose() => Directory.Delete(directory, recursive: true);
+
+    [Theory]
+    [MemberData(nameof(Servers))]
+    public async Task A_claims_update_enables_and_changes_jetstream_for_an_account_in_use(ServerKind kind)
+    {
+        var op = new TestOperator();
+        var account = op.CreateAccount();
+        var dir = Path.Combine(directory, kind.ToString());
+        var system = op.SystemAccount.GetPublicKey();
+        await using var server = await JetStreamSecurityServer.StartAsync(
+            kind,
+            o =>
+            {
+                o.Operator.Operators.Add(op.Jwt);
+                o.Operator.Resolver = AccountResolverType.Full;
+                o.Operator.DirectoryResolver = new DirectoryResolverOptions { Directory = dir };
+                o.Operator.ResolverPreload[system] = op.AccountJwts[system];
+            },
+            $"operator: \"{op.Jwt}\"\nresolver: {{ type: full, dir: \"{dir}\" }}\nresolver_preload: {{ {system}: \"{op.AccountJwts[system]}\" }}\n");
+        var (sysUser, sysJwt) = TestOperator.CreateUser(op.SystemAccount);
+        await using var sys = await NatsClients.ConnectAsync(server.Url, "sys", o => o with { AuthOpts = new NatsAuthOpts { Jwt = sysJwt, Seed = sysUser.GetSeed() } });
+        await RequestAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", op.AccountJwts[account.GetPublicKey()]);
+        var (user, userJwt) = TestOperator.CreateUser(account);
+        await using var client = await NatsClients.ConnectAsync(server.Url, "user", o => o with { AuthOpts = new NatsAuthOpts { Jwt = userJwt, Seed = user.GetSeed() } });
+
+        using (var disabled = JsonDocument.Parse(await RequestAsync(client, "$JS.API.INFO", string.Empty)))
+        {
+            Assert.Equal(10039, disabled.RootElement.GetProperty("error").GetProperty("err_code").GetInt32());
+        }
+
+        var enabled = op.AddAccount(account, c =>
+        {
+            c.Nats.Limits.MemoryStorage = 1_048_576;
+            c.Nats.Limits.DiskStorage = 2_097_152;
+            c.Nats.Limits.Streams = 3;
+            c.Nats.Limits.Consumers = 4;
+        });
+        Assert.Equal((200, account.GetPublicKey(), "jwt updated"), Answer(await RequestAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", enabled)));
+
+        // The plugin applies account changes on a loop of its own: ask until the account has JetStream.
+        JsonElement limits = default;
+        for (var attempt = 0; attempt < 50; attempt++)
+        {
+            using var info = JsonDocument.Parse(await RequestAsync(client, "$JS.API.INFO", string.Empty));
+            if (info.RootElement.TryGetProperty("limits", out var found))
+            {
+                limits = found.Clone();
+                break;
+            }
+
+            await Task.Delay(100);
+        }
+
+        Assert.Equal(JsonValueKind.Object, limits.ValueKind);
+        Assert.Equal(1_048_576, limits.GetProperty("max_memory").GetInt64());
+        Assert.Equal(2_097_152, limits.GetProperty("max_storage").GetInt64());
+        Assert.Equal(3, limits.GetProperty("max_streams").GetInt32());
+        Assert.Equal(4, limits.GetProperty("max_consumers").GetInt32());
+    }
+}
