@@ -141,6 +141,7 @@ public sealed partial class BrokerServer
         }
 
         metrics?.Dispose();
+        core.AuthCallout?.Dispose();
         core.SetRunState(BrokerRunState.Stopped);
         stopped.TrySetResult();
     }

@@ -49,6 +49,9 @@ internal sealed class ClientAuthentication : IDisposable
         authenticated = !required;
     }
 
+    /// <summary>The nonce this connection's INFO carried, or null.</summary>
+    public string? Nonce => nonce;
+
     /// <summary>Whether the connection is authenticated (by CONNECT, or bound to <c>no_auth_user</c>, or none is required).</summary>
     public bool IsAuthenticated => Volatile.Read(ref authenticated);
 
@@ -150,7 +153,8 @@ internal sealed class ClientAuthentication : IDisposable
         StopDeadline();
     }
 
-    private void StopDeadline() => Interlocked.Exchange(ref timer, null)?.Dispose();
+    /// <summary>Stops the deadline without authenticating: nats-server clears it when CONNECT arrives, and an authorization callout then has a timeout of its own.</summary>
+    public void StopDeadline() => Interlocked.Exchange(ref timer, null)?.Dispose();
 
     /// <summary>
     /// The user this connection is under a reloaded configuration, or null when its credentials are no longer valid.

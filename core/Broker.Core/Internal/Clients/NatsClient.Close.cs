@@ -63,6 +63,7 @@ internal sealed partial class NatsClient
     {
         authentication.Dispose();
         keepAlive.Dispose();
+        callout?.Dispose();
         if (transport.CloseReason == SocketConnection.WriteDeadlineReason && Reason != CloseReason.SlowConsumerPendingBytes)
         {
             Reason = CloseReason.SlowConsumerWriteDeadline;
