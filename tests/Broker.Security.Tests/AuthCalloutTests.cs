@@ -3,6 +3,7 @@ using System.Text.Json;
 using Broker.Core;
 using Broker.Core.Auth;
 using Broker.Core.Internal.Jwt;
+using Microsoft.Extensions.Configuration;
 using NATS.Client.Core;
 using NATS.NKeys;
 
@@ -313,7 +314,7 @@ public sealed class AuthCalloutTests
         await using var client = await RawClient.ConnectAsync(broker.Port);
         await client.SendAsync(Connect("alice"));
         Assert.Equal(["PONG"], (await client.PingAndCollectAsync()).Lines);
-        Assert.Equal(["-ERR 'User Authentication Expired'"], await client.ExpectClosedAsync(TimeSpan.FromSeconds(10)));
+        Assert.Equal(["-ERR 'User Authentication Expired'"], (await client.ExpectClosedAsync(TimeSpan.FromSeconds(10))).Where(line => line != "PING"));
     }
 
     [Fact(Timeout = 60_000)]
@@ -366,6 +367,38 @@ public sealed class AuthCalloutTests
             }
         }
     }
+
+    [Fact(Timeout = 30_000)]
+    public async Task Mqtt_clients_authenticate_as_configured_and_never_ask_the_callout()
+    {
+        var settings = new Dictionary<string, string?> { ["Plugins:Mqtt:host"] = "127.0.0.1", ["Plugins:Mqtt:port"] = "-1" };
+        await using var broker = await TestBroker.StartAsync(
+            o => Configure(o, c => c.AuthUsers = ["auth"]),
+            [new Broker.Adapters.Mqtt.MqttPlugin()],
+            new ConfigurationBuilder().AddInMemoryCollection(settings).Build());
+        await using var service = await CalloutService.StartAsync(broker.Url, issuer, _ => new CalloutAnswer.Allow("B"));
+        var port = ((System.Net.IPEndPoint)broker.Server.GetEndPoint(Broker.Adapters.Mqtt.MqttPlugin.ListenerName)).Port;
+
+        // A configured user that is not an auth user: a NATS client of it goes to the callout, an MQTT client does not.
+        using (var client = new MQTTnet.MqttClientFactory().CreateMqttClient())
+        {
+            var result = await client.ConnectAsync(MqttOptions(port, "a", "a"));
+            Assert.Equal(MQTTnet.MqttClientConnectResultCode.Success, result.ResultCode);
+        }
+
+        // A user only the service knows cannot connect over MQTT.
+        using (var client = new MQTTnet.MqttClientFactory().CreateMqttClient())
+        {
+            var refused = await client.ConnectAsync(MqttOptions(port, "alice", "secret"));
+            Assert.Equal(MQTTnet.MqttClientConnectResultCode.BadUserNameOrPassword, refused.ResultCode);
+        }
+
+        Assert.Empty(service.Requests);
+    }
+
+    private static MQTTnet.MqttClientOptions MqttOptions(int port, string user, string password) =>
+        new MQTTnet.MqttClientOptionsBuilder().WithTcpServer("127.0.0.1", port).WithClientId(user + Guid.NewGuid().ToString("N")[..8])
+            .WithCleanSession(true).WithCredentials(user, password).WithTimeout(TimeSpan.FromSeconds(10)).Build();
 
     [Fact(Timeout = 30_000)]
     public async Task Reload_refuses_to_change_the_callout_and_keeps_callout_clients()

@@ -84,7 +84,7 @@ public sealed class AuthCalloutOptions
         {
             return NATS.NKeys.KeyPair.IsValidPublicKey(prefix, key);
         }
-        catch (Exception ex) when (ex is NATS.NKeys.NKeysException or ArgumentException or FormatException)
+        catch (Exception ex) when (ex is NATS.NKeys.NKeysException or ArgumentException or FormatException or IndexOutOfRangeException)
         {
             return false;
         }

@@ -79,6 +79,21 @@ internal sealed class AuthCallout : IDisposable
     /// </summary>
     public async Task<CalloutResult?> AuthorizeAsync(CalloutCandidate candidate, TimeSpan timeout, CancellationToken cancellationToken)
     {
+        try
+        {
+            return await RequestAsync(candidate, timeout, cancellationToken).ConfigureAwait(false);
+        }
+#pragma warning disable CA1031 // Whatever went wrong, it refuses this client and nothing else.
+        catch (Exception ex) when (ex is not OperationCanceledException)
+#pragma warning restore CA1031
+        {
+            AuthCalloutLog.Refused(logger, $"Error processing auth callout on account \"{Options.Account}\": {ex.Message}");
+            return null;
+        }
+    }
+
+    private async Task<CalloutResult?> RequestAsync(CalloutCandidate candidate, TimeSpan timeout, CancellationToken cancellationToken)
+    {
         var accountName = Options.Account;
         if (!core.Accounts.TryGet(accountName, out var account))
         {
@@ -117,7 +132,13 @@ internal sealed class AuthCallout : IDisposable
             return null;
         }
 
-        var expected = new CalloutExpectation(accountName, Options.Issuer, userNkey, core.ServerId, curveKey, Options.XKey);
+        return Bind(reply, candidate, new CalloutExpectation(accountName, Options.Issuer, userNkey, core.ServerId, curveKey, Options.XKey));
+    }
+
+    /// <summary>The user an answer binds, or null (the reason logged).</summary>
+    private CalloutResult? Bind(BusReply reply, CalloutCandidate candidate, CalloutExpectation expected)
+    {
+        var accountName = expected.Account;
         if (!AuthCalloutResponse.TryVerify(reply.Payload.Span, expected, core.Accounts, DateTimeOffset.UtcNow, out var user, out var placement, out var validFor, out var reason))
         {
             AuthCalloutLog.Refused(logger, reason);
@@ -149,7 +170,7 @@ internal sealed class AuthCallout : IDisposable
 
         // nats-server names the client by the JWT's name when it has one, else by what its CONNECT gave.
         var name = string.IsNullOrEmpty(user.Name) ? candidate.RawUser : user.Name;
-        AuthCalloutLog.Authorized(logger, accountName, userNkey, placement.Name);
+        AuthCalloutLog.Authorized(logger, accountName, expected.UserNkey, placement.Name);
         return new CalloutResult(new AuthenticatedUser(name, template, placement.Name), ExpiresIn(user, validFor, DateTimeOffset.UtcNow));
     }
 

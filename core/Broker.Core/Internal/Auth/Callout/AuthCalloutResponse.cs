@@ -145,7 +145,7 @@ internal static class AuthCalloutResponse
         {
             return JwtToken.IsPublicKey(key, prefix);
         }
-        catch (Exception ex) when (ex is NKeysException or ArgumentException or FormatException)
+        catch (Exception ex) when (ex is NKeysException or ArgumentException or FormatException or IndexOutOfRangeException)
         {
             return false;
         }

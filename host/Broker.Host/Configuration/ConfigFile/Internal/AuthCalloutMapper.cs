@@ -124,7 +124,7 @@ internal sealed class AuthCalloutMapper(ConfValueReader reader, ConfMappingBuild
         {
             return KeyPair.IsValidPublicKey(prefix, key);
         }
-        catch (Exception ex) when (ex is NKeysException or ArgumentException or FormatException)
+        catch (Exception ex) when (ex is NKeysException or ArgumentException or FormatException or IndexOutOfRangeException)
         {
             return false;
         }
