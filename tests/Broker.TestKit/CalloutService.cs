@@ -4,7 +4,7 @@ using Broker.Core.Internal.Jwt;
 using NATS.Client.Core;
 using NATS.NKeys;
 
-namespace Broker.Security.Tests;
+namespace Broker.TestKit;
 
 /// <summary>What the test's callout service answers to one request.</summary>
 internal abstract record CalloutAnswer
@@ -69,11 +69,11 @@ internal sealed class CalloutService : IAsyncDisposable
     /// <summary>
     /// Connects the service to <paramref name="url"/> as <paramref name="user"/> (password = name) and starts answering.
     /// With <paramref name="curve"/> it opens sealed requests, and seals its replies with <paramref name="sealWith"/>
-    /// (default the same key), unless <paramref name="sealReplies"/> is false.
+    /// (default the same key), unless <paramref name="sealReplies"/> is false; <paramref name="configure"/> adjusts its connection.
     /// </summary>
-    public static async Task<CalloutService> StartAsync(string url, KeyPair issuer, Func<AuthorizationRequestClaims, CalloutAnswer> decide, string user = "auth", KeyPair? curve = null, TimeSpan? delay = null, KeyPair? sealWith = null, bool sealReplies = true)
+    public static async Task<CalloutService> StartAsync(string url, KeyPair issuer, Func<AuthorizationRequestClaims, CalloutAnswer> decide, string user = "auth", KeyPair? curve = null, TimeSpan? delay = null, KeyPair? sealWith = null, bool sealReplies = true, Func<NatsOpts, NatsOpts>? configure = null)
     {
-        var connection = await NatsClients.ConnectAsync(url, "callout-service", o => o.WithUser(user, user));
+        var connection = await NatsClients.ConnectAsync(url, "callout-service", o => (configure ?? (c => c))(o.WithUser(user, user)));
         var subscription = await connection.SubscribeCoreAsync<byte[]>("$SYS.REQ.USER.AUTH");
         await connection.PingAsync();
         return new CalloutService(connection, subscription, issuer, curve, sealReplies ? sealWith ?? curve : null, decide, delay ?? TimeSpan.Zero);
