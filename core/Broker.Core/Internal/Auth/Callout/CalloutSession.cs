@@ -14,9 +14,13 @@ internal sealed class CalloutSession : IDisposable
 {
     private Task<CalloutResult?>? pending;
     private Timer? expiry;
+    private volatile bool authorized;
 
-    /// <summary>Whether the service authorized the connection (its user and permissions came from the user JWT).</summary>
-    public bool Authorized { get; private set; }
+    /// <summary>
+    /// Whether the service authorized the connection (its user and permissions came from the user JWT); set by the read
+    /// loop, read by a reload's thread.
+    /// </summary>
+    public bool Authorized => authorized;
 
     /// <summary>
     /// Sends the request for a connection's CONNECT (its synchronous part runs here: sign, seal, publish) and keeps the
@@ -40,7 +44,7 @@ internal sealed class CalloutSession : IDisposable
     /// <summary>Marks the connection authorized and starts its expiry, if the user JWT sets one.</summary>
     public void Authorize(TimeSpan? expiresIn, Action expired)
     {
-        Authorized = true;
+        authorized = true;
         if (expiresIn is { } after)
         {
             expiry = new Timer(static state => ((Action)state!).Invoke(), expired, after, Timeout.InfiniteTimeSpan);
