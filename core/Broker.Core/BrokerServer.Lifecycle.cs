@@ -142,6 +142,7 @@ public sealed partial class BrokerServer
 
         metrics?.Dispose();
         core.JwtAccounts?.Dispose();
+        core.AuthCallout?.Dispose();
         core.SetRunState(BrokerRunState.Stopped);
         stopped.TrySetResult();
     }

@@ -16,7 +16,7 @@ public sealed partial class BrokerServer
     /// each, as nats-server does). Accounts are added, changed and removed; a connection whose user is gone or now
     /// belongs to another account is closed (nats-server's "Client Closed", without -ERR), the others keep their
     /// account and subscriptions. A reload that changes a setting needing a restart (host, port, server name, header
-    /// support, monitoring listener) is refused as a whole and nothing is applied. A <c>max_connections</c> lowered below
+    /// support, monitoring listener, <c>auth_callout</c>) is refused as a whole and nothing is applied. A <c>max_connections</c> lowered below
     /// the connections open closes the newest ones beyond it with <c>maximum connections exceeded</c>. Each change is logged as nats-server
     /// logs it (<c>Reloaded: max_payload = 1048576</c>); the caller logs the end of the reload.
     /// </summary>
@@ -49,6 +49,14 @@ public sealed partial class BrokerServer
             if (next.Port == ClientEndPoint.Port)
             {
                 next.Port = core.Options.Port;
+            }
+
+            // As nats-server (its AuthCallout option is not reloadable): the callout keeps what it started with.
+            if (OptionsComparer.AuthCalloutChanged(core.Options, next))
+            {
+                const string message = "config reload not supported for AuthCallout; restart the server to change it";
+                HostingLog.ReloadRefused(logger, message);
+                return ReloadResult.Failed(message);
             }
 
             var changed = OptionsComparer.Changed(core.Options, next);

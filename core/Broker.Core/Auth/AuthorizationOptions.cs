@@ -30,6 +30,12 @@ public sealed class AuthorizationOptions
     /// </summary>
     public string? NoAuthUser { get; set; }
 
+    /// <summary>
+    /// Authorization callout (nats-server 2.10 <c>auth_callout</c>): clients other than its auth users are authorized
+    /// by an external service. Default none.
+    /// </summary>
+    public AuthCalloutOptions? AuthCallout { get; set; }
+
     private static readonly TimeSpan DefaultTimeout = TimeSpan.FromSeconds(2);
     private TimeSpan? timeout;
 
@@ -56,6 +62,7 @@ public sealed class AuthorizationOptions
         var copy = (AuthorizationOptions)MemberwiseClone();
         copy.Users = [.. Users.Select(u => u.Clone())];
         copy.DefaultPermissions = DefaultPermissions?.Clone();
+        copy.AuthCallout = AuthCallout?.Clone();
         return copy;
     }
 
@@ -101,6 +108,9 @@ public sealed class AuthorizationOptions
 
         DefaultPermissions?.Validate();
         ValidateAccounts(accounts, seen, nkeys);
+        AuthCallout?.Validate(
+            new HashSet<string>(accounts.Select(a => a.Name).Append(Internal.Accounts.Account.GlobalName), StringComparer.Ordinal),
+            new HashSet<string>(seen.Concat(nkeys), StringComparer.Ordinal));
         if (string.IsNullOrEmpty(NoAuthUser))
         {
             return;

@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using Broker.Core.Internal.Accounts;
 using Broker.Core.Internal.Auth;
+using Broker.Core.Internal.Auth.Callout;
 using Broker.Core.Internal.Clients;
 using Broker.Core.Internal.Monitoring;
 using Microsoft.Extensions.Logging;
@@ -21,7 +22,9 @@ internal sealed partial class BrokerCore
         Options = options;
         LoggerFactory = loggerFactory;
         Logger = loggerFactory.CreateLogger("Broker.Core");
-        ServerId = ServerIdentity.NewServerId();
+        // As nats-server: the server id is the public key of the server's own NKey, which signs its JWTs (auth callout requests).
+        ServerKey = NATS.NKeys.KeyPair.CreatePair(NATS.NKeys.PrefixByte.Server);
+        ServerId = ServerKey.GetPublicKey();
         ServerName = options.ServerName ?? ServerId;
         ClientLogger = loggerFactory.CreateLogger("Broker.Client");
         Accounts = new AccountRegistry(options.Accounts, options.Mappings, AccountRegistry.SystemAccountName(options));
@@ -39,7 +42,14 @@ internal sealed partial class BrokerCore
         Authenticator = CreateAuthenticator(options, Logger);
         ClosedClients = new ClosedConnectionRing(options.MaxClosedClients);
         Accounts.Attach(this);
+        AuthCallout = options.Authorization.AuthCallout is { } callout ? new AuthCallout(this, callout) : null;
     }
+
+    /// <summary>The server's NKey (<see cref="ServerId"/> is its public key); it signs auth callout requests.</summary>
+    public NATS.NKeys.KeyPair ServerKey { get; }
+
+    /// <summary>The authorization callout when <c>auth_callout</c> is configured, else null (a reload cannot change it).</summary>
+    public AuthCallout? AuthCallout { get; }
 
     public ILogger ClientLogger { get; }
 

@@ -210,7 +210,6 @@ public sealed class ConfMappingErrorTests
     [InlineData("ocsp: true", "ocsp")]
     [InlineData("proxies { trusted: [] }", "proxies")]
     [InlineData("default_sentinel: x", "default_sentinel")]
-    [InlineData("authorization { auth_callout { issuer: A, auth_users: [a] } }", "auth_callout")]
     [InlineData("authorization { users: [ {user: a, allowed_connection_types: [STANDARD]} ] }", "allowed_connection_types")]
     [InlineData("authorization { users: [ {user: a, proxy_required: true} ] }", "proxy_required")]
     [InlineData("accounts { A: { users: [ {user: a, allowed_connection_types: [STANDARD]} ] } }", "allowed_connection_types")]

@@ -55,6 +55,9 @@ internal sealed class ClientAuthentication : IDisposable
         authenticated = !required;
     }
 
+    /// <summary>The nonce this connection's INFO carried, or null.</summary>
+    public string? Nonce => nonce;
+
     /// <summary>Whether the connection is authenticated (by CONNECT, or bound to <c>no_auth_user</c>, or none is required).</summary>
     public bool IsAuthenticated => Volatile.Read(ref authenticated);
 
@@ -174,7 +177,8 @@ internal sealed class ClientAuthentication : IDisposable
     private AuthenticatedUser? AuthenticateJwt(Authenticator authenticator, out string? failure) =>
         authenticator.AuthenticateJwt(connectJwt, connectSignature, Encoding.ASCII.GetBytes(nonce ?? ""), connectHost, connectionType, DateTimeOffset.UtcNow, out failure);
 
-    private void StopDeadline() => Interlocked.Exchange(ref timer, null)?.Dispose();
+    /// <summary>Stops the deadline without authenticating: nats-server clears it when CONNECT arrives, and an authorization callout then has a timeout of its own.</summary>
+    public void StopDeadline() => Interlocked.Exchange(ref timer, null)?.Dispose();
 
     /// <summary>
     /// The user this connection is under a reloaded configuration, or null when its credentials are no longer valid.

@@ -52,6 +52,9 @@ internal partial class InProcessClient
         }
     }
 
+    /// <summary>The prefix of this client's reply subjects, ending with a dot; made once, at the first request.</summary>
+    protected virtual string NewInboxPrefix() => "_INBOX." + ServerIdentity.RandomBase32(22) + ".";
+
     private bool IsReplySubscription(Subscription subscription) => ReferenceEquals(subscription, Volatile.Read(ref replies));
 
     /// <summary>The reply subjects' prefix, subscribing <c>prefix.*</c> first if needed (again after a reload removed it).</summary>
@@ -64,7 +67,7 @@ internal partial class InProcessClient
                 return inboxPrefix!;
             }
 
-            inboxPrefix ??= Encoding.ASCII.GetBytes("_INBOX." + ServerIdentity.RandomBase32(22) + ".");
+            inboxPrefix ??= Encoding.ASCII.GetBytes(NewInboxPrefix());
             requests ??= new ConcurrentDictionary<long, PendingRequest>();
             var subscription = CreateSubscription(Encoding.ASCII.GetString(inboxPrefix) + "*", null);
             AddChecked(subscription);

@@ -64,6 +64,7 @@ internal sealed partial class NatsClient
         authentication.Dispose();
         keepAlive.Dispose();
         StopExpiry();
+        callout?.Dispose();
         if (transport.CloseReason == SocketConnection.WriteDeadlineReason && Reason != CloseReason.SlowConsumerPendingBytes)
         {
             Reason = CloseReason.SlowConsumerWriteDeadline;

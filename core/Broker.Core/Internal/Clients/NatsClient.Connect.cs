@@ -40,12 +40,30 @@ internal sealed partial class NatsClient
 
         // Authentication comes first, as in nats-server; obsolete account fields are a violation.
         var user = authentication.Authenticate(Server.Authenticator, connect, transport.Credentials, this, logger);
-        if (user is null || connect.Account is not null || connect.NewAccount == true)
+        if (connect.Account is not null || connect.NewAccount == true)
         {
             AuthorizationViolation();
             return false;
         }
 
+        if (Server.AuthCallout is { } authCallout)
+        {
+            // nats-server's rule: everyone but the auth users is decided by the callout, whatever the configuration says.
+            var rawUser = !string.IsNullOrEmpty(connect.Nkey) ? connect.Nkey : user?.Name ?? NullIfEmpty(connect.User) ?? NullIfEmpty(connect.AuthToken);
+            if (authCallout.Intercepts(rawUser))
+            {
+                return StartCallout(authCallout, connect, rawUser);
+            }
+
+            user = user is null ? null : authCallout.ForAuthUser(user, rawUser!);
+        }
+
+        return user is null ? AuthorizationViolationAndStop() : FinishConnect(user);
+    }
+
+    /// <summary>The rest of CONNECT once the user is known: bind, refuse bad options, +OK, a lower payload limit.</summary>
+    private bool FinishConnect(AuthenticatedUser user)
+    {
         if (!CompleteAuthentication(user))
         {
             return false;
@@ -97,6 +115,14 @@ internal sealed partial class NatsClient
         return Permissions = user.Permissions?.CreateForConnection();
     }
 
+    private bool AuthorizationViolationAndStop()
+    {
+        AuthorizationViolation();
+        return false;
+    }
+
+    private static string? NullIfEmpty(string? value) => string.IsNullOrEmpty(value) ? null : value;
+
     private void AuthorizationViolation()
     {
         ClientLog.AuthorizationViolation(logger, this);
@@ -116,12 +142,13 @@ internal sealed partial class NatsClient
         }
 
         var user = Server.Authenticator.Authenticate(null, null, null);
-        if (user is null)
+        if (user is null || Server.AuthCallout?.Intercepts(user.Name) == true)
         {
+            // With a callout, only an auth user may be bound this way: the others need a CONNECT for the service.
             AuthorizationViolation();
             return false;
         }
 
-        return CompleteAuthentication(user);
+        return CompleteAuthentication(Server.AuthCallout?.ForAuthUser(user, user.Name!) ?? user);
     }
 }

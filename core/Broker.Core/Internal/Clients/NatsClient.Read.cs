@@ -70,6 +70,14 @@ internal sealed partial class NatsClient
                 await StallPolicy.WaitAsync(Stalls, cancellationToken).ConfigureAwait(false);
             }
 
+            if (callout?.TakePending() is { } answer)
+            {
+                // CONNECT went to the authorization callout: what followed it waits for the answer.
+                input.AdvanceTo(buffer.Start);
+                CompleteCallout(await answer.WaitAsync(cancellationToken).ConfigureAwait(false));
+                continue;
+            }
+
             if (yielded)
             {
                 // A subscriber asked us to pause between messages: keep the rest of the input for the next batch.

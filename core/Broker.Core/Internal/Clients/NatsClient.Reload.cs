@@ -24,6 +24,11 @@ internal sealed partial class NatsClient
             return;
         }
 
+        if (ApplyReloadToCalloutUser())
+        {
+            return;
+        }
+
         var user = AccountBinding.Reauthenticate(this, authentication, previous, current, logger, out var refusal);
         if (user is null)
         {

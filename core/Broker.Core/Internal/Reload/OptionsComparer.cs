@@ -59,6 +59,10 @@ internal static class OptionsComparer
     public static IReadOnlyList<Setting> Changed(BrokerOptions current, BrokerOptions next)
         => [.. Settings.Where(s => !Equals(s.Read(current), s.Read(next)))];
 
+    /// <summary>Whether <c>authorization { auth_callout }</c> differs (nats-server refuses to reload it).</summary>
+    public static bool AuthCalloutChanged(BrokerOptions current, BrokerOptions next) =>
+        Json(current.Authorization.AuthCallout) != Json(next.Authorization.AuthCallout);
+
     /// <summary>
     /// What a changed setting now is, as nats-server logs it after <c>Reloaded: </c>: <c>max_payload = 1048576</c>,
     /// <c>ping_interval = 2m0s</c> (Go's forms), and for authorization which part changed (<c>authorization users</c>,

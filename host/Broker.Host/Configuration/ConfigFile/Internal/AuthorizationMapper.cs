@@ -79,7 +79,7 @@ internal sealed class AuthorizationMapper(ConfValueReader reader, ConfMappingBui
                     permissions.Map(item, Authorization(nameof(AuthorizationOptions.DefaultPermissions)));
                     break;
                 case "auth_callout" or "auth_hook":
-                    reader.Forbidden(item, "authorization callouts");
+                    new AuthCalloutMapper(reader, output).Map(item);
                     break;
                 case "proxy_required":
                     reader.Forbidden(item, "trusted proxies");
