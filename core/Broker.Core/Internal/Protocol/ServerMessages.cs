@@ -28,8 +28,6 @@ internal static class ServerMessages
 
     public static ReadOnlySpan<byte> ErrAuthenticationTimeout => "-ERR 'Authentication Timeout'\r\n"u8;
 
-    public static ReadOnlySpan<byte> ErrUserAuthenticationExpired => "-ERR 'User Authentication Expired'\r\n"u8;
-
     public static ReadOnlySpan<byte> ErrInvalidPublishSubject => "-ERR 'Invalid Publish Subject'\r\n"u8;
 
     public static ReadOnlySpan<byte> ErrInvalidSubject => "-ERR 'Invalid Subject'\r\n"u8;
