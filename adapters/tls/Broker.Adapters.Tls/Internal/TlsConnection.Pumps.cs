@@ -73,7 +73,7 @@ internal sealed partial class TlsConnection
                 if (result.IsCompleted)
                 {
                     // Everything the protocol wrote is out: say goodbye (close_notify), as Go's tls.Conn.Close does.
-                    await stream.ShutdownAsync().ConfigureAwait(false);
+                    await SayGoodbyeAsync(stream).ConfigureAwait(false);
                     break;
                 }
             }
@@ -85,6 +85,19 @@ internal sealed partial class TlsConnection
         {
             await reader.CompleteAsync().ConfigureAwait(false);
             await raw.CompleteAsync().ConfigureAwait(false);
+        }
+    }
+
+    // close_notify is a courtesy: OpenSSL refuses it while a handshake message is still in flight ("shutdown while in
+    // init", a client closing right after its handshake), and the connection ends either way.
+    private static async ValueTask SayGoodbyeAsync(SslStream stream)
+    {
+        try
+        {
+            await stream.ShutdownAsync().ConfigureAwait(false);
+        }
+        catch (System.Security.Cryptography.CryptographicException)
+        {
         }
     }
 }
