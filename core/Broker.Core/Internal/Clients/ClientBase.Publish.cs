@@ -131,7 +131,7 @@ internal abstract partial class ClientBase
     /// Delivers to every plain subscription of <paramref name="result"/> and one member of each queue group, counting
     /// the deliveries in this producer's batch; returns how many there were.
     /// </summary>
-    private int DeliverToAll(SubListResult result, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    internal int DeliverToAll(SubListResult result, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
         var delivered = 0;
         foreach (var subscription in result.Plain)
