@@ -190,7 +190,7 @@ internal abstract partial class ClientBase
 
         if (subscription.Origin is { } origin)
         {
-            return TryDeliverImported(subscription, origin, subject, deliverAs, replyTo, headers, payload);
+            return (shadowDelivery ??= new ShadowSubscriptions(this)).TryDeliver(subscription, origin, subject, deliverAs, replyTo, headers, payload);
         }
 
         if (subscription.CheckDenyOnDelivery && target.Permissions is { } permissions && !permissions.IsDeliveryAllowed(subject, subscription.Queue))
@@ -221,7 +221,7 @@ internal abstract partial class ClientBase
         return true;
     }
 
-    private void DeliverCounted(ClientBase target, Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    internal void DeliverCounted(ClientBase target, Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
         if (!replyTo.IsEmpty && target.Permissions is { TracksResponses: true } permissions)
         {

@@ -14,7 +14,7 @@ internal abstract partial class ClientBase
     private ServiceImportForwarder? serviceForwarder;
 
     /// <summary>Whether this producer is forwarding across a service import now: shadows of stream imports are skipped.</summary>
-    private bool Forwarding => serviceForwarder is { Forwarding: true };
+    internal bool Forwarding => serviceForwarder is { Forwarding: true };
 
     /// <summary>
     /// Forwards a message that matched a subscription of an account's import client: across its service import, or,

@@ -53,7 +53,7 @@ internal abstract partial class ClientBase
             }
 
             subscriptions.Add(sid, subscription);
-            AddShadows(subscription);
+            subscription.Shadows = ShadowSubscriptions.Create(this, subscription);
         }
 
         return SubscribeOutcome.Added;
@@ -105,7 +105,7 @@ internal abstract partial class ClientBase
         }
 
         Account.SubList.Remove(subscription);
-        RemoveShadows(shadows);
+        ShadowSubscriptions.Remove(shadows);
         OnSubscriptionRemoved(subscription);
     }
 
@@ -159,7 +159,7 @@ internal abstract partial class ClientBase
             {
                 var shadows = subscription.Shadows;
                 subscription.Shadows = null;
-                RemoveShadows(shadows);
+                ShadowSubscriptions.Remove(shadows);
             }
 
             foreach (var subscription in all)
