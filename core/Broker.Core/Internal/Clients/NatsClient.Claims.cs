@@ -1,58 +1,25 @@
-using Broker.Core.Internal.Accounts;
-using Broker.Core.Internal.Logging;
-using Broker.Core.Internal.Protocol;
+using Broker.Core.Internal.Auth;
 
 namespace Broker.Core.Internal.Clients;
 
 /// <summary>
-/// A claims update of the connection's account, applied live (nats-server <c>updateAccountClaimsWithRefresh</c> walking
-/// the account's clients): beyond the new connection limit it is closed as a refused connection; at or beyond the new
-/// subscription limit it is told and closed (<c>applyAccountLimits</c> → <c>subsAtLimit</c>); a revoked user JWT
-/// closes it with <c>User Authentication Revoked</c>, a bearer JWT the account now refuses as an authorization
-/// violation. The payload limit needs nothing here: the read loop reads the account's limits each batch.
+/// Operator mode on one connection: its user JWT, the expiry of its authentication and live claims updates of its
+/// account are <see cref="UserClaims"/>'s; the server reaches them through these members.
 /// </summary>
 internal sealed partial class NatsClient
 {
+    /// <summary>What the user's JWT gave this connection, or null outside operator mode.</summary>
+    public JwtUser? JwtUser => claims.User;
+
+    /// <summary>The connection type a user JWT's <c>allowed_connection_types</c> names: <c>WEBSOCKET</c> on the WebSocket listener.</summary>
+    public string JwtConnectionType => transport.Listener is { Name: not BrokerServer.ClientListenerName } ? "WEBSOCKET" : "STANDARD";
+
+    /// <summary>Closes the connection because its account's JWT expired.</summary>
+    public void CloseForAccountExpired() => claims.CloseForAccountExpired();
+
     /// <summary>Closes the connection because a claims update lowered its account's connection limit below it.</summary>
-    public void CloseForAccountConnections()
-    {
-        if (!IsClosed)
-        {
-            ClientLog.MaxAccountConnectionsExceeded(logger, this, Account.Name);
-            BeginClose(CloseReason.MaxAccountConnectionsExceeded, ServerMessages.ErrMaxAccountConnections);
-        }
-    }
+    public void CloseForAccountConnections() => claims.CloseForAccountConnections();
 
     /// <summary>Checks the connection against its account's JWT just taken; closes it when it no longer fits.</summary>
-    public void CheckClaimsUpdate()
-    {
-        if (IsClosed || Account.Jwt is not { } jwt)
-        {
-            return;
-        }
-
-        var maxSubscriptions = ClientLimits.MaxSubscriptions(Server.Options, Account, UserMaxSubscriptions);
-        if (maxSubscriptions > 0 && SubscriptionCount >= maxSubscriptions)
-        {
-            ClientLog.MaxSubscriptionsExceeded(logger, this);
-            BeginClose(CloseReason.MaxSubscriptionsExceeded, ServerMessages.ErrMaxSubscriptions);
-            return;
-        }
-
-        if (JwtUser is not { } user)
-        {
-            return;
-        }
-
-        if (user.Claims.Nats.BearerToken && jwt.DisallowBearer)
-        {
-            ClientLog.AuthorizationViolation(logger, this);
-            BeginClose(CloseReason.AuthenticationViolation, ServerMessages.ErrAuthorization);
-        }
-        else if (jwt.IsRevoked(user.Claims.Subject!, user.Claims.IssuedAt))
-        {
-            ClientLog.AuthenticationExpired(logger, this, "User Authentication Revoked");
-            BeginClose(CloseReason.Revocation, ServerMessages.ErrUserAuthenticationRevoked);
-        }
-    }
+    public void CheckClaimsUpdate() => claims.CheckClaimsUpdate();
 }

@@ -18,7 +18,7 @@ internal sealed partial class NatsClient
 
     public override bool IsClosed => Volatile.Read(ref closing) != 0;
 
-    private void BeginClose(CloseReason reason, ReadOnlySpan<byte> error)
+    internal void BeginClose(CloseReason reason, ReadOnlySpan<byte> error)
     {
         if (Interlocked.Exchange(ref closing, 1) != 0)
         {
@@ -63,7 +63,7 @@ internal sealed partial class NatsClient
     {
         authentication.Dispose();
         keepAlive.Dispose();
-        StopExpiry();
+        claims.Dispose();
         callout?.Dispose();
         if (transport.CloseReason == SocketConnection.WriteDeadlineReason && Reason != CloseReason.SlowConsumerPendingBytes)
         {

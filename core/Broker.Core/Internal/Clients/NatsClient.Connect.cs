@@ -82,7 +82,7 @@ internal sealed partial class NatsClient
         }
 
         // The rest of this read was parsed with the server's max_payload: stop and parse it again with the account's.
-        if (ClientLimits.LowersMaxPayload(Server.Options, Account, UserMaxPayload))
+        if (ClientLimits.LowersMaxPayload(Server.Options, Account, claims.MaxPayload))
         {
             RequestYield();
             return false;
@@ -96,7 +96,7 @@ internal sealed partial class NatsClient
     {
         authentication.Complete();
         TakeUser(user);
-        TakeJwt(user.Jwt);
+        claims.Take(user.Jwt);
         var refusal = AccountBinding.Bind(this, user, logger);
         if (refusal != CloseReason.None)
         {

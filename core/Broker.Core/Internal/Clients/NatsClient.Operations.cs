@@ -78,7 +78,7 @@ internal sealed partial class NatsClient
         {
             CheckDenyOnDelivery = Permissions?.NeedsDeliveryCheck(subject, queue) ?? false,
         };
-        switch (AddSubscription(subscription, ClientLimits.MaxSubscriptions(Server.Options, Account, UserMaxSubscriptions)))
+        switch (AddSubscription(subscription, ClientLimits.MaxSubscriptions(Server.Options, Account, claims.MaxSubscriptions)))
         {
             case SubscribeOutcome.TooMany:
                 ClientLog.MaxSubscriptionsExceeded(logger, this);

@@ -59,7 +59,7 @@ internal sealed partial class NatsClient
             keepAlive.InputReceived();
 
             var options = Server.Options;
-            var limits = new ParserLimits(options.MaxControlLine, ClientLimits.MaxPayload(options, Account, UserMaxPayload));
+            var limits = new ParserLimits(options.MaxControlLine, ClientLimits.MaxPayload(options, Account, claims.MaxPayload));
             var status = Parse(ref buffer, limits, out var error);
             var yielded = status == ParseStatus.Stopped && YieldRequested && !IsClosed;
 

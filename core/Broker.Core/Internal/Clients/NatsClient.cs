@@ -11,11 +11,11 @@ namespace Broker.Core.Internal.Clients;
 /// its lock and flushed once per producer batch (<c>.Output.cs</c>, <see cref="ConnectionOutput"/>) and closing
 /// (<c>.Close.cs</c>). It delegates to collaborators with their own state: <see cref="ConnectOptions"/> (what CONNECT
 /// asked for), <see cref="ClientAuthentication"/> (nonce, credentials, deadline), <see cref="KeepAlive"/> (ping timer,
-/// round trip, last input), <see cref="ProtocolTrace"/>
+/// round trip, last input), <see cref="UserClaims"/> (user JWT, expiry, claims updates), <see cref="ProtocolTrace"/>
 /// (<c>-V</c>), <see cref="ClientTransport"/> (pipes, endpoints, TLS) and <see cref="MessageFrame"/> (the MSG/HMSG
 /// line); the subscription table is <see cref="ClientBase"/>'s.
 /// </summary>
-[System.Diagnostics.CodeAnalysis.SuppressMessage("Design", "CA1001", Justification = "The timers' owners (authentication, keep-alive) are disposed when the read loop ends (CleanupAsync); the client has no other owner.")]
+[System.Diagnostics.CodeAnalysis.SuppressMessage("Design", "CA1001", Justification = "The timers' owners (authentication, keep-alive, user claims) are disposed when the read loop ends (CleanupAsync); the client has no other owner.")]
 internal sealed partial class NatsClient : ClientBase, IClientConnection, IKeepAliveConnection
 {
     private readonly ILogger logger;
@@ -29,6 +29,7 @@ internal sealed partial class NatsClient : ClientBase, IClientConnection, IKeepA
     private readonly ClientAuthentication authentication;
     private readonly KeepAlive keepAlive;
     private readonly ProtocolTrace trace;
+    private readonly UserClaims claims;
 
     public NatsClient(BrokerCore server, TransportConnection connection)
         : base(server, ClientKind.Client)
@@ -41,6 +42,7 @@ internal sealed partial class NatsClient : ClientBase, IClientConnection, IKeepA
         authentication = new ClientAuthentication(server.Authenticator.AuthRequired, transport.Tls);
         keepAlive = new KeepAlive(this);
         trace = new ProtocolTrace(logger, transport.RemoteEndPoint, Id);
+        claims = new UserClaims(this, logger);
     }
 
     public IPEndPoint? RemoteEndPoint => transport.RemoteEndPoint;
