@@ -52,7 +52,7 @@ internal sealed partial class NatsClient
             var rawUser = !string.IsNullOrEmpty(connect.Nkey) ? connect.Nkey : user?.Name ?? NullIfEmpty(connect.User) ?? NullIfEmpty(connect.AuthToken);
             if (authCallout.Intercepts(rawUser))
             {
-                return StartCallout(authCallout, connect, rawUser);
+                return (callout ??= new CalloutConnection(this, authentication, transport, logger)).Start(authCallout, connect, rawUser);
             }
 
             user = user is null ? null : authCallout.ForAuthUser(user, rawUser!);
@@ -62,7 +62,7 @@ internal sealed partial class NatsClient
     }
 
     /// <summary>The rest of CONNECT once the user is known: bind, refuse bad options, +OK, a lower payload limit.</summary>
-    private bool FinishConnect(AuthenticatedUser user)
+    internal bool FinishConnect(AuthenticatedUser user)
     {
         if (!CompleteAuthentication(user))
         {
@@ -123,7 +123,7 @@ internal sealed partial class NatsClient
 
     private static string? NullIfEmpty(string? value) => string.IsNullOrEmpty(value) ? null : value;
 
-    private void AuthorizationViolation()
+    internal void AuthorizationViolation()
     {
         ClientLog.AuthorizationViolation(logger, this);
         Server.Events?.AuthenticationFailed(this, authentication.ConnectUser);

@@ -74,7 +74,7 @@ internal sealed partial class NatsClient
             {
                 // CONNECT went to the authorization callout: what followed it waits for the answer.
                 input.AdvanceTo(buffer.Start);
-                CompleteCallout(await answer.WaitAsync(cancellationToken).ConfigureAwait(false));
+                callout.Complete(await answer.WaitAsync(cancellationToken).ConfigureAwait(false));
                 continue;
             }
 

@@ -24,7 +24,7 @@ internal sealed partial class NatsClient
             return;
         }
 
-        if (ApplyReloadToCalloutUser())
+        if (callout?.ApplyReload() == true)
         {
             return;
         }

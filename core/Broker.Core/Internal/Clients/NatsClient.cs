@@ -11,7 +11,8 @@ namespace Broker.Core.Internal.Clients;
 /// its lock and flushed once per producer batch (<c>.Output.cs</c>, <see cref="ConnectionOutput"/>) and closing
 /// (<c>.Close.cs</c>). It delegates to collaborators with their own state: <see cref="ConnectOptions"/> (what CONNECT
 /// asked for), <see cref="ClientAuthentication"/> (nonce, credentials, deadline), <see cref="KeepAlive"/> (ping timer,
-/// round trip, last input), <see cref="UserClaims"/> (user JWT, expiry, claims updates), <see cref="ProtocolTrace"/>
+/// round trip, last input), <see cref="UserClaims"/> (user JWT, expiry, claims updates),
+/// <see cref="CalloutConnection"/> (CONNECT through the authorization callout), <see cref="ProtocolTrace"/>
 /// (<c>-V</c>), <see cref="ClientTransport"/> (pipes, endpoints, TLS) and <see cref="MessageFrame"/> (the MSG/HMSG
 /// line); the subscription table is <see cref="ClientBase"/>'s.
 /// </summary>
@@ -30,6 +31,9 @@ internal sealed partial class NatsClient : ClientBase, IClientConnection, IKeepA
     private readonly KeepAlive keepAlive;
     private readonly ProtocolTrace trace;
     private readonly UserClaims claims;
+
+    // Made at the first CONNECT the authorization callout intercepts.
+    private CalloutConnection? callout;
 
     public NatsClient(BrokerCore server, TransportConnection connection)
         : base(server, ClientKind.Client)
