@@ -17,14 +17,14 @@ internal abstract partial class ClientBase
     private long listedInStamp;
 
     /// <summary>Flushes of far-behind clients this producer should wait for before reading more (usually empty).</summary>
-    protected List<Task> Stalls { get; } = [];
+    protected internal List<Task> Stalls { get; } = [];
 
     /// <summary>
     /// Set by a delivery target that fell behind or took a large share of its limit since its last flush: the
     /// producer should end its batch now (flush, maybe stall) instead of parsing the rest of its input first, as
     /// nats-server stalls producers between messages. Cleared by <see cref="FlushPending"/>.
     /// </summary>
-    protected bool YieldRequested { get; private set; }
+    protected internal bool YieldRequested { get; private set; }
 
     /// <summary>Whether deliveries of the current batch wait for <see cref="FlushPending"/>; read by the producer's own thread.</summary>
     protected bool HasPendingFlush => pendingFlushCount > 0;

@@ -59,7 +59,7 @@ internal sealed partial class NatsClient
         transport.Input.CancelPendingRead();
     }
 
-    private async Task CleanupAsync()
+    internal async Task CleanupAsync()
     {
         authentication.Dispose();
         keepAlive.Dispose();

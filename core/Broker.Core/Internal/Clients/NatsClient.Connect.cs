@@ -11,14 +11,14 @@ namespace Broker.Core.Internal.Clients;
 /// </summary>
 internal sealed partial class NatsClient
 {
-    private void SendInfo()
+    internal void SendInfo()
     {
         // NKey users sign this connection's nonce; nats-server sends one only when some user needs it.
         var info = Server.CreateClientInfo(this, nonce: authentication.CreateNonce(Server.Authenticator));
         SendProtocol(info, flushNow: true);
     }
 
-    private bool ProcessConnect(ReadOnlySpan<byte> json)
+    internal bool ProcessConnect(ReadOnlySpan<byte> json)
     {
         var connect = ConnectMessage.TryParse(json);
         if (connect is null)
