@@ -1,9 +1,14 @@
 using System.Buffers;
+using Broker.Core.Internal.Accounts;
 using Broker.Core.Internal.Subscriptions;
 
 namespace Broker.Core.Internal.Clients;
 
-/// <summary>The publish path: match, fan out, deferred flush, no-responders.</summary>
+/// <summary>
+/// The publish path: match, fan out, deferred flush, no-responders; forwarding across service imports is the
+/// producer's <see cref="ServiceImportForwarder"/>'s, deliveries through stream-import shadows its
+/// <see cref="ShadowSubscriptions"/>'.
+/// </summary>
 internal abstract partial class ClientBase
 {
     private static readonly ReadOnlySequence<byte> NoRespondersHeaderPrefix = new("NATS/1.0 503\r\nNats-Subject: "u8.ToArray());
@@ -17,14 +22,14 @@ internal abstract partial class ClientBase
     private long listedInStamp;
 
     /// <summary>Flushes of far-behind clients this producer should wait for before reading more (usually empty).</summary>
-    protected List<Task> Stalls { get; } = [];
+    protected internal List<Task> Stalls { get; } = [];
 
     /// <summary>
     /// Set by a delivery target that fell behind or took a large share of its limit since its last flush: the
     /// producer should end its batch now (flush, maybe stall) instead of parsing the rest of its input first, as
     /// nats-server stalls producers between messages. Cleared by <see cref="FlushPending"/>.
     /// </summary>
-    protected bool YieldRequested { get; private set; }
+    protected internal bool YieldRequested { get; private set; }
 
     /// <summary>Whether deliveries of the current batch wait for <see cref="FlushPending"/>; read by the producer's own thread.</summary>
     protected bool HasPendingFlush => pendingFlushCount > 0;
@@ -131,7 +136,7 @@ internal abstract partial class ClientBase
     /// Delivers to every plain subscription of <paramref name="result"/> and one member of each queue group, counting
     /// the deliveries in this producer's batch; returns how many there were.
     /// </summary>
-    private int DeliverToAll(SubListResult result, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    internal int DeliverToAll(SubListResult result, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
         var delivered = 0;
         foreach (var subscription in result.Plain)
@@ -190,7 +195,7 @@ internal abstract partial class ClientBase
 
         if (subscription.Origin is { } origin)
         {
-            return TryDeliverImported(subscription, origin, subject, deliverAs, replyTo, headers, payload);
+            return (shadowDelivery ??= new ShadowSubscriptions(this)).TryDeliver(subscription, origin, subject, deliverAs, replyTo, headers, payload);
         }
 
         if (subscription.CheckDenyOnDelivery && target.Permissions is { } permissions && !permissions.IsDeliveryAllowed(subject, subscription.Queue))
@@ -221,7 +226,7 @@ internal abstract partial class ClientBase
         return true;
     }
 
-    private void DeliverCounted(ClientBase target, Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    internal void DeliverCounted(ClientBase target, Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
         if (!replyTo.IsEmpty && target.Permissions is { TracksResponses: true } permissions)
         {
@@ -279,5 +284,46 @@ internal abstract partial class ClientBase
         }
 
         return null;
+    }
+
+    // Made at this producer's first forward across a service import; only the producer's own thread touches it.
+    private ServiceImportForwarder? serviceForwarder;
+
+    /// <summary>Whether this producer is forwarding across a service import now: shadows of stream imports are skipped.</summary>
+    internal bool Forwarding => serviceForwarder is { Forwarding: true };
+
+    /// <summary>
+    /// Forwards a message that matched a subscription of an account's import client: across its service import, or,
+    /// for the subscription on the account's response prefix, back along the route of the reply it was published to.
+    /// The delivery was counted by the caller and is taken back (nats-server counts none to internal subscriptions;
+    /// the forwarded deliveries are counted as they are made).
+    /// </summary>
+    internal void ForwardToImportClient(Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    {
+        batchOutMessages--;
+        batchOutBytes -= headers.Length + payload.Length;
+        var account = subscription.Client.Account;
+        if (subscription.ServiceImport is { } import)
+        {
+            (serviceForwarder ??= new ServiceImportForwarder(this)).Forward(import, account, subject, deliverAs, replyTo, headers, payload);
+        }
+        else if (account.Responses.Find(subject) is { } route)
+        {
+            (serviceForwarder ??= new ServiceImportForwarder(this)).Forward(route, account, subject, deliverAs, replyTo, headers, payload);
+        }
+    }
+
+    /// <summary>The measured round-trip time in nanoseconds, 0 until measured (nats-server's <c>c.rtt</c>).</summary>
+    protected internal virtual long RoundTripNanoseconds => 0;
+
+    /// <summary>Adds the details a <c>share</c> import passes on (nats-server's detailed <c>getClientInfo</c>).</summary>
+    protected internal virtual void DescribeForRequestInfo(RequestInfoHeader info)
+    {
+        info.Start = RequestInfoHeader.FormatStart(StartedAt);
+        info.Id = Id;
+        info.User = AuthorizedUser;
+        info.Name = Name;
+        info.Kind = "Client";
+        info.ClientType = "nats";
     }
 }

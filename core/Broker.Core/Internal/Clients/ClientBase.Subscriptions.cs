@@ -4,11 +4,35 @@ using Broker.Core.Internal.Subscriptions;
 
 namespace Broker.Core.Internal.Clients;
 
-/// <summary>The client's own subscriptions, by sid.</summary>
+/// <summary>
+/// The client's own subscriptions, by sid, with their shadows for the account's stream imports
+/// (<see cref="ShadowSubscriptions"/>), which come and go with them and are rebuilt when the imports change.
+/// </summary>
 internal abstract partial class ClientBase
 {
     private readonly Dictionary<string, Subscription> subscriptions = new(StringComparer.Ordinal);
     private readonly Lock subscriptionsLock = new();
+
+    // This producer's side of deliveries through shadows; made at its first one, only its own thread touches it.
+    private ShadowSubscriptions? shadowDelivery;
+
+    /// <summary>
+    /// Replaces the shadows of every subscription after the account's imports were replaced (reload). A lock per
+    /// exporter's index is taken and released for each shadow, under the subscriptions lock (3 → 4).
+    /// </summary>
+    public void RebuildShadows()
+    {
+        lock (subscriptionsLock)
+        {
+            foreach (var subscription in subscriptions.Values)
+            {
+                var previous = subscription.Shadows;
+                subscription.Shadows = null;
+                ShadowSubscriptions.Remove(previous);
+                subscription.Shadows = ShadowSubscriptions.Create(this, subscription);
+            }
+        }
+    }
 
     public int SubscriptionCount
     {
@@ -53,7 +77,7 @@ internal abstract partial class ClientBase
             }
 
             subscriptions.Add(sid, subscription);
-            AddShadows(subscription);
+            subscription.Shadows = ShadowSubscriptions.Create(this, subscription);
         }
 
         return SubscribeOutcome.Added;
@@ -105,7 +129,7 @@ internal abstract partial class ClientBase
         }
 
         Account.SubList.Remove(subscription);
-        RemoveShadows(shadows);
+        ShadowSubscriptions.Remove(shadows);
         OnSubscriptionRemoved(subscription);
     }
 
@@ -159,7 +183,7 @@ internal abstract partial class ClientBase
             {
                 var shadows = subscription.Shadows;
                 subscription.Shadows = null;
-                RemoveShadows(shadows);
+                ShadowSubscriptions.Remove(shadows);
             }
 
             foreach (var subscription in all)

@@ -18,7 +18,7 @@ internal sealed partial class NatsClient
 
     public override bool IsClosed => Volatile.Read(ref closing) != 0;
 
-    private void BeginClose(CloseReason reason, ReadOnlySpan<byte> error)
+    internal void BeginClose(CloseReason reason, ReadOnlySpan<byte> error)
     {
         if (Interlocked.Exchange(ref closing, 1) != 0)
         {
@@ -59,11 +59,11 @@ internal sealed partial class NatsClient
         transport.Input.CancelPendingRead();
     }
 
-    private async Task CleanupAsync()
+    internal async Task CleanupAsync()
     {
         authentication.Dispose();
         keepAlive.Dispose();
-        StopExpiry();
+        claims.Dispose();
         callout?.Dispose();
         if (transport.CloseReason == SocketConnection.WriteDeadlineReason && Reason != CloseReason.SlowConsumerPendingBytes)
         {

@@ -11,14 +11,14 @@ namespace Broker.Core.Internal.Clients;
 /// </summary>
 internal sealed partial class NatsClient
 {
-    private void SendInfo()
+    internal void SendInfo()
     {
         // NKey users sign this connection's nonce; nats-server sends one only when some user needs it.
         var info = Server.CreateClientInfo(this, nonce: authentication.CreateNonce(Server.Authenticator));
         SendProtocol(info, flushNow: true);
     }
 
-    private bool ProcessConnect(ReadOnlySpan<byte> json)
+    internal bool ProcessConnect(ReadOnlySpan<byte> json)
     {
         var connect = ConnectMessage.TryParse(json);
         if (connect is null)
@@ -52,7 +52,7 @@ internal sealed partial class NatsClient
             var rawUser = !string.IsNullOrEmpty(connect.Nkey) ? connect.Nkey : user?.Name ?? NullIfEmpty(connect.User) ?? NullIfEmpty(connect.AuthToken);
             if (authCallout.Intercepts(rawUser))
             {
-                return StartCallout(authCallout, connect, rawUser);
+                return (callout ??= new CalloutConnection(this, authentication, transport, logger)).Start(authCallout, connect, rawUser);
             }
 
             user = user is null ? null : authCallout.ForAuthUser(user, rawUser!);
@@ -62,7 +62,7 @@ internal sealed partial class NatsClient
     }
 
     /// <summary>The rest of CONNECT once the user is known: bind, refuse bad options, +OK, a lower payload limit.</summary>
-    private bool FinishConnect(AuthenticatedUser user)
+    internal bool FinishConnect(AuthenticatedUser user)
     {
         if (!CompleteAuthentication(user))
         {
@@ -82,7 +82,7 @@ internal sealed partial class NatsClient
         }
 
         // The rest of this read was parsed with the server's max_payload: stop and parse it again with the account's.
-        if (ClientLimits.LowersMaxPayload(Server.Options, Account, UserMaxPayload))
+        if (ClientLimits.LowersMaxPayload(Server.Options, Account, claims.MaxPayload))
         {
             RequestYield();
             return false;
@@ -96,7 +96,7 @@ internal sealed partial class NatsClient
     {
         authentication.Complete();
         TakeUser(user);
-        TakeJwt(user.Jwt);
+        claims.Take(user.Jwt);
         var refusal = AccountBinding.Bind(this, user, logger);
         if (refusal != CloseReason.None)
         {
@@ -123,7 +123,7 @@ internal sealed partial class NatsClient
 
     private static string? NullIfEmpty(string? value) => string.IsNullOrEmpty(value) ? null : value;
 
-    private void AuthorizationViolation()
+    internal void AuthorizationViolation()
     {
         ClientLog.AuthorizationViolation(logger, this);
         Server.Events?.AuthenticationFailed(this, authentication.ConnectUser);

@@ -36,10 +36,10 @@ internal sealed partial class NatsClient
     public void CloseForShutdown() => BeginClose(CloseReason.ServerShutdown, default);
 
     /// <summary>The round-trip time measured by the server's PINGs, in nanoseconds (0 until measured).</summary>
-    protected override long RoundTripNanoseconds => keepAlive.RoundTrip.Ticks * 100;
+    protected internal override long RoundTripNanoseconds => keepAlive.RoundTrip.Ticks * 100;
 
     /// <summary>The connection's details for a <c>share</c> service import: its host, library and version too.</summary>
-    protected override void DescribeForRequestInfo(Accounts.RequestInfoHeader info)
+    protected internal override void DescribeForRequestInfo(Accounts.RequestInfoHeader info)
     {
         base.DescribeForRequestInfo(info);
         info.Host = RemoteEndPoint?.Address.ToString();

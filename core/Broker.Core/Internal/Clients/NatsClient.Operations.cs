@@ -9,7 +9,7 @@ namespace Broker.Core.Internal.Clients;
 /// <summary>PUB/HPUB, SUB, UNSUB, PING, PONG and -ERR from the client, as nats-server's <c>client.go</c>.</summary>
 internal sealed partial class NatsClient
 {
-    private bool ProcessPublish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    internal bool ProcessPublish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
         if (!EnsureAuthenticated())
         {
@@ -52,7 +52,7 @@ internal sealed partial class NatsClient
         return !IsClosed && !YieldRequested;
     }
 
-    private bool ProcessSubscribe(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, ReadOnlySpan<byte> sid)
+    internal bool ProcessSubscribe(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, ReadOnlySpan<byte> sid)
     {
         if (!EnsureAuthenticated())
         {
@@ -78,7 +78,7 @@ internal sealed partial class NatsClient
         {
             CheckDenyOnDelivery = Permissions?.NeedsDeliveryCheck(subject, queue) ?? false,
         };
-        switch (AddSubscription(subscription, ClientLimits.MaxSubscriptions(Server.Options, Account, UserMaxSubscriptions)))
+        switch (AddSubscription(subscription, ClientLimits.MaxSubscriptions(Server.Options, Account, claims.MaxSubscriptions)))
         {
             case SubscribeOutcome.TooMany:
                 ClientLog.MaxSubscriptionsExceeded(logger, this);
@@ -97,7 +97,7 @@ internal sealed partial class NatsClient
         return true;
     }
 
-    private bool ProcessUnsubscribe(ReadOnlySpan<byte> sid, long max)
+    internal bool ProcessUnsubscribe(ReadOnlySpan<byte> sid, long max)
     {
         if (!EnsureAuthenticated())
         {
@@ -113,7 +113,7 @@ internal sealed partial class NatsClient
         return true;
     }
 
-    private bool ProcessPing()
+    internal bool ProcessPing()
     {
         if (!EnsureAuthenticated())
         {
@@ -129,7 +129,7 @@ internal sealed partial class NatsClient
         return true;
     }
 
-    private bool ProcessPong()
+    internal bool ProcessPong()
     {
         if (!EnsureAuthenticated())
         {
@@ -140,7 +140,7 @@ internal sealed partial class NatsClient
         return true;
     }
 
-    private bool ProcessClientError(ReadOnlySpan<byte> message)
+    internal bool ProcessClientError(ReadOnlySpan<byte> message)
     {
         ClientLog.ClientSentError(logger, this, message);
         BeginClose(CloseReason.ParseError, default);

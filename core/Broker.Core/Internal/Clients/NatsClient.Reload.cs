@@ -10,6 +10,8 @@ namespace Broker.Core.Internal.Clients;
 /// new permissions, and drop subscriptions they no longer allow, with a -ERR for each. The connection stays open unless
 /// its user is gone or in another account, its credentials stopped being valid, or a lowered <c>max_connections</c>
 /// leaves no place for it. Account limits in force are read per read and per SUB, so they need nothing here.
+/// In operator mode, the user JWT, its expiry and live claims updates of the account are <see cref="UserClaims"/>'s;
+/// the server reaches them through the members at the end.
 /// </summary>
 internal sealed partial class NatsClient
 {
@@ -24,7 +26,7 @@ internal sealed partial class NatsClient
             return;
         }
 
-        if (ApplyReloadToCalloutUser())
+        if (callout?.ApplyReload() == true)
         {
             return;
         }
@@ -54,4 +56,19 @@ internal sealed partial class NatsClient
         ClientLog.MaxConnectionsExceeded(logger, this);
         BeginClose(CloseReason.MaxConnectionsExceeded, ServerMessages.ErrMaxConnections);
     }
+
+    /// <summary>What the user's JWT gave this connection, or null outside operator mode.</summary>
+    public JwtUser? JwtUser => claims.User;
+
+    /// <summary>The connection type a user JWT's <c>allowed_connection_types</c> names: <c>WEBSOCKET</c> on the WebSocket listener.</summary>
+    public string JwtConnectionType => transport.Listener is { Name: not BrokerServer.ClientListenerName } ? "WEBSOCKET" : "STANDARD";
+
+    /// <summary>Closes the connection because its account's JWT expired.</summary>
+    public void CloseForAccountExpired() => claims.CloseForAccountExpired();
+
+    /// <summary>Closes the connection because a claims update lowered its account's connection limit below it.</summary>
+    public void CloseForAccountConnections() => claims.CloseForAccountConnections();
+
+    /// <summary>Checks the connection against its account's JWT just taken; closes it when it no longer fits.</summary>
+    public void CheckClaimsUpdate() => claims.CheckClaimsUpdate();
 }

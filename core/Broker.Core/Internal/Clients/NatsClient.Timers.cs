@@ -26,7 +26,7 @@ internal sealed partial class NatsClient
         BeginClose(CloseReason.StaleConnection, ServerMessages.ErrStaleConnection);
     }
 
-    private void StartTimers()
+    internal void StartTimers()
     {
         authentication.StartDeadline(Server.Options.Authorization, OnAuthTimeout);
         keepAlive.Start();

@@ -1,24 +1,54 @@
+using System.Buffers;
 using Broker.Core.Internal.Accounts;
 using Broker.Core.Internal.Logging;
 using Broker.Core.Internal.Protocol;
+using Microsoft.Extensions.Logging;
 
 namespace Broker.Core.Internal.Clients;
 
-/// <summary>The read loop: INFO, TLS when the listener asks for it, then parse everything that arrives until the connection ends.</summary>
-internal sealed partial class NatsClient
+/// <summary>
+/// A NATS connection's read side, from start to end: INFO, admission, TLS when the listener asks for it, then parsing
+/// everything that arrives (with the limits in force for each read: the account's and the user JWT's payload limit)
+/// until the connection ends, one flush per read for what it produced; the parser calls the connection's handlers
+/// directly (<see cref="Operations"/>, a struct: no interface dispatch per operation). Its own state is the parser's
+/// scratch for a control line that straddles two buffer segments.
+/// </summary>
+internal sealed class ClientReadLoop
 {
+    private readonly NatsClient client;
+    private readonly ClientTransport transport;
+    private readonly KeepAlive keepAlive;
+    private readonly ProtocolTrace trace;
+    private readonly UserClaims claims;
+    private readonly ILogger logger;
+
+    // Parser scratch for a control line that straddles two buffer segments.
+    private readonly byte[] scratch;
+
+    public ClientReadLoop(NatsClient client, ClientTransport transport, KeepAlive keepAlive, ProtocolTrace trace, UserClaims claims, ILogger logger)
+    {
+        this.client = client;
+        this.transport = transport;
+        this.keepAlive = keepAlive;
+        this.trace = trace;
+        this.claims = claims;
+        this.logger = logger;
+        scratch = new byte[client.Server.Options.MaxControlLine + ProtocolParser.ControlLineAllowance + 2];
+    }
+
+    /// <summary>Runs the connection until it ends, then cleans it up.</summary>
     public async Task RunAsync(CancellationToken cancellationToken)
     {
         // Counted whether admitted or not, as nats-server counts every client it creates.
-        Interlocked.Increment(ref Server.Statistics.TotalConnections);
+        Interlocked.Increment(ref client.Server.Statistics.TotalConnections);
         try
         {
             // As nats-server: INFO first, then the place is taken; a refused client reads INFO and the -ERR.
-            SendInfo();
-            if (!Server.TryAdmit(this))
+            client.SendInfo();
+            if (!client.Server.TryAdmit(client))
             {
-                ClientLog.MaxConnectionsExceeded(logger, this);
-                BeginClose(CloseReason.MaxConnectionsExceeded, ServerMessages.ErrMaxConnections);
+                ClientLog.MaxConnectionsExceeded(logger, client);
+                client.BeginClose(CloseReason.MaxConnectionsExceeded, ServerMessages.ErrMaxConnections);
                 return;
             }
 
@@ -29,52 +59,52 @@ internal sealed partial class NatsClient
                 return;
             }
 
-            StartTimers();
+            client.StartTimers();
             await ReadLoopAsync(cancellationToken).ConfigureAwait(false);
         }
         catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
         {
-            BeginClose(CloseReason.ServerShutdown, default);
+            client.BeginClose(CloseReason.ServerShutdown, default);
         }
         catch (Exception ex) when (ex is InvalidOperationException or IOException)
         {
             // The transport failed under us (for example aborted while a read completed).
-            ClientLog.ReadFailed(logger, this, ex);
-            BeginClose(CloseReason.ReadError, default);
+            ClientLog.ReadFailed(logger, client, ex);
+            client.BeginClose(CloseReason.ReadError, default);
         }
         finally
         {
-            BeginClose(CloseReason.ClientClosed, default);
-            await CleanupAsync().ConfigureAwait(false);
+            client.BeginClose(CloseReason.ClientClosed, default);
+            await client.CleanupAsync().ConfigureAwait(false);
         }
     }
 
     private async Task ReadLoopAsync(CancellationToken cancellationToken)
     {
-        while (!IsClosed)
+        while (!client.IsClosed)
         {
             var input = transport.Input;
             var result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
             var buffer = result.Buffer;
             keepAlive.InputReceived();
 
-            var options = Server.Options;
-            var limits = new ParserLimits(options.MaxControlLine, ClientLimits.MaxPayload(options, Account, UserMaxPayload));
+            var options = client.Server.Options;
+            var limits = new ParserLimits(options.MaxControlLine, ClientLimits.MaxPayload(options, client.Account, claims.MaxPayload));
             var status = Parse(ref buffer, limits, out var error);
-            var yielded = status == ParseStatus.Stopped && YieldRequested && !IsClosed;
+            var yielded = status == ParseStatus.Stopped && client.YieldRequested && !client.IsClosed;
 
             // One flush per batch for everything it produced: deliveries to subscribers and our own replies.
-            FlushPending();
-            if (Stalls.Count > 0)
+            client.FlushPending();
+            if (client.Stalls.Count > 0)
             {
-                await StallPolicy.WaitAsync(Stalls, cancellationToken).ConfigureAwait(false);
+                await StallPolicy.WaitAsync(client.Stalls, cancellationToken).ConfigureAwait(false);
             }
 
-            if (callout?.TakePending() is { } answer)
+            if (client.Callout is { } callout && callout.TakePending() is { } answer)
             {
                 // CONNECT went to the authorization callout: what followed it waits for the answer.
                 input.AdvanceTo(buffer.Start);
-                CompleteCallout(await answer.WaitAsync(cancellationToken).ConfigureAwait(false));
+                callout.Complete(await answer.WaitAsync(cancellationToken).ConfigureAwait(false));
                 continue;
             }
 
@@ -107,15 +137,15 @@ internal sealed partial class NatsClient
     }
 
     /// <summary>Parses one read; tracing is chosen per read (a reload turning it on or off applies from the next).</summary>
-    private ParseStatus Parse(ref System.Buffers.ReadOnlySequence<byte> buffer, in ParserLimits limits, out ProtocolError error)
+    private ParseStatus Parse(ref ReadOnlySequence<byte> buffer, in ParserLimits limits, out ProtocolError error)
     {
         if (trace.Enabled)
         {
-            var traced = new TracingProtocolOps<Operations>(new Operations(this), trace);
+            var traced = new TracingProtocolOps<Operations>(new Operations(client), trace);
             return ProtocolParser.Parse(ref traced, ref buffer, limits, scratch, out error);
         }
 
-        var ops = new Operations(this);
+        var ops = new Operations(client);
         return ProtocolParser.Parse(ref ops, ref buffer, limits, scratch, out error);
     }
 
@@ -131,21 +161,21 @@ internal sealed partial class NatsClient
         {
             case Broker.Abstractions.TlsUpgradeResult.Upgraded:
             case Broker.Abstractions.TlsUpgradeResult.Plaintext:
-                return !IsClosed;
+                return !client.IsClosed;
             case Broker.Abstractions.TlsUpgradeResult.TlsRequired:
-                ClientLog.TlsRequired(logger, this);
-                BeginClose(CloseReason.TlsHandshakeError, ServerMessages.ErrSecureConnectionRequired);
+                ClientLog.TlsRequired(logger, client);
+                client.BeginClose(CloseReason.TlsHandshakeError, ServerMessages.ErrSecureConnectionRequired);
                 return false;
             default:
-                BeginClose(CloseReason.TlsHandshakeError, default);
+                client.BeginClose(CloseReason.TlsHandshakeError, default);
                 return false;
         }
     }
 
     private void OnProtocolError(ProtocolError error)
     {
-        ClientLog.ProtocolError(logger, this, error);
-        BeginClose(CloseReasonText.ForProtocolError(error), ServerMessages.For(error));
+        ClientLog.ProtocolError(logger, client, error);
+        client.BeginClose(CloseReasonText.ForProtocolError(error), ServerMessages.For(error));
     }
 
     /// <summary>The parser's view of this connection: direct calls into the handlers (traced by <see cref="TracingProtocolOps{TOps}"/>).</summary>
@@ -157,10 +187,10 @@ internal sealed partial class NatsClient
 
         public bool OnConnect(ReadOnlySpan<byte> json) => client.ProcessConnect(json);
 
-        public bool OnPub(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in System.Buffers.ReadOnlySequence<byte> payload) =>
-            client.ProcessPublish(subject, replyTo, System.Buffers.ReadOnlySequence<byte>.Empty, payload);
+        public bool OnPub(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> payload) =>
+            client.ProcessPublish(subject, replyTo, ReadOnlySequence<byte>.Empty, payload);
 
-        public bool OnHPub(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in System.Buffers.ReadOnlySequence<byte> headers, in System.Buffers.ReadOnlySequence<byte> payload) =>
+        public bool OnHPub(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload) =>
             client.ProcessPublish(subject, replyTo, headers, payload);
 
         public bool OnSub(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, ReadOnlySpan<byte> sid) => client.ProcessSubscribe(subject, queue, sid);

@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Text;
 using Broker.Core.Internal.Accounts;
 using Broker.Core.Internal.Subscriptions;
@@ -5,47 +6,35 @@ using Broker.Core.Internal.Subscriptions;
 namespace Broker.Core.Internal.Clients;
 
 /// <summary>
-/// Stream imports on the subscribing side (nats-server's shadow subscriptions, client.go
-/// <c>addShadowSubscriptions</c>): a subscription of this client that matches an import of its account also sits in
-/// the exporter's index as a shadow, so a publish in the exporter reaches it as it reaches the exporter's own
-/// subscribers. The shadows come and go with the subscription and are rebuilt when a reload changes the imports.
+/// Stream imports through shadow subscriptions (nats-server's client.go <c>addShadowSubscriptions</c>): a subscription
+/// that matches an import of its client's account also sits in the exporter's index as a shadow, so a publish in the
+/// exporter reaches it as it reaches the exporter's own subscribers. On the subscribing side the shadows are made and
+/// removed with the subscription (<see cref="Create"/>, <see cref="Remove"/>, stateless); on the producing side an
+/// instance, made at a producer's first delivery through a shadow, holds that producer's buffer for the subjects an
+/// import rewrites, touched only by the producer's own thread.
 /// </summary>
-internal abstract partial class ClientBase
+internal sealed class ShadowSubscriptions(ClientBase producer)
 {
     // The producer's buffer for subjects rewritten by a stream import on delivery.
     private byte[] importSubject = [];
 
     /// <summary>
-    /// Replaces the shadows of every subscription after the account's imports were replaced (reload). A lock per
-    /// exporter's index is taken and released for each shadow, under the subscriptions lock (3 → 4).
+    /// The shadows of <paramref name="subscription"/> of <paramref name="client"/>, inserted into the exporters' indexes,
+    /// or null when it matches no import. Under the client's subscriptions lock, right after the subscription entered
+    /// its account's own index (a lock per exporter's index is taken and released for each shadow: 3 → 4).
     /// </summary>
-    public void RebuildShadows()
+    public static Subscription[]? Create(ClientBase client, Subscription subscription)
     {
-        lock (subscriptionsLock)
-        {
-            foreach (var subscription in subscriptions.Values)
-            {
-                var previous = subscription.Shadows;
-                subscription.Shadows = null;
-                RemoveShadows(previous);
-                AddShadows(subscription);
-            }
-        }
-    }
-
-    // Under subscriptionsLock, right after the subscription entered the account's own index.
-    private void AddShadows(Subscription subscription)
-    {
-        var imports = Account.StreamImports;
+        var imports = client.Account.StreamImports;
         if (imports.Length == 0 || ShadowMatcher.Match(imports, subscription.SubjectString) is not { } matches)
         {
-            return;
+            return null;
         }
 
         var shadows = new List<Subscription>(matches.Count);
         foreach (var (import, subject) in matches)
         {
-            var shadow = new Subscription(this, Encoding.UTF8.GetBytes(subject), subscription.Queue, subscription.Sid)
+            var shadow = new Subscription(client, Encoding.UTF8.GetBytes(subject), subscription.Queue, subscription.Sid)
             {
                 Import = import,
                 Origin = subscription,
@@ -56,10 +45,11 @@ internal abstract partial class ClientBase
             }
         }
 
-        subscription.Shadows = shadows.Count > 0 ? [.. shadows] : null;
+        return shadows.Count > 0 ? [.. shadows] : null;
     }
 
-    private static void RemoveShadows(Subscription[]? shadows)
+    /// <summary>Closes the shadows and takes them out of their exporters' indexes.</summary>
+    public static void Remove(Subscription[]? shadows)
     {
         if (shadows is null)
         {
@@ -77,19 +67,19 @@ internal abstract partial class ClientBase
     /// Delivers through a shadow subscription: under the import's subject, to the importer's subscription it stands
     /// for (its sid and its delivery checks).
     /// </summary>
-    private bool TryDeliverImported(Subscription shadow, Subscription origin, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in System.Buffers.ReadOnlySequence<byte> headers, in System.Buffers.ReadOnlySequence<byte> payload)
+    public bool TryDeliver(Subscription shadow, Subscription origin, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
         // A subscription of an account's import client is its own origin: the message crosses a service import.
         if (ReferenceEquals(origin, shadow))
         {
-            ForwardToImportClient(shadow, subject, deliverAs, replyTo, headers, payload);
+            producer.ForwardToImportClient(shadow, subject, deliverAs, replyTo, headers, payload);
             return true;
         }
 
         var target = origin.Client;
 
         // A message forwarded across a service import is not passed on to stream importers (pmrMsgImportedFromService).
-        if (origin.Closed || Forwarding)
+        if (origin.Closed || producer.Forwarding)
         {
             return false;
         }
@@ -104,7 +94,7 @@ internal abstract partial class ClientBase
 
         // As nats-server, whose shadow is a copy made before any UNSUB limit: a delivery through an import does not
         // count toward the subscription's auto-unsubscribe limit (nor, therefore, in its delivered count).
-        DeliverCounted(target, origin, delivered, replyTo, headers, payload);
+        producer.DeliverCounted(target, origin, delivered, replyTo, headers, payload);
         return true;
     }
 }
