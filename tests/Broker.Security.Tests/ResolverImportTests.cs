@@ -112,7 +112,7 @@ public sealed class ResolverImportTests : IDisposable
     }
 
     /// <summary>An activation JWT (nats-io/jwt <c>ActivationClaims</c>) of <paramref name="subject"/> for <paramref name="importer"/>.</summary>
-    private static string Activation(KeyPair exporter, string importer, string subject)
+    internal static string Activation(KeyPair exporter, string importer, string subject, string kind = "stream")
     {
         var header = Base64Url.EncodeToString("""{"typ":"JWT","alg":"ed25519-nkey"}"""u8);
         var payload = Base64Url.EncodeToString(JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, object>
@@ -122,7 +122,7 @@ public sealed class ResolverImportTests : IDisposable
             ["iss"] = exporter.GetPublicKey(),
             ["name"] = subject,
             ["sub"] = importer,
-            ["nats"] = new Dictionary<string, object> { ["subject"] = subject, ["kind"] = "stream", ["type"] = "activation", ["version"] = 2 },
+            ["nats"] = new Dictionary<string, object> { ["subject"] = subject, ["kind"] = kind, ["type"] = "activation", ["version"] = 2 },
         }));
         var signature = new byte[64];
         exporter.Sign(Encoding.ASCII.GetBytes(header + "." + payload), signature);

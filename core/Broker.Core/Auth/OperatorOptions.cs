@@ -67,8 +67,8 @@ public sealed class OperatorOptions
     }
 
     /// <summary>
-    /// For configuration readers: what an account JWT holds that the broker does not apply yet (imports, exports,
-    /// mappings), so that an account is refused rather than routed differently than nats-server routes it; null when
+    /// For configuration readers: what an account JWT holds that the broker does not apply yet (service latency
+    /// tracking, mappings), so that an account is refused rather than routed differently than nats-server routes it; null when
     /// nothing.
     /// </summary>
     /// <param name="token">The account JWT (already known to decode).</param>
@@ -82,14 +82,9 @@ public sealed class OperatorOptions
     internal static string? UnsupportedClaims(AccountClaims claims)
     {
         var found = new List<string>();
-        if (claims.Nats.Imports is { Count: > 0 })
+        if (claims.Nats.Exports?.Exists(e => e.Latency is not null) == true)
         {
-            found.Add("imports");
-        }
-
-        if (claims.Nats.Exports is { Count: > 0 })
-        {
-            found.Add("exports");
+            found.Add("service latency tracking");
         }
 
         if (claims.Nats.Mappings is { Count: > 0 })

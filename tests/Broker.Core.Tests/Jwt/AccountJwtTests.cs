@@ -66,21 +66,17 @@ public sealed class AccountJwtTests
 public sealed class OperatorOptionsTests
 {
     [Theory]
-    [InlineData("imports")]
-    [InlineData("exports")]
+    [InlineData("service latency tracking")]
     [InlineData("mappings")]
-    public void A_preloaded_account_jwt_with_imports_exports_or_mappings_is_refused(string what)
+    public void A_preloaded_account_jwt_with_latency_tracking_or_mappings_is_refused(string what)
     {
         var op = new TestOperator();
         var account = op.CreateAccount(c =>
         {
             switch (what)
             {
-                case "imports":
-                    c.Nats.Imports = [new ImportClaim { Subject = "x", Account = KeyPair.CreatePair(PrefixByte.Account).GetPublicKey(), Type = "stream" }];
-                    break;
-                case "exports":
-                    c.Nats.Exports = [new ExportClaim { Subject = "x", Type = "service" }];
+                case "service latency tracking":
+                    c.Nats.Exports = [new ExportClaim { Subject = "x", Type = "service", Latency = new ServiceLatencyClaim { Results = "lat" } }];
                     break;
                 default:
                     c.Nats.Mappings = new() { ["a"] = [new WeightedMappingClaim { Subject = "b", Weight = 100 }] };
