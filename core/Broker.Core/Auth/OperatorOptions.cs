@@ -68,7 +68,7 @@ public sealed class OperatorOptions
 
     /// <summary>
     /// For configuration readers: what an account JWT holds that the broker does not apply yet (service latency
-    /// tracking, mappings), so that an account is refused rather than routed differently than nats-server routes it; null when
+    /// tracking), so that an account is refused rather than routed differently than nats-server routes it; null when
     /// nothing.
     /// </summary>
     /// <param name="token">The account JWT (already known to decode).</param>
@@ -85,11 +85,6 @@ public sealed class OperatorOptions
         if (claims.Nats.Exports?.Exists(e => e.Latency is not null) == true)
         {
             found.Add("service latency tracking");
-        }
-
-        if (claims.Nats.Mappings is { Count: > 0 })
-        {
-            found.Add("mappings");
         }
 
         return found.Count == 0 ? null : string.Join(", ", found);
