@@ -187,6 +187,12 @@ public sealed class OperatorOptions
             }
         }
 
+        // nats-server 2.10: the authorization callout of operator mode is configured in account JWTs, not the file.
+        if (operators.Count > 0 && options.Authorization.AuthCallout is not null)
+        {
+            throw new InvalidOperationException("operators do not allow authorization callouts to be configured directly");
+        }
+
         if (IsEnabled && !string.IsNullOrEmpty(options.Authorization.NoAuthUser))
         {
             throw new InvalidOperationException("no_auth_user not compatible with Trusted Operator");
