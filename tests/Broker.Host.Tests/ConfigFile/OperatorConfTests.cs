@@ -149,7 +149,7 @@ public sealed class OperatorConfTests : IDisposable
     }
 
     [Theory]
-    [InlineData("resolver: URL(\"http://localhost:9090/jwt/v1/accounts/\")", "\"resolver\": not supported (URL account resolvers: the broker has no HTTP client")]
+    [InlineData("resolver: URL(\"http://localhost:9090/jwt/v1/accounts/\")", "\"resolver\": not supported (URL account resolvers")]
     public async Task Resolvers_not_built_are_refused_naming_what_is_missing(string resolver, string expected)
     {
         var file = Write($"operator: \"{Op.Jwt}\"\n{resolver}");
