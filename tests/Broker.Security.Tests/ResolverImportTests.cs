@@ -11,7 +11,7 @@ namespace Broker.Security.Tests;
 /// <summary>
 /// Stream exports and imports from account JWTs pushed to the full resolver, the same on our broker and nats-server
 /// 2.9.10: public exports, <c>token_req</c> exports with activation tokens, and an activation revoked by a claims
-/// update of the exporter; delivery checked on raw sockets.
+/// update of the exporter; the account's subject mappings; delivery checked on raw sockets.
 /// </summary>
 public sealed class ResolverImportTests : IDisposable
 {
@@ -111,8 +111,51 @@ public sealed class ResolverImportTests : IDisposable
         Assert.Equal(["PONG"], (await subscriber.CollectUntilAsync("PONG")).Lines);
     }
 
+    [Theory]
+    [MemberData(nameof(Servers))]
+    public async Task An_account_jwts_mappings_apply_to_its_publishes_and_a_claims_update_replaces_them(ServerKind kind)
+    {
+        var op = new TestOperator();
+        var account = TestJwt.NewKey(PrefixByte.Account);
+        op.AddAccount(account, c => c.Nats.Mappings = new()
+        {
+            ["orders.*"] = [new WeightedMappingClaim { Subject = "new.orders.{{wildcard(1)}}" }],
+            ["split"] = [new WeightedMappingClaim { Subject = "left", Weight = 100 }],
+        });
+        var other = op.CreateAccount();
+        await using var server = await StartResolverAsync(kind, op, Dir(kind));
+        await using var sys = await ConnectSystemAsync(server, op);
+        foreach (var key in new[] { account, other })
+        {
+            await RequestAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", op.AccountJwts[key.GetPublicKey()]);
+        }
+
+        await using var subscriber = await ConnectUserAsync(server, account, "SUB new.orders.* 1\r\nSUB left 2\r\nSUB orders.* 3\r\n");
+        await using var outsider = await ConnectUserAsync(server, other, "SUB new.orders.* 1\r\n");
+        await using var publisher = await ConnectUserAsync(server, account);
+        await using var otherPublisher = await ConnectUserAsync(server, other);
+
+        await otherPublisher.SendAsync("PUB orders.0 1\r\n0\r\nPING\r\n");
+        await otherPublisher.CollectUntilAsync("PONG");
+        await publisher.SendAsync("PUB orders.7 1\r\na\r\nPUB split 1\r\nb\r\nPING\r\n");
+        await publisher.CollectUntilAsync("PONG");
+        await subscriber.SendAsync("PING\r\n");
+        Assert.Equal(["MSG new.orders.7 1 1", "a", "MSG left 2 1", "b", "PONG"], (await subscriber.CollectUntilAsync("PONG")).Lines);
+        await outsider.SendAsync("PING\r\n");
+        Assert.Equal(["PONG"], (await outsider.CollectUntilAsync("PONG")).Lines);
+
+        var updated = op.AddAccount(account, c => c.Nats.Mappings = new() { ["split"] = [new WeightedMappingClaim { Subject = "right", Weight = 100 }] });
+        Assert.Equal((200, account.GetPublicKey(), "jwt updated"), Answer(await RequestAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", updated)));
+        await subscriber.SendAsync("SUB right 4\r\nPING\r\n");
+        await subscriber.CollectUntilAsync("PONG");
+        await publisher.SendAsync("PUB orders.8 1\r\nc\r\nPUB split 1\r\nd\r\nPING\r\n");
+        await publisher.CollectUntilAsync("PONG");
+        await subscriber.SendAsync("PING\r\n");
+        Assert.Equal(["MSG orders.8 3 1", "c", "MSG right 4 1", "d", "PONG"], (await subscriber.CollectUntilAsync("PONG")).Lines);
+    }
+
     /// <summary>An activation JWT (nats-io/jwt <c>ActivationClaims</c>) of <paramref name="subject"/> for <paramref name="importer"/>.</summary>
-    private static string Activation(KeyPair exporter, string importer, string subject)
+    internal static string Activation(KeyPair exporter, string importer, string subject, string kind = "stream")
     {
         var header = Base64Url.EncodeToString("""{"typ":"JWT","alg":"ed25519-nkey"}"""u8);
         var payload = Base64Url.EncodeToString(JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, object>
@@ -122,7 +165,7 @@ public sealed class ResolverImportTests : IDisposable
             ["iss"] = exporter.GetPublicKey(),
             ["name"] = subject,
             ["sub"] = importer,
-            ["nats"] = new Dictionary<string, object> { ["subject"] = subject, ["kind"] = "stream", ["type"] = "activation", ["version"] = 2 },
+            ["nats"] = new Dictionary<string, object> { ["subject"] = subject, ["kind"] = kind, ["type"] = "activation", ["version"] = 2 },
         }));
         var signature = new byte[64];
         exporter.Sign(Encoding.ASCII.GetBytes(header + "." + payload), signature);

@@ -205,15 +205,5 @@ public sealed class AuthorizationOptions
     }
 
     // NATS.NKeys throws for a key with a bad checksum rather than answering false.
-    private static bool IsPublicKey(NATS.NKeys.PrefixByte prefix, string key)
-    {
-        try
-        {
-            return NATS.NKeys.KeyPair.IsValidPublicKey(prefix, key);
-        }
-        catch (Exception ex) when (ex is NATS.NKeys.NKeysException or ArgumentException or FormatException)
-        {
-            return false;
-        }
-    }
+    private static bool IsPublicKey(NATS.NKeys.PrefixByte prefix, string key) => Internal.Jwt.JwtToken.IsPublicKey(key, prefix);
 }

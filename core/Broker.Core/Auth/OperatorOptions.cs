@@ -67,8 +67,8 @@ public sealed class OperatorOptions
     }
 
     /// <summary>
-    /// For configuration readers: what an account JWT holds that the broker does not apply yet (imports, exports,
-    /// mappings), so that an account is refused rather than routed differently than nats-server routes it; null when
+    /// For configuration readers: what an account JWT holds that the broker does not apply yet (service latency
+    /// tracking), so that an account is refused rather than routed differently than nats-server routes it; null when
     /// nothing.
     /// </summary>
     /// <param name="token">The account JWT (already known to decode).</param>
@@ -82,19 +82,9 @@ public sealed class OperatorOptions
     internal static string? UnsupportedClaims(AccountClaims claims)
     {
         var found = new List<string>();
-        if (claims.Nats.Imports is { Count: > 0 })
+        if (claims.Nats.Exports?.Exists(e => e.Latency is not null) == true)
         {
-            found.Add("imports");
-        }
-
-        if (claims.Nats.Exports is { Count: > 0 })
-        {
-            found.Add("exports");
-        }
-
-        if (claims.Nats.Mappings is { Count: > 0 })
-        {
-            found.Add("mappings");
+            found.Add("service latency tracking");
         }
 
         return found.Count == 0 ? null : string.Join(", ", found);
@@ -195,6 +185,12 @@ public sealed class OperatorOptions
             {
                 throw new InvalidOperationException($"trusted Keys \"{key}\" are required to be a valid public operator nkey");
             }
+        }
+
+        // nats-server 2.10: the authorization callout of operator mode is configured in account JWTs, not the file.
+        if (operators.Count > 0 && options.Authorization.AuthCallout is not null)
+        {
+            throw new InvalidOperationException("operators do not allow authorization callouts to be configured directly");
         }
 
         if (IsEnabled && !string.IsNullOrEmpty(options.Authorization.NoAuthUser))

@@ -40,9 +40,10 @@ internal sealed partial class BrokerCore
         }
     }
 
-    // An account's stream imports changed with a JWT: its clients' subscriptions get their shadows again.
+    // An account's imports changed with a JWT: its service imports are subscribed, its clients' subscriptions get their shadows again.
     private void RebuildShadows(Account account)
     {
+        account.SubscribeServices(this);
         foreach (var client in Clients.Values)
         {
             if (ReferenceEquals(client.Account, account))

@@ -65,28 +65,13 @@ public sealed class AccountJwtTests
 /// <summary>Operator options refuse what they cannot apply yet rather than route differently than nats-server.</summary>
 public sealed class OperatorOptionsTests
 {
-    [Theory]
-    [InlineData("imports")]
-    [InlineData("exports")]
-    [InlineData("mappings")]
-    public void A_preloaded_account_jwt_with_imports_exports_or_mappings_is_refused(string what)
+    [Fact]
+    public void A_preloaded_account_jwt_with_service_latency_tracking_is_refused()
     {
+        const string what = "service latency tracking";
         var op = new TestOperator();
         var account = op.CreateAccount(c =>
-        {
-            switch (what)
-            {
-                case "imports":
-                    c.Nats.Imports = [new ImportClaim { Subject = "x", Account = KeyPair.CreatePair(PrefixByte.Account).GetPublicKey(), Type = "stream" }];
-                    break;
-                case "exports":
-                    c.Nats.Exports = [new ExportClaim { Subject = "x", Type = "service" }];
-                    break;
-                default:
-                    c.Nats.Mappings = new() { ["a"] = [new WeightedMappingClaim { Subject = "b", Weight = 100 }] };
-                    break;
-            }
-        });
+            c.Nats.Exports = [new ExportClaim { Subject = "x", Type = "service", Latency = new ServiceLatencyClaim { Results = "lat" } }]);
         var options = new BrokerOptions();
         options.Operator.Operators.Add(op.Jwt);
         options.Operator.Resolver = Core.Auth.AccountResolverType.Memory;

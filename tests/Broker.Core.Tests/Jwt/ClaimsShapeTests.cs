@@ -212,4 +212,25 @@ public sealed class ClaimsShapeTests
         Assert.Equal(jwt, CredsFile.ParseDecoratedJwt("-----BEGIN TEST OPERATOR JWT-----\n" + jwt + "\n------END TEST OPERATOR JWT------\n"));
         Assert.Equal(jwt, CredsFile.ParseDecoratedJwt("  " + jwt + "\n"));
     }
+
+    [Fact]
+    public void A_minted_jwt_carries_only_the_claims_json_not_the_models_helper_members()
+    {
+        var user = KeyPair.CreatePair(PrefixByte.User);
+        var tokens = new[]
+        {
+            TestJwt.Operator(Operator),
+            TestJwt.Account(Operator, Account.GetPublicKey()),
+            TestJwt.User(Account, user.GetPublicKey()),
+        };
+
+        foreach (var token in tokens)
+        {
+            var payload = System.Text.Encoding.UTF8.GetString(System.Buffers.Text.Base64Url.DecodeFromChars(token.Split('.')[1]));
+            Assert.DoesNotContain("\"Fields\"", payload, StringComparison.Ordinal);
+            Assert.DoesNotContain("\"ClaimType\"", payload, StringComparison.Ordinal);
+            Assert.DoesNotContain("\"IssuerPrefix\"", payload, StringComparison.Ordinal);
+            Assert.Contains("\"nats\":{", payload, StringComparison.Ordinal);
+        }
+    }
 }

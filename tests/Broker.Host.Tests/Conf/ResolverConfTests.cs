@@ -46,7 +46,7 @@ public sealed class ResolverConfTests
     [InlineData("resolver: { type: full, dir: \"/tmp/jwt\", ttl: \"1m\" }", "FULL does not accept ttl")]
     [InlineData("resolver: { type: full, dir: \"/tmp/jwt\", ttl: \"x\" }", "time: invalid duration \"x\"")]
     [InlineData("resolver: { type: other, dir: \"/tmp/jwt\" }", "error parsing account resolver, should be MEM or  URL(\"url\") or a map containing dir and type state=[FULL|CACHE])")]
-    [InlineData("resolver: URL(\"http://localhost:9090/jwt/v1/accounts/\")", "URL account resolvers are not supported: the broker has no HTTP client (use MEMORY or a full or cache resolver)")]
+    [InlineData("resolver: URL(\"http://localhost:9090/jwt/v1/accounts/\")", "\"resolver\": not supported (URL account resolvers: the broker has no HTTP client for account JWTs; use MEMORY or a full or cache resolver); the broker does not run without a security setting it cannot enforce")]
     [InlineData("resolver: 5", "error parsing operator resolver, wrong type int64")]
     public void A_resolver_nats_server_refuses_is_an_error_at_the_key(string text, string expected)
     {

@@ -118,6 +118,20 @@ public sealed class OperatorConfTests : IDisposable
     }
 
     /// <summary>
+    /// nats-server 2.10's <c>validateTrustedOperators</c> (2.9.10 does not know <c>auth_callout</c>, so no comparison):
+    /// operator mode takes its authorization callout from account JWTs only (nats-server's own test's file).
+    /// </summary>
+    [Fact]
+    public async Task An_authorization_callout_in_the_file_is_refused_in_operator_mode()
+    {
+        var file = Write($"listen: \"127.0.0.1:-1\"\n{Op.ConfigLines()}authorization {{\n  auth_callout {{\n    issuer: \"ABJHLOVMPA4CI6R5KLNGOB4GSLNIY7IOUPAJC4YFNDLQVIOBYQGUWVLA\"\n    auth_users: [ auth ]\n  }}\n}}\n");
+
+        var ours = await CheckWithOursAsync(file);
+
+        Assert.Equal((1, "broker: operators do not allow authorization callouts to be configured directly"), ours);
+    }
+
+    /// <summary>
     /// An operator without a resolver: nats-server makes a URL resolver of the operator JWT's empty
     /// <c>account_server_url</c> and fails to fetch the system account from it (a Go HTTP error); we say what is missing.
     /// </summary>
@@ -147,16 +161,17 @@ public sealed class OperatorConfTests : IDisposable
     }
 
     [Fact]
-    public async Task An_account_jwt_with_exports_is_refused_until_they_are_built()
+    public async Task An_account_jwt_with_service_latency_tracking_is_refused_until_it_is_built()
     {
         var op = new TestOperator();
-        var account = op.CreateAccount(c => c.Nats.Exports = [new Core.Internal.Jwt.ExportClaim { Subject = "orders.>", Type = "stream" }]);
+        var account = op.CreateAccount(c => c.Nats.Exports =
+            [new Core.Internal.Jwt.ExportClaim { Subject = "orders.>", Type = "service", Latency = new Core.Internal.Jwt.ServiceLatencyClaim { Results = "lat" } }]);
         var file = Write(op.ConfigLines());
 
         var (exitCode, problem) = await CheckWithOursAsync(file);
 
         Assert.Equal(1, exitCode);
-        Assert.Contains($"\"{account.GetPublicKey()}\": not supported yet (exports in account JWTs)", problem, StringComparison.Ordinal);
+        Assert.Contains($"\"{account.GetPublicKey()}\": not supported yet (service latency tracking in account JWTs)", problem, StringComparison.Ordinal);
     }
 
     [Fact]

@@ -164,6 +164,7 @@ internal sealed class Account
     {
         Jwt = jwt;
         limits = jwt.Limits();
+        mappings = jwt.Mappings();
         JetStream = jwt.JetStream();
         UpdatedAt = DateTime.UtcNow;
     }

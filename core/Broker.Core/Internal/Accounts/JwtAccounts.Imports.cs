@@ -15,15 +15,15 @@ namespace Broker.Core.Internal.Accounts;
 /// account would be. A public export authorizes anyone; <c>token_req</c> an activation JWT in the import signed by the
 /// exporter (or one of its signing keys) for the importer, not expired (a timer rebuilds the imports when it expires)
 /// and not revoked by the export; <c>account_token_position</c> the importer's own key at that token. An import that
-/// cannot be made is left out and logged, as nats-server leaves it incomplete. Service imports in claims are not built
-/// (logged as skipped).
+/// cannot be made is left out and logged, as nats-server leaves it incomplete. Service imports and exports are built
+/// alongside (JwtAccounts.Services.cs).
 /// </summary>
 internal sealed partial class JwtAccounts
 {
     private readonly Lock importsLock = new();
     private ILogger? importsLogger;
 
-    /// <summary>Raised after an account's stream imports were rebuilt, so its clients rebuild their shadow subscriptions.</summary>
+    /// <summary>Raised after an account's imports were rebuilt, so its service imports are subscribed and its clients rebuild their shadow subscriptions.</summary>
     public event Action<Account>? ImportsChanged;
 
     /// <summary>Sets where skipped imports are logged.</summary>
@@ -40,9 +40,25 @@ internal sealed partial class JwtAccounts
         {
             affected = [.. registry.All.Where(a => a.Jwt is not null && (ReferenceEquals(a, changed)
                 || (a.Jwt.Claims.Nats.Imports ?? []).Any(i => i.Account == changed.Name)))];
+            foreach (var account in affected)
+            {
+                // Exports first: the imports below point at the exporter's ServiceExport objects.
+                if (!account.IsSystem)
+                {
+                    account.StageServices(account.ServiceImports, BuildServiceExports(account));
+                }
+            }
+
             foreach (var importer in affected)
             {
-                importer.SetStreams(BuildStreamImports(importer), Exports(importer));
+                var activations = new HashSet<string>(StringComparer.Ordinal);
+                importer.SetStreams(BuildStreamImports(importer, activations), Exports(importer));
+                if (!importer.IsSystem)
+                {
+                    importer.StageServices(BuildServiceImports(importer, activations), importer.ServiceExports);
+                }
+
+                DropActivationTimers(importer, activations);
             }
         }
 
@@ -56,14 +72,13 @@ internal sealed partial class JwtAccounts
         [.. (account.Jwt!.Claims.Nats.Exports ?? []).Where(e => e.Type == "stream" && e.Subject is not null).Select(e => (e.Subject!, (string[]?)null))];
 
     // Under importsLock.
-    private StreamImport[] BuildStreamImports(Account importer)
+    private StreamImport[] BuildStreamImports(Account importer, HashSet<string> activations)
     {
         var imports = new List<StreamImport>();
         foreach (var claim in importer.Jwt!.Claims.Nats.Imports ?? [])
         {
             if (claim.Type != "stream")
             {
-                Skipped(importer, claim, "service imports from account JWTs are not supported yet");
                 continue;
             }
 
@@ -89,7 +104,7 @@ internal sealed partial class JwtAccounts
                 exporter = found;
             }
 
-            if (exporter.Jwt is null || exporter.IsExpired || !Authorized(exporter, importer, from, claim))
+            if (exporter.Jwt is null || exporter.IsExpired || !Authorized(exporter, importer, from, claim, activations))
             {
                 Skipped(importer, claim, "stream import not authorized");
                 continue;
@@ -128,29 +143,25 @@ internal sealed partial class JwtAccounts
         return [.. imports];
     }
 
-    // nats-server checkStreamExportApproved: an export of exactly the subject, else the first whose subject contains it.
-    private bool Authorized(Account exporter, Account importer, string subject, ImportClaim claim)
+    // nats-server checkStreamExportApproved / checkServiceExportApproved: the export of the claim's type that approves.
+    private bool Authorized(Account exporter, Account importer, string subject, ImportClaim claim, HashSet<string> activations) =>
+        FindExport(exporter, claim.Type!, subject) is { } export && CheckAuth(export, exporter, importer, subject, claim, activations);
+
+    // An export of exactly the subject, else the first whose subject contains it.
+    private static ExportClaim? FindExport(Account exporter, string type, string subject)
     {
-        var exports = (exporter.Jwt!.Claims.Nats.Exports ?? []).Where(e => e.Type == "stream" && e.Subject is not null).ToList();
+        var exports = (exporter.Jwt!.Claims.Nats.Exports ?? []).Where(e => e.Type == type && e.Subject is not null).ToList();
         var exact = exports.FirstOrDefault(e => e.Subject == subject);
         if (exact is not null)
         {
-            return CheckAuth(exact, exporter, importer, subject, claim);
+            return exact;
         }
 
         var bytes = Encoding.UTF8.GetBytes(subject);
-        foreach (var export in exports)
-        {
-            if (Subjects.IsSubsetOf(bytes, Encoding.UTF8.GetBytes(export.Subject!)))
-            {
-                return CheckAuth(export, exporter, importer, subject, claim);
-            }
-        }
-
-        return false;
+        return exports.FirstOrDefault(e => Subjects.IsSubsetOf(bytes, Encoding.UTF8.GetBytes(e.Subject!)));
     }
 
-    private bool CheckAuth(ExportClaim export, Account exporter, Account importer, string subject, ImportClaim claim)
+    private bool CheckAuth(ExportClaim export, Account exporter, Account importer, string subject, ImportClaim claim, HashSet<string> activations)
     {
         if (!export.TokenRequired && export.AccountTokenPosition == 0)
         {
@@ -163,11 +174,11 @@ internal sealed partial class JwtAccounts
             return export.AccountTokenPosition <= tokens.Length && tokens[export.AccountTokenPosition - 1] == importer.Name;
         }
 
-        return CheckActivation(export, exporter, importer, subject, claim);
+        return CheckActivation(export, exporter, importer, subject, claim, activations);
     }
 
     // nats-server checkActivation with the import's own Validate: an activation JWT for this importer and subject.
-    private bool CheckActivation(ExportClaim export, Account exporter, Account importer, string subject, ImportClaim claim)
+    private bool CheckActivation(ExportClaim export, Account exporter, Account importer, string subject, ImportClaim claim, HashSet<string> activations)
     {
         if (string.IsNullOrEmpty(claim.Token) || !GenericJwt.TryDecode(claim.Token, out var activation, out _)
             || activation.Nats.ValueKind != JsonValueKind.Object)
@@ -201,12 +212,9 @@ internal sealed partial class JwtAccounts
                 return false;
             }
 
-            // nats-server's activationExpired: the import goes when its activation expires.
-            var timer = time.CreateTimer(static s => { var (self, account) = ((JwtAccounts, Account))s!; self.RefreshImports(account); }, (this, importer), TimeSpan.FromSeconds(activation.Expires - now), Timeout.InfiniteTimeSpan);
-            lock (timersLock)
-            {
-                timers.Add(timer);
-            }
+            // nats-server's activationExpired: the import goes when its activation expires (one timer per activation).
+            activations.Add(claim.Token);
+            StartActivationTimer(importer, claim.Token, TimeSpan.FromSeconds(activation.Expires - now));
         }
 
         return !ClaimsValidator.IsRevoked(export.Revocations, activation.Subject!, activation.IssuedAt);

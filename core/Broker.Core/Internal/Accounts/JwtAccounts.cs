@@ -19,7 +19,7 @@ internal sealed partial class JwtAccounts : IDisposable
     private readonly AccountRegistry registry;
     private readonly TimeProvider time;
     private readonly Lock timersLock = new();
-    private readonly List<ITimer> timers = [];
+    private readonly Dictionary<Account, ITimer> timers = [];
 
     public JwtAccounts(OperatorOptions options, AccountRegistry registry, TimeProvider? time = null)
     {
@@ -125,9 +125,10 @@ internal sealed partial class JwtAccounts : IDisposable
     public void Dispose()
     {
         Resolver.Dispose();
+        DisposeActivationTimers();
         lock (timersLock)
         {
-            foreach (var timer in timers)
+            foreach (var timer in timers.Values)
             {
                 timer.Dispose();
             }
@@ -203,7 +204,13 @@ internal sealed partial class JwtAccounts : IDisposable
             Timeout.InfiniteTimeSpan);
         lock (timersLock)
         {
-            timers.Add(timer);
+            // One per account: the timer of the JWT this one replaces has nothing left to do.
+            if (timers.Remove(account, out var replaced))
+            {
+                replaced.Dispose();
+            }
+
+            timers[account] = timer;
         }
     }
 }

@@ -35,12 +35,37 @@ internal static class SystemImports
             }
 
             var imports = new List<ServiceImport>(account.ServiceImports);
-            var own = "$SYS.REQ.ACCOUNT." + account.Name + ".";
-            Import(imports, system, "$SYS.REQ.ACCOUNT.PING.CONNZ", own + "CONNZ", connz);
-            Import(imports, system, "$SYS.REQ.SERVER.PING.CONNZ", own + "CONNZ", connz);
-            Import(imports, system, "$SYS.REQ.ACCOUNT.PING.STATZ", own + "STATZ", statz);
+            AddImports(imports, system, account, connz, statz);
             account.StageServices([.. imports], account.ServiceExports);
         }
+    }
+
+    /// <summary>
+    /// Adds the system imports of <paramref name="account"/> to <paramref name="imports"/> (an operator-mode account
+    /// registered after the registry was built), through the exports <see cref="Register"/> gave the system account.
+    /// </summary>
+    public static void AddImports(Account system, Account account, List<ServiceImport> imports)
+    {
+        var connz = Find(system, AccountConnz);
+        var statz = Find(system, AccountStatz);
+        if (connz is not null && statz is not null)
+        {
+            AddImports(imports, system, account, connz, statz);
+        }
+    }
+
+    private static ServiceExport? Find(Account system, string subject)
+    {
+        var bytes = Encoding.UTF8.GetBytes(subject);
+        return Array.Find(system.ServiceExports, e => Subjects.IsSubsetOf(bytes, Encoding.UTF8.GetBytes(e.Subject)));
+    }
+
+    private static void AddImports(List<ServiceImport> imports, Account system, Account account, ServiceExport connz, ServiceExport statz)
+    {
+        var own = "$SYS.REQ.ACCOUNT." + account.Name + ".";
+        Import(imports, system, "$SYS.REQ.ACCOUNT.PING.CONNZ", own + "CONNZ", connz);
+        Import(imports, system, "$SYS.REQ.SERVER.PING.CONNZ", own + "CONNZ", connz);
+        Import(imports, system, "$SYS.REQ.ACCOUNT.PING.STATZ", own + "STATZ", statz);
     }
 
     // A configured export the subject falls within takes precedence (nats-server's hasServiceExportMatching).

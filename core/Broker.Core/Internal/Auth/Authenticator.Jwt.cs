@@ -140,7 +140,8 @@ internal sealed partial class Authenticator
         }
 
         failure = null;
-        var user = new JwtUser(token, claims, scope is null ? account.Name : claims.Issuer!, AccountJwt.ToInt(granted.Subscriptions), AccountJwt.ToInt(granted.Payload), expiresAt);
+        // nats-server's buildInternalNkeyUser: the signing key whenever the JWT names its issuer_account.
+        var user = new JwtUser(token, claims, string.IsNullOrEmpty(claims.Nats.IssuerAccount) ? account.Name : claims.Issuer!, AccountJwt.ToInt(granted.Subscriptions), AccountJwt.ToInt(granted.Payload), expiresAt);
         return new AuthenticatedUser(claims.Subject, permissions, account.Name, user);
     }
 
@@ -240,7 +241,7 @@ internal sealed partial class Authenticator
 
 /// <summary>
 /// What a user JWT gave a connection (operator mode): the token and claims (/connz <c>jwt</c>, <c>name_tag</c>), the
-/// key that signed it for the account (/connz <c>issuer_key</c>: the account, or the signing key of a scoped user),
+/// key that signed it for the account (/connz <c>issuer_key</c>: the account, or the signing key that issued it),
 /// the user's subscription and payload limits (-1 for none; nats-server's <c>applyAccountLimits</c> takes the lower
 /// of these and the account's), and when the connection's authentication expires (the JWT's <c>exp</c> or the end of
 /// its <c>times</c> window), if ever.

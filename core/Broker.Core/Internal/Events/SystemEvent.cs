@@ -37,6 +37,7 @@ internal sealed class EventClientInfo
     private readonly string? lang;
     private readonly string? version;
     private readonly string type;
+    private readonly Auth.JwtUser? jwt;
 
     public EventClientInfo(ClientBase client, string? user)
     {
@@ -52,6 +53,7 @@ internal sealed class EventClientInfo
         version = connection.ClientVersion;
         type = connection.ConnectionType;
         RoundTrip = connection.RoundTrip;
+        jwt = (client as NatsClient)?.JwtUser;
     }
 
     public TimeSpan RoundTrip { get; }
@@ -78,6 +80,25 @@ internal sealed class EventClientInfo
             }
 
             writer.WriteString("stop", stopped);
+        }
+
+        if (jwt is not null)
+        {
+            // A JWT user's (nats-server: jwt, issuer_key, name_tag, tags).
+            writer.WriteString("jwt", jwt.Token);
+            WriteIfAny(writer, "issuer_key", jwt.IssuerKey);
+            WriteIfAny(writer, "name_tag", jwt.Claims.Name);
+            if (jwt.Claims.Nats.Tags is { Count: > 0 } tags)
+            {
+                writer.WritePropertyName("tags");
+                writer.WriteStartArray();
+                foreach (var tag in tags)
+                {
+                    writer.WriteStringValue(tag);
+                }
+
+                writer.WriteEndArray();
+            }
         }
 
         writer.WriteString("kind", "Client");

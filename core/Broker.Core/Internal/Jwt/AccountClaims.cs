@@ -9,10 +9,13 @@ internal sealed class AccountClaims : JwtClaims
     [JsonPropertyName("nats")]
     public AccountFields Nats { get; set; } = new();
 
+    [JsonIgnore]
     public override INatsFields Fields => Nats;
 
+    [JsonIgnore]
     public override string ClaimType => JwtClaimTypes.Account;
 
+    [JsonIgnore]
     public override PrefixByte IssuerPrefix => PrefixByte.Operator;
 
     /// <summary>

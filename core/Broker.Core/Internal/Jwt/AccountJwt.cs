@@ -64,6 +64,40 @@ internal sealed class AccountJwt
     }
 
     /// <summary>
+    /// The account's subject mappings (nats-server <c>AddWeightedMappings</c> for each of the JWT's <c>mappings</c>, a
+    /// weight of 0 read as 100), or null when none; a mapping nats-server would refuse is left out, as it logs and
+    /// skips it.
+    /// </summary>
+    public SubjectMapper? Mappings()
+    {
+        var valid = new List<MappingOptions>();
+        foreach (var (source, destinations) in Claims.Nats.Mappings ?? [])
+        {
+            var options = new MappingOptions
+            {
+                Source = source,
+                Destinations = [.. (destinations ?? []).Select(d => new MappingDestinationOptions
+                {
+                    Subject = d.Subject ?? string.Empty,
+                    Weight = d.Weight == 0 ? 100 : d.Weight,
+                    Cluster = string.IsNullOrEmpty(d.Cluster) ? null : d.Cluster,
+                })],
+            };
+            try
+            {
+                options.Validate();
+                valid.Add(options);
+            }
+            catch (InvalidOperationException)
+            {
+                // Left out, as nats-server's updateAccountClaimsWithRefresh ignores AddWeightedMappings' error.
+            }
+        }
+
+        return SubjectMapper.Create(valid);
+    }
+
+    /// <summary>
     /// The account's JetStream limits, or null when its JWT leaves JetStream disabled: the plain limits when they set
     /// memory or disk storage, else an <c>R1</c> tier (the only tier a single server uses).
     /// </summary>

@@ -12,10 +12,13 @@ internal sealed class AuthorizationRequestClaims : JwtClaims
     [JsonPropertyName("nats")]
     public AuthorizationRequestFields Nats { get; set; } = new();
 
+    [JsonIgnore]
     public override INatsFields Fields => Nats;
 
+    [JsonIgnore]
     public override string ClaimType => "authorization_request";
 
+    [JsonIgnore]
     public override PrefixByte IssuerPrefix => PrefixByte.Server;
 }
 
@@ -168,10 +171,13 @@ internal sealed class AuthorizationResponseClaims : JwtClaims
     [JsonPropertyName("nats")]
     public AuthorizationResponseFields Nats { get; set; } = new();
 
+    [JsonIgnore]
     public override INatsFields Fields => Nats;
 
+    [JsonIgnore]
     public override string ClaimType => "authorization_response";
 
+    [JsonIgnore]
     public override PrefixByte IssuerPrefix => PrefixByte.Account;
 }
 

@@ -95,10 +95,13 @@ internal sealed class OperatorClaims : JwtClaims
     [JsonPropertyName("nats")]
     public OperatorFields Nats { get; set; } = new();
 
+    [JsonIgnore]
     public override INatsFields Fields => Nats;
 
+    [JsonIgnore]
     public override string ClaimType => JwtClaimTypes.Operator;
 
+    [JsonIgnore]
     public override PrefixByte IssuerPrefix => PrefixByte.Operator;
 }
 

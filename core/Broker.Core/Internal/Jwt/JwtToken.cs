@@ -125,9 +125,9 @@ internal static class JwtToken
         {
             return KeyPair.IsValidPublicKey(prefix, key);
         }
-        catch (NKeysException)
+        catch (Exception ex) when (ex is NKeysException or ArgumentException or FormatException)
         {
-            // NATS.NKeys throws on a bad checksum rather than answering false.
+            // NATS.NKeys throws on a bad checksum (or a text that is not base32) rather than answering false.
             return false;
         }
         catch (ArgumentException)

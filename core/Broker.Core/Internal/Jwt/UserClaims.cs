@@ -9,10 +9,13 @@ internal sealed class UserClaims : JwtClaims
     [JsonPropertyName("nats")]
     public UserFields Nats { get; set; } = new();
 
+    [JsonIgnore]
     public override INatsFields Fields => Nats;
 
+    [JsonIgnore]
     public override string ClaimType => JwtClaimTypes.User;
 
+    [JsonIgnore]
     public override PrefixByte IssuerPrefix => PrefixByte.Account;
 
     /// <summary>The account the user belongs to: <c>issuer_account</c> when signed by a signing key, else the issuer.</summary>

@@ -1,4 +1,3 @@
-using System.Text.RegularExpressions;
 using Broker.Core;
 using Broker.Core.Auth;
 using Broker.Host.Configuration.Conf;
@@ -15,7 +14,7 @@ namespace Broker.Host.Configuration.ConfigFile.Internal;
 /// </summary>
 /// <param name="reader">Typed reads and refusals.</param>
 /// <param name="output">Where values and errors go.</param>
-internal sealed partial class OperatorMapper(ConfValueReader reader, ConfMappingBuilder output)
+internal sealed class OperatorMapper(ConfValueReader reader, ConfMappingBuilder output)
 {
     private static readonly HashSet<string> OperatorKeys = new(StringComparer.OrdinalIgnoreCase)
     {
@@ -99,27 +98,8 @@ internal sealed partial class OperatorMapper(ConfValueReader reader, ConfMapping
         output.Set(Key(nameof(OperatorOptions.Operators), "0"), jwt);
     }
 
-    private void MapResolver(ConfEntry entry)
-    {
-        switch (entry.Value)
-        {
-            case ConfString text when MemoryResolver().IsMatch(text.Value):
-                output.Set(Key(nameof(OperatorOptions.Resolver)), nameof(AccountResolverType.Memory));
-                break;
-            case ConfString text when UrlResolver().IsMatch(text.Value):
-                reader.Forbidden(entry, "URL account resolvers: the broker has no HTTP client for account JWTs; use resolver: MEMORY with resolver_preload");
-                break;
-            case ConfString:
-                output.Error(entry.KeyPosition, "error parsing account resolver, should be MEM or  URL(\"url\") or a map containing dir and type state=[FULL|CACHE])");
-                break;
-            case ConfMap:
-                new ResolverMapper(reader, output).Map(entry);
-                break;
-            default:
-                output.Error(entry.KeyPosition, $"error parsing operator resolver, wrong type {GoType(entry.Value)}");
-                break;
-        }
-    }
+    // The resolver's values (MEM, URL(...), a directory map) are read in one place: ResolverMapper.
+    private void MapResolver(ConfEntry entry) => new ResolverMapper(reader, output).Map(entry);
 
     private void MapPreload(ConfEntry entry)
     {
@@ -190,10 +170,4 @@ internal sealed partial class OperatorMapper(ConfValueReader reader, ConfMapping
             output.Set(Key(nameof(OperatorOptions.TrustedKeys), i.ToString(System.Globalization.CultureInfo.InvariantCulture)), keys[i]);
         }
     }
-
-    [GeneratedRegex("(?i)(MEM|MEMORY)\\s*")]
-    private static partial Regex MemoryResolver();
-
-    [GeneratedRegex("(?i)(?:URL){1}(?:\\({1}\\s*\"?([^\\s\"]*)\"?\\s*\\){1})?\\s*")]
-    private static partial Regex UrlResolver();
 }

@@ -37,7 +37,7 @@ internal sealed partial class ResolverMapper(ConfValueReader reader, ConfMapping
                 output.Set(prefix + ":" + nameof(OperatorOptions.Resolver), nameof(AccountResolverType.Memory));
                 break;
             case ConfString text when UrlPattern().IsMatch(text.Value):
-                output.Error(entry.KeyPosition, "URL account resolvers are not supported: the broker has no HTTP client (use MEMORY or a full or cache resolver)");
+                reader.Forbidden(entry, "URL account resolvers: the broker has no HTTP client for account JWTs; use MEMORY or a full or cache resolver");
                 break;
             case ConfString:
                 output.Error(entry.KeyPosition, Unparsed);
