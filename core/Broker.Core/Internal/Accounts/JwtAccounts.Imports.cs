@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Text;
 using System.Text.Json;
 using Broker.Abstractions;
@@ -88,25 +89,8 @@ internal sealed partial class JwtAccounts
                 continue;
             }
 
-            // The exporter is looked up as at a client's connect; an account that is not (yet) available leaves the import out.
-            Account exporter;
-            if (exporterKey == importer.Name)
+            if (!TryAuthorizedExporter(importer, exporterKey, from, claim, activations, "stream import not authorized", out var exporter))
             {
-                exporter = importer;
-            }
-            else if (!TryLookup(exporterKey, out var found, out var error))
-            {
-                Skipped(importer, claim, error);
-                continue;
-            }
-            else
-            {
-                exporter = found;
-            }
-
-            if (exporter.Jwt is null || exporter.IsExpired || !Authorized(exporter, importer, from, claim, activations))
-            {
-                Skipped(importer, claim, "stream import not authorized");
                 continue;
             }
 
@@ -144,6 +128,30 @@ internal sealed partial class JwtAccounts
     }
 
     // nats-server checkStreamExportApproved / checkServiceExportApproved: the export of the claim's type that approves.
+    // The exporter is looked up as at a client's connect; an account that is not (yet) available, or that does not
+    // authorize the import, leaves the import out (logged with the reason).
+    private bool TryAuthorizedExporter(Account importer, string exporterKey, string subject, ImportClaim claim, HashSet<string> activations, string refusal, [NotNullWhen(true)] out Account? exporter)
+    {
+        exporter = importer;
+        if (exporterKey != importer.Name)
+        {
+            if (!TryLookup(exporterKey, out exporter, out var error))
+            {
+                Skipped(importer, claim, error);
+                return false;
+            }
+        }
+
+        if (exporter.Jwt is null || exporter.IsExpired || !Authorized(exporter, importer, subject, claim, activations))
+        {
+            Skipped(importer, claim, refusal);
+            exporter = null;
+            return false;
+        }
+
+        return true;
+    }
+
     private bool Authorized(Account exporter, Account importer, string subject, ImportClaim claim, HashSet<string> activations) =>
         FindExport(exporter, claim.Type!, subject) is { } export && CheckAuth(export, exporter, importer, subject, claim, activations);
 

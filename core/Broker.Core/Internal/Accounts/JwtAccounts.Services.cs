@@ -72,24 +72,8 @@ internal sealed partial class JwtAccounts
                 continue;
             }
 
-            Account exporter;
-            if (exporterKey == importer.Name)
+            if (!TryAuthorizedExporter(importer, exporterKey, to, claim, activations, "service import not authorized", out var exporter))
             {
-                exporter = importer;
-            }
-            else if (!TryLookup(exporterKey, out var found, out var error))
-            {
-                Skipped(importer, claim, error);
-                continue;
-            }
-            else
-            {
-                exporter = found;
-            }
-
-            if (exporter.Jwt is null || exporter.IsExpired || !Authorized(exporter, importer, to, claim, activations))
-            {
-                Skipped(importer, claim, "service import not authorized");
                 continue;
             }
 
