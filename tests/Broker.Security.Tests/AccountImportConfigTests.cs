@@ -1,6 +1,7 @@
 using Broker.Core;
 using Broker.Core.Auth;
 using Broker.TestKit;
+using static Broker.Security.Tests.AccountOptionsMerge;
 
 namespace Broker.Security.Tests;
 
@@ -148,38 +149,4 @@ public sealed class AccountImportConfigTests : IDisposable
         Name = account,
         Imports = new AccountImportOptions { Streams = [new StreamImportOptions { Account = from, Subject = subject, Prefix = prefix, To = to }] },
     };
-
-    private static AccountOptions With(AccountOptions first, AccountOptions second)
-    {
-        foreach (var export in second.Exports.Streams)
-        {
-            first.Exports.Streams.Add(export);
-        }
-
-        foreach (var import in second.Imports.Streams)
-        {
-            first.Imports.Streams.Add(import);
-        }
-
-        return first;
-    }
-
-    // One entry per account name, in first-seen order.
-    private static List<AccountOptions> Merge(AccountOptions[] accounts)
-    {
-        var result = new List<AccountOptions>();
-        foreach (var account in accounts)
-        {
-            if (result.Find(a => a.Name == account.Name) is { } existing)
-            {
-                With(existing, account);
-            }
-            else
-            {
-                result.Add(account);
-            }
-        }
-
-        return result;
-    }
 }

@@ -1,6 +1,7 @@
 using Broker.Core;
 using Broker.Core.Auth;
 using Broker.TestKit;
+using static Broker.Security.Tests.AccountOptionsMerge;
 
 namespace Broker.Security.Tests;
 
@@ -158,37 +159,4 @@ public sealed class ServiceImportConfigTests : IDisposable
         Name = account,
         Imports = new AccountImportOptions { Services = [new ServiceImportOptions { Account = from, Subject = subject, To = to }] },
     };
-
-    private static AccountOptions With(AccountOptions first, AccountOptions second)
-    {
-        foreach (var export in second.Exports.Services)
-        {
-            first.Exports.Services.Add(export);
-        }
-
-        foreach (var import in second.Imports.Services)
-        {
-            first.Imports.Services.Add(import);
-        }
-
-        return first;
-    }
-
-    private static List<AccountOptions> Merge(AccountOptions[] accounts)
-    {
-        var result = new List<AccountOptions>();
-        foreach (var account in accounts)
-        {
-            if (result.Find(a => a.Name == account.Name) is { } existing)
-            {
-                With(existing, account);
-            }
-            else
-            {
-                result.Add(account);
-            }
-        }
-
-        return result;
-    }
 }
