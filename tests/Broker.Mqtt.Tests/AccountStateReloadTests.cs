@@ -49,7 +49,7 @@ public sealed class AccountStateReloadTests
         // Given back: A's session resumes from its streams.
         await server.ReloadAsync(aHasJetStream: true);
         var resumed = await EventuallyConnectAsync(server, "a", version);
-        Assert.True(resumed.SessionPresent);
+        Assert.True(resumed.SessionPresent, "no session after the reload; the broker's log:\n" + string.Join("\n", ours.Logs.Entries));
         using (var publisher = await server.MqttAsync("a", "publisher", version: version))
         {
             await publisher.Client.PublishAsync("cmd/again", "a is back", MqttQualityOfServiceLevel.AtLeastOnce);

@@ -130,9 +130,13 @@ internal sealed class MqttAccounts : IAsyncDisposable
             return Task.CompletedTask;
         }
 
-        if (jetStreamEnabled && options.JetStreamDomain is null && directory?.Accounts.FirstOrDefault(a => a.Name == account.Name) is { IsSystem: true })
+        if (jetStreamEnabled && options.JetStreamDomain is null && directory?.Accounts is { } listed
+            && listed.FirstOrDefault(a => a.Name == account.Name) is { } current && (current.IsSystem || !HasJetStream(current, listed)))
         {
-            // The system account never has JetStream (nor an API that would say so): refused at once, as nats-server does.
+            // The system account never has JetStream (nor an API that would say so), and an account a reload has just
+            // left without it may still be answered by its JetStream for a moment (the engine applies the reload on its
+            // own loop, after this adapter's watcher has retired the account's state): refused at once, as nats-server
+            // does, so no state is built on a JetStream that is going away.
             account.Refusal = $"lookup sessions stream for account \"{account.Name}\": JetStream not enabled for account ({JetStreamApiException.NotEnabledForAccount})";
             accounts.TryRemove(new KeyValuePair<string, MqttAccount>(account.Name, account));
             return Task.CompletedTask;
