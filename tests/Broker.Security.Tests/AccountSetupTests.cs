@@ -1,8 +1,6 @@
 using System.Text.Json;
 using Broker.Core;
 using Broker.Core.Auth;
-using NATS.Client.Core;
-using NATS.NKeys;
 using static Broker.Security.Tests.ResolverTests;
 
 namespace Broker.Security.Tests;
@@ -10,8 +8,8 @@ namespace Broker.Security.Tests;
 /// <summary>
 /// An account's JetStream is set up before the change that gives it JetStream completes, as nats-server 2.9.10 does:
 /// the first CONNECT of an operator-mode account's user (its first request, <c>$JS.API.INFO</c>, is answered), the
-/// answer to a claims update that enables JetStream (the next request finds the limits), and (ours only: the harness
-/// reloads nats-server by no signal) a configuration reload that adds an account with JetStream. Each 200 times on one
+/// answer to a claims update that enables JetStream (the next request finds the limits), and (ours only: the test kit
+/// cannot reload nats-server) a configuration reload that adds an account with JetStream. Each 200 times on one
 /// server, a new account each time, so a race between the change and its setup would show as "no responders" or as
 /// the old answer.
 /// </summary>
@@ -29,14 +27,14 @@ public sealed class AccountSetupTests : IDisposable
     public async Task The_first_request_of_a_new_jwt_accounts_first_user_finds_its_JetStream(ServerKind kind)
     {
         var op = new TestOperator();
-        await using var server = await StartAsync(kind, op);
-        await using var sys = await ConnectSystemAsync(server, op);
+        await using var server = await JetStreamSecurityServer.StartFullResolverAsync(kind, op, Path.Combine(directory, kind.ToString()));
+        await using var sys = await server.ConnectAsync(op.SystemAccount, "sys");
         for (var i = 0; i < Iterations; i++)
         {
             // Stored by the resolver only: the account is registered by its user's CONNECT below.
             var account = op.CreateAccount(c => EnableJetStream(c, streams: 3));
             Assert.Equal((200, account.GetPublicKey(), "jwt updated"), Answer(await RequestAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", op.AccountJwts[account.GetPublicKey()])));
-            await using var client = await ConnectAsync(server, account);
+            await using var client = await server.ConnectAsync(account);
             using var info = JsonDocument.Parse(await RequestAsync(client, "$JS.API.INFO", string.Empty));
             Assert.Equal(3, info.RootElement.GetProperty("limits").GetProperty("max_streams").GetInt32());
         }
@@ -47,14 +45,14 @@ public sealed class AccountSetupTests : IDisposable
     public async Task A_claims_update_that_enables_JetStream_is_answered_once_the_account_has_it(ServerKind kind)
     {
         var op = new TestOperator();
-        await using var server = await StartAsync(kind, op);
-        await using var sys = await ConnectSystemAsync(server, op);
+        await using var server = await JetStreamSecurityServer.StartFullResolverAsync(kind, op, Path.Combine(directory, kind.ToString()));
+        await using var sys = await server.ConnectAsync(op.SystemAccount, "sys");
         for (var i = 0; i < Iterations; i++)
         {
             var account = op.CreateAccount();
             var key = account.GetPublicKey();
             Assert.Equal((200, key, "jwt updated"), Answer(await RequestAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", op.AccountJwts[key])));
-            await using var client = await ConnectAsync(server, account);
+            await using var client = await server.ConnectAsync(account);
             using (var disabled = JsonDocument.Parse(await RequestAsync(client, "$JS.API.INFO", string.Empty)))
             {
                 Assert.Equal(10039, disabled.RootElement.GetProperty("error").GetProperty("err_code").GetInt32());
@@ -97,30 +95,5 @@ public sealed class AccountSetupTests : IDisposable
         claims.Nats.Limits.DiskStorage = 1_048_576;
         claims.Nats.Limits.Streams = streams;
         claims.Nats.Limits.Consumers = -1;
-    }
-
-    /// <summary>Operator mode with the full resolver (only the system account preloaded) and JetStream.</summary>
-    private Task<JetStreamSecurityServer> StartAsync(ServerKind kind, TestOperator op)
-    {
-        var system = op.SystemAccount.GetPublicKey();
-        var dir = Path.Combine(directory, kind.ToString());
-        return JetStreamSecurityServer.StartAsync(
-            kind,
-            o =>
-            {
-                o.Operator.Operators.Add(op.Jwt);
-                o.Operator.Resolver = AccountResolverType.Full;
-                o.Operator.DirectoryResolver = new DirectoryResolverOptions { Directory = dir };
-                o.Operator.ResolverPreload[system] = op.AccountJwts[system];
-            },
-            $"operator: \"{op.Jwt}\"\nresolver: {{ type: full, dir: \"{dir}\" }}\nresolver_preload: {{ {system}: \"{op.AccountJwts[system]}\" }}\n");
-    }
-
-    private static Task<NatsConnection> ConnectSystemAsync(JetStreamSecurityServer server, TestOperator op) => ConnectAsync(server, op.SystemAccount);
-
-    private static Task<NatsConnection> ConnectAsync(JetStreamSecurityServer server, KeyPair account)
-    {
-        var (user, jwt) = TestOperator.CreateUser(account);
-        return NatsClients.ConnectAsync(server.Url, "user", o => o with { AuthOpts = new NatsAuthOpts { Jwt = jwt, Seed = user.GetSeed() } });
     }
 }

@@ -1,6 +1,4 @@
 using System.Text.Json;
-using Broker.Core.Auth;
-using NATS.Client.Core;
 using static Broker.Security.Tests.ResolverTests;
 
 namespace Broker.Security.Tests;
@@ -23,23 +21,10 @@ public sealed class ResolverJetStreamTests : IDisposable
     {
         var op = new TestOperator();
         var account = op.CreateAccount();
-        var dir = Path.Combine(directory, kind.ToString());
-        var system = op.SystemAccount.GetPublicKey();
-        await using var server = await JetStreamSecurityServer.StartAsync(
-            kind,
-            o =>
-            {
-                o.Operator.Operators.Add(op.Jwt);
-                o.Operator.Resolver = AccountResolverType.Full;
-                o.Operator.DirectoryResolver = new DirectoryResolverOptions { Directory = dir };
-                o.Operator.ResolverPreload[system] = op.AccountJwts[system];
-            },
-            $"operator: \"{op.Jwt}\"\nresolver: {{ type: full, dir: \"{dir}\" }}\nresolver_preload: {{ {system}: \"{op.AccountJwts[system]}\" }}\n");
-        var (sysUser, sysJwt) = TestOperator.CreateUser(op.SystemAccount);
-        await using var sys = await NatsClients.ConnectAsync(server.Url, "sys", o => o with { AuthOpts = new NatsAuthOpts { Jwt = sysJwt, Seed = sysUser.GetSeed() } });
+        await using var server = await JetStreamSecurityServer.StartFullResolverAsync(kind, op, Path.Combine(directory, kind.ToString()));
+        await using var sys = await server.ConnectAsync(op.SystemAccount, "sys");
         await RequestAsync(sys, "$SYS.REQ.CLAIMS.UPDATE", op.AccountJwts[account.GetPublicKey()]);
-        var (user, userJwt) = TestOperator.CreateUser(account);
-        await using var client = await NatsClients.ConnectAsync(server.Url, "user", o => o with { AuthOpts = new NatsAuthOpts { Jwt = userJwt, Seed = user.GetSeed() } });
+        await using var client = await server.ConnectAsync(account);
 
         // The account is registered by this CONNECT, and set up (without JetStream) before it completes.
         using (var disabled = JsonDocument.Parse(await RequestAsync(client, "$JS.API.INFO", string.Empty)))
