@@ -18,7 +18,8 @@ public sealed partial class BrokerServer
     /// account and subscriptions. A reload that changes a setting needing a restart (host, port, server name, header
     /// support, monitoring listener, <c>auth_callout</c>) is refused as a whole and nothing is applied. A <c>max_connections</c> lowered below
     /// the connections open closes the newest ones beyond it with <c>maximum connections exceeded</c>. Each change is logged as nats-server
-    /// logs it (<c>Reloaded: max_payload = 1048576</c>); the caller logs the end of the reload.
+    /// logs it (<c>Reloaded: max_payload = 1048576</c>); the caller logs the end of the reload. It returns once the
+    /// plugins applied the account changes (JetStream enabled or disabled for an account; at most 2 seconds).
     /// </summary>
     /// <param name="options">The new settings; copied.</param>
     /// <param name="cancellationToken">Cancels waiting for a reload already in progress.</param>
@@ -120,6 +121,10 @@ public sealed partial class BrokerServer
                     HostingLog.Reloaded(logger, change);
                 }
             }
+
+            // As nats-server, which reconfigures the accounts' JetStream within the reload: the plugins' account
+            // watchers have applied the changes (at most AccountDirectory.SettleLimit) when the reload returns.
+            await accountDirectory.WaitSettledAsync(cancellationToken).ConfigureAwait(false);
 
             var applied = changed.Select(s => s.Reloadability == OptionsComparer.Reloadability.NewConnections ? s.Key + " (new connections)" : s.Key).ToList();
             return new ReloadResult(true, applied, null);

@@ -47,7 +47,7 @@ public sealed partial class BrokerServer : IAsyncDisposable
         logger = this.loggerFactory.CreateLogger("Broker.Server");
         core = new BrokerCore(copy, this.loggerFactory);
         Bus = new MessageBus(core);
-        accountDirectory = new AccountDirectory(core.Accounts, logger);
+        accountDirectory = new AccountDirectory(core.Accounts, logger, stopping.Token);
     }
 
     /// <summary>The product version (the host's <c>-v</c> prints it beside the nats-server version we match).</summary>

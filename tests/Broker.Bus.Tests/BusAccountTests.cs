@@ -228,6 +228,45 @@ public sealed class BusAccountTests
     }
 
     [Fact(Timeout = 30_000)]
+    public async Task A_watcher_with_a_task_hears_each_change_in_order_and_the_reload_returns_once_it_applied_them()
+    {
+        var (broker, _) = await AdapterHarness.StartAsync(TwoAccounts);
+        await using var __ = broker;
+        broker.ExpectErrors();
+        var directory = broker.Server.Services.GetRequiredService<IAccountDirectory>();
+        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var started = new ConcurrentQueue<string>();
+        var applied = new ConcurrentQueue<string>();
+        using var slow = directory.Watch(async (change, cancellationToken) =>
+        {
+            started.Enqueue(change.Kind + " " + change.Account.Name);
+            await release.Task.WaitAsync(cancellationToken);
+            applied.Enqueue(change.Kind + " " + change.Account.Name);
+        });
+        using var failing = directory.Watch((change, _) => change.Kind == AccountChangeKind.Removed ? throw new InvalidOperationException("watcher bug") : ValueTask.CompletedTask);
+
+        // B goes, C comes: the reload waits while the first change is being applied, one change at a time.
+        var reload = broker.Server.ReloadAsync(AdapterHarness.Options(o => o.Accounts = [new AccountOptions { Name = "A" }, new AccountOptions { Name = "C" }]));
+        await Eventually.AssertAsync(() => Task.FromResult(started.Count == 1), "the first change passed", TimeSpan.FromSeconds(5));
+        Assert.Equal(["Removed B"], started);
+        Assert.False(reload.IsCompleted);
+        release.SetResult();
+        Assert.True((await reload).Succeeded);
+        Assert.Equal(["Removed B", "Added C"], applied);
+        Assert.True(broker.Logs.Contains("An account directory watcher failed on Removed of account B"));
+
+        // A watcher that never ends delays a reload by at most 2 seconds; disposed, it hears nothing more.
+        using (directory.Watch((_, _) => new ValueTask(new TaskCompletionSource().Task)))
+        {
+            Assert.True((await broker.Server.ReloadAsync(AdapterHarness.Options(o => o.Accounts = [new AccountOptions { Name = "A" }]))).Succeeded);
+        }
+
+        slow.Dispose();
+        Assert.True((await broker.Server.ReloadAsync(AdapterHarness.Options(o => o.Accounts = [new AccountOptions { Name = "A" }, new AccountOptions { Name = "D" }]))).Succeeded);
+        Assert.Equal(["Removed B", "Added C", "Removed C"], applied);
+    }
+
+    [Fact(Timeout = 30_000)]
     public async Task A_connection_the_adapter_vouches_for_is_in_the_account_it_names()
     {
         var (broker, harness) = await AdapterHarness.StartAsync(TwoAccounts);

@@ -1,8 +1,11 @@
 using System.Net;
 using Broker.Core;
+using Broker.Core.Auth;
 using Broker.JetStream;
 using Broker.Storage.FileStore;
 using Broker.Storage.MemStore;
+using NATS.Client.Core;
+using NATS.NKeys;
 
 namespace Broker.Security.Tests;
 
@@ -44,6 +47,29 @@ internal sealed class JetStreamSecurityServer : IAsyncDisposable
         }
 
         return server;
+    }
+
+    /// <summary>Operator mode with the full resolver in <paramref name="dir"/> (only the system account preloaded), and JetStream.</summary>
+    public static Task<JetStreamSecurityServer> StartFullResolverAsync(ServerKind kind, TestOperator op, string dir)
+    {
+        var system = op.SystemAccount.GetPublicKey();
+        return StartAsync(
+            kind,
+            o =>
+            {
+                o.Operator.Operators.Add(op.Jwt);
+                o.Operator.Resolver = AccountResolverType.Full;
+                o.Operator.DirectoryResolver = new DirectoryResolverOptions { Directory = dir };
+                o.Operator.ResolverPreload[system] = op.AccountJwts[system];
+            },
+            $"operator: \"{op.Jwt}\"\nresolver: {{ type: full, dir: \"{dir}\" }}\nresolver_preload: {{ {system}: \"{op.AccountJwts[system]}\" }}\n");
+    }
+
+    /// <summary>A NATS.Client.Core connection of a new user of <paramref name="account"/> (a JWT and its seed).</summary>
+    public Task<NatsConnection> ConnectAsync(KeyPair account, string name = "user")
+    {
+        var (user, jwt) = TestOperator.CreateUser(account);
+        return NatsClients.ConnectAsync(Url, name, o => o with { AuthOpts = new NatsAuthOpts { Jwt = jwt, Seed = user.GetSeed() } });
     }
 
     public async ValueTask DisposeAsync()

@@ -58,22 +58,6 @@ public sealed class ResolverTests : IDisposable
         return reply.Data ?? string.Empty;
     }
 
-    /// <summary>The first answer to a request, asking again (up to 5 s) while nobody responds yet.</summary>
-    internal static async Task<string> RequestUntilAnsweredAsync(NatsConnection connection, string subject)
-    {
-        for (var attempt = 0; ; attempt++)
-        {
-            try
-            {
-                return await RequestAsync(connection, subject, string.Empty);
-            }
-            catch (NatsNoRespondersException) when (attempt < 50)
-            {
-                await Task.Delay(100);
-            }
-        }
-    }
-
     /// <summary>The keys of a JSON object's top level, in order.</summary>
     internal static string[] Keys(JsonElement element) => [.. element.EnumerateObject().Select(p => p.Name)];
 

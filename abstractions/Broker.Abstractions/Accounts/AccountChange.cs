@@ -1,6 +1,9 @@
 namespace Broker.Abstractions;
 
-/// <summary>What a configuration reload did to one account (<see cref="IAccountDirectory.Watch"/>; since contract 1.3).</summary>
+/// <summary>
+/// What a configuration reload (or, in operator mode, an account's first CONNECT or a claims update) did to one account
+/// (<see cref="IAccountDirectory.Watch(Action{AccountChange})"/>; since contract 1.3).
+/// </summary>
 public sealed record AccountChange
 {
     /// <summary>Describes a change.</summary>

@@ -1,4 +1,3 @@
-using System.Threading.Channels;
 using Broker.Abstractions;
 
 namespace Broker.JetStream.Internal;
@@ -6,17 +5,20 @@ namespace Broker.JetStream.Internal;
 /// <summary>
 /// Which accounts have JetStream, at start and after each configuration reload (nats-server's
 /// <c>enableJetStreamAccounts</c>, <c>configJetStream</c>): the accounts are read from <see cref="IAccountDirectory"/>;
-/// a reload's changes are applied one at a time on a loop of their own, never on the reloading thread.
+/// each change (a reload, or in operator mode an account's first CONNECT or a claims update) is applied by a pass over
+/// the accounts as they are then, one pass at a time under <c>applyGate</c>, and the broker waits for it: the CONNECT
+/// completes, the claims update is answered and the reload returns once the account's API listens (or is gone), as
+/// nats-server sets an account's JetStream up before any of them.
 /// </summary>
 internal sealed partial class JetStreamEngine
 {
     private readonly Lock accountsGate = new();
-    private readonly Channel<bool> accountChanges;
+    private readonly SemaphoreSlim applyGate = new(1, 1);
     private readonly Dictionary<string, JetStreamAccount> accounts = new(StringComparer.Ordinal);
     private readonly Dictionary<string, JetStreamDisabledAccount> disabled = new(StringComparer.Ordinal);
     private SystemAccountApi? systemApi;
     private IDisposable? watch;
-    private Task? changesLoop;
+    private bool accountsStopped;
     private long retiredApiTotal;
     private long retiredApiErrors;
 
@@ -51,35 +53,52 @@ internal sealed partial class JetStreamEngine
 
     private async Task StartAccountsAsync(CancellationToken cancellationToken)
     {
-        if (directory is not null)
+        await applyGate.WaitAsync(cancellationToken).ConfigureAwait(false);
+        try
         {
-            watch = directory.Watch(_ => accountChanges.Writer.TryWrite(true));
-            changesLoop = Task.Run(ProcessAccountChangesAsync, CancellationToken.None);
+            // Watched first, so no change is missed; a change meanwhile waits for the gate and applies after this pass.
+            watch = directory?.Watch(OnAccountChangeAsync);
+            await ApplyAccountsAsync(starting: true, cancellationToken).ConfigureAwait(false);
         }
-
-        await ApplyAccountsAsync(starting: true, cancellationToken).ConfigureAwait(false);
+        finally
+        {
+            applyGate.Release();
+        }
     }
 
-    private async Task ProcessAccountChangesAsync()
+    /// <summary>
+    /// A change of the directory, called one at a time off the changing thread: one pass over the accounts as they are
+    /// now covers it (and any change after it, whose own pass then has nothing left to do).
+    /// </summary>
+    private async ValueTask OnAccountChangeAsync(AccountChange change, CancellationToken cancellationToken)
     {
-        await foreach (var _ in accountChanges.Reader.ReadAllAsync(CancellationToken.None).ConfigureAwait(false))
+        await applyGate.WaitAsync(CancellationToken.None).ConfigureAwait(false);
+        try
         {
-            // Several changes of one reload come together: one pass over the accounts as they are now covers them all.
-            while (accountChanges.Reader.TryRead(out var _))
-            {
-            }
-
-            try
+            if (!accountsStopped)
             {
                 await ApplyAccountsAsync(starting: false, stopping.Token).ConfigureAwait(false);
             }
-#pragma warning disable CA1031 // A failed change is logged; JetStream keeps serving the other accounts.
-            catch (Exception ex)
-#pragma warning restore CA1031
-            {
-                JetStreamLog.AccountsUpdateFailed(Logger, ex);
-            }
         }
+#pragma warning disable CA1031 // A failed change is logged; JetStream keeps serving the other accounts.
+        catch (Exception ex)
+#pragma warning restore CA1031
+        {
+            JetStreamLog.AccountsUpdateFailed(Logger, ex);
+        }
+        finally
+        {
+            applyGate.Release();
+        }
+    }
+
+    /// <summary>Stops applying account changes: waits for a pass under way; none starts after it.</summary>
+    private async Task StopWatchingAccountsAsync()
+    {
+        watch?.Dispose();
+        await applyGate.WaitAsync(CancellationToken.None).ConfigureAwait(false);
+        accountsStopped = true;
+        applyGate.Release();
     }
 
     /// <summary>

@@ -43,8 +43,6 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
         {
             providers.TryAdd(provider.StorageType, provider);
         }
-
-        accountChanges = Channel.CreateUnbounded<bool>(new UnboundedChannelOptions { SingleReader = true });
     }
 
     public JetStreamOptions Options { get; }
@@ -113,12 +111,7 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
 
     public async Task StopAsync(CancellationToken cancellationToken)
     {
-        watch?.Dispose();
-        accountChanges.Writer.TryComplete();
-        if (changesLoop is not null)
-        {
-            await changesLoop.ConfigureAwait(false);
-        }
+        await StopWatchingAccountsAsync().ConfigureAwait(false);
 
         foreach (var account in JetStreamAccounts())
         {
@@ -143,6 +136,7 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
         }
 
         stopping.Dispose();
+        applyGate.Dispose();
     }
 
     public IStreamStoreProvider? FindProvider(string storageType) => providers.GetValueOrDefault(storageType);

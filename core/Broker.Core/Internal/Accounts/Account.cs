@@ -24,6 +24,7 @@ internal sealed class Account
     private volatile SubjectMapper? mappings;
     private volatile ServiceImport[] serviceImports = [];
     private AccountImportClient? importClient;
+    private volatile Task? settling;
 
     public Account(string name, AccountLimits limits, string? nkey = null, SubjectMapper? mappings = null)
     {
@@ -110,6 +111,24 @@ internal sealed class Account
 
     /// <summary>The account's JetStream limits when its configuration enables JetStream; null otherwise (and for $G).</summary>
     public AccountJetStreamLimits? JetStream { get; set; }
+
+    /// <summary>
+    /// While the plugins' account watchers apply a change of this account (<see cref="AccountDirectory"/>), the task
+    /// of their calls; null otherwise, so a CONNECT into an unchanged account pays one null check for it.
+    /// </summary>
+    public Task? Settling => settling;
+
+    /// <summary>Marks the account as changing until <paramref name="task"/> completes (under <c>AccountRegistry.sync</c>).</summary>
+    public void Settle(Task task)
+    {
+        settling = task;
+        _ = task.ContinueWith(
+            static (done, state) => Interlocked.CompareExchange(ref ((Account)state!).settling, null, done),
+            this,
+            CancellationToken.None,
+            TaskContinuationOptions.ExecuteSynchronously,
+            TaskScheduler.Default);
+    }
 
     /// <summary>
     /// The account's subject mappings, or null when it has none: every publish of its clients reads this once (one

@@ -46,6 +46,9 @@ internal sealed partial class JwtAccounts
     /// <summary>Whether the account <paramref name="publicKey"/> is known on this server (nats-server <c>s.accounts.Load</c>).</summary>
     public bool IsRegistered(string publicKey) => registry.TryGet(publicKey, out _);
 
+    /// <summary>The plugins applying the account's latest change (<see cref="Account.Settling"/>), or null when none is under way.</summary>
+    public Task? Settling(string publicKey) => registry.TryGet(publicKey, out var account) ? account.Settling : null;
+
     /// <summary>
     /// Raised after an account in use took a new JWT (on the updating thread, holding no lock), so its connections are
     /// checked against the new limits and revocations.

@@ -105,6 +105,15 @@ internal sealed class ClientReadLoop
                 // CONNECT went to the authorization callout: what followed it waits for the answer.
                 input.AdvanceTo(buffer.Start);
                 callout.Complete(await answer.WaitAsync(cancellationToken).ConfigureAwait(false));
+                await CompleteSettledConnectAsync(cancellationToken).ConfigureAwait(false);
+                continue;
+            }
+
+            if (client.TakeSettling() is { } settling)
+            {
+                // CONNECT registered or changed its account: what followed it waits until the plugins applied that.
+                input.AdvanceTo(buffer.Start);
+                await CompleteConnectAsync(settling, cancellationToken).ConfigureAwait(false);
                 continue;
             }
 
@@ -133,6 +142,24 @@ internal sealed class ClientReadLoop
             {
                 return;
             }
+        }
+    }
+
+    /// <summary>After a callout's answer: a CONNECT whose account the plugins are applying waits for them first.</summary>
+    private Task CompleteSettledConnectAsync(CancellationToken cancellationToken)
+        => client.TakeSettling() is { } settling ? CompleteConnectAsync(settling, cancellationToken) : Task.CompletedTask;
+
+    /// <summary>
+    /// Completes a CONNECT once the plugins' account watchers applied its account's change (at most
+    /// <see cref="AccountDirectory.SettleLimit"/>, holding no lock nor thread), then flushes its +OK.
+    /// </summary>
+    private async Task CompleteConnectAsync(Task settling, CancellationToken cancellationToken)
+    {
+        await AccountDirectory.WaitAsync(settling, cancellationToken).ConfigureAwait(false);
+        if (!client.IsClosed)
+        {
+            client.AcknowledgeConnect();
+            client.FlushPending();
         }
     }
 

@@ -61,7 +61,10 @@ internal sealed partial class NatsClient
         return user is null ? AuthorizationViolationAndStop() : FinishConnect(user);
     }
 
-    /// <summary>The rest of CONNECT once the user is known: bind, refuse bad options, +OK, a lower payload limit.</summary>
+    /// <summary>
+    /// The rest of CONNECT once the user is known: bind, refuse bad options, wait for an account change to be applied
+    /// (<see cref="TakeSettling"/>), +OK, a lower payload limit.
+    /// </summary>
     internal bool FinishConnect(AuthenticatedUser user)
     {
         if (!CompleteAuthentication(user))
@@ -76,6 +79,28 @@ internal sealed partial class NatsClient
             return false;
         }
 
+        if (Account.Settling is { } changing)
+        {
+            // Operator mode registered or changed the account for this CONNECT: the plugins set it up (its JetStream)
+            // before the CONNECT completes, as nats-server does. The parse stops; the read loop awaits it, then acknowledges.
+            settling = changing;
+            return false;
+        }
+
+        return AcknowledgeConnect();
+    }
+
+    /// <summary>The account change the read loop is to await before the CONNECT completes, once; null when none.</summary>
+    internal Task? TakeSettling()
+    {
+        var pending = settling;
+        settling = null;
+        return pending;
+    }
+
+    /// <summary>The end of a CONNECT: +OK when verbose; false when the rest of the read is to be parsed again.</summary>
+    internal bool AcknowledgeConnect()
+    {
         if (options.Verbose)
         {
             SendProtocol(ServerMessages.Ok);

@@ -33,6 +33,9 @@ internal sealed partial class NatsClient : ClientBase, IClientConnection, IKeepA
     // Made at the first CONNECT the authorization callout intercepts.
     private CalloutConnection? callout;
 
+    // Set by a CONNECT into an account whose change the plugins are applying; taken by the read loop.
+    private Task? settling;
+
     /// <summary>CONNECT through the authorization callout, once one was intercepted; otherwise null.</summary>
     internal CalloutConnection? Callout => callout;
 

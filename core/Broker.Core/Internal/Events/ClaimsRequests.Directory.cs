@@ -144,6 +144,7 @@ internal sealed partial class ClaimsRequests
             if (removed)
             {
                 accounts.Remove(key);
+                Changed(key);
             }
         }
 

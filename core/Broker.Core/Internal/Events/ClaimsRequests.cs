@@ -17,7 +17,8 @@ namespace Broker.Core.Internal.Events;
 /// <c>$SYS.ACCOUNT.&lt;acc&gt;.CLAIMS.UPDATE</c>; with a nats-based resolver also <c>$SYS.REQ.CLAIMS.UPDATE</c>,
 /// <c>.LIST</c> and <c>.DELETE</c>; with the full one <c>$SYS.REQ.ACCOUNT.&lt;acc&gt;.CLAIMS.LOOKUP</c> and
 /// <c>$SYS.REQ.CLAIMS.PACK</c>. Requests are handled one at a time, in arrival order, off the publisher's thread:
-/// an update may close the very connection that sent it.
+/// an update may close the very connection that sent it. An update an account takes is answered once the plugins
+/// applied it (the account's JetStream).
 /// </summary>
 internal sealed partial class ClaimsRequests
 {
@@ -30,6 +31,10 @@ internal sealed partial class ClaimsRequests
     private readonly DirResolver? dir;
     private readonly Lock queueLock = new();
     private Task tail = Task.CompletedTask;
+
+    // The request being handled: its answers, sent once the account changes it made are applied (one request at a time).
+    private readonly List<(string Subject, byte[] Payload)> answers = [];
+    private readonly List<Task> changes = [];
 
     public ClaimsRequests(JwtAccounts accounts, IBusClient client, SystemServerInfo server, ILogger logger)
     {
@@ -84,25 +89,50 @@ internal sealed partial class ClaimsRequests
     {
         lock (queueLock)
         {
-            tail = tail.ContinueWith(
-                (_, state) =>
-                {
-                    var (self, work, item) = ((ClaimsRequests, Action<Request>, Request))state!;
-                    try
-                    {
-                        work(item);
-                    }
+            tail = HandleAfterAsync(tail, handle, request);
+        }
+    }
+
+    /// <summary>
+    /// Handles a request after the previous one, then sends its answers once the plugins applied the account changes it
+    /// made (an account's JetStream enabled by the update is there when the answer arrives, as in nats-server, which
+    /// updates the account before it answers), waiting at most <see cref="AccountDirectory.SettleLimit"/>.
+    /// </summary>
+    private async Task HandleAfterAsync(Task previous, Action<Request> handle, Request request)
+    {
+        // Off the publisher's thread, after the previous request (whose failure was logged).
+        await previous.ConfigureAwait(ConfigureAwaitOptions.ForceYielding | ConfigureAwaitOptions.SuppressThrowing);
+        try
+        {
+            handle(request);
+        }
 #pragma warning disable CA1031 // A failing request must not stop the ones after it.
-                    catch (Exception ex)
+        catch (Exception ex)
 #pragma warning restore CA1031
-                    {
-                        ClaimsLog.RequestFailed(self.logger, item.Subject, ex);
-                    }
-                },
-                (this, handle, request),
-                CancellationToken.None,
-                TaskContinuationOptions.None,
-                TaskScheduler.Default);
+        {
+            ClaimsLog.RequestFailed(logger, request.Subject, ex);
+        }
+
+        foreach (var change in changes)
+        {
+            await AccountDirectory.WaitAsync(change, CancellationToken.None).ConfigureAwait(false);
+        }
+
+        changes.Clear();
+        foreach (var (subject, payload) in answers)
+        {
+            client.Publish(Encoding.UTF8.GetBytes(subject), default, ReadOnlySequence<byte>.Empty, new ReadOnlySequence<byte>(payload));
+        }
+
+        answers.Clear();
+    }
+
+    /// <summary>Notes that the request changed the account <paramref name="key"/>: its answers wait until the plugins applied it.</summary>
+    private void Changed(string key)
+    {
+        if (accounts.Settling(key) is { } settling)
+        {
+            changes.Add(settling);
         }
     }
 
@@ -147,6 +177,10 @@ internal sealed partial class ClaimsRequests
                     break;
                 case ClaimsUpdateOutcome.Failed:
                     Respond(request.Reply, key, "jwt update resulted in error", error);
+                    break;
+                case ClaimsUpdateOutcome.Applied:
+                    Changed(key);
+                    Respond(request.Reply, key, "jwt updated", null);
                     break;
                 default:
                     Respond(request.Reply, key, "jwt updated", null);
@@ -238,9 +272,15 @@ internal sealed partial class ClaimsRequests
         }
 
         // nats-server's store change callback: an account in use takes the JWT now (a failure is only logged).
-        if (changed && accounts.Update(key, token, out var updateError) == ClaimsUpdateOutcome.Failed)
+        string? updateError = null;
+        switch (changed ? accounts.Update(key, token, out updateError) : ClaimsUpdateOutcome.Same)
         {
-            ClaimsLog.UpdateFailed(logger, key, updateError!);
+            case ClaimsUpdateOutcome.Failed:
+                ClaimsLog.UpdateFailed(logger, key, updateError!);
+                break;
+            case ClaimsUpdateOutcome.Applied:
+                Changed(key);
+                break;
         }
 
         Respond(reply, key, cache ? "jwt updated cache" : "jwt updated", null);
@@ -309,8 +349,8 @@ internal sealed partial class ClaimsRequests
         Send(reply, buffer.WrittenSpan.ToArray());
     }
 
-    private void Send(string subject, byte[] payload) =>
-        client.Publish(Encoding.UTF8.GetBytes(subject), default, ReadOnlySequence<byte>.Empty, new ReadOnlySequence<byte>(payload));
+    /// <summary>Answers the request being handled: sent when its handling ends (<see cref="HandleAfterAsync"/>).</summary>
+    private void Send(string subject, byte[] payload) => answers.Add((subject, payload));
 
     private sealed record Request(string Subject, string Reply, string Body);
 }
