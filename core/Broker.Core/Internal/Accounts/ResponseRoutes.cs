@@ -64,7 +64,7 @@ internal sealed class ResponseRoutes : IDisposable
     /// Adds a route back for a request and returns the reply the responder sees. The first one makes the account's
     /// prefix and its import client's subscription on <c>_R_.xxxxxx.&gt;</c> (nats-server <c>createRespWildcard</c>).
     /// </summary>
-    public ServiceImport Add(BrokerCore core, Account requester, ReadOnlySpan<byte> requesterReply, ServiceImport import)
+    public ServiceImport Add(BrokerCore core, Account requester, ReadOnlySpan<byte> requesterReply, ServiceImport import, LatencyTracking? tracking = null)
     {
         var start = prefix ?? CreatePrefix(core);
         string reply;
@@ -74,10 +74,15 @@ internal sealed class ResponseRoutes : IDisposable
             do
             {
                 reply = NewReply(start);
+                if (tracking is not null)
+                {
+                    // A sampled request's reply names the server (nats-server newServiceReply: '.', its hash, ".T").
+                    reply = reply + "." + core.ServerHash + ".T";
+                }
             }
             while (routes.ContainsKey(reply));
 
-            route = ServiceImport.Route(requester, reply, requesterReply, import.Export, import.Share);
+            route = ServiceImport.Route(requester, reply, requesterReply, import.Export, import.Share, tracking);
             routes.Add(reply, route);
             StartSweeping(route);
         }
@@ -122,9 +127,17 @@ internal sealed class ResponseRoutes : IDisposable
         }
     }
 
-    /// <summary>Removes a route (only that instance: a reply is never reused while its route exists).</summary>
-    public void Remove(ServiceImport route)
+    /// <summary>
+    /// Removes a route (only that instance: a reply is never reused while its route exists); a sampled request not yet
+    /// answered reports <paramref name="failure"/> (nats-server's <c>removeRespServiceImport</c> reasons).
+    /// </summary>
+    public void Remove(ServiceImport route, RouteFailure failure = RouteFailure.None)
     {
+        if (failure != RouteFailure.None)
+        {
+            route.Tracking?.Failed(failure);
+        }
+
         lock (sync)
         {
             if (routes.TryGetValue(route.From, out var existing) && ReferenceEquals(existing, route))
@@ -184,19 +197,20 @@ internal sealed class ResponseRoutes : IDisposable
         var now = Environment.TickCount64;
         lock (sync)
         {
-            List<string>? expired = null;
+            List<ServiceImport>? expired = null;
             foreach (var (reply, route) in routes)
             {
                 var threshold = (long)(route.Export?.Threshold ?? Broker.Core.Auth.ServiceExportOptions.DefaultResponseThreshold).TotalMilliseconds;
                 if (now - route.LastUsed >= threshold)
                 {
-                    (expired ??= []).Add(reply);
+                    (expired ??= []).Add(route);
                 }
             }
 
-            foreach (var reply in expired ?? [])
+            foreach (var route in expired ?? [])
             {
-                routes.Remove(reply);
+                routes.Remove(route.From);
+                route.Tracking?.Failed(RouteFailure.Timeout);
             }
 
             if (routes.Count == 0)
