@@ -82,11 +82,12 @@ internal sealed class ResponseRoutes : IDisposable
             }
             while (routes.ContainsKey(reply));
 
-            route = ServiceImport.Route(requester, reply, requesterReply, import.Export, import.Share, tracking);
+            route = ServiceImport.Route(this, requester, reply, requesterReply, import.Export, import.Share, tracking);
             routes.Add(reply, route);
             StartSweeping(route);
         }
 
+        requester.ReverseRoutes.Add(route);
         return route;
     }
 
@@ -131,19 +132,29 @@ internal sealed class ResponseRoutes : IDisposable
     /// Removes a route (only that instance: a reply is never reused while its route exists); a sampled request not yet
     /// answered reports <paramref name="failure"/> (nats-server's <c>removeRespServiceImport</c> reasons).
     /// </summary>
-    public void Remove(ServiceImport route, RouteFailure failure = RouteFailure.None)
+    /// <param name="route">The route.</param>
+    /// <param name="failure">Why it goes before its response, if it does.</param>
+    /// <param name="forget">Whether the requester's <see cref="ReverseRoutes"/> still holds it (false when they remove it).</param>
+    public void Remove(ServiceImport route, RouteFailure failure = RouteFailure.None, bool forget = true)
     {
-        if (failure != RouteFailure.None)
-        {
-            route.Tracking?.Failed(failure);
-        }
-
+        bool removed;
         lock (sync)
         {
-            if (routes.TryGetValue(route.From, out var existing) && ReferenceEquals(existing, route))
+            removed = routes.TryGetValue(route.From, out var existing) && ReferenceEquals(existing, route);
+            if (removed)
             {
                 routes.Remove(route.From);
             }
+        }
+
+        if (forget)
+        {
+            route.Destination.ReverseRoutes.Remove(route);
+        }
+
+        if (removed && failure != RouteFailure.None)
+        {
+            route.Tracking?.Failed(failure);
         }
     }
 
@@ -195,9 +206,9 @@ internal sealed class ResponseRoutes : IDisposable
     private void Sweep()
     {
         var now = Environment.TickCount64;
+        List<ServiceImport>? expired = null;
         lock (sync)
         {
-            List<ServiceImport>? expired = null;
             foreach (var (reply, route) in routes)
             {
                 var threshold = (long)(route.Export?.Threshold ?? Broker.Core.Auth.ServiceExportOptions.DefaultResponseThreshold).TotalMilliseconds;
@@ -210,7 +221,6 @@ internal sealed class ResponseRoutes : IDisposable
             foreach (var route in expired ?? [])
             {
                 routes.Remove(route.From);
-                route.Tracking?.Failed(RouteFailure.Timeout);
             }
 
             if (routes.Count == 0)
@@ -218,6 +228,13 @@ internal sealed class ResponseRoutes : IDisposable
                 sweeper?.Dispose();
                 sweeper = null;
             }
+        }
+
+        // Outside the lock: the requesters' reverse entries, and the samples of requests that timed out.
+        foreach (var route in expired ?? [])
+        {
+            route.Destination.ReverseRoutes.Remove(route);
+            route.Tracking?.Failed(RouteFailure.Timeout);
         }
     }
 }
