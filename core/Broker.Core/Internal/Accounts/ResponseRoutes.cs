@@ -82,12 +82,17 @@ internal sealed class ResponseRoutes : IDisposable
             }
             while (routes.ContainsKey(reply));
 
-            route = ServiceImport.Route(this, requester, reply, requesterReply, import.Export, import.Share, tracking);
+            route = ServiceImport.Route(requester, reply, requesterReply, import.Export, import.Share, tracking);
             routes.Add(reply, route);
             StartSweeping(route);
         }
 
-        requester.ReverseRoutes.Add(route);
+        // Found again by the requester's reply when its interest goes (a route of an import without an export is left to the sweep).
+        if (import.Export is not null)
+        {
+            requester.ReverseRoutes.Add(route);
+        }
+
         return route;
     }
 

@@ -7,14 +7,14 @@ namespace Broker.Core.Internal.Accounts;
 /// subscription of the account goes away (UNSUB, or its client closes) and nothing in the account is interested in such
 /// a reply any more, the routes waiting to deliver there are removed from their exporters at once (accounts.go
 /// <c>checkForReverseEntries</c>) instead of at their response threshold, and a sampled request reports 408. Keyed by
-/// the route's own reply bytes (no copy); routes sharing a reply are chained through
-/// <see cref="ServiceImport.NextSameReply"/>. A subscription removed while no route waits costs one volatile read.
+/// the route's own reply bytes (no copy); the value is the route, or a list in the rare case of several routes to one
+/// reply. A subscription removed while no route waits costs one volatile read.
 /// </summary>
 internal sealed class ReverseRoutes
 {
     private readonly Lock sync = new();
-    private readonly Dictionary<byte[], ServiceImport> byReply = new(ByteArrayComparer.Instance);
-    private readonly Dictionary<byte[], ServiceImport>.AlternateLookup<ReadOnlySpan<byte>> lookup;
+    private readonly Dictionary<byte[], object> byReply = new(ByteArrayComparer.Instance);
+    private readonly Dictionary<byte[], object>.AlternateLookup<ReadOnlySpan<byte>> lookup;
     private readonly Account account;
     private volatile int count;
 
@@ -27,20 +27,23 @@ internal sealed class ReverseRoutes
     /// <summary>Replies with routes waiting (nats-server's <c>NumPendingReverseResponses</c>).</summary>
     public int Count => count;
 
-    /// <summary>Records a route back to this account (under its exporter's routes: <see cref="ServiceImport.Owner"/>).</summary>
+    /// <summary>Records a route back to this account (it lives in its export's owner's <see cref="Account.Responses"/>).</summary>
     public void Add(ServiceImport route)
     {
         lock (sync)
         {
-            if (byReply.TryGetValue(route.ToBytes, out var first))
-            {
-                route.NextSameReply = first.NextSameReply;
-                first.NextSameReply = route;
-            }
-            else
+            if (!byReply.TryGetValue(route.ToBytes, out var existing))
             {
                 byReply.Add(route.ToBytes, route);
                 count = byReply.Count;
+            }
+            else if (existing is List<ServiceImport> several)
+            {
+                several.Add(route);
+            }
+            else
+            {
+                byReply[route.ToBytes] = new List<ServiceImport> { (ServiceImport)existing, route };
             }
         }
     }
@@ -55,36 +58,16 @@ internal sealed class ReverseRoutes
 
         lock (sync)
         {
-            if (!byReply.TryGetValue(route.ToBytes, out var first))
+            if (!byReply.TryGetValue(route.ToBytes, out var existing))
             {
                 return;
             }
 
-            if (ReferenceEquals(first, route))
+            if (ReferenceEquals(existing, route) || (existing is List<ServiceImport> several && several.Remove(route) && several.Count == 0))
             {
-                if (route.NextSameReply is { } next)
-                {
-                    byReply[next.ToBytes] = next;
-                }
-                else
-                {
-                    byReply.Remove(route.ToBytes);
-                    count = byReply.Count;
-                }
+                byReply.Remove(route.ToBytes);
+                count = byReply.Count;
             }
-            else
-            {
-                for (var previous = first; previous.NextSameReply is { } current; previous = current)
-                {
-                    if (ReferenceEquals(current, route))
-                    {
-                        previous.NextSameReply = current.NextSameReply;
-                        break;
-                    }
-                }
-            }
-
-            route.NextSameReply = null;
         }
     }
 
@@ -128,10 +111,10 @@ internal sealed class ReverseRoutes
                 continue;
             }
 
-            ServiceImport? chain;
+            object? routes;
             lock (sync)
             {
-                if (!lookup.Remove(reply, out _, out chain))
+                if (!lookup.Remove(reply, out _, out routes))
                 {
                     continue;
                 }
@@ -139,13 +122,19 @@ internal sealed class ReverseRoutes
                 count = byReply.Count;
             }
 
-            while (chain is not null)
+            if (routes is List<ServiceImport> several)
             {
-                var next = chain.NextSameReply;
-                chain.NextSameReply = null;
-                chain.Owner?.Remove(chain, RouteFailure.InterestLost, forget: false);
-                chain = next;
+                foreach (var route in several)
+                {
+                    Lost(route);
+                }
+            }
+            else
+            {
+                Lost((ServiceImport)routes);
             }
         }
     }
+
+    private static void Lost(ServiceImport route) => route.Export?.Owner.Responses.Remove(route, RouteFailure.InterestLost, forget: false);
 }

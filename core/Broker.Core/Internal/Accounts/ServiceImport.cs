@@ -48,9 +48,8 @@ internal sealed class ServiceImport
     }
 
     // A route back: the reply the responder sees and the requester's reply, kept as bytes (the string only for /accountz).
-    private ServiceImport(Account destination, string reply, byte[] requesterReply, ServiceExport? export, bool share, LatencyTracking? tracking, ResponseRoutes owner)
+    private ServiceImport(Account destination, string reply, byte[] requesterReply, ServiceExport? export, bool share, LatencyTracking? tracking)
     {
-        Owner = owner;
         Tracking = tracking;
         Destination = destination;
         From = reply;
@@ -64,8 +63,8 @@ internal sealed class ServiceImport
     }
 
     /// <summary>A route back to a requester's <paramref name="requesterReply"/> in <paramref name="requester"/>.</summary>
-    public static ServiceImport Route(ResponseRoutes owner, Account requester, string reply, ReadOnlySpan<byte> requesterReply, ServiceExport? export, bool share, LatencyTracking? tracking = null) =>
-        new(requester, reply, requesterReply.ToArray(), export, share, tracking, owner);
+    public static ServiceImport Route(Account requester, string reply, ReadOnlySpan<byte> requesterReply, ServiceExport? export, bool share, LatencyTracking? tracking = null) =>
+        new(requester, reply, requesterReply.ToArray(), export, share, tracking);
 
     /// <summary>Where a forwarded message goes: the exporter, or for a route back the requester's account.</summary>
     public Account Destination { get; }
@@ -83,12 +82,6 @@ internal sealed class ServiceImport
     public bool Share { get; }
 
     public bool IsResponse { get; }
-
-    /// <summary>For a route back: the exporter's routes it lives in.</summary>
-    public ResponseRoutes? Owner { get; }
-
-    /// <summary>For a route back: the next route to the same reply in the requester's <see cref="ReverseRoutes"/> (under its lock).</summary>
-    public ServiceImport? NextSameReply { get; set; }
 
     /// <summary>A route back of a sampled request: its latency measurement; null otherwise.</summary>
     public LatencyTracking? Tracking { get; }
