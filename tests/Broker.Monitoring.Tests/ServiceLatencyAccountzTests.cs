@@ -68,7 +68,7 @@ public sealed class ServiceLatencyAccountzTests
                 """{"subject":"plain.\u003E","type":"service","response_type":"Singleton"}""",
                 """{"subject":"svc.\u003E","type":"service","response_type":"Singleton","service_latency":{"sampling":100,"results":"lat.svc"}}""",
             ],
-            Entries(exporter.GetProperty("exports")));
+            ServiceAccountzTests.Entries(exporter.GetProperty("exports")));
         var importer = (await server.GetJsonAsync("/accountz?acc=I")).GetProperty("account_detail");
         Assert.Equal(
             [
@@ -76,7 +76,7 @@ public sealed class ServiceLatencyAccountzTests
                 """{"subject":"plain.\u003E","account":"E","to":"plain.\u003E","type":"service","invalid":false,"share":false,"tracking":false}""",
                 """{"subject":"svc.\u003E","account":"E","to":"svc.\u003E","type":"service","invalid":false,"share":false,"tracking":false,"latency":{"sampling":100,"results":"lat.svc"}}""",
             ],
-            Entries(importer.GetProperty("imports")).Where(e => !e.Contains("$SYS", StringComparison.Ordinal)));
+            ServiceAccountzTests.Entries(importer.GetProperty("imports")).Where(e => !e.Contains("$SYS", StringComparison.Ordinal)));
 
         await using var responder = await Connect(server, "e");
         await using var results = await responder.SubscribeCoreAsync<string>("lat.svc");
@@ -155,6 +155,4 @@ public sealed class ServiceLatencyAccountzTests
             await Task.Delay(20);
         }
     }
-
-    private static string[] Entries(JsonElement array) => [.. array.EnumerateArray().Select(e => JsonSerializer.Serialize(e)).Order(StringComparer.Ordinal)];
 }

@@ -2,6 +2,7 @@ using System.Text.Json;
 using Broker.Core.Internal.Jwt;
 using NATS.Client.Core;
 using NATS.NKeys;
+using static Broker.Security.Tests.ResolverServiceImportTests;
 using static Broker.Security.Tests.ResolverTests;
 
 namespace Broker.Security.Tests;
@@ -18,12 +19,6 @@ public sealed class ResolverServiceLatencyTests : IDisposable
     public static TheoryData<ServerKind> Servers => new() { ServerKind.Ours, ServerKind.Reference };
 
     public void Dispose() => Directory.Delete(directory, recursive: true);
-
-    private static Task<NatsConnection> ConnectUserAsync(ServerUnderTest server, KeyPair account, string name)
-    {
-        var (user, jwt) = TestOperator.CreateUser(account);
-        return NatsClients.ConnectAsync(server.Url, name, o => o with { AuthOpts = new NatsAuthOpts { Jwt = jwt, Seed = user.GetSeed() } });
-    }
 
     [Theory(Timeout = 60_000)]
     [MemberData(nameof(Servers))]
