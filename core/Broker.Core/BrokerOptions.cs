@@ -179,6 +179,13 @@ public sealed class BrokerOptions
 
         Authorization.Validate(Accounts);
         Internal.Accounts.ImportsCompiler.Validate(Accounts);
+        if (Internal.Accounts.AccountRegistry.SystemAccountName(this) is null
+            && Accounts.SelectMany(a => a.Exports.Services).FirstOrDefault(e => e.Latency is not null) is { } tracked)
+        {
+            // opts.go: latency samples are published through the system account's events.
+            throw new InvalidOperationException($"Error adding service latency sampling for \"{tracked.Subject}\": system account not setup");
+        }
+
         ValidateMappings(Mappings);
         foreach (var account in Accounts)
         {

@@ -110,5 +110,5 @@ public sealed class ServiceAccountzTests
             JsonSerializer.Serialize(route.Value));
     }
 
-    private static string[] Entries(JsonElement array) => [.. array.EnumerateArray().Select(e => JsonSerializer.Serialize(e)).Order(StringComparer.Ordinal)];
+    internal static string[] Entries(JsonElement array) => [.. array.EnumerateArray().Select(e => JsonSerializer.Serialize(e)).Order(StringComparer.Ordinal)];
 }

@@ -23,7 +23,7 @@ public sealed class ResolverServiceImportTests : IDisposable
 
     private string Dir(ServerKind kind) => Path.Combine(directory, kind.ToString());
 
-    private static Task<NatsConnection> ConnectUserAsync(ServerUnderTest server, KeyPair account, string name)
+    internal static Task<NatsConnection> ConnectUserAsync(ServerUnderTest server, KeyPair account, string name)
     {
         var (user, jwt) = TestOperator.CreateUser(account);
         return NatsClients.ConnectAsync(server.Url, name, o => o with { AuthOpts = new NatsAuthOpts { Jwt = jwt, Seed = user.GetSeed() } });

@@ -24,6 +24,8 @@ public sealed class ServiceImportConfigTests : IDisposable
         "undefined-approved-account",
         "service-cycle",
         "invalid-subject",
+        "latency-not-singleton",
+        "latency-results-in-the-service",
     };
 
     private static (AccountOptions[] Options, string Conf) Case(string name) => name switch
@@ -59,6 +61,12 @@ public sealed class ServiceImportConfigTests : IDisposable
             A: { exports: [ {service: "x.>"} ] }
             B: { imports: [ {service: {account: A, subject: "x.>"}, to: "y..z"} ] }
             """),
+        "latency-not-singleton" => (
+            [Tracked(Export("A", "x"), "lat", ServiceResponseType.Streamed)],
+            """A: { exports: [ {service: "x", response_type: stream, latency: lat} ] }"""),
+        "latency-results-in-the-service" => (
+            [Tracked(Export("A", "x.>"), "x.lat", ServiceResponseType.Singleton)],
+            """A: { exports: [ {service: "x.>", latency: {sampling: 50, subject: "x.lat"}} ] }"""),
         _ => throw new ArgumentOutOfRangeException(nameof(name)),
     };
 
@@ -153,6 +161,13 @@ public sealed class ServiceImportConfigTests : IDisposable
         Name = account,
         Exports = new AccountExportOptions { Services = [new ServiceExportOptions { Subject = subject, Accounts = to.Length == 0 ? null : [.. to] }] },
     };
+
+    private static AccountOptions Tracked(AccountOptions exporter, string results, ServiceResponseType type)
+    {
+        exporter.Exports.Services[0].ResponseType = type;
+        exporter.Exports.Services[0].Latency = new ServiceLatencyOptions { Subject = results, Sampling = 50 };
+        return exporter;
+    }
 
     private static AccountOptions Import(string account, string from, string subject, string? to = null) => new()
     {

@@ -66,30 +66,6 @@ public sealed class OperatorOptions
         return JwtToken.TryDecodeOperator(token, out _, out error);
     }
 
-    /// <summary>
-    /// For configuration readers: what an account JWT holds that the broker does not apply yet (service latency
-    /// tracking), so that an account is refused rather than routed differently than nats-server routes it; null when
-    /// nothing.
-    /// </summary>
-    /// <param name="token">The account JWT (already known to decode).</param>
-    /// <returns>The unsupported claims, or null.</returns>
-    public static string? UnsupportedAccountClaims(string token)
-    {
-        ArgumentNullException.ThrowIfNull(token);
-        return JwtToken.TryDecodeAccount(token, out var claims, out _) ? UnsupportedClaims(claims) : null;
-    }
-
-    internal static string? UnsupportedClaims(AccountClaims claims)
-    {
-        var found = new List<string>();
-        if (claims.Nats.Exports?.Exists(e => e.Latency is not null) == true)
-        {
-            found.Add("service latency tracking");
-        }
-
-        return found.Count == 0 ? null : string.Join(", ", found);
-    }
-
     /// <summary>For configuration readers: whether <paramref name="key"/> is a valid public operator NKey.</summary>
     /// <param name="key">The key.</param>
     /// <returns>Whether it is.</returns>
@@ -133,14 +109,9 @@ public sealed class OperatorOptions
 
         foreach (var (key, token) in ResolverPreload)
         {
-            if (!JwtToken.TryDecodeAccount(token, out var account, out var error))
+            if (!JwtToken.TryDecodeAccount(token, out _, out var error))
             {
                 throw new InvalidOperationException($"preload account error for \"{key}\": {error}");
-            }
-
-            if (UnsupportedClaims(account) is { } unsupported)
-            {
-                throw new InvalidOperationException($"preload account \"{key}\": {unsupported} in account JWTs are not supported yet");
             }
         }
 

@@ -28,6 +28,12 @@ public sealed class ServiceExportOptions
     /// </summary>
     public TimeSpan ResponseThreshold { get; set; } = DefaultResponseThreshold;
 
+    /// <summary>
+    /// Latency tracking of the service's requests (nats-server's <c>latency</c>). Default <see langword="null"/>: not
+    /// tracked.
+    /// </summary>
+    public ServiceLatencyOptions? Latency { get; set; }
+
     /// <summary>Creates a deep copy.</summary>
     /// <returns>The copy.</returns>
     public ServiceExportOptions Clone() => new()
@@ -36,5 +42,6 @@ public sealed class ServiceExportOptions
         Accounts = Accounts is null ? null : [.. Accounts],
         ResponseType = ResponseType,
         ResponseThreshold = ResponseThreshold,
+        Latency = Latency?.Clone(),
     };
 }

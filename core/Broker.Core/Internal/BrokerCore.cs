@@ -82,6 +82,20 @@ internal sealed partial class BrokerCore
 
     public string ServerName { get; }
 
+    /// <summary>
+    /// Eight characters naming the server in replies (nats-server's <c>getHash</c> of its name: the first bytes of its
+    /// SHA-256, each as one of 62 digits).
+    /// </summary>
+    public string ServerHash => serverHash ??= string.Create(8, ServerName, static (chars, name) =>
+    {
+        const string Digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+        var hash = System.Security.Cryptography.SHA256.HashData(System.Text.Encoding.UTF8.GetBytes(name));
+        for (var i = 0; i < chars.Length; i++)
+        {
+            chars[i] = Digits[hash[i] % Digits.Length];
+        }
+    });
+
     /// <summary>The accounts, each with its own subject index (<c>$G</c> when none is configured).</summary>
     public AccountRegistry Accounts { get; }
 
@@ -105,6 +119,7 @@ internal sealed partial class BrokerCore
     public ServerStatistics Statistics { get; } = new();
 
     private volatile Events.SystemEvents? events;
+    private string? serverHash;
 
     /// <summary>
     /// The system account's events while its services run, else null: connect and close paths enqueue through it

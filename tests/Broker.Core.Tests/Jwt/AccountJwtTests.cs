@@ -61,27 +61,3 @@ public sealed class AccountJwtTests
         Assert.False(jwt.HasIssuer(KeyPair.CreatePair(PrefixByte.Account).GetPublicKey(), out _));
     }
 }
-
-/// <summary>Operator options refuse what they cannot apply yet rather than route differently than nats-server.</summary>
-public sealed class OperatorOptionsTests
-{
-    [Fact]
-    public void A_preloaded_account_jwt_with_service_latency_tracking_is_refused()
-    {
-        const string what = "service latency tracking";
-        var op = new TestOperator();
-        var account = op.CreateAccount(c =>
-            c.Nats.Exports = [new ExportClaim { Subject = "x", Type = "service", Latency = new ServiceLatencyClaim { Results = "lat" } }]);
-        var options = new BrokerOptions();
-        options.Operator.Operators.Add(op.Jwt);
-        options.Operator.Resolver = Core.Auth.AccountResolverType.Memory;
-        foreach (var (key, jwt) in op.AccountJwts)
-        {
-            options.Operator.ResolverPreload[key] = jwt;
-        }
-
-        var error = Assert.Throws<InvalidOperationException>(options.Validate);
-
-        Assert.Equal($"preload account \"{account.GetPublicKey()}\": {what} in account JWTs are not supported yet", error.Message);
-    }
-}

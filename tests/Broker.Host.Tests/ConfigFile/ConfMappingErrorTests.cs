@@ -133,17 +133,20 @@ public sealed class ConfMappingErrorTests
         AssertErrors("accounts { A: { " + item + " } }", error);
 
     [Fact]
-    public void A_services_latency_is_a_notice_and_its_keys_are_mapped()
+    public void A_services_latency_and_its_keys_are_mapped()
     {
-        var mapping = ConfMappingTests.Map("accounts {\n  A: { exports: [ {service: \"svc.>\", accounts: [B], response_type: chunked, response_threshold: \"5s\", latency: lat} ] }\n  B: { imports: [ {service: {account: A, subject: \"svc.>\"}, to: \"my.>\", share: true} ] }\n}");
+        var mapping = ConfMappingTests.Map("accounts {\n  A: { exports: [ {service: \"svc.>\", accounts: [B], response_type: chunked, response_threshold: \"5s\", latency: lat}, {service: one, latency: {sampling: \"25%\", subject: lat.one}}, {service: two, latency: {sampling: headers, subject: lat.two}} ] }\n  B: { imports: [ {service: {account: A, subject: \"svc.>\"}, to: \"my.>\", share: true} ] }\n}");
 
-        var notice = Assert.Single(mapping.Diagnostics);
-        Assert.Equal(ConfDiagnosticKind.Unsupported, notice.Kind);
-        Assert.Equal("test.conf:2:103: \"latency\" of service export \"svc.>\": not supported; the export works without latency samples", notice.ToString());
+        Assert.Empty(mapping.Diagnostics);
         Assert.Equal("svc.>", mapping.Settings["Broker:Accounts:0:Exports:Services:0:Subject"]);
         Assert.Equal("B", mapping.Settings["Broker:Accounts:0:Exports:Services:0:Accounts:0"]);
         Assert.Equal("Chunked", mapping.Settings["Broker:Accounts:0:Exports:Services:0:ResponseType"]);
         Assert.Equal("00:00:05", mapping.Settings["Broker:Accounts:0:Exports:Services:0:ResponseThreshold"]);
+        Assert.Equal("lat", mapping.Settings["Broker:Accounts:0:Exports:Services:0:Latency:Subject"]);
+        Assert.Equal("100", mapping.Settings["Broker:Accounts:0:Exports:Services:0:Latency:Sampling"]);
+        Assert.Equal("lat.one", mapping.Settings["Broker:Accounts:0:Exports:Services:1:Latency:Subject"]);
+        Assert.Equal("25", mapping.Settings["Broker:Accounts:0:Exports:Services:1:Latency:Sampling"]);
+        Assert.Equal("0", mapping.Settings["Broker:Accounts:0:Exports:Services:2:Latency:Sampling"]);
         Assert.Equal("A", mapping.Settings["Broker:Accounts:1:Imports:Services:0:Account"]);
         Assert.Equal("svc.>", mapping.Settings["Broker:Accounts:1:Imports:Services:0:Subject"]);
         Assert.Equal("my.>", mapping.Settings["Broker:Accounts:1:Imports:Services:0:To"]);

@@ -33,6 +33,7 @@ internal sealed class Account
         this.limits = limits;
         this.mappings = mappings;
         Responses = new ResponseRoutes(this);
+        ReverseRoutes = new ReverseRoutes(this);
     }
 
     public string Name { get; }
@@ -75,6 +76,9 @@ internal sealed class Account
 
     /// <summary>The routes back to requesters of this account's services.</summary>
     public ResponseRoutes Responses { get; }
+
+    /// <summary>The routes back to this account's requesters, by their reply (removed when the interest goes).</summary>
+    public ReverseRoutes ReverseRoutes { get; }
 
     /// <summary>Takes the service imports and exports of the configuration being applied (subscribed by <see cref="SubscribeServices"/>).</summary>
     public void StageServices(ServiceImport[] imports, ServiceExport[] exports)

@@ -36,6 +36,18 @@ internal static partial class ImportsCompiler
         // A repeated subject replaces the earlier entry, as nats-server's map of exports does.
         exporter.ServiceExports.RemoveAll(e => e.Subject == export.Subject);
         exporter.ServiceExports.Add((export.Subject, allowed, export));
+        if (export.Latency is { } latency
+            && ServiceLatency.Check(latency.Sampling, latency.Subject, export.ResponseType, subject => IsServiceExport(exporter, subject)) is { } cause)
+        {
+            throw new InvalidOperationException($"Error adding service latency sampling for {Quote(export.Subject)} on subject {Quote(latency.Subject)}: {cause}");
+        }
+    }
+
+    // nats-server's IsExportService: a subject within one of the account's service exports.
+    private static bool IsServiceExport(State exporter, string subject)
+    {
+        var bytes = Encoding.UTF8.GetBytes(subject);
+        return exporter.ServiceExports.Exists(e => e.Subject == subject || Subjects.IsSubsetOf(bytes, Encoding.UTF8.GetBytes(e.Subject)));
     }
 
     private static ServiceImport AddServiceImport(Dictionary<string, State> states, State importer, ServiceImportOptions import, Func<string, Account> resolve, Func<string, ServiceExport[]> exports)

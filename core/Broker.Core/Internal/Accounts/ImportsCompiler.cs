@@ -14,6 +14,9 @@ internal static partial class ImportsCompiler
 {
     private const int MaxCycleSearchDepth = 1024;
 
+    private static ServiceLatency? Latency(ServiceExportOptions export) =>
+        export.Latency is { } latency ? new ServiceLatency(latency.Sampling, latency.Subject) : null;
+
     /// <summary>Checks the options; throws at the first error.</summary>
     /// <exception cref="InvalidOperationException">An export or import nats-server refuses; the message is its text.</exception>
     public static void Validate(IEnumerable<AccountOptions> accounts) =>
@@ -51,7 +54,7 @@ internal static partial class ImportsCompiler
         {
             var state = states[account.Name];
             var owner = resolve(account.Name);
-            services[account.Name] = [.. state.ServiceExports.Select(e => new ServiceExport(owner, e.Subject, e.Allowed?.ToArray(), e.Options.ResponseType, e.Options.ResponseThreshold))];
+            services[account.Name] = [.. state.ServiceExports.Select(e => new ServiceExport(owner, e.Subject, e.Allowed?.ToArray(), e.Options.ResponseType, e.Options.ResponseThreshold, latency: Latency(e.Options)))];
         }
 
         var streams = new Dictionary<string, StreamImport[]>(StringComparer.Ordinal);

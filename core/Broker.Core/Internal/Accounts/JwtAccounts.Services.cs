@@ -40,10 +40,44 @@ internal sealed partial class JwtAccounts
             // nats-io/jwt's response_threshold is a Go duration: nanoseconds.
             var threshold = claim.ResponseThreshold > 0 ? TimeSpan.FromTicks(claim.ResponseThreshold / 100) : ServiceExportOptions.DefaultResponseThreshold;
             exports.RemoveAll(e => e.Subject == claim.Subject);
-            exports.Add(new ServiceExport(account, claim.Subject, null, type, threshold, (int)claim.AccountTokenPosition));
+            exports.Add(new ServiceExport(account, claim.Subject, null, type, threshold, (int)claim.AccountTokenPosition, Latency(claim, type, exports)));
         }
 
         return [.. exports];
+    }
+
+    // An export's service_latency (nats-server TrackServiceExportWithSampling, whose refusal leaves the export untracked):
+    // sampling "headers" or 1-100, a literal results subject outside the account's services, a singleton export.
+    private static ServiceLatency? Latency(ExportClaim claim, ServiceResponseType type, List<ServiceExport> exports)
+    {
+        if (claim.Latency is not { Results: { } results } latency)
+        {
+            return null;
+        }
+
+        // nats-io/jwt's SamplingRate: absent or 0 is Headers.
+        int sampling;
+        if (latency.Sampling is not { } value || value.ValueKind is System.Text.Json.JsonValueKind.Null or System.Text.Json.JsonValueKind.Undefined
+            || (value.ValueKind == System.Text.Json.JsonValueKind.String && string.Equals(value.GetString(), "headers", StringComparison.OrdinalIgnoreCase)))
+        {
+            sampling = 0;
+        }
+        else if (value.ValueKind == System.Text.Json.JsonValueKind.Number && value.TryGetInt32(out var rate) && rate is >= 0 and <= 100)
+        {
+            sampling = rate;
+        }
+        else
+        {
+            return null;
+        }
+
+        var check = ServiceLatency.Check(sampling, results, type, subject =>
+        {
+            var bytes = Encoding.UTF8.GetBytes(subject);
+            return subject == claim.Subject || Subjects.IsSubsetOf(bytes, Encoding.UTF8.GetBytes(claim.Subject!))
+                || exports.Exists(e => e.Subject == subject || Subjects.IsSubsetOf(bytes, Encoding.UTF8.GetBytes(e.Subject)));
+        });
+        return check is null ? new ServiceLatency(sampling, results) : null;
     }
 
     // Under importsLock.

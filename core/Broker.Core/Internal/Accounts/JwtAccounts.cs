@@ -152,13 +152,6 @@ internal sealed partial class JwtAccounts : IDisposable
             return false;
         }
 
-        if (OperatorOptions.UnsupportedClaims(claims) is { } unsupported)
-        {
-            // Refused rather than routed differently than nats-server would route it.
-            error = $"account validation failed: {unsupported} in account JWTs are not supported yet";
-            return false;
-        }
-
         if (ClaimsValidator.CheckTimes(claims, time.GetUtcNow()) is { } invalid)
         {
             error = "account validation failed: " + invalid;

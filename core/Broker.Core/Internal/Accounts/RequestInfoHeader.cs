@@ -154,34 +154,56 @@ internal sealed class RequestInfoHeader
         return result;
     }
 
+    /// <summary>
+    /// A client as nats-server's <c>getClientInfo</c> describes it: its account and round trip, and with
+    /// <paramref name="detailed"/> the server and the connection's details.
+    /// </summary>
+    public static RequestInfoHeader Of(Clients.ClientBase client, bool detailed)
+    {
+        var info = new RequestInfoHeader { Account = client.Account.Name, Rtt = client.RoundTripNanoseconds };
+        if (detailed)
+        {
+            info.Server = client.Server.ServerName;
+            client.DescribeForRequestInfo(info);
+        }
+
+        return info;
+    }
+
+    /// <summary>Writes the object (nats-server's <c>ClientInfo</c> JSON) at the writer's place.</summary>
+    public void Write(Utf8JsonWriter writer)
+    {
+        writer.WriteStartObject();
+        WriteIf(writer, "start", Start);
+        WriteIf(writer, "host", Host);
+        if (Id != 0)
+        {
+            writer.WriteNumber("id", Id);
+        }
+
+        writer.WriteString("acc", Account);
+        WriteIf(writer, "svc", Service);
+        WriteIf(writer, "user", User);
+        WriteIf(writer, "name", Name);
+        WriteIf(writer, "lang", Lang);
+        WriteIf(writer, "ver", Version);
+        if (Rtt != 0)
+        {
+            writer.WriteNumber("rtt", Rtt);
+        }
+
+        WriteIf(writer, "server", Server);
+        WriteIf(writer, "kind", Kind);
+        WriteIf(writer, "client_type", ClientType);
+        writer.WriteEndObject();
+    }
+
     private byte[] Serialize()
     {
         var buffer = new ArrayBufferWriter<byte>(128);
         using (var writer = new Utf8JsonWriter(buffer))
         {
-            writer.WriteStartObject();
-            WriteIf(writer, "start", Start);
-            WriteIf(writer, "host", Host);
-            if (Id != 0)
-            {
-                writer.WriteNumber("id", Id);
-            }
-
-            writer.WriteString("acc", Account);
-            WriteIf(writer, "svc", Service);
-            WriteIf(writer, "user", User);
-            WriteIf(writer, "name", Name);
-            WriteIf(writer, "lang", Lang);
-            WriteIf(writer, "ver", Version);
-            if (Rtt != 0)
-            {
-                writer.WriteNumber("rtt", Rtt);
-            }
-
-            WriteIf(writer, "server", Server);
-            WriteIf(writer, "kind", Kind);
-            WriteIf(writer, "client_type", ClientType);
-            writer.WriteEndObject();
+            Write(writer);
         }
 
         return buffer.WrittenSpan.ToArray();

@@ -64,7 +64,7 @@ internal sealed class ResponseRoutes : IDisposable
     /// Adds a route back for a request and returns the reply the responder sees. The first one makes the account's
     /// prefix and its import client's subscription on <c>_R_.xxxxxx.&gt;</c> (nats-server <c>createRespWildcard</c>).
     /// </summary>
-    public ServiceImport Add(BrokerCore core, Account requester, ReadOnlySpan<byte> requesterReply, ServiceImport import)
+    public ServiceImport Add(BrokerCore core, Account requester, ReadOnlySpan<byte> requesterReply, ServiceImport import, LatencyTracking? tracking = null)
     {
         var start = prefix ?? CreatePrefix(core);
         string reply;
@@ -74,12 +74,23 @@ internal sealed class ResponseRoutes : IDisposable
             do
             {
                 reply = NewReply(start);
+                if (tracking is not null)
+                {
+                    // A sampled request's reply names the server (nats-server newServiceReply: '.', its hash, ".T").
+                    reply = reply + "." + core.ServerHash + ".T";
+                }
             }
             while (routes.ContainsKey(reply));
 
-            route = ServiceImport.Route(requester, reply, requesterReply, import.Export, import.Share);
+            route = ServiceImport.Route(requester, reply, requesterReply, import.Export, import.Share, tracking);
             routes.Add(reply, route);
             StartSweeping(route);
+        }
+
+        // Found again by the requester's reply when its interest goes (a route of an import without an export is left to the sweep).
+        if (import.Export is not null)
+        {
+            requester.ReverseRoutes.Add(route);
         }
 
         return route;
@@ -122,15 +133,33 @@ internal sealed class ResponseRoutes : IDisposable
         }
     }
 
-    /// <summary>Removes a route (only that instance: a reply is never reused while its route exists).</summary>
-    public void Remove(ServiceImport route)
+    /// <summary>
+    /// Removes a route (only that instance: a reply is never reused while its route exists); a sampled request not yet
+    /// answered reports <paramref name="failure"/> (nats-server's <c>removeRespServiceImport</c> reasons).
+    /// </summary>
+    /// <param name="route">The route.</param>
+    /// <param name="failure">Why it goes before its response, if it does.</param>
+    /// <param name="forget">Whether the requester's <see cref="ReverseRoutes"/> still holds it (false when they remove it).</param>
+    public void Remove(ServiceImport route, RouteFailure failure = RouteFailure.None, bool forget = true)
     {
+        bool removed;
         lock (sync)
         {
-            if (routes.TryGetValue(route.From, out var existing) && ReferenceEquals(existing, route))
+            removed = routes.TryGetValue(route.From, out var existing) && ReferenceEquals(existing, route);
+            if (removed)
             {
                 routes.Remove(route.From);
             }
+        }
+
+        if (forget)
+        {
+            route.Destination.ReverseRoutes.Remove(route);
+        }
+
+        if (removed && failure != RouteFailure.None)
+        {
+            route.Tracking?.Failed(failure);
         }
     }
 
@@ -182,21 +211,21 @@ internal sealed class ResponseRoutes : IDisposable
     private void Sweep()
     {
         var now = Environment.TickCount64;
+        List<ServiceImport>? expired = null;
         lock (sync)
         {
-            List<string>? expired = null;
             foreach (var (reply, route) in routes)
             {
                 var threshold = (long)(route.Export?.Threshold ?? Broker.Core.Auth.ServiceExportOptions.DefaultResponseThreshold).TotalMilliseconds;
                 if (now - route.LastUsed >= threshold)
                 {
-                    (expired ??= []).Add(reply);
+                    (expired ??= []).Add(route);
                 }
             }
 
-            foreach (var reply in expired ?? [])
+            foreach (var route in expired ?? [])
             {
-                routes.Remove(reply);
+                routes.Remove(route.From);
             }
 
             if (routes.Count == 0)
@@ -204,6 +233,13 @@ internal sealed class ResponseRoutes : IDisposable
                 sweeper?.Dispose();
                 sweeper = null;
             }
+        }
+
+        // Outside the lock: the requesters' reverse entries, and the samples of requests that timed out.
+        foreach (var route in expired ?? [])
+        {
+            route.Destination.ReverseRoutes.Remove(route);
+            route.Tracking?.Failed(RouteFailure.Timeout);
         }
     }
 }

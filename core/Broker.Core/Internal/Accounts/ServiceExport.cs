@@ -8,8 +8,9 @@ namespace Broker.Core.Internal.Accounts;
 /// </summary>
 internal sealed class ServiceExport
 {
-    public ServiceExport(Account owner, string subject, string[]? approved, ServiceResponseType responseType, TimeSpan threshold, int accountTokenPosition = 0)
+    public ServiceExport(Account owner, string subject, string[]? approved, ServiceResponseType responseType, TimeSpan threshold, int accountTokenPosition = 0, ServiceLatency? latency = null)
     {
+        Latency = latency;
         Owner = owner;
         Subject = subject;
         Approved = approved;
@@ -36,6 +37,9 @@ internal sealed class ServiceExport
     /// (nats-server's <c>account_token_position</c>); 0 when none.
     /// </summary>
     public int AccountTokenPosition { get; }
+
+    /// <summary>Latency tracking of its requests; null when not tracked (the only check a request pays then).</summary>
+    public ServiceLatency? Latency { get; }
 
     /// <summary>The response type as /accountz shows it (nats-server's <c>ServiceRespType.String</c>).</summary>
     public string ResponseTypeText => ResponseType switch

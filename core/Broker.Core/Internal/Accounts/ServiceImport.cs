@@ -48,8 +48,9 @@ internal sealed class ServiceImport
     }
 
     // A route back: the reply the responder sees and the requester's reply, kept as bytes (the string only for /accountz).
-    private ServiceImport(Account destination, string reply, byte[] requesterReply, ServiceExport? export, bool share)
+    private ServiceImport(Account destination, string reply, byte[] requesterReply, ServiceExport? export, bool share, LatencyTracking? tracking)
     {
+        Tracking = tracking;
         Destination = destination;
         From = reply;
         FromBytes = Encoding.ASCII.GetBytes(reply);
@@ -62,8 +63,8 @@ internal sealed class ServiceImport
     }
 
     /// <summary>A route back to a requester's <paramref name="requesterReply"/> in <paramref name="requester"/>.</summary>
-    public static ServiceImport Route(Account requester, string reply, ReadOnlySpan<byte> requesterReply, ServiceExport? export, bool share) =>
-        new(requester, reply, requesterReply.ToArray(), export, share);
+    public static ServiceImport Route(Account requester, string reply, ReadOnlySpan<byte> requesterReply, ServiceExport? export, bool share, LatencyTracking? tracking = null) =>
+        new(requester, reply, requesterReply.ToArray(), export, share, tracking);
 
     /// <summary>Where a forwarded message goes: the exporter, or for a route back the requester's account.</summary>
     public Account Destination { get; }
@@ -81,6 +82,9 @@ internal sealed class ServiceImport
     public bool Share { get; }
 
     public bool IsResponse { get; }
+
+    /// <summary>A route back of a sampled request: its latency measurement; null otherwise.</summary>
+    public LatencyTracking? Tracking { get; }
 
     public ServiceResponseType ResponseType { get; }
 

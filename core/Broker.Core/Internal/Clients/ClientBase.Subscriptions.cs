@@ -130,6 +130,7 @@ internal abstract partial class ClientBase
 
         Account.SubList.Remove(subscription);
         ShadowSubscriptions.Remove(shadows);
+        Account.ReverseRoutes.SubscriptionRemoved(subscription.Subject);
         OnSubscriptionRemoved(subscription);
     }
 
@@ -184,6 +185,15 @@ internal abstract partial class ClientBase
                 var shadows = subscription.Shadows;
                 subscription.Shadows = null;
                 ShadowSubscriptions.Remove(shadows);
+            }
+
+            // Routes back to replies nobody here wants any more go now (nats-server checkForReverseEntries).
+            if (Account.ReverseRoutes.Count > 0)
+            {
+                foreach (var subscription in all)
+                {
+                    Account.ReverseRoutes.SubscriptionRemoved(subscription.Subject);
+                }
             }
 
             foreach (var subscription in all)

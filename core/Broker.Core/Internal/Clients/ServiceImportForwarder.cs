@@ -57,11 +57,15 @@ internal sealed class ServiceImportForwarder(ClientBase producer)
         // A reply is replaced by a route back, except JetStream's acks, which pass as they are (pull consumers across accounts).
         ServiceImport? route = null;
         var reply = replyTo;
+        var tracking = !isResponse && import.Export?.Latency is { } latency ? Sample(latency, import, replyTo, headers) : null;
         if (!replyTo.IsEmpty && !replyTo.StartsWith(JetStreamAckPrefix))
         {
-            route = destination.Responses.Add(producer.Server, source, replyTo, import);
+            route = destination.Responses.Add(producer.Server, source, replyTo, import, tracking);
             reply = route.FromBytes;
         }
+
+        // A sampled request's response is measured as it arrives, before it is delivered (client.go processServiceImport).
+        var measured = !isResponse || import.Tracking is not { } responseTracking || responseTracking.Responded(producer);
 
         var forwarded = headers;
         if (!isResponse && RequestInfoLine(import, source, headers) is { } line)
@@ -86,7 +90,8 @@ internal sealed class ServiceImportForwarder(ClientBase producer)
         }
 
         // A route goes after its one response, after an empty message (the end of a stream), or when nobody took it.
-        var remove = delivered == 0 || (isResponse && (import.ResponseType == ServiceResponseType.Singleton || (headers.IsEmpty && payload.IsEmpty)));
+        // A sampled route whose response was not measured stays to its threshold, as nats-server keeps it.
+        var remove = measured && (delivered == 0 || (isResponse && (import.ResponseType == ServiceResponseType.Singleton || (headers.IsEmpty && payload.IsEmpty))));
         if (!remove && isResponse)
         {
             import.Touch();
@@ -100,9 +105,28 @@ internal sealed class ServiceImportForwarder(ClientBase producer)
             }
             else if (route is not null)
             {
-                destination.Responses.Remove(route);
+                destination.Responses.Remove(route, RouteFailure.NoDelivery);
             }
         }
+    }
+
+    // A request through a tracked export (accounts.go shouldSample): its measurement when sampled; a sampled request
+    // without a reply reports 400 at once.
+    private LatencyTracking? Sample(ServiceLatency latency, ServiceImport import, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers)
+    {
+        if (!latency.ShouldSample(headers, out var header))
+        {
+            return null;
+        }
+
+        var exporter = import.Export!.Owner;
+        if (replyTo.IsEmpty)
+        {
+            LatencyTracking.BadRequest(latency, exporter, producer, import.Share, header);
+            return null;
+        }
+
+        return replyTo.StartsWith(JetStreamAckPrefix) ? null : new LatencyTracking(latency, exporter, producer, import.Share, header);
     }
 
     // The Nats-Request-Info line for a request; the plain one ({"acc","rtt"}) is kept while the round trip stays the same.

@@ -18,6 +18,9 @@ internal abstract class SystemEvent
     /// <summary>A second subject the same message also goes to, or null (the older CONNS subject).</summary>
     public virtual string? AlsoSubject => null;
 
+    /// <summary>The account it is published in; null for the system account (an exporter's latency samples name theirs).</summary>
+    public virtual Account? Account => null;
+
     /// <summary>Writes the whole JSON body; <paramref name="server"/> writes the <c>server</c> object at its place.</summary>
     public abstract void Write(Utf8JsonWriter writer, SystemServerInfo server);
 }

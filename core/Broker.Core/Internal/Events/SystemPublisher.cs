@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Collections.Concurrent;
 using System.Text;
 using System.Text.Encodings.Web;
 using System.Text.Json;
@@ -10,17 +11,31 @@ namespace Broker.Core.Internal.Events;
 /// Publishes the system account's messages through its one in-process client: events, and the answers to
 /// <c>$SYS.REQ</c> requests in nats-server's envelope (<c>ServerAPIResponse</c>: <c>server</c>, then <c>data</c> or
 /// <c>error</c>). JSON is compact, as Go's <c>json.Marshal</c> writes it. Safe from any thread: the client serialises
-/// publishes, and each caller brings its own buffer.
+/// publishes, and each caller brings its own buffer. An event of another account (an exporter's latency samples) goes
+/// through an in-process client of that account, made at its first such event (nats-server's account internal client).
 /// </summary>
-internal sealed class SystemPublisher(IBusClient client, SystemServerInfo server)
+internal sealed class SystemPublisher(IBusClient client, SystemServerInfo server, Func<Accounts.Account, IBusClient>? accountClient = null) : IAsyncDisposable
 {
     private static readonly JsonWriterOptions WriterOptions = new() { Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping };
+
+    private readonly ConcurrentDictionary<Accounts.Account, IBusClient> accountClients = new();
 
     public SystemServerInfo Server => server;
 
     /// <summary>Writes <paramref name="item"/> and publishes it on its subject (and its second one, if it has one).</summary>
     public void Publish(SystemEvent item, ArrayBufferWriter<byte> buffer)
     {
+        if (item.Account is { } account)
+        {
+            if (accountClient is not null)
+            {
+                Write(item, buffer);
+                Send(accountClients.GetOrAdd(account, accountClient), item.Subject, buffer);
+            }
+
+            return;
+        }
+
         Publish(item.Subject, item, buffer);
         if (item.AlsoSubject is { } also)
         {
@@ -31,13 +46,26 @@ internal sealed class SystemPublisher(IBusClient client, SystemServerInfo server
     /// <summary>Writes <paramref name="item"/> and publishes it on <paramref name="subject"/> (a requester's inbox).</summary>
     public void Publish(string subject, SystemEvent item, ArrayBufferWriter<byte> buffer)
     {
-        buffer.ResetWrittenCount();
-        using (var writer = new Utf8JsonWriter(buffer, WriterOptions))
+        Write(item, buffer);
+        Send(subject, buffer);
+    }
+
+    /// <summary>Closes the clients of other accounts.</summary>
+    public async ValueTask DisposeAsync()
+    {
+        foreach (var (_, other) in accountClients)
         {
-            item.Write(writer, server);
+            await other.DisposeAsync().ConfigureAwait(false);
         }
 
-        Send(subject, buffer);
+        accountClients.Clear();
+    }
+
+    private void Write(SystemEvent item, ArrayBufferWriter<byte> buffer)
+    {
+        buffer.ResetWrittenCount();
+        using var writer = new Utf8JsonWriter(buffer, WriterOptions);
+        item.Write(writer, server);
     }
 
     /// <summary>
@@ -88,7 +116,9 @@ internal sealed class SystemPublisher(IBusClient client, SystemServerInfo server
         Send(reply, buffer);
     }
 
-    private void Send(string subject, ArrayBufferWriter<byte> buffer)
+    private void Send(string subject, ArrayBufferWriter<byte> buffer) => Send(client, subject, buffer);
+
+    private static void Send(IBusClient client, string subject, ArrayBufferWriter<byte> buffer)
     {
         // The payload is copied: the buffer is reused for the next message while this one may still be queued.
         var payload = new ReadOnlySequence<byte>(buffer.WrittenSpan.ToArray());

@@ -54,7 +54,7 @@ internal sealed partial class MonitorEndpoints
     private static List<ExtExport>? Exports(Account account)
     {
         var exports = new List<ExtExport>();
-        exports.AddRange(account.ServiceExports.Select(e => new ExtExport { Subject = e.Subject, Type = "service", ResponseType = e.ResponseTypeText, ApprovedAccounts = e.Approved }));
+        exports.AddRange(account.ServiceExports.Select(e => new ExtExport { Subject = e.Subject, Type = "service", ResponseType = e.ResponseTypeText, Latency = ExtServiceLatency.Of(e.Latency), ApprovedAccounts = e.Approved }));
         exports.AddRange(account.StreamExports.Select(e => new ExtExport { Subject = e.Subject, ApprovedAccounts = e.Accounts }));
         return exports.Count == 0 ? null : exports;
     }
@@ -78,14 +78,23 @@ internal sealed partial class MonitorEndpoints
         var responses = new SortedDictionary<string, ResponseImport>(StringComparer.Ordinal);
         foreach (var (reply, route) in routes)
         {
-            responses[reply] = new ResponseImport { Subject = route.From, Account = route.Destination.Name, To = route.To, Share = route.Share };
+            responses[reply] = new ResponseImport
+            {
+                Subject = route.From,
+                Account = route.Destination.Name,
+                To = route.To,
+                Share = route.Share,
+                Tracking = route.Tracking is not null,
+                TrackingHeader = route.Tracking?.Header,
+                Latency = ExtServiceLatency.Of(route.Tracking?.Latency),
+            };
         }
 
         return responses;
     }
 
     private static ExtImport ServiceImport(ServiceImport import) =>
-        new() { Subject = import.From, Account = import.Destination.Name, To = import.To, Type = "service", Share = import.Share };
+        new() { Subject = import.From, Account = import.Destination.Name, To = import.To, Type = "service", Share = import.Share, Latency = ExtServiceLatency.Of(import.Export?.Latency) };
 
     // nats-server accountInfo: the JWT, its issuer, name and tags, the claims, and the revocations as times.
     private static void AddJwt(AccountInfo info, Jwt.AccountJwt? jwt)

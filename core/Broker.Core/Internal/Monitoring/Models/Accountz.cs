@@ -1,3 +1,4 @@
+using System.Text.Json;
 using System.Text.Json.Serialization;
 
 namespace Broker.Core.Internal.Monitoring.Models;
@@ -121,9 +122,30 @@ internal sealed class ExtExport
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public string? ResponseType { get; set; }
 
+    /// <summary>A tracked service export's latency (nats-server's <c>service_latency</c>); omitted when not tracked.</summary>
+    [JsonPropertyName("service_latency")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public ExtServiceLatency? Latency { get; set; }
+
     [JsonPropertyName("approved_accounts")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public IReadOnlyList<string>? ApprovedAccounts { get; set; }
+}
+
+/// <summary>A service export's latency tracking as nats-io/jwt writes it: the rate (a number, or <c>headers</c>) and the results subject.</summary>
+internal sealed class ExtServiceLatency
+{
+    [JsonPropertyName("sampling")]
+    public JsonElement Sampling { get; set; }
+
+    [JsonPropertyName("results")]
+    public string Results { get; set; } = "";
+
+    public static ExtServiceLatency? Of(Accounts.ServiceLatency? latency) => latency is null ? null : new()
+    {
+        Sampling = JsonDocument.Parse(latency.Sampling == 0 ? "\"headers\"" : latency.Sampling.ToString(System.Globalization.CultureInfo.InvariantCulture)).RootElement.Clone(),
+        Results = latency.Results,
+    };
 }
 
 /// <summary>One destination of a mapping (<c>accounts.go: MapDest</c>), with the weights summed as nats-server keeps them.</summary>
@@ -168,6 +190,11 @@ internal sealed class ExtImport
 
     [JsonPropertyName("tracking")]
     public bool Tracking { get; set; }
+
+    /// <summary>A service import of a tracked export: its latency; omitted otherwise.</summary>
+    [JsonPropertyName("latency")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public ExtServiceLatency? Latency { get; set; }
 }
 
 /// <summary>The <c>/accstatz</c> answer (<c>monitor.go: AccountStatz</c>).</summary>
@@ -244,4 +271,14 @@ internal sealed class ResponseImport
 
     [JsonPropertyName("tracking")]
     public bool Tracking { get; set; }
+
+    /// <summary>The tracing headers that sampled the request (nats-server's <c>tracking_header</c>); omitted when none.</summary>
+    [JsonPropertyName("tracking_header")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public SortedDictionary<string, List<string>>? TrackingHeader { get; set; }
+
+    /// <summary>A sampled request's export latency; omitted otherwise.</summary>
+    [JsonPropertyName("latency")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public ExtServiceLatency? Latency { get; set; }
 }

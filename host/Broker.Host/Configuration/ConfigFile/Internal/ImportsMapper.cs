@@ -9,8 +9,7 @@ namespace Broker.Host.Configuration.ConfigFile.Internal;
 /// An account's <c>exports</c> and <c>imports</c> (nats-server opts.go <c>parseAccountExports</c>,
 /// <c>parseAccountImports</c>, <c>parseExportStreamOrService</c>, <c>parseImportStreamOrService</c>) onto
 /// <see cref="AccountOptions.Exports"/> and <see cref="AccountOptions.Imports"/> keys, with nats-server's texts and
-/// positions. A service export's <c>latency</c> is read and checked as nats-server reads it, then left with a notice
-/// (no latency samples are published). The checks that
+/// positions. A service export's <c>latency</c> is read and checked as nats-server reads it. The checks that
 /// need every account (an exporter that exists and allows the import, cycles) run once the whole <c>accounts</c> block
 /// is read and are reported at its key, as nats-server reports them.
 /// </summary>
@@ -55,6 +54,12 @@ internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder o
                 SetNames(key + ":" + nameof(ServiceExportOptions.Accounts), service.Accounts);
                 output.Set(key + ":" + nameof(ServiceExportOptions.ResponseType), service.ResponseType.ToString());
                 output.Set(key + ":" + nameof(ServiceExportOptions.ResponseThreshold), Format(service.ResponseThreshold));
+                if (service.Latency is { } latency)
+                {
+                    output.Set($"{key}:{nameof(ServiceExportOptions.Latency)}:{nameof(ServiceLatencyOptions.Subject)}", latency.Subject);
+                    output.Set($"{key}:{nameof(ServiceExportOptions.Latency)}:{nameof(ServiceLatencyOptions.Sampling)}", Format(latency.Sampling));
+                }
+
                 account.Exports.Services.Add(service);
             }
         }
@@ -148,7 +153,7 @@ internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder o
         TimeSpan? threshold = null;
         ConfEntry? responseEntry = null;
         ConfEntry? latencyEntry = null;
-        var latencyValid = false;
+        ServiceLatencyOptions? latency = null;
         foreach (var entry in body.Entries)
         {
             switch (entry.Key.ToLowerInvariant())
@@ -234,8 +239,8 @@ internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder o
                     break;
                 case "latency":
                     latencyEntry = entry;
-                    latencyValid = directives.Latency(entry);
-                    if (!latencyValid)
+                    latency = directives.Latency(entry);
+                    if (latency is null)
                     {
                         break;
                     }
@@ -263,10 +268,7 @@ internal sealed class ImportsMapper(ConfValueReader reader, ConfMappingBuilder o
                 service.ResponseThreshold = value;
             }
 
-            if (latencyEntry is not null && latencyValid)
-            {
-                output.Unsupported(latencyEntry.KeyPosition, $"\"latency\" of service export {Quote(service.Subject)}: not supported; the export works without latency samples");
-            }
+            service.Latency = latency;
         }
 
         return (stream, service);

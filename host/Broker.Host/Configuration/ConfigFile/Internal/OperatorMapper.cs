@@ -123,12 +123,6 @@ internal sealed class OperatorMapper(ConfValueReader reader, ConfMappingBuilder 
                 continue;
             }
 
-            if (OperatorOptions.UnsupportedAccountClaims(jwt.Value) is { } unsupported)
-            {
-                reader.NotYet(item, $"{unsupported} in account JWTs");
-                continue;
-            }
-
             output.Set(Key(nameof(OperatorOptions.ResolverPreload), item.Key), jwt.Value);
         }
     }

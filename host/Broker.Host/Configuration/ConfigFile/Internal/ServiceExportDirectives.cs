@@ -53,39 +53,45 @@ internal sealed class ServiceExportDirectives(ConfMappingBuilder output)
         return value;
     }
 
-    /// <summary>nats-server parseServiceLatency: a results subject, or { sampling: 1-100 | "N%" | "headers", subject }.</summary>
-    public bool Latency(ConfEntry entry)
+    /// <summary>
+    /// nats-server parseServiceLatency: a results subject (every request sampled), or { sampling: 1-100 | "N%" |
+    /// "headers", subject }; null after reporting an error.
+    /// </summary>
+    public ServiceLatencyOptions? Latency(ConfEntry entry)
     {
-        if (entry.Value is ConfString)
+        if (entry.Value is ConfString subject)
         {
-            return true;
+            return new ServiceLatencyOptions { Subject = subject.Value };
         }
 
         if (entry.Value is not ConfMap latency)
         {
             output.Error(entry.KeyPosition, $"Expected latency entry to be a map/struct or string, got {GoType(entry.Value)}");
-            return false;
+            return null;
         }
 
+        var result = new ServiceLatencyOptions { Subject = "" };
         var hasSubject = false;
         foreach (var field in latency.Entries)
         {
             switch (field.Key)
             {
                 case "sampling":
-                    if (!Sampling(field))
+                    if (Sampling(field) is not { } sampling)
                     {
-                        return false;
+                        return null;
                     }
 
+                    result.Sampling = sampling;
                     break;
                 case "subject":
-                    if (field.Value is not ConfString)
+                    if (field.Value is not ConfString text)
                     {
                         output.Error(field.KeyPosition, $"Expected latency subject to be a string, got {GoType(field.Value)}");
-                        return false;
+                        return null;
                     }
 
+                    result.Subject = text.Value;
                     hasSubject = true;
                     break;
             }
@@ -94,13 +100,13 @@ internal sealed class ServiceExportDirectives(ConfMappingBuilder output)
         if (!hasSubject)
         {
             output.Error(entry.KeyPosition, "Latency subject required, but missing");
-            return false;
+            return null;
         }
 
-        return true;
+        return result;
     }
 
-    private bool Sampling(ConfEntry field)
+    private int? Sampling(ConfEntry field)
     {
         long sample;
         switch (field.Value)
@@ -109,27 +115,27 @@ internal sealed class ServiceExportDirectives(ConfMappingBuilder output)
                 sample = number.Value;
                 break;
             case ConfString text when text.Value.Trim().Equals("headers", StringComparison.OrdinalIgnoreCase):
-                return true;
+                return ServiceLatencyOptions.HeadersOnly;
             case ConfString text:
                 if (!long.TryParse(text.Value.TrimEnd('%'), System.Globalization.NumberStyles.AllowLeadingSign, System.Globalization.CultureInfo.InvariantCulture, out sample))
                 {
                     output.Error(field.KeyPosition, $"Failed to parse latency sample: strconv.Atoi: parsing {Quote(text.Value.TrimEnd('%'))}: invalid syntax");
-                    return false;
+                    return null;
                 }
 
                 break;
             default:
                 output.Error(field.KeyPosition, $"Expected latency sample to be a string or map/struct, got {GoType(field.Value)}");
-                return false;
+                return null;
         }
 
         if (sample is < 1 or > 100)
         {
             output.Error(field.KeyPosition, "bad sampling percentage, should be 1-100");
-            return false;
+            return null;
         }
 
-        return true;
+        return (int)sample;
     }
 
     private static string Quote(string text) => GoQuoted(new ConfString(text, default));
