@@ -1,8 +1,9 @@
 namespace Broker.Interop.Tests;
 
 /// <summary>
-/// The libnats program of <c>tests/interop/c/interop.c</c>, compiled once per test class into a temporary folder
-/// (gcc with <c>pkg-config --cflags --libs libnats</c>; scripts/test.sh installs libnats-dev) and deleted after.
+/// The libnats program of <c>tests/interop/c</c> (<c>interop.c</c> with <c>kvcross.c</c>), compiled once per test
+/// class into a temporary folder (gcc with <c>pkg-config --cflags --libs libnats</c>; scripts/test.sh installs
+/// libnats-dev) and deleted after.
 /// </summary>
 public sealed class CClient : IAsyncLifetime
 {
@@ -17,10 +18,10 @@ public sealed class CClient : IAsyncLifetime
         System.IO.Directory.CreateDirectory(directory);
         var flags = await ExternalProcess.RunAsync("pkg-config", ["--cflags", "--libs", "libnats"], TimeSpan.FromSeconds(30));
         Assert.True(flags.ExitCode == 0, "libnats is not installed (scripts/test.sh installs libnats-dev):" + Environment.NewLine + flags);
-        var source = RepositoryPaths.Combine("tests", "interop", "c", "interop.c");
         string[] arguments =
         [
-            "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O1", "-o", BinaryPath, source,
+            "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O1", "-o", BinaryPath,
+            RepositoryPaths.Combine("tests", "interop", "c", "interop.c"), RepositoryPaths.Combine("tests", "interop", "c", "kvcross.c"),
             .. flags.Output.Split(' ', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries),
         ];
         var compile = await ExternalProcess.RunAsync("gcc", arguments, TimeSpan.FromSeconds(120));

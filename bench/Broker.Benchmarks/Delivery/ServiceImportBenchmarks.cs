@@ -16,6 +16,9 @@ namespace Broker.Benchmarks.Delivery;
 /// and the <c>Nats-Request-Info</c> header; a producer of E publishes the response to that route, which delivers it to
 /// the requester's NATS client in I and removes the route (a singleton export). One operation is the request and its
 /// response. The route (its reply, its entry) and the header allocate per request, as nats-server's do: a stated budget.
+/// The mapped case goes through an import with a wildcard <c>to</c> (I's <c>m.bench</c> is M's <c>msvc.bench</c>) into
+/// an exporter with mappings (M maps <c>msvc.bench</c> to <c>mapped.bench</c>, where its responder is): the transformed
+/// and the mapped subject are written into the forwarding producer's own buffers, so it allocates what the plain case does.
 /// </summary>
 [MemoryDiagnoser]
 public class ServiceImportBenchmarks
@@ -24,12 +27,15 @@ public class ServiceImportBenchmarks
     public const int Batch = 64;
 
     private static readonly byte[] Subject = "svc.bench"u8.ToArray();
+    private static readonly byte[] MappedSubject = "m.bench"u8.ToArray();
     private static readonly byte[] Inbox = "_INBOX.bench"u8.ToArray();
 
     private EmbeddedBroker broker = null!;
     private BenchPublisher requester = null!;
     private BenchPublisher answerer = null!;
+    private BenchPublisher mappedAnswerer = null!;
     private ReplyRecorder responder = null!;
+    private ReplyRecorder mappedResponder = null!;
     private ReadOnlySequence<byte> payload;
 
     [GlobalSetup]
@@ -43,6 +49,10 @@ public class ServiceImportBenchmarks
         answerer = new BenchPublisher(broker.Core, exporter);
         responder = new ReplyRecorder(broker.Core, exporter!);
         responder.Subscribe(Subject);
+        broker.Core.Accounts.TryGet("M", out var mapped);
+        mappedAnswerer = new BenchPublisher(broker.Core, mapped);
+        mappedResponder = new ReplyRecorder(broker.Core, mapped!);
+        mappedResponder.Subscribe("mapped.bench"u8.ToArray());
         payload = new ReadOnlySequence<byte>(new byte[128]);
     }
 
@@ -64,8 +74,29 @@ public class ServiceImportBenchmarks
         return broker.DrainAll() + responder.TakeCount();
     }
 
-    /// <summary>Routes back still waiting in the exporter (0 once every request was answered).</summary>
-    internal int WaitingRoutes() => responder.Account.Responses.Count;
+    /// <summary>
+    /// A 128-byte request through the import with a wildcard <c>to</c> into M's mappings, and its 128-byte response
+    /// back to the requester's inbox.
+    /// </summary>
+    [Benchmark(OperationsPerInvoke = Batch)]
+    public long RequestThroughImportIntoMappings128()
+    {
+        for (var i = 0; i < Batch; i++)
+        {
+            requester.Publish(MappedSubject, Inbox, ReadOnlySequence<byte>.Empty, payload);
+            mappedAnswerer.Publish(mappedResponder.Reply, default, ReadOnlySequence<byte>.Empty, payload);
+        }
+
+        requester.FlushPending();
+        mappedAnswerer.FlushPending();
+        return broker.DrainAll() + mappedResponder.TakeCount();
+    }
+
+    /// <summary>Routes back still waiting in the exporters (0 once every request was answered).</summary>
+    internal int WaitingRoutes() => responder.Account.Responses.Count + mappedResponder.Account.Responses.Count;
+
+    /// <summary>The subject the mapped case's responder last got its request on.</summary>
+    internal string MappedRequestSubject() => mappedResponder.LastSubject;
 
     private static BrokerOptions Options()
     {
@@ -77,9 +108,22 @@ public class ServiceImportBenchmarks
         });
         options.Accounts.Add(new AccountOptions
         {
+            Name = "M",
+            Exports = new AccountExportOptions { Services = [new ServiceExportOptions { Subject = "msvc.>" }] },
+            Mappings = [new MappingOptions { Source = "msvc.bench", Destinations = [new MappingDestinationOptions { Subject = "mapped.bench" }] }],
+        });
+        options.Accounts.Add(new AccountOptions
+        {
             Name = "I",
             Users = [new UserOptions { User = "i", Password = "i" }],
-            Imports = new AccountImportOptions { Services = [new ServiceImportOptions { Account = "E", Subject = "svc.>" }] },
+            Imports = new AccountImportOptions
+            {
+                Services =
+                [
+                    new ServiceImportOptions { Account = "E", Subject = "svc.>" },
+                    new ServiceImportOptions { Account = "M", Subject = "msvc.>", To = "m.>" },
+                ],
+            },
         });
         return options;
     }
@@ -90,8 +134,11 @@ public class ServiceImportBenchmarks
         private readonly byte[] reply = new byte[64];
         private int replyLength;
         private long count;
+        private byte[] lastSubject = [];
 
         public ReadOnlySpan<byte> Reply => reply.AsSpan(0, replyLength);
+
+        public string LastSubject => System.Text.Encoding.ASCII.GetString(lastSubject);
 
         public override bool IsClosed => false;
 
@@ -109,6 +156,10 @@ public class ServiceImportBenchmarks
             replyTo.CopyTo(reply);
             replyLength = replyTo.Length;
             count++;
+            if (!subject.SequenceEqual(lastSubject))
+            {
+                lastSubject = subject.ToArray();
+            }
         }
     }
 }

@@ -31,11 +31,11 @@ internal sealed partial class BrokerCore
         if (options.Operator.IsEnabled)
         {
             JwtAccounts = new JwtAccounts(options.Operator, Accounts);
+            JwtAccounts.LogImportsTo(Logger);
             JwtAccounts.LoadSystemAccount();
             JwtAccounts.Expired += CloseExpiredAccount;
             JwtAccounts.Updated += ApplyClaimsUpdate;
             JwtAccounts.ImportsChanged += RebuildShadows;
-            JwtAccounts.LogImportsTo(Logger);
         }
 
         SystemOnlyNoAuthUser = ServerIdentity.NewSystemOnlyNoAuthUser();

@@ -24,6 +24,7 @@ public sealed class AllocationBudgetTests
     private static readonly HashSet<string> PerRequestRoute =
     [
         "ServiceImportBenchmarks.RequestThroughServiceImport128",
+        "ServiceImportBenchmarks.RequestThroughImportIntoMappings128",
     ];
 
     public static TheoryData<string> CaseIds => [.. Cases.Select(c => c.Id)];

@@ -18,6 +18,11 @@ public sealed class ServiceImportBenchmarkTests
             // the responder got; no route is left waiting (each singleton route went with its response).
             Assert.Equal(ServiceImportBenchmarks.Batch * ("MSG _INBOX.bench 1 128\r\n".Length + 128 + 2 + 1), total);
             Assert.Equal(0, benchmark.WaitingRoutes());
+
+            // The mapped case: the request reaches M's responder on the mapped subject, each response the inbox.
+            Assert.Equal(total, benchmark.RequestThroughImportIntoMappings128());
+            Assert.Equal(0, benchmark.WaitingRoutes());
+            Assert.Equal("mapped.bench", benchmark.MappedRequestSubject());
         }
         finally
         {

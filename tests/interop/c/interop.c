@@ -1,6 +1,6 @@
 /*
  * The C client (libnats) side of the interop tests, compiled by tests/Broker.Interop.Tests:
- *   gcc interop.c $(pkg-config --cflags --libs libnats)
+ *   gcc interop.c kvcross.c $(pkg-config --cflags --libs libnats)
  *
  *   interop selftest <url>                   pub/sub with headers, wildcards, queue group, auto-unsubscribe,
  *                                            no-responders, all on this client
@@ -10,18 +10,16 @@
  *   interop jspublish <url> <stream> <count> creates a memory stream <stream> on subject <stream>.>, publishes
  *                                            <count> messages with js_Publish (sequences 1..count), repeats the
  *                                            last message id (a duplicate), and checks the stream's message count
+ *   interop kvcrossaccount <url-a> <url-i>   nats.c's KeyValueCrossAccount (kvcross.c): account A's KV bucket used
+ *                                            by a user of I through service imports of $JS.API.> and $KV.>
  *
  * Same contract as the nats.js scripts: progress lines, a JSON summary as the last line with "ok", exit code 0
  * exactly when ok. alarm() ends a hung run.
  */
 #include <ctype.h>
-#include <nats/nats.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
+#include "interop.h"
 
-#define TIMEOUT_MS 5000
 #define DEADLINE_SECONDS 20
 
 static char failure[512];
@@ -30,7 +28,7 @@ static char failure[512];
  * Records the first failure (later ones are consequences) with libnats' own error text (e.g. the server's -ERR),
  * and returns 0 so callers can `return fail(...)`. Quotes and backslashes become ' so the summary stays JSON.
  */
-static int fail(const char *what, natsStatus s)
+int fail(const char *what, natsStatus s)
 {
     if (failure[0] == '\0')
     {
@@ -45,22 +43,7 @@ static int fail(const char *what, natsStatus s)
     return 0;
 }
 
-#define CHECK(call, what)                  \
-    do                                     \
-    {                                      \
-        natsStatus s_ = (call);            \
-        if (s_ != NATS_OK)                 \
-            return fail((what), s_);       \
-    } while (0)
-
-#define EXPECT(cond, what)                 \
-    do                                     \
-    {                                      \
-        if (!(cond))                       \
-            return fail((what), NATS_OK);  \
-    } while (0)
-
-static natsStatus open_connection(natsConnection **nc, const char *url, const char *name)
+natsStatus open_connection(natsConnection **nc, const char *url, const char *name)
 {
     natsOptions *opts = NULL;
     natsStatus s = natsOptions_Create(&opts);
@@ -290,17 +273,24 @@ static int jspublish(const char *url, const char *stream, int count)
 int main(int argc, char **argv)
 {
     alarm(DEADLINE_SECONDS);
-    if (argc < 3 || (strcmp(argv[1], "selftest") != 0 && argc < 5))
+    int two = argc >= 3 && strcmp(argv[1], "selftest") == 0;
+    int three = argc >= 4 && strcmp(argv[1], "kvcrossaccount") == 0;
+    if (argc < 3 || (!two && !three && argc < 5))
     {
-        fprintf(stderr, "usage: %s selftest <url> | request|respond <url> <subject> <count> | jspublish <url> <stream> <count>\n", argv[0]);
+        fprintf(stderr, "usage: %s selftest <url> | request|respond <url> <subject> <count> | jspublish <url> <stream> <count>"
+                        " | kvcrossaccount <url-a> <url-i>\n", argv[0]);
         return 2;
     }
 
     int ok, checks = 0;
     const char *mode = argv[1];
-    if (strcmp(mode, "selftest") == 0)
+    if (two)
     {
         ok = selftest(argv[2], &checks);
+    }
+    else if (three)
+    {
+        ok = kvcrossaccount(argv[2], argv[3], &checks);
     }
     else
     {

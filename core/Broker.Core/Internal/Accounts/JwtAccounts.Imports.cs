@@ -44,20 +44,14 @@ internal sealed partial class JwtAccounts
             foreach (var account in affected)
             {
                 // Exports first: the imports below point at the exporter's ServiceExport objects.
-                if (!account.IsSystem)
-                {
-                    account.StageServices(account.ServiceImports, BuildServiceExports(account));
-                }
+                account.StageServices(account.ServiceImports, BuildServiceExports(account));
             }
 
             foreach (var importer in affected)
             {
                 var activations = new HashSet<string>(StringComparer.Ordinal);
                 importer.SetStreams(BuildStreamImports(importer, activations), Exports(importer));
-                if (!importer.IsSystem)
-                {
-                    importer.StageServices(BuildServiceImports(importer, activations), importer.ServiceExports);
-                }
+                importer.StageServices(BuildServiceImports(importer, activations), importer.ServiceExports);
 
                 DropActivationTimers(importer, activations);
             }

@@ -16,13 +16,18 @@ namespace Broker.Core.Internal.Accounts;
 /// </summary>
 internal sealed partial class JwtAccounts
 {
+    // The system account's exports before it took a JWT (SystemImports.Register), set once by the constructor.
+    private readonly ServiceExport[] systemExports;
+
     // Under importsLock: one expiry timer per activation token in use, by importer.
     private readonly Dictionary<(string Importer, string Token), ITimer> activationTimers = [];
 
-    // Under importsLock.
-    private static ServiceExport[] BuildServiceExports(Account account)
+    // Under importsLock. The system account's exports start from the system exports it got when the registry was built
+    // (nats-server's addSystemAccountExports before the JWT's exports): the same instances, which every account's
+    // system imports point at; an export of the JWT with the same subject replaces one.
+    private ServiceExport[] BuildServiceExports(Account account)
     {
-        var exports = new List<ServiceExport>();
+        var exports = account.IsSystem ? new List<ServiceExport>(systemExports) : [];
         foreach (var claim in account.Jwt?.Claims.Nats.Exports ?? [])
         {
             if (claim.Type != "service" || claim.Subject is null || !Subjects.IsValid(Encoding.UTF8.GetBytes(claim.Subject)))

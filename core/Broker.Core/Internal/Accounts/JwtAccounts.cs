@@ -26,6 +26,7 @@ internal sealed partial class JwtAccounts : IDisposable
         ArgumentNullException.ThrowIfNull(options);
         this.registry = registry;
         this.time = time ?? TimeProvider.System;
+        systemExports = registry.System?.ServiceExports ?? [];
         var trusted = new HashSet<string>(options.TrustedKeys, StringComparer.Ordinal);
         var operatorJwts = new List<string>();
         foreach (var token in options.Operators)
@@ -108,7 +109,8 @@ internal sealed partial class JwtAccounts : IDisposable
 
     /// <summary>
     /// Takes the system account's JWT when the resolver has it (nats-server looks the system account up at start),
-    /// so its limits and /accountz details are the JWT's.
+    /// so its limits and /accountz details are the JWT's, and its exports and imports those of the JWT beside the
+    /// system exports (an exporter the resolver has is registered now, as nats-server's lookup does).
     /// </summary>
     public void LoadSystemAccount()
     {
@@ -116,6 +118,7 @@ internal sealed partial class JwtAccounts : IDisposable
         {
             system.ApplyJwt(jwt);
             StartExpiry(system, jwt.Claims);
+            RefreshImports(system);
         }
     }
 

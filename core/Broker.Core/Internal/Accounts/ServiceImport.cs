@@ -98,13 +98,13 @@ internal sealed class ServiceImport
 
     /// <summary>
     /// The subject a request published on <paramref name="published"/> goes to in the exporter: the published subject,
-    /// the literal <see cref="To"/>, or the transform written into a new array (a wildcard import with another subject).
+    /// the literal <see cref="To"/>, or the transform written into <paramref name="buffer"/> (a wildcard import with
+    /// another subject; the caller's own buffer, grown when too small, so forwarding allocates nothing once it fits).
     /// </summary>
-    public ReadOnlySpan<byte> Target(ReadOnlySpan<byte> published)
+    public ReadOnlySpan<byte> Target(ReadOnlySpan<byte> published, ref byte[] buffer)
     {
         if (transform is not null)
         {
-            var buffer = new byte[published.Length + 32];
             var length = transform.Apply(published, ref buffer);
             return buffer.AsSpan(0, length);
         }

@@ -21,6 +21,11 @@ internal sealed class ServiceImportForwarder(ClientBase producer)
     private ServiceImport[] chain = new ServiceImport[4];
     private int chainCount;
 
+    // Per depth of the chain (a forward's delivery may forward again while its subject is still in use): the buffer of
+    // an import's transformed subject and the scratch of the exporter's mappings, made at first use and reused.
+    private byte[][] targets = new byte[4][];
+    private MappingScratch?[] mappingScratches = new MappingScratch?[4];
+
     // The last plain Nats-Request-Info line this producer sent, with the round trip and account it was made for.
     private byte[]? plainRequestInfo;
     private long plainRequestInfoRtt;
@@ -48,10 +53,18 @@ internal sealed class ServiceImportForwarder(ClientBase producer)
 
         var isResponse = import.IsResponse;
         var destination = import.Destination;
-        var to = isResponse ? import.ToBytes : import.Target(subject);
+        var depth = chainCount;
+        if (depth == targets.Length)
+        {
+            Array.Resize(ref targets, depth * 2);
+            Array.Resize(ref mappingScratches, depth * 2);
+        }
+
+        targets[depth] ??= [];
+        var to = isResponse ? import.ToBytes : import.Target(subject, ref targets[depth]);
         if (destination.Mappings is { } mappings)
         {
-            to = mappings.Map(to, new MappingScratch());
+            to = mappings.Map(to, mappingScratches[depth] ??= new MappingScratch());
         }
 
         // A reply is replaced by a route back, except JetStream's acks, which pass as they are (pull consumers across accounts).
