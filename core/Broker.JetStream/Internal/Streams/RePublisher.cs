@@ -13,7 +13,7 @@ namespace Broker.JetStream.Internal.Streams;
 /// ones with <c>Nats-Stream</c>, <c>Nats-Subject</c>, <c>Nats-Sequence</c> and <c>Nats-Last-Sequence</c> (the
 /// sequence of the subject's previous message, 0 when it had none) added, and with <c>headers_only</c>
 /// <c>Nats-Msg-Size</c> (the payload's length) and no payload. 2.9.10 sends no <c>Nats-Time-Stamp</c> here (2.10
-/// adds it).
+/// adds it). Like every message JetStream sends, it is not subject to the account's mappings.
 /// </summary>
 /// <remarks>
 /// Used by the stream's ingest only, one message at a time: <see cref="Prepare"/> under the stream's gate before the
@@ -27,6 +27,7 @@ internal sealed class RePublisher
     private readonly bool headersOnly;
     private readonly StoredMessage last = new();
     private readonly ArrayBufferWriter<byte> headers = new(256);
+    private byte[] deliverAs = new byte[64];
     private ulong previous;
 
     private RePublisher(StreamSubjectTransform transform, byte[] streamName, bool headersOnly)
@@ -77,7 +78,18 @@ internal sealed class RePublisher
         }
 
         headers.Write("\r\n"u8);
-        client.Publish(destination, default, new ReadOnlySequence<byte>(headers.WrittenMemory), headersOnly ? ReadOnlySequence<byte>.Empty : payload);
+
+        // nats-server maps only what clients and leaf nodes publish, never JetStream's own messages. The bus maps a
+        // plain publish of an in-process client and not a delivery as a subject given apart: so the same subject is
+        // given twice, the second a copy.
+        if (deliverAs.Length < destination.Length)
+        {
+            deliverAs = new byte[Math.Max(destination.Length, deliverAs.Length * 2)];
+        }
+
+        destination.CopyTo(deliverAs);
+        var payloadSent = headersOnly ? ReadOnlySequence<byte>.Empty : payload;
+        client.Publish(destination, deliverAs.AsSpan(0, destination.Length), default, new ReadOnlySequence<byte>(headers.WrittenMemory), payloadSent);
     }
 
     private static int Format(Span<byte> into, ulong value)
