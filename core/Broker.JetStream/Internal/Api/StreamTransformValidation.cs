@@ -28,7 +28,9 @@ internal static class StreamTransformValidation
             var source = Encoding.UTF8.GetBytes(republish.Source);
             var destination = Encoding.UTF8.GetBytes(republish.Destination);
             var subjects = config.Subjects ?? [];
-            if (!subjects.Any(s => Subjects.Collide(source, Encoding.UTF8.GetBytes(s))))
+            // 2.10 dropped this check; a stream with a subject transform (2.10) stores subjects beyond its own.
+            var transformed = !string.IsNullOrEmpty(config.SubjectTransform?.Destination);
+            if (!transformed && !subjects.Any(s => Subjects.Collide(source, Encoding.UTF8.GetBytes(s))))
             {
                 throw Invalid("stream configuration for republish source is not valid subset of subjects");
             }

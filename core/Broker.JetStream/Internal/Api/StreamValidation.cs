@@ -123,11 +123,6 @@ internal static class StreamValidation
             throw Invalid("stream sources are not supported by this broker");
         }
 
-        if (config.SubjectTransform is not null)
-        {
-            throw Invalid("stream subject transforms are not supported by this broker");
-        }
-
         if (!string.IsNullOrEmpty(config.TemplateOwner))
         {
             throw Invalid("stream templates are not supported by this broker");
