@@ -56,7 +56,6 @@ public class ConfigFieldTests
     [InlineData("\"allow_batched\":true", "batch publishing is not supported by this broker")]
     [InlineData("\"allow_msg_schedules\":true", "message schedules are not supported by this broker")]
     [InlineData("\"persist_mode\":\"async\"", "stream persist modes are not supported by this broker")]
-    [InlineData("\"subject_transform\":{\"src\":\"a\",\"dest\":\"b\"}", "stream subject transforms are not supported by this broker")]
     public async Task Stream_fields_of_later_versions_are_refused_not_dropped(string field, string error)
     {
         await using var server = await JetStreamServer.StartAsync();

@@ -26,18 +26,28 @@ internal sealed class JetStreamServer : IAsyncDisposable
 
     public System.Net.EndPoint EndPoint => Ours?.EndPoint ?? Reference!.EndPoint;
 
-    public static async Task<JetStreamServer> StartAsync(ServerKind kind = ServerKind.Ours, Action<JetStreamOptions>? configure = null, IEnumerable<IBrokerPlugin>? extraPlugins = null)
+    /// <param name="kind">Which server.</param>
+    /// <param name="configure">Adjusts our JetStream options.</param>
+    /// <param name="extraPlugins">More plugins for our broker.</param>
+    /// <param name="broker">Adjusts our broker's options; <paramref name="referenceConfig"/> says the same to nats-server.</param>
+    /// <param name="referenceConfig">A configuration file's text for nats-server (JetStream is turned on by its flags).</param>
+    public static async Task<JetStreamServer> StartAsync(
+        ServerKind kind = ServerKind.Ours,
+        Action<JetStreamOptions>? configure = null,
+        IEnumerable<IBrokerPlugin>? extraPlugins = null,
+        Action<Broker.Core.BrokerOptions>? broker = null,
+        string? referenceConfig = null)
     {
         var server = new JetStreamServer(kind);
         if (kind == ServerKind.Ours)
         {
             var options = new JetStreamOptions { StoreDirectory = server.storeDirectory.Path };
             configure?.Invoke(options);
-            server.Ours = await TestBroker.StartAsync(plugins: [new JetStreamPlugin(options), new MemoryStorePlugin(), .. extraPlugins ?? []]);
+            server.Ours = await TestBroker.StartAsync(broker, [new JetStreamPlugin(options), new MemoryStorePlugin(), .. extraPlugins ?? []]);
         }
         else
         {
-            server.Reference = await ReferenceServer.StartAsync(null, "-js", "-sd", server.storeDirectory.Path);
+            server.Reference = await ReferenceServer.StartAsync(referenceConfig, "-js", "-sd", server.storeDirectory.Path);
         }
 
         return server;

@@ -16,7 +16,7 @@ public class RawApiComparisonTests
 
     private static readonly string[] VolatileFields = ["created", "first_ts", "last_ts", "time", "last_active", "ts"];
 
-    public static TheoryData<string> Scenarios => new() { "streams", "stream-errors", "messages", "consumers", "consumer-errors", "kv-style", "pull", "unknown-fields" };
+    public static TheoryData<string> Scenarios => new() { "streams", "stream-errors", "messages", "consumers", "consumer-errors", "kv-style", "pull", "unknown-fields", "republish" };
 
     private static List<Step> Script(string scenario) => scenario switch
     {
@@ -181,6 +181,29 @@ public class RawApiComparisonTests
             new("$JS.API.CONSUMER.CREATE.U.Q", """{"stream_name":"U","config":{"name":"Q","ack_policy":"none","deliver_subject":"q.out","rate_limit_bps":8000}}"""),
             new("$JS.API.CONSUMER.INFO.U.C"),
             new("$JS.API.STREAM.INFO.U"),
+        ],
+        "republish" =>
+        [
+            new("$JS.API.STREAM.CREATE.R", """{"name":"R","subjects":["r.>"],"storage":"memory","republish":{"src":"x.>","dest":"y.>"}}"""),
+            new("$JS.API.STREAM.CREATE.R", """{"name":"R","subjects":["r.>"],"storage":"memory","republish":{"src":"r.*","dest":"r.x.>"}}"""),
+            new("$JS.API.STREAM.CREATE.R", """{"name":"R","subjects":["r.>"],"storage":"memory","republish":{"dest":"*.x"}}"""),
+            new("$JS.API.STREAM.CREATE.R", """{"name":"R","subjects":["r.>"],"storage":"memory","republish":{"src":"r.*","dest":"y"}}"""),
+            new("$JS.API.STREAM.CREATE.R", """{"name":"R","subjects":["r.>"],"storage":"memory","republish":{"src":"r.>","dest":"y.*"}}"""),
+            new("$JS.API.STREAM.CREATE.R", """{"name":"R","subjects":["r.>"],"storage":"memory","republish":{"src":"r.>"}}"""),
+            new("$JS.API.STREAM.CREATE.R", """{"name":"R","subjects":["r.>"],"storage":"memory","republish":{"src":"r.*","dest":"y.$2"}}"""),
+            new("$JS.API.STREAM.CREATE.R", """{"name":"R","subjects":["r.>"],"storage":"memory","republish":{"src":"r.*","dest":"y.{{nope(1)}}"}}"""),
+            new("$JS.API.STREAM.CREATE.R", """{"name":"R","subjects":["r.>"],"storage":"memory","republish":{"dest":"y.>"}}"""),
+            new("$JS.API.STREAM.CREATE.R", """{"name":"R","subjects":["r.>"],"storage":"memory","republish":{"src":">","dest":"y.>"}}"""),
+            new("$JS.API.STREAM.CREATE.R", """{"name":"R","subjects":["r.>"],"storage":"memory","republish":{"dest":"y.>","headers_only":true}}"""),
+            new("$JS.API.STREAM.INFO.R"),
+            new("r.a", "hello"),
+            new("$JS.API.STREAM.UPDATE.R", """{"name":"R","subjects":["r.>"],"storage":"memory","republish":{"dest":"y.>","headers_only":true}}"""),
+            new("$JS.API.STREAM.UPDATE.R", """{"name":"R","subjects":["r.>"],"storage":"memory","republish":{"dest":"y.>"}}"""),
+            new("$JS.API.STREAM.UPDATE.R", """{"name":"R","subjects":["r.>"],"storage":"memory"}"""),
+            new("$JS.API.STREAM.UPDATE.R", """{"name":"R","subjects":["r.>","y.q"],"storage":"memory","republish":{"dest":"y.>","headers_only":true}}"""),
+            new("$JS.API.STREAM.CREATE.N", """{"name":"N","storage":"memory","republish":{"src":"N","dest":"n.copy"}}"""),
+            new("$JS.API.STREAM.CREATE.T", """{"name":"T","subjects":["t.*.*"],"storage":"memory","republish":{"src":"t.*.*","dest":"tt.{{wildcard(2)}}.{{partition(3,1)}}.$1"}}"""),
+            new("$JS.API.STREAM.LIST"),
         ],
         _ => throw new ArgumentOutOfRangeException(nameof(scenario)),
     };

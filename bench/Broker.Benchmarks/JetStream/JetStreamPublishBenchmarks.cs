@@ -15,7 +15,9 @@ namespace Broker.Benchmarks.JetStream;
 /// The JetStream publish path inside the embedded broker: a producer publishes a 16-byte message with a reply subject
 /// to a memory stream's subject; the stream's bus subscription checks it, appends it to the store and publishes the
 /// pub ack, which a real <c>NatsClient</c> subscribed to the reply subject receives. One operation is one message
-/// stored and acknowledged. Steady state (the stream at its <c>max_msgs</c>) allocates nothing.
+/// stored and acknowledged. Steady state (the stream at its <c>max_msgs</c>) allocates nothing. <c>Publish16RePublish</c>
+/// is the same into a stream with <c>republish</c>, whose copy of each message (with its five headers) the same
+/// connection receives too: allocates nothing either.
 /// </summary>
 [MemoryDiagnoser]
 public class JetStreamPublishBenchmarks
@@ -25,6 +27,7 @@ public class JetStreamPublishBenchmarks
 
     private static readonly byte[] Subject = "bench.js.x"u8.ToArray();
     private static readonly byte[] Reply = "bench.acks.1"u8.ToArray();
+    private static readonly byte[] RePublishSubject = "bench.rp.x"u8.ToArray();
 
     private EmbeddedBroker broker = null!;
     private InlineDrains drains = null!;
@@ -46,19 +49,15 @@ public class JetStreamPublishBenchmarks
         var client = bus.CreateClient();
         try
         {
-            var config = """{"name":"BENCH","subjects":["bench.js.>"],"storage":"memory","max_msgs":100000}""";
-            var reply = client.RequestAsync("$JS.API.STREAM.CREATE.BENCH", Encoding.UTF8.GetBytes(config), TimeSpan.FromSeconds(10)).GetAwaiter().GetResult();
-            if (Encoding.UTF8.GetString(reply.Payload.Span).Contains("\"error\"", StringComparison.Ordinal))
-            {
-                throw new InvalidOperationException(Encoding.UTF8.GetString(reply.Payload.Span));
-            }
+            CreateStream(client, "BENCH", """{"name":"BENCH","subjects":["bench.js.>"],"storage":"memory","max_msgs":100000}""");
+            CreateStream(client, "BENCHRP", """{"name":"BENCHRP","subjects":["bench.rp.>"],"storage":"memory","max_msgs":100000,"republish":{"dest":"bench.out.>"}}""");
         }
         finally
         {
             client.DisposeAsync().AsTask().GetAwaiter().GetResult();
         }
 
-        broker.Connect(headers: true, "SUB bench.acks.* 1");
+        broker.Connect(headers: true, "SUB bench.acks.* 1", "SUB bench.out.> 2");
 
         // The stream's ingest handler runs on this thread when the benchmark runs the drains, not on the thread pool.
         drains = new InlineDrains(broker.Core);
@@ -67,7 +66,17 @@ public class JetStreamPublishBenchmarks
         // Fill to the limit, so every measured append also removes the oldest message.
         for (var i = 0; i < 100_000 / Batch + 1; i++)
         {
-            PublishBatch();
+            PublishBatch(Subject);
+            PublishBatch(RePublishSubject);
+        }
+    }
+
+    private static void CreateStream(IBusClient client, string name, string config)
+    {
+        var reply = client.RequestAsync("$JS.API.STREAM.CREATE." + name, Encoding.UTF8.GetBytes(config), TimeSpan.FromSeconds(10)).GetAwaiter().GetResult();
+        if (Encoding.UTF8.GetString(reply.Payload.Span).Contains("\"error\"", StringComparison.Ordinal))
+        {
+            throw new InvalidOperationException(Encoding.UTF8.GetString(reply.Payload.Span));
         }
     }
 
@@ -79,14 +88,17 @@ public class JetStreamPublishBenchmarks
     }
 
     [Benchmark(OperationsPerInvoke = Batch)]
-    public long Publish16() => PublishBatch();
+    public long Publish16() => PublishBatch(Subject);
 
-    private long PublishBatch()
+    [Benchmark(OperationsPerInvoke = Batch)]
+    public long Publish16RePublish() => PublishBatch(RePublishSubject);
+
+    private long PublishBatch(byte[] subject)
     {
         var publisher = broker.Publisher;
         for (var i = 0; i < Batch; i++)
         {
-            publisher.Publish(Subject, Reply, ReadOnlySequence<byte>.Empty, payload);
+            publisher.Publish(subject, Reply, ReadOnlySequence<byte>.Empty, payload);
         }
 
         publisher.FlushPending();

@@ -42,6 +42,14 @@ internal static class NatsHeaders
         return scratch.AsSpan(0, length);
     }
 
+    /// <summary>Writes one header line, <c>Name: value\r\n</c>; <paramref name="name"/> ends with <c>": "</c>.</summary>
+    public static void WriteLine(IBufferWriter<byte> writer, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
+    {
+        writer.Write(name);
+        writer.Write(value);
+        writer.Write("\r\n"u8);
+    }
+
     /// <summary>
     /// Appends <c>Key: value\r\n</c> before the terminating blank line of <paramref name="block"/> (or starts a block),
     /// as nats-server's <c>genHeader</c>.

@@ -12,6 +12,12 @@
  *                                            last message id (a duplicate), and checks the stream's message count
  *   interop kvcrossaccount <url-a> <url-i>   nats.c's KeyValueCrossAccount (kvcross.c): account A's KV bucket used
  *                                            by a user of I through service imports of $JS.API.> and $KV.>
+ *   interop kvrepublish <url> <bucket> <count>
+ *                                            nats.c's test_KeyValueRePublish: a bucket <bucket>_UPDATE cannot get a
+ *                                            republish afterwards ("can not change RePublish"); bucket <bucket> with
+ *                                            republish > to <bucket>.out.> gets <count> puts of key foo, each
+ *                                            received on <bucket>.out.$KV.<bucket>.foo with Nats-Stream,
+ *                                            Nats-Subject, Nats-Sequence and Nats-Last-Sequence
  *
  * Same contract as the nats.js scripts: progress lines, a JSON summary as the last line with "ok", exit code 0
  * exactly when ok. alarm() ends a hung run.
@@ -270,6 +276,85 @@ static int jspublish(const char *url, const char *stream, int count)
     return 1;
 }
 
+/* Receives one republished put and checks its payload and the headers nats-server adds. */
+static int expect_republished(natsSubscription *sub, const char *bucket, int n)
+{
+    char subject[160], stream[160], payload[32], sequence[24], last[24];
+    snprintf(subject, sizeof(subject), "%s.out.$KV.%s.foo", bucket, bucket);
+    snprintf(stream, sizeof(stream), "KV_%s", bucket);
+    snprintf(payload, sizeof(payload), "value-%d", n);
+    snprintf(sequence, sizeof(sequence), "%d", n);
+    snprintf(last, sizeof(last), "%d", n - 1);
+    natsMsg *msg = NULL;
+    const char *value = NULL;
+    CHECK(natsSubscription_NextMsg(&msg, sub, TIMEOUT_MS), "republished put");
+    int right = strcmp(natsMsg_GetSubject(msg), subject) == 0 && data_is(msg, payload)
+        && natsMsgHeader_Get(msg, "Nats-Stream", &value) == NATS_OK && strcmp(value, stream) == 0
+        && natsMsgHeader_Get(msg, JSSubject, &value) == NATS_OK && strcmp(value, subject + strlen(bucket) + 5) == 0
+        && natsMsgHeader_Get(msg, "Nats-Sequence", &value) == NATS_OK && strcmp(value, sequence) == 0
+        && natsMsgHeader_Get(msg, JSLastSequence, &value) == NATS_OK && strcmp(value, last) == 0;
+    natsMsg_Destroy(msg);
+    EXPECT(right, "republished subject, payload or headers");
+    return 1;
+}
+
+static int kvrepublish(const char *url, const char *bucket, int count)
+{
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    kvStore *kv = NULL;
+    CHECK(open_connection(&nc, url, "c-kv-republish"), "connect");
+    CHECK(natsConnection_JetStream(&js, nc, NULL), "jetstream context");
+
+    char update[128], destination[160], out[160], payload[32];
+    snprintf(update, sizeof(update), "%s_UPDATE", bucket);
+    kvConfig config;
+    kvConfig_Init(&config);
+    config.Bucket = update;
+    config.StorageType = js_MemoryStorage;
+    CHECK(js_CreateKeyValue(&kv, js, &config), "create bucket");
+    kvStore_Destroy(kv);
+    kv = NULL;
+
+    /* As nats.c's test: the same bucket again with a republish is an update the server refuses. */
+    jsRePublish republish;
+    jsRePublish_Init(&republish);
+    snprintf(destination, sizeof(destination), "%s.out.>", bucket);
+    republish.Source = ">";
+    republish.Destination = destination;
+    config.RePublish = &republish;
+    natsStatus s = js_CreateKeyValue(&kv, js, &config);
+    const char *error = nats_GetLastError(NULL);
+    EXPECT(s == NATS_ERR && error != NULL && strstr(error, "can not change RePublish") != NULL, "republish added to an existing bucket");
+
+    config.Bucket = bucket;
+    CHECK(js_CreateKeyValue(&kv, js, &config), "create bucket with republish");
+    char stream[160];
+    snprintf(stream, sizeof(stream), "KV_%s", bucket);
+    jsStreamInfo *info = NULL;
+    CHECK(js_GetStreamInfo(&info, js, stream, NULL, NULL), "stream info");
+    int set = info->Config != NULL && info->Config->RePublish != NULL && strcmp(info->Config->RePublish->Destination, destination) == 0;
+    jsStreamInfo_Destroy(info);
+    EXPECT(set, "the stream's republish");
+
+    natsSubscription *sub = NULL;
+    snprintf(out, sizeof(out), "%s.out.>", bucket);
+    CHECK(natsConnection_SubscribeSync(&sub, nc, out), "subscribe to the republish");
+    CHECK(natsConnection_Flush(nc), "flush");
+    for (int i = 1; i <= count; i++)
+    {
+        snprintf(payload, sizeof(payload), "value-%d", i);
+        CHECK(kvStore_PutString(NULL, kv, "foo", payload), "put");
+        if (!expect_republished(sub, bucket, i)) return 0;
+    }
+
+    natsSubscription_Destroy(sub);
+    kvStore_Destroy(kv);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     alarm(DEADLINE_SECONDS);
@@ -277,7 +362,7 @@ int main(int argc, char **argv)
     int three = argc >= 4 && strcmp(argv[1], "kvcrossaccount") == 0;
     if (argc < 3 || (!two && !three && argc < 5))
     {
-        fprintf(stderr, "usage: %s selftest <url> | request|respond <url> <subject> <count> | jspublish <url> <stream> <count>"
+        fprintf(stderr, "usage: %s selftest <url> | request|respond <url> <subject> <count> | jspublish|kvrepublish <url> <stream> <count>"
                         " | kvcrossaccount <url-a> <url-i>\n", argv[0]);
         return 2;
     }
@@ -298,6 +383,7 @@ int main(int argc, char **argv)
         ok = strcmp(mode, "request") == 0 ? request(argv[2], argv[3], checks)
            : strcmp(mode, "respond") == 0 ? respond(argv[2], argv[3], checks)
            : strcmp(mode, "jspublish") == 0 ? jspublish(argv[2], argv[3], checks)
+           : strcmp(mode, "kvrepublish") == 0 ? kvrepublish(argv[2], argv[3], checks)
            : fail("unknown mode", NATS_OK);
     }
     nats_Close();

@@ -77,6 +77,8 @@ internal static class ApiErrors
 
     public static ApiError StreamCreate(string error) => new(500, 10049, error);
 
+    public static ApiError StreamUpdate(string error) => new(500, 10069, error);
+
     public static ApiError StreamMessageDeleteFailed(string error) => new(500, 10057, error);
 
     public static ApiError StreamPurgeFailed(string error) => new(500, 10110, error);

@@ -220,6 +220,7 @@ internal static class ConsumerValidation
 
         List<string> filters = !string.IsNullOrEmpty(config.FilterSubject) ? [config.FilterSubject] : config.FilterSubjects ?? [];
         var streamSubjects = (stream.Subjects ?? []).Select(Encoding.UTF8.GetBytes).ToList();
+        var transformed = !string.IsNullOrEmpty(stream.SubjectTransform?.Destination);
         for (var i = 0; i < filters.Count; i++)
         {
             var filter = Encoding.UTF8.GetBytes(filters[i]);
@@ -228,9 +229,10 @@ internal static class ConsumerValidation
                 return ApiErrors.ConsumerFilterNotSubset;
             }
 
-            // nats-server validFilteredSubject: within a stream subject, or a wider wildcard that covers one.
+            // nats-server validFilteredSubject: within a stream subject, or a wider wildcard that covers one. A stream with
+            // a subject transform stores subjects beyond its own, and 2.10 (which has transforms) checks no filter.
             var wildcard = Subjects.HasWildcard(filter);
-            if (!streamSubjects.Any(s => Subjects.IsSubsetOf(filter, s) || (wildcard && Subjects.IsSubsetOf(s, filter))))
+            if (!transformed && !streamSubjects.Any(s => Subjects.IsSubsetOf(filter, s) || (wildcard && Subjects.IsSubsetOf(s, filter))))
             {
                 return ApiErrors.ConsumerFilterNotSubset;
             }

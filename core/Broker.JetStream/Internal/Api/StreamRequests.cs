@@ -99,6 +99,7 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
             throw new ApiException(ApiErrors.StreamSubjectOverlap);
         }
 
+        StreamTransformValidation.CheckSubjectTransform(config, update: false);
         MessageStream stream;
         try
         {
@@ -156,6 +157,7 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
                 throw new ApiException(stream.Medium == StorageMedium.Memory ? ApiErrors.MemoryResourcesExceeded : ApiErrors.StorageResourcesExceeded);
             }
 
+            StreamTransformValidation.CheckSubjectTransform(config, update: true);
             stream.Update(config);
             response.With(stream.Info(), JetStreamJson.Context.StreamInfoModel);
         }

@@ -123,16 +123,6 @@ internal static class StreamValidation
             throw Invalid("stream sources are not supported by this broker");
         }
 
-        if (config.RePublish is not null)
-        {
-            throw Invalid("stream republish is not supported by this broker");
-        }
-
-        if (config.SubjectTransform is not null)
-        {
-            throw Invalid("stream subject transforms are not supported by this broker");
-        }
-
         if (!string.IsNullOrEmpty(config.TemplateOwner))
         {
             throw Invalid("stream templates are not supported by this broker");
@@ -192,6 +182,7 @@ internal static class StreamValidation
             }
         }
 
+        StreamTransformValidation.Check(config);
         return config;
     }
 
@@ -241,6 +232,8 @@ internal static class StreamValidation
         {
             throw Invalid("stream configuration update can not cancel deny purge");
         }
+
+        StreamTransformValidation.CheckUpdate(old, config);
 
         if (config.Sealed)
         {

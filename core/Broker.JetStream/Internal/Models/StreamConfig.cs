@@ -7,9 +7,9 @@ namespace Broker.JetStream.Internal.Models;
 
 /// <summary>
 /// A stream's configuration with nats-server's JSON field names and order (<c>stream.go StreamConfig</c>, 2.9), plus
-/// 2.10's <c>metadata</c> and <c>first_seq</c>. Durations are nanoseconds. Fields of features this broker does not
-/// have (mirrors, sources, republish, subject transforms, and the later versions' fields below) are read so a request
-/// using them can be refused by name.
+/// 2.10's <c>metadata</c>, <c>first_seq</c> and <c>subject_transform</c>. Durations are nanoseconds. Fields of features
+/// this broker does not have (mirrors, sources, and the later versions' fields below) are read so a request using them
+/// can be refused by name.
 /// </summary>
 internal sealed class StreamConfig
 {
@@ -84,11 +84,12 @@ internal sealed class StreamConfig
 
     [JsonPropertyName("republish")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
-    public JsonElement? RePublish { get; set; }
+    public RePublishConfig? RePublish { get; set; }
 
+    /// <summary>2.10 <c>subject_transform</c>: the subject a message is stored under.</summary>
     [JsonPropertyName("subject_transform")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
-    public JsonElement? SubjectTransform { get; set; }
+    public SubjectTransformConfig? SubjectTransform { get; set; }
 
     [JsonPropertyName("allow_direct")]
     public bool AllowDirect { get; set; }

@@ -109,21 +109,14 @@ internal sealed class DirectGet(IStreamStore store, IBusClient client, byte[] na
         var headers = new ArrayBufferWriter<byte>(stored.Headers.Length + 160);
         var existing = stored.Headers.Span;
         headers.Write(existing.IsEmpty ? "NATS/1.0\r\n"u8 : existing[..^2]);
-        AppendHeader(headers, "Nats-Stream: "u8, nameBytes);
-        AppendHeader(headers, "Nats-Subject: "u8, stored.Subject.Span);
+        NatsHeaders.WriteLine(headers, "Nats-Stream: "u8, nameBytes);
+        NatsHeaders.WriteLine(headers, "Nats-Subject: "u8, stored.Subject.Span);
         Span<byte> number = stackalloc byte[40];
         Utf8Formatter.TryFormat(stored.Sequence, number, out var written);
-        AppendHeader(headers, "Nats-Sequence: "u8, number[..written]);
-        AppendHeader(headers, "Nats-Time-Stamp: "u8, number[..GoTime.Write(number, stored.Timestamp)]);
+        NatsHeaders.WriteLine(headers, "Nats-Sequence: "u8, number[..written]);
+        NatsHeaders.WriteLine(headers, "Nats-Time-Stamp: "u8, number[..GoTime.Write(number, stored.Timestamp)]);
         headers.Write("\r\n"u8);
         client.Publish(reply, default, new ReadOnlySequence<byte>(headers.WrittenMemory), new ReadOnlySequence<byte>(stored.Payload));
-    }
-
-    private static void AppendHeader(ArrayBufferWriter<byte> writer, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
-    {
-        writer.Write(name);
-        writer.Write(value);
-        writer.Write("\r\n"u8);
     }
 
     private void SendStatus(ReadOnlySpan<byte> reply, ReadOnlySpan<byte> status) =>

@@ -7,8 +7,12 @@ using Microsoft.Extensions.Logging;
 
 namespace Broker.JetStream.Internal.Streams;
 
-/// <summary>What the publish path did with a message: the error, or the sequence (original for a duplicate); whether to answer, and the rollup asked for (0 none, 1 subject, 2 all).</summary>
-internal readonly record struct IngestOutcome(ApiError? Error, ulong Sequence, bool Duplicate, bool Respond, int Rollup);
+/// <summary>
+/// What the publish path did with a message: the error, or the sequence (original for a duplicate); whether to answer,
+/// the rollup asked for (0 none, 1 subject, 2 all), and whether the message was stored (not refused, a duplicate, or
+/// skipped for want of interest).
+/// </summary>
+internal readonly record struct IngestOutcome(ApiError? Error, ulong Sequence, bool Duplicate, bool Respond, int Rollup, bool Stored = false);
 
 /// <summary>
 /// The publish path's checks and the append (nats-server <c>processJetStreamMsg</c>): a message on one of the stream's
@@ -201,7 +205,7 @@ internal sealed class MessageIngest
         }
 
         consumers.OnStored(subject, sequence);
-        return new IngestOutcome(null, sequence, false, respond, rollup);
+        return new IngestOutcome(null, sequence, false, respond, rollup, Stored: true);
     }
 
     /// <summary>nats-server's store error texts.</summary>

@@ -1,6 +1,7 @@
 using System.Text;
 using System.Text.Json;
 using Broker.Abstractions;
+using Broker.JetStream.Internal.Api;
 using Broker.JetStream.Internal.Consumers;
 using Broker.JetStream.Internal.Json;
 using Broker.JetStream.Internal.Models;
@@ -31,7 +32,11 @@ internal sealed class MessageStream
     private readonly MessageIngest ingest;
     private readonly PubAckSender acks;
     private readonly DirectGet directGet;
+    private readonly RePublisher? rePublisher;
     private StreamConfig config;
+
+    // The subject_transform in force, replaced with the configuration under gate; null without one.
+    private StreamSubjectTransform? ingestTransform;
     private bool stopped;
 
     private MessageStream(JetStreamAccount account, IStreamStoreProvider provider, IStreamStore store, StreamConfig config, long created, bool newStream)
@@ -57,6 +62,8 @@ internal sealed class MessageStream
             account.IsGlobal ? null : () => account.LimitsExceeded(medium));
         acks = new PubAckSender(store, Client, Name, account.Options.Domain, account.Logger);
         directGet = new DirectGet(store, Client, NameBytes);
+        rePublisher = RePublisher.For(config, NameBytes);
+        ingestTransform = StreamTransformValidation.IngestTransform(config);
     }
 
     public string Name { get; }
@@ -265,23 +272,45 @@ internal sealed class MessageStream
     }
 
     /// <summary>
-    /// A message on one of the stream's subjects (nats-server <c>processJetStreamMsg</c>): checked and appended under
-    /// <c>gate</c>, then the rollup it asked for, then its ack. Runs inline on the publisher's thread and allocates
-    /// nothing for a plain publish.
+    /// A message on one of the stream's subjects (nats-server <c>processJetStreamMsg</c>): its subject transformed
+    /// (<c>subject_transform</c>), checked and appended under <c>gate</c>, then the rollup it asked for, its republish,
+    /// then its ack. Runs on the stream client's handler, one message at a time, and allocates nothing for a plain
+    /// publish.
     /// </summary>
     private void OnInbound(in BusMessage message)
     {
         var headers = message.Headers.IsEmpty ? default : NatsHeaders.Contiguous(message.Headers, ref headerScratch);
+        var subject = message.Subject;
+        ReadOnlySpan<byte> republishTo = default;
+        var republish = false;
         IngestOutcome outcome;
         lock (gate)
         {
-            outcome = stopped ? default : ingest.Append(config, message.Subject, headers, message.Headers, message.Payload, !message.ReplyTo.IsEmpty);
+            if (stopped)
+            {
+                outcome = default;
+            }
+            else
+            {
+                if (ingestTransform is not null && ingestTransform.TryApply(subject, out var transformed))
+                {
+                    subject = transformed;
+                }
+
+                republish = rePublisher is not null && rePublisher.Prepare(Store, subject, out republishTo);
+                outcome = ingest.Append(config, subject, headers, message.Headers, message.Payload, !message.ReplyTo.IsEmpty);
+            }
         }
 
         if (outcome.Rollup != 0)
         {
             // Nats-Rollup: keep only the new message, of its subject ("sub") or of the stream ("all").
-            Purge(outcome.Rollup == 1 ? Encoding.UTF8.GetString(message.Subject) : "", 0, 1);
+            Purge(outcome.Rollup == 1 ? Encoding.UTF8.GetString(subject) : "", 0, 1);
+        }
+
+        if (republish && outcome.Stored)
+        {
+            rePublisher!.Publish(Client, republishTo, subject, outcome.Sequence, headers, message.Payload);
         }
 
         if (outcome.Respond)
@@ -299,6 +328,7 @@ internal sealed class MessageStream
             account.Reserve(Medium, config.MaxBytes, -1);
             account.Reserve(Medium, updated.MaxBytes, 1);
             Volatile.Write(ref config, updated);
+            ingestTransform = StreamTransformValidation.IngestTransform(updated);
             Store.UpdateConfig(StoreConfig(account, updated, Created));
             if (resubscribe && !stopped)
             {
