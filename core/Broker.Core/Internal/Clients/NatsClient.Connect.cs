@@ -46,16 +46,11 @@ internal sealed partial class NatsClient
             return false;
         }
 
-        if (Server.AuthCallout is { } authCallout)
+        // nats-server's rule: everyone but the auth users is decided by the callout (a configured one: whatever the
+        // configuration says; an account JWT's: once the client's JWT put it in that account).
+        if (Server.AuthCallout?.Route(connect, ref user, out var rawUser) is { } scope)
         {
-            // nats-server's rule: everyone but the auth users is decided by the callout, whatever the configuration says.
-            var rawUser = !string.IsNullOrEmpty(connect.Nkey) ? connect.Nkey : user?.Name ?? NullIfEmpty(connect.User) ?? NullIfEmpty(connect.AuthToken);
-            if (authCallout.Intercepts(rawUser))
-            {
-                return (callout ??= new CalloutConnection(this, authentication, transport, logger)).Start(authCallout, connect, rawUser);
-            }
-
-            user = user is null ? null : authCallout.ForAuthUser(user, rawUser!);
+            return (callout ??= new CalloutConnection(this, authentication, transport, logger)).Start(Server.AuthCallout, scope, connect, rawUser);
         }
 
         return user is null ? AuthorizationViolationAndStop() : FinishConnect(user);
@@ -121,8 +116,6 @@ internal sealed partial class NatsClient
         return false;
     }
 
-    private static string? NullIfEmpty(string? value) => string.IsNullOrEmpty(value) ? null : value;
-
     internal void AuthorizationViolation()
     {
         ClientLog.AuthorizationViolation(logger, this);
@@ -149,6 +142,6 @@ internal sealed partial class NatsClient
             return false;
         }
 
-        return CompleteAuthentication(Server.AuthCallout?.ForAuthUser(user, user.Name!) ?? user);
+        return CompleteAuthentication(Server.Options.Authorization.AuthCallout is { } configured ? Auth.Callout.AuthCallout.ForAuthUser(user, configured.Account) : user);
     }
 }

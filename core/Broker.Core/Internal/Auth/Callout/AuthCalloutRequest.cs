@@ -19,7 +19,7 @@ internal sealed record CalloutCandidate(ulong Id, string? Host, string Type, Con
 
 /// <summary>
 /// Builds the <c>authorization_request</c> claims nats-server 2.10's <c>processClientOrLeafCallout</c> sends: subject the
-/// callout issuer, audience <c>nats-authorization-request</c>, expiry the authentication timeout, the server's identity
+/// callout issuer (in operator mode the callout account), audience <c>nats-authorization-request</c>, expiry the authentication timeout, the server's identity
 /// (with its curve key when requests are sealed), the fresh user key the response must be for, the client's
 /// information and CONNECT, and its TLS state.
 /// </summary>
@@ -28,12 +28,12 @@ internal static class AuthCalloutRequest
     /// <summary>The audience of every request.</summary>
     public const string Audience = "nats-authorization-request";
 
-    public static AuthorizationRequestClaims Build(BrokerCore core, AuthCalloutOptions options, CalloutCandidate client, string userNkey, string? serverXKey, TimeSpan timeout, DateTimeOffset now)
+    public static AuthorizationRequestClaims Build(BrokerCore core, string issuer, CalloutCandidate client, string userNkey, string? serverXKey, TimeSpan timeout, DateTimeOffset now)
     {
         var connect = client.Connect;
         var claims = new AuthorizationRequestClaims
         {
-            Subject = options.Issuer,
+            Subject = issuer,
             Audience = Audience,
             Expires = (now + timeout).ToUnixTimeSeconds(),
         };

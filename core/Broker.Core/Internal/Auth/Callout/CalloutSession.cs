@@ -26,11 +26,11 @@ internal sealed class CalloutSession : IDisposable
     /// Sends the request for a connection's CONNECT (its synchronous part runs here: sign, seal, publish) and keeps the
     /// answer for <see cref="TakePending"/>.
     /// </summary>
-    public void Start(AuthCallout callout, ulong id, IPEndPoint? remote, string type, ConnectMessage connect, string? nonce, string? rawUser, ITlsConnectionFeature? tls, TimeSpan timeout)
+    public void Start(AuthCallout callout, CalloutScope scope, ulong id, IPEndPoint? remote, string type, ConnectMessage connect, string? nonce, string? rawUser, ITlsConnectionFeature? tls, TimeSpan timeout)
     {
         var address = remote?.Address is { IsIPv4MappedToIPv6: true } mapped ? mapped.MapToIPv4() : remote?.Address;
         var candidate = new CalloutCandidate(id, address?.ToString(), type, connect, nonce, rawUser, tls);
-        pending = callout.AuthorizeAsync(candidate, timeout, CancellationToken.None);
+        pending = callout.AuthorizeAsync(scope, candidate, timeout, CancellationToken.None);
     }
 
     /// <summary>The answer awaited, once (null when no request is out): read by the connection's read loop only.</summary>
