@@ -17,12 +17,12 @@ internal sealed class CalloutConnection(NatsClient client, ClientAuthentication 
     private readonly CalloutSession session = new();
 
     /// <summary>Starts the request; false, which stops the parse until the read loop took the answer (<see cref="TakePending"/>).</summary>
-    public bool Start(AuthCallout authCallout, CalloutScope scope, ConnectMessage connect, string? rawUser)
+    public bool Start(AuthCallout authCallout, CalloutScope scope, ConnectMessage connect, string? rawUser, Auth.JwtUser? jwt)
     {
         // nats-server clears the authentication timer at CONNECT; the callout waits its own timeout.
         authentication.StopDeadline();
-        var type = transport.Listener?.Name == "websocket" ? "websocket" : "nats";
-        session.Start(authCallout, scope, client.Id, client.RemoteEndPoint, type, connect, authentication.Nonce, rawUser, transport.Tls, authentication.Deadline(client.Server.Options.Authorization));
+        var identity = Events.ClientInfo.Of(client, rawUser, jwt);
+        session.Start(authCallout, scope, identity, connect, authentication.Nonce, transport.Tls, authentication.Deadline(client.Server.Options.Authorization));
         return false;
     }
 

@@ -50,7 +50,7 @@ internal sealed partial class NatsClient
         // configuration says; an account JWT's: once the client's JWT put it in that account).
         if (Server.AuthCallout?.Route(connect, ref user, out var rawUser) is { } scope)
         {
-            return (callout ??= new CalloutConnection(this, authentication, transport, logger)).Start(Server.AuthCallout, scope, connect, rawUser);
+            return (callout ??= new CalloutConnection(this, authentication, transport, logger)).Start(Server.AuthCallout, scope, connect, rawUser, user?.Jwt);
         }
 
         return user is null ? AuthorizationViolationAndStop() : FinishConnect(user);

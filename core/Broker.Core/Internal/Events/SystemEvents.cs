@@ -55,7 +55,7 @@ internal sealed class SystemEvents
             return;
         }
 
-        Enqueue(new ConnectEvent(account.Name, new EventClientInfo(client, client.AuthorizedUser)));
+        Enqueue(new ConnectEvent(account.Name, ClientInfo.Of(client, client.AuthorizedUser)));
         EnqueueConns(account);
     }
 
@@ -71,7 +71,7 @@ internal sealed class SystemEvents
         var stop = connection.ClosedAt?.UtcDateTime ?? DateTime.UtcNow;
         Enqueue(new DisconnectEvent(
             "$SYS.ACCOUNT." + account.Name + ".DISCONNECT",
-            new EventClientInfo(client, client.AuthorizedUser),
+            Stopped(client, client.AuthorizedUser, stop),
             new DataCounts(Interlocked.Read(ref client.InMessages), Interlocked.Read(ref client.InBytes)),
             new DataCounts(Interlocked.Read(ref client.OutMessages), Interlocked.Read(ref client.OutBytes)),
             connection.ClosedReasonText,
@@ -87,13 +87,23 @@ internal sealed class SystemEvents
             return;
         }
 
+        var now = DateTime.UtcNow;
         Enqueue(new DisconnectEvent(
             "$SYS.SERVER." + core.ServerId + ".CLIENT.AUTH.ERR",
-            new EventClientInfo(client, user),
+            Stopped(client, user, now),
             new DataCounts(Interlocked.Read(ref client.InMessages), Interlocked.Read(ref client.InBytes)),
             new DataCounts(Interlocked.Read(ref client.OutMessages), Interlocked.Read(ref client.OutBytes)),
             CloseReason.AuthenticationViolation.ToText(),
-            DateTime.UtcNow));
+            now));
+    }
+
+    // A disconnect's client: with its round trip (when measured) and when it stopped.
+    private static ClientInfo Stopped(ClientBase client, string? user, DateTime stop)
+    {
+        var info = ClientInfo.Of(client, user);
+        info.Rtt = ((IClientConnection)client).RoundTrip.Ticks * 100;
+        info.Stop = ClientInfo.FormatTime(stop);
+        return info;
     }
 
     /// <summary>The account's connection event for a requester (<c>$SYS.REQ.ACCOUNT.&lt;acc&gt;.CONNS</c>).</summary>

@@ -210,7 +210,7 @@ internal sealed class AuthCallout : IDisposable
         }
 
         // nats-server names the client by the JWT's name when it has one, else by what its CONNECT gave.
-        var name = string.IsNullOrEmpty(user.Name) ? candidate.RawUser : user.Name;
+        var name = string.IsNullOrEmpty(user.Name) ? candidate.Client.User : user.Name;
         AuthCalloutLog.Authorized(logger, accountName, expected.UserNkey, placement.Name);
         return new CalloutResult(new AuthenticatedUser(name, template, placement.Name), ExpiresIn(user, validFor, now));
     }

@@ -8,14 +8,11 @@ using Broker.Core.Internal.Protocol;
 namespace Broker.Core.Internal.Auth.Callout;
 
 /// <summary>What the callout is told about the client it authorizes (nats-server <c>fillClientInfo</c>, <c>fillConnectOpts</c>, the TLS state).</summary>
-/// <param name="Id">The connection id.</param>
-/// <param name="Host">The client's IP address.</param>
-/// <param name="Type">nats-server's client type: <c>nats</c> or <c>websocket</c>.</param>
+/// <param name="Client">The client's identity; its user is the one it authenticated as or named (nats-server <c>getRawAuthUser</c>): NKey, user name, JWT user key or token.</param>
 /// <param name="Connect">The client's CONNECT.</param>
 /// <param name="Nonce">The nonce its INFO carried, or null.</param>
-/// <param name="RawUser">The user it authenticated as or named (nats-server <c>getRawAuthUser</c>): NKey, user name or token.</param>
 /// <param name="Tls">TLS on the connection, or null.</param>
-internal sealed record CalloutCandidate(ulong Id, string? Host, string Type, ConnectMessage Connect, string? Nonce, string? RawUser, ITlsConnectionFeature? Tls);
+internal sealed record CalloutCandidate(Events.ClientInfo Client, ConnectMessage Connect, string? Nonce, ITlsConnectionFeature? Tls);
 
 /// <summary>
 /// Builds the <c>authorization_request</c> claims nats-server 2.10's <c>processClientOrLeafCallout</c> sends: subject the
@@ -47,18 +44,9 @@ internal static class AuthCalloutRequest
             Version = ServerInfo.CompatibleServerVersion,
             XKey = serverXKey,
         };
-        fields.ClientInfo = new CalloutClientInfo
-        {
-            Host = client.Host,
-            Id = client.Id,
-            User = client.RawUser,
-            Name = connect.Name,
-            Kind = "Client",
-            Type = client.Type,
 
-            // As nats-server: the nonce only when the CONNECT signed it.
-            Nonce = string.IsNullOrEmpty(connect.Signature) ? null : client.Nonce,
-        };
+        // As nats-server: the nonce only when the CONNECT signed it.
+        fields.ClientInfo = client.Client.ToInformation(string.IsNullOrEmpty(connect.Signature) ? null : client.Nonce);
         fields.ConnectOptions = new CalloutConnectOptions
         {
             Jwt = connect.Jwt,
