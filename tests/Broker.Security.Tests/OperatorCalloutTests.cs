@@ -187,6 +187,22 @@ public sealed class OperatorCalloutTests
     }
 
     [Fact(Timeout = 30_000)]
+    public async Task Refusal_is_reported_in_the_callout_account_with_its_reason()
+    {
+        await using var broker = await StartAsync();
+        await using var svc = await ServiceAsync(broker, _ => new CalloutAnswer.Deny("go away"));
+        await using var watcher = await NatsClients.ConnectAsync(broker.Url, "watcher", o => o with { AuthOpts = new NatsAuthOpts { Jwt = TestJwt.User(auth, service.GetPublicKey()), Seed = service.GetSeed() } });
+        await using var events = await watcher.SubscribeCoreAsync<byte[]>("$SYS.ACCOUNT.CLIENT.AUTH.ERR");
+        await watcher.PingAsync();
+
+        Assert.Equal([Violation], await RefusedAsync(broker));
+
+        using var doc = JsonDocument.Parse((await events.NextAsync()).Data!);
+        Assert.Equal("Auth callout service returned an error: go away", doc.RootElement.GetProperty("reason").GetString());
+        Assert.Equal(auth.GetPublicKey(), doc.RootElement.GetProperty("client").GetProperty("acc").GetString());
+    }
+
+    [Fact(Timeout = 30_000)]
     public async Task Xkey_of_the_account_seals_requests_with_the_curve_key_info_announces()
     {
         var curve = TestJwt.NewKey(PrefixByte.Curve);

@@ -116,10 +116,22 @@ internal sealed partial class NatsClient
         return false;
     }
 
-    internal void AuthorizationViolation()
+    /// <summary>
+    /// Refuses the connection: -ERR 'Authorization Violation' and close, with nats-server 2.10's events: the account's
+    /// <c>$SYS.ACCOUNT.CLIENT.AUTH.ERR</c> (in <paramref name="account"/>, the callout account that refused it, else in a
+    /// configured callout's account, else in the client's own) with <paramref name="reason"/> (a callout's refusal, else
+    /// <c>Authentication Failure</c>), then the server's <c>$SYS.SERVER.&lt;id&gt;.CLIENT.AUTH.ERR</c>.
+    /// </summary>
+    internal void AuthorizationViolation(string? reason = null, string? account = null)
     {
         ClientLog.AuthorizationViolation(logger, this);
-        Server.Events?.AuthenticationFailed(this, authentication.ConnectUser);
+        if (Server.Events is { } events)
+        {
+            account ??= Server.Options.Authorization.AuthCallout?.Account;
+            var origin = account is not null && Server.Accounts.TryGet(account, out var found) ? found : account is null ? Account : null;
+            events.AuthenticationFailed(this, authentication.ConnectUser, origin, reason ?? CloseReason.AuthenticationViolation.ToText());
+        }
+
         BeginClose(CloseReason.AuthenticationViolation, ServerMessages.ErrAuthorization);
     }
 

@@ -34,7 +34,7 @@ internal sealed class SystemAccountServices : IAsyncDisposable
         this.core = core;
         client = new InProcessClient(core, new BusClientOptions { Name = "$SYS", Echo = false }, system) { IsSystemClient = true };
         var endpoints = new MonitorEndpoints(core, metrics, logger);
-        publisher = new SystemPublisher(client, new SystemServerInfo(core));
+        publisher = new SystemPublisher(client, new SystemServerInfo(core), core);
         events = new SystemEvents(core, publisher, endpoints);
         subscriptions = new SystemRequests(core, endpoints, publisher, events, jsz).Subscribe(client);
         if (core.JwtAccounts is { } jwtAccounts)

@@ -15,6 +15,9 @@ internal abstract class SystemEvent
     /// <summary>The subject it is published on (built when it is published, off the client's path).</summary>
     public abstract string Subject { get; }
 
+    /// <summary>The account it is published in when not the system account (nats-server's <c>sendInternalAccountSysMsg</c>), else null.</summary>
+    public virtual Account? Account => null;
+
     /// <summary>A second subject the same message also goes to, or null (the older CONNS subject).</summary>
     public virtual string? AlsoSubject => null;
 
@@ -46,15 +49,18 @@ internal sealed class ConnectEvent(string account, ClientInfo client) : SystemEv
 
 /// <summary>
 /// <c>$SYS.ACCOUNT.&lt;acc&gt;.DISCONNECT</c> (a client of an account other than <c>$G</c> closed) and
-/// <c>$SYS.SERVER.&lt;id&gt;.CLIENT.AUTH.ERR</c> (a client failed to authenticate), which share nats-server's
+/// <c>$SYS.SERVER.&lt;id&gt;.CLIENT.AUTH.ERR</c> (a client failed to authenticate; and <c>$SYS.ACCOUNT.CLIENT.AUTH.ERR</c>
+/// in its account, <paramref name="account"/>), which share nats-server's
 /// <c>DisconnectEventMsg</c>: the client with its round trip and <c>stop</c>, <c>sent</c> is what the client sent,
 /// <c>received</c> what it was sent.
 /// </summary>
-internal sealed class DisconnectEvent(string subject, ClientInfo client, DataCounts sent, DataCounts received, string reason, DateTime stop) : SystemEvent
+internal sealed class DisconnectEvent(string subject, ClientInfo client, DataCounts sent, DataCounts received, string reason, DateTime stop, Account? account = null) : SystemEvent
 {
     public const string Type = "io.nats.server.advisory.v1.client_disconnect";
 
     public override string Subject => subject;
+
+    public override Account? Account => account;
 
     public override void Write(Utf8JsonWriter writer, SystemServerInfo server)
     {

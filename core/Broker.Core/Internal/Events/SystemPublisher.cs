@@ -12,15 +12,28 @@ namespace Broker.Core.Internal.Events;
 /// <c>error</c>). JSON is compact, as Go's <c>json.Marshal</c> writes it. Safe from any thread: the client serialises
 /// publishes, and each caller brings its own buffer.
 /// </summary>
-internal sealed class SystemPublisher(IBusClient client, SystemServerInfo server)
+internal sealed class SystemPublisher(IBusClient client, SystemServerInfo server, BrokerCore? core = null)
 {
     private static readonly JsonWriterOptions WriterOptions = new() { Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping };
 
+    // nats-server's account internal clients, for the few events published in an account (made at its first; kept while the account lives).
+    private readonly System.Runtime.CompilerServices.ConditionalWeakTable<Accounts.Account, IBusClient> accountClients = [];
+
     public SystemServerInfo Server => server;
 
-    /// <summary>Writes <paramref name="item"/> and publishes it on its subject (and its second one, if it has one).</summary>
+    /// <summary>
+    /// Writes <paramref name="item"/> and publishes it on its subject (and its second one, if it has one): in the system
+    /// account, or in the account the event names through that account's own internal client.
+    /// </summary>
     public void Publish(SystemEvent item, ArrayBufferWriter<byte> buffer)
     {
+        if (item.Account is { } account && core is not null)
+        {
+            Write(item, buffer);
+            Send(accountClients.GetValue(account, a => new Clients.InProcessClient(core, new BusClientOptions { Name = "account events", Echo = false }, a)), item.Subject, buffer);
+            return;
+        }
+
         Publish(item.Subject, item, buffer);
         if (item.AlsoSubject is { } also)
         {
@@ -31,12 +44,7 @@ internal sealed class SystemPublisher(IBusClient client, SystemServerInfo server
     /// <summary>Writes <paramref name="item"/> and publishes it on <paramref name="subject"/> (a requester's inbox).</summary>
     public void Publish(string subject, SystemEvent item, ArrayBufferWriter<byte> buffer)
     {
-        buffer.ResetWrittenCount();
-        using (var writer = new Utf8JsonWriter(buffer, WriterOptions))
-        {
-            item.Write(writer, server);
-        }
-
+        Write(item, buffer);
         Send(subject, buffer);
     }
 
@@ -88,10 +96,19 @@ internal sealed class SystemPublisher(IBusClient client, SystemServerInfo server
         Send(reply, buffer);
     }
 
-    private void Send(string subject, ArrayBufferWriter<byte> buffer)
+    private void Write(SystemEvent item, ArrayBufferWriter<byte> buffer)
+    {
+        buffer.ResetWrittenCount();
+        using var writer = new Utf8JsonWriter(buffer, WriterOptions);
+        item.Write(writer, server);
+    }
+
+    private void Send(string subject, ArrayBufferWriter<byte> buffer) => Send(client, subject, buffer);
+
+    private static void Send(IBusClient via, string subject, ArrayBufferWriter<byte> buffer)
     {
         // The payload is copied: the buffer is reused for the next message while this one may still be queued.
         var payload = new ReadOnlySequence<byte>(buffer.WrittenSpan.ToArray());
-        client.Publish(Encoding.UTF8.GetBytes(subject), default, ReadOnlySequence<byte>.Empty, payload);
+        via.Publish(Encoding.UTF8.GetBytes(subject), default, ReadOnlySequence<byte>.Empty, payload);
     }
 }

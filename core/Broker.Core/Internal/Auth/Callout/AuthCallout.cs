@@ -9,10 +9,15 @@ using NATS.NKeys;
 
 namespace Broker.Core.Internal.Auth.Callout;
 
-/// <summary>The user a callout authorized, and how long its user JWT lets it stay (null: no limit).</summary>
-/// <param name="User">The user, bound to its placement account, with its permissions.</param>
+/// <summary>The user a callout authorized and how long its user JWT lets it stay, or why it refused.</summary>
+/// <param name="User">The user, bound to its placement account, with its permissions; null when refused.</param>
 /// <param name="ExpiresIn">Time until the user JWT expires or its connect window ends, or null.</param>
-internal sealed record CalloutResult(AuthenticatedUser User, TimeSpan? ExpiresIn);
+/// <param name="Refusal">nats-server's reason for a refusal (empty when the service did not answer in time).</param>
+internal sealed record CalloutResult(AuthenticatedUser? User, TimeSpan? ExpiresIn, string Refusal = "")
+{
+    /// <summary>A refusal for <paramref name="reason"/>.</summary>
+    public static CalloutResult Refused(string reason) => new(null, null, reason);
+}
 
 /// <summary>Where one client's request goes: the callout account, the request's subject (the issuer), and the service's curve key when requests are sealed.</summary>
 /// <param name="Account">The account the request is published in (its name).</param>
@@ -113,9 +118,9 @@ internal sealed class AuthCallout : IDisposable
 
     /// <summary>
     /// Asks the service of <paramref name="scope"/> about <paramref name="candidate"/> and waits up to
-    /// <paramref name="timeout"/>: the user to bind, or null (the reason logged) for an Authorization Violation.
+    /// <paramref name="timeout"/>: the user to bind, or the refusal (its reason logged) for an Authorization Violation.
     /// </summary>
-    public async Task<CalloutResult?> AuthorizeAsync(CalloutScope scope, CalloutCandidate candidate, TimeSpan timeout, CancellationToken cancellationToken)
+    public async Task<CalloutResult> AuthorizeAsync(CalloutScope scope, CalloutCandidate candidate, TimeSpan timeout, CancellationToken cancellationToken)
     {
         try
         {
@@ -125,18 +130,16 @@ internal sealed class AuthCallout : IDisposable
         catch (Exception ex) when (ex is not OperationCanceledException)
 #pragma warning restore CA1031
         {
-            AuthCalloutLog.Refused(logger, $"Error processing auth callout on account \"{scope.Account}\": {ex.Message}");
-            return null;
+            return Refuse($"Error processing auth callout on account \"{scope.Account}\": {ex.Message}");
         }
     }
 
-    private async Task<CalloutResult?> RequestAsync(CalloutScope scope, CalloutCandidate candidate, TimeSpan timeout, CancellationToken cancellationToken)
+    private async Task<CalloutResult> RequestAsync(CalloutScope scope, CalloutCandidate candidate, TimeSpan timeout, CancellationToken cancellationToken)
     {
         var accountName = scope.Account;
         if (!core.Accounts.TryGet(accountName, out var account))
         {
-            AuthCalloutLog.Refused(logger, $"No valid account \"{accountName}\" for auth callout request: account missing");
-            return null;
+            return Refuse($"No valid account \"{accountName}\" for auth callout request: account missing");
         }
 
         // The user key the answer must be for: a fresh one per request, so an answer cannot be replayed.
@@ -163,34 +166,32 @@ internal sealed class AuthCallout : IDisposable
         catch (TimeoutException)
         {
             AuthCalloutLog.TimedOut(logger, accountName);
-            return null;
+            return CalloutResult.Refused("");
         }
         catch (ObjectDisposedException)
         {
             // The broker is stopping.
-            return null;
+            return CalloutResult.Refused("");
         }
 
         var op = scope.OperatorMode && core.JwtAccounts is { } jwtAccounts ? new OperatorCallout(account, jwtAccounts) : null;
         return Bind(reply, candidate, new CalloutExpectation(accountName, scope.Issuer, userNkey, core.ServerId, curveKey, scope.ServiceXKey, op));
     }
 
-    /// <summary>The user an answer binds, or null (the reason logged).</summary>
-    private CalloutResult? Bind(BusReply reply, CalloutCandidate candidate, CalloutExpectation expected)
+    /// <summary>The user an answer binds, or the refusal (its reason logged).</summary>
+    private CalloutResult Bind(BusReply reply, CalloutCandidate candidate, CalloutExpectation expected)
     {
         var accountName = expected.Account;
         var now = DateTimeOffset.UtcNow;
         if (!AuthCalloutResponse.TryVerify(reply.Payload.Span, expected, core.Accounts, now, out var grant, out var reason))
         {
-            AuthCalloutLog.Refused(logger, reason);
-            return null;
+            return Refuse(reason);
         }
 
         var (user, placement, granted, validFor) = grant;
         if (!CalloutPermissions.HasValidConnectionTypes(granted))
         {
-            AuthCalloutLog.Refused(logger, $"Authorized user on account \"{accountName}\" using invalid connection type");
-            return null;
+            return Refuse($"Authorized user on account \"{accountName}\" using invalid connection type");
         }
 
         PermissionsTemplate? template;
@@ -205,8 +206,7 @@ internal sealed class AuthCallout : IDisposable
         }
         catch (InvalidOperationException ex)
         {
-            AuthCalloutLog.Refused(logger, "Could not register auth callout user: " + ex.Message);
-            return null;
+            return Refuse("Could not register auth callout user: " + ex.Message);
         }
 
         // nats-server names the client by the JWT's name when it has one, else by what its CONNECT gave.
@@ -241,6 +241,13 @@ internal sealed class AuthCallout : IDisposable
 
         var expiresAt = TimeSpan.FromSeconds(Math.Max(0, user.Expires - now.ToUnixTimeSeconds()));
         return window is { } end && end < expiresAt ? end : expiresAt;
+    }
+
+    // Logs why a client is refused (a warning, as nats-server's) and returns the refusal.
+    private CalloutResult Refuse(string reason)
+    {
+        AuthCalloutLog.Refused(logger, reason);
+        return CalloutResult.Refused(reason);
     }
 
     private static string? NullIfEmpty(string? value) => string.IsNullOrEmpty(value) ? null : value;

@@ -11,7 +11,7 @@ namespace Broker.Core.Internal.Auth.Callout;
 /// </summary>
 internal sealed class CalloutSession : IDisposable
 {
-    private Task<CalloutResult?>? pending;
+    private Task<CalloutResult>? pending;
     private Timer? expiry;
     private volatile bool authorized;
 
@@ -29,7 +29,7 @@ internal sealed class CalloutSession : IDisposable
         pending = callout.AuthorizeAsync(scope, new CalloutCandidate(client, connect, nonce, tls), timeout, CancellationToken.None);
 
     /// <summary>The answer awaited, once (null when no request is out): read by the connection's read loop only.</summary>
-    public Task<CalloutResult?>? TakePending()
+    public Task<CalloutResult>? TakePending()
     {
         var taken = pending;
         pending = null;
