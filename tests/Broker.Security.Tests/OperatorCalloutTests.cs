@@ -111,6 +111,7 @@ public sealed class OperatorCalloutTests
         Assert.Equal("nats-authorization-request", request.Audience);
         Assert.Equal(SentinelJwt, request.Nats.ConnectOptions.Jwt);
         Assert.Equal(sentinel.GetPublicKey(), request.Nats.ClientInfo.User);
+        Assert.Equal(sentinel.GetPublicKey()[..8], request.Nats.ClientInfo.NameTag);
         Assert.Null(request.Nats.Server.XKey);
         Assert.All(svc.Requests, r => Assert.False(r.Sealed));
     }
