@@ -15,6 +15,11 @@ namespace Broker.Core.Internal.Events;
 /// </summary>
 internal class ClientInfo
 {
+    // The start and stop as captured from a connection, formatted only when written (off the connect and close paths).
+    private DateTimeOffset? startedAt;
+    private DateTimeOffset? stoppedAt;
+
+    /// <summary>The start as read from JSON (written as it was read), or null.</summary>
     public string? Start { get; set; }
 
     public string? Host { get; set; }
@@ -38,6 +43,7 @@ internal class ClientInfo
 
     public string? Server { get; set; }
 
+    /// <summary>The stop as read from JSON, or null.</summary>
     public string? Stop { get; set; }
 
     public string? Jwt { get; set; }
@@ -68,7 +74,7 @@ internal class ClientInfo
         var type = client is NatsClient nats ? nats.ClientType : connection.ConnectionType;
         return new ClientInfo
         {
-            Start = FormatTime(client.StartedAt),
+            startedAt = client.StartedAt,
             Host = address is null ? null : (address.IsIPv4MappedToIPv6 ? address.MapToIPv4() : address).ToString(),
             Id = client.Id,
             Account = client.Account.Name,
@@ -85,6 +91,9 @@ internal class ClientInfo
             ClientId = type == "mqtt" ? client.Name : null,
         };
     }
+
+    /// <summary>Marks the client stopped at <paramref name="stop"/> (a disconnect's <c>stop</c>).</summary>
+    public void StoppedAt(DateTimeOffset stop) => stoppedAt = stop;
 
     /// <summary>Formats a time as Go's RFC 3339 with nanoseconds does (UTC, trailing zeros dropped).</summary>
     public static string FormatTime(DateTimeOffset time) =>
@@ -109,7 +118,7 @@ internal class ClientInfo
     public void Write(Utf8JsonWriter writer)
     {
         writer.WriteStartObject();
-        WriteIf(writer, "start", Start);
+        WriteIf(writer, "start", Start ?? (startedAt is { } started ? FormatTime(started) : null));
         WriteIf(writer, "host", Host);
         if (Id != 0)
         {
@@ -128,7 +137,7 @@ internal class ClientInfo
         }
 
         WriteIf(writer, "server", Server);
-        WriteIf(writer, "stop", Stop);
+        WriteIf(writer, "stop", Stop ?? (stoppedAt is { } stopped ? FormatTime(stopped) : null));
         WriteIf(writer, "jwt", Jwt);
         WriteIf(writer, "issuer_key", IssuerKey);
         WriteIf(writer, "name_tag", NameTag);

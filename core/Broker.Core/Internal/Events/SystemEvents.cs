@@ -118,7 +118,7 @@ internal sealed class SystemEvents
     {
         var info = ClientInfo.Of(client, user);
         info.Rtt = ((IClientConnection)client).RoundTrip.Ticks * 100;
-        info.Stop = ClientInfo.FormatTime(stop);
+        info.StoppedAt(new DateTimeOffset(stop, TimeSpan.Zero));
         return info;
     }
 
