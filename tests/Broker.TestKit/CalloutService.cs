@@ -67,13 +67,14 @@ internal sealed class CalloutService : IAsyncDisposable
     public sealed record Received(AuthorizationRequestClaims Claims, string? XKeyHeader, bool Sealed);
 
     /// <summary>
-    /// Connects the service to <paramref name="url"/> as <paramref name="user"/> (password = name) and starts answering.
+    /// Connects the service to <paramref name="url"/> as <paramref name="user"/> (password = name; null: no user, for a
+    /// service logging in with a JWT through <paramref name="configure"/>) and starts answering.
     /// With <paramref name="curve"/> it opens sealed requests, and seals its replies with <paramref name="sealWith"/>
     /// (default the same key), unless <paramref name="sealReplies"/> is false; <paramref name="configure"/> adjusts its connection.
     /// </summary>
-    public static async Task<CalloutService> StartAsync(string url, KeyPair issuer, Func<AuthorizationRequestClaims, CalloutAnswer> decide, string user = "auth", KeyPair? curve = null, TimeSpan? delay = null, KeyPair? sealWith = null, bool sealReplies = true, Func<NatsOpts, NatsOpts>? configure = null)
+    public static async Task<CalloutService> StartAsync(string url, KeyPair issuer, Func<AuthorizationRequestClaims, CalloutAnswer> decide, string? user = "auth", KeyPair? curve = null, TimeSpan? delay = null, KeyPair? sealWith = null, bool sealReplies = true, Func<NatsOpts, NatsOpts>? configure = null)
     {
-        var connection = await NatsClients.ConnectAsync(url, "callout-service", o => (configure ?? (c => c))(o.WithUser(user, user)));
+        var connection = await NatsClients.ConnectAsync(url, "callout-service", o => (configure ?? (c => c))(user is null ? o : o.WithUser(user, user)));
         var subscription = await connection.SubscribeCoreAsync<byte[]>("$SYS.REQ.USER.AUTH");
         await connection.PingAsync();
         return new CalloutService(connection, subscription, issuer, curve, sealReplies ? sealWith ?? curve : null, decide, delay ?? TimeSpan.Zero);

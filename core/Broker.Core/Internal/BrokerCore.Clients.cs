@@ -18,6 +18,7 @@ internal sealed partial class BrokerCore
             JetStream = jetStream ? true : null,
             ServerId = ServerId,
             ServerName = ServerName,
+            XKey = CurveKey.GetPublicKey(),
             Go = ".NET " + Environment.Version,
             Host = host,
             Port = port,

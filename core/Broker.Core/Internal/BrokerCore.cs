@@ -26,6 +26,9 @@ internal sealed partial class BrokerCore
         ServerKey = NATS.NKeys.KeyPair.CreatePair(NATS.NKeys.PrefixByte.Server);
         ServerId = ServerKey.GetPublicKey();
         ServerName = options.ServerName ?? ServerId;
+
+        // As nats-server 2.10: a curve key made at start, its public key in every INFO; it seals auth callout requests.
+        CurveKey = NATS.NKeys.KeyPair.CreatePair(NATS.NKeys.PrefixByte.Curve);
         ClientLogger = loggerFactory.CreateLogger("Broker.Client");
         Accounts = new AccountRegistry(options.Accounts, options.Mappings, AccountRegistry.SystemAccountName(options));
         if (options.Operator.IsEnabled)
@@ -42,13 +45,16 @@ internal sealed partial class BrokerCore
         Authenticator = CreateAuthenticator(options, Logger);
         ClosedClients = new ClosedConnectionRing(options.MaxClosedClients);
         Accounts.Attach(this);
-        AuthCallout = options.Authorization.AuthCallout is { } callout ? new AuthCallout(this, callout) : null;
+        AuthCallout = options.Authorization.AuthCallout is not null || options.Operator.IsEnabled ? new AuthCallout(this, options.Authorization.AuthCallout) : null;
     }
 
     /// <summary>The server's NKey (<see cref="ServerId"/> is its public key); it signs auth callout requests.</summary>
     public NATS.NKeys.KeyPair ServerKey { get; }
 
-    /// <summary>The authorization callout when <c>auth_callout</c> is configured, else null (a reload cannot change it).</summary>
+    /// <summary>The server's curve key (nats-server's <c>xkp</c>): its public key is INFO's <c>xkey</c>; it seals and opens auth callout messages.</summary>
+    public NATS.NKeys.KeyPair CurveKey { get; }
+
+    /// <summary>The authorization callout when <c>auth_callout</c> is configured or in operator mode (account JWTs enable it), else null (a reload cannot change it).</summary>
     public AuthCallout? AuthCallout { get; }
 
     public ILogger ClientLogger { get; }

@@ -155,7 +155,7 @@ internal sealed partial class JwtAccounts : IDisposable
             return false;
         }
 
-        if (ClaimsValidator.CheckTimes(claims, time.GetUtcNow()) is { } invalid)
+        if ((claims.Nats.Authorization?.Validate() ?? ClaimsValidator.CheckTimes(claims, time.GetUtcNow())) is { } invalid)
         {
             error = "account validation failed: " + invalid;
             return false;

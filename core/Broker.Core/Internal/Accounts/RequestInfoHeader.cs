@@ -1,5 +1,4 @@
 using System.Buffers;
-using System.Globalization;
 using System.Text;
 using System.Text.Json;
 
@@ -9,39 +8,12 @@ namespace Broker.Core.Internal.Accounts;
 /// The <c>Nats-Request-Info</c> header a request carries across a service import (nats-server's <c>ClientInfo</c>,
 /// client.go <c>processServiceImport</c>): the requester's account and round-trip time always, its details with
 /// <c>share</c>, the server with a system import; a request already carried across an import keeps the first one's
-/// and gains <c>svc</c>. Fields in nats-server's order, empty ones left out as its <c>omitempty</c> does.
+/// and gains <c>svc</c>. Written by <see cref="Events.ClientInfo"/>, the one writer of nats-server's <c>ClientInfo</c>.
 /// </summary>
-internal sealed class RequestInfoHeader
+internal sealed class RequestInfoHeader : Events.ClientInfo
 {
     private static readonly byte[] Key = "Nats-Request-Info"u8.ToArray();
     private static readonly byte[] StatusLine = "NATS/1.0\r\n"u8.ToArray();
-
-    public string? Start { get; set; }
-
-    public string? Host { get; set; }
-
-    public ulong Id { get; set; }
-
-    public string Account { get; set; } = "";
-
-    public string? Service { get; set; }
-
-    public string? User { get; set; }
-
-    public string? Name { get; set; }
-
-    public string? Lang { get; set; }
-
-    public string? Version { get; set; }
-
-    /// <summary>Round-trip time in nanoseconds; 0 (left out) until measured.</summary>
-    public long Rtt { get; set; }
-
-    public string? Server { get; set; }
-
-    public string? Kind { get; set; }
-
-    public string? ClientType { get; set; }
 
     /// <summary>Reads the header of a request already carried across an import; null when absent or not JSON.</summary>
     public static RequestInfoHeader? Read(in ReadOnlySequence<byte> headers)
@@ -61,26 +33,10 @@ internal sealed class RequestInfoHeader
         try
         {
             using var document = JsonDocument.Parse(value.ToArray());
-            var root = document.RootElement;
             var info = new RequestInfoHeader();
-            foreach (var property in root.EnumerateObject())
+            foreach (var property in document.RootElement.EnumerateObject())
             {
-                switch (property.Name)
-                {
-                    case "start": info.Start = property.Value.GetString(); break;
-                    case "host": info.Host = property.Value.GetString(); break;
-                    case "id": info.Id = property.Value.GetUInt64(); break;
-                    case "acc": info.Account = property.Value.GetString() ?? ""; break;
-                    case "svc": info.Service = property.Value.GetString(); break;
-                    case "user": info.User = property.Value.GetString(); break;
-                    case "name": info.Name = property.Value.GetString(); break;
-                    case "lang": info.Lang = property.Value.GetString(); break;
-                    case "ver": info.Version = property.Value.GetString(); break;
-                    case "rtt": info.Rtt = property.Value.GetInt64(); break;
-                    case "server": info.Server = property.Value.GetString(); break;
-                    case "kind": info.Kind = property.Value.GetString(); break;
-                    case "client_type": info.ClientType = property.Value.GetString(); break;
-                }
+                info.Read(property);
             }
 
             return info;
@@ -90,10 +46,6 @@ internal sealed class RequestInfoHeader
             return null;
         }
     }
-
-    /// <summary>Formats a start time as Go's RFC 3339 with nanoseconds does (trailing zeros dropped).</summary>
-    public static string FormatStart(DateTimeOffset start) =>
-        start.UtcDateTime.ToString("yyyy-MM-dd'T'HH:mm:ss.FFFFFFF'Z'", CultureInfo.InvariantCulture);
 
     /// <summary>
     /// The request's headers with this header set (nats-server <c>setHeader</c>): the original ones without a
@@ -207,14 +159,6 @@ internal sealed class RequestInfoHeader
         }
 
         return buffer.WrittenSpan.ToArray();
-    }
-
-    private static void WriteIf(Utf8JsonWriter writer, string name, string? value)
-    {
-        if (!string.IsNullOrEmpty(value))
-        {
-            writer.WriteString(name, value);
-        }
     }
 
     // The header's value and its line's bounds (start of the key, past its CRLF), as nats-server's getHeader and

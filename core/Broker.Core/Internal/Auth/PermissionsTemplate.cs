@@ -16,6 +16,7 @@ internal sealed partial class PermissionsTemplate
     public const int DefaultMaxTrackedReplies = 65_536;
 
     private PermissionsTemplate(
+        PermissionsOptions source,
         SubjectPatternSet? publishAllow,
         SubjectPatternSet? publishDeny,
         SubjectPatternSet? subscribeAllow,
@@ -24,6 +25,7 @@ internal sealed partial class PermissionsTemplate
         TimeProvider time,
         int maxTrackedReplies)
     {
+        Source = source;
         PublishAllow = publishAllow;
         PublishDeny = publishDeny;
         SubscribeAllow = subscribeAllow;
@@ -37,6 +39,9 @@ internal sealed partial class PermissionsTemplate
             ResponseExpiryTicks = ToTimestampTicks(responses.Expires, time);
         }
     }
+
+    /// <summary>A copy of the options compiled, to compile them again with more (an auth callout's deny).</summary>
+    public PermissionsOptions Source { get; }
 
     /// <summary>Publish allow list, or <see langword="null"/> when publishing is not restricted to a list.</summary>
     public SubjectPatternSet? PublishAllow { get; }
@@ -91,6 +96,7 @@ internal sealed partial class PermissionsTemplate
         }
 
         return new PermissionsTemplate(
+            options.Clone(),
             publishAllow,
             publishDeny,
             Create(options.Subscribe?.Allow, allowQueue: true),

@@ -16,34 +16,38 @@ internal sealed class CalloutConnection(NatsClient client, ClientAuthentication 
 {
     private readonly CalloutSession session = new();
 
+    // The account the request went to: where a refusal's account event is published.
+    private string? calloutAccount;
+
     /// <summary>Starts the request; false, which stops the parse until the read loop took the answer (<see cref="TakePending"/>).</summary>
-    public bool Start(AuthCallout authCallout, ConnectMessage connect, string? rawUser)
+    public bool Start(AuthCallout authCallout, CalloutScope scope, ConnectMessage connect, string? rawUser, Auth.JwtUser? jwt)
     {
         // nats-server clears the authentication timer at CONNECT; the callout waits its own timeout.
         authentication.StopDeadline();
-        var type = transport.Listener?.Name == "websocket" ? "websocket" : "nats";
-        session.Start(authCallout, client.Id, client.RemoteEndPoint, type, connect, authentication.Nonce, rawUser, transport.Tls, authentication.Deadline(client.Server.Options.Authorization));
+        calloutAccount = scope.Account;
+        var identity = Events.ClientInfo.Of(client, rawUser, jwt);
+        session.Start(authCallout, scope, identity, connect, authentication.Nonce, transport.Tls, authentication.Deadline(client.Server.Options.Authorization));
         return false;
     }
 
     /// <summary>The answer the read loop is to await before it parses more, once; null when none is pending.</summary>
-    public Task<CalloutResult?>? TakePending() => session.TakePending();
+    public Task<CalloutResult>? TakePending() => session.TakePending();
 
     /// <summary>Completes a CONNECT with the callout's answer; then flushes what it produced (+OK, -ERR).</summary>
-    public void Complete(CalloutResult? result)
+    public void Complete(CalloutResult result)
     {
         if (client.IsClosed)
         {
             return;
         }
 
-        if (result is null)
+        if (result.User is not { } user)
         {
-            client.AuthorizationViolation();
+            client.AuthorizationViolation(result.Refusal, calloutAccount);
         }
         else
         {
-            client.FinishConnect(result.User);
+            client.FinishConnect(user);
             if (!client.IsClosed)
             {
                 session.Authorize(result.ExpiresIn, OnUserExpired);

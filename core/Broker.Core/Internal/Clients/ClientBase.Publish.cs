@@ -319,7 +319,7 @@ internal abstract partial class ClientBase
     /// <summary>Adds the details a <c>share</c> import passes on (nats-server's detailed <c>getClientInfo</c>).</summary>
     protected internal virtual void DescribeForRequestInfo(RequestInfoHeader info)
     {
-        info.Start = RequestInfoHeader.FormatStart(StartedAt);
+        info.Start = Events.ClientInfo.FormatTime(StartedAt);
         info.Id = Id;
         info.User = AuthorizedUser;
         info.Name = Name;

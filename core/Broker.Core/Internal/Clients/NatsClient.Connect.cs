@@ -46,16 +46,11 @@ internal sealed partial class NatsClient
             return false;
         }
 
-        if (Server.AuthCallout is { } authCallout)
+        // nats-server's rule: everyone but the auth users is decided by the callout (a configured one: whatever the
+        // configuration says; an account JWT's: once the client's JWT put it in that account).
+        if (Server.AuthCallout?.Route(connect, ref user, out var rawUser) is { } scope)
         {
-            // nats-server's rule: everyone but the auth users is decided by the callout, whatever the configuration says.
-            var rawUser = !string.IsNullOrEmpty(connect.Nkey) ? connect.Nkey : user?.Name ?? NullIfEmpty(connect.User) ?? NullIfEmpty(connect.AuthToken);
-            if (authCallout.Intercepts(rawUser))
-            {
-                return (callout ??= new CalloutConnection(this, authentication, transport, logger)).Start(authCallout, connect, rawUser);
-            }
-
-            user = user is null ? null : authCallout.ForAuthUser(user, rawUser!);
+            return (callout ??= new CalloutConnection(this, authentication, transport, logger)).Start(Server.AuthCallout, scope, connect, rawUser, user?.Jwt);
         }
 
         return user is null ? AuthorizationViolationAndStop() : FinishConnect(user);
@@ -146,12 +141,22 @@ internal sealed partial class NatsClient
         return false;
     }
 
-    private static string? NullIfEmpty(string? value) => string.IsNullOrEmpty(value) ? null : value;
-
-    internal void AuthorizationViolation()
+    /// <summary>
+    /// Refuses the connection: -ERR 'Authorization Violation' and close, with nats-server 2.10's events: the account's
+    /// <c>$SYS.ACCOUNT.CLIENT.AUTH.ERR</c> (in <paramref name="account"/>, the callout account that refused it, else in a
+    /// configured callout's account, else in the client's own) with <paramref name="reason"/> (a callout's refusal, else
+    /// <c>Authentication Failure</c>), then the server's <c>$SYS.SERVER.&lt;id&gt;.CLIENT.AUTH.ERR</c>.
+    /// </summary>
+    internal void AuthorizationViolation(string? reason = null, string? account = null)
     {
         ClientLog.AuthorizationViolation(logger, this);
-        Server.Events?.AuthenticationFailed(this, authentication.ConnectUser);
+        if (Server.Events is { } events)
+        {
+            account ??= Server.Options.Authorization.AuthCallout?.Account;
+            var origin = account is not null && Server.Accounts.TryGet(account, out var found) ? found : account is null ? Account : null;
+            events.AuthenticationFailed(this, authentication.ConnectUser, origin, reason ?? CloseReason.AuthenticationViolation.ToText());
+        }
+
         BeginClose(CloseReason.AuthenticationViolation, ServerMessages.ErrAuthorization);
     }
 
@@ -174,6 +179,6 @@ internal sealed partial class NatsClient
             return false;
         }
 
-        return CompleteAuthentication(Server.AuthCallout?.ForAuthUser(user, user.Name!) ?? user);
+        return CompleteAuthentication(Server.Options.Authorization.AuthCallout is { } configured ? Auth.Callout.AuthCallout.ForAuthUser(user, configured.Account) : user);
     }
 }

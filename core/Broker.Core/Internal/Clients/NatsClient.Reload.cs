@@ -63,6 +63,9 @@ internal sealed partial class NatsClient
     /// <summary>The connection type a user JWT's <c>allowed_connection_types</c> names: <c>WEBSOCKET</c> on the WebSocket listener.</summary>
     public string JwtConnectionType => transport.Listener is { Name: not BrokerServer.ClientListenerName } ? "WEBSOCKET" : "STANDARD";
 
+    /// <summary>nats-server's client type of this connection (events' <c>client_type</c>, callout requests' <c>type</c>): <c>websocket</c> on the WebSocket listener, else <c>nats</c>.</summary>
+    public string ClientType => JwtConnectionType == "WEBSOCKET" ? "websocket" : NatsProtocolHandler.ProtocolName;
+
     /// <summary>Closes the connection because its account's JWT expired.</summary>
     public void CloseForAccountExpired() => claims.CloseForAccountExpired();
 

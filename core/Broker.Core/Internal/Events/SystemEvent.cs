@@ -15,6 +15,9 @@ internal abstract class SystemEvent
     /// <summary>The subject it is published on (built when it is published, off the client's path).</summary>
     public abstract string Subject { get; }
 
+    /// <summary>The account it is published in when not the system account (nats-server's <c>sendInternalAccountSysMsg</c>), else null.</summary>
+    public virtual Account? Account => null;
+
     /// <summary>A second subject the same message also goes to, or null (the older CONNS subject).</summary>
     public virtual string? AlsoSubject => null;
 
@@ -25,106 +28,8 @@ internal abstract class SystemEvent
     public abstract void Write(Utf8JsonWriter writer, SystemServerInfo server);
 }
 
-/// <summary>
-/// A client's identity as events carry it (nats-server's <c>ClientInfo</c>), read when the event is captured. Empty
-/// values are left out, as Go's <c>omitempty</c> does.
-/// </summary>
-internal sealed class EventClientInfo
-{
-    private readonly DateTime start;
-    private readonly string host;
-    private readonly ulong id;
-    private readonly string account;
-    private readonly string? user;
-    private readonly string? name;
-    private readonly string? lang;
-    private readonly string? version;
-    private readonly string type;
-    private readonly Auth.JwtUser? jwt;
-
-    public EventClientInfo(ClientBase client, string? user)
-    {
-        var connection = (IClientConnection)client;
-        var address = connection.RemoteEndPoint?.Address;
-        start = client.StartedAt.UtcDateTime;
-        host = address is null ? "" : (address.IsIPv4MappedToIPv6 ? address.MapToIPv4() : address).ToString();
-        id = client.Id;
-        account = client.Account.Name;
-        this.user = user;
-        name = client.Name;
-        lang = connection.Lang;
-        version = connection.ClientVersion;
-        type = connection.ConnectionType;
-        RoundTrip = connection.RoundTrip;
-        jwt = (client as NatsClient)?.JwtUser;
-    }
-
-    public TimeSpan RoundTrip { get; }
-
-    /// <summary>Writes <c>"client":{...}</c>; <paramref name="stop"/> and the round trip only for a disconnect.</summary>
-    public void Write(Utf8JsonWriter writer, DateTime? stop)
-    {
-        writer.WritePropertyName("client");
-        writer.WriteStartObject();
-        writer.WriteString("start", start);
-        WriteIfAny(writer, "host", host);
-        writer.WriteNumber("id", id);
-        writer.WriteString("acc", account);
-        WriteIfAny(writer, "user", user);
-        WriteIfAny(writer, "name", name);
-        WriteIfAny(writer, "lang", lang);
-        WriteIfAny(writer, "ver", version);
-        if (stop is { } stopped)
-        {
-            if (RoundTrip > TimeSpan.Zero)
-            {
-                // A Go time.Duration: nanoseconds.
-                writer.WriteNumber("rtt", RoundTrip.Ticks * 100);
-            }
-
-            writer.WriteString("stop", stopped);
-        }
-
-        if (jwt is not null)
-        {
-            // A JWT user's (nats-server: jwt, issuer_key, name_tag, tags).
-            writer.WriteString("jwt", jwt.Token);
-            WriteIfAny(writer, "issuer_key", jwt.IssuerKey);
-            WriteIfAny(writer, "name_tag", jwt.Claims.Name);
-            if (jwt.Claims.Nats.Tags is { Count: > 0 } tags)
-            {
-                writer.WritePropertyName("tags");
-                writer.WriteStartArray();
-                foreach (var tag in tags)
-                {
-                    writer.WriteStringValue(tag);
-                }
-
-                writer.WriteEndArray();
-            }
-        }
-
-        writer.WriteString("kind", "Client");
-        writer.WriteString("client_type", type);
-        if (type == "mqtt")
-        {
-            WriteIfAny(writer, "client_id", name);
-        }
-
-        writer.WriteEndObject();
-    }
-
-    private static void WriteIfAny(Utf8JsonWriter writer, string property, string? value)
-    {
-        if (!string.IsNullOrEmpty(value))
-        {
-            writer.WriteString(property, value);
-        }
-    }
-}
-
 /// <summary><c>$SYS.ACCOUNT.&lt;acc&gt;.CONNECT</c>: a client authenticated into an account other than <c>$G</c>.</summary>
-internal sealed class ConnectEvent(string account, EventClientInfo client) : SystemEvent
+internal sealed class ConnectEvent(string account, ClientInfo client) : SystemEvent
 {
     public const string Type = "io.nats.server.advisory.v1.client_connect";
 
@@ -139,21 +44,26 @@ internal sealed class ConnectEvent(string account, EventClientInfo client) : Sys
         writer.WriteString("id", EventIds.Next());
         writer.WriteString("timestamp", time);
         server.Write(writer);
-        client.Write(writer, stop: null);
+        writer.WritePropertyName("client");
+        client.Write(writer);
         writer.WriteEndObject();
     }
 }
 
 /// <summary>
 /// <c>$SYS.ACCOUNT.&lt;acc&gt;.DISCONNECT</c> (a client of an account other than <c>$G</c> closed) and
-/// <c>$SYS.SERVER.&lt;id&gt;.CLIENT.AUTH.ERR</c> (a client failed to authenticate), which share nats-server's
-/// <c>DisconnectEventMsg</c>: <c>sent</c> is what the client sent, <c>received</c> what it was sent.
+/// <c>$SYS.SERVER.&lt;id&gt;.CLIENT.AUTH.ERR</c> (a client failed to authenticate; and <c>$SYS.ACCOUNT.CLIENT.AUTH.ERR</c>
+/// in its account, <paramref name="account"/>), which share nats-server's
+/// <c>DisconnectEventMsg</c>: the client with its round trip and <c>stop</c>, <c>sent</c> is what the client sent,
+/// <c>received</c> what it was sent.
 /// </summary>
-internal sealed class DisconnectEvent(string subject, EventClientInfo client, DataCounts sent, DataCounts received, string reason, DateTime stop) : SystemEvent
+internal sealed class DisconnectEvent(string subject, ClientInfo client, DataCounts sent, DataCounts received, string reason, DateTime stop, Account? account = null) : SystemEvent
 {
     public const string Type = "io.nats.server.advisory.v1.client_disconnect";
 
     public override string Subject => subject;
+
+    public override Account? Account => account;
 
     public override void Write(Utf8JsonWriter writer, SystemServerInfo server)
     {
@@ -162,7 +72,8 @@ internal sealed class DisconnectEvent(string subject, EventClientInfo client, Da
         writer.WriteString("id", EventIds.Next());
         writer.WriteString("timestamp", stop);
         server.Write(writer);
-        client.Write(writer, stop);
+        writer.WritePropertyName("client");
+        client.Write(writer);
         sent.Write(writer, "sent");
         received.Write(writer, "received");
         writer.WriteString("reason", reason);

@@ -15,6 +15,9 @@ namespace Broker.Core.Internal.Events;
 /// </summary>
 internal sealed class SystemEvents
 {
+    /// <summary>nats-server 2.10's authentication error event of an account, published in that account.</summary>
+    public const string AccountAuthErrorSubject = "$SYS.ACCOUNT.CLIENT.AUTH.ERR";
+
     /// <summary>How many events may wait to be published before new ones are dropped.</summary>
     public const int QueueCapacity = 8192;
 
@@ -55,7 +58,7 @@ internal sealed class SystemEvents
             return;
         }
 
-        Enqueue(new ConnectEvent(account.Name, new EventClientInfo(client, client.AuthorizedUser)));
+        Enqueue(new ConnectEvent(account.Name, ClientInfo.Of(client, client.AuthorizedUser)));
         EnqueueConns(account);
     }
 
@@ -71,7 +74,7 @@ internal sealed class SystemEvents
         var stop = connection.ClosedAt?.UtcDateTime ?? DateTime.UtcNow;
         Enqueue(new DisconnectEvent(
             "$SYS.ACCOUNT." + account.Name + ".DISCONNECT",
-            new EventClientInfo(client, client.AuthorizedUser),
+            Stopped(client, client.AuthorizedUser, stop),
             new DataCounts(Interlocked.Read(ref client.InMessages), Interlocked.Read(ref client.InBytes)),
             new DataCounts(Interlocked.Read(ref client.OutMessages), Interlocked.Read(ref client.OutBytes)),
             connection.ClosedReasonText,
@@ -79,21 +82,44 @@ internal sealed class SystemEvents
         EnqueueConns(account);
     }
 
-    /// <summary>A client failed to authenticate: <c>$SYS.SERVER.&lt;id&gt;.CLIENT.AUTH.ERR</c>, whatever its account.</summary>
-    public void AuthenticationFailed(ClientBase client, string? user)
+    /// <summary>
+    /// A client failed to authenticate: nats-server 2.10's <c>$SYS.ACCOUNT.CLIENT.AUTH.ERR</c> published in
+    /// <paramref name="account"/> (when given) with <paramref name="reason"/>, then <c>$SYS.SERVER.&lt;id&gt;.CLIENT.AUTH.ERR</c>
+    /// in the system account, whatever its account, with reason <c>Authentication Failure</c>.
+    /// </summary>
+    public void AuthenticationFailed(ClientBase client, string? user, Accounts.Account? account, string reason)
     {
         if (client is not IClientConnection)
         {
             return;
         }
 
+        var now = DateTime.UtcNow;
+        var sent = new DataCounts(Interlocked.Read(ref client.InMessages), Interlocked.Read(ref client.InBytes));
+        var received = new DataCounts(Interlocked.Read(ref client.OutMessages), Interlocked.Read(ref client.OutBytes));
+        if (account is not null)
+        {
+            var info = Stopped(client, user, now);
+            info.Account = account.Name;
+            Enqueue(new DisconnectEvent(AccountAuthErrorSubject, info, sent, received, reason, now, account));
+        }
+
         Enqueue(new DisconnectEvent(
             "$SYS.SERVER." + core.ServerId + ".CLIENT.AUTH.ERR",
-            new EventClientInfo(client, user),
-            new DataCounts(Interlocked.Read(ref client.InMessages), Interlocked.Read(ref client.InBytes)),
-            new DataCounts(Interlocked.Read(ref client.OutMessages), Interlocked.Read(ref client.OutBytes)),
+            Stopped(client, user, now),
+            sent,
+            received,
             CloseReason.AuthenticationViolation.ToText(),
-            DateTime.UtcNow));
+            now));
+    }
+
+    // A disconnect's client: with its round trip (when measured) and when it stopped.
+    private static ClientInfo Stopped(ClientBase client, string? user, DateTime stop)
+    {
+        var info = ClientInfo.Of(client, user);
+        info.Rtt = ((IClientConnection)client).RoundTrip.Ticks * 100;
+        info.StoppedAt(new DateTimeOffset(stop, TimeSpan.Zero));
+        return info;
     }
 
     /// <summary>The account's connection event for a requester (<c>$SYS.REQ.ACCOUNT.&lt;acc&gt;.CONNS</c>).</summary>

@@ -69,6 +69,72 @@ internal sealed class AccountFields : NatsInfoFields
 
     [JsonPropertyName("mappings")]
     public Dictionary<string, List<WeightedMappingClaim>>? Mappings { get; set; }
+
+    /// <summary>The account's authorization callout (nats-io/jwt 2.5 <c>ExternalAuthorization</c>), or null.</summary>
+    [JsonPropertyName("authorization")]
+    public ExternalAuthorizationClaim? Authorization { get; set; }
+}
+
+/// <summary>
+/// nats-io/jwt <c>ExternalAuthorization</c>: the account's users (other than <c>auth_users</c>) are decided by a callout
+/// service running as one of <c>auth_users</c>; it may place them in <c>allowed_accounts</c> (<c>*</c>: any); requests
+/// are sealed for <c>xkey</c> when set. Enabled when <c>auth_users</c> is not empty.
+/// </summary>
+internal sealed class ExternalAuthorizationClaim
+{
+    /// <summary>Any account (<c>jwt.AnyAccount</c>).</summary>
+    public const string AnyAccount = "*";
+
+    [JsonPropertyName("auth_users")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.Never)]
+    public List<string>? AuthUsers { get; set; }
+
+    [JsonPropertyName("allowed_accounts")]
+    public List<string>? AllowedAccounts { get; set; }
+
+    [JsonPropertyName("xkey")]
+    public string? XKey { get; set; }
+
+    /// <summary>Whether the callout is on (<c>IsEnabled</c>).</summary>
+    [JsonIgnore]
+    public bool IsEnabled => AuthUsers is { Count: > 0 };
+
+    /// <summary>nats-io/jwt <c>ExternalAuthorization.Validate</c>: the first issue, or null.</summary>
+    public string? Validate()
+    {
+        var users = AuthUsers ?? [];
+        var accounts = AllowedAccounts ?? [];
+        if (accounts.Count > 0 && users.Count == 0)
+        {
+            return "External authorization cannot have accounts without users specified";
+        }
+
+        if (users.Find(u => !IsKey(u, PrefixByte.User)) is { } user)
+        {
+            return $"AuthUser \"{user}\" is not a valid user public key";
+        }
+
+        foreach (var account in accounts)
+        {
+            if (account == AnyAccount && accounts.Count > 1)
+            {
+                return $"AllowedAccounts can only be a list of accounts or \"{AnyAccount}\"";
+            }
+
+            if (account != AnyAccount && !IsKey(account, PrefixByte.Account))
+            {
+                return $"Account \"{account}\" is not a valid account public key";
+            }
+        }
+
+        return !string.IsNullOrEmpty(XKey) && !IsKey(XKey, PrefixByte.Curve) ? $"XKey \"{XKey}\" is not a valid public xkey" : null;
+    }
+
+    /// <summary>Whether the callout may place users in <paramref name="account"/> (<c>isAllowedAcount</c>).</summary>
+    public bool Allows(string account) =>
+        AllowedAccounts is { } accounts && ((accounts.Count == 1 && accounts[0] == AnyAccount) || accounts.Contains(account));
+
+    private static bool IsKey(string key, PrefixByte prefix) => JwtToken.IsPublicKey(key, prefix);
 }
 
 /// <summary>

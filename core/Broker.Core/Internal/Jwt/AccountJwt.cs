@@ -30,6 +30,9 @@ internal sealed class AccountJwt
     /// <summary>The operator key that signed the account (/accountz <c>issuer_key</c>).</summary>
     public string Issuer => Claims.Issuer!;
 
+    /// <summary>The account's authorization callout when its JWT enables one (<c>hasExternalAuth</c>), else null.</summary>
+    public ExternalAuthorizationClaim? Callout => Claims.Nats.Authorization is { IsEnabled: true } callout ? callout : null;
+
     /// <summary>Whether users with <c>bearer_token</c> are refused (<c>limits.disallow_bearer</c>).</summary>
     public bool DisallowBearer => Claims.Nats.Limits.DisallowBearer;
 

@@ -125,7 +125,7 @@ internal static class JwtToken
         {
             return KeyPair.IsValidPublicKey(prefix, key);
         }
-        catch (Exception ex) when (ex is NKeysException or ArgumentException or FormatException)
+        catch (Exception ex) when (ex is NKeysException or ArgumentException or FormatException or IndexOutOfRangeException)
         {
             // NATS.NKeys throws on a bad checksum (or a text that is not base32) rather than answering false.
             return false;

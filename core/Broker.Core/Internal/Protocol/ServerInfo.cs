@@ -67,6 +67,10 @@ internal sealed class ServerInfo
     [JsonPropertyName("ldm")]
     public bool? LameDuckMode { get; set; }
 
+    /// <summary>The server's public curve key (nats-server 2.10 sends it in every INFO; auth callout requests are sealed with it).</summary>
+    [JsonPropertyName("xkey")]
+    public string? XKey { get; set; }
+
     [JsonPropertyName("broker_version")]
     public string? BrokerVersion { get; set; }
 

@@ -3,25 +3,40 @@ using Broker.Abstractions;
 using Broker.Core.Auth;
 using Broker.Core.Internal.Accounts;
 using Broker.Core.Internal.Jwt;
+using Broker.Core.Internal.Protocol;
 using Microsoft.Extensions.Logging;
 using NATS.NKeys;
 
 namespace Broker.Core.Internal.Auth.Callout;
 
-/// <summary>The user a callout authorized, and how long its user JWT lets it stay (null: no limit).</summary>
-/// <param name="User">The user, bound to its placement account, with its permissions.</param>
+/// <summary>The user a callout authorized and how long its user JWT lets it stay, or why it refused.</summary>
+/// <param name="User">The user, bound to its placement account, with its permissions; null when refused.</param>
 /// <param name="ExpiresIn">Time until the user JWT expires or its connect window ends, or null.</param>
-internal sealed record CalloutResult(AuthenticatedUser User, TimeSpan? ExpiresIn);
+/// <param name="Refusal">nats-server's reason for a refusal (empty when the service did not answer in time).</param>
+internal sealed record CalloutResult(AuthenticatedUser? User, TimeSpan? ExpiresIn, string Refusal = "")
+{
+    /// <summary>A refusal for <paramref name="reason"/>.</summary>
+    public static CalloutResult Refused(string reason) => new(null, null, reason);
+}
+
+/// <summary>Where one client's request goes: the callout account, the request's subject (the issuer), and the service's curve key when requests are sealed.</summary>
+/// <param name="Account">The account the request is published in (its name).</param>
+/// <param name="Issuer">The request's <c>sub</c>, and the key the user JWT must be issued by (server-config mode) or the callout account's key (operator mode).</param>
+/// <param name="ServiceXKey">The service's public curve key, or null for plain requests.</param>
+/// <param name="OperatorMode">Whether the account's JWT enabled the callout (placement by issuer account) rather than the configuration (placement by audience).</param>
+internal sealed record CalloutScope(string Account, string Issuer, string? ServiceXKey, bool OperatorMode);
 
 /// <summary>
-/// The authorization callout of nats-server 2.10 in server-config mode (<c>auth_callout.go</c>
-/// <c>processClientOrLeafCallout</c>, and the <c>auth.go</c> rule deciding who goes through it): every client that is
-/// not one of the auth users is authorized by the service, whatever the configured users say. The broker signs an
-/// <c>authorization_request</c> with its server key (<see cref="AuthCalloutRequest"/>), seals it for the service's
-/// xkey when one is set, publishes it to <c>$SYS.REQ.USER.AUTH</c> in the callout account with a reply subject, and
-/// checks the answer (<see cref="AuthCalloutResponse"/>). The wait is an <c>await</c> under no lock, bounded by the
-/// authentication timeout; every failure is logged with nats-server's reason and ends as Authorization Violation.
-/// One per broker; a reload cannot change it (nats-server refuses that too).
+/// The authorization callout of nats-server 2.10 (<c>auth_callout.go</c> <c>processClientOrLeafCallout</c>, and the
+/// <c>auth.go</c> rule deciding who goes through it), in both of its modes: server-config mode
+/// (<c>authorization { auth_callout }</c>: every client that is not one of the auth users, whatever the configured
+/// users say) and operator mode (an account JWT's <c>authorization</c>: every user of that account that is not one of
+/// its <c>auth_users</c>, after its own JWT authenticated it into the account). The broker signs an
+/// <c>authorization_request</c> with its server key (<see cref="AuthCalloutRequest"/>), seals it with its curve key for
+/// the service's xkey when one is set, publishes it to <c>$SYS.REQ.USER.AUTH</c> in the callout account with a reply
+/// subject, and checks the answer (<see cref="AuthCalloutResponse"/>). The wait is an <c>await</c> under no lock,
+/// bounded by the authentication timeout; every failure is logged with nats-server's reason and ends as Authorization
+/// Violation. One per broker (made with a configured callout or in operator mode); a reload cannot change it.
 /// </summary>
 internal sealed class AuthCallout : IDisposable
 {
@@ -32,73 +47,99 @@ internal sealed class AuthCallout : IDisposable
 
     private readonly BrokerCore core;
     private readonly ILogger logger;
+    private readonly AuthCalloutOptions? options;
+    private readonly CalloutScope? configured;
     private readonly HashSet<string> authUsers;
-    private readonly KeyPair? curveKey;
-    private readonly byte[] headers = [];
+    private readonly byte[] sealedHeaders;
     private readonly Lock clientLock = new();
-    private AuthCalloutClient? client;
+    private readonly Dictionary<string, AuthCalloutClient> clients = new(StringComparer.Ordinal);
 
-    public AuthCallout(BrokerCore core, AuthCalloutOptions options)
+    /// <param name="core">The broker.</param>
+    /// <param name="options">The configured callout, or null in operator mode (accounts' JWTs enable it).</param>
+    public AuthCallout(BrokerCore core, AuthCalloutOptions? options)
     {
         this.core = core;
-        Options = options.Clone();
         logger = core.Logger;
-        authUsers = new HashSet<string>(Options.AuthUsers, StringComparer.Ordinal);
-        if (!string.IsNullOrEmpty(Options.XKey))
-        {
-            // nats-server's server xkey: made at start, its public key travels in the request and the header.
-            curveKey = KeyPair.CreatePair(PrefixByte.Curve);
-            headers = Encoding.ASCII.GetBytes("NATS/1.0\r\n" + XKeyHeader + ": " + curveKey.GetPublicKey() + "\r\n\r\n");
-        }
+        this.options = options?.Clone();
+        authUsers = new HashSet<string>(this.options?.AuthUsers ?? [], StringComparer.Ordinal);
+        configured = this.options is { } o ? new CalloutScope(o.Account, o.Issuer, string.IsNullOrEmpty(o.XKey) ? null : o.XKey, OperatorMode: false) : null;
+
+        // nats-server's header with the server's public curve key, on every sealed request.
+        sealedHeaders = Encoding.ASCII.GetBytes("NATS/1.0\r\n" + XKeyHeader + ": " + core.CurveKey.GetPublicKey() + "\r\n\r\n");
     }
 
-    /// <summary>The options in force (a copy of those at start).</summary>
-    public AuthCalloutOptions Options { get; }
+    /// <summary>Whether a client authenticating as (or naming) <paramref name="rawUser"/> before CONNECT goes through a configured callout: all but the auth users.</summary>
+    public bool Intercepts(string? rawUser) => configured is not null && (rawUser is null || !authUsers.Contains(rawUser));
 
-    /// <summary>Whether a client authenticating as (or naming) <paramref name="rawUser"/> goes through the callout: all but the auth users.</summary>
-    public bool Intercepts(string? rawUser) => rawUser is null || !authUsers.Contains(rawUser);
+    /// <summary>
+    /// Decides a CONNECT that authenticated as <paramref name="user"/> (null: refused so far): the scope of the request
+    /// when the service is to decide, else null with <paramref name="user"/> what to bind (an auth user in the callout
+    /// account loses the right to publish to <c>$SYS.REQ.USER.AUTH</c>). <paramref name="rawUser"/> is nats-server's
+    /// <c>getRawAuthUser</c>: the CONNECT's NKey, else its user, else the JWT's user key, else its token.
+    /// </summary>
+    public CalloutScope? Route(ConnectMessage connect, ref AuthenticatedUser? user, out string? rawUser)
+    {
+        if (configured is not null)
+        {
+            rawUser = NullIfEmpty(connect.Nkey) ?? user?.Name ?? NullIfEmpty(connect.User) ?? NullIfEmpty(connect.AuthToken);
+            if (Intercepts(rawUser))
+            {
+                return configured;
+            }
+
+            user = user is null ? null : ForAuthUser(user, configured.Account);
+            return null;
+        }
+
+        // Operator mode: only a client whose JWT authenticated it into an account that enables the callout. nats-server
+        // also calls out (in $G, where no service runs) after a JWT that failed once its account was found; see docs/security.md.
+        rawUser = null;
+        if (user?.Jwt is not { } jwt || !core.Accounts.TryGet(user.Account, out var account) || account.Jwt?.Callout is not { } callout)
+        {
+            return null;
+        }
+
+        rawUser = NullIfEmpty(connect.Nkey) ?? NullIfEmpty(connect.User) ?? jwt.Claims.Subject ?? NullIfEmpty(connect.AuthToken);
+        if (rawUser is null || !callout.AuthUsers!.Contains(rawUser))
+        {
+            return new CalloutScope(account.Name, account.Name, string.IsNullOrEmpty(callout.XKey) ? null : callout.XKey, OperatorMode: true);
+        }
+
+        user = ForAuthUser(user, account.Name);
+        return null;
+    }
 
     /// <summary>
     /// An auth user as the configuration authenticated it, but in the callout account unable to publish to
     /// <c>$SYS.REQ.USER.AUTH</c> (nats-server merges that deny into every client it authorizes into that account).
     /// </summary>
-    public AuthenticatedUser ForAuthUser(AuthenticatedUser user, string rawUser)
-    {
-        if (user.Account != Options.Account)
-        {
-            return user;
-        }
-
-        var permissions = CalloutPermissions.DenyPublish(CalloutPermissions.OfConfiguredUser(core.Options, rawUser), Subject);
-        return user with { Permissions = PermissionsTemplate.Compile(permissions) };
-    }
+    public static AuthenticatedUser ForAuthUser(AuthenticatedUser user, string calloutAccount) =>
+        user.Account != calloutAccount ? user : user with { Permissions = CalloutPermissions.DenyPublish(user.Permissions, Subject) };
 
     /// <summary>
-    /// Asks the service about <paramref name="candidate"/> and waits up to <paramref name="timeout"/>: the user to bind,
-    /// or null (the reason logged) for an Authorization Violation.
+    /// Asks the service of <paramref name="scope"/> about <paramref name="candidate"/> and waits up to
+    /// <paramref name="timeout"/>: the user to bind, or the refusal (its reason logged) for an Authorization Violation.
     /// </summary>
-    public async Task<CalloutResult?> AuthorizeAsync(CalloutCandidate candidate, TimeSpan timeout, CancellationToken cancellationToken)
+    public async Task<CalloutResult> AuthorizeAsync(CalloutScope scope, CalloutCandidate candidate, TimeSpan timeout, CancellationToken cancellationToken)
     {
         try
         {
-            return await RequestAsync(candidate, timeout, cancellationToken).ConfigureAwait(false);
+            return await RequestAsync(scope, candidate, timeout, cancellationToken).ConfigureAwait(false);
         }
 #pragma warning disable CA1031 // Whatever went wrong, it refuses this client and nothing else.
         catch (Exception ex) when (ex is not OperationCanceledException)
 #pragma warning restore CA1031
         {
-            AuthCalloutLog.Refused(logger, $"Error processing auth callout on account \"{Options.Account}\": {ex.Message}");
-            return null;
+            return Refuse($"Error processing auth callout on account \"{scope.Account}\": {ex.Message}");
         }
     }
 
-    private async Task<CalloutResult?> RequestAsync(CalloutCandidate candidate, TimeSpan timeout, CancellationToken cancellationToken)
+    private async Task<CalloutResult> RequestAsync(CalloutScope scope, CalloutCandidate candidate, TimeSpan timeout, CancellationToken cancellationToken)
     {
-        var accountName = Options.Account;
+        var accountName = scope.Account;
         if (!core.Accounts.TryGet(accountName, out var account))
         {
-            AuthCalloutLog.Refused(logger, $"No valid account \"{accountName}\" for auth callout request: account missing");
-            return null;
+            return Refuse($"No valid account \"{accountName}\" for auth callout request: account missing");
         }
 
         // The user key the answer must be for: a fresh one per request, so an answer cannot be replayed.
@@ -109,107 +150,120 @@ internal sealed class AuthCallout : IDisposable
         }
 
         var now = DateTimeOffset.UtcNow;
-        var claims = AuthCalloutRequest.Build(core, Options, candidate, userNkey, curveKey?.GetPublicKey(), timeout, now);
+        var curveKey = scope.ServiceXKey is null ? null : core.CurveKey;
+        var claims = AuthCalloutRequest.Build(core, scope.Issuer, candidate, userNkey, curveKey?.GetPublicKey(), timeout, now);
         var payload = Encoding.ASCII.GetBytes(JwtToken.Encode(claims, AuthorizationClaimsJsonContext.Default.AuthorizationRequestClaims, core.ServerKey, now));
         if (curveKey is not null)
         {
-            payload = curveKey.Seal(payload, Options.XKey!);
+            payload = curveKey.Seal(payload, scope.ServiceXKey!);
         }
 
         BusReply reply;
         try
         {
-            reply = await ClientFor(account).RequestAsync(Subject, headers, payload, timeout, cancellationToken).ConfigureAwait(false);
+            reply = await ClientFor(account).RequestAsync(Subject, curveKey is null ? [] : sealedHeaders, payload, timeout, cancellationToken).ConfigureAwait(false);
         }
         catch (TimeoutException)
         {
             AuthCalloutLog.TimedOut(logger, accountName);
-            return null;
+            return CalloutResult.Refused("");
         }
         catch (ObjectDisposedException)
         {
             // The broker is stopping.
-            return null;
+            return CalloutResult.Refused("");
         }
 
-        return Bind(reply, candidate, new CalloutExpectation(accountName, Options.Issuer, userNkey, core.ServerId, curveKey, Options.XKey));
+        var op = scope.OperatorMode && core.JwtAccounts is { } jwtAccounts ? new OperatorCallout(account, jwtAccounts) : null;
+        return Bind(reply, candidate, new CalloutExpectation(accountName, scope.Issuer, userNkey, core.ServerId, curveKey, scope.ServiceXKey, op));
     }
 
-    /// <summary>The user an answer binds, or null (the reason logged).</summary>
-    private CalloutResult? Bind(BusReply reply, CalloutCandidate candidate, CalloutExpectation expected)
+    /// <summary>The user an answer binds, or the refusal (its reason logged).</summary>
+    private CalloutResult Bind(BusReply reply, CalloutCandidate candidate, CalloutExpectation expected)
     {
         var accountName = expected.Account;
-        if (!AuthCalloutResponse.TryVerify(reply.Payload.Span, expected, core.Accounts, DateTimeOffset.UtcNow, out var user, out var placement, out var validFor, out var reason))
+        var now = DateTimeOffset.UtcNow;
+        if (!AuthCalloutResponse.TryVerify(reply.Payload.Span, expected, core.Accounts, now, out var grant, out var reason))
         {
-            AuthCalloutLog.Refused(logger, reason);
-            return null;
+            return Refuse(reason);
         }
 
-        if (!CalloutPermissions.HasValidConnectionTypes(user.Nats))
+        var (user, placement, granted, validFor) = grant;
+        if (!CalloutPermissions.HasValidConnectionTypes(granted))
         {
-            AuthCalloutLog.Refused(logger, $"Authorized user on account \"{accountName}\" using invalid connection type");
-            return null;
-        }
-
-        var permissions = CalloutPermissions.FromClaims(user.Nats) ?? CalloutPermissions.AccountDefaults(core.Options, placement.Name);
-        if (placement.Name == accountName)
-        {
-            permissions = CalloutPermissions.DenyPublish(permissions, Subject);
+            return Refuse($"Authorized user on account \"{accountName}\" using invalid connection type");
         }
 
         PermissionsTemplate? template;
         try
         {
-            template = permissions is null ? null : PermissionsTemplate.Compile(permissions);
+            template = UserPermissions.Compile(granted.Publish, granted.Subscribe, granted.Response, TimeProvider.System)
+                ?? (expected.Operator is null ? CalloutPermissions.AccountDefaults(core.Options, placement.Name) : placement.Jwt?.DefaultPermissions);
+            if (placement.Name == accountName)
+            {
+                template = CalloutPermissions.DenyPublish(template, Subject);
+            }
         }
         catch (InvalidOperationException ex)
         {
-            AuthCalloutLog.Refused(logger, "Could not register auth callout user: " + ex.Message);
-            return null;
+            return Refuse("Could not register auth callout user: " + ex.Message);
         }
 
         // nats-server names the client by the JWT's name when it has one, else by what its CONNECT gave.
-        var name = string.IsNullOrEmpty(user.Name) ? candidate.RawUser : user.Name;
+        var name = string.IsNullOrEmpty(user.Name) ? candidate.Client.User : user.Name;
         AuthCalloutLog.Authorized(logger, accountName, expected.UserNkey, placement.Name);
-        return new CalloutResult(new AuthenticatedUser(name, template, placement.Name), ExpiresIn(user, validFor, DateTimeOffset.UtcNow));
+        return new CalloutResult(new AuthenticatedUser(name, template, placement.Name), ExpiresIn(user, validFor, now));
     }
 
     public void Dispose()
     {
-        AuthCalloutClient? closing;
+        List<AuthCalloutClient> closing;
         lock (clientLock)
         {
-            closing = client;
-            client = null;
+            closing = [.. clients.Values];
+            clients.Clear();
         }
 
-        closing?.DisposeAsync().AsTask().GetAwaiter().GetResult();
-        curveKey?.Dispose();
+        foreach (var client in closing)
+        {
+            client.DisposeAsync().AsTask().GetAwaiter().GetResult();
+        }
     }
 
     // nats-server setExpiration: the earlier of the JWT's expiry and the end of its connect window.
     private static TimeSpan? ExpiresIn(UserClaims user, TimeSpan validFor, DateTimeOffset now)
     {
+        var window = validFor == TimeSpan.MaxValue ? (TimeSpan?)null : validFor;
         if (user.Expires == 0)
         {
-            return validFor > TimeSpan.Zero ? validFor : null;
+            return window;
         }
 
         var expiresAt = TimeSpan.FromSeconds(Math.Max(0, user.Expires - now.ToUnixTimeSeconds()));
-        return validFor > TimeSpan.Zero && validFor < expiresAt ? validFor : expiresAt;
+        return window is { } end && end < expiresAt ? end : expiresAt;
     }
 
-    /// <summary>The client in the callout account, made at the first request (again if a reload replaced the account).</summary>
+    // Logs why a client is refused (a warning, as nats-server's) and returns the refusal.
+    private CalloutResult Refuse(string reason)
+    {
+        AuthCalloutLog.Refused(logger, reason);
+        return CalloutResult.Refused(reason);
+    }
+
+    private static string? NullIfEmpty(string? value) => string.IsNullOrEmpty(value) ? null : value;
+
+    /// <summary>The client in a callout account, made at its first request (again if a reload or claims delete replaced the account).</summary>
     private AuthCalloutClient ClientFor(Account account)
     {
         AuthCalloutClient? stale = null;
         AuthCalloutClient current;
         lock (clientLock)
         {
-            if (client is null || !ReferenceEquals(client.Account, account) || client.IsClosed)
+            if (!clients.TryGetValue(account.Name, out var client) || !ReferenceEquals(client.Account, account) || client.IsClosed)
             {
                 stale = client;
                 client = new AuthCalloutClient(core, account);
+                clients[account.Name] = client;
             }
 
             current = client;

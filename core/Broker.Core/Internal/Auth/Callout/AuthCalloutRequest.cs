@@ -8,18 +8,15 @@ using Broker.Core.Internal.Protocol;
 namespace Broker.Core.Internal.Auth.Callout;
 
 /// <summary>What the callout is told about the client it authorizes (nats-server <c>fillClientInfo</c>, <c>fillConnectOpts</c>, the TLS state).</summary>
-/// <param name="Id">The connection id.</param>
-/// <param name="Host">The client's IP address.</param>
-/// <param name="Type">nats-server's client type: <c>nats</c> or <c>websocket</c>.</param>
+/// <param name="Client">The client's identity; its user is the one it authenticated as or named (nats-server <c>getRawAuthUser</c>): NKey, user name, JWT user key or token.</param>
 /// <param name="Connect">The client's CONNECT.</param>
 /// <param name="Nonce">The nonce its INFO carried, or null.</param>
-/// <param name="RawUser">The user it authenticated as or named (nats-server <c>getRawAuthUser</c>): NKey, user name or token.</param>
 /// <param name="Tls">TLS on the connection, or null.</param>
-internal sealed record CalloutCandidate(ulong Id, string? Host, string Type, ConnectMessage Connect, string? Nonce, string? RawUser, ITlsConnectionFeature? Tls);
+internal sealed record CalloutCandidate(Events.ClientInfo Client, ConnectMessage Connect, string? Nonce, ITlsConnectionFeature? Tls);
 
 /// <summary>
 /// Builds the <c>authorization_request</c> claims nats-server 2.10's <c>processClientOrLeafCallout</c> sends: subject the
-/// callout issuer, audience <c>nats-authorization-request</c>, expiry the authentication timeout, the server's identity
+/// callout issuer (in operator mode the callout account), audience <c>nats-authorization-request</c>, expiry the authentication timeout, the server's identity
 /// (with its curve key when requests are sealed), the fresh user key the response must be for, the client's
 /// information and CONNECT, and its TLS state.
 /// </summary>
@@ -28,12 +25,12 @@ internal static class AuthCalloutRequest
     /// <summary>The audience of every request.</summary>
     public const string Audience = "nats-authorization-request";
 
-    public static AuthorizationRequestClaims Build(BrokerCore core, AuthCalloutOptions options, CalloutCandidate client, string userNkey, string? serverXKey, TimeSpan timeout, DateTimeOffset now)
+    public static AuthorizationRequestClaims Build(BrokerCore core, string issuer, CalloutCandidate client, string userNkey, string? serverXKey, TimeSpan timeout, DateTimeOffset now)
     {
         var connect = client.Connect;
         var claims = new AuthorizationRequestClaims
         {
-            Subject = options.Issuer,
+            Subject = issuer,
             Audience = Audience,
             Expires = (now + timeout).ToUnixTimeSeconds(),
         };
@@ -47,18 +44,9 @@ internal static class AuthCalloutRequest
             Version = ServerInfo.CompatibleServerVersion,
             XKey = serverXKey,
         };
-        fields.ClientInfo = new CalloutClientInfo
-        {
-            Host = client.Host,
-            Id = client.Id,
-            User = client.RawUser,
-            Name = connect.Name,
-            Kind = "Client",
-            Type = client.Type,
 
-            // As nats-server: the nonce only when the CONNECT signed it.
-            Nonce = string.IsNullOrEmpty(connect.Signature) ? null : client.Nonce,
-        };
+        // As nats-server: the nonce only when the CONNECT signed it.
+        fields.ClientInfo = client.Client.ToInformation(string.IsNullOrEmpty(connect.Signature) ? null : client.Nonce);
         fields.ConnectOptions = new CalloutConnectOptions
         {
             Jwt = connect.Jwt,

@@ -1,4 +1,3 @@
-using System.Net;
 using Broker.Abstractions;
 using Broker.Core.Internal.Protocol;
 
@@ -12,7 +11,7 @@ namespace Broker.Core.Internal.Auth.Callout;
 /// </summary>
 internal sealed class CalloutSession : IDisposable
 {
-    private Task<CalloutResult?>? pending;
+    private Task<CalloutResult>? pending;
     private Timer? expiry;
     private volatile bool authorized;
 
@@ -26,15 +25,11 @@ internal sealed class CalloutSession : IDisposable
     /// Sends the request for a connection's CONNECT (its synchronous part runs here: sign, seal, publish) and keeps the
     /// answer for <see cref="TakePending"/>.
     /// </summary>
-    public void Start(AuthCallout callout, ulong id, IPEndPoint? remote, string type, ConnectMessage connect, string? nonce, string? rawUser, ITlsConnectionFeature? tls, TimeSpan timeout)
-    {
-        var address = remote?.Address is { IsIPv4MappedToIPv6: true } mapped ? mapped.MapToIPv4() : remote?.Address;
-        var candidate = new CalloutCandidate(id, address?.ToString(), type, connect, nonce, rawUser, tls);
-        pending = callout.AuthorizeAsync(candidate, timeout, CancellationToken.None);
-    }
+    public void Start(AuthCallout callout, CalloutScope scope, Events.ClientInfo client, ConnectMessage connect, string? nonce, ITlsConnectionFeature? tls, TimeSpan timeout) =>
+        pending = callout.AuthorizeAsync(scope, new CalloutCandidate(client, connect, nonce, tls), timeout, CancellationToken.None);
 
     /// <summary>The answer awaited, once (null when no request is out): read by the connection's read loop only.</summary>
-    public Task<CalloutResult?>? TakePending()
+    public Task<CalloutResult>? TakePending()
     {
         var taken = pending;
         pending = null;
