@@ -122,34 +122,6 @@ internal sealed class RequestInfoHeader : Events.ClientInfo
         return info;
     }
 
-    /// <summary>Writes the object (nats-server's <c>ClientInfo</c> JSON) at the writer's place.</summary>
-    public void Write(Utf8JsonWriter writer)
-    {
-        writer.WriteStartObject();
-        WriteIf(writer, "start", Start);
-        WriteIf(writer, "host", Host);
-        if (Id != 0)
-        {
-            writer.WriteNumber("id", Id);
-        }
-
-        writer.WriteString("acc", Account);
-        WriteIf(writer, "svc", Service);
-        WriteIf(writer, "user", User);
-        WriteIf(writer, "name", Name);
-        WriteIf(writer, "lang", Lang);
-        WriteIf(writer, "ver", Version);
-        if (Rtt != 0)
-        {
-            writer.WriteNumber("rtt", Rtt);
-        }
-
-        WriteIf(writer, "server", Server);
-        WriteIf(writer, "kind", Kind);
-        WriteIf(writer, "client_type", ClientType);
-        writer.WriteEndObject();
-    }
-
     private byte[] Serialize()
     {
         var buffer = new ArrayBufferWriter<byte>(128);

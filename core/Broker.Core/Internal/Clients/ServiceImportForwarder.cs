@@ -191,13 +191,8 @@ internal sealed class ServiceImportForwarder(ClientBase producer)
             return previous;
         }
 
-        var info = new RequestInfoHeader { Account = producer.Account.Name, Rtt = producer.RoundTripNanoseconds };
-        if (import.Share)
-        {
-            info.Server = serverName;
-            producer.DescribeForRequestInfo(info);
-        }
-        else if (systemImport)
+        var info = RequestInfoHeader.Of(producer, import.Share);
+        if (!import.Share && systemImport)
         {
             info.Server = serverName;
         }

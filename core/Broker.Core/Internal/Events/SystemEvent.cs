@@ -15,14 +15,11 @@ internal abstract class SystemEvent
     /// <summary>The subject it is published on (built when it is published, off the client's path).</summary>
     public abstract string Subject { get; }
 
-    /// <summary>The account it is published in when not the system account (nats-server's <c>sendInternalAccountSysMsg</c>), else null.</summary>
+    /// <summary>The account it is published in when not the system account (nats-server's <c>sendInternalAccountSysMsg</c>: an exporter's latency samples, a 2.10 account auth error), else null.</summary>
     public virtual Account? Account => null;
 
     /// <summary>A second subject the same message also goes to, or null (the older CONNS subject).</summary>
     public virtual string? AlsoSubject => null;
-
-    /// <summary>The account it is published in; null for the system account (an exporter's latency samples name theirs).</summary>
-    public virtual Account? Account => null;
 
     /// <summary>Writes the whole JSON body; <paramref name="server"/> writes the <c>server</c> object at its place.</summary>
     public abstract void Write(Utf8JsonWriter writer, SystemServerInfo server);
