@@ -88,8 +88,13 @@ internal sealed partial class NatsClient
     /// <summary>The account change the read loop is to await before the CONNECT completes, once; null when none.</summary>
     internal Task? TakeSettling()
     {
+        // Asked after every read: one field read when nothing waits.
         var pending = settling;
-        settling = null;
+        if (pending is not null)
+        {
+            settling = null;
+        }
+
         return pending;
     }
 
