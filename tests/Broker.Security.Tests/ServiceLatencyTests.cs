@@ -9,7 +9,8 @@ namespace Broker.Security.Tests;
 /// <summary>
 /// Service latency tracking through NATS.Client.Core on both servers: a subscriber of the exporter's results subject
 /// gets nats-server's <c>ServiceLatency</c> message (its keys, in its order, and sane durations) for a request answered
-/// through an import (200, the reply marked <c>.T</c>), for one without a reply (400), one nobody takes (503), and with
+/// through an import (200, the reply marked <c>.T</c>), for one without a reply (400), one nobody takes (503), one not
+/// answered within the export's response threshold (504), and with
 /// <c>sampling: headers</c> only for a request whose <c>traceparent</c> asks for it (its header in the message).
 /// </summary>
 public sealed class ServiceLatencyTests
@@ -18,9 +19,9 @@ public sealed class ServiceLatencyTests
         accounts {
           E: {
             users: [{user: e, password: e}]
-            exports: [ {service: "svc.>", latency: "lat.svc"}, {service: "hdr.>", latency: {sampling: headers, subject: "lat.hdr"}} ]
+            exports: [ {service: "svc.>", latency: "lat.svc"}, {service: "hdr.>", latency: {sampling: headers, subject: "lat.hdr"}}, {service: "slow", response_threshold: "200ms", latency: "lat.slow"} ]
           }
-          I: { users: [{user: i, password: i}], imports: [ {service: {account: E, subject: "svc.>"}}, {service: {account: E, subject: "hdr.>"}} ] }
+          I: { users: [{user: i, password: i}], imports: [ {service: {account: E, subject: "svc.>"}}, {service: {account: E, subject: "hdr.>"}}, {service: {account: E, subject: "slow"}} ] }
         }
         """;
 
@@ -42,6 +43,7 @@ public sealed class ServiceLatencyTests
                 [
                     new ServiceExportOptions { Subject = "svc.>", Latency = new ServiceLatencyOptions { Subject = "lat.svc" } },
                     new ServiceExportOptions { Subject = "hdr.>", Latency = new ServiceLatencyOptions { Subject = "lat.hdr", Sampling = ServiceLatencyOptions.HeadersOnly } },
+                    new ServiceExportOptions { Subject = "slow", ResponseThreshold = TimeSpan.FromMilliseconds(200), Latency = new ServiceLatencyOptions { Subject = "lat.slow" } },
                 ],
             },
         });
@@ -51,7 +53,12 @@ public sealed class ServiceLatencyTests
             Users = [AccountIsolationTests.User("i")],
             Imports = new AccountImportOptions
             {
-                Services = [new ServiceImportOptions { Account = "E", Subject = "svc.>" }, new ServiceImportOptions { Account = "E", Subject = "hdr.>" }],
+                Services =
+                [
+                    new ServiceImportOptions { Account = "E", Subject = "svc.>" },
+                    new ServiceImportOptions { Account = "E", Subject = "hdr.>" },
+                    new ServiceImportOptions { Account = "E", Subject = "slow" },
+                ],
             },
         });
     }
@@ -131,6 +138,28 @@ public sealed class ServiceLatencyTests
         Assert.Equal(FailureKeys, Keys(unavailable));
         Assert.Equal(503, unavailable.GetProperty("status").GetInt32());
         Assert.Equal("Service Unavailable", unavailable.GetProperty("description").GetString());
+    }
+
+    [Theory(Timeout = 30_000)]
+    [MemberData(nameof(Servers))]
+    public async Task A_request_not_answered_within_the_response_threshold_is_504(ServerKind kind)
+    {
+        await using var server = await StartAsync(kind);
+        await using var exporter = await ConnectAsync(server, "e");
+        await using var requester = await ConnectAsync(server, "i");
+        await using var results = await exporter.SubscribeCoreAsync<string>("lat.slow");
+        await using var requests = await exporter.SubscribeCoreAsync<string>("slow");
+        await using var inbox = await requester.SubscribeCoreAsync<string>("_INBOX.slow");
+        await exporter.PingAsync();
+        await requester.PingAsync();
+
+        await requester.PublishAsync("slow", "x", replyTo: "_INBOX.slow");
+        await requests.Msgs.ReadAsync().AsTask().WaitAsync(NatsClients.Timeout);
+
+        var timeout = await NextAsync(results);
+        Assert.Equal(FailureKeys, Keys(timeout));
+        Assert.Equal(504, timeout.GetProperty("status").GetInt32());
+        Assert.Equal("Service Timeout", timeout.GetProperty("description").GetString());
     }
 
     [Theory(Timeout = 30_000)]

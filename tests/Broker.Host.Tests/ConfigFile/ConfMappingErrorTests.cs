@@ -135,18 +135,19 @@ public sealed class ConfMappingErrorTests
     [Fact]
     public void A_services_latency_and_its_keys_are_mapped()
     {
-        var mapping = ConfMappingTests.Map("accounts {\n  A: { exports: [ {service: \"svc.>\", accounts: [B], response_type: chunked, response_threshold: \"5s\", latency: lat}, {service: one, latency: {sampling: \"25%\", subject: lat.one}}, {service: two, latency: {sampling: headers, subject: lat.two}} ] }\n  B: { imports: [ {service: {account: A, subject: \"svc.>\"}, to: \"my.>\", share: true} ] }\n}");
+        var mapping = ConfMappingTests.Map("accounts {\n  A: { exports: [ {service: \"svc.>\", accounts: [B], response_type: chunked, response_threshold: \"5s\"}, {service: zero, latency: lat}, {service: one, latency: {sampling: \"25%\", subject: lat.one}}, {service: two, latency: {sampling: headers, subject: lat.two}} ] }\n  B: { imports: [ {service: {account: A, subject: \"svc.>\"}, to: \"my.>\", share: true} ] }\n}");
 
-        Assert.Empty(mapping.Diagnostics);
+        Assert.True(mapping.Diagnostics.Count == 0, string.Join("\n", mapping.Diagnostics));
         Assert.Equal("svc.>", mapping.Settings["Broker:Accounts:0:Exports:Services:0:Subject"]);
         Assert.Equal("B", mapping.Settings["Broker:Accounts:0:Exports:Services:0:Accounts:0"]);
         Assert.Equal("Chunked", mapping.Settings["Broker:Accounts:0:Exports:Services:0:ResponseType"]);
         Assert.Equal("00:00:05", mapping.Settings["Broker:Accounts:0:Exports:Services:0:ResponseThreshold"]);
-        Assert.Equal("lat", mapping.Settings["Broker:Accounts:0:Exports:Services:0:Latency:Subject"]);
-        Assert.Equal("100", mapping.Settings["Broker:Accounts:0:Exports:Services:0:Latency:Sampling"]);
-        Assert.Equal("lat.one", mapping.Settings["Broker:Accounts:0:Exports:Services:1:Latency:Subject"]);
-        Assert.Equal("25", mapping.Settings["Broker:Accounts:0:Exports:Services:1:Latency:Sampling"]);
-        Assert.Equal("0", mapping.Settings["Broker:Accounts:0:Exports:Services:2:Latency:Sampling"]);
+        Assert.False(mapping.Settings.ContainsKey("Broker:Accounts:0:Exports:Services:0:Latency:Subject"));
+        Assert.Equal("lat", mapping.Settings["Broker:Accounts:0:Exports:Services:1:Latency:Subject"]);
+        Assert.Equal("100", mapping.Settings["Broker:Accounts:0:Exports:Services:1:Latency:Sampling"]);
+        Assert.Equal("lat.one", mapping.Settings["Broker:Accounts:0:Exports:Services:2:Latency:Subject"]);
+        Assert.Equal("25", mapping.Settings["Broker:Accounts:0:Exports:Services:2:Latency:Sampling"]);
+        Assert.Equal("0", mapping.Settings["Broker:Accounts:0:Exports:Services:3:Latency:Sampling"]);
         Assert.Equal("A", mapping.Settings["Broker:Accounts:1:Imports:Services:0:Account"]);
         Assert.Equal("svc.>", mapping.Settings["Broker:Accounts:1:Imports:Services:0:Subject"]);
         Assert.Equal("my.>", mapping.Settings["Broker:Accounts:1:Imports:Services:0:To"]);
