@@ -29,7 +29,8 @@ public sealed class AccountIsolationTests
 
     internal static UserOptions User(string name) => new() { User = name, Password = name };
 
-    private static Task<NatsConnection> ConnectAsync(ServerUnderTest server, string user) =>
+    /// <summary>A NATS.Client.Core connection of the configured user <paramref name="user"/> (its password is its name).</summary>
+    internal static Task<NatsConnection> ConnectAsync(ServerUnderTest server, string user) =>
         NatsClients.ConnectAsync(server.Url, user, o => o.WithUser(user, user));
 
     [Theory(Timeout = 30_000)]

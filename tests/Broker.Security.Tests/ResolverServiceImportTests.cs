@@ -23,6 +23,7 @@ public sealed class ResolverServiceImportTests : IDisposable
 
     private string Dir(ServerKind kind) => Path.Combine(directory, kind.ToString());
 
+    /// <summary>A NATS.Client.Core connection of a new user of <paramref name="account"/>, named <paramref name="name"/>.</summary>
     internal static Task<NatsConnection> ConnectUserAsync(ServerUnderTest server, KeyPair account, string name)
     {
         var (user, jwt) = TestOperator.CreateUser(account);
@@ -32,7 +33,8 @@ public sealed class ResolverServiceImportTests : IDisposable
     private static ExportClaim Service(string subject, bool tokenRequired = false, string? responseType = null) =>
         new() { Name = subject, Subject = subject, Type = "service", TokenRequired = tokenRequired, ResponseType = responseType };
 
-    private static async Task<string> AskAsync(NatsConnection connection, string subject, string body) =>
+    /// <summary>The answer to a request, within <see cref="NatsClients.Timeout"/>.</summary>
+    internal static async Task<string> AskAsync(NatsConnection connection, string subject, string body) =>
         (await connection.RequestAsync<string, string>(subject, body, replyOpts: new NatsSubOpts { Timeout = NatsClients.Timeout })).Data ?? string.Empty;
 
     [Theory]

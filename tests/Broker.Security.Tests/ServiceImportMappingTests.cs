@@ -60,17 +60,14 @@ public sealed class ServiceImportMappingTests
         });
     }
 
-    private static Task<NatsConnection> ConnectAsync(ServerUnderTest server, string user) =>
-        NatsClients.ConnectAsync(server.Url, user, o => o.WithUser(user, user));
-
     [Theory(Timeout = 30_000)]
     [MemberData(nameof(Servers))]
     public async Task A_request_is_mapped_in_each_exporter_it_crosses_and_answered(ServerKind kind)
     {
         await using var server = await ServerUnderTest.StartAsync(kind, Accounts, Conf);
-        await using var responder = await ConnectAsync(server, "a");
-        await using var watcher = await ConnectAsync(server, "b");
-        await using var requester = await ConnectAsync(server, "c");
+        await using var responder = await AccountIsolationTests.ConnectAsync(server, "a");
+        await using var watcher = await AccountIsolationTests.ConnectAsync(server, "b");
+        await using var requester = await AccountIsolationTests.ConnectAsync(server, "c");
         await using var requests = await responder.SubscribeCoreAsync<string>(">");
         await using var seen = await watcher.SubscribeCoreAsync<string>("mid.>");
         await responder.PingAsync();

@@ -2,6 +2,7 @@ using System.Text.Json;
 using Broker.Core.Internal.Jwt;
 using NATS.Client.Core;
 using NATS.NKeys;
+using static Broker.Security.Tests.ResolverServiceImportTests;
 using static Broker.Security.Tests.ResolverTests;
 
 namespace Broker.Security.Tests;
@@ -21,20 +22,11 @@ public sealed class SystemAccountJwtTests : IDisposable
 
     public void Dispose() => Directory.Delete(directory, recursive: true);
 
-    private static Task<NatsConnection> ConnectUserAsync(ServerUnderTest server, KeyPair account, string name)
-    {
-        var (user, jwt) = TestOperator.CreateUser(account);
-        return NatsClients.ConnectAsync(server.Url, name, o => o with { AuthOpts = new NatsAuthOpts { Jwt = jwt, Seed = user.GetSeed() } });
-    }
-
     private static ExportClaim Export(string type, string subject, uint tokenPosition = 0) =>
         new() { Name = subject, Subject = subject, Type = type, AccountTokenPosition = tokenPosition };
 
     private static ImportClaim Import(string type, KeyPair from, string subject) =>
         new() { Name = subject, Subject = subject, Account = from.GetPublicKey(), Type = type };
-
-    private static async Task<string> AskAsync(NatsConnection connection, string subject, string body) =>
-        (await connection.RequestAsync<string, string>(subject, body, replyOpts: new NatsSubOpts { Timeout = NatsClients.Timeout })).Data ?? string.Empty;
 
     // Answers every request on the subject with "<subject>:<data>" until cancelled.
     private static async Task<Task> RespondAsync(NatsConnection connection, string subject, CancellationToken cancel)
