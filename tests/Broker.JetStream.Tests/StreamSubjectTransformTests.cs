@@ -1,3 +1,5 @@
+using System.Globalization;
+using Broker.Storage.FileStore;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
@@ -122,6 +124,35 @@ public sealed class StreamSubjectTransformTests
         Assert.Equal("ok.*", kept.Info.Config.SubjectTransform?.Src);
         (await js.PublishAsync("ok.1", "x")).EnsureSuccess();
         Assert.Equal("ok.1", (await kept.GetAsync(new StreamMsgGetRequest { Seq = 1 })).Message.Subject);
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task A_file_stream_keeps_its_transform_and_republish_across_a_restart()
+    {
+        using var store = new TempDirectory("js-transform-");
+        var config = new StreamConfig("F", ["f.>"])
+        {
+            Storage = StreamConfigStorage.File,
+            SubjectTransform = new SubjectTransform { Src = "f.*", Dest = "kept.$1" },
+            Republish = new Republish { Src = "", Dest = "copy.>" },
+        };
+        for (var run = 1; run <= 2; run++)
+        {
+            await using var broker = await TestBroker.StartAsync(plugins: [new JetStreamPlugin(new JetStreamOptions { StoreDirectory = store.Path }), new FileStorePlugin(new FileStoreOptions())]);
+            await using var connection = await NatsClients.ConnectAsync(broker.Url);
+            var js = new NatsJSContext(connection);
+            if (run == 1)
+            {
+                await js.CreateStreamAsync(config);
+            }
+
+            await using var copies = await connection.SubscribeCoreAsync<string>("copy.>");
+            await connection.PingAsync();
+            (await js.PublishAsync("f.x", $"run {run}")).EnsureSuccess();
+            var copy = await copies.NextAsync();
+            Assert.Equal(("copy.kept.x", $"run {run}"), (copy.Subject, copy.Data));
+            Assert.Equal((run.ToString(CultureInfo.InvariantCulture), (run - 1).ToString(CultureInfo.InvariantCulture)), (copy.Headers?["Nats-Sequence"].ToString(), copy.Headers?["Nats-Last-Sequence"].ToString()));
+        }
     }
 
     [Fact(Timeout = 30_000)]

@@ -34,9 +34,9 @@ public class MessageIngestTests
     {
         var (store, ingest) = await IngestAsync();
 
-        Assert.Equal(new IngestOutcome(null, 1, false, true, 0), Append(ingest, "s.a"));
-        Assert.Equal(new IngestOutcome(null, 2, false, false, 0), Append(ingest, "s.b", hasReply: false));
-        Assert.Equal(new IngestOutcome(null, 3, false, false, 0), Append(ingest, "s.b", new StreamConfig { Name = "S", MaxMsgSize = -1, NoAck = true }));
+        Assert.Equal(new IngestOutcome(null, 1, false, true, 0, Stored: true), Append(ingest, "s.a"));
+        Assert.Equal(new IngestOutcome(null, 2, false, false, 0, Stored: true), Append(ingest, "s.b", hasReply: false));
+        Assert.Equal(new IngestOutcome(null, 3, false, false, 0, Stored: true), Append(ingest, "s.b", new StreamConfig { Name = "S", MaxMsgSize = -1, NoAck = true }));
 
         Assert.Equal(3UL, store.GetState().Messages);
         Assert.Equal(3UL, ingest.LastSequence);
