@@ -137,15 +137,23 @@ public sealed class AccountStateReloadTests
         var deadline = DateTime.UtcNow + MqttBroker.Timeout;
         while (true)
         {
+            // Refused until the engine has started the account's JetStream again: MQTTnet throws for 3.1.1 and returns
+            // the refusing CONNACK's result (not connected) for 5.
             try
             {
-                return await server.MqttAsync(user, "device", cleanSession: false, version);
+                var device = await server.MqttAsync(user, "device", cleanSession: false, version);
+                if (device.Client.IsConnected || DateTime.UtcNow >= deadline)
+                {
+                    return device;
+                }
+
+                device.Dispose();
             }
             catch (MQTTnet.Exceptions.MqttCommunicationException) when (DateTime.UtcNow < deadline)
             {
-                // Refused until the engine has started the account's JetStream again.
-                await Task.Delay(200);
             }
+
+            await Task.Delay(200);
         }
     }
 }
