@@ -1,0 +1,434 @@
+using System.Buffers;
+using System.Buffers.Text;
+using System.Diagnostics;
+using System.Text;
+using System.Text.Json;
+using Broker.Abstractions;
+using Broker.JetStream.Internal.Api;
+using Broker.JetStream.Internal.Json;
+using Broker.JetStream.Internal.Models;
+
+namespace Broker.JetStream.Internal.Streams;
+
+/// <summary>
+/// What arrives from the origin: the consumer's create reply, then its deliveries (nats-server
+/// <c>processInboundMirrorMsg</c>, <c>processInboundSourceMsg</c>): flow-control requests are answered, heartbeats
+/// checked for a gap, messages tracked by their ack reply (<c>$JS.ACK.&lt;stream&gt;.&lt;consumer&gt;.&lt;dc&gt;.&lt;sseq&gt;.&lt;dseq&gt;.&lt;ts&gt;.&lt;pending&gt;</c>)
+/// and appended: a mirror's at the origin's sequence (skipping what the origin no longer has), a source's as a publish
+/// with <c>Nats-Stream-Source: &lt;iname&gt; &lt;sseq&gt;</c> replacing any it carried.
+/// </summary>
+internal sealed partial class SourceLink
+{
+    // nats-server dgetCaughtUpThresh: a mirror answers its origin's direct gets once this close.
+    private const ulong DirectGetCaughtUp = 10;
+
+    private readonly ArrayBufferWriter<byte> sourceHeaders = new();
+
+    // Deliveries that came before the create reply (guarded by sync; replayed in order by the reply's handler).
+    private List<EarlyMessage>? early;
+    private byte[]? headerScratch;
+    private byte[]? strippedScratch;
+
+    /// <summary>The header naming where a sourced message came from.</summary>
+    public static ReadOnlySpan<byte> StreamSourceHeader => "Nats-Stream-Source"u8;
+
+    /// <summary>nats-server <c>streamAndSeq</c>: <c>&lt;iname&gt; &lt;seq&gt;</c>, or the older form, an ack reply subject.</summary>
+    public static bool TryParseSourceHeader(ReadOnlySpan<byte> value, out string name, out ulong sequence)
+    {
+        name = "";
+        sequence = 0;
+        if (value.StartsWith(ApiSubjects.AckPrefix.Select(static c => (byte)c).ToArray()))
+        {
+            if (!TryParseAckReply(value, out var stream, out _, out _, out sequence, out _, out _, out _))
+            {
+                return false;
+            }
+
+            name = Encoding.UTF8.GetString(stream);
+            return true;
+        }
+
+        var space = value.IndexOf((byte)' ');
+        if (space <= 0 || value[(space + 1)..].IndexOf((byte)' ') >= 0)
+        {
+            return false;
+        }
+
+        name = Encoding.UTF8.GetString(value[..space]);
+        return Utf8Parser.TryParse(value[(space + 1)..], out sequence, out var consumed) && consumed == value.Length - space - 1;
+    }
+
+    private void OnCreateReply(in BusMessage message, int setup)
+    {
+        string? name = null;
+        ulong delivered = 0;
+        ApiError? failure = null;
+        try
+        {
+            using var document = JsonDocument.Parse(message.Payload.ToArray());
+            var root = document.RootElement;
+            if (root.TryGetProperty("error", out var problem))
+            {
+                failure = problem.Deserialize(JetStreamJson.Context.ApiError);
+            }
+            else
+            {
+                name = root.GetProperty("name").GetString();
+                delivered = root.GetProperty("delivered").GetProperty("stream_seq").GetUInt64();
+            }
+        }
+        catch (Exception ex) when (ex is JsonException or KeyNotFoundException or InvalidOperationException or FormatException)
+        {
+            failure = ApiErrors.InvalidJson;
+        }
+
+        List<EarlyMessage>? replay;
+        lock (sync)
+        {
+            if (stopped || setup != generation)
+            {
+                return;
+            }
+
+            replies?.Dispose();
+            replies = null;
+            setupInProgress = false;
+            if (failure is not null || name is null)
+            {
+                error = failure ?? ApiErrors.InvalidJson;
+                early = null;
+                JetStreamLog.SourceConsumerFailed(stream.Account.Logger, isMirror ? "mirror" : "source", error.Description);
+                ScheduleRetryLocked(setupSequence, setupTime);
+                return;
+            }
+
+            if (isMirror)
+            {
+                streamSeq = delivered;
+            }
+            else if (streamSeq != delivered)
+            {
+                streamSeq = delivered + 1;
+            }
+
+            consumerName = name;
+            deliverSeq = 0;
+            running = true;
+            lastHeard = Stopwatch.GetTimestamp();
+            replay = early;
+            early = null;
+        }
+
+        if (isMirror)
+        {
+            // The origin no longer has what comes before its consumer's start: those sequences are used up here too.
+            stream.SkipMessages(delivered);
+        }
+
+        foreach (var held in replay ?? [])
+        {
+            Process(held.Subject, held.Reply, new ReadOnlySequence<byte>(held.Headers), new ReadOnlySequence<byte>(held.Payload));
+        }
+    }
+
+    private void OnDelivery(in BusMessage message, int setup)
+    {
+        lock (sync)
+        {
+            if (stopped || setup != generation)
+            {
+                return;
+            }
+
+            if (consumerName is null)
+            {
+                if (setupInProgress)
+                {
+                    (early ??= []).Add(new EarlyMessage(message.Subject.ToArray(), message.ReplyTo.ToArray(), message.Headers.ToArray(), message.Payload.ToArray()));
+                }
+
+                return;
+            }
+        }
+
+        Process(message.Subject, message.ReplyTo, message.Headers, message.Payload);
+    }
+
+    /// <summary>One delivery of the current consumer; <paramref name="subject"/> is the message's own (the stored subject).</summary>
+    private void Process(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    {
+        var headerBlock = headers.IsEmpty ? default : NatsHeaders.Contiguous(headers, ref headerScratch);
+        if (payload.IsEmpty && headerBlock.StartsWith("NATS/1.0 100 "u8))
+        {
+            OnControl(reply, headerBlock);
+            return;
+        }
+
+        if (!TryParseAckReply(reply, out _, out var consumer, out var deliveryCount, out var sseq, out var sseqText, out var dseq, out var pending))
+        {
+            return;
+        }
+
+        if (isMirror)
+        {
+            OnMirrored(subject, consumer, deliveryCount, sseq, dseq, pending, headers, payload);
+        }
+        else
+        {
+            OnSourced(subject, consumer, deliveryCount, sseq, sseqText, dseq, pending, headerBlock, payload);
+        }
+    }
+
+    private void OnControl(ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headerBlock)
+    {
+        string? answer = null;
+        var restart = false;
+        lock (sync)
+        {
+            if (consumerName is null)
+            {
+                return;
+            }
+
+            lastHeard = Stopwatch.GetTimestamp();
+            if (!reply.IsEmpty)
+            {
+                answer = Encoding.UTF8.GetString(reply);
+            }
+            else if (NatsHeaders.TryGetUInt64(headerBlock, "Nats-Last-Consumer"u8, out var lastDelivered, out _) && lastDelivered > 0 && lastDelivered != deliverSeq)
+            {
+                // A heartbeat says more was delivered than arrived here.
+                restart = true;
+            }
+            else if (NatsHeaderBlock.TryGetValue(headerBlock, "Nats-Consumer-Stalled"u8, out var stalled) && !stalled.IsEmpty)
+            {
+                answer = Encoding.UTF8.GetString(stalled);
+            }
+        }
+
+        if (answer is not null)
+        {
+            client.Publish(Encoding.UTF8.GetBytes(answer), default, default, default);
+        }
+
+        if (restart)
+        {
+            Restart();
+        }
+    }
+
+    private bool IsCurrentLocked(ReadOnlySpan<byte> consumer) =>
+        consumerName is not null && consumer.SequenceEqual(Encoding.UTF8.GetBytes(consumerName));
+
+    private void OnMirrored(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> consumer, ulong deliveryCount, ulong sseq, ulong dseq, ulong pending, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    {
+        ulong oldLag, oldSseq, oldDseq, skipTo = 0;
+        var subscribeDirect = false;
+        lock (sync)
+        {
+            if (!IsCurrentLocked(consumer) || deliveryCount > 1)
+            {
+                return;
+            }
+
+            lastHeard = Stopwatch.GetTimestamp();
+            (oldLag, oldSseq, oldDseq) = (lag, streamSeq, deliverSeq);
+            if (sseq == streamSeq + 1)
+            {
+                deliverSeq = dseq;
+                streamSeq++;
+            }
+            else if (sseq <= streamSeq)
+            {
+                return;
+            }
+            else if (dseq == deliverSeq + 1)
+            {
+                // The origin expired or deleted what lies between.
+                skipTo = sseq - 1;
+                deliverSeq++;
+                streamSeq = sseq;
+            }
+            else
+            {
+                goto restart;
+            }
+
+            lag = pending == 0 ? 0 : pending - 1;
+            subscribeDirect = stream.Config.MirrorDirect && !directSubscribed && pending < DirectGetCaughtUp;
+            directSubscribed |= subscribeDirect;
+        }
+
+        if (subscribeDirect)
+        {
+            // Caught up: answer the origin's direct gets too (subscribed outside the lock, which stays a leaf).
+            var subscriptions = stream.SubscribeMirrorDirect(Source.Name);
+            lock (sync)
+            {
+                (mirrorDirect, subscriptions) = directSubscribed && mirrorDirect is null ? (subscriptions, null) : (mirrorDirect, subscriptions);
+            }
+
+            foreach (var subscription in subscriptions ?? [])
+            {
+                subscription.Dispose();
+            }
+        }
+
+        if (skipTo > 0)
+        {
+            stream.SkipMessages(skipTo);
+        }
+
+        if (stream.AppendMirrored(sseq, subject, headers, payload, out var failure))
+        {
+            if (failure is not null)
+            {
+                JetStreamLog.SourceAppendFailed(stream.Account.Logger, "mirror", stream.Account.Name, stream.Name, failure.Description);
+            }
+
+            return;
+        }
+
+        // We may have missed messages: start over unless this one is already here.
+        var alreadyHere = sseq <= stream.LastSequence;
+        lock (sync)
+        {
+            (streamSeq, deliverSeq) = (oldSseq, oldDseq);
+            if (alreadyHere)
+            {
+                lag = oldLag;
+                return;
+            }
+        }
+
+    restart:
+        Restart();
+    }
+
+    private void OnSourced(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> consumer, ulong deliveryCount, ulong sseq, ReadOnlySpan<byte> sseqText, ulong dseq, ulong pending, ReadOnlySpan<byte> headerBlock, in ReadOnlySequence<byte> payload)
+    {
+        ulong previous;
+        lock (sync)
+        {
+            if (!IsCurrentLocked(consumer) || deliveryCount > 1)
+            {
+                return;
+            }
+
+            lastHeard = Stopwatch.GetTimestamp();
+            previous = streamSeq;
+            if (dseq == deliverSeq + 1)
+            {
+                deliverSeq++;
+                streamSeq = sseq;
+            }
+            else if (dseq > deliverSeq)
+            {
+                goto restart;
+            }
+            else
+            {
+                return;
+            }
+
+            lag = pending == 0 ? 0 : pending - 1;
+        }
+
+        var block = StripSourceHeader(headerBlock);
+        sourceHeaders.ResetWrittenCount();
+        var value = new byte[Encoding.UTF8.GetByteCount(IndexName) + 1 + sseqText.Length];
+        var written = Encoding.UTF8.GetBytes(IndexName, value);
+        value[written] = (byte)' ';
+        sseqText.CopyTo(value.AsSpan(written + 1));
+        NatsHeaders.Append(sourceHeaders, block, "Nats-Stream-Source", value);
+        var failure = stream.AppendSourced(subject, sourceHeaders.WrittenSpan, new ReadOnlySequence<byte>(sourceHeaders.WrittenMemory), payload);
+        if (failure is null)
+        {
+            return;
+        }
+
+        JetStreamLog.SourceAppendFailed(stream.Account.Logger, $"source \"{IndexName}\"", stream.Account.Name, stream.Name, failure.Description);
+        lock (sync)
+        {
+            streamSeq = previous;
+        }
+
+    restart:
+        Restart();
+    }
+
+    /// <summary>nats-server <c>removeHeaderIfPresent</c> for <c>Nats-Stream-Source</c> (a stream sourcing a sourcing stream).</summary>
+    private ReadOnlySpan<byte> StripSourceHeader(ReadOnlySpan<byte> block)
+    {
+        var at = block.IndexOf("\nNats-Stream-Source:"u8);
+        if (at < 0)
+        {
+            return block;
+        }
+
+        var start = at + 1;
+        var end = block[start..].IndexOf("\r\n"u8);
+        if (end < 0)
+        {
+            return block;
+        }
+
+        var length = block.Length - end - 2;
+        if (length <= "NATS/1.0\r\n\r\n".Length)
+        {
+            return default;
+        }
+
+        if (strippedScratch is null || strippedScratch.Length < length)
+        {
+            strippedScratch = new byte[Math.Max(length, 256)];
+        }
+
+        block[..start].CopyTo(strippedScratch);
+        block[(start + end + 2)..].CopyTo(strippedScratch.AsSpan(start));
+        return strippedScratch.AsSpan(0, length);
+    }
+
+    /// <summary>
+    /// Reads nats-server's ack reply (<c>replyInfo</c>): the origin stream and consumer, the delivery count, the stream
+    /// sequence (and its text), the delivery sequence and the pending count.
+    /// </summary>
+    private static bool TryParseAckReply(ReadOnlySpan<byte> reply, out ReadOnlySpan<byte> stream, out ReadOnlySpan<byte> consumer, out ulong deliveryCount, out ulong sseq, out ReadOnlySpan<byte> sseqText, out ulong dseq, out ulong pending)
+    {
+        stream = consumer = sseqText = default;
+        deliveryCount = sseq = dseq = pending = 0;
+        Span<Range> tokens = stackalloc Range[9];
+        var count = 0;
+        var start = 0;
+        for (var i = 0; i <= reply.Length; i++)
+        {
+            if (i < reply.Length && reply[i] != (byte)'.')
+            {
+                continue;
+            }
+
+            if (count == tokens.Length)
+            {
+                return false;
+            }
+
+            tokens[count++] = new Range(start, i);
+            start = i + 1;
+        }
+
+        if (count != 9 || !reply[tokens[0]].SequenceEqual("$JS"u8) || !reply[tokens[1]].SequenceEqual("ACK"u8))
+        {
+            return false;
+        }
+
+        stream = reply[tokens[2]];
+        consumer = reply[tokens[3]];
+        sseqText = reply[tokens[5]];
+        return Utf8Parser.TryParse(reply[tokens[4]], out deliveryCount, out _)
+            && Utf8Parser.TryParse(sseqText, out sseq, out _)
+            && Utf8Parser.TryParse(reply[tokens[6]], out dseq, out _)
+            && Utf8Parser.TryParse(reply[tokens[8]], out pending, out _);
+    }
+
+    private sealed record EarlyMessage(byte[] Subject, byte[] Reply, byte[] Headers, byte[] Payload);
+}
