@@ -9,11 +9,14 @@ namespace Broker.JetStream.Tests;
 /// <summary>Our broker with JetStream and the memory store (in-process, port 0), or nats-server 2.9.10 with -js.</summary>
 internal sealed class JetStreamServer : IAsyncDisposable
 {
-    private readonly TempDirectory storeDirectory = new("js-test-");
+    private readonly TempDirectory? ownStore;
+    private readonly string storeDirectory;
 
-    private JetStreamServer(ServerKind kind)
+    private JetStreamServer(ServerKind kind, string? storeDirectory)
     {
         Kind = kind;
+        ownStore = storeDirectory is null ? new TempDirectory("js-test-") : null;
+        this.storeDirectory = storeDirectory ?? ownStore!.Path;
     }
 
     public ServerKind Kind { get; }
@@ -26,18 +29,22 @@ internal sealed class JetStreamServer : IAsyncDisposable
 
     public System.Net.EndPoint EndPoint => Ours?.EndPoint ?? Reference!.EndPoint;
 
-    public static async Task<JetStreamServer> StartAsync(ServerKind kind = ServerKind.Ours, Action<JetStreamOptions>? configure = null, IEnumerable<IBrokerPlugin>? extraPlugins = null)
+    /// <param name="kind">Which server.</param>
+    /// <param name="configure">Changes to our broker's JetStream options.</param>
+    /// <param name="extraPlugins">More plugins for our broker (the file store, ...).</param>
+    /// <param name="storeDirectory">The store folder, kept by the caller across restarts; null for a temporary one.</param>
+    public static async Task<JetStreamServer> StartAsync(ServerKind kind = ServerKind.Ours, Action<JetStreamOptions>? configure = null, IEnumerable<IBrokerPlugin>? extraPlugins = null, string? storeDirectory = null)
     {
-        var server = new JetStreamServer(kind);
+        var server = new JetStreamServer(kind, storeDirectory);
         if (kind == ServerKind.Ours)
         {
-            var options = new JetStreamOptions { StoreDirectory = server.storeDirectory.Path };
+            var options = new JetStreamOptions { StoreDirectory = server.storeDirectory };
             configure?.Invoke(options);
             server.Ours = await TestBroker.StartAsync(plugins: [new JetStreamPlugin(options), new MemoryStorePlugin(), .. extraPlugins ?? []]);
         }
         else
         {
-            server.Reference = await ReferenceServer.StartAsync(null, "-js", "-sd", server.storeDirectory.Path);
+            server.Reference = await ReferenceServer.StartAsync(null, "-js", "-sd", server.storeDirectory);
         }
 
         return server;
@@ -64,6 +71,6 @@ internal sealed class JetStreamServer : IAsyncDisposable
             await Reference.DisposeAsync();
         }
 
-        storeDirectory.Dispose();
+        ownStore?.Dispose();
     }
 }

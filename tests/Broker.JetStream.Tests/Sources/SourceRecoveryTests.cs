@@ -1,6 +1,5 @@
-using Broker.Abstractions;
 using Broker.Storage.FileStore;
-using Broker.Storage.MemStore;
+using NATS.Client.Core;
 using static Broker.JetStream.Tests.Sources.SourceTestKit;
 
 namespace Broker.JetStream.Tests.Sources;
@@ -20,13 +19,11 @@ public sealed class SourceRecoveryTests
     public async Task A_mirror_and_a_source_resume_after_a_restart_without_taking_anything_twice(ServerKind kind)
     {
         using var store = new TempDirectory("js-src-");
-        await using (var server = await Server.StartAsync(kind, store.Path))
+        await using (var server = await StartAsync(kind, store.Path))
         {
             await using var connection = await NatsClients.ConnectAsync(server.Url);
             var js = new NATS.Client.JetStream.NatsJSContext(connection);
-            await RequestAsync(connection, "$JS.API.STREAM.CREATE.O", """{"name":"O","subjects":["o.>"],"storage":"file"}""");
-            await RequestAsync(connection, "$JS.API.STREAM.CREATE.M", """{"name":"M","storage":"file","mirror":{"name":"O"}}""");
-            await RequestAsync(connection, "$JS.API.STREAM.CREATE.S", """{"name":"S","storage":"file","sources":[{"name":"O"}]}""");
+            await CreateOriginMirrorAndSourceAsync(connection, "file");
             for (var i = 1; i <= 3; i++)
             {
                 await PublishAsync(js, $"o.{i}", $"m{i}");
@@ -36,7 +33,7 @@ public sealed class SourceRecoveryTests
             await WaitForMessagesAsync(connection, "S", 3);
         }
 
-        await using (var server = await Server.StartAsync(kind, store.Path))
+        await using (var server = await StartAsync(kind, store.Path))
         {
             await using var connection = await NatsClients.ConnectAsync(server.Url);
             var js = new NATS.Client.JetStream.NatsJSContext(connection);
@@ -56,12 +53,10 @@ public sealed class SourceRecoveryTests
     public async Task A_mirror_and_a_source_follow_their_origin_deleted_and_created_again(ServerKind kind)
     {
         using var store = new TempDirectory("js-src-");
-        await using var server = await Server.StartAsync(kind, store.Path);
+        await using var server = await StartAsync(kind, store.Path);
         await using var connection = await NatsClients.ConnectAsync(server.Url);
         var js = new NATS.Client.JetStream.NatsJSContext(connection);
-        await RequestAsync(connection, "$JS.API.STREAM.CREATE.O", """{"name":"O","subjects":["o.>"],"storage":"memory"}""");
-        await RequestAsync(connection, "$JS.API.STREAM.CREATE.M", """{"name":"M","storage":"memory","mirror":{"name":"O"}}""");
-        await RequestAsync(connection, "$JS.API.STREAM.CREATE.S", """{"name":"S","storage":"memory","sources":[{"name":"O"}]}""");
+        await CreateOriginMirrorAndSourceAsync(connection, "memory");
         for (var i = 1; i <= 2; i++)
         {
             await PublishAsync(js, $"o.{i}", $"old{i}");
@@ -90,40 +85,14 @@ public sealed class SourceRecoveryTests
             await MessagesAsync(connection, "S"));
     }
 
-    private sealed class Server : IAsyncDisposable
+    private static Task<JetStreamServer> StartAsync(ServerKind kind, string directory) =>
+        JetStreamServer.StartAsync(kind, extraPlugins: [new FileStorePlugin()], storeDirectory: directory);
+
+    /// <summary>Creates O (subjects <c>o.&gt;</c>), its mirror M and a stream S sourcing it, all of one storage type.</summary>
+    private static async Task CreateOriginMirrorAndSourceAsync(NatsConnection connection, string storage)
     {
-        private TestBroker? ours;
-        private ReferenceServer? reference;
-
-        public string Url => ours?.Url ?? reference!.Url;
-
-        public static async Task<Server> StartAsync(ServerKind kind, string directory)
-        {
-            var server = new Server();
-            if (kind == ServerKind.Ours)
-            {
-                IBrokerPlugin[] plugins = [new JetStreamPlugin(new JetStreamOptions { StoreDirectory = directory }), new MemoryStorePlugin(), new FileStorePlugin()];
-                server.ours = await TestBroker.StartAsync(plugins: plugins);
-            }
-            else
-            {
-                server.reference = await ReferenceServer.StartAsync(null, "-js", "-sd", directory);
-            }
-
-            return server;
-        }
-
-        public async ValueTask DisposeAsync()
-        {
-            if (ours is not null)
-            {
-                await ours.DisposeAsync();
-            }
-
-            if (reference is not null)
-            {
-                await reference.DisposeAsync();
-            }
-        }
+        await RequestAsync(connection, "$JS.API.STREAM.CREATE.O", $$$"""{"name":"O","subjects":["o.>"],"storage":"{{{storage}}}"}""");
+        await RequestAsync(connection, "$JS.API.STREAM.CREATE.M", $$$"""{"name":"M","storage":"{{{storage}}}","mirror":{"name":"O"}}""");
+        await RequestAsync(connection, "$JS.API.STREAM.CREATE.S", $$$"""{"name":"S","storage":"{{{storage}}}","sources":[{"name":"O"}]}""");
     }
 }

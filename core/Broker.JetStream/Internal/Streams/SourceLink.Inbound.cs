@@ -28,6 +28,7 @@ internal sealed partial class SourceLink
     private List<EarlyMessage>? early;
     private byte[]? headerScratch;
     private byte[]? strippedScratch;
+    private byte[]? sourceValue;
 
     /// <summary>The header naming where a sourced message came from.</summary>
     public static ReadOnlySpan<byte> StreamSourceHeader => "Nats-Stream-Source"u8;
@@ -37,7 +38,7 @@ internal sealed partial class SourceLink
     {
         name = "";
         sequence = 0;
-        if (value.StartsWith(ApiSubjects.AckPrefix.Select(static c => (byte)c).ToArray()))
+        if (value.StartsWith("$JS.ACK."u8))
         {
             if (!TryParseAckReply(value, out var stream, out _, out _, out sequence, out _, out _, out _))
             {
@@ -111,7 +112,7 @@ internal sealed partial class SourceLink
                 streamSeq = delivered + 1;
             }
 
-            consumerName = name;
+            consumerName = Encoding.UTF8.GetBytes(name);
             deliverSeq = 0;
             running = true;
             lastHeard = Stopwatch.GetTimestamp();
@@ -218,7 +219,7 @@ internal sealed partial class SourceLink
     }
 
     private bool IsCurrentLocked(ReadOnlySpan<byte> consumer) =>
-        consumerName is not null && consumer.SequenceEqual(Encoding.UTF8.GetBytes(consumerName));
+        consumerName is not null && consumer.SequenceEqual(consumerName);
 
     private void OnMirrored(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> consumer, ulong deliveryCount, ulong sseq, ulong dseq, ulong pending, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
@@ -336,11 +337,11 @@ internal sealed partial class SourceLink
 
         var block = StripSourceHeader(headerBlock);
         sourceHeaders.ResetWrittenCount();
-        var value = new byte[Encoding.UTF8.GetByteCount(IndexName) + 1 + sseqText.Length];
-        var written = Encoding.UTF8.GetBytes(IndexName, value);
-        value[written] = (byte)' ';
-        sseqText.CopyTo(value.AsSpan(written + 1));
-        NatsHeaders.Append(sourceHeaders, block, "Nats-Stream-Source", value);
+        var value = sourceValue ??= new byte[indexNameBytes.Length + 1 + 20];
+        indexNameBytes.CopyTo(value);
+        value[indexNameBytes.Length] = (byte)' ';
+        sseqText.CopyTo(value.AsSpan(indexNameBytes.Length + 1));
+        NatsHeaders.Append(sourceHeaders, block, "Nats-Stream-Source", value.AsSpan(0, indexNameBytes.Length + 1 + sseqText.Length));
         var failure = stream.AppendSourced(subject, sourceHeaders.WrittenSpan, new ReadOnlySequence<byte>(sourceHeaders.WrittenMemory), payload);
         if (failure is null)
         {
@@ -424,8 +425,9 @@ internal sealed partial class SourceLink
         stream = reply[tokens[2]];
         consumer = reply[tokens[3]];
         sseqText = reply[tokens[5]];
-        return Utf8Parser.TryParse(reply[tokens[4]], out deliveryCount, out _)
-            && Utf8Parser.TryParse(sseqText, out sseq, out _)
+        return sseqText.Length <= 20
+            && Utf8Parser.TryParse(reply[tokens[4]], out deliveryCount, out _)
+            && Utf8Parser.TryParse(sseqText, out sseq, out var consumed) && consumed == sseqText.Length
             && Utf8Parser.TryParse(reply[tokens[6]], out dseq, out _)
             && Utf8Parser.TryParse(reply[tokens[8]], out pending, out _);
     }

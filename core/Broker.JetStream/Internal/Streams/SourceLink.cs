@@ -34,9 +34,10 @@ internal sealed partial class SourceLink : IAsyncDisposable
     private readonly Lock sync = new();
     private readonly Timer health;
     private readonly Timer retry;
+    private readonly byte[] indexNameBytes;
 
     // Guarded by sync.
-    private string? consumerName;
+    private byte[]? consumerName;
     private ulong streamSeq;
     private ulong deliverSeq;
     private ulong lag;
@@ -64,6 +65,7 @@ internal sealed partial class SourceLink : IAsyncDisposable
         this.isMirror = isMirror;
         Source = source;
         IndexName = source.IndexName;
+        indexNameBytes = System.Text.Encoding.UTF8.GetBytes(IndexName);
         client = stream.Account.Bus.CreateClient(new BusClientOptions
         {
             Name = $"JetStream stream {stream.Name} {(isMirror ? "mirror" : "source")} {source.Name}",
