@@ -31,6 +31,12 @@ internal static class StreamSourceChecks
         }
 
         Refuse2_10(config);
+        foreach (var origin in config.Mirror is { } only ? [only] : config.Sources!)
+        {
+            // Go's omitempty: an empty filter is no filter, and is not echoed.
+            origin.FilterSubject = string.IsNullOrEmpty(origin.FilterSubject) ? null : origin.FilterSubject;
+        }
+
         var streamSubjects = new List<string>();
         var deliverPrefixes = new List<string>();
         var apiPrefixes = new List<string>();

@@ -102,7 +102,6 @@ internal sealed partial class SourceLink : IAsyncDisposable
         ulong next;
         lock (sync)
         {
-            lastRequest = 0;
             next = streamSeq + 1;
         }
 
