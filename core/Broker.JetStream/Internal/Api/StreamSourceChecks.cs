@@ -30,7 +30,7 @@ internal static class StreamSourceChecks
             return;
         }
 
-        Refuse2_10(config);
+        RefuseSubjectTransforms(config);
         foreach (var origin in config.Mirror is { } only ? [only] : config.Sources!)
         {
             // Go's omitempty: an empty filter is no filter, and is not echoed.
@@ -189,7 +189,7 @@ internal static class StreamSourceChecks
               && (a.External is null ? b.External is null : b.External is not null && a.External.Api == b.External.Api && a.External.Deliver == b.External.Deliver);
 
     /// <summary>2.10's per-source subject transforms are not built: refused by name rather than ignored.</summary>
-    private static void Refuse2_10(StreamConfig config)
+    private static void RefuseSubjectTransforms(StreamConfig config)
     {
         if (config.Mirror?.SubjectTransforms is not null || config.Sources?.Exists(static s => s.SubjectTransforms is not null) == true)
         {

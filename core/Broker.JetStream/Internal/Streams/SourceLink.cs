@@ -49,8 +49,6 @@ internal sealed partial class SourceLink : IAsyncDisposable
     private bool stopped;
     private IBusSubscription? deliveries;
     private IBusSubscription? replies;
-    private string deliverSubject = "";
-    private string replySubject = "";
     private ulong setupSequence;
     private long setupTime;
     private ulong retrySequence;
@@ -160,7 +158,7 @@ internal sealed partial class SourceLink : IAsyncDisposable
             setupTime = startTime;
             var config = ConsumerFor(sequence, startTime, last);
             var external = Source.External;
-            deliverSubject = external is { Deliver.Length: > 0 }
+            var deliverSubject = external is { Deliver.Length: > 0 }
                 ? (external.Deliver + (isMirror ? ".M." : ".S.") + ConsumerValidation.NewName()).Replace("..", ".", StringComparison.Ordinal)
                 : (isMirror ? "$JS.M." : "$JS.S.") + ConsumerValidation.NewName();
             config.DeliverSubject = deliverSubject;
@@ -177,7 +175,7 @@ internal sealed partial class SourceLink : IAsyncDisposable
             }
 
             body = JsonSerializer.SerializeToUtf8Bytes(new ConsumerCreateRequest { Stream = Source.Name, Config = config }, JetStreamJson.Context.ConsumerCreateRequest);
-            reply = replySubject = "$JSC.R." + ConsumerValidation.NewName();
+            reply = "$JSC.R." + ConsumerValidation.NewName();
 
             // Subscribed before the request, as nats-server: the consumer may deliver before its create reply arrives.
             // The handlers carry the setup they belong to: what a cancelled consumer still delivers is dropped.

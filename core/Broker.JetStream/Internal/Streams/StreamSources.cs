@@ -160,8 +160,8 @@ internal sealed class StreamSources(MessageStream stream) : IAsyncDisposable
         for (var sequence = state.LastSequence; sequence >= state.FirstSequence && sequence > 0 && found.Count < wanted.Count; sequence--)
         {
             if (stream.Store.Load(sequence, message) != LoadStatus.Found || message.Headers.IsEmpty
-                || !NatsHeaderBlock.TryGetValue(message.Headers.Span, SourceLink.StreamSourceHeader, out var value)
-                || !SourceLink.TryParseSourceHeader(value, out var name, out var originSequence))
+                || !NatsHeaderBlock.TryGetValue(message.Headers.Span, SourceMessages.StreamSourceHeader, out var value)
+                || !SourceMessages.TryParseSourceHeader(value, out var name, out var originSequence))
             {
                 continue;
             }
