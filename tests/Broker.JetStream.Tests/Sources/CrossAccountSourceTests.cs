@@ -36,8 +36,6 @@ public sealed class CrossAccountSourceTests
         }
         """;
 
-    public static TheoryData<ServerKind> Kinds => new() { ServerKind.Ours, ServerKind.Reference };
-
     private static void Accounts(BrokerOptions options)
     {
         options.Accounts.Add(new AccountOptions
@@ -69,7 +67,7 @@ public sealed class CrossAccountSourceTests
     }
 
     [Theory(Timeout = 120_000)]
-    [MemberData(nameof(Kinds))]
+    [MemberData(nameof(Kinds), MemberType = typeof(SourceTestKit))]
     public async Task A_mirror_and_a_source_follow_a_stream_of_another_account(ServerKind kind)
     {
         using var store = new TempDirectory("js-xsrc-");

@@ -1,5 +1,4 @@
 using System.Text;
-using Broker.Storage.FileStore;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.KeyValueStore;
@@ -14,13 +13,11 @@ namespace Broker.JetStream.Tests.Sources;
 /// </summary>
 public sealed class MirrorDirectTests
 {
-    public static TheoryData<ServerKind> Kinds => new() { ServerKind.Ours, ServerKind.Reference };
-
     [Theory(Timeout = 60_000)]
-    [MemberData(nameof(Kinds))]
+    [MemberData(nameof(Kinds), MemberType = typeof(SourceTestKit))]
     public async Task A_key_value_mirror_answers_the_buckets_direct_gets(ServerKind kind)
     {
-        await using var server = await JetStreamServer.StartAsync(kind, extraPlugins: [new FileStorePlugin()]);
+        await using var server = await StartAsync(kind);
         var (connection, js) = await server.ConnectJetStreamAsync();
         await using var owned = connection;
         var bucket = await new NatsKVContext(js).CreateStoreAsync(new NatsKVConfig("B") { Storage = NatsKVStorageType.Memory });

@@ -1,5 +1,4 @@
 using System.Text.Json;
-using Broker.Storage.FileStore;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
 using static Broker.JetStream.Tests.Sources.SourceTestKit;
@@ -14,14 +13,8 @@ namespace Broker.JetStream.Tests.Sources;
 /// </summary>
 public sealed class MirrorTests
 {
-    public static TheoryData<ServerKind, string> Servers => ServersAndStorage;
-
-    public static TheoryData<ServerKind> Kinds => new() { ServerKind.Ours, ServerKind.Reference };
-
-    private static Task<JetStreamServer> StartAsync(ServerKind kind) => JetStreamServer.StartAsync(kind, extraPlugins: [new FileStorePlugin()]);
-
     [Theory(Timeout = 60_000)]
-    [MemberData(nameof(Servers))]
+    [MemberData(nameof(ServersAndStorage), MemberType = typeof(SourceTestKit))]
     public async Task A_mirror_copies_its_origin_and_follows_it(ServerKind kind, string storage)
     {
         await using var server = await StartAsync(kind);
@@ -60,7 +53,7 @@ public sealed class MirrorTests
     }
 
     [Theory(Timeout = 60_000)]
-    [MemberData(nameof(Servers))]
+    [MemberData(nameof(ServersAndStorage), MemberType = typeof(SourceTestKit))]
     public async Task A_mirror_starts_at_opt_start_seq_and_filters(ServerKind kind, string storage)
     {
         await using var server = await StartAsync(kind);
@@ -86,7 +79,7 @@ public sealed class MirrorTests
     }
 
     [Theory(Timeout = 60_000)]
-    [MemberData(nameof(Kinds))]
+    [MemberData(nameof(Kinds), MemberType = typeof(SourceTestKit))]
     public async Task Mirror_configuration_errors_are_nats_servers(ServerKind kind)
     {
         await using var server = await StartAsync(kind);
@@ -120,7 +113,7 @@ public sealed class MirrorTests
     }
 
     [Theory(Timeout = 60_000)]
-    [MemberData(nameof(Kinds))]
+    [MemberData(nameof(Kinds), MemberType = typeof(SourceTestKit))]
     public async Task A_mirror_of_a_missing_origin_reports_the_error_and_follows_once_it_exists(ServerKind kind)
     {
         await using var server = await StartAsync(kind);

@@ -1,4 +1,3 @@
-using Broker.Storage.FileStore;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
 using static Broker.JetStream.Tests.Sources.SourceTestKit;
@@ -12,13 +11,11 @@ namespace Broker.JetStream.Tests.Sources;
 /// </summary>
 public sealed class SourceClientTests
 {
-    public static TheoryData<ServerKind> Kinds => new() { ServerKind.Ours, ServerKind.Reference };
-
     [Theory(Timeout = 60_000)]
-    [MemberData(nameof(Kinds))]
+    [MemberData(nameof(Kinds), MemberType = typeof(SourceTestKit))]
     public async Task The_client_creates_mirrors_and_sources_and_reads_them(ServerKind kind)
     {
-        await using var server = await JetStreamServer.StartAsync(kind, extraPlugins: [new FileStorePlugin()]);
+        await using var server = await StartAsync(kind);
         var (connection, js) = await server.ConnectJetStreamAsync();
         await using var owned = connection;
         await js.CreateStreamAsync(new StreamConfig("O", ["o.>"]) { Storage = StreamConfigStorage.Memory });

@@ -12,10 +12,8 @@ namespace Broker.JetStream.Tests.Sources;
 /// </summary>
 public sealed class SourceRecoveryTests
 {
-    public static TheoryData<ServerKind> Kinds => new() { ServerKind.Ours, ServerKind.Reference };
-
     [Theory(Timeout = 90_000)]
-    [MemberData(nameof(Kinds))]
+    [MemberData(nameof(Kinds), MemberType = typeof(SourceTestKit))]
     public async Task A_mirror_and_a_source_resume_after_a_restart_without_taking_anything_twice(ServerKind kind)
     {
         using var store = new TempDirectory("js-src-");
@@ -49,7 +47,7 @@ public sealed class SourceRecoveryTests
     }
 
     [Theory(Timeout = 90_000)]
-    [MemberData(nameof(Kinds))]
+    [MemberData(nameof(Kinds), MemberType = typeof(SourceTestKit))]
     public async Task A_mirror_and_a_source_follow_their_origin_deleted_and_created_again(ServerKind kind)
     {
         using var store = new TempDirectory("js-src-");

@@ -1,5 +1,6 @@
 using System.Text;
 using System.Text.Json;
+using Broker.Storage.FileStore;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
 
@@ -8,6 +9,11 @@ namespace Broker.JetStream.Tests.Sources;
 /// <summary>Raw API requests and stream reads shared by the mirror and source tests (both servers answer the same subjects).</summary>
 internal static class SourceTestKit
 {
+    public static TheoryData<ServerKind> Kinds => new() { ServerKind.Ours, ServerKind.Reference };
+
+    /// <summary>Our broker with the memory and the file store, or nats-server 2.9.10 with -js.</summary>
+    public static Task<JetStreamServer> StartAsync(ServerKind kind) => JetStreamServer.StartAsync(kind, extraPlugins: [new FileStorePlugin()]);
+
     public static TheoryData<ServerKind, string> ServersAndStorage => new()
     {
         { ServerKind.Ours, "memory" },

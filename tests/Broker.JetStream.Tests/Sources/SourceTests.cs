@@ -1,5 +1,4 @@
 using System.Text.Json;
-using Broker.Storage.FileStore;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
 using static Broker.JetStream.Tests.Sources.SourceTestKit;
@@ -15,12 +14,8 @@ namespace Broker.JetStream.Tests.Sources;
 /// </summary>
 public sealed class SourceTests
 {
-    public static TheoryData<ServerKind, string> Servers => ServersAndStorage;
-
-    private static Task<JetStreamServer> StartAsync(ServerKind kind) => JetStreamServer.StartAsync(kind, extraPlugins: [new FileStorePlugin()]);
-
     [Theory(Timeout = 60_000)]
-    [MemberData(nameof(Servers))]
+    [MemberData(nameof(ServersAndStorage), MemberType = typeof(SourceTestKit))]
     public async Task A_stream_takes_in_its_sources_with_the_source_header(ServerKind kind, string storage)
     {
         await using var server = await StartAsync(kind);
@@ -63,7 +58,7 @@ public sealed class SourceTests
     }
 
     [Theory(Timeout = 60_000)]
-    [MemberData(nameof(Servers))]
+    [MemberData(nameof(ServersAndStorage), MemberType = typeof(SourceTestKit))]
     public async Task An_update_adds_and_removes_sources_and_message_ids_are_deduplicated(ServerKind kind, string storage)
     {
         await using var server = await StartAsync(kind);
