@@ -110,6 +110,13 @@ public sealed class MirrorTests
         Assert.Equal(default, await Create("S2", """{"name":"S2","storage":"memory","sources":[{"name":"S1"}]}"""));
         Assert.Equal((500, 10052, "detected cycle"), Error(await RequestAsync(connection, "$JS.API.STREAM.UPDATE.S1", """{"name":"S1","storage":"memory","sources":[{"name":"O"},{"name":"S2"}]}""")));
         Assert.Equal((500, 10052, "detected cycle"), await Create("S3", """{"name":"S3","storage":"memory","sources":[{"name":"S3"}]}"""));
+
+        // An origin name that is no stream name is accepted and asked for in vain, as by nats-server.
+        Assert.Equal(default, await Create("E", """{"name":"E","storage":"memory","mirror":{"name":"a b"}}"""));
+        await Eventually.AssertAsync(
+            async () => (await InfoAsync(connection, "E")).GetProperty("mirror").GetRawText()
+                == """{"name":"a b","lag":0,"active":-1,"error":{"code":404,"err_code":10059,"description":"stream not found"}}""",
+            "the mirror reports its origin not found");
     }
 
     [Theory(Timeout = 60_000)]

@@ -180,7 +180,7 @@ internal sealed partial class SourceLink
 
         if (answer is not null)
         {
-            client.Publish(Encoding.UTF8.GetBytes(answer), default, default, default);
+            Send(answer, null, null);
         }
 
         if (restart)

@@ -180,13 +180,43 @@ internal sealed partial class SourceLink : IAsyncDisposable
             // Subscribed before the request, as nats-server: the consumer may deliver before its create reply arrives.
             // The handlers carry the setup they belong to: what a cancelled consumer still delivers is dropped.
             var setup = ++generation;
-            deliveries = client.Subscribe(deliverSubject, null, (in BusMessage message) => OnDelivery(message, setup));
-            replies = client.Subscribe(reply, null, (in BusMessage message) => OnCreateReply(message, setup));
+            try
+            {
+                deliveries = client.Subscribe(deliverSubject, null, (in BusMessage message) => OnDelivery(message, setup));
+                replies = client.Subscribe(reply, null, (in BusMessage message) => OnCreateReply(message, setup));
+            }
+            catch (ArgumentException ex)
+            {
+                // nats-server's JSMirrorConsumerSetupFailedErrF / JSSourceConsumerSetupFailedErrF, then a retry.
+                CancelLocked();
+                error = new ApiError(500, (ushort)(isMirror ? 10029 : 10045), ex.Message);
+                ScheduleRetryLocked(sequence, startTime);
+                return;
+            }
+
             error = null;
             setupInProgress = true;
         }
 
-        client.Publish(System.Text.Encoding.UTF8.GetBytes(subject), System.Text.Encoding.UTF8.GetBytes(reply), default, new System.Buffers.ReadOnlySequence<byte>(body));
+        // A request that cannot go out (an origin name that makes no subject) is one that gets no answer, as in
+        // nats-server: it is asked again after the five seconds.
+        Send(subject, reply, body);
+    }
+
+    /// <summary>Publishes on the link's client; nothing when it cannot (the link stopping, a subject that is not one).</summary>
+    private void Send(string subject, string? reply, byte[]? body)
+    {
+        try
+        {
+            client.Publish(
+                System.Text.Encoding.UTF8.GetBytes(subject),
+                reply is null ? default : System.Text.Encoding.UTF8.GetBytes(reply),
+                default,
+                body is null ? default : new System.Buffers.ReadOnlySequence<byte>(body));
+        }
+        catch (Exception ex) when (ex is ArgumentException or ObjectDisposedException or InvalidOperationException)
+        {
+        }
     }
 
     /// <summary>The consumer a mirror or source asks its origin for.</summary>
