@@ -9,11 +9,14 @@ namespace Broker.JetStream.Tests;
 /// <summary>Our broker with JetStream and the memory store (in-process, port 0), or nats-server 2.9.10 with -js.</summary>
 internal sealed class JetStreamServer : IAsyncDisposable
 {
-    private readonly TempDirectory storeDirectory = new("js-test-");
+    private readonly TempDirectory? ownStore;
+    private readonly string storeDirectory;
 
-    private JetStreamServer(ServerKind kind)
+    private JetStreamServer(ServerKind kind, string? storeDirectory)
     {
         Kind = kind;
+        ownStore = storeDirectory is null ? new TempDirectory("js-test-") : null;
+        this.storeDirectory = storeDirectory ?? ownStore!.Path;
     }
 
     public ServerKind Kind { get; }
@@ -27,27 +30,29 @@ internal sealed class JetStreamServer : IAsyncDisposable
     public System.Net.EndPoint EndPoint => Ours?.EndPoint ?? Reference!.EndPoint;
 
     /// <param name="kind">Which server.</param>
-    /// <param name="configure">Adjusts our JetStream options.</param>
-    /// <param name="extraPlugins">More plugins for our broker.</param>
+    /// <param name="configure">Changes to our broker's JetStream options.</param>
+    /// <param name="extraPlugins">More plugins for our broker (the file store, ...).</param>
     /// <param name="broker">Adjusts our broker's options; <paramref name="referenceConfig"/> says the same to nats-server.</param>
     /// <param name="referenceConfig">A configuration file's text for nats-server (JetStream is turned on by its flags).</param>
+    /// <param name="storeDirectory">The store folder, kept by the caller across restarts; null for a temporary one.</param>
     public static async Task<JetStreamServer> StartAsync(
         ServerKind kind = ServerKind.Ours,
         Action<JetStreamOptions>? configure = null,
         IEnumerable<IBrokerPlugin>? extraPlugins = null,
         Action<Broker.Core.BrokerOptions>? broker = null,
-        string? referenceConfig = null)
+        string? referenceConfig = null,
+        string? storeDirectory = null)
     {
-        var server = new JetStreamServer(kind);
+        var server = new JetStreamServer(kind, storeDirectory);
         if (kind == ServerKind.Ours)
         {
-            var options = new JetStreamOptions { StoreDirectory = server.storeDirectory.Path };
+            var options = new JetStreamOptions { StoreDirectory = server.storeDirectory };
             configure?.Invoke(options);
             server.Ours = await TestBroker.StartAsync(broker, [new JetStreamPlugin(options), new MemoryStorePlugin(), .. extraPlugins ?? []]);
         }
         else
         {
-            server.Reference = await ReferenceServer.StartAsync(referenceConfig, "-js", "-sd", server.storeDirectory.Path);
+            server.Reference = await ReferenceServer.StartAsync(referenceConfig, "-js", "-sd", server.storeDirectory);
         }
 
         return server;
@@ -74,6 +79,6 @@ internal sealed class JetStreamServer : IAsyncDisposable
             await Reference.DisposeAsync();
         }
 
-        storeDirectory.Dispose();
+        ownStore?.Dispose();
     }
 }

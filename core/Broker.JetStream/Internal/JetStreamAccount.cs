@@ -1,5 +1,6 @@
 using Broker.Abstractions;
 using Broker.JetStream.Internal.Api;
+using Broker.JetStream.Internal.Models;
 using Broker.JetStream.Internal.Streams;
 
 namespace Broker.JetStream.Internal;
@@ -156,6 +157,9 @@ internal sealed partial class JetStreamAccount : IAsyncDisposable
             return streams.GetValueOrDefault(name);
         }
     }
+
+    /// <summary>The configuration of a stream of the account, null when it has none (the checks of mirrors and sources).</summary>
+    public StreamConfig? FindStreamConfig(string name) => FindStream(name)?.Config;
 
     /// <summary>Every stream, ordered by name.</summary>
     public List<MessageStream> StreamsByName()

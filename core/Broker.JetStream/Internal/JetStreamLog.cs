@@ -76,4 +76,10 @@ internal static partial class JetStreamLog
 
     [LoggerMessage(1024, LogLevel.Information, "Purge request for account {Account} (streams: {Streams}, hasAccount: {HasAccount})")]
     public static partial void AccountPurge(ILogger logger, string account, int streams, string hasAccount);
+
+    [LoggerMessage(1030, LogLevel.Warning, "Error processing inbound {Kind} message for '{Account} > {Stream}': {Error}")]
+    public static partial void SourceAppendFailed(ILogger logger, string kind, string account, string stream, string error);
+
+    [LoggerMessage(1031, LogLevel.Warning, "JetStream error response for create {Kind} consumer: {Error}")]
+    public static partial void SourceConsumerFailed(ILogger logger, string kind, string error);
 }

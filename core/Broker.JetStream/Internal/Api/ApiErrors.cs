@@ -73,6 +73,18 @@ internal static class ApiErrors
     public static ApiError ConsumerOverlappingSubjectFilters { get; } = new(400, 10138, "consumer subject filters cannot overlap");
     public static ApiError ConsumerDuplicateFilterSubjects { get; } = new(400, 10136, "consumer cannot have both FilterSubject and FilterSubjects specified");
 
+    public static ApiError MirrorWithSubjects { get; } = new(400, 10034, "stream mirrors can not contain subjects");
+    public static ApiError MirrorWithSources { get; } = new(400, 10031, "stream mirrors can not also contain other sources");
+    public static ApiError MirrorMaxMessageSizeTooBig { get; } = new(400, 10030, "stream mirror must have max message size >= source");
+    public static ApiError SourceMaxMessageSizeTooBig { get; } = new(400, 10046, "stream source must have max message size >= target");
+    public static ApiError StreamMirrorNotUpdatable { get; } = new(400, 10055, "stream mirror configuration can not be updated");
+
+    public static ApiError StreamInvalidExternalDeliverySubject(string prefix) => new(400, 10024, $"stream external delivery prefix {prefix} must not contain wildcards");
+
+    public static ApiError StreamExternalDeliverPrefixOverlaps(string prefix, string subject) => new(400, 10022, $"stream external delivery prefix {prefix} overlaps with stream subject {subject}");
+
+    public static ApiError StreamExternalApiOverlap(string prefix, string subject) => new(400, 10021, $"stream external api prefix {prefix} must not overlap with {subject}");
+
     public static ApiError StreamInvalidConfig(string error) => new(500, 10052, error);
 
     public static ApiError StreamCreate(string error) => new(500, 10049, error);

@@ -19,7 +19,7 @@ internal sealed class ConsumerCreator(JetStreamOptions options, ISubjectInterest
         var streamConfig = stream.Config;
         var accountMaxAckPending = account?.MaxAckPending ?? 0;
         ConsumerValidation.ApplyDefaults(config, EffectiveMaxAckPending(options.MaxAckPending, accountMaxAckPending), options.MaxRequestBatch);
-        if (ConsumerValidation.Check(config, streamConfig, options.MaxAckPending, options.MaxRequestBatch) is { } invalid)
+        if (ConsumerValidation.Check(config, streamConfig, options.MaxAckPending, options.MaxRequestBatch, account is null ? null : account.FindStreamConfig) is { } invalid)
         {
             throw new ApiException(invalid);
         }

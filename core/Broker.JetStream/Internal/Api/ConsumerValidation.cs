@@ -58,7 +58,12 @@ internal static class ConsumerValidation
     }
 
     /// <summary>nats-server <c>checkConsumerCfg</c>: the first problem with a consumer configuration, or null.</summary>
-    public static ApiError? Check(ConsumerConfig config, StreamConfig stream, int serverMaxAckPending, int serverMaxRequestBatch = 0)
+    /// <param name="config">The consumer's configuration, defaults applied.</param>
+    /// <param name="stream">Its stream's configuration.</param>
+    /// <param name="serverMaxAckPending">The server's <c>max_ack_pending</c> limit; 0 for none.</param>
+    /// <param name="serverMaxRequestBatch">The server's <c>max_request_batch</c> limit; 0 for none.</param>
+    /// <param name="findStream">The account's streams by name, whose subjects a mirror's or sourcing stream's consumer may filter on.</param>
+    public static ApiError? Check(ConsumerConfig config, StreamConfig stream, int serverMaxAckPending, int serverMaxRequestBatch = 0, Func<string, StreamConfig?>? findStream = null)
     {
         if (UnsupportedFields.CheckConsumer(config) is { } unsupported)
         {
@@ -179,7 +184,7 @@ internal static class ConsumerValidation
             }
         }
 
-        if (CheckFilters(config, stream) is { } filterError)
+        if (CheckFilters(config, stream, findStream) is { } filterError)
         {
             return filterError;
         }
@@ -211,7 +216,7 @@ internal static class ConsumerValidation
         return null;
     }
 
-    private static ApiError? CheckFilters(ConsumerConfig config, StreamConfig stream)
+    private static ApiError? CheckFilters(ConsumerConfig config, StreamConfig stream, Func<string, StreamConfig?>? findStream)
     {
         if (!string.IsNullOrEmpty(config.FilterSubject) && config.FilterSubjects is { Count: > 0 })
         {
@@ -221,6 +226,16 @@ internal static class ConsumerValidation
         List<string> filters = !string.IsNullOrEmpty(config.FilterSubject) ? [config.FilterSubject] : config.FilterSubjects ?? [];
         var streamSubjects = (stream.Subjects ?? []).Select(Encoding.UTF8.GetBytes).ToList();
         var transformed = !string.IsNullOrEmpty(stream.SubjectTransform?.Destination);
+        if (findStream is not null && (stream.Mirror is not null || stream.Sources is not null))
+        {
+            // nats-server: the origins' subjects count too; behind an external origin nothing is checked.
+            streamSubjects.AddRange(StreamSourceChecks.OriginSubjects(stream, findStream, out var hasExternal).Select(Encoding.UTF8.GetBytes));
+            if (hasExternal)
+            {
+                filters = [];
+            }
+        }
+
         for (var i = 0; i < filters.Count; i++)
         {
             var filter = Encoding.UTF8.GetBytes(filters[i]);

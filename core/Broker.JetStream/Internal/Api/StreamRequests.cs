@@ -51,7 +51,8 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
         {
             // nats-server says did_create also when the same stream already existed.
             var (stream, _) = await AddStreamAsync(requested).ConfigureAwait(false);
-            response.With(stream.Info(), JetStreamJson.Context.StreamInfoModel).WithField("did_create", "true");
+            // nats-server's create response has no mirror or sources state (info, update and list do).
+            response.With(stream.Info(withSources: false), JetStreamJson.Context.StreamInfoModel).WithField("did_create", "true");
         }
         catch (ApiException ex)
         {
@@ -65,7 +66,7 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
     {
         // nats-server checks the account's stream count before anything else of the configuration.
         account.CheckStreamCount(requested);
-        var config = StreamValidation.Normalize(requested, account.Options.MaxDuplicateWindowNanoseconds);
+        var config = StreamValidation.Normalize(requested, account.Options.MaxDuplicateWindowNanoseconds, account.FindStreamConfig);
         if (config.Replicas > 1)
         {
             throw new ApiException(ApiErrors.StreamReplicasNotSupported);
@@ -94,7 +95,7 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
             throw new ApiException(provider.Medium == StorageMedium.Memory ? ApiErrors.MemoryResourcesExceeded : ApiErrors.StorageResourcesExceeded);
         }
 
-        if (account.SubjectsOverlap(config.Subjects!, null))
+        if (account.SubjectsOverlap(config.Subjects ?? [], null))
         {
             throw new ApiException(ApiErrors.StreamSubjectOverlap);
         }
@@ -127,7 +128,7 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
 
         try
         {
-            var normalized = StreamValidation.Normalize(requested!, account.Options.MaxDuplicateWindowNanoseconds);
+            var normalized = StreamValidation.Normalize(requested!, account.Options.MaxDuplicateWindowNanoseconds, account.FindStreamConfig);
             if (name != normalized.Name)
             {
                 throw new ApiException(ApiErrors.StreamMismatch);
@@ -135,13 +136,13 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
 
             var stream = account.FindStream(name) ?? throw new ApiException(ApiErrors.StreamNotFound);
             var old = stream.Config;
-            var config = StreamValidation.CheckUpdate(old, requested!, account.Options.MaxDuplicateWindowNanoseconds);
+            var config = StreamValidation.CheckUpdate(old, requested!, account.Options.MaxDuplicateWindowNanoseconds, account.FindStreamConfig);
             if (config.Replicas > 1)
             {
                 throw new ApiException(ApiErrors.StreamReplicasNotSupported);
             }
 
-            if (account.SubjectsOverlap(config.Subjects!, stream))
+            if (account.SubjectsOverlap(config.Subjects ?? [], stream))
             {
                 throw new ApiException(ApiErrors.StreamSubjectOverlap);
             }

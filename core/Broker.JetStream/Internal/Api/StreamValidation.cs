@@ -20,7 +20,8 @@ internal static class StreamValidation
     /// <summary>Fills in defaults and validates; throws <see cref="ApiException"/> with nats-server's error.</summary>
     /// <param name="request">The requested configuration.</param>
     /// <param name="maxDuplicateWindow">The server's <c>limits { duplicate_window }</c> in nanoseconds; 0 for none.</param>
-    public static StreamConfig Normalize(StreamConfig request, long maxDuplicateWindow = 0)
+    /// <param name="findStream">The account's streams by name, for the checks of mirrors and sources; null to skip them.</param>
+    public static StreamConfig Normalize(StreamConfig request, long maxDuplicateWindow = 0, Func<string, StreamConfig?>? findStream = null)
     {
         if (!ApiSubjects.IsValidName(request.Name))
         {
@@ -112,17 +113,9 @@ internal static class StreamValidation
             }
         }
 
+        StreamSourceChecks.Check(config, findStream);
+
         // Features of nats-server this broker does not have are refused by name rather than ignored.
-        if (config.Mirror is not null)
-        {
-            throw Invalid("stream mirrors are not supported by this broker");
-        }
-
-        if (config.Sources is not null)
-        {
-            throw Invalid("stream sources are not supported by this broker");
-        }
-
         if (!string.IsNullOrEmpty(config.TemplateOwner))
         {
             throw Invalid("stream templates are not supported by this broker");
@@ -143,7 +136,8 @@ internal static class StreamValidation
 
         if (config.Subjects is not { Count: > 0 })
         {
-            config.Subjects = [config.Name];
+            // A mirror or a stream with sources may have no subjects of its own.
+            config.Subjects = config.Mirror is null && config.Sources is null ? [config.Name] : null;
         }
         else
         {
@@ -168,7 +162,7 @@ internal static class StreamValidation
             }
         }
 
-        if (config.Subjects.Count > 1)
+        if (config.Subjects is { Count: > 1 })
         {
             foreach (var subject in config.Subjects)
             {
@@ -187,9 +181,9 @@ internal static class StreamValidation
     }
 
     /// <summary>nats-server <c>configUpdateCheck</c>: the normalised new configuration, or the reason it cannot replace the old.</summary>
-    public static StreamConfig CheckUpdate(StreamConfig old, StreamConfig request, long maxDuplicateWindow = 0)
+    public static StreamConfig CheckUpdate(StreamConfig old, StreamConfig request, long maxDuplicateWindow = 0, Func<string, StreamConfig?>? findStream = null)
     {
-        var config = Normalize(request, maxDuplicateWindow);
+        var config = Normalize(request, maxDuplicateWindow, findStream);
         if (config.Name != old.Name)
         {
             throw Invalid("stream configuration name must match original");
@@ -234,6 +228,7 @@ internal static class StreamValidation
         }
 
         StreamTransformValidation.CheckUpdate(old, config);
+        StreamSourceChecks.CheckUpdate(old, config);
 
         if (config.Sealed)
         {

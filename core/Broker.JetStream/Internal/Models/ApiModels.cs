@@ -74,6 +74,14 @@ internal sealed class StreamInfoModel
     [JsonPropertyName("domain")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
     public string? Domain { get; set; }
+
+    [JsonPropertyName("mirror")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public StreamSourceInfoModel? Mirror { get; set; }
+
+    [JsonPropertyName("sources")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public List<StreamSourceInfoModel>? Sources { get; set; }
 }
 
 /// <summary>A consumer's delivered or ack-floor position (<c>SequenceInfo</c>).</summary>

@@ -8,8 +8,7 @@ namespace Broker.JetStream.Internal.Models;
 /// <summary>
 /// A stream's configuration with nats-server's JSON field names and order (<c>stream.go StreamConfig</c>, 2.9), plus
 /// 2.10's <c>metadata</c>, <c>first_seq</c> and <c>subject_transform</c>. Durations are nanoseconds. Fields of features
-/// this broker does not have (mirrors, sources, and the later versions' fields below) are read so a request using them
-/// can be refused by name.
+/// this broker does not have (the later versions' fields below) are read so a request using them can be refused by name.
 /// </summary>
 internal sealed class StreamConfig
 {
@@ -76,11 +75,11 @@ internal sealed class StreamConfig
 
     [JsonPropertyName("mirror")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
-    public JsonElement? Mirror { get; set; }
+    public StreamSourceConfig? Mirror { get; set; }
 
     [JsonPropertyName("sources")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
-    public JsonElement? Sources { get; set; }
+    public List<StreamSourceConfig>? Sources { get; set; }
 
     [JsonPropertyName("republish")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
@@ -174,6 +173,8 @@ internal sealed class StreamConfig
         var copy = (StreamConfig)MemberwiseClone();
         copy.Subjects = Subjects is null ? null : [.. Subjects];
         copy.Metadata = Metadata is null ? null : new Dictionary<string, string>(Metadata);
+        copy.Mirror = Mirror?.Clone();
+        copy.Sources = Sources?.ConvertAll(static source => source.Clone());
         return copy;
     }
 

@@ -13,9 +13,10 @@ namespace Broker.JetStream.Internal.Streams;
 /// nats-server <c>processDirectGetRequest</c>), which answers with the stored message itself, with
 /// <c>Nats-Stream</c>, <c>Nats-Subject</c>, <c>Nats-Sequence</c> and <c>Nats-Time-Stamp</c> headers added, sent to the
 /// request's reply subject; failures are status messages (<c>404 Message Not Found</c>, <c>408 Bad Request</c>, ...).
-/// Reads only; thread-safe as the store is.
+/// Reads only; thread-safe as the store is. A mirror answers its origin's direct gets (<c>mirror_direct</c>) with one
+/// whose <paramref name="subjectName"/> is the origin's name (the answers name the mirror, as nats-server's).
 /// </summary>
-internal sealed class DirectGet(IStreamStore store, IBusClient client, byte[] nameBytes)
+internal sealed class DirectGet(IStreamStore store, IBusClient client, byte[] nameBytes, byte[]? subjectName = null)
 {
     /// <summary><c>$JS.API.DIRECT.GET.&lt;stream&gt;</c> with a get request as its body.</summary>
     public void OnRequest(in BusMessage message)
@@ -80,7 +81,7 @@ internal sealed class DirectGet(IStreamStore store, IBusClient client, byte[] na
         }
 
         // $JS.API.DIRECT.GET.<stream>.<subject...>
-        var subject = message.Subject[("$JS.API.DIRECT.GET."u8.Length + nameBytes.Length + 1)..];
+        var subject = message.Subject[("$JS.API.DIRECT.GET."u8.Length + (subjectName ?? nameBytes).Length + 1)..];
         var stored = new StoredMessage();
         ReplyWithMessage(message.ReplyTo, store.LoadLast(subject, stored), stored);
     }

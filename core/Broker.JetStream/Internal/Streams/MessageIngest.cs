@@ -70,6 +70,37 @@ internal sealed class MessageIngest
     /// <summary>The sequence of the last message taken in (stored or skipped).</summary>
     public ulong LastSequence => lastSequence;
 
+    /// <summary>Uses up the sequences up to <paramref name="last"/> without storing anything (nats-server <c>skipMsgs</c>, for a mirror).</summary>
+    public void SkipTo(ulong last)
+    {
+        while (lastSequence < last)
+        {
+            lastSequence = store.Skip();
+        }
+    }
+
+    /// <summary>
+    /// Whether the next append gets <paramref name="last"/> + 1, as a mirror needs its origin's sequence (nats-server
+    /// <c>processJetStreamMsg</c>'s <c>lseq</c> check): true when it does, or when the store has never held anything and
+    /// is moved on to it.
+    /// </summary>
+    public bool AlignTo(ulong last)
+    {
+        if (last == lastSequence)
+        {
+            return true;
+        }
+
+        if (store.GetState().LastSequence != 0)
+        {
+            return false;
+        }
+
+        store.Compact(last + 1);
+        lastSequence = last;
+        return true;
+    }
+
     /// <summary>Checks a message against <paramref name="config"/> and its headers, and appends it.</summary>
     /// <param name="config">The stream's configuration in force.</param>
     /// <param name="subject">The message's subject.</param>

@@ -20,7 +20,7 @@ namespace Broker.JetStream.Internal.Streams;
 /// Appends are serialised under <c>gate</c>, as the storage contract expects, so the ingest's state needs no lock of
 /// its own; nothing that publishes to the bus runs under it.
 /// </remarks>
-internal sealed class MessageStream
+internal sealed partial class MessageStream
 {
     [ThreadStatic]
     private static byte[]? headerScratch;
@@ -178,6 +178,7 @@ internal sealed class MessageStream
     {
         Store.RegisterStorageUpdates(OnStorageUpdate);
         Subscribe(config);
+        StartSources(config);
         foreach (var consumer in ConsumersSnapshot)
         {
             consumer.Start();
@@ -229,12 +230,16 @@ internal sealed class MessageStream
         };
     }
 
-    public StreamInfoModel Info(bool deletedDetails = false) => new()
+    /// <param name="deletedDetails">Whether to list the deleted sequences.</param>
+    /// <param name="withSources">Whether to report the mirror's and sources' state (nats-server's create response does not).</param>
+    public StreamInfoModel Info(bool deletedDetails = false, bool withSources = true) => new()
     {
         Config = Config.Clone(),
         Created = Created,
         State = State(deletedDetails),
         Domain = account.Options.Domain,
+        Mirror = withSources ? sources?.MirrorInfo() : null,
+        Sources = withSources ? sources?.SourcesInfo() : null,
     };
 
     /// <summary>Stops taking messages, stops the consumers and closes (or deletes) the store.</summary>
@@ -249,6 +254,11 @@ internal sealed class MessageStream
 
             stopped = true;
             Unsubscribe();
+        }
+
+        if (sources is not null)
+        {
+            await sources.DisposeAsync().ConfigureAwait(false);
         }
 
         foreach (var consumer in ConsumersSnapshot)
@@ -302,12 +312,7 @@ internal sealed class MessageStream
             }
         }
 
-        if (outcome.Rollup != 0)
-        {
-            // Nats-Rollup: keep only the new message, of its subject ("sub") or of the stream ("all").
-            Purge(outcome.Rollup == 1 ? Encoding.UTF8.GetString(subject) : "", 0, 1);
-        }
-
+        ApplyRollup(outcome, subject);
         if (republish && outcome.Stored)
         {
             rePublisher!.Publish(Client, republishTo, subject, outcome.Sequence, headers, message.Payload);
@@ -319,8 +324,23 @@ internal sealed class MessageStream
         }
     }
 
-    /// <summary>Applies a validated configuration: store limits, reservations, subscriptions.</summary>
+    /// <summary>Nats-Rollup: keeps only the new message, of its subject ("sub") or of the stream ("all").</summary>
+    private void ApplyRollup(IngestOutcome outcome, ReadOnlySpan<byte> subject)
+    {
+        if (outcome.Rollup != 0)
+        {
+            Purge(outcome.Rollup == 1 ? Encoding.UTF8.GetString(subject) : "", 0, 1);
+        }
+    }
+
+    /// <summary>Applies a validated configuration: store limits, reservations, subscriptions, sources.</summary>
     public void Update(StreamConfig updated)
+    {
+        UpdateSubscriptions(updated);
+        UpdateSources(updated);
+    }
+
+    private void UpdateSubscriptions(StreamConfig updated)
     {
         lock (gate)
         {

@@ -1,0 +1,96 @@
+using Broker.Storage.FileStore;
+using NATS.Client.Core;
+using static Broker.JetStream.Tests.Sources.SourceTestKit;
+
+namespace Broker.JetStream.Tests.Sources;
+
+/// <summary>
+/// A mirror and a source recover as nats-server 2.9.10's do, the same steps against both servers: after a restart of
+/// the server (file store: the mirror resumes from the last sequence it holds, the source from the origin sequence in
+/// its last <c>Nats-Stream-Source</c> header, nothing taken twice), and after their origin is deleted and created
+/// again (they notice the silence, retry until it exists, and continue after what they hold).
+/// </summary>
+public sealed class SourceRecoveryTests
+{
+    [Theory(Timeout = 90_000)]
+    [MemberData(nameof(Kinds), MemberType = typeof(SourceTestKit))]
+    public async Task A_mirror_and_a_source_resume_after_a_restart_without_taking_anything_twice(ServerKind kind)
+    {
+        using var store = new TempDirectory("js-src-");
+        await using (var server = await StartAsync(kind, store.Path))
+        {
+            await using var connection = await NatsClients.ConnectAsync(server.Url);
+            var js = new NATS.Client.JetStream.NatsJSContext(connection);
+            await CreateOriginMirrorAndSourceAsync(connection, "file");
+            for (var i = 1; i <= 3; i++)
+            {
+                await PublishAsync(js, $"o.{i}", $"m{i}");
+            }
+
+            await WaitForMessagesAsync(connection, "M", 3);
+            await WaitForMessagesAsync(connection, "S", 3);
+        }
+
+        await using (var server = await StartAsync(kind, store.Path))
+        {
+            await using var connection = await NatsClients.ConnectAsync(server.Url);
+            var js = new NATS.Client.JetStream.NatsJSContext(connection);
+            await PublishAsync(js, "o.4", "m4");
+            await PublishAsync(js, "o.5", "m5");
+            await WaitForMessagesAsync(connection, "M", 5);
+            await WaitForMessagesAsync(connection, "S", 5);
+            Assert.Equal(["1 o.1 m1", "2 o.2 m2", "3 o.3 m3", "4 o.4 m4", "5 o.5 m5"], await MessagesAsync(connection, "M"));
+            Assert.Equal(
+                Enumerable.Range(1, 5).Select(i => $"{i} o.{i} m{i} NATS/1.0|Nats-Stream-Source: O {i}||"),
+                await MessagesAsync(connection, "S"));
+        }
+    }
+
+    [Theory(Timeout = 90_000)]
+    [MemberData(nameof(Kinds), MemberType = typeof(SourceTestKit))]
+    public async Task A_mirror_and_a_source_follow_their_origin_deleted_and_created_again(ServerKind kind)
+    {
+        using var store = new TempDirectory("js-src-");
+        await using var server = await StartAsync(kind, store.Path);
+        await using var connection = await NatsClients.ConnectAsync(server.Url);
+        var js = new NATS.Client.JetStream.NatsJSContext(connection);
+        await CreateOriginMirrorAndSourceAsync(connection, "memory");
+        for (var i = 1; i <= 2; i++)
+        {
+            await PublishAsync(js, $"o.{i}", $"old{i}");
+        }
+
+        await WaitForMessagesAsync(connection, "M", 2);
+        await WaitForMessagesAsync(connection, "S", 2);
+        await RequestAsync(connection, "$JS.API.STREAM.DELETE.O", "");
+        await Eventually.AssertAsync(
+            async () => (await InfoAsync(connection, "M")).GetProperty("mirror").TryGetProperty("error", out _),
+            "the mirror reports its origin gone",
+            TimeSpan.FromSeconds(20));
+
+        await RequestAsync(connection, "$JS.API.STREAM.CREATE.O", """{"name":"O","subjects":["o.>"],"storage":"memory"}""");
+        for (var i = 1; i <= 4; i++)
+        {
+            await PublishAsync(js, $"o.{i}", $"new{i}");
+        }
+
+        // Both continue after the origin sequence they hold: the new stream's 3 and 4.
+        await WaitForMessagesAsync(connection, "M", 4);
+        await WaitForMessagesAsync(connection, "S", 4);
+        Assert.Equal(["1 o.1 old1", "2 o.2 old2", "3 o.3 new3", "4 o.4 new4"], await MessagesAsync(connection, "M"));
+        Assert.Equal(
+            ["1 o.1 old1 NATS/1.0|Nats-Stream-Source: O 1||", "2 o.2 old2 NATS/1.0|Nats-Stream-Source: O 2||", "3 o.3 new3 NATS/1.0|Nats-Stream-Source: O 3||", "4 o.4 new4 NATS/1.0|Nats-Stream-Source: O 4||"],
+            await MessagesAsync(connection, "S"));
+    }
+
+    private static Task<JetStreamServer> StartAsync(ServerKind kind, string directory) =>
+        JetStreamServer.StartAsync(kind, extraPlugins: [new FileStorePlugin()], storeDirectory: directory);
+
+    /// <summary>Creates O (subjects <c>o.&gt;</c>), its mirror M and a stream S sourcing it, all of one storage type.</summary>
+    private static async Task CreateOriginMirrorAndSourceAsync(NatsConnection connection, string storage)
+    {
+        await RequestAsync(connection, "$JS.API.STREAM.CREATE.O", $$$"""{"name":"O","subjects":["o.>"],"storage":"{{{storage}}}"}""");
+        await RequestAsync(connection, "$JS.API.STREAM.CREATE.M", $$$"""{"name":"M","storage":"{{{storage}}}","mirror":{"name":"O"}}""");
+        await RequestAsync(connection, "$JS.API.STREAM.CREATE.S", $$$"""{"name":"S","storage":"{{{storage}}}","sources":[{"name":"O"}]}""");
+    }
+}
