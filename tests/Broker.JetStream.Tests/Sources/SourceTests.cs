@@ -88,4 +88,33 @@ public sealed class SourceTests
         await WaitForMessagesAsync(connection, "S", 4);
         Assert.DoesNotContain(await MessagesAsync(connection, "S"), m => m.Contains(" a.2 ", StringComparison.Ordinal));
     }
+
+    [Theory(Timeout = 60_000)]
+    [MemberData(nameof(Kinds), MemberType = typeof(SourceTestKit))]
+    public async Task A_sourcing_stream_republishes_what_it_takes_in_as_it_republishes_publishes(ServerKind kind)
+    {
+        await using var server = await StartAsync(kind);
+        var (connection, js) = await server.ConnectJetStreamAsync();
+        await using var owned = connection;
+        await RequestAsync(connection, "$JS.API.STREAM.CREATE.A", """{"name":"A","subjects":["a.>"],"storage":"memory"}""");
+        var created = await RequestAsync(connection, "$JS.API.STREAM.CREATE.S", """{"name":"S","subjects":["s.>"],"storage":"memory","sources":[{"name":"A"}],"republish":{"src":">","dest":"rp.>"}}""");
+        Assert.Equal(default, Error(created));
+        await using var republished = await connection.SubscribeCoreAsync<string>("rp.>");
+        await connection.PingAsync();
+
+        await PublishAsync(js, "a.1", "sourced");
+        await PublishAsync(js, "s.1", "published");
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(20));
+        var seen = new List<string>();
+        await foreach (var message in republished.Msgs.ReadAllAsync(timeout.Token))
+        {
+            seen.Add($"{message.Subject} {message.Data} {message.Headers?["Nats-Stream"]} {message.Headers?["Nats-Subject"]} {message.Headers?["Nats-Stream-Source"]}");
+            if (seen.Count == 2)
+            {
+                break;
+            }
+        }
+
+        Assert.Equal(["rp.a.1 sourced S a.1 A 1", "rp.s.1 published S s.1 "], seen.Order(StringComparer.Ordinal));
+    }
 }
