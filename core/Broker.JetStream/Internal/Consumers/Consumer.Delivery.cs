@@ -65,6 +65,18 @@ internal sealed partial class Consumer : IDeliverySource
             return false;
         }
 
+        if (pause.IsPaused)
+        {
+            // nats-server loopAndGatherMsgs: nothing goes out while paused; pull requests wait, no-wait ones end, expired ones time out.
+            if (pull is not null)
+            {
+                pull.Next(GoTime.NowNanoseconds());
+                pull.EndOfStream();
+            }
+
+            return outbox.TryTake(ref send);
+        }
+
         byte[] target;
         WaitingRequest? request = null;
         if (push is not null)

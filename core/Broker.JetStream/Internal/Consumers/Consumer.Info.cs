@@ -13,6 +13,7 @@ internal sealed partial class Consumer
             var delivered = cursor.Delivered;
             pull?.Expire(GoTime.NowNanoseconds(), delivered);
             var floor = acks.Floor;
+            var now = GoTime.NowNanoseconds();
             return new ConsumerInfoModel
             {
                 Stream = stream.Name,
@@ -36,13 +37,15 @@ internal sealed partial class Consumer
                 NumWaiting = pull?.Count ?? 0,
                 NumPending = cursor.NumPending(),
                 PushBound = push is { Active: true },
+                Paused = pause.Remaining(now) > 0,
+                PauseRemaining = pause.Remaining(now),
             };
         }
     }
 
     /// <summary>
     /// Applies a new configuration to a running consumer (validated by <c>ConsumerValidation.CheckUpdate</c>): limits,
-    /// ack wait, deliver subject, rate limit, description, metadata, inactivity threshold, headers only.
+    /// ack wait, deliver subject, rate limit, description, metadata, inactivity threshold, headers only, pause.
     /// </summary>
     public void UpdateConfig(ConsumerConfig updated)
     {
@@ -56,6 +59,7 @@ internal sealed partial class Consumer
             push?.Configure(updated);
             format.HeadersOnly = updated.HeadersOnly;
             inactivity.Configure(updated);
+            pause.Change(updated.PauseUntil);
             if (rateChanged)
             {
                 pacer.SetRateLimit(updated.RateLimit, updated.IsPush, stream.Config.MaxMsgSize);
@@ -75,6 +79,32 @@ internal sealed partial class Consumer
             if (acks.Count > 0)
             {
                 acks.SchedulePendingCheck(Math.Min(acks.AckWait, 100_000_000));
+            }
+        }
+
+        Kick();
+    }
+
+    /// <summary>
+    /// 2.11 <c>CONSUMER.PAUSE</c> (nats-server <c>jsConsumerPauseRequest</c>): the deadline (0, Go's zero time, resumes)
+    /// becomes the configuration's, stored with it; returns the new configuration.
+    /// </summary>
+    public ConsumerConfig Pause(long until)
+    {
+        var updated = Config.Clone();
+        updated.PauseUntil = until == 0 ? null : until;
+        UpdateConfig(updated);
+        return updated;
+    }
+
+    /// <summary>The pause timer reached <paramref name="deadline"/>: delivery resumes if it ended this pause.</summary>
+    public void OnPauseEnded(long deadline)
+    {
+        lock (gate)
+        {
+            if (closed || !pause.Ended(deadline))
+            {
+                return;
             }
         }
 

@@ -9,7 +9,8 @@ namespace Broker.JetStream.Internal.Consumers;
 
 /// <summary>
 /// What a consumer tells the world about its acknowledgements: advisories on
-/// <c>$JS.EVENT.ADVISORY.CONSUMER.&lt;kind&gt;.&lt;stream&gt;.&lt;consumer&gt;</c> (a NAK, a TERM, max deliveries reached),
+/// <c>$JS.EVENT.ADVISORY.CONSUMER.&lt;kind&gt;.&lt;stream&gt;.&lt;consumer&gt;</c> (a NAK, a TERM, max deliveries reached,
+/// a pause or its end),
 /// the <c>sample_freq</c> ack metric (nats-server <c>sampleAck</c>) on
 /// <c>$JS.EVENT.METRIC.CONSUMER.ACK.&lt;stream&gt;.&lt;consumer&gt;</c>, each queued to the outbox only when someone
 /// listens, and the warning for a malformed NAK delay. Called with the consumer's lock held.
@@ -24,6 +25,34 @@ internal sealed class ConsumerEvents(string stream, string consumer, ISubjectInt
 
     public void MaxDeliveries(ulong streamSeq, ulong deliveries) =>
         Advise("MAX_DELIVERIES", "io.nats.jetstream.advisory.v1.max_deliver", streamSeq, 0, deliveries);
+
+    /// <summary>
+    /// 2.11 <c>CONSUMER.PAUSE</c> advisory (<c>sendPauseAdvisoryLocked</c>): whether paused now and the deadline (Go's
+    /// zero time when none), queued only when someone listens.
+    /// </summary>
+    public void Paused(long pauseUntil)
+    {
+        var subject = Encoding.UTF8.GetBytes($"$JS.EVENT.ADVISORY.CONSUMER.PAUSE.{stream}.{consumer}");
+        if (interest?.HasInterest(subject) == false)
+        {
+            return;
+        }
+
+        var now = GoTime.NowNanoseconds();
+        var json = new StringBuilder();
+        json.Append("{\"type\":\"io.nats.jetstream.advisory.v1.consumer_pause\",\"id\":\"").Append(Guid.NewGuid().ToString("N"))
+            .Append("\",\"timestamp\":\"").Append(GoTime.Format(now))
+            .Append("\",\"stream\":").Append(JsonSerializer.Serialize(stream, JetStreamJson.Context.String))
+            .Append(",\"consumer\":").Append(JsonSerializer.Serialize(consumer, JetStreamJson.Context.String))
+            .Append(",\"paused\":").Append(pauseUntil != 0 && now < pauseUntil ? "true" : "false")
+            .Append(",\"pause_until\":\"").Append(GoTime.Format(pauseUntil)).Append('"');
+        if (!string.IsNullOrEmpty(domain))
+        {
+            json.Append(",\"domain\":").Append(JsonSerializer.Serialize(domain, JetStreamJson.Context.String));
+        }
+
+        outbox.Enqueue(new ControlMessage(subject, null, [], Encoding.UTF8.GetBytes(json.Append('}').ToString())));
+    }
 
     public void BadNakDelay(string text) => JetStreamLog.BadNakDelay(logger, stream, consumer, text);
 

@@ -129,6 +129,39 @@ internal sealed class ConsumerInfoModel
     [JsonPropertyName("push_bound")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
     public bool PushBound { get; set; }
+
+    /// <summary>2.11: whether the consumer is paused now.</summary>
+    [JsonPropertyName("paused")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public bool Paused { get; set; }
+
+    /// <summary>2.11: how long the pause still lasts (ns).</summary>
+    [JsonPropertyName("pause_remaining")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public long PauseRemaining { get; set; }
+}
+
+/// <summary>The body of 2.11's <c>CONSUMER.PAUSE</c>: <c>{pause_until}</c>; absent or Go's zero time resumes.</summary>
+internal sealed class ConsumerPauseRequest
+{
+    [JsonPropertyName("pause_until")]
+    [JsonConverter(typeof(GoTimeConverter))]
+    public long PauseUntil { get; set; }
+}
+
+/// <summary>2.11's <c>consumer_pause_response</c> fields (also written beside an error, as nats-server's flat struct is).</summary>
+internal sealed class ConsumerPauseResponse
+{
+    [JsonPropertyName("paused")]
+    public bool Paused { get; set; }
+
+    [JsonPropertyName("pause_until")]
+    [JsonConverter(typeof(GoTimeConverter))]
+    public long PauseUntil { get; set; }
+
+    [JsonPropertyName("pause_remaining")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public long PauseRemaining { get; set; }
 }
 
 /// <summary>The body of <c>CONSUMER.CREATE</c>: <c>{stream_name, config, action}</c>.</summary>

@@ -1,0 +1,77 @@
+using Broker.Abstractions;
+using Broker.JetStream.Internal;
+using Broker.JetStream.Internal.Api;
+using Broker.JetStream.Internal.Consumers;
+using Broker.JetStream.Internal.Json;
+using Broker.JetStream.Internal.Models;
+using Broker.JetStream.Internal.Streams;
+using Broker.JetStream.Tests.Streams;
+
+namespace Broker.JetStream.Tests.Consumers;
+
+/// <summary>
+/// The engine's one pause timer over real consumers of a memory stream: every paused consumer waits in its queue (no
+/// timer or task of its own), each leaves it when its pause ends by itself, when it is resumed or re-paused, and when
+/// it stops.
+/// </summary>
+public sealed class PauseTimerTests : IAsyncLifetime
+{
+    private readonly TempDirectory directory = new("js-pause-timer-");
+    private TestBroker broker = null!;
+    private JetStreamAccount account = null!;
+    private MessageStream stream = null!;
+
+    public async Task InitializeAsync()
+    {
+        broker = await TestBroker.StartAsync();
+        (account, stream) = await StreamTestKit.StreamAsync(broker, directory.Path, StreamValidation.Normalize(new StreamConfig { Name = "S", Subjects = ["s.>"], Storage = "memory" }, 120_000_000_000));
+    }
+
+    public async Task DisposeAsync()
+    {
+        await stream.StopAsync(deleteData: true);
+        account.Engine.Pauses.Dispose();
+        await broker.DisposeAsync();
+        directory.Dispose();
+    }
+
+    private Consumer Started(string name, long? pauseUntil)
+    {
+        var config = new ConsumerConfig { Durable = name, AckPolicy = ConsumerAckPolicy.Explicit, PauseUntil = pauseUntil };
+        ConsumerValidation.ApplyDefaults(config, 1000);
+        var consumer = Consumer.Create(stream, name, config);
+        stream.AddConsumer(consumer);
+        consumer.Start();
+        return consumer;
+    }
+
+    [Fact(Timeout = 30_000)]
+    public async Task Paused_consumers_share_one_timer_and_each_resumes_at_its_deadline()
+    {
+        var pauses = account.Engine.Pauses;
+        var now = GoTime.NowNanoseconds();
+        var soon = Enumerable.Range(0, 20).Select(i => Started($"soon{i}", now + 200_000_000 + (i * 5_000_000))).ToList();
+        var later = Started("later", now + 3_600_000_000_000);
+        var past = Started("past", now - 1_000_000_000);
+        Assert.False(past.Info().Paused);
+        Assert.True(later.Info().Paused);
+        Assert.Equal(21, pauses.Count);
+
+        Assert.True(await Eventually.TrueAsync(() => pauses.Count == 1));
+        Assert.All(soon, consumer => Assert.False(consumer.Info().Paused));
+        Assert.True(later.Info().Paused);
+
+        // Re-paused, then resumed: the queue holds it once, then not at all.
+        later.Pause(GoTime.NowNanoseconds() + 7_200_000_000_000);
+        Assert.Equal(1, pauses.Count);
+        later.Pause(0);
+        Assert.Equal(0, pauses.Count);
+        Assert.False(later.Info().Paused);
+
+        // A consumer that stops while paused leaves the queue.
+        var stopped = Started("stopped", GoTime.NowNanoseconds() + 3_600_000_000_000);
+        Assert.Equal(1, pauses.Count);
+        await stopped.DeleteAsync();
+        Assert.Equal(0, pauses.Count);
+    }
+}
