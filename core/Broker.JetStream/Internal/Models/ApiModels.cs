@@ -218,6 +218,27 @@ internal sealed class MessageGetRequest
 
     [JsonPropertyName("next_by_subj")]
     public string? NextBySubject { get; set; }
+
+    /// <summary>2.11 direct get: how many messages (a batch answered with a <c>204 EOB</c> status); 0 for one.</summary>
+    [JsonPropertyName("batch")]
+    public int Batch { get; set; }
+
+    /// <summary>2.11 direct get: stop once this many bytes were sent (0: 64 MiB, nats-server's default <c>max_pending</c>).</summary>
+    [JsonPropertyName("max_bytes")]
+    public int MaxBytes { get; set; }
+
+    /// <summary>2.11 direct get: the last message of each subject matching these filters.</summary>
+    [JsonPropertyName("multi_last")]
+    public List<string>? MultiLast { get; set; }
+
+    /// <summary>2.11 direct get with <c>multi_last</c>: as of this sequence (0: the last).</summary>
+    [JsonPropertyName("up_to_seq")]
+    public ulong UpToSequence { get; set; }
+
+    /// <summary>2.11 direct get with <c>multi_last</c>: as of this time.</summary>
+    [JsonPropertyName("up_to_time")]
+    [JsonConverter(typeof(NullableGoTimeConverter))]
+    public long? UpToTime { get; set; }
 }
 
 /// <summary><c>STREAM.MSG.DELETE</c> body.</summary>
