@@ -39,19 +39,10 @@ internal sealed class ConsumerEvents(string stream, string consumer, ISubjectInt
         }
 
         var now = GoTime.NowNanoseconds();
-        var json = new StringBuilder();
-        json.Append("{\"type\":\"io.nats.jetstream.advisory.v1.consumer_pause\",\"id\":\"").Append(Guid.NewGuid().ToString("N"))
-            .Append("\",\"timestamp\":\"").Append(GoTime.Format(now))
-            .Append("\",\"stream\":").Append(JsonSerializer.Serialize(stream, JetStreamJson.Context.String))
-            .Append(",\"consumer\":").Append(JsonSerializer.Serialize(consumer, JetStreamJson.Context.String))
+        var json = Begin("io.nats.jetstream.advisory.v1.consumer_pause", now)
             .Append(",\"paused\":").Append(pauseUntil != 0 && now < pauseUntil ? "true" : "false")
             .Append(",\"pause_until\":\"").Append(GoTime.Format(pauseUntil)).Append('"');
-        if (!string.IsNullOrEmpty(domain))
-        {
-            json.Append(",\"domain\":").Append(JsonSerializer.Serialize(domain, JetStreamJson.Context.String));
-        }
-
-        outbox.Enqueue(new ControlMessage(subject, null, [], Encoding.UTF8.GetBytes(json.Append('}').ToString())));
+        Queue(subject, json, withDomain: true);
     }
 
     public void BadNakDelay(string text) => JetStreamLog.BadNakDelay(logger, stream, consumer, text);
@@ -71,21 +62,12 @@ internal sealed class ConsumerEvents(string stream, string consumer, ISubjectInt
         }
 
         var now = GoTime.NowNanoseconds();
-        var json = new StringBuilder();
-        json.Append("{\"type\":\"io.nats.jetstream.metric.v1.consumer_ack\",\"id\":\"").Append(Guid.NewGuid().ToString("N"))
-            .Append("\",\"timestamp\":\"").Append(GoTime.Format(now))
-            .Append("\",\"stream\":").Append(JsonSerializer.Serialize(stream, JetStreamJson.Context.String))
-            .Append(",\"consumer\":").Append(JsonSerializer.Serialize(consumer, JetStreamJson.Context.String))
+        var json = Begin("io.nats.jetstream.metric.v1.consumer_ack", now)
             .Append(",\"consumer_seq\":").Append(consumerSeq)
             .Append(",\"stream_seq\":").Append(streamSeq)
             .Append(",\"ack_time\":").Append(now - deliveredAt)
             .Append(",\"deliveries\":").Append(deliveries);
-        if (!string.IsNullOrEmpty(domain))
-        {
-            json.Append(",\"domain\":").Append(JsonSerializer.Serialize(domain, JetStreamJson.Context.String));
-        }
-
-        outbox.Enqueue(new ControlMessage(subject, null, [], Encoding.UTF8.GetBytes(json.Append('}').ToString())));
+        Queue(subject, json, withDomain: true);
         return true;
     }
 
@@ -110,16 +92,31 @@ internal sealed class ConsumerEvents(string stream, string consumer, ISubjectInt
             return;
         }
 
-        var json = new StringBuilder();
-        json.Append("{\"type\":\"").Append(type).Append("\",\"id\":\"").Append(Guid.NewGuid().ToString("N")).Append("\",\"timestamp\":\"")
-            .Append(GoTime.Format(GoTime.NowNanoseconds())).Append("\",\"stream\":").Append(JsonSerializer.Serialize(stream, JetStreamJson.Context.String))
-            .Append(",\"consumer\":").Append(JsonSerializer.Serialize(consumer, JetStreamJson.Context.String));
+        var json = Begin(type, GoTime.NowNanoseconds());
         if (consumerSeq != 0)
         {
             json.Append(",\"consumer_seq\":").Append(consumerSeq);
         }
 
-        json.Append(",\"stream_seq\":").Append(streamSeq).Append(",\"deliveries\":").Append(deliveries).Append('}');
-        outbox.Enqueue(new ControlMessage(subject, null, [], Encoding.UTF8.GetBytes(json.ToString())));
+        json.Append(",\"stream_seq\":").Append(streamSeq).Append(",\"deliveries\":").Append(deliveries);
+        Queue(subject, json, withDomain: false);
+    }
+
+    /// <summary>An event's JSON up to its consumer: type, a fresh id, the time, stream and consumer names.</summary>
+    private StringBuilder Begin(string type, long now) => new StringBuilder()
+        .Append("{\"type\":\"").Append(type).Append("\",\"id\":\"").Append(Guid.NewGuid().ToString("N"))
+        .Append("\",\"timestamp\":\"").Append(GoTime.Format(now))
+        .Append("\",\"stream\":").Append(JsonSerializer.Serialize(stream, JetStreamJson.Context.String))
+        .Append(",\"consumer\":").Append(JsonSerializer.Serialize(consumer, JetStreamJson.Context.String));
+
+    /// <summary>Ends an event's JSON (with the JetStream domain, when asked and set) and queues it for the runner.</summary>
+    private void Queue(byte[] subject, StringBuilder json, bool withDomain)
+    {
+        if (withDomain && !string.IsNullOrEmpty(domain))
+        {
+            json.Append(",\"domain\":").Append(JsonSerializer.Serialize(domain, JetStreamJson.Context.String));
+        }
+
+        outbox.Enqueue(new ControlMessage(subject, null, [], Encoding.UTF8.GetBytes(json.Append('}').ToString())));
     }
 }
