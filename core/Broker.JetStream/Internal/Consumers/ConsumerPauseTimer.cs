@@ -20,14 +20,9 @@ internal sealed class ConsumerPauseTimer : IDisposable
 
     private readonly Lock gate = new();
     private readonly PriorityQueue<Consumer, long> queue = new();
-    private readonly Timer timer;
+    private Timer? timer;
     private long armedFor;
     private bool disposed;
-
-    public ConsumerPauseTimer()
-    {
-        timer = new Timer(static state => ((ConsumerPauseTimer)state!).Fire(), this, Timeout.Infinite, Timeout.Infinite);
-    }
 
     /// <summary>Consumers waiting for the end of a pause.</summary>
     public int Count
@@ -67,9 +62,8 @@ internal sealed class ConsumerPauseTimer : IDisposable
         {
             disposed = true;
             queue.Clear();
+            timer?.Dispose();
         }
-
-        timer.Dispose();
     }
 
     /// <summary>Arms the timer for the earliest deadline unless it is armed for one as early. Lock held.</summary>
@@ -81,6 +75,9 @@ internal sealed class ConsumerPauseTimer : IDisposable
         }
 
         armedFor = first;
+
+        // Made with the first pause: an engine whose consumers never pause has no timer.
+        timer ??= new Timer(static state => ((ConsumerPauseTimer)state!).Fire(), this, Timeout.Infinite, Timeout.Infinite);
         var milliseconds = Math.Clamp((first - now + 999_999) / 1_000_000, 1, MaxDelayMilliseconds);
         timer.Change(milliseconds, Timeout.Infinite);
     }
