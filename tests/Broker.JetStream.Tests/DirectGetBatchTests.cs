@@ -17,9 +17,9 @@ namespace Broker.JetStream.Tests;
 public sealed class DirectGetBatchTests
 {
     // Stream S: 1 s.a "1", 2 s.b "2" (with a header), 3 s.a "3", 4 s.c "4", 5 s.b "5".
-    private static async Task<(JetStreamServer Server, NatsConnection Connection)> StartAsync()
+    private static async Task<(JetStreamServer Server, NatsConnection Connection)> StartAsync(ServerKind kind = ServerKind.Ours)
     {
-        var server = await JetStreamServer.StartAsync();
+        var server = await JetStreamServer.StartAsync(kind);
         var (connection, js) = await server.ConnectJetStreamAsync();
         await js.CreateStreamAsync(new StreamConfig("S", ["s.>"]) { Storage = StreamConfigStorage.Memory, AllowDirect = true });
         foreach (var (subject, data) in new[] { ("s.a", "1"), ("s.b", "2"), ("s.a", "3"), ("s.c", "4"), ("s.b", "5") })
@@ -96,6 +96,16 @@ public sealed class DirectGetBatchTests
             var error = JsonNode.Parse(reply.Data!)!["error"]!;
             Assert.Equal((400, 10003, "bad request"), ((int)error["code"]!, (int)error["err_code"]!, (string?)error["description"]));
         }
+    }
+
+    [Fact(Timeout = 30_000)]
+    public async Task Nats_server_2_9_10_ignores_the_batch_and_answers_one_message()
+    {
+        var (server, connection) = await StartAsync(ServerKind.Reference);
+        await using var _ = server;
+        await using var __ = connection;
+        var single = Assert.Single(await DirectAsync(connection, """{"seq":2,"batch":3}""", untilStatus: false));
+        Assert.Equal(("2", false), (single.Data, single.Headers!.ContainsKey("Nats-Num-Pending")));
     }
 
     /// <summary>"seq subject pending last" for a message, "EOB pending last [upto]" for the end, "code text" for another status.</summary>

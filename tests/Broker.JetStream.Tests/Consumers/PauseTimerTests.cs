@@ -45,6 +45,14 @@ public sealed class PauseTimerTests : IAsyncLifetime
         return consumer;
     }
 
+    /// <summary>A configuration update with another <c>pause_until</c>, as <c>CONSUMER.PAUSE</c> makes.</summary>
+    private static void Pause(Consumer consumer, long? until)
+    {
+        var updated = consumer.Config.Clone();
+        updated.PauseUntil = until;
+        consumer.UpdateConfig(updated);
+    }
+
     [Fact(Timeout = 30_000)]
     public async Task Paused_consumers_share_one_timer_and_each_resumes_at_its_deadline()
     {
@@ -62,9 +70,9 @@ public sealed class PauseTimerTests : IAsyncLifetime
         Assert.True(later.Info().Paused);
 
         // Re-paused, then resumed: the queue holds it once, then not at all.
-        later.Pause(GoTime.NowNanoseconds() + 7_200_000_000_000);
+        Pause(later, GoTime.NowNanoseconds() + 7_200_000_000_000);
         Assert.Equal(1, pauses.Count);
-        later.Pause(0);
+        Pause(later, null);
         Assert.Equal(0, pauses.Count);
         Assert.False(later.Info().Paused);
 

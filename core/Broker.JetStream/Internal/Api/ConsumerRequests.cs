@@ -229,7 +229,10 @@ internal sealed class ConsumerRequests(Func<string, MessageStream?> findStream, 
             return;
         }
 
-        consumer.Pause(pause.PauseUntil);
+        // The deadline (Go's zero time: none) becomes the configuration's, stored with it.
+        var updated = consumer.Config.Clone();
+        updated.PauseUntil = pause.PauseUntil == 0 ? null : pause.PauseUntil;
+        consumer.UpdateConfig(updated);
         var remaining = pause.PauseUntil == 0 ? 0 : pause.PauseUntil - GoTime.NowNanoseconds();
         result.PauseUntil = pause.PauseUntil;
         result.Paused = remaining > 0;

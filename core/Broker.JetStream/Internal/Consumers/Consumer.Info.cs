@@ -84,30 +84,4 @@ internal sealed partial class Consumer
 
         Kick();
     }
-
-    /// <summary>
-    /// 2.11 <c>CONSUMER.PAUSE</c> (nats-server <c>jsConsumerPauseRequest</c>): the deadline (0, Go's zero time, resumes)
-    /// becomes the configuration's, stored with it; returns the new configuration.
-    /// </summary>
-    public ConsumerConfig Pause(long until)
-    {
-        var updated = Config.Clone();
-        updated.PauseUntil = until == 0 ? null : until;
-        UpdateConfig(updated);
-        return updated;
-    }
-
-    /// <summary>The pause timer reached <paramref name="deadline"/>: delivery resumes if it ended this pause.</summary>
-    public void OnPauseEnded(long deadline)
-    {
-        lock (gate)
-        {
-            if (closed || !pause.Ended(deadline))
-            {
-                return;
-            }
-        }
-
-        Kick();
-    }
 }

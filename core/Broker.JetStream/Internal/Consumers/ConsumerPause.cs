@@ -4,7 +4,7 @@ namespace Broker.JetStream.Internal.Consumers;
 
 /// <summary>
 /// A consumer's pause (nats-server 2.11 <c>pause_until</c>, <c>updatePauseState</c>): until its deadline the consumer
-/// delivers nothing (pull requests wait), then it delivers again by itself, woken by the engine's one
+/// delivers nothing (pull requests wait), then it delivers again by itself, kicked by the engine's one
 /// <see cref="ConsumerPauseTimer"/>. The deadline lives in the configuration, so it survives a restart with it. Each
 /// change and the end of a pause is announced on <c>$JS.EVENT.ADVISORY.CONSUMER.PAUSE.&lt;stream&gt;.&lt;consumer&gt;</c>.
 /// Guarded by the consumer's lock.
@@ -17,7 +17,10 @@ internal sealed class ConsumerPause(Consumer consumer, ConsumerPauseTimer timer,
     // The configured deadline (ns since the Unix epoch); 0 when not set or Go's zero time.
     private long until;
 
-    /// <summary>Whether the consumer is paused now: one field read when it never was.</summary>
+    // No pause waits for its end to be announced (never paused, resumed, or over).
+    private bool ended = true;
+
+    /// <summary>Whether the consumer is paused now.</summary>
     public bool IsPaused => until != 0 && GoTime.NowNanoseconds() < until;
 
     /// <summary>How long the pause still lasts at <paramref name="now"/> (ns), 0 when not paused.</summary>
@@ -30,7 +33,8 @@ internal sealed class ConsumerPause(Consumer consumer, ConsumerPauseTimer timer,
     public void Initialize(long? pauseUntil, bool announce)
     {
         until = pauseUntil ?? 0;
-        if (announce && IsPaused)
+        ended = !IsPaused;
+        if (announce && !ended)
         {
             events.Paused(until);
         }
@@ -60,21 +64,35 @@ internal sealed class ConsumerPause(Consumer consumer, ConsumerPauseTimer timer,
 
         until = next;
         events.Paused(until);
+        ended = !IsPaused;
         Schedule();
     }
 
-    /// <summary>The timer reached <paramref name="deadline"/>: true (announced) when it is still this pause's and it is over.</summary>
-    public bool Ended(long deadline)
+    /// <summary>
+    /// Whether the pause holds deliveries back now (one field read when no pause is on). The first look after the
+    /// deadline (the timer kicks the consumer then) announces the end and lets deliveries go.
+    /// </summary>
+    public bool Holds()
     {
-        if (deadline != until || IsPaused)
+        if (ended)
         {
             return false;
         }
 
+        if (GoTime.NowNanoseconds() < until)
+        {
+            return true;
+        }
+
+        ended = true;
         events.Paused(until);
-        return true;
+        return false;
     }
 
-    /// <summary>The consumer stops: its deadline leaves the timer.</summary>
-    public void Stop() => timer.Cancel(consumer);
+    /// <summary>The consumer stops: its deadline leaves the timer, and its end is not announced.</summary>
+    public void Stop()
+    {
+        ended = true;
+        timer.Cancel(consumer);
+    }
 }

@@ -6,7 +6,7 @@ namespace Broker.JetStream.Internal.Consumers;
 /// The one timer that ends the pauses of all the engine's consumers (2.11 <c>pause_until</c>). nats-server arms a
 /// <c>time.AfterFunc</c> per paused consumer (<c>updatePauseState</c>); here the paused consumers wait in one queue
 /// ordered by their deadline and one <see cref="Timer"/> is armed for the earliest, so a paused consumer costs a queue
-/// entry, not a timer or a task. When a deadline passes, the consumer is told (outside the lock) and delivers again.
+/// entry, not a timer or a task. When a deadline passes, the consumer is kicked (outside the lock) and delivers again.
 /// </summary>
 /// <remarks>
 /// <c>gate</c> (a leaf) guards the queue and the deadline the timer is armed for. A consumer schedules and cancels
@@ -84,7 +84,7 @@ internal sealed class ConsumerPauseTimer : IDisposable
 
     private void Fire()
     {
-        List<(Consumer Consumer, long Until)>? due = null;
+        List<Consumer>? due = null;
         lock (gate)
         {
             armedFor = 0;
@@ -92,7 +92,7 @@ internal sealed class ConsumerPauseTimer : IDisposable
             while (queue.TryPeek(out var consumer, out var until) && until <= now)
             {
                 queue.Dequeue();
-                (due ??= []).Add((consumer, until));
+                (due ??= []).Add(consumer);
             }
 
             Arm(now);
@@ -103,9 +103,10 @@ internal sealed class ConsumerPauseTimer : IDisposable
             return;
         }
 
-        foreach (var (consumer, until) in due)
+        foreach (var consumer in due)
         {
-            consumer.OnPauseEnded(until);
+            // Its next look at the pause finds it over (ConsumerPause.Holds), announces that and delivers.
+            consumer.Kick();
         }
     }
 }
