@@ -1,10 +1,5 @@
-using Broker.Abstractions;
-using Broker.JetStream.Internal;
-using Broker.JetStream.Internal.Api;
 using Broker.JetStream.Internal.Consumers;
 using Broker.JetStream.Internal.Json;
-using Broker.JetStream.Internal.Models;
-using Broker.JetStream.Internal.Streams;
 using Broker.JetStream.Tests.Streams;
 
 namespace Broker.JetStream.Tests.Consumers;
@@ -14,33 +9,12 @@ namespace Broker.JetStream.Tests.Consumers;
 /// timer or task of its own), each leaves it when its pause ends by itself, when it is resumed or re-paused, and when
 /// it stops.
 /// </summary>
-public sealed class PauseTimerTests : IAsyncLifetime
+public sealed class PauseTimerTests() : MemoryStreamTests("js-pause-timer-")
 {
-    private readonly TempDirectory directory = new("js-pause-timer-");
-    private TestBroker broker = null!;
-    private JetStreamAccount account = null!;
-    private MessageStream stream = null!;
-
-    public async Task InitializeAsync()
-    {
-        broker = await TestBroker.StartAsync();
-        (account, stream) = await StreamTestKit.StreamAsync(broker, directory.Path, StreamValidation.Normalize(new StreamConfig { Name = "S", Subjects = ["s.>"], Storage = "memory" }, 120_000_000_000));
-    }
-
-    public async Task DisposeAsync()
-    {
-        await stream.StopAsync(deleteData: true);
-        account.Engine.Pauses.Dispose();
-        await broker.DisposeAsync();
-        directory.Dispose();
-    }
-
     private Consumer Started(string name, long? pauseUntil)
     {
-        var config = new ConsumerConfig { Durable = name, AckPolicy = ConsumerAckPolicy.Explicit, PauseUntil = pauseUntil };
-        ConsumerValidation.ApplyDefaults(config, 1000);
-        var consumer = Consumer.Create(stream, name, config);
-        stream.AddConsumer(consumer);
+        var consumer = NewConsumer(name, pauseUntil: pauseUntil);
+        Stream.AddConsumer(consumer);
         consumer.Start();
         return consumer;
     }
@@ -56,7 +30,7 @@ public sealed class PauseTimerTests : IAsyncLifetime
     [Fact(Timeout = 30_000)]
     public async Task Paused_consumers_share_one_timer_and_each_resumes_at_its_deadline()
     {
-        var pauses = account.Engine.Pauses;
+        var pauses = Account.Engine.Pauses;
         var now = GoTime.NowNanoseconds();
         var soon = Enumerable.Range(0, 20).Select(i => Started($"soon{i}", now + 200_000_000 + (i * 5_000_000))).ToList();
         var later = Started("later", now + 3_600_000_000_000);
