@@ -91,14 +91,12 @@ public class ConfigFieldTests
         Assert.Null(stream["error"]);
         Assert.Null(stream["config"]!["compression"]);
         Assert.Null(stream["config"]!["consumer_limits"]);
-        var consumer = await RequestAsync(connection, "$JS.API.CONSUMER.CREATE.D.C", """{"stream_name":"D","config":{"name":"C","ack_policy":"explicit","pause_until":"0001-01-01T00:00:00Z","priority_groups":[],"priority_policy":"none","priority_timeout":0}}""");
+        var consumer = await RequestAsync(connection, "$JS.API.CONSUMER.CREATE.D.C", """{"stream_name":"D","config":{"name":"C","ack_policy":"explicit","priority_groups":[],"priority_policy":"none","priority_timeout":0}}""");
         Assert.Null(consumer["error"]);
         Assert.Null(consumer["config"]!["priority_policy"]);
-        Assert.Null(consumer["config"]!["pause_until"]);
     }
 
     [Theory(Timeout = 30_000)]
-    [InlineData("\"pause_until\":\"2099-01-01T00:00:00Z\"", "consumer pausing is not supported by this broker")]
     [InlineData("\"priority_groups\":[\"jobs\"],\"priority_policy\":\"pinned_client\"", "consumer priority groups are not supported by this broker")]
     [InlineData("\"priority_policy\":\"overflow\"", "consumer priority groups are not supported by this broker")]
     [InlineData("\"priority_timeout\":5000000000", "consumer priority groups are not supported by this broker")]

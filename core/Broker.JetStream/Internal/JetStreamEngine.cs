@@ -56,6 +56,9 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
 
     public ILogger Logger { get; }
 
+    /// <summary>The one timer that ends the pauses of all accounts' consumers.</summary>
+    public Consumers.ConsumerPauseTimer Pauses { get; } = new();
+
     public long StartedAt { get; private set; }
 
     public IReadOnlyCollection<string> StorageTypes => providers.Keys;
@@ -137,6 +140,7 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
 
         stopping.Dispose();
         applyGate.Dispose();
+        Pauses.Dispose();
     }
 
     public IStreamStoreProvider? FindProvider(string storageType) => providers.GetValueOrDefault(storageType);

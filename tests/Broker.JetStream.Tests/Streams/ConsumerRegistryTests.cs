@@ -1,7 +1,5 @@
 using Broker.Abstractions;
-using Broker.JetStream.Internal.Api;
 using Broker.JetStream.Internal.Consumers;
-using Broker.JetStream.Internal.Models;
 using Broker.JetStream.Internal.Streams;
 
 namespace Broker.JetStream.Tests.Streams;
@@ -10,36 +8,12 @@ namespace Broker.JetStream.Tests.Streams;
 /// The consumer registry over real consumers of a memory stream: the copy-on-write list, interest by filter, and the
 /// retention acknowledgements drive.
 /// </summary>
-public sealed class ConsumerRegistryTests : IAsyncLifetime
+public sealed class ConsumerRegistryTests() : MemoryStreamTests("js-registry-")
 {
-    private readonly TempDirectory directory = new("js-registry-");
-    private TestBroker broker = null!;
-    private MessageStream stream = null!;
-
-    public async Task InitializeAsync()
-    {
-        broker = await TestBroker.StartAsync();
-        (_, stream) = await StreamTestKit.StreamAsync(broker, directory.Path, StreamValidation.Normalize(new StreamConfig { Name = "S", Subjects = ["s.>"], Storage = "memory" }, 120_000_000_000));
-    }
-
-    public async Task DisposeAsync()
-    {
-        await stream.StopAsync(deleteData: true);
-        await broker.DisposeAsync();
-        directory.Dispose();
-    }
-
-    private Consumer NewConsumer(string name, string? filter = null)
-    {
-        var config = new ConsumerConfig { Durable = name, AckPolicy = ConsumerAckPolicy.Explicit, FilterSubject = filter };
-        ConsumerValidation.ApplyDefaults(config, 1000);
-        return Consumer.Create(stream, name, config);
-    }
-
     [Fact]
     public void Consumers_are_found_by_name_listed_in_order_and_removed_only_as_registered()
     {
-        var registry = new ConsumerRegistry(stream.Store);
+        var registry = new ConsumerRegistry(Stream.Store);
         var b = NewConsumer("b");
         var a = NewConsumer("a");
         var before = registry.Snapshot;
@@ -65,7 +39,7 @@ public sealed class ConsumerRegistryTests : IAsyncLifetime
     [Fact]
     public void Interest_follows_the_consumers_filters()
     {
-        var registry = new ConsumerRegistry(stream.Store);
+        var registry = new ConsumerRegistry(Stream.Store);
         Assert.False(registry.HasInterestIn("s.a"u8));
 
         registry.Add(NewConsumer("a", "s.a"));
@@ -80,33 +54,33 @@ public sealed class ConsumerRegistryTests : IAsyncLifetime
     [InlineData(RetentionPolicy.Interest, 0UL)]
     public void An_acknowledgement_removes_the_message_as_the_retention_says(RetentionPolicy retention, ulong left)
     {
-        var registry = new ConsumerRegistry(stream.Store);
+        var registry = new ConsumerRegistry(Stream.Store);
         var consumer = NewConsumer("a");
         registry.Add(consumer);
-        StreamTestKit.Store(stream.Store, "s.a");
+        StreamTestKit.Store(Stream.Store, "s.a");
 
         registry.OnAcknowledged(consumer, 1, retention);
 
-        Assert.Equal(left, stream.Store.GetState().Messages);
+        Assert.Equal(left, Stream.Store.GetState().Messages);
     }
 
     [Fact]
     public void On_an_interest_stream_a_message_stays_while_another_consumer_needs_it()
     {
-        var registry = new ConsumerRegistry(stream.Store);
+        var registry = new ConsumerRegistry(Stream.Store);
         var a = NewConsumer("a");
         var other = NewConsumer("other", "s.a");
         var unrelated = NewConsumer("unrelated", "s.b");
         registry.Add(a);
         registry.Add(unrelated);
-        StreamTestKit.Store(stream.Store, "s.a");
+        StreamTestKit.Store(Stream.Store, "s.a");
 
         registry.OnAcknowledged(a, 1, RetentionPolicy.Interest);
-        Assert.Equal(0UL, stream.Store.GetState().Messages);
+        Assert.Equal(0UL, Stream.Store.GetState().Messages);
 
-        StreamTestKit.Store(stream.Store, "s.a");
+        StreamTestKit.Store(Stream.Store, "s.a");
         registry.Add(other);
         registry.OnAcknowledged(a, 2, RetentionPolicy.Interest);
-        Assert.Equal(1UL, stream.Store.GetState().Messages);
+        Assert.Equal(1UL, Stream.Store.GetState().Messages);
     }
 }

@@ -2,6 +2,8 @@ using System.Buffers;
 using System.Text;
 using Broker.Abstractions;
 using Broker.JetStream.Internal;
+using Broker.JetStream.Internal.Api;
+using Broker.JetStream.Internal.Consumers;
 using Broker.JetStream.Internal.Models;
 using Broker.JetStream.Internal.Streams;
 using Broker.Storage.MemStore;
@@ -31,6 +33,43 @@ internal static class StreamTestKit
         var account = new JetStreamAccount(engine, BrokerAccount.GlobalName, AccountJetStreamLimits.Unlimited);
         var stream = await MessageStream.CreateAsync(account, engine.FindProvider(MemoryStoreProvider.TypeName)!, config);
         return (account, stream);
+    }
+}
+
+/// <summary>
+/// Tests over real consumers of one memory stream <c>S</c> (subjects <c>s.&gt;</c>) of an engine that is not started, on a
+/// plain broker: made before each test, stopped (with the engine's pause timer) after.
+/// </summary>
+/// <param name="prefix">The temporary folder's name prefix.</param>
+public abstract class MemoryStreamTests(string prefix) : IAsyncLifetime
+{
+    private readonly TempDirectory directory = new(prefix);
+    private TestBroker broker = null!;
+
+    internal JetStreamAccount Account { get; private set; } = null!;
+
+    internal MessageStream Stream { get; private set; } = null!;
+
+    public async Task InitializeAsync()
+    {
+        broker = await TestBroker.StartAsync();
+        (Account, Stream) = await StreamTestKit.StreamAsync(broker, directory.Path, StreamValidation.Normalize(new StreamConfig { Name = "S", Subjects = ["s.>"], Storage = "memory" }, 120_000_000_000));
+    }
+
+    public async Task DisposeAsync()
+    {
+        await Stream.StopAsync(deleteData: true);
+        Account.Engine.Pauses.Dispose();
+        await broker.DisposeAsync();
+        directory.Dispose();
+    }
+
+    /// <summary>A durable consumer with explicit acks and the server's defaults (not registered with the stream, not started).</summary>
+    internal Consumer NewConsumer(string name, string? filter = null, long? pauseUntil = null)
+    {
+        var config = new ConsumerConfig { Durable = name, AckPolicy = ConsumerAckPolicy.Explicit, FilterSubject = filter, PauseUntil = pauseUntil };
+        ConsumerValidation.ApplyDefaults(config, 1000);
+        return Consumer.Create(Stream, name, config);
     }
 }
 

@@ -108,6 +108,9 @@ internal sealed class ApiRouter(ApiResponder responder, AccountRequests account,
             case "LIST" when tokens.Length == 5:
                 consumers.List(request, tokens[4]);
                 break;
+            case "PAUSE" when tokens.Length == 6:
+                consumers.Pause(request, tokens[4], tokens[5]);
+                break;
             case "LEADER" when tokens.Length == 7 && tokens[4] == "STEPDOWN":
                 responder.Reply(request, new ApiResponse("consumer_leader_stepdown_response").WithError(ClusterRequired));
                 break;
@@ -136,6 +139,7 @@ internal sealed class ApiRouter(ApiResponder responder, AccountRequests account,
         ("CONSUMER", "INFO", _) => "consumer_info_response",
         ("CONSUMER", "NAMES", _) => "consumer_names_response",
         ("CONSUMER", "LIST", _) => "consumer_list_response",
+        ("CONSUMER", "PAUSE", _) => "consumer_pause_response",
         _ => null,
     };
 }

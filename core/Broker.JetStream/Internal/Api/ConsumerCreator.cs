@@ -34,6 +34,9 @@ internal sealed class ConsumerCreator(JetStreamOptions options, ISubjectInterest
         if (!string.IsNullOrEmpty(name) && stream.FindConsumer(name) is { } existing)
         {
             var current = existing.Config;
+
+            // 2.11: an update through create keeps the running consumer's pause (CONSUMER.PAUSE changes it).
+            config.PauseUntil = current.PauseUntil;
             if (action == ConsumerAction.Create && current.ToJson() != ConfigForCompare(config, current).ToJson())
             {
                 throw new ApiException(ApiErrors.ConsumerExists);

@@ -8,7 +8,7 @@ namespace Broker.JetStream.Internal.Api;
 
 /// <summary>
 /// Consumer requests (nats-server <c>jsConsumer*Request</c>): create (ephemeral, named, legacy durable), delete, info,
-/// names, list. The subject and the body are checked against each other here; <see cref="ConsumerCreator"/> decides
+/// names, list, pause (2.11). The subject and the body are checked against each other here; <see cref="ConsumerCreator"/> decides
 /// whether the consumer may be created or updated.
 /// </summary>
 internal sealed class ConsumerRequests(Func<string, MessageStream?> findStream, ConsumerCreator creator, ApiRequestReader reader, ApiResponder responder)
@@ -193,6 +193,52 @@ internal sealed class ConsumerRequests(Func<string, MessageStream?> findStream, 
         }
 
         responder.Reply(request, response.With(consumer.Info(), JetStreamJson.Context.ConsumerInfoModel));
+    }
+
+    /// <summary>
+    /// 2.11 <c>CONSUMER.PAUSE.&lt;stream&gt;.&lt;consumer&gt;</c> with <c>{"pause_until": time}</c> (nats-server
+    /// <c>jsConsumerPauseRequest</c>): a body that is not a JSON object or array, or a zero or past time, resumes. The
+    /// response always carries <c>paused</c> and <c>pause_until</c>, beside an error too, as nats-server's flat struct does.
+    /// </summary>
+    public void Pause(ApiRequest request, string streamName, string consumerName)
+    {
+        var response = new ApiResponse("consumer_pause_response");
+        var result = new ConsumerPauseResponse();
+        var body = request.Payload.AsSpan().TrimStart(" \t\r\n"u8);
+        var pause = new ConsumerPauseRequest();
+        if (body.Length > 0 && body[0] is (byte)'{' or (byte)'[')
+        {
+            if (!reader.TryParse(request.Payload, JetStreamJson.Context.ConsumerPauseRequest, out var parsed, out var invalid))
+            {
+                responder.Reply(request, response.WithError(invalid).With(result, JetStreamJson.Context.ConsumerPauseResponse));
+                return;
+            }
+
+            pause = parsed!;
+        }
+
+        if (findStream(streamName) is not { } stream)
+        {
+            responder.Reply(request, response.WithError(ApiErrors.StreamNotFound).With(result, JetStreamJson.Context.ConsumerPauseResponse));
+            return;
+        }
+
+        if (stream.FindConsumer(consumerName) is not { } consumer)
+        {
+            responder.Reply(request, response.WithError(ApiErrors.ConsumerNotFound).With(result, JetStreamJson.Context.ConsumerPauseResponse));
+            return;
+        }
+
+        // The deadline (Go's zero time: none) becomes the configuration's, stored with it.
+        var updated = consumer.Config.Clone();
+        updated.PauseUntil = pause.PauseUntil == 0 ? null : pause.PauseUntil;
+        consumer.UpdateConfig(updated);
+        var remaining = pause.PauseUntil == 0 ? 0 : pause.PauseUntil - GoTime.NowNanoseconds();
+        result.PauseUntil = pause.PauseUntil;
+        result.Paused = remaining > 0;
+        result.PauseRemaining = Math.Max(remaining, 0);
+        responder.Reply(request, response.With(result, JetStreamJson.Context.ConsumerPauseResponse));
+        consumer.Kick();
     }
 
     /// <summary><c>CONSUMER.NAMES.&lt;stream&gt;</c>: names, paged by 1024.</summary>

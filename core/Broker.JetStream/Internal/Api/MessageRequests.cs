@@ -29,7 +29,8 @@ internal sealed class MessageRequests(Func<string, MessageStream?> findStream, A
 
         var hasLast = !string.IsNullOrEmpty(get!.LastBySubject);
         var hasNext = !string.IsNullOrEmpty(get.NextBySubject);
-        if ((get.Sequence > 0 && hasLast) || (get.Sequence == 0 && !hasLast && !hasNext) || (hasLast && hasNext))
+        // 2.11: a batch is for direct get only.
+        if (get.Batch > 0 || get.MaxBytes > 0 || (get.Sequence > 0 && hasLast) || (get.Sequence == 0 && !hasLast && !hasNext) || (hasLast && hasNext))
         {
             responder.Reply(request, response.WithError(ApiErrors.BadRequest));
             return;

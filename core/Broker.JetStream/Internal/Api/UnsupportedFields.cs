@@ -17,7 +17,7 @@ internal static class UnsupportedFields
 {
     /// <summary>
     /// The JetStream API level this broker serves (nats-server <c>JSApiLevel</c>): 0, the 2.10 level, as it has none of
-    /// the features of level 1 (2.11: message TTLs, consumer pausing and priority groups) or later.
+    /// all the features of level 1 (2.11: it has consumer pausing, not message TTLs nor priority groups) or later.
     /// </summary>
     public const int ApiLevel = 0;
 
@@ -83,17 +83,11 @@ internal static class UnsupportedFields
     /// <summary>The first unsupported consumer feature the configuration asks for, or null; clears the defaults.</summary>
     public static string? CheckConsumer(ConsumerConfig config)
     {
-        if (config.PauseUntil is { } pause && !IsZeroTime(pause))
-        {
-            return "consumer pausing is not supported by this broker";
-        }
-
         if (config.PriorityGroups is { Count: > 0 } || !IsDefaultName(config.PriorityPolicy, "none") || config.PriorityTimeout != 0)
         {
             return "consumer priority groups are not supported by this broker";
         }
 
-        config.PauseUntil = null;
         config.PriorityGroups = null;
         config.PriorityPolicy = null;
         return null;
@@ -125,9 +119,4 @@ internal static class UnsupportedFields
 
         return true;
     }
-
-    /// <summary>Null or Go's zero <c>time.Time</c>, <c>0001-01-01T00:00:00Z</c>: "not paused".</summary>
-    private static bool IsZeroTime(JsonElement value) =>
-        value.ValueKind == JsonValueKind.Null
-        || (value.ValueKind == JsonValueKind.String && value.GetString() is { } text && (text.Length == 0 || text.StartsWith("0001-01-01T00:00:00", StringComparison.Ordinal)));
 }

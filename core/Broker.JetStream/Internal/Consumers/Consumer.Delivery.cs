@@ -55,6 +55,8 @@ internal sealed partial class Consumer : IDeliverySource
     /// <summary>Picks the next send: a control message, else the next deliverable message. Lock held.</summary>
     private bool TryTake(ref DeliverySend send)
     {
+        // First, so that the advisory of a pause that just ended goes out with this look.
+        var paused = pause.Holds();
         if (outbox.TryTake(ref send))
         {
             return true;
@@ -63,6 +65,13 @@ internal sealed partial class Consumer : IDeliverySource
         if (closed)
         {
             return false;
+        }
+
+        if (paused)
+        {
+            // nats-server loopAndGatherMsgs: nothing goes out while paused (pull requests wait).
+            pull?.WhilePaused(GoTime.NowNanoseconds());
+            return outbox.TryTake(ref send);
         }
 
         byte[] target;

@@ -13,6 +13,7 @@ internal sealed partial class Consumer
             var delivered = cursor.Delivered;
             pull?.Expire(GoTime.NowNanoseconds(), delivered);
             var floor = acks.Floor;
+            var now = GoTime.NowNanoseconds();
             return new ConsumerInfoModel
             {
                 Stream = stream.Name,
@@ -36,13 +37,15 @@ internal sealed partial class Consumer
                 NumWaiting = pull?.Count ?? 0,
                 NumPending = cursor.NumPending(),
                 PushBound = push is { Active: true },
+                Paused = pause.Remaining(now) > 0,
+                PauseRemaining = pause.Remaining(now),
             };
         }
     }
 
     /// <summary>
     /// Applies a new configuration to a running consumer (validated by <c>ConsumerValidation.CheckUpdate</c>): limits,
-    /// ack wait, deliver subject, rate limit, description, metadata, inactivity threshold, headers only.
+    /// ack wait, deliver subject, rate limit, description, metadata, inactivity threshold, headers only, pause.
     /// </summary>
     public void UpdateConfig(ConsumerConfig updated)
     {
@@ -56,6 +59,7 @@ internal sealed partial class Consumer
             push?.Configure(updated);
             format.HeadersOnly = updated.HeadersOnly;
             inactivity.Configure(updated);
+            pause.Change(updated.PauseUntil);
             if (rateChanged)
             {
                 pacer.SetRateLimit(updated.RateLimit, updated.IsPush, stream.Config.MaxMsgSize);

@@ -10,7 +10,7 @@ namespace Broker.JetStream.Internal.Consumers;
 /// One consumer of a stream (nats-server's <c>consumer</c>): the owner the rest of the account talks to. It wires
 /// collaborators that each keep their own state: where it is in the stream (<see cref="StreamCursor"/>), what it
 /// delivered and awaits acknowledgements for and what to redeliver (<see cref="AckTracker"/>, with
-/// <see cref="ConsumerEvents"/> for advisories and ack metrics), how deliveries are paced (<see cref="DeliveryPacer"/>),
+/// <see cref="ConsumerEvents"/> for advisories and ack metrics), how deliveries are paced (<see cref="DeliveryPacer"/>) or paused (<see cref="ConsumerPause"/>),
 /// how they look on the wire (<see cref="DeliveryFormat"/>), who sends them (<see cref="DeliveryRunner"/>, control
 /// messages from the <see cref="ConsumerOutbox"/> first), the front end that says where they go: a deliver subject
 /// (<see cref="PushDelivery"/>) or the reply subjects of pull requests (<see cref="PullRequests"/>), and when nobody
@@ -38,6 +38,7 @@ internal sealed partial class Consumer
     private readonly PushDelivery? push;
     private readonly PullRequests? pull;
     private readonly InactivityClock inactivity;
+    private readonly ConsumerPause pause;
     private readonly List<IBusSubscription> subscriptions = [];
     private ConsumerConfig config;
     private bool closed;
@@ -71,6 +72,7 @@ internal sealed partial class Consumer
 
         inactivity = new InactivityClock(created, push, pull, () => _ = CheckInactivityAsync());
         inactivity.Configure(config);
+        pause = new ConsumerPause(this, account.Engine.Pauses, events);
     }
 
     public string Name { get; }
@@ -105,6 +107,7 @@ internal sealed partial class Consumer
         lock (consumer.gate)
         {
             consumer.acks.StartAt(consumer.cursor.SelectStart(config));
+            consumer.pause.Initialize(config.PauseUntil, announce: true);
         }
 
         return consumer;
@@ -116,6 +119,7 @@ internal sealed partial class Consumer
         var consumer = new Consumer(stream, metadata.Name, metadata.Config, store, metadata.Created);
         lock (consumer.gate)
         {
+            consumer.pause.Initialize(metadata.Config.PauseUntil, announce: false);
             if (store.HasState)
             {
                 // nats-server applyState: positions, ack floor, pending deliveries, redelivery counts.
@@ -163,6 +167,7 @@ internal sealed partial class Consumer
             var replay = config.ReplayPolicy == ReplayPolicy.Original;
             pacer.Start(replay, replay ? stream.Store.GetState().LastSequence : 0, config.RateLimit, config.IsPush, stream.Config.MaxMsgSize);
             inactivity.Schedule();
+            pause.Schedule();
             acks.Start();
         }
     }
@@ -187,6 +192,7 @@ internal sealed partial class Consumer
             acks.Stop();
             push?.Stop();
             inactivity.Stop();
+            pause.Stop();
             pacer.Stop();
 
             // Requests still waiting are told, as nats-server tells them "409 Consumer Deleted".

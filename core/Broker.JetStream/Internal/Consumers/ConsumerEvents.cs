@@ -9,7 +9,8 @@ namespace Broker.JetStream.Internal.Consumers;
 
 /// <summary>
 /// What a consumer tells the world about its acknowledgements: advisories on
-/// <c>$JS.EVENT.ADVISORY.CONSUMER.&lt;kind&gt;.&lt;stream&gt;.&lt;consumer&gt;</c> (a NAK, a TERM, max deliveries reached),
+/// <c>$JS.EVENT.ADVISORY.CONSUMER.&lt;kind&gt;.&lt;stream&gt;.&lt;consumer&gt;</c> (a NAK, a TERM, max deliveries reached,
+/// a pause or its end),
 /// the <c>sample_freq</c> ack metric (nats-server <c>sampleAck</c>) on
 /// <c>$JS.EVENT.METRIC.CONSUMER.ACK.&lt;stream&gt;.&lt;consumer&gt;</c>, each queued to the outbox only when someone
 /// listens, and the warning for a malformed NAK delay. Called with the consumer's lock held.
@@ -24,6 +25,25 @@ internal sealed class ConsumerEvents(string stream, string consumer, ISubjectInt
 
     public void MaxDeliveries(ulong streamSeq, ulong deliveries) =>
         Advise("MAX_DELIVERIES", "io.nats.jetstream.advisory.v1.max_deliver", streamSeq, 0, deliveries);
+
+    /// <summary>
+    /// 2.11 <c>CONSUMER.PAUSE</c> advisory (<c>sendPauseAdvisoryLocked</c>): whether paused now and the deadline (Go's
+    /// zero time when none), queued only when someone listens.
+    /// </summary>
+    public void Paused(long pauseUntil)
+    {
+        var subject = Encoding.UTF8.GetBytes($"$JS.EVENT.ADVISORY.CONSUMER.PAUSE.{stream}.{consumer}");
+        if (interest?.HasInterest(subject) == false)
+        {
+            return;
+        }
+
+        var now = GoTime.NowNanoseconds();
+        var json = Begin("io.nats.jetstream.advisory.v1.consumer_pause", now)
+            .Append(",\"paused\":").Append(pauseUntil != 0 && now < pauseUntil ? "true" : "false")
+            .Append(",\"pause_until\":\"").Append(GoTime.Format(pauseUntil)).Append('"');
+        Queue(subject, json, withDomain: true);
+    }
 
     public void BadNakDelay(string text) => JetStreamLog.BadNakDelay(logger, stream, consumer, text);
 
@@ -42,21 +62,12 @@ internal sealed class ConsumerEvents(string stream, string consumer, ISubjectInt
         }
 
         var now = GoTime.NowNanoseconds();
-        var json = new StringBuilder();
-        json.Append("{\"type\":\"io.nats.jetstream.metric.v1.consumer_ack\",\"id\":\"").Append(Guid.NewGuid().ToString("N"))
-            .Append("\",\"timestamp\":\"").Append(GoTime.Format(now))
-            .Append("\",\"stream\":").Append(JsonSerializer.Serialize(stream, JetStreamJson.Context.String))
-            .Append(",\"consumer\":").Append(JsonSerializer.Serialize(consumer, JetStreamJson.Context.String))
+        var json = Begin("io.nats.jetstream.metric.v1.consumer_ack", now)
             .Append(",\"consumer_seq\":").Append(consumerSeq)
             .Append(",\"stream_seq\":").Append(streamSeq)
             .Append(",\"ack_time\":").Append(now - deliveredAt)
             .Append(",\"deliveries\":").Append(deliveries);
-        if (!string.IsNullOrEmpty(domain))
-        {
-            json.Append(",\"domain\":").Append(JsonSerializer.Serialize(domain, JetStreamJson.Context.String));
-        }
-
-        outbox.Enqueue(new ControlMessage(subject, null, [], Encoding.UTF8.GetBytes(json.Append('}').ToString())));
+        Queue(subject, json, withDomain: true);
         return true;
     }
 
@@ -81,16 +92,31 @@ internal sealed class ConsumerEvents(string stream, string consumer, ISubjectInt
             return;
         }
 
-        var json = new StringBuilder();
-        json.Append("{\"type\":\"").Append(type).Append("\",\"id\":\"").Append(Guid.NewGuid().ToString("N")).Append("\",\"timestamp\":\"")
-            .Append(GoTime.Format(GoTime.NowNanoseconds())).Append("\",\"stream\":").Append(JsonSerializer.Serialize(stream, JetStreamJson.Context.String))
-            .Append(",\"consumer\":").Append(JsonSerializer.Serialize(consumer, JetStreamJson.Context.String));
+        var json = Begin(type, GoTime.NowNanoseconds());
         if (consumerSeq != 0)
         {
             json.Append(",\"consumer_seq\":").Append(consumerSeq);
         }
 
-        json.Append(",\"stream_seq\":").Append(streamSeq).Append(",\"deliveries\":").Append(deliveries).Append('}');
-        outbox.Enqueue(new ControlMessage(subject, null, [], Encoding.UTF8.GetBytes(json.ToString())));
+        json.Append(",\"stream_seq\":").Append(streamSeq).Append(",\"deliveries\":").Append(deliveries);
+        Queue(subject, json, withDomain: false);
+    }
+
+    /// <summary>An event's JSON up to its consumer: type, a fresh id, the time, stream and consumer names.</summary>
+    private StringBuilder Begin(string type, long now) => new StringBuilder()
+        .Append("{\"type\":\"").Append(type).Append("\",\"id\":\"").Append(Guid.NewGuid().ToString("N"))
+        .Append("\",\"timestamp\":\"").Append(GoTime.Format(now))
+        .Append("\",\"stream\":").Append(JsonSerializer.Serialize(stream, JetStreamJson.Context.String))
+        .Append(",\"consumer\":").Append(JsonSerializer.Serialize(consumer, JetStreamJson.Context.String));
+
+    /// <summary>Ends an event's JSON (with the JetStream domain, when asked and set) and queues it for the runner.</summary>
+    private void Queue(byte[] subject, StringBuilder json, bool withDomain)
+    {
+        if (withDomain && !string.IsNullOrEmpty(domain))
+        {
+            json.Append(",\"domain\":").Append(JsonSerializer.Serialize(domain, JetStreamJson.Context.String));
+        }
+
+        outbox.Enqueue(new ControlMessage(subject, null, [], Encoding.UTF8.GetBytes(json.Append('}').ToString())));
     }
 }

@@ -200,6 +200,16 @@ internal sealed class PullRequests
         }
     }
 
+    /// <summary>
+    /// The consumer is paused (nats-server's delivery loop waits): expired requests at the head end with 408, no-wait
+    /// requests with 404 (as at the end of the stream); the others wait.
+    /// </summary>
+    public void WhilePaused(long now)
+    {
+        Next(now);
+        EndOfStream();
+    }
+
     /// <summary>Answers expired requests and sends due heartbeats; returns the next time something is due (0 for none).</summary>
     public long Expire(long now, SequencePair lastDelivered)
     {

@@ -17,6 +17,8 @@ namespace Broker.JetStream.Internal.Json;
 [JsonSerializable(typeof(StreamStateModel))]
 [JsonSerializable(typeof(ConsumerInfoModel))]
 [JsonSerializable(typeof(ConsumerCreateRequest))]
+[JsonSerializable(typeof(ConsumerPauseRequest))]
+[JsonSerializable(typeof(ConsumerPauseResponse))]
 [JsonSerializable(typeof(ApiListRequest))]
 [JsonSerializable(typeof(PurgeRequest))]
 [JsonSerializable(typeof(MessageGetRequest))]

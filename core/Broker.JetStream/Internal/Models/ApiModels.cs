@@ -137,6 +137,39 @@ internal sealed class ConsumerInfoModel
     [JsonPropertyName("push_bound")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
     public bool PushBound { get; set; }
+
+    /// <summary>2.11: whether the consumer is paused now.</summary>
+    [JsonPropertyName("paused")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public bool Paused { get; set; }
+
+    /// <summary>2.11: how long the pause still lasts (ns).</summary>
+    [JsonPropertyName("pause_remaining")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public long PauseRemaining { get; set; }
+}
+
+/// <summary>The body of 2.11's <c>CONSUMER.PAUSE</c>: <c>{pause_until}</c>; absent or Go's zero time resumes.</summary>
+internal sealed class ConsumerPauseRequest
+{
+    [JsonPropertyName("pause_until")]
+    [JsonConverter(typeof(GoTimeConverter))]
+    public long PauseUntil { get; set; }
+}
+
+/// <summary>2.11's <c>consumer_pause_response</c> fields (also written beside an error, as nats-server's flat struct is).</summary>
+internal sealed class ConsumerPauseResponse
+{
+    [JsonPropertyName("paused")]
+    public bool Paused { get; set; }
+
+    [JsonPropertyName("pause_until")]
+    [JsonConverter(typeof(GoTimeConverter))]
+    public long PauseUntil { get; set; }
+
+    [JsonPropertyName("pause_remaining")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public long PauseRemaining { get; set; }
 }
 
 /// <summary>The body of <c>CONSUMER.CREATE</c>: <c>{stream_name, config, action}</c>.</summary>
@@ -193,6 +226,27 @@ internal sealed class MessageGetRequest
 
     [JsonPropertyName("next_by_subj")]
     public string? NextBySubject { get; set; }
+
+    /// <summary>2.11 direct get: how many messages (a batch answered with a <c>204 EOB</c> status); 0 for one.</summary>
+    [JsonPropertyName("batch")]
+    public int Batch { get; set; }
+
+    /// <summary>2.11 direct get: stop once this many bytes were sent (0: 64 MiB, nats-server's default <c>max_pending</c>).</summary>
+    [JsonPropertyName("max_bytes")]
+    public int MaxBytes { get; set; }
+
+    /// <summary>2.11 direct get: the last message of each subject matching these filters.</summary>
+    [JsonPropertyName("multi_last")]
+    public List<string>? MultiLast { get; set; }
+
+    /// <summary>2.11 direct get with <c>multi_last</c>: as of this sequence (0: the last).</summary>
+    [JsonPropertyName("up_to_seq")]
+    public ulong UpToSequence { get; set; }
+
+    /// <summary>2.11 direct get with <c>multi_last</c>: as of this time.</summary>
+    [JsonPropertyName("up_to_time")]
+    [JsonConverter(typeof(NullableGoTimeConverter))]
+    public long? UpToTime { get; set; }
 }
 
 /// <summary><c>STREAM.MSG.DELETE</c> body.</summary>

@@ -131,13 +131,18 @@ internal sealed class ConsumerConfig
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public Dictionary<string, string>? Metadata { get; set; }
 
-    // Fields of 2.11 this broker does not implement: read so that a value other than the default is refused
-    // (UnsupportedFields) instead of dropped; never written, as they only ever hold the default.
-
-    /// <summary>2.11 <c>pause_until</c>: absent, null or Go's zero time is accepted.</summary>
+    /// <summary>
+    /// 2.11 <c>pause_until</c> (ns since the Unix epoch, UTC): no deliveries before it. Set on create and by
+    /// <c>$JS.API.CONSUMER.PAUSE</c>; an update through create keeps the running consumer's. Null when never set;
+    /// 0 is Go's zero time (written back as nats-server does).
+    /// </summary>
     [JsonPropertyName("pause_until")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
-    public JsonElement? PauseUntil { get; set; }
+    [JsonConverter(typeof(NullableGoTimeConverter))]
+    public long? PauseUntil { get; set; }
+
+    // Fields of 2.11 this broker does not implement: read so that a value other than the default is refused
+    // (UnsupportedFields) instead of dropped; never written, as they only ever hold the default.
 
     /// <summary>2.11 <c>priority_groups</c>.</summary>
     [JsonPropertyName("priority_groups")]

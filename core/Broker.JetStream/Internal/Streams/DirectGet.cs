@@ -13,11 +13,14 @@ namespace Broker.JetStream.Internal.Streams;
 /// nats-server <c>processDirectGetRequest</c>), which answers with the stored message itself, with
 /// <c>Nats-Stream</c>, <c>Nats-Subject</c>, <c>Nats-Sequence</c> and <c>Nats-Time-Stamp</c> headers added, sent to the
 /// request's reply subject; failures are status messages (<c>404 Message Not Found</c>, <c>408 Bad Request</c>, ...).
+/// 2.11's <c>batch</c> and <c>multi_last</c> requests go to <see cref="DirectGetBatch"/>.
 /// Reads only; thread-safe as the store is. A mirror answers its origin's direct gets (<c>mirror_direct</c>) with one
 /// whose <paramref name="subjectName"/> is the origin's name (the answers name the mirror, as nats-server's).
 /// </summary>
 internal sealed class DirectGet(IStreamStore store, IBusClient client, byte[] nameBytes, byte[]? subjectName = null)
 {
+    private DirectGetBatch? batches;
+
     /// <summary><c>$JS.API.DIRECT.GET.&lt;stream&gt;</c> with a get request as its body.</summary>
     public void OnRequest(in BusMessage message)
     {
@@ -48,16 +51,35 @@ internal sealed class DirectGet(IStreamStore store, IBusClient client, byte[] na
             return;
         }
 
-        if (request.Sequence == 0 && string.IsNullOrEmpty(request.LastBySubject) && string.IsNullOrEmpty(request.NextBySubject))
+        var hasLast = !string.IsNullOrEmpty(request.LastBySubject);
+        var hasNext = !string.IsNullOrEmpty(request.NextBySubject);
+        var hasMulti = request.MultiLast is { Count: > 0 };
+        if (request.Sequence == 0 && !hasLast && !hasNext && !hasMulti)
         {
             SendStatus(message.ReplyTo, "NATS/1.0 408 Empty Request\r\n\r\n"u8);
             return;
         }
 
-        if ((request.Sequence > 0 && !string.IsNullOrEmpty(request.LastBySubject))
-            || (!string.IsNullOrEmpty(request.LastBySubject) && !string.IsNullOrEmpty(request.NextBySubject)))
+        // nats-server 2.11's conflicting options (a batch is not for last_by_subj).
+        if ((request.Sequence > 0 && hasLast) || (hasLast && hasNext) || (hasLast && request.Batch > 0) || (hasLast && hasMulti)
+            || (hasNext && hasMulti) || (request.UpToSequence > 0 && request.UpToTime is not null))
         {
             SendStatus(message.ReplyTo, "NATS/1.0 408 Bad Request\r\n\r\n"u8);
+            return;
+        }
+
+        if (hasMulti || request.Batch != 0)
+        {
+            batches ??= new DirectGetBatch(store, this);
+            if (hasMulti)
+            {
+                batches.MultiLast(message.ReplyTo, request);
+            }
+            else
+            {
+                batches.Batch(message.ReplyTo, request);
+            }
+
             return;
         }
 
@@ -107,7 +129,16 @@ internal sealed class DirectGet(IStreamStore store, IBusClient client, byte[] na
             return;
         }
 
-        var headers = new ArrayBufferWriter<byte>(stored.Headers.Length + 160);
+        Send(reply, stored, counters: false, 0, 0);
+    }
+
+    /// <summary>
+    /// Sends a stored message with the direct get headers; with <paramref name="counters"/>, a batch's
+    /// <c>Nats-Num-Pending</c> and <c>Nats-Last-Sequence</c> too.
+    /// </summary>
+    public void Send(ReadOnlySpan<byte> reply, StoredMessage stored, bool counters, ulong pending, ulong last)
+    {
+        var headers = new ArrayBufferWriter<byte>(stored.Headers.Length + 220);
         var existing = stored.Headers.Span;
         headers.Write(existing.IsEmpty ? "NATS/1.0\r\n"u8 : existing[..^2]);
         NatsHeaders.WriteLine(headers, "Nats-Stream: "u8, nameBytes);
@@ -116,10 +147,19 @@ internal sealed class DirectGet(IStreamStore store, IBusClient client, byte[] na
         Utf8Formatter.TryFormat(stored.Sequence, number, out var written);
         NatsHeaders.WriteLine(headers, "Nats-Sequence: "u8, number[..written]);
         NatsHeaders.WriteLine(headers, "Nats-Time-Stamp: "u8, number[..GoTime.Write(number, stored.Timestamp)]);
+        if (counters)
+        {
+            Utf8Formatter.TryFormat(pending, number, out written);
+            NatsHeaders.WriteLine(headers, "Nats-Num-Pending: "u8, number[..written]);
+            Utf8Formatter.TryFormat(last, number, out written);
+            NatsHeaders.WriteLine(headers, "Nats-Last-Sequence: "u8, number[..written]);
+        }
+
         headers.Write("\r\n"u8);
         client.Publish(reply, default, new ReadOnlySequence<byte>(headers.WrittenMemory), new ReadOnlySequence<byte>(stored.Payload));
     }
 
-    private void SendStatus(ReadOnlySpan<byte> reply, ReadOnlySpan<byte> status) =>
+    /// <summary>Sends a status message (no payload).</summary>
+    public void SendStatus(ReadOnlySpan<byte> reply, ReadOnlySpan<byte> status) =>
         client.Publish(reply, default, new ReadOnlySequence<byte>(status.ToArray()), ReadOnlySequence<byte>.Empty);
 }
