@@ -1,7 +1,8 @@
+using System.Buffers;
 using System.Globalization;
 using System.Text;
-using System.Text.Json;
 using Broker.Abstractions;
+using Broker.JetStream.Internal.Events;
 using Broker.JetStream.Internal.Json;
 using Microsoft.Extensions.Logging;
 
@@ -42,21 +43,15 @@ internal sealed class ConsumerEvents(string stream, string consumer, ISubjectInt
         }
 
         var now = GoTime.NowNanoseconds();
-        var json = new StringBuilder();
-        json.Append("{\"type\":\"io.nats.jetstream.metric.v1.consumer_ack\",\"id\":\"").Append(Guid.NewGuid().ToString("N"))
-            .Append("\",\"timestamp\":\"").Append(GoTime.Format(now))
-            .Append("\",\"stream\":").Append(JsonSerializer.Serialize(stream, JetStreamJson.Context.String))
-            .Append(",\"consumer\":").Append(JsonSerializer.Serialize(consumer, JetStreamJson.Context.String))
-            .Append(",\"consumer_seq\":").Append(consumerSeq)
-            .Append(",\"stream_seq\":").Append(streamSeq)
-            .Append(",\"ack_time\":").Append(now - deliveredAt)
-            .Append(",\"deliveries\":").Append(deliveries);
-        if (!string.IsNullOrEmpty(domain))
-        {
-            json.Append(",\"domain\":").Append(JsonSerializer.Serialize(domain, JetStreamJson.Context.String));
-        }
-
-        outbox.Enqueue(new ControlMessage(subject, null, [], Encoding.UTF8.GetBytes(json.Append('}').ToString())));
+        var buffer = new ArrayBufferWriter<byte>(256);
+        var writer = AdvisoryJson.Begin(buffer, "io.nats.jetstream.metric.v1.consumer_ack");
+        writer.WriteString("stream", stream);
+        writer.WriteString("consumer", consumer);
+        writer.WriteNumber("consumer_seq", consumerSeq);
+        writer.WriteNumber("stream_seq", streamSeq);
+        writer.WriteNumber("ack_time", now - deliveredAt);
+        writer.WriteNumber("deliveries", deliveries);
+        outbox.Enqueue(new ControlMessage(subject, null, [], AdvisoryJson.End(writer, buffer, domain)));
         return true;
     }
 
@@ -81,16 +76,17 @@ internal sealed class ConsumerEvents(string stream, string consumer, ISubjectInt
             return;
         }
 
-        var json = new StringBuilder();
-        json.Append("{\"type\":\"").Append(type).Append("\",\"id\":\"").Append(Guid.NewGuid().ToString("N")).Append("\",\"timestamp\":\"")
-            .Append(GoTime.Format(GoTime.NowNanoseconds())).Append("\",\"stream\":").Append(JsonSerializer.Serialize(stream, JetStreamJson.Context.String))
-            .Append(",\"consumer\":").Append(JsonSerializer.Serialize(consumer, JetStreamJson.Context.String));
+        var buffer = new ArrayBufferWriter<byte>(256);
+        var writer = AdvisoryJson.Begin(buffer, type);
+        writer.WriteString("stream", stream);
+        writer.WriteString("consumer", consumer);
         if (consumerSeq != 0)
         {
-            json.Append(",\"consumer_seq\":").Append(consumerSeq);
+            writer.WriteNumber("consumer_seq", consumerSeq);
         }
 
-        json.Append(",\"stream_seq\":").Append(streamSeq).Append(",\"deliveries\":").Append(deliveries).Append('}');
-        outbox.Enqueue(new ControlMessage(subject, null, [], Encoding.UTF8.GetBytes(json.ToString())));
+        writer.WriteNumber("stream_seq", streamSeq);
+        writer.WriteNumber("deliveries", deliveries);
+        outbox.Enqueue(new ControlMessage(subject, null, [], AdvisoryJson.End(writer, buffer, domain)));
     }
 }
