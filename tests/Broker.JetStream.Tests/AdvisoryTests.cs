@@ -133,6 +133,7 @@ public sealed class AdvisoryTests
             accounts {
               A: { jetstream: enabled, users: [{user: a, password: a}] }
               B: { jetstream: enabled, users: [{user: b, password: b}] }
+              C: { users: [{user: c, password: c}] }
             }
             """;
         await using var server = await JetStreamServer.StartAsync(kind, broker: Accounts, referenceConfig: conf);
@@ -153,12 +154,24 @@ public sealed class AdvisoryTests
         Assert.Equal(["$JS.EVENT.ADVISORY.API", "$JS.EVENT.ADVISORY.STREAM.CREATED.SB"], (await ReceiveAsync(eventsB, 2)).Select(m => m.Subject).Order(StringComparer.Ordinal));
         await a.PingAsync();
         Assert.False(eventsA.Msgs.TryRead(out var leaked), leaked.Subject);
+
+        // An account without JetStream has its 10039 answers audited too, in that account.
+        await using var c = new NatsConnection(new NatsOpts { Url = server.Url, AuthOpts = new NatsAuthOpts { Username = "c", Password = "c" } });
+        await using var eventsC = await c.SubscribeCoreAsync<string>("$JS.EVENT.>");
+        await c.PingAsync();
+        await c.RequestAsync<string, string>("$JS.API.INFO", "");
+        var (subject, data) = Assert.Single(await ReceiveAsync(eventsC, 1));
+        Assert.Equal("$JS.EVENT.ADVISORY.API", subject);
+        var audit = JsonNode.Parse(data)!;
+        Assert.Equal("C", (string?)audit["client"]!["acc"]);
+        Assert.Equal(10039, (int)JsonNode.Parse((string)audit["response"]!)!["error"]!["err_code"]!);
     }
 
     private static void Accounts(BrokerOptions options)
     {
         options.Accounts.Add(new AccountOptions { Name = "A", Users = [new UserOptions { User = "a", Password = "a" }], JetStream = new AccountJetStreamOptions() });
         options.Accounts.Add(new AccountOptions { Name = "B", Users = [new UserOptions { User = "b", Password = "b" }], JetStream = new AccountJetStreamOptions() });
+        options.Accounts.Add(new AccountOptions { Name = "C", Users = [new UserOptions { User = "c", Password = "c" }] });
     }
 
     private static void AssertTypedEvent(JsonObject body)

@@ -2,7 +2,6 @@ using System.Buffers;
 using System.Text;
 using System.Text.Json;
 using Broker.Abstractions;
-using Broker.JetStream.Internal.Api;
 
 namespace Broker.JetStream.Internal.Events;
 
