@@ -20,39 +20,10 @@ internal sealed class JetStreamAdvisories(string account, ISubjectInterest? inte
     private static readonly byte[] AuditSubject = Encoding.UTF8.GetBytes(Prefix + "API");
 
     /// <summary><c>STREAM.CREATED</c> (<c>create</c>), <c>STREAM.UPDATED</c> (<c>modify</c>) or <c>STREAM.DELETED</c> (<c>delete</c>).</summary>
-    public void StreamAction(string stream, StreamActionKind kind)
-    {
-        var (token, action) = Names(kind);
-        var subject = Encoding.UTF8.GetBytes(Prefix + "STREAM." + token + "." + stream);
-        if (!Listened(subject))
-        {
-            return;
-        }
-
-        var buffer = new ArrayBufferWriter<byte>(256);
-        var writer = AdvisoryJson.Begin(buffer, "io.nats.jetstream.advisory.v1.stream_action");
-        writer.WriteString("stream", stream);
-        writer.WriteString("action", action);
-        publish(subject, AdvisoryJson.End(writer, buffer, domain));
-    }
+    public void StreamAction(string stream, StreamActionKind kind) => Advise(stream, null, kind);
 
     /// <summary><c>CONSUMER.CREATED</c> (<c>create</c>) or <c>CONSUMER.DELETED</c> (<c>delete</c>).</summary>
-    public void ConsumerAction(string stream, string consumer, StreamActionKind kind)
-    {
-        var (token, action) = Names(kind);
-        var subject = Encoding.UTF8.GetBytes(Prefix + "CONSUMER." + token + "." + stream + "." + consumer);
-        if (!Listened(subject))
-        {
-            return;
-        }
-
-        var buffer = new ArrayBufferWriter<byte>(256);
-        var writer = AdvisoryJson.Begin(buffer, "io.nats.jetstream.advisory.v1.consumer_action");
-        writer.WriteString("stream", stream);
-        writer.WriteString("consumer", consumer);
-        writer.WriteString("action", action);
-        publish(subject, AdvisoryJson.End(writer, buffer, domain));
-    }
+    public void ConsumerAction(string stream, string consumer, StreamActionKind kind) => Advise(stream, consumer, kind);
 
     /// <summary>
     /// The audit of one API response (nats-server <c>sendJetStreamAPIAuditAdvisory</c>): the server's name, the
@@ -80,6 +51,30 @@ internal sealed class JetStreamAdvisories(string account, ISubjectInterest? inte
 
         writer.WriteString("response", response);
         publish(AuditSubject, AdvisoryJson.End(writer, buffer, domain));
+    }
+
+    /// <summary>nats-server's <c>JSStreamActionAdvisory</c> (no consumer) or <c>JSConsumerActionAdvisory</c>.</summary>
+    private void Advise(string stream, string? consumer, StreamActionKind kind)
+    {
+        var (token, action) = Names(kind);
+        var subject = Encoding.UTF8.GetBytes(consumer is null
+            ? Prefix + "STREAM." + token + "." + stream
+            : Prefix + "CONSUMER." + token + "." + stream + "." + consumer);
+        if (!Listened(subject))
+        {
+            return;
+        }
+
+        var buffer = new ArrayBufferWriter<byte>(256);
+        var writer = AdvisoryJson.Begin(buffer, consumer is null ? "io.nats.jetstream.advisory.v1.stream_action" : "io.nats.jetstream.advisory.v1.consumer_action");
+        writer.WriteString("stream", stream);
+        if (consumer is not null)
+        {
+            writer.WriteString("consumer", consumer);
+        }
+
+        writer.WriteString("action", action);
+        publish(subject, AdvisoryJson.End(writer, buffer, domain));
     }
 
     private bool Listened(byte[] subject) => interest?.HasInterest(subject) ?? true;
