@@ -38,18 +38,22 @@ public sealed class AdvisoryTests
         await Assert.ThrowsAsync<NatsJSApiException>(async () => await js.GetStreamAsync("MISSING"));
         await js.DeleteStreamAsync("S");
 
-        var received = await ReceiveAsync(events, 14);
+        // nats-server 2.9.10 may lose what a stream's deletion queues (its stream.stop closes the send loop right after
+        // queueing the consumers' and the stream's delete advisories): required of ours, taken when they come from it.
+        string[] atStreamDelete = ["$JS.EVENT.ADVISORY.CONSUMER.DELETED.S.D", "$JS.EVENT.ADVISORY.STREAM.DELETED.S"];
+        var received = kind == ServerKind.Ours ? await ReceiveAsync(events, 14) : await ReceiveAsync(events, 12, m => !atStreamDelete.Contains(m.Subject));
         var subjects = received.Select(m => m.Subject).ToList();
         Assert.Equal(
             [
-                "$JS.EVENT.ADVISORY.CONSUMER.CREATED.S.C", "$JS.EVENT.ADVISORY.CONSUMER.CREATED.S.D",
-                "$JS.EVENT.ADVISORY.CONSUMER.DELETED.S.C", "$JS.EVENT.ADVISORY.CONSUMER.DELETED.S.D",
-                "$JS.EVENT.ADVISORY.STREAM.CREATED.S", "$JS.EVENT.ADVISORY.STREAM.DELETED.S", "$JS.EVENT.ADVISORY.STREAM.UPDATED.S",
+                "$JS.EVENT.ADVISORY.CONSUMER.CREATED.S.C", "$JS.EVENT.ADVISORY.CONSUMER.CREATED.S.D", "$JS.EVENT.ADVISORY.CONSUMER.DELETED.S.C",
+                "$JS.EVENT.ADVISORY.STREAM.CREATED.S", "$JS.EVENT.ADVISORY.STREAM.UPDATED.S",
             ],
-            subjects.Where(s => s != "$JS.EVENT.ADVISORY.API").Order(StringComparer.Ordinal));
-
-        // Deleting a stream advises its consumers' deletion before its own.
-        Assert.True(subjects.IndexOf("$JS.EVENT.ADVISORY.CONSUMER.DELETED.S.D") < subjects.IndexOf("$JS.EVENT.ADVISORY.STREAM.DELETED.S"));
+            subjects.Where(s => s != "$JS.EVENT.ADVISORY.API" && !atStreamDelete.Contains(s)).Order(StringComparer.Ordinal));
+        if (kind == ServerKind.Ours)
+        {
+            // Deleting a stream advises its consumers' deletion before its own.
+            Assert.Equal(atStreamDelete, subjects.Where(atStreamDelete.Contains));
+        }
 
         foreach (var (subject, json) in received)
         {
@@ -196,14 +200,27 @@ public sealed class AdvisoryTests
         Assert.StartsWith("io.nats.jetstream.api.v1.", (string?)JsonNode.Parse((string)body["response"]!)!["type"], StringComparison.Ordinal);
     }
 
-    private static async Task<List<(string Subject, string Data)>> ReceiveAsync(INatsSub<string> subscription, int count)
+    /// <summary>Receives until <paramref name="count"/> messages (of those <paramref name="counted"/>, when given) arrived; then takes what else is there.</summary>
+    private static async Task<List<(string Subject, string Data)>> ReceiveAsync(INatsSub<string> subscription, int count, Func<(string Subject, string Data), bool>? counted = null)
     {
         using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
-        var received = new List<(string, string)>();
-        while (received.Count < count)
+        var received = new List<(string Subject, string Data)>();
+        try
         {
-            var message = await subscription.Msgs.ReadAsync(timeout.Token);
-            received.Add((message.Subject, message.Data!));
+            while (received.Count(m => counted?.Invoke(m) ?? true) < count)
+            {
+                var message = await subscription.Msgs.ReadAsync(timeout.Token);
+                received.Add((message.Subject, message.Data!));
+            }
+        }
+        catch (OperationCanceledException)
+        {
+            Assert.Fail($"{count} expected, received: {string.Join(", ", received.Select(m => m.Subject))}");
+        }
+
+        while (subscription.Msgs.TryRead(out var more))
+        {
+            received.Add((more.Subject, more.Data!));
         }
 
         return received;
