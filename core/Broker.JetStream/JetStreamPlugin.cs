@@ -66,7 +66,8 @@ public sealed class JetStreamPlugin : IBrokerPlugin
             sp.GetServices<IStreamStoreProvider>(),
             sp.GetService<ISubjectInterest>(),
             sp.GetRequiredService<ILoggerFactory>(),
-            sp.GetService<IAccountDirectory>()));
+            sp.GetService<IAccountDirectory>(),
+            sp.GetService<ServerIdentity>()));
         services.AddSingleton<IHostedService>(sp => sp.GetRequiredService<JetStreamEngine>());
         services.AddSingleton<IMonitoringEndpoint>(sp => new JszEndpoint(sp.GetRequiredService<JetStreamEngine>(), sp.GetService<ServerIdentity>()));
         services.AddSingleton(new ServerFeature(ServerFeature.JetStream));

@@ -1,5 +1,7 @@
 using Broker.Abstractions;
+using System.Buffers;
 using Broker.JetStream.Internal.Api;
+using Broker.JetStream.Internal.Events;
 using Broker.JetStream.Internal.Models;
 using Broker.JetStream.Internal.Streams;
 
@@ -38,6 +40,7 @@ internal sealed partial class JetStreamAccount : IAsyncDisposable
         // $G keeps the broker's own interest check (exactly as before accounts); another account asks its API client.
         globalInterest = name == BrokerAccount.GlobalName ? engine.Interest : null;
         interest = new AccountInterest(this);
+        Advisories = new JetStreamAdvisories(name, Interest, engine.Options.Domain, engine.Identity, PublishAdvisory);
         Api = new JetStreamApi(this);
     }
 
@@ -69,6 +72,9 @@ internal sealed partial class JetStreamAccount : IAsyncDisposable
     public ISubjectInterest? Interest => globalInterest ?? interest;
 
     public JetStreamApi Api { get; }
+
+    /// <summary>The account's stream, consumer and API audit advisories.</summary>
+    public JetStreamAdvisories Advisories { get; }
 
     /// <summary>The streams folder of the account, <c>&lt;store_dir&gt;/jetstream/&lt;account&gt;/streams</c>.</summary>
     public string StreamsDirectory => Path.Combine(Options.EffectiveStoreDirectory, "jetstream", Name, "streams");
@@ -276,6 +282,19 @@ internal sealed partial class JetStreamAccount : IAsyncDisposable
         if (!string.IsNullOrEmpty(reply) && apiClient is { } client)
         {
             client.Publish(reply, body);
+        }
+    }
+
+    /// <summary>Publishes an advisory in the account through its API client (none before it is open or once it is closed).</summary>
+    private void PublishAdvisory(byte[] subject, byte[] body)
+    {
+        try
+        {
+            apiClient?.Publish(subject, ReadOnlySpan<byte>.Empty, ReadOnlySequence<byte>.Empty, new ReadOnlySequence<byte>(body));
+        }
+        catch (ObjectDisposedException)
+        {
+            // A consumer's inactivity deletion racing the account's stop: nobody is left to tell.
         }
     }
 

@@ -3,6 +3,7 @@ using System.Text;
 using System.Text.Json;
 using Broker.Abstractions;
 using Broker.JetStream.Internal.Api;
+using Broker.JetStream.Internal.Events;
 using Broker.JetStream.Internal.Json;
 using Broker.JetStream.Internal.Models;
 
@@ -13,9 +14,10 @@ namespace Broker.JetStream.Internal;
 /// whose configuration does not enable it). As nats-server 2.9.10, whose API handlers check the account first, each
 /// <c>$JS.API</c> request there is answered with error 10039 "JetStream not enabled for account" in the response type
 /// of its subject (a consumer create whose body is not JSON gets "invalid JSON" first; stepdowns and peer removals the
-/// clustering error); subjects no handler serves (pull requests, direct gets, unknown ones) get no reply.
+/// clustering error); subjects no handler serves (pull requests, direct gets, unknown ones) get no reply. Each answer is
+/// audited on <c>$JS.EVENT.ADVISORY.API</c> in the account, as nats-server's <c>sendAPIErrResponse</c> does.
 /// </summary>
-internal sealed class JetStreamDisabledAccount : IAsyncDisposable
+internal sealed class JetStreamDisabledAccount : IAsyncDisposable, ISubjectInterest
 {
     private static readonly ApiError ClusterRequired = new(503, 10010, "JetStream clustering support required");
     private static readonly byte[] InvalidConsumerJson = new ApiResponse("consumer_create_response").WithError(ApiErrors.InvalidJson).ToBytes();
@@ -45,14 +47,18 @@ internal sealed class JetStreamDisabledAccount : IAsyncDisposable
 
     private readonly IBusClient client;
     private readonly IBusSubscription subscription;
+    private readonly JetStreamAdvisories advisories;
 
     /// <param name="bus">The broker's bus.</param>
     /// <param name="account">The account without JetStream.</param>
     /// <remarks>Its replies are not counted in /jsz <c>api</c> (checked: nats-server counts them nowhere).</remarks>
-    public JetStreamDisabledAccount(IMessageBus bus, string account)
+    /// <param name="domain">The served JetStream domain (the audit's <c>domain</c>), or null.</param>
+    /// <param name="identity">The server's id and name (the audit's <c>server</c>), or null.</param>
+    public JetStreamDisabledAccount(IMessageBus bus, string account, string? domain = null, ServerIdentity? identity = null)
     {
         Account = account;
         client = bus.CreateClient(new BusClientOptions { Name = "JetStream API", Account = account == BrokerAccount.GlobalName ? null : account });
+        advisories = new JetStreamAdvisories(account, this, domain, identity, (subject, body) => client.Publish(subject, default, default, new ReadOnlySequence<byte>(body)));
         subscription = client.Subscribe(ApiSubjects.All, null, OnRequest);
     }
 
@@ -138,9 +144,14 @@ internal sealed class JetStreamDisabledAccount : IAsyncDisposable
         }
 
         var payload = message.Payload.IsSingleSegment ? message.Payload.FirstSpan : message.Payload.ToArray();
-        if (ReplyTo(Encoding.UTF8.GetString(message.Subject), payload) is { } reply)
+        var subject = Encoding.UTF8.GetString(message.Subject);
+        if (ReplyTo(subject, payload) is { } reply)
         {
             client.Publish(message.ReplyTo, default, default, new ReadOnlySequence<byte>(reply));
+            advisories.ApiAudit(new ApiRequest(subject, null, message.Headers.IsEmpty ? [] : message.Headers.ToArray(), payload.ToArray()), reply);
         }
     }
+
+    /// <summary>Interest in the account (the audit is built only for a subscriber).</summary>
+    public bool HasInterest(ReadOnlySpan<byte> subject) => client.HasInterest(subject);
 }

@@ -195,7 +195,7 @@ internal sealed partial class JetStreamEngine
 
         foreach (var name in disable)
         {
-            var responder = new JetStreamDisabledAccount(Bus, name);
+            var responder = new JetStreamDisabledAccount(Bus, name, Options.Domain, Identity);
             lock (accountsGate)
             {
                 disabled[name] = responder;

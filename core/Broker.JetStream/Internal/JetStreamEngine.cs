@@ -31,9 +31,10 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
     private long memoryReserved;
     private long storageReserved;
 
-    public JetStreamEngine(JetStreamOptions options, IMessageBus bus, IEnumerable<IStreamStoreProvider> storeProviders, ISubjectInterest? interest, ILoggerFactory loggerFactory, IAccountDirectory? directory = null)
+    public JetStreamEngine(JetStreamOptions options, IMessageBus bus, IEnumerable<IStreamStoreProvider> storeProviders, ISubjectInterest? interest, ILoggerFactory loggerFactory, IAccountDirectory? directory = null, ServerIdentity? identity = null)
     {
         Options = options;
+        Identity = identity;
         Bus = bus;
         Interest = interest;
         LoggerFactory = loggerFactory;
@@ -53,6 +54,9 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
     public ISubjectInterest? Interest { get; }
 
     public ILoggerFactory LoggerFactory { get; }
+
+    /// <summary>The server's id and name (the API audit's <c>server</c>), when the host provides them.</summary>
+    public ServerIdentity? Identity { get; }
 
     public ILogger Logger { get; }
 

@@ -127,11 +127,3 @@ internal readonly record struct DataCounts(long Messages, long Bytes)
         writer.WriteEndObject();
     }
 }
-
-/// <summary>Event ids: 22 random base-62 characters, as nats-server's NUIDs look.</summary>
-internal static class EventIds
-{
-    private const string Alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-
-    public static string Next() => System.Security.Cryptography.RandomNumberGenerator.GetString(Alphabet, 22);
-}

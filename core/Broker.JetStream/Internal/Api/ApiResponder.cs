@@ -1,11 +1,14 @@
+using Broker.JetStream.Internal.Events;
+
 namespace Broker.JetStream.Internal.Api;
 
 /// <summary>
 /// Sends the <c>$JS.API</c> responses and counts them (nats-server <c>sendAPIResponse</c> / <c>sendAPIErrResponse</c>,
 /// with the account's <c>trackAPI</c> / <c>trackAPIErr</c>): every reply counts once, an error reply once more as an
 /// error. The counts are what <c>$JS.API.INFO</c> and <c>/jsz</c> report as <c>api.total</c> and <c>api.errors</c>.
+/// Every response is then audited on <c>$JS.EVENT.ADVISORY.API</c> (<see cref="JetStreamAdvisories.ApiAudit"/>).
 /// </summary>
-internal sealed class ApiResponder(Action<string?, byte[]> send)
+internal sealed class ApiResponder(Action<string?, byte[]> send, JetStreamAdvisories? advisories = null)
 {
     private long total;
     private long errors;
@@ -25,6 +28,8 @@ internal sealed class ApiResponder(Action<string?, byte[]> send)
             Interlocked.Increment(ref errors);
         }
 
-        send(request.Reply, response.ToBytes());
+        var body = response.ToBytes();
+        send(request.Reply, body);
+        advisories?.ApiAudit(request, body);
     }
 }

@@ -1,5 +1,6 @@
 using Broker.Abstractions;
 using Broker.JetStream.Internal.Consumers;
+using Broker.JetStream.Internal.Events;
 using Broker.JetStream.Internal.Json;
 using Broker.JetStream.Internal.Models;
 using Broker.JetStream.Internal.Streams;
@@ -132,6 +133,7 @@ internal sealed class ConsumerCreator(JetStreamOptions options, ISubjectInterest
 
         stream.AddConsumer(consumer);
         consumer.Start();
+        account?.Advisories.ConsumerAction(stream.Name, name, StreamActionKind.Create);
         return consumer;
     }
 

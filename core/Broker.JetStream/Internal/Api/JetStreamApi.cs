@@ -15,7 +15,7 @@ internal sealed class JetStreamApi
 
     public JetStreamApi(JetStreamAccount account)
     {
-        responder = new ApiResponder(account.Reply);
+        responder = new ApiResponder(account.Reply, account.Advisories);
         var reader = new ApiRequestReader(account.Options);
         router = new ApiRouter(
             responder,

@@ -1,6 +1,7 @@
 using System.Text;
 using System.Text.Json.Serialization.Metadata;
 using Broker.Abstractions;
+using Broker.JetStream.Internal.Events;
 using Broker.JetStream.Internal.Json;
 using Broker.JetStream.Internal.Models;
 using Broker.JetStream.Internal.Streams;
@@ -50,7 +51,12 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
         try
         {
             // nats-server says did_create also when the same stream already existed.
-            var (stream, _) = await AddStreamAsync(requested).ConfigureAwait(false);
+            var (stream, created) = await AddStreamAsync(requested).ConfigureAwait(false);
+            if (created)
+            {
+                account.Advisories.StreamAction(stream.Name, StreamActionKind.Create);
+            }
+
             // nats-server's create response has no mirror or sources state (info, update and list do).
             response.With(stream.Info(withSources: false), JetStreamJson.Context.StreamInfoModel).WithField("did_create", "true");
         }
@@ -160,6 +166,7 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
 
             StreamTransformValidation.CheckSubjectTransform(config, update: true);
             stream.Update(config);
+            account.Advisories.StreamAction(name, StreamActionKind.Modify);
             response.With(stream.Info(), JetStreamJson.Context.StreamInfoModel);
         }
         catch (ApiException ex)
@@ -254,6 +261,7 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
 
         account.RemoveStream(stream);
         await stream.StopAsync(deleteData: true).ConfigureAwait(false);
+        account.Advisories.StreamAction(name, StreamActionKind.Delete);
         responder.Reply(request, response.WithField("success", "true"));
     }
 

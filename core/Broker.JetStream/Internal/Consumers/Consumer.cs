@@ -1,5 +1,6 @@
 using System.Text.Json;
 using Broker.Abstractions;
+using Broker.JetStream.Internal.Events;
 using Broker.JetStream.Internal.Json;
 using Broker.JetStream.Internal.Models;
 using Broker.JetStream.Internal.Streams;
@@ -203,6 +204,8 @@ internal sealed partial class Consumer
         Kick();
         if (deleteData)
         {
+            // Deleted (API, inactivity, its stream deleted): advised as nats-server's stopWithFlags does, before its stream's advisory.
+            account.Advisories.ConsumerAction(stream.Name, Name, StreamActionKind.Delete);
             await Store.DeleteAsync().ConfigureAwait(false);
         }
 

@@ -1,7 +1,8 @@
+using System.Buffers;
 using System.Globalization;
 using System.Text;
-using System.Text.Json;
 using Broker.Abstractions;
+using Broker.JetStream.Internal.Events;
 using Broker.JetStream.Internal.Json;
 using Microsoft.Extensions.Logging;
 
@@ -39,10 +40,13 @@ internal sealed class ConsumerEvents(string stream, string consumer, ISubjectInt
         }
 
         var now = GoTime.NowNanoseconds();
-        var json = Begin("io.nats.jetstream.advisory.v1.consumer_pause", now)
-            .Append(",\"paused\":").Append(pauseUntil != 0 && now < pauseUntil ? "true" : "false")
-            .Append(",\"pause_until\":\"").Append(GoTime.Format(pauseUntil)).Append('"');
-        Queue(subject, json, withDomain: true);
+        var buffer = new ArrayBufferWriter<byte>(256);
+        var writer = AdvisoryJson.Begin(buffer, "io.nats.jetstream.advisory.v1.consumer_pause");
+        writer.WriteString("stream", stream);
+        writer.WriteString("consumer", consumer);
+        writer.WriteBoolean("paused", pauseUntil != 0 && now < pauseUntil);
+        writer.WriteString("pause_until", GoTime.Format(pauseUntil));
+        outbox.Enqueue(new ControlMessage(subject, null, [], AdvisoryJson.End(writer, buffer, domain)));
     }
 
     public void BadNakDelay(string text) => JetStreamLog.BadNakDelay(logger, stream, consumer, text);
@@ -62,12 +66,15 @@ internal sealed class ConsumerEvents(string stream, string consumer, ISubjectInt
         }
 
         var now = GoTime.NowNanoseconds();
-        var json = Begin("io.nats.jetstream.metric.v1.consumer_ack", now)
-            .Append(",\"consumer_seq\":").Append(consumerSeq)
-            .Append(",\"stream_seq\":").Append(streamSeq)
-            .Append(",\"ack_time\":").Append(now - deliveredAt)
-            .Append(",\"deliveries\":").Append(deliveries);
-        Queue(subject, json, withDomain: true);
+        var buffer = new ArrayBufferWriter<byte>(256);
+        var writer = AdvisoryJson.Begin(buffer, "io.nats.jetstream.metric.v1.consumer_ack");
+        writer.WriteString("stream", stream);
+        writer.WriteString("consumer", consumer);
+        writer.WriteNumber("consumer_seq", consumerSeq);
+        writer.WriteNumber("stream_seq", streamSeq);
+        writer.WriteNumber("ack_time", now - deliveredAt);
+        writer.WriteNumber("deliveries", deliveries);
+        outbox.Enqueue(new ControlMessage(subject, null, [], AdvisoryJson.End(writer, buffer, domain)));
         return true;
     }
 
@@ -92,31 +99,17 @@ internal sealed class ConsumerEvents(string stream, string consumer, ISubjectInt
             return;
         }
 
-        var json = Begin(type, GoTime.NowNanoseconds());
+        var buffer = new ArrayBufferWriter<byte>(256);
+        var writer = AdvisoryJson.Begin(buffer, type);
+        writer.WriteString("stream", stream);
+        writer.WriteString("consumer", consumer);
         if (consumerSeq != 0)
         {
-            json.Append(",\"consumer_seq\":").Append(consumerSeq);
+            writer.WriteNumber("consumer_seq", consumerSeq);
         }
 
-        json.Append(",\"stream_seq\":").Append(streamSeq).Append(",\"deliveries\":").Append(deliveries);
-        Queue(subject, json, withDomain: false);
-    }
-
-    /// <summary>An event's JSON up to its consumer: type, a fresh id, the time, stream and consumer names.</summary>
-    private StringBuilder Begin(string type, long now) => new StringBuilder()
-        .Append("{\"type\":\"").Append(type).Append("\",\"id\":\"").Append(Guid.NewGuid().ToString("N"))
-        .Append("\",\"timestamp\":\"").Append(GoTime.Format(now))
-        .Append("\",\"stream\":").Append(JsonSerializer.Serialize(stream, JetStreamJson.Context.String))
-        .Append(",\"consumer\":").Append(JsonSerializer.Serialize(consumer, JetStreamJson.Context.String));
-
-    /// <summary>Ends an event's JSON (with the JetStream domain, when asked and set) and queues it for the runner.</summary>
-    private void Queue(byte[] subject, StringBuilder json, bool withDomain)
-    {
-        if (withDomain && !string.IsNullOrEmpty(domain))
-        {
-            json.Append(",\"domain\":").Append(JsonSerializer.Serialize(domain, JetStreamJson.Context.String));
-        }
-
-        outbox.Enqueue(new ControlMessage(subject, null, [], Encoding.UTF8.GetBytes(json.Append('}').ToString())));
+        writer.WriteNumber("stream_seq", streamSeq);
+        writer.WriteNumber("deliveries", deliveries);
+        outbox.Enqueue(new ControlMessage(subject, null, [], AdvisoryJson.End(writer, buffer, domain)));
     }
 }
