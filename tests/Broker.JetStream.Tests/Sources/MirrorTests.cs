@@ -146,15 +146,4 @@ public sealed class MirrorTests
         Assert.Equal(["1 o.1 late"], await MessagesAsync(connection, "M"));
         await Eventually.AssertAsync(async () => !(await InfoAsync(connection, "M")).GetProperty("mirror").TryGetProperty("error", out _), "the error clears");
     }
-
-    [Fact(Timeout = 30_000)]
-    public async Task Per_source_subject_transforms_of_nats_server_2_10_are_refused_by_name()
-    {
-        // nats-server 2.9.10 does not know the field and drops it; this broker refuses it rather than source untransformed.
-        await using var server = await StartAsync(ServerKind.Ours);
-        var (connection, _) = await server.ConnectJetStreamAsync();
-        await using var owned = connection;
-        var reply = await RequestAsync(connection, "$JS.API.STREAM.CREATE.S", """{"name":"S","storage":"memory","sources":[{"name":"O","subject_transforms":[{"src":"o.>","dest":"x.>"}]}]}""");
-        Assert.Equal((500, 10052, "stream source subject transforms are not supported by this broker"), Error(reply));
-    }
 }

@@ -77,6 +77,13 @@ internal static class ApiErrors
     public static ApiError MirrorWithSources { get; } = new(400, 10031, "stream mirrors can not also contain other sources");
     public static ApiError MirrorMaxMessageSizeTooBig { get; } = new(400, 10030, "stream mirror must have max message size >= source");
     public static ApiError SourceMaxMessageSizeTooBig { get; } = new(400, 10046, "stream source must have max message size >= target");
+    public static ApiError SourceMultipleFiltersNotAllowed { get; } = new(400, 10144, "source with multiple subject transforms cannot also have a single subject filter");
+    public static ApiError SourceInvalidSubjectFilter { get; } = new(400, 10145, "source subject filter is invalid");
+    public static ApiError SourceInvalidTransformDestination { get; } = new(400, 10146, "source transform destination is invalid");
+    public static ApiError SourceOverlappingSubjectFilters { get; } = new(400, 10147, "source filters can not overlap");
+    public static ApiError MirrorMultipleFiltersNotAllowed { get; } = new(400, 10150, "mirror with multiple subject transforms cannot also have a single subject filter");
+    public static ApiError MirrorInvalidSubjectFilter { get; } = new(400, 10151, "mirror subject filter is invalid");
+    public static ApiError MirrorOverlappingSubjectFilters { get; } = new(400, 10152, "mirror subject filters can not overlap");
     public static ApiError StreamMirrorNotUpdatable { get; } = new(400, 10055, "stream mirror configuration can not be updated");
 
     public static ApiError StreamInvalidExternalDeliverySubject(string prefix) => new(400, 10024, $"stream external delivery prefix {prefix} must not contain wildcards");

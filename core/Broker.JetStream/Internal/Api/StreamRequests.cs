@@ -101,6 +101,8 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
             throw new ApiException(provider.Medium == StorageMedium.Memory ? ApiErrors.MemoryResourcesExceeded : ApiErrors.StorageResourcesExceeded);
         }
 
+        // 2.10.0 addStream: the mirror's and sources' transforms before the subjects' overlap.
+        StreamTransformValidation.CheckSourceTransforms(config, update: false);
         if (account.SubjectsOverlap(config.Subjects ?? [], null))
         {
             throw new ApiException(ApiErrors.StreamSubjectOverlap);
@@ -164,6 +166,7 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
                 throw new ApiException(stream.Medium == StorageMedium.Memory ? ApiErrors.MemoryResourcesExceeded : ApiErrors.StorageResourcesExceeded);
             }
 
+            StreamTransformValidation.CheckSourceTransforms(config, update: true);
             StreamTransformValidation.CheckSubjectTransform(config, update: true);
             stream.Update(config);
             account.Advisories.StreamAction(name, StreamActionKind.Modify);

@@ -1,5 +1,6 @@
 using System.Text;
 using Broker.Abstractions;
+using Broker.Core.Internal.Accounts;
 using Broker.JetStream.Internal.Models;
 
 namespace Broker.JetStream.Internal.Api;
@@ -9,7 +10,8 @@ namespace Broker.JetStream.Internal.Api;
 /// subjects and no sources; an origin this account can see must not send larger messages than the stream takes and
 /// must have subjects the filter overlaps; external prefixes must be literal and stay clear of the stream's subjects
 /// and of <c>$JS.API</c>; sources and mirrors must not form a cycle. A mirror inherits its origin's
-/// <c>allow_direct</c> as <c>mirror_direct</c>.
+/// <c>allow_direct</c> as <c>mirror_direct</c>. 2.10.0's checks of <c>subject_transforms</c>: not with a
+/// <c>filter_subject</c>, valid sources that do not overlap, and (for a local source) valid destinations.
 /// </summary>
 internal static class StreamSourceChecks
 {
@@ -30,11 +32,11 @@ internal static class StreamSourceChecks
             return;
         }
 
-        RefuseSubjectTransforms(config);
         foreach (var origin in config.Mirror is { } only ? [only] : config.Sources!)
         {
-            // Go's omitempty: an empty filter is no filter, and is not echoed.
+            // Go's omitempty: an empty filter is no filter, and is not echoed; no more are no transforms.
             origin.FilterSubject = string.IsNullOrEmpty(origin.FilterSubject) ? null : origin.FilterSubject;
+            origin.SubjectTransforms = origin.SubjectTransforms is { Count: > 0 } ? origin.SubjectTransforms : null;
         }
 
         var streamSubjects = new List<string>();
@@ -51,6 +53,8 @@ internal static class StreamSourceChecks
             {
                 throw new ApiException(ApiErrors.MirrorWithSources);
             }
+
+            CheckTransforms(mirror, ApiErrors.MirrorMultipleFiltersNotAllowed, ApiErrors.MirrorInvalidSubjectFilter, ApiErrors.MirrorOverlappingSubjectFilters);
 
             var origin = findStream?.Invoke(mirror.Name);
             streamSubjects.AddRange(origin?.Subjects ?? []);
@@ -72,6 +76,7 @@ internal static class StreamSourceChecks
             AddPrefixes(mirror, deliverPrefixes, apiPrefixes);
         }
 
+        RefuseTransformedDuplicates(config);
         foreach (var source in config.Sources ?? [])
         {
             var origin = findStream?.Invoke(source.Name);
@@ -82,6 +87,32 @@ internal static class StreamSourceChecks
                 {
                     throw new ApiException(ApiErrors.SourceMaxMessageSizeTooBig);
                 }
+            }
+
+            if (source.External is null)
+            {
+                // 2.10.0 checks these for a local source only.
+                foreach (var transform in source.SubjectTransforms ?? [])
+                {
+                    // ValidateMappingDestination takes an empty destination (no transform).
+                    try
+                    {
+                        if (transform.Destination.Length > 0)
+                        {
+                            SubjectTransform.ValidateDestination(transform.Destination);
+                        }
+                    }
+                    catch (InvalidOperationException)
+                    {
+                        throw new ApiException(ApiErrors.SourceInvalidTransformDestination);
+                    }
+                }
+
+                CheckTransforms(source, ApiErrors.SourceMultipleFiltersNotAllowed, ApiErrors.SourceInvalidSubjectFilter, ApiErrors.SourceOverlappingSubjectFilters);
+            }
+
+            if (origin is not null)
+            {
 
                 // As nats-server 2.9.10: against the subjects of every origin looked at so far.
                 if (!FilterOverlaps(source.FilterSubject, streamSubjects))
@@ -185,15 +216,51 @@ internal static class StreamSourceChecks
         a is null || b is null
             ? a is null && b is null
             : a.Name == b.Name && a.OptStartSeq == b.OptStartSeq && a.OptStartTime == b.OptStartTime
-              && (a.FilterSubject ?? "") == (b.FilterSubject ?? "")
+              && a.SameFilters(b)
               && (a.External is null ? b.External is null : b.External is not null && a.External.Api == b.External.Api && a.External.Deliver == b.External.Deliver);
 
-    /// <summary>2.10's per-source subject transforms are not built: refused by name rather than ignored.</summary>
-    private static void RefuseSubjectTransforms(StreamConfig config)
+    /// <summary>
+    /// 2.10 tells two sources of one origin apart by their filters and transforms; here a source is known by its origin
+    /// alone, so such sources with transforms are refused by name rather than followed as one.
+    /// </summary>
+    private static void RefuseTransformedDuplicates(StreamConfig config)
     {
-        if (config.Mirror?.SubjectTransforms is not null || config.Sources?.Exists(static s => s.SubjectTransforms is not null) == true)
+        var sources = config.Sources ?? [];
+        if (sources.Exists(static s => s.SubjectTransforms is not null)
+            && sources.Select(static s => s.IndexName).Distinct(StringComparer.Ordinal).Count() < sources.Count)
         {
-            throw Invalid("stream source subject transforms are not supported by this broker");
+            throw Invalid("several sources of one stream with subject transforms are not supported by this broker");
+        }
+    }
+
+    /// <summary>nats-server 2.10.0: transforms replace the filter; their sources are valid subjects, none within another.</summary>
+    private static void CheckTransforms(StreamSourceConfig origin, ApiError multipleFilters, ApiError invalidFilter, ApiError overlapping)
+    {
+        if (origin.SubjectTransforms is not { } transforms)
+        {
+            return;
+        }
+
+        if (origin.FilterSubject is not null)
+        {
+            throw new ApiException(multipleFilters);
+        }
+
+        var sources = transforms.ConvertAll(static transform => Encoding.UTF8.GetBytes(transform.Source));
+        for (var outer = 0; outer < sources.Count; outer++)
+        {
+            if (!Subjects.IsValid(sources[outer]))
+            {
+                throw new ApiException(invalidFilter);
+            }
+
+            for (var inner = 0; inner < sources.Count; inner++)
+            {
+                if (inner != outer && Subjects.IsSubsetOf(sources[outer], sources[inner]))
+                {
+                    throw new ApiException(overlapping);
+                }
+            }
         }
     }
 

@@ -63,6 +63,46 @@ internal static class StreamTransformValidation
         }
     }
 
+    /// <summary>
+    /// nats-server 2.10.0 <c>addStream</c>: a mirror's or source's <c>subject_transforms</c> entry that does not compile
+    /// refuses the stream, with its texts; an update is refused alike (2.10.0 would only log it and store the
+    /// subjects untransformed).
+    /// </summary>
+    /// <param name="config">The checked configuration.</param>
+    /// <param name="update">Whether it updates a stream (a stream update error).</param>
+    public static void CheckSourceTransforms(StreamConfig config, bool update)
+    {
+        foreach (var origin in config.Mirror is { } mirror ? [mirror] : config.Sources ?? [])
+        {
+            foreach (var transform in origin.SubjectTransforms ?? [])
+            {
+                if (!TryCompile(transform, out _, out var error))
+                {
+                    var text = $"subject transform from '{transform.Source}' to '{transform.Destination}' for the {(config.Mirror is null ? "source" : "mirror")}: {error}";
+                    throw new ApiException(update ? ApiErrors.StreamUpdate(text) : ApiErrors.StreamCreate(text));
+                }
+            }
+        }
+    }
+
+    /// <summary>
+    /// The compiled <c>subject_transforms</c> of a checked mirror or source, in order, leaving out those with an empty
+    /// destination (they change nothing); null when none is left.
+    /// </summary>
+    public static StreamSubjectTransform[]? SourceTransforms(StreamSourceConfig origin)
+    {
+        List<StreamSubjectTransform>? compiled = null;
+        foreach (var transform in origin.SubjectTransforms ?? [])
+        {
+            if (TryCompile(transform, out var one, out _) && one is not null)
+            {
+                (compiled ??= []).Add(one);
+            }
+        }
+
+        return compiled?.ToArray();
+    }
+
     /// <summary>nats-server 2.9.10 <c>configUpdateCheck</c>: a stream's republish is fixed at creation.</summary>
     public static void CheckUpdate(StreamConfig old, StreamConfig config)
     {

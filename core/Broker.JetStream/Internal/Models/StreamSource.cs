@@ -32,10 +32,14 @@ internal sealed class StreamSourceConfig
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public ExternalStreamConfig? External { get; set; }
 
-    /// <summary>2.10 <c>subject_transforms</c>: read so a request using them is refused, never written.</summary>
+    /// <summary>
+    /// 2.10 <c>subject_transforms</c>: the origin's consumer filters on their sources, and a message is stored under
+    /// the destination of the first whose source it is within (unchanged for an empty destination); null for none
+    /// (an empty list is normalised to null). Not with <see cref="FilterSubject"/>.
+    /// </summary>
     [JsonPropertyName("subject_transforms")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
-    public JsonElement? SubjectTransforms { get; set; }
+    public List<SubjectTransformConfig>? SubjectTransforms { get; set; }
 
     /// <summary>
     /// nats-server's <c>iname</c>: the stream's name, and for an external origin <c>name:hash(api)</c>, so two sources
@@ -48,8 +52,18 @@ internal sealed class StreamSourceConfig
     {
         var copy = (StreamSourceConfig)MemberwiseClone();
         copy.External = External is null ? null : new ExternalStreamConfig { Api = External.Api, Deliver = External.Deliver };
+        copy.SubjectTransforms = SubjectTransforms?.ConvertAll(static transform => transform with { });
         return copy;
     }
+
+    /// <summary>Whether <paramref name="other"/> filters and transforms the origin's messages as this does.</summary>
+    public bool SameFilters(StreamSourceConfig other) =>
+        (FilterSubject ?? "") == (other.FilterSubject ?? "")
+        && (SubjectTransforms is null ? other.SubjectTransforms is null : other.SubjectTransforms is not null && SubjectTransforms.SequenceEqual(other.SubjectTransforms));
+
+    /// <summary>The subjects the origin's consumer is filtered on: the transforms' sources, else the filter; empty for all.</summary>
+    public List<string> Filters() =>
+        SubjectTransforms?.ConvertAll(static transform => transform.Source) ?? (string.IsNullOrEmpty(FilterSubject) ? [] : [FilterSubject]);
 
     /// <summary>nats-server <c>getHash</c>: 8 characters of base 62 from the SHA-256 of the text.</summary>
     private static string Hash(string text)
@@ -96,4 +110,9 @@ internal sealed class StreamSourceInfoModel
     [JsonPropertyName("error")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public ApiError? Error { get; set; }
+
+    /// <summary>2.10: the origin's <c>subject_transforms</c>, as configured; null for none.</summary>
+    [JsonPropertyName("subject_transforms")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public List<SubjectTransformConfig>? SubjectTransforms { get; set; }
 }

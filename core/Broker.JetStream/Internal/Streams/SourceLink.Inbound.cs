@@ -126,7 +126,10 @@ internal sealed partial class SourceLink
         Process(message.Subject, message.ReplyTo, message.Headers, message.Payload);
     }
 
-    /// <summary>One delivery of the current consumer; <paramref name="subject"/> is the message's own (the stored subject).</summary>
+    /// <summary>
+    /// One delivery of the current consumer; <paramref name="subject"/> is the message's own, stored as it is or, with
+    /// <c>subject_transforms</c>, as the first transform whose source it is within makes it (nats-server 2.10.0).
+    /// </summary>
     private void Process(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> reply, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
         var headerBlock = headers.IsEmpty ? default : NatsHeaders.Contiguous(headers, ref headerScratch);
@@ -141,6 +144,11 @@ internal sealed partial class SourceLink
             return;
         }
 
+        if (transforms is { } all)
+        {
+            subject = Transform(all, subject);
+        }
+
         if (isMirror)
         {
             OnMirrored(subject, consumer, deliveryCount, sseq, dseq, pending, headers, payload);
@@ -149,6 +157,20 @@ internal sealed partial class SourceLink
         {
             OnSourced(subject, consumer, deliveryCount, sseq, sseqText, dseq, pending, headerBlock, payload);
         }
+    }
+
+    // The transforms' buffers are used one delivery at a time: the link's handlers run in turn.
+    private static ReadOnlySpan<byte> Transform(StreamSubjectTransform[] all, ReadOnlySpan<byte> subject)
+    {
+        foreach (var transform in all)
+        {
+            if (transform.TryApply(subject, out var transformed))
+            {
+                return transformed;
+            }
+        }
+
+        return subject;
     }
 
     private void OnControl(ReadOnlySpan<byte> reply, ReadOnlySpan<byte> headerBlock)

@@ -36,6 +36,9 @@ internal sealed partial class SourceLink : IAsyncDisposable
     private readonly Timer retry;
     private readonly byte[] indexNameBytes;
 
+    // The compiled subject_transforms (2.10), replaced whole when the source changes; null without any.
+    private StreamSubjectTransform[]? transforms;
+
     // Guarded by sync.
     private byte[]? consumerName;
     private ulong streamSeq;
@@ -73,8 +76,16 @@ internal sealed partial class SourceLink : IAsyncDisposable
         retry = new Timer(static state => ((SourceLink)state!).Retry(), this, Timeout.Infinite, Timeout.Infinite);
     }
 
-    /// <summary>The origin as configured (a source's filter may change with an update).</summary>
-    public StreamSourceConfig Source { get; set; }
+    /// <summary>The origin as configured (a source's filter and transforms may change with an update).</summary>
+    public StreamSourceConfig Source
+    {
+        get;
+        set
+        {
+            field = value;
+            transforms = StreamTransformValidation.SourceTransforms(value);
+        }
+    }
 
     /// <summary>nats-server's <c>iname</c>, the name in <c>Nats-Stream-Source</c>.</summary>
     public string IndexName { get; }
@@ -119,6 +130,7 @@ internal sealed partial class SourceLink : IAsyncDisposable
                 Lag = lag,
                 Active = lastHeard == 0 ? -1 : Stopwatch.GetElapsedTime(lastHeard).Ticks * 100,
                 Error = error,
+                SubjectTransforms = Source.SubjectTransforms?.ConvertAll(static transform => transform with { }),
             };
         }
     }
@@ -231,6 +243,7 @@ internal sealed partial class SourceLink : IAsyncDisposable
             FlowControl = true,
             Direct = true,
             FilterSubject = string.IsNullOrEmpty(Source.FilterSubject) ? null : Source.FilterSubject,
+            FilterSubjects = Source.SubjectTransforms?.ConvertAll(static transform => transform.Source),
         };
 
         if (isMirror)

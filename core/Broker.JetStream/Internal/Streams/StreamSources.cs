@@ -76,9 +76,9 @@ internal sealed class StreamSources(MessageStream stream) : IAsyncDisposable
                     links[name] = link;
                     added.Add(link);
                 }
-                else if ((link.Source.FilterSubject ?? "") != (source.FilterSubject ?? ""))
+                else if (!link.Source.SameFilters(source))
                 {
-                    refiltered.Add((link, FiltersOverlap(link.Source.FilterSubject, source.FilterSubject)));
+                    refiltered.Add((link, FiltersOverlap(link.Source.Filters(), source.Filters())));
                     link.Source = source;
                 }
 
@@ -175,15 +175,21 @@ internal sealed class StreamSources(MessageStream stream) : IAsyncDisposable
         return found;
     }
 
-    private static bool FiltersOverlap(string? old, string? updated)
+    private static bool FiltersOverlap(List<string> old, List<string> updated)
     {
-        if (string.IsNullOrEmpty(old) || string.IsNullOrEmpty(updated))
+        if (old.Count == 0 || updated.Count == 0)
         {
             return true;
         }
 
-        var a = System.Text.Encoding.UTF8.GetBytes(old);
-        var b = System.Text.Encoding.UTF8.GetBytes(updated);
-        return Subjects.IsSubsetOf(a, b) || Subjects.IsSubsetOf(b, a);
+        return old.Exists(first =>
+        {
+            var a = System.Text.Encoding.UTF8.GetBytes(first);
+            return updated.Exists(second =>
+            {
+                var b = System.Text.Encoding.UTF8.GetBytes(second);
+                return Subjects.IsSubsetOf(a, b) || Subjects.IsSubsetOf(b, a);
+            });
+        });
     }
 }
