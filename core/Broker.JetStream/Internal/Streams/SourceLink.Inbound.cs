@@ -126,6 +126,24 @@ internal sealed partial class SourceLink
         Process(message.Subject, message.ReplyTo, message.Headers, message.Payload);
     }
 
+    /// <summary>The state stream info reports (nats-server <c>sourceInfo</c>).</summary>
+    public StreamSourceInfoModel Info()
+    {
+        lock (sync)
+        {
+            var external = Source.External;
+            return new StreamSourceInfoModel
+            {
+                Name = Source.Name,
+                External = external is null ? null : new ExternalStreamConfig { Api = external.Api, Deliver = external.Deliver },
+                Lag = lag,
+                Active = lastHeard == 0 ? -1 : Stopwatch.GetElapsedTime(lastHeard).Ticks * 100,
+                Error = error,
+                SubjectTransforms = Source.SubjectTransforms?.ConvertAll(static transform => transform with { }),
+            };
+        }
+    }
+
     /// <summary>
     /// One delivery of the current consumer; <paramref name="subject"/> is the message's own, stored as it is or, with
     /// <c>subject_transforms</c>, as the first transform whose source it is within makes it (nats-server 2.10.0).

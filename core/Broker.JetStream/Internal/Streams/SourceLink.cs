@@ -117,24 +117,6 @@ internal sealed partial class SourceLink : IAsyncDisposable
         Setup(next, overlap ? 0 : GoTime.NowNanoseconds());
     }
 
-    /// <summary>The state stream info reports (nats-server <c>sourceInfo</c>).</summary>
-    public StreamSourceInfoModel Info()
-    {
-        lock (sync)
-        {
-            var external = Source.External;
-            return new StreamSourceInfoModel
-            {
-                Name = Source.Name,
-                External = external is null ? null : new ExternalStreamConfig { Api = external.Api, Deliver = external.Deliver },
-                Lag = lag,
-                Active = lastHeard == 0 ? -1 : Stopwatch.GetElapsedTime(lastHeard).Ticks * 100,
-                Error = error,
-                SubjectTransforms = Source.SubjectTransforms?.ConvertAll(static transform => transform with { }),
-            };
-        }
-    }
-
     /// <summary>
     /// Asks the origin for a new consumer (nats-server <c>setupMirrorConsumer</c> / <c>setSourceConsumer</c>): a
     /// mirror from its own last sequence + 1 (its configured start the first time), a source from
