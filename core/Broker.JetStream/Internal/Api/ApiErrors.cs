@@ -69,7 +69,7 @@ internal static class ApiErrors
     public static ApiError ConsumerMaxRequestExpiresTooSmall { get; } = new(400, 10115, "consumer max request expires needs to be >= 1ms");
     public static ApiError ConsumerMaxDeliverBackoff { get; } = new(400, 10116, "max deliver is required to be > length of backoff values");
     public static ApiError ConsumerReplicasExceedsStream { get; } = new(400, 10126, "consumer config replica count exceeds parent stream");
-    public static ApiError ConsumerMultipleFiltersNotAllowed { get; } = new(400, 10134, "consumer with multiple subject filters cannot use subject based API");
+    public static ApiError ConsumerMultipleFiltersNotAllowed { get; } = new(400, 10137, "consumer with multiple subject filters cannot use subject based API");
     public static ApiError ConsumerOverlappingSubjectFilters { get; } = new(400, 10138, "consumer subject filters cannot overlap");
     public static ApiError ConsumerDuplicateFilterSubjects { get; } = new(400, 10136, "consumer cannot have both FilterSubject and FilterSubjects specified");
 
