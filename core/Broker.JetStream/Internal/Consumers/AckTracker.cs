@@ -50,6 +50,9 @@ internal sealed partial class AckTracker
     /// <summary>When the last acknowledgement arrived (ns since the Unix epoch), 0 for never.</summary>
     public long LastAcknowledged { get; private set; }
 
+    /// <summary>The ack floor and the last acknowledgement's time as consumer info reports them (<c>ack_floor</c>).</summary>
+    public SequenceInfo FloorInfo => new() { Consumer = floorConsumer, Stream = floorStream, LastActive = LastAcknowledged == 0 ? null : LastAcknowledged };
+
     /// <summary>Whether <c>max_ack_pending</c> holds new deliveries back.</summary>
     public bool AtMaxAckPending => config.MaxAckPending > 0 && pending.Count >= config.MaxAckPending;
 

@@ -10,35 +10,24 @@ internal sealed partial class Consumer
     {
         lock (gate)
         {
-            var delivered = cursor.Delivered;
-            pull?.Expire(GoTime.NowNanoseconds(), delivered);
-            var floor = acks.Floor;
             var now = GoTime.NowNanoseconds();
+            pull?.Expire(now, cursor.Delivered);
+            var paused = pause.Remaining(now);
             return new ConsumerInfoModel
             {
                 Stream = stream.Name,
                 Name = Name,
                 Created = Created,
                 Config = config.Clone(),
-                Delivered = new SequenceInfo
-                {
-                    Consumer = delivered.Consumer,
-                    Stream = delivered.Stream,
-                    LastActive = cursor.LastDelivered == 0 ? null : cursor.LastDelivered,
-                },
-                AckFloor = new SequenceInfo
-                {
-                    Consumer = floor.Consumer,
-                    Stream = floor.Stream,
-                    LastActive = acks.LastAcknowledged == 0 ? null : acks.LastAcknowledged,
-                },
+                Delivered = cursor.DeliveredInfo,
+                AckFloor = acks.FloorInfo,
                 NumAckPending = acks.Count,
                 NumRedelivered = acks.RedeliveredCount,
                 NumWaiting = pull?.Count ?? 0,
                 NumPending = cursor.NumPending(),
                 PushBound = push is { Active: true },
-                Paused = pause.Remaining(now) > 0,
-                PauseRemaining = pause.Remaining(now),
+                Paused = paused > 0,
+                PauseRemaining = paused,
             };
         }
     }
@@ -74,7 +63,7 @@ internal sealed partial class Consumer
             }
 
             cursor.SetFilters(updated);
-            Store.UpdateConfig(StoreConfig(Name, updated, Created));
+            Store.UpdateConfig(StoredConsumerMetadata.StoreConfig(Name, updated, Created));
             inactivity.Schedule();
             if (acks.Count > 0)
             {

@@ -1,4 +1,3 @@
-using System.Text.Json;
 using Broker.Abstractions;
 using Broker.JetStream.Internal.Events;
 using Broker.JetStream.Internal.Json;
@@ -103,7 +102,7 @@ internal sealed partial class Consumer
     public static Consumer Create(MessageStream stream, string name, ConsumerConfig config)
     {
         var created = GoTime.NowNanoseconds();
-        var store = stream.Store.OpenConsumerStore(StoreConfig(name, config, created));
+        var store = stream.Store.OpenConsumerStore(StoredConsumerMetadata.StoreConfig(name, config, created));
         var consumer = new Consumer(stream, name, config, store, created);
         lock (consumer.gate)
         {
@@ -136,16 +135,6 @@ internal sealed partial class Consumer
 
         return consumer;
     }
-
-    public static ConsumerStoreConfig StoreConfig(string name, ConsumerConfig config, long created) => new()
-    {
-        Name = name,
-        AckPolicy = config.AckPolicy,
-        MaxDeliver = config.MaxDeliver,
-        MemoryOnly = config.MemoryStorage,
-        Durable = config.IsDurable,
-        Metadata = JsonSerializer.SerializeToUtf8Bytes(new StoredConsumerMetadata { Config = config, Name = name, Created = created }, JetStreamJson.Context.StoredConsumerMetadata),
-    };
 
     /// <summary>
     /// Subscribes to acknowledgements, pull requests and flow control, and starts the timers. Delivery starts with the

@@ -42,6 +42,9 @@ internal sealed class StreamCursor(IStreamStore store)
     /// <summary>When the last delivery went (ns since the Unix epoch), 0 for never.</summary>
     public long LastDelivered { get; set; }
 
+    /// <summary>The last delivery's sequences and time as consumer info reports them (<c>delivered</c>).</summary>
+    public SequenceInfo DeliveredInfo => new() { Consumer = deliverySequence - 1, Stream = streamSequence - 1, LastActive = LastDelivered == 0 ? null : LastDelivered };
+
     /// <summary>Takes the filters of a configuration (none, one or several; <c>&gt;</c> means all).</summary>
     public void SetFilters(ConsumerConfig config)
     {

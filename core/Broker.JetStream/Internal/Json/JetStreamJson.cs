@@ -86,4 +86,15 @@ internal sealed class StoredConsumerMetadata
     [JsonPropertyName("created")]
     [JsonConverter(typeof(GoTimeConverter))]
     public long Created { get; set; }
+
+    /// <summary>What a consumer of this name, configuration and creation time asks its store for, this metadata inside.</summary>
+    public static Abstractions.ConsumerStoreConfig StoreConfig(string name, ConsumerConfig config, long created) => new()
+    {
+        Name = name,
+        AckPolicy = config.AckPolicy,
+        MaxDeliver = config.MaxDeliver,
+        MemoryOnly = config.MemoryStorage,
+        Durable = config.IsDurable,
+        Metadata = JsonSerializer.SerializeToUtf8Bytes(new StoredConsumerMetadata { Config = config, Name = name, Created = created }, JetStreamJson.Context.StoredConsumerMetadata),
+    };
 }
