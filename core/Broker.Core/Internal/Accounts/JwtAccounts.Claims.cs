@@ -86,7 +86,7 @@ internal sealed partial class JwtAccounts
 
         account.ApplyJwt(jwt);
         account.ClearExpired();
-        StartExpiry(account, jwt.Claims);
+        expiry.Start(account, jwt.Claims);
         registry.NotifyChanged();
         RefreshImports(account);
         Updated?.Invoke(account);

@@ -18,14 +18,14 @@ internal sealed partial class JwtAccounts : IDisposable
 {
     private readonly AccountRegistry registry;
     private readonly TimeProvider time;
-    private readonly Lock timersLock = new();
-    private readonly Dictionary<Account, ITimer> timers = [];
+    private readonly AccountExpiryTimers expiry;
 
     public JwtAccounts(OperatorOptions options, AccountRegistry registry, TimeProvider? time = null)
     {
         ArgumentNullException.ThrowIfNull(options);
         this.registry = registry;
         this.time = time ?? TimeProvider.System;
+        expiry = new AccountExpiryTimers(this.time, account => Expired?.Invoke(account));
         systemExports = registry.System?.ServiceExports ?? [];
         var trusted = new HashSet<string>(options.TrustedKeys, StringComparer.Ordinal);
         var operatorJwts = new List<string>();
@@ -100,7 +100,7 @@ internal sealed partial class JwtAccounts : IDisposable
         account = registry.Register(publicKey, created => created.ApplyJwt(jwt));
         if (ReferenceEquals(account.Jwt, jwt))
         {
-            StartExpiry(account, jwt.Claims);
+            expiry.Start(account, jwt.Claims);
             RefreshImports(account);
         }
 
@@ -117,7 +117,7 @@ internal sealed partial class JwtAccounts : IDisposable
         if (registry.System is { } system && Resolver.TryFetch(system.Name, out var token) && TryVerify(system.Name, token, out var jwt, out _))
         {
             system.ApplyJwt(jwt);
-            StartExpiry(system, jwt.Claims);
+            expiry.Start(system, jwt.Claims);
             RefreshImports(system);
         }
     }
@@ -129,15 +129,7 @@ internal sealed partial class JwtAccounts : IDisposable
     {
         Resolver.Dispose();
         DisposeActivationTimers();
-        lock (timersLock)
-        {
-            foreach (var timer in timers.Values)
-            {
-                timer.Dispose();
-            }
-
-            timers.Clear();
-        }
+        expiry.Dispose();
     }
 
     // nats-server verifyAccountClaims: decoded, for this account, signed by a trusted operator, and valid now.
@@ -173,40 +165,5 @@ internal sealed partial class JwtAccounts : IDisposable
 
         error = null;
         return true;
-    }
-
-    private void StartExpiry(Account account, AccountClaims claims)
-    {
-        if (claims.Expires <= 0)
-        {
-            return;
-        }
-
-        var due = DateTimeOffset.FromUnixTimeSeconds(claims.Expires) - time.GetUtcNow();
-        var timer = time.CreateTimer(
-            static state =>
-            {
-                var (self, expiring, jwt) = ((JwtAccounts, Account, AccountClaims))state!;
-
-                // A claims update since replaced the JWT: its own timer decides.
-                if (ReferenceEquals(expiring.Jwt?.Claims, jwt))
-                {
-                    expiring.MarkExpired();
-                    self.Expired?.Invoke(expiring);
-                }
-            },
-            (this, account, claims),
-            due < TimeSpan.Zero ? TimeSpan.Zero : due,
-            Timeout.InfiniteTimeSpan);
-        lock (timersLock)
-        {
-            // One per account: the timer of the JWT this one replaces has nothing left to do.
-            if (timers.Remove(account, out var replaced))
-            {
-                replaced.Dispose();
-            }
-
-            timers[account] = timer;
-        }
     }
 }
