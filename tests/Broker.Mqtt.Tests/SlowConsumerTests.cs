@@ -54,8 +54,11 @@ public sealed class SlowConsumerTests
 
         // Counted and shown as nats-server shows a NATS slow consumer.
         await Eventually.AssertAsync(async () => (await MonitorHttp.GetJsonAsync(broker, "/varz")).GetProperty("slow_consumers").GetInt64() == 1, "/varz slow_consumers 1");
-        var closed = await MonitorHttp.GetJsonAsync(broker, "/connz?state=closed");
-        Assert.Contains(closed.GetProperty("connections").EnumerateArray(), c => c.GetProperty("reason").GetString() == "Slow Consumer (Pending Bytes)" && c.GetProperty("mqtt_client").GetString() == "stalled");
+        // The closed connection is recorded once its close has finished, a moment after the socket went.
+        await Eventually.AssertAsync(
+            async () => (await MonitorHttp.GetJsonAsync(broker, "/connz?state=closed")).GetProperty("connections").EnumerateArray()
+                .Any(c => c.GetProperty("reason").GetString() == "Slow Consumer (Pending Bytes)" && c.GetProperty("mqtt_client").GetString() == "stalled"),
+            "/connz?state=closed shows the stalled client as a slow consumer");
 
         // The fast subscriber got every message, including those after the cut.
         for (var i = 1; i <= 100; i++)
