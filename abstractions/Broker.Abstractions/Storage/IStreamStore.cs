@@ -16,7 +16,7 @@ namespace Broker.Abstractions;
 /// with them.
 /// </para>
 /// <para>
-/// Durability is separate from storing: <see cref="Store"/> assigns the sequence at once, and
+/// Durability is separate from storing: <see cref="Store(ReadOnlySpan{byte}, in ReadOnlySequence{byte}, in ReadOnlySequence{byte})"/> assigns the sequence at once, and
 /// <see cref="WaitForDurableAsync"/> completes when that message (and every earlier one) is durable under the store's
 /// policy. The engine acknowledges a publish only then, without a thread per message: a store that syncs in groups
 /// completes one task for the whole group (group commit). A memory store is durable as soon as it stores, so its
@@ -45,6 +45,25 @@ public interface IStreamStore : IAsyncDisposable
     /// <param name="payload">The payload.</param>
     /// <returns>The status, sequence and timestamp.</returns>
     StoreResult Store(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload);
+
+    /// <summary>
+    /// Appends a message as <see cref="Store(ReadOnlySpan{byte}, in ReadOnlySequence{byte}, in ReadOnlySequence{byte})"/>
+    /// does, with a given store time or time to live (contract 1.4). A store supports what its provider's
+    /// <see cref="IStreamStoreProvider.Features"/> says; the engine asks for nothing else.
+    /// </summary>
+    /// <remarks>
+    /// The default implementation, which a store written against contract 1.3 gets, appends at the current time and
+    /// refuses a time to live with <see cref="StoreStatus.NotSupported"/>.
+    /// </remarks>
+    /// <param name="subject">The subject (a literal).</param>
+    /// <param name="headers">The NATS header block, or empty.</param>
+    /// <param name="payload">The payload.</param>
+    /// <param name="options">The store time and time to live.</param>
+    /// <returns>The status, sequence and timestamp.</returns>
+    StoreResult Store(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, in StoreOptions options) =>
+        options.TimeToLive == TimeSpan.Zero
+            ? Store(subject, headers, payload)
+            : new StoreResult(StoreStatus.NotSupported, 0, 0);
 
     /// <summary>
     /// Uses up the next sequence without storing a message (nats-server <c>SkipMsg</c>: a publish to an interest-based

@@ -15,6 +15,13 @@ public interface IStreamStoreProvider
     /// <summary>Which JetStream limit the stores' bytes count against (<c>max_memory_store</c> or <c>max_file_store</c>).</summary>
     StorageMedium Medium { get; }
 
+    /// <summary>
+    /// What this provider's stores can do beyond contract 1.3 (contract 1.4): the engine refuses a stream whose
+    /// configuration needs more (<c>allow_msg_ttl</c>) and keeps the current time where a store cannot take a given one.
+    /// Default <see cref="StoreFeatures.None"/>, which a provider written against contract 1.3 gets.
+    /// </summary>
+    StoreFeatures Features => StoreFeatures.None;
+
     /// <summary>Creates the empty store of a new stream.</summary>
     /// <param name="config">The stream's store configuration (validated by the engine).</param>
     /// <param name="cancellationToken">Cancels the creation.</param>

@@ -46,7 +46,7 @@ public enum ConsumerAckPolicy
     Explicit,
 }
 
-/// <summary>The outcome of <see cref="IStreamStore.Store"/>.</summary>
+/// <summary>The outcome of <see cref="IStreamStore.Store(ReadOnlySpan{byte}, in System.Buffers.ReadOnlySequence{byte}, in System.Buffers.ReadOnlySequence{byte})"/>.</summary>
 public enum StoreStatus
 {
     /// <summary>The message was stored (not necessarily durable yet: see <see cref="IStreamStore.WaitForDurableAsync"/>).</summary>
@@ -72,6 +72,9 @@ public enum StoreStatus
 
     /// <summary>The medium failed (disk full, I/O error); the store logged the cause.</summary>
     Failed,
+
+    /// <summary>The store cannot do what <see cref="StoreOptions"/> asked for ("not supported by the store"; contract 1.4).</summary>
+    NotSupported,
 }
 
 /// <summary>The outcome of a load (<see cref="IStreamStore.Load"/>, <see cref="IStreamStore.LoadNext"/>, <see cref="IStreamStore.LoadLast"/>).</summary>

@@ -30,7 +30,7 @@ public readonly record struct StreamState(
 /// <param name="Last">The last matching sequence, 0 when none.</param>
 public readonly record struct SubjectState(ulong Messages, ulong First, ulong Last);
 
-/// <summary>The outcome of <see cref="IStreamStore.Store"/>.</summary>
+/// <summary>The outcome of <see cref="IStreamStore.Store(ReadOnlySpan{byte}, in System.Buffers.ReadOnlySequence{byte}, in System.Buffers.ReadOnlySequence{byte})"/>.</summary>
 /// <param name="Status">Whether the message was stored, or why not.</param>
 /// <param name="Sequence">The sequence assigned; 0 when not stored.</param>
 /// <param name="Timestamp">The store timestamp (ns since the Unix epoch); 0 when not stored.</param>

@@ -4,7 +4,8 @@ using Broker.Storage.FileStore.Internal;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 
-[assembly: BrokerPlugin(typeof(FileStorePlugin), Id = FileStorePlugin.Id, MinimumContractVersion = "1.2")]
+// 1.4: appends with a given timestamp (StoreOptions, StoreFeatures).
+[assembly: BrokerPlugin(typeof(FileStorePlugin), Id = FileStorePlugin.Id, MinimumContractVersion = "1.4")]
 
 namespace Broker.Storage.FileStore;
 

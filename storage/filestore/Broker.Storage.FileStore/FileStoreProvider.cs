@@ -47,6 +47,9 @@ public sealed class FileStoreProvider : IStreamStoreProvider
     public StorageMedium Medium => StorageMedium.Disk;
 
     /// <inheritdoc/>
+    public StoreFeatures Features => StoreFeatures.Timestamps;
+
+    /// <inheritdoc/>
     public ValueTask<IStreamStore> CreateAsync(StreamStoreConfig config, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(config);

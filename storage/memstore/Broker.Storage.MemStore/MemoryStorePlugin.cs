@@ -2,7 +2,8 @@ using Broker.Abstractions;
 using Broker.Storage.MemStore;
 using Microsoft.Extensions.DependencyInjection;
 
-[assembly: BrokerPlugin(typeof(MemoryStorePlugin), Id = "MemStore", MinimumContractVersion = "1.2")]
+// 1.4: appends with a given timestamp (StoreOptions, StoreFeatures).
+[assembly: BrokerPlugin(typeof(MemoryStorePlugin), Id = "MemStore", MinimumContractVersion = "1.4")]
 
 namespace Broker.Storage.MemStore;
 

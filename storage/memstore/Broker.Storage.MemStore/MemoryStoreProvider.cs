@@ -24,6 +24,9 @@ public sealed class MemoryStoreProvider : IStreamStoreProvider
     public StorageMedium Medium => StorageMedium.Memory;
 
     /// <inheritdoc />
+    public StoreFeatures Features => StoreFeatures.Timestamps;
+
+    /// <inheritdoc />
     public ValueTask<IStreamStore> CreateAsync(StreamStoreConfig config, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(config);

@@ -2,7 +2,8 @@ using Broker.Abstractions;
 using Broker.Samples.SampleStore;
 using Microsoft.Extensions.DependencyInjection;
 
-[assembly: BrokerPlugin(typeof(SampleStorePlugin), Id = "SampleStore", MinimumContractVersion = "1.2")]
+// 1.4: appends with a given timestamp (StoreOptions, StoreFeatures).
+[assembly: BrokerPlugin(typeof(SampleStorePlugin), Id = "SampleStore", MinimumContractVersion = "1.4")]
 
 namespace Broker.Samples.SampleStore;
 
@@ -19,6 +20,8 @@ public sealed class SampleStoreProvider : IStreamStoreProvider
     public string StorageType => "sample";
 
     public StorageMedium Medium => StorageMedium.Memory;
+
+    public StoreFeatures Features => StoreFeatures.Timestamps;
 
     public ValueTask<IStreamStore> CreateAsync(StreamStoreConfig config, CancellationToken cancellationToken = default) =>
         ValueTask.FromResult<IStreamStore>(new SampleStreamStore(config));

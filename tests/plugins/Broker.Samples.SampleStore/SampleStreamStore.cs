@@ -56,8 +56,16 @@ public sealed class SampleStreamStore : IStreamStore
         }
     }
 
-    public StoreResult Store(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    public StoreResult Store(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload) =>
+        Store(subject, headers, payload, default);
+
+    public StoreResult Store(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, in StoreOptions options)
     {
+        if (options.TimeToLive != TimeSpan.Zero)
+        {
+            return new StoreResult(StoreStatus.NotSupported, 0, 0);
+        }
+
         var record = new Record(0, Encoding.UTF8.GetString(subject), headers.ToArray(), payload.ToArray(), 0);
         List<Record> removed = [];
         lock (sync)
@@ -89,7 +97,7 @@ public sealed class SampleStreamStore : IStreamStore
             }
 
             last++;
-            lastTime = Math.Max(lastTime, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() * 1_000_000);
+            lastTime = Math.Max(lastTime, options.Timestamp > 0 ? options.Timestamp : DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() * 1_000_000);
             record = record with { Sequence = last, Timestamp = lastTime };
             records.Add(last, record);
             Trim(removed);

@@ -7,8 +7,16 @@ namespace Broker.Storage.FileStore.Internal;
 /// <summary>The contract's writes: append, skip, remove, purges, compact and truncate.</summary>
 internal sealed partial class FileStreamStore
 {
-    public StoreResult Store(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    public StoreResult Store(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload) =>
+        Store(subject, headers, payload, default);
+
+    public StoreResult Store(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, in StoreOptions options)
     {
+        if (options.TimeToLive != TimeSpan.Zero)
+        {
+            return new StoreResult(StoreStatus.NotSupported, 0, 0);
+        }
+
         var accounted = RecordFormat.AccountedSize(subject.Length, (int)headers.Length, (int)payload.Length);
         var recordLength = RecordFormat.MessageLength(subject.Length, (int)headers.Length, (int)payload.Length, key is not null);
         StoreResult result;
@@ -40,7 +48,7 @@ internal sealed partial class FileStreamStore
                 return new StoreResult(committer.Closed ? StoreStatus.Closed : StoreStatus.Failed, 0, 0);
             }
 
-            var sequence = ledger.Append(subject, headers, payload, recordLength, accounted, out var timestamp);
+            var sequence = ledger.Append(subject, headers, payload, recordLength, accounted, options.Timestamp, out var timestamp);
             ledger.EnforceLimitsAfterAppend(config, subject);
             result = new StoreResult(StoreStatus.Stored, sequence, timestamp);
             committer.Appended();

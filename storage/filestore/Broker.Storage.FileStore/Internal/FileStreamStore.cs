@@ -20,7 +20,7 @@ namespace Broker.Storage.FileStore.Internal;
 /// <remarks>
 /// Locks: <c>ioSync</c> (outer, the committer's) serialises file writes other than appends into the tail cache: the
 /// committer's write and sync round, erase, compaction, purge, truncate; <c>sync</c> (inner, created here and given to
-/// the collaborators that take it) guards all in-memory state. Appends (<see cref="Store"/>) take only <c>sync</c>, so
+/// the collaborators that take it) guards all in-memory state. Appends (<c>Store</c>) take only <c>sync</c>, so
 /// a publish never waits for a disk write.
 /// </remarks>
 internal sealed partial class FileStreamStore : IStreamStore

@@ -87,12 +87,13 @@ internal sealed partial class StreamLedger
 
     /// <summary>
     /// Appends a message record with the next sequence to the tail block's cache and counts it; returns the sequence.
-    /// The caller has checked the limits and the sequence reservation.
+    /// The caller has checked the limits and the sequence reservation. A <paramref name="requestedTimestamp"/> above 0 is
+    /// kept (raised to the last timestamp, so timestamps never go back); 0 takes the current time.
     /// </summary>
-    public ulong Append(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, int recordLength, ulong accounted, out long timestamp)
+    public ulong Append(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, int recordLength, ulong accounted, long requestedTimestamp, out long timestamp)
     {
         var sequence = last + 1;
-        timestamp = NowNanoseconds(lastTimestamp);
+        timestamp = requestedTimestamp > 0 ? Math.Max(requestedTimestamp, lastTimestamp) : NowNanoseconds(lastTimestamp);
         var block = blocks.ReserveTail(recordLength, last);
         var record = block.Cache.AsSpan((int)block.End, recordLength);
         RecordFormat.WriteHeader(record, sequence, RecordKind.Message, timestamp, subject.Length, (int)headers.Length);

@@ -6,8 +6,16 @@ namespace Broker.Storage.MemStore.Internal;
 /// <summary>Appends (nats-server <c>storeRawMsg</c>, <c>SkipMsg</c>): checked and enforced by <see cref="StreamLimits"/>.</summary>
 internal sealed partial class MemoryStreamStore
 {
-    public StoreResult Store(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    public StoreResult Store(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload) =>
+        Store(subject, headers, payload, default);
+
+    public StoreResult Store(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, in StoreOptions options)
     {
+        if (options.TimeToLive != TimeSpan.Zero)
+        {
+            return new StoreResult(StoreStatus.NotSupported, 0, 0);
+        }
+
         var size = (ulong)(subject.Length + (int)headers.Length + (int)payload.Length + 16);
         var removed = RemovalBuffer.Rent();
         ulong sequence;
@@ -29,7 +37,7 @@ internal sealed partial class MemoryStreamStore
             }
 
             sequence = log.Last + 1;
-            timestamp = log.NextTimestamp();
+            timestamp = options.Timestamp > 0 ? Math.Max(options.Timestamp, log.LastTimestamp) : log.NextTimestamp();
             record = subjects.Add(subject, record, sequence);
             log.Append(sequence, timestamp, record, headers, payload, size);
 
