@@ -15,8 +15,9 @@ internal sealed record CompareOptions
           --smoke             tiny counts, one run, no calibration: proves every row works (CI)
           --seconds S         how long the faster server's run should last (default 1.5)
           --rows a,b          only rows whose id starts with one of these (ids: see docs/benchmarks.md)
-          --client MODE       lean (raw-socket generator), core (NATS.Client.Core as an application uses it) or
-                              both (default: both; each lean row has a twin id <row>.core)
+          --client MODE       lean (raw-socket generator), core (NATS.Client.Core as an application uses it), c
+                              (libnats, the C client, as an application uses it), both (lean and core) or all
+                              (default: all; each core lean row has twins <row>.core and, over TCP, <row>.c)
           --scale N,M         connection counts of the connection-scale row (default 1000,10000; smoke 20,200)
           --scale-runs N      runs of the connection-scale row per count and server (default 3; smoke 1)
           --no-scale          skip the connection-scale row
@@ -40,8 +41,8 @@ internal sealed record CompareOptions
 
     public IReadOnlyList<string> RowFilter { get; init; } = [];
 
-    /// <summary>Which load generators drive the rows; default both.</summary>
-    public ClientMode Client { get; init; } = ClientMode.Both;
+    /// <summary>Which load generators drive the rows; default all three.</summary>
+    public ClientMode Client { get; init; } = ClientMode.All;
 
     public IReadOnlyList<int> ScaleCounts { get; init; } = [1_000, 10_000];
 
@@ -122,6 +123,8 @@ internal sealed record CompareOptions
     {
         ClientMode.Lean => generator == Rows.Generator.Lean,
         ClientMode.Core => generator == Rows.Generator.ClientCore,
+        ClientMode.C => generator == Rows.Generator.C,
+        ClientMode.Both => generator != Rows.Generator.C,
         _ => true,
     };
 
@@ -134,7 +137,10 @@ internal sealed record CompareOptions
 /// <summary>The <c>--client</c> choice.</summary>
 internal enum ClientMode
 {
-    /// <summary>Both generators, each row and its NATS.Client.Core twin.</summary>
+    /// <summary>Every generator: each row, its NATS.Client.Core twin and its C twin.</summary>
+    All,
+
+    /// <summary>The lean generator and NATS.Client.Core.</summary>
     Both,
 
     /// <summary>The lean raw-socket generator only.</summary>
@@ -142,4 +148,7 @@ internal enum ClientMode
 
     /// <summary>NATS.Client.Core only.</summary>
     Core,
+
+    /// <summary>The C client (libnats) only.</summary>
+    C,
 }

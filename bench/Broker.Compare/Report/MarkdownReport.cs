@@ -77,26 +77,34 @@ internal static class MarkdownReport
         Line(text);
     }
 
-    /// <summary>Each row's ratio with the lean generator beside its ratio with NATS.Client.Core.</summary>
+    /// <summary>Each row's ratio with the lean generator beside its ratios with NATS.Client.Core and the C client.</summary>
     private static void Generators(StringBuilder text, CompareReport report)
     {
-        var twins = report.Rows.Where(r => r.Row.Generator == Generator.ClientCore && r.Row.IsAvailable).ToList();
-        if (twins.Count == 0)
+        var leanIds = report.Rows
+            .Where(r => r.Row.Generator != Generator.Lean && r.Row.IsAvailable)
+            .Select(r => r.Row.LeanId)
+            .Distinct(StringComparer.Ordinal)
+            .ToList();
+        if (leanIds.Count == 0)
         {
             return;
         }
 
-        Line(text, "| Row | lean generator: nats-server / ours msgs/s | ours ÷ nats-server | NATS.Client.Core: nats-server / ours msgs/s | ours ÷ nats-server |");
-        Line(text, "|---|---:|---:|---:|---:|");
-        foreach (var core in twins)
+        Line(text, "| Row | lean generator: nats-server / ours msgs/s | ours ÷ nats-server | NATS.Client.Core: nats-server / ours msgs/s | ours ÷ nats-server | C client: nats-server / ours msgs/s | ours ÷ nats-server |");
+        Line(text, "|---|---:|---:|---:|---:|---:|---:|");
+        foreach (var id in leanIds)
         {
-            var lean = report.Rows.FirstOrDefault(r => r.Row.Id == core.Row.LeanId);
-            Line(text, $"| {lean?.Row.Title ?? core.Row.LeanId} | {Pair(lean)} | {Ratio(lean?.Ratio)} | {Pair(core)} | {Ratio(core.Ratio)} |");
+            var lean = Find(id, Generator.Lean);
+            var core = Find(id, Generator.ClientCore);
+            var c = Find(id, Generator.C);
+            Line(text, $"| {lean?.Row.Title ?? id} | {Pair(lean)} | {Ratio(lean?.Ratio)} | {Pair(core)} | {Ratio(core?.Ratio)} | {Pair(c)} | {Ratio(c?.Ratio)} |");
         }
 
         Line(text);
-        Line(text, "The lean generator pipelines raw protocol frames, so it measures the server; NATS.Client.Core is driven as an application drives it (awaiting PublishAsync per message, `await foreach` over SubscribeAsync, RequestAsync), so its rows show what a .NET application sees, where the client's own per-message cost takes a share of the machine.");
+        Line(text, "The lean generator pipelines raw protocol frames, so it measures the server; NATS.Client.Core is driven as an application drives it (awaiting PublishAsync per message, `await foreach` over SubscribeAsync, RequestAsync), so its rows show what a .NET application sees, where the client's own per-message cost takes a share of the machine. The C client (libnats 3, `bench/Broker.Compare/Load/C/natsbench.c`) is a third, independent generator: `natsConnection_Publish` in a thread per publisher, asynchronous subscription callbacks without pending limits, `natsConnection_Request` one at a time with `SendAsap` connections. TLS and WebSocket rows have no C twin.");
         Line(text);
+
+        RowResult? Find(string id, Generator generator) => report.Rows.FirstOrDefault(r => r.Row.LeanId == id && r.Row.Generator == generator);
 
         static string Pair(RowResult? result) => result is null
             ? "-"

@@ -26,6 +26,9 @@ internal enum Generator
 
     /// <summary>NATS.Client.Core, used as an application uses it (PublishAsync, SubscribeAsync, RequestAsync).</summary>
     ClientCore,
+
+    /// <summary>libnats, the official NATS C client, used as an application uses it (natsbench.c).</summary>
+    C,
 }
 
 /// <summary>
@@ -68,14 +71,22 @@ internal sealed record Row
     /// </summary>
     public NatsTransport Transport { get; init; } = NatsTransport.Tcp;
 
-    /// <summary>The load generator; a <see cref="Generator.ClientCore"/> row is the twin of the lean row <see cref="LeanId"/>.</summary>
+    /// <summary>The load generator; a <see cref="Generator.ClientCore"/> or <see cref="Generator.C"/> row is the twin of the lean row <see cref="LeanId"/>.</summary>
     public Generator Generator { get; init; } = Generator.Lean;
 
-    /// <summary>The id of the lean row this row repeats with NATS.Client.Core (its own id otherwise).</summary>
-    public string LeanId => Generator == Generator.ClientCore && Id.EndsWith(ClientCoreSuffix, StringComparison.Ordinal) ? Id[..^ClientCoreSuffix.Length] : Id;
+    /// <summary>The id of the lean row this row repeats with another generator (its own id otherwise).</summary>
+    public string LeanId => Generator switch
+    {
+        Generator.ClientCore when Id.EndsWith(ClientCoreSuffix, StringComparison.Ordinal) => Id[..^ClientCoreSuffix.Length],
+        Generator.C when Id.EndsWith(CSuffix, StringComparison.Ordinal) => Id[..^CSuffix.Length],
+        _ => Id,
+    };
 
     /// <summary>The suffix of a NATS.Client.Core twin's id.</summary>
     public const string ClientCoreSuffix = ".core";
+
+    /// <summary>The suffix of a C (libnats) twin's id.</summary>
+    public const string CSuffix = ".c";
 
     /// <summary>
     /// A count every run uses instead of a calibrated one (both servers do the same work, and the row measures what it

@@ -1,4 +1,5 @@
 using Broker.Compare.Load;
+using Broker.Compare.Load.C;
 using Broker.Compare.Load.Client;
 
 namespace Broker.Compare.Rows;
@@ -10,18 +11,21 @@ namespace Broker.Compare.Rows;
 /// </summary>
 internal static class RowCatalog
 {
-    /// <summary>Every row; each server row the lean generator drives has a NATS.Client.Core twin right after it.</summary>
+    /// <summary>
+    /// Every row; each core server row the lean generator drives has a NATS.Client.Core twin right after it, and each over
+    /// bare TCP a C (libnats) twin after that.
+    /// </summary>
     public static IReadOnlyList<Row> All { get; } =
     [
         new() { Id = "loopback", Title = "Physical limit: loopback TCP, 16 KB writes", PayloadSize = LoopbackWorkload.BlockSize, Target = RowTarget.Machine, Workload = () => new LoopbackWorkload(), Unit = "16 KB writes" },
-        .. Twins(new() { Id = "pub-16", Title = "Publish only, 16 B", PayloadSize = 16, Workload = () => new PubSubWorkload(16, publishers: 1, subscribers: 0), Unit = "messages published" }, () => new CorePubSubWorkload(16, publishers: 1, subscribers: 0)),
-        .. Twins(new() { Id = "pub-128", Title = "Publish only, 128 B", PayloadSize = 128, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 0), Unit = "messages published" }, () => new CorePubSubWorkload(128, publishers: 1, subscribers: 0)),
-        .. Twins(new() { Id = "pubsub-16", Title = "Pub/sub 1:1, 16 B", PayloadSize = 16, Workload = () => new PubSubWorkload(16, publishers: 1, subscribers: 1) }, () => new CorePubSubWorkload(16, publishers: 1, subscribers: 1)),
-        .. Twins(new() { Id = "pubsub-16k", Title = "Pub/sub 1:1, 16 KB", PayloadSize = 16 * 1024, Workload = () => new PubSubWorkload(16 * 1024, publishers: 1, subscribers: 1) }, () => new CorePubSubWorkload(16 * 1024, publishers: 1, subscribers: 1)),
-        .. Twins(new() { Id = "fanout-1x4-128", Title = "Fan-out 1 pub : 4 subs, 128 B", PayloadSize = 128, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 4) }, () => new CorePubSubWorkload(128, publishers: 1, subscribers: 4)),
-        .. Twins(new() { Id = "pubsub-4x4-128", Title = "4 pubs x 4 subs, 128 B", PayloadSize = 128, Workload = () => new PubSubWorkload(128, publishers: 4, subscribers: 4) }, () => new CorePubSubWorkload(128, publishers: 4, subscribers: 4)),
-        .. Twins(new() { Id = "reqrep-1-128", Title = "Request/reply, 1 client : 1 service, 128 B", PayloadSize = 128, Workload = () => new RequestReplyWorkload(128, clients: 1, services: 1, queueGroup: false), Unit = "round trips" }, () => new CoreRequestReplyWorkload(128, clients: 1, services: 1, queueGroup: false)),
-        .. Twins(new() { Id = "reqrep-10q2-16", Title = "Request/reply, 10 clients : 2 queue services, 16 B", PayloadSize = 16, Workload = () => new RequestReplyWorkload(16, clients: 10, services: 2, queueGroup: true), Unit = "round trips" }, () => new CoreRequestReplyWorkload(16, clients: 10, services: 2, queueGroup: true)),
+        .. Triplets(new() { Id = "pub-16", Title = "Publish only, 16 B", PayloadSize = 16, Workload = () => new PubSubWorkload(16, publishers: 1, subscribers: 0), Unit = "messages published" }, () => new CorePubSubWorkload(16, publishers: 1, subscribers: 0), () => new CPubSubWorkload(16, publishers: 1, subscribers: 0)),
+        .. Triplets(new() { Id = "pub-128", Title = "Publish only, 128 B", PayloadSize = 128, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 0), Unit = "messages published" }, () => new CorePubSubWorkload(128, publishers: 1, subscribers: 0), () => new CPubSubWorkload(128, publishers: 1, subscribers: 0)),
+        .. Triplets(new() { Id = "pubsub-16", Title = "Pub/sub 1:1, 16 B", PayloadSize = 16, Workload = () => new PubSubWorkload(16, publishers: 1, subscribers: 1) }, () => new CorePubSubWorkload(16, publishers: 1, subscribers: 1), () => new CPubSubWorkload(16, publishers: 1, subscribers: 1)),
+        .. Triplets(new() { Id = "pubsub-16k", Title = "Pub/sub 1:1, 16 KB", PayloadSize = 16 * 1024, Workload = () => new PubSubWorkload(16 * 1024, publishers: 1, subscribers: 1) }, () => new CorePubSubWorkload(16 * 1024, publishers: 1, subscribers: 1), () => new CPubSubWorkload(16 * 1024, publishers: 1, subscribers: 1)),
+        .. Triplets(new() { Id = "fanout-1x4-128", Title = "Fan-out 1 pub : 4 subs, 128 B", PayloadSize = 128, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 4) }, () => new CorePubSubWorkload(128, publishers: 1, subscribers: 4), () => new CPubSubWorkload(128, publishers: 1, subscribers: 4)),
+        .. Triplets(new() { Id = "pubsub-4x4-128", Title = "4 pubs x 4 subs, 128 B", PayloadSize = 128, Workload = () => new PubSubWorkload(128, publishers: 4, subscribers: 4) }, () => new CorePubSubWorkload(128, publishers: 4, subscribers: 4), () => new CPubSubWorkload(128, publishers: 4, subscribers: 4)),
+        .. Triplets(new() { Id = "reqrep-1-128", Title = "Request/reply, 1 client : 1 service, 128 B", PayloadSize = 128, Workload = () => new RequestReplyWorkload(128, clients: 1, services: 1, queueGroup: false), Unit = "round trips" }, () => new CoreRequestReplyWorkload(128, clients: 1, services: 1, queueGroup: false), () => new CRequestReplyWorkload(128, clients: 1, services: 1, queueGroup: false)),
+        .. Triplets(new() { Id = "reqrep-10q2-16", Title = "Request/reply, 10 clients : 2 queue services, 16 B", PayloadSize = 16, Workload = () => new RequestReplyWorkload(16, clients: 10, services: 2, queueGroup: true), Unit = "round trips" }, () => new CoreRequestReplyWorkload(16, clients: 10, services: 2, queueGroup: true), () => new CRequestReplyWorkload(16, clients: 10, services: 2, queueGroup: true)),
         new() { Id = "streamimport-pubsub-128", Title = "Stream import: pub in account E, sub in account I (prefix), 128 B", PayloadSize = 128, ServerConfig = StreamImportConfig, Workload = () => new PubSubWorkload(128, publishers: 1, subscribers: 1, subscriberUser: "i", subscriberPrefix: "imp.") },
         new() { Id = "svcimport-reqrep-128", Title = "Service import: requester in account B, responder in account A (svc.>), 128 B", PayloadSize = 128, ServerConfig = ServiceImportConfig, Workload = () => new RequestReplyWorkload(128, clients: 1, services: 1, queueGroup: false, serviceUser: "a", servicePrefix: "svc."), Unit = "round trips" },
         new() { Id = "js-pub-sync-16", Title = "JetStream: synchronous publish, 16 B, memory stream", PayloadSize = 16, ServerConfig = JetStreamConfig, Workload = () => new JetStreamPublishWorkload(16, window: 1), Unit = "messages acknowledged" },
@@ -56,6 +60,19 @@ internal static class RowCatalog
             Title = lean.Title + " (NATS.Client.Core)",
             Generator = Generator.ClientCore,
             Workload = clientCore,
+        },
+    ];
+
+    /// <summary>A lean row with its NATS.Client.Core twin and its C (libnats) twin.</summary>
+    private static Row[] Triplets(Row lean, Func<IWorkload> clientCore, Func<IWorkload> c) =>
+    [
+        .. Twins(lean, clientCore),
+        lean with
+        {
+            Id = lean.Id + Row.CSuffix,
+            Title = lean.Title + " (C client)",
+            Generator = Generator.C,
+            Workload = c,
         },
     ];
 
