@@ -17,7 +17,7 @@ internal static class UnsupportedFields
 {
     /// <summary>
     /// The JetStream API level this broker serves (nats-server <c>JSApiLevel</c>): 0, the 2.10 level, as it has none of
-    /// all the features of level 1 (2.11: it has consumer pausing, not message TTLs nor priority groups) or later.
+    /// all the features of level 1 (2.11: it has consumer pausing and priority groups, not message TTLs) or later.
     /// </summary>
     public const int ApiLevel = 0;
 
@@ -77,19 +77,6 @@ internal static class UnsupportedFields
 
         config.ConsumerLimits = null;
         config.PersistMode = null;
-        return null;
-    }
-
-    /// <summary>The first unsupported consumer feature the configuration asks for, or null; clears the defaults.</summary>
-    public static string? CheckConsumer(ConsumerConfig config)
-    {
-        if (config.PriorityGroups is { Count: > 0 } || !IsDefaultName(config.PriorityPolicy, "none") || config.PriorityTimeout != 0)
-        {
-            return "consumer priority groups are not supported by this broker";
-        }
-
-        config.PriorityGroups = null;
-        config.PriorityPolicy = null;
         return null;
     }
 

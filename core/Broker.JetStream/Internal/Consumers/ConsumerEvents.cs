@@ -11,12 +11,12 @@ namespace Broker.JetStream.Internal.Consumers;
 /// <summary>
 /// What a consumer tells the world about its acknowledgements: advisories on
 /// <c>$JS.EVENT.ADVISORY.CONSUMER.&lt;kind&gt;.&lt;stream&gt;.&lt;consumer&gt;</c> (a NAK, a TERM, max deliveries reached,
-/// a pause or its end),
+/// a pause or its end, a priority group's pin given or taken: 2.11),
 /// the <c>sample_freq</c> ack metric (nats-server <c>sampleAck</c>) on
 /// <c>$JS.EVENT.METRIC.CONSUMER.ACK.&lt;stream&gt;.&lt;consumer&gt;</c>, each queued to the outbox only when someone
 /// listens, and the warning for a malformed NAK delay. Called with the consumer's lock held.
 /// </summary>
-internal sealed class ConsumerEvents(string stream, string consumer, ISubjectInterest? interest, string? domain, ConsumerOutbox outbox, ILogger logger)
+internal sealed class ConsumerEvents(string stream, string consumer, ISubjectInterest? interest, string? domain, ConsumerOutbox outbox, ILogger logger, string account)
 {
     public void Naked(ulong streamSeq, ulong consumerSeq, ulong deliveries) =>
         Advise("MSG_NAKED", "io.nats.jetstream.advisory.v1.nak", streamSeq, consumerSeq, deliveries);
@@ -48,6 +48,14 @@ internal sealed class ConsumerEvents(string stream, string consumer, ISubjectInt
         writer.WriteString("pause_until", GoTime.Format(pauseUntil));
         outbox.Enqueue(new ControlMessage(subject, null, [], AdvisoryJson.End(writer, buffer, domain)));
     }
+
+    /// <summary>2.11 <c>CONSUMER.PINNED</c> (<c>sendPinnedAdvisoryLocked</c>): the group's requests now go to <paramref name="pinId"/>.</summary>
+    public void GroupPinned(string group, string pinId) =>
+        GroupAdvisory("PINNED", "io.nats.jetstream.advisory.v1.consumer_group_pinned", group, "pinned_id", pinId);
+
+    /// <summary>2.11 <c>CONSUMER.UNPINNED</c> (<c>sendUnpinnedAdvisoryLocked</c>): the pin ended, <paramref name="reason"/> <c>admin</c> or <c>timeout</c>.</summary>
+    public void GroupUnpinned(string group, string reason) =>
+        GroupAdvisory("UNPINNED", "io.nats.jetstream.advisory.v1.consumer_group_unpinned", group, "reason", reason);
 
     public void BadNakDelay(string text) => JetStreamLog.BadNakDelay(logger, stream, consumer, text);
 
@@ -111,5 +119,29 @@ internal sealed class ConsumerEvents(string stream, string consumer, ISubjectInt
         writer.WriteNumber("stream_seq", streamSeq);
         writer.WriteNumber("deliveries", deliveries);
         outbox.Enqueue(new ControlMessage(subject, null, [], AdvisoryJson.End(writer, buffer, domain)));
+    }
+
+    /// <summary>The group advisories, whose structs put <c>domain</c> before the group (not last, as the others do).</summary>
+    private void GroupAdvisory(string kind, string type, string group, string key, string value)
+    {
+        var subject = Encoding.UTF8.GetBytes($"$JS.EVENT.ADVISORY.CONSUMER.{kind}.{stream}.{consumer}");
+        if (interest?.HasInterest(subject) == false)
+        {
+            return;
+        }
+
+        var buffer = new ArrayBufferWriter<byte>(256);
+        var writer = AdvisoryJson.Begin(buffer, type);
+        writer.WriteString("account", account);
+        writer.WriteString("stream", stream);
+        writer.WriteString("consumer", consumer);
+        if (!string.IsNullOrEmpty(domain))
+        {
+            writer.WriteString("domain", domain);
+        }
+
+        writer.WriteString("group", group);
+        writer.WriteString(key, value);
+        outbox.Enqueue(new ControlMessage(subject, null, [], AdvisoryJson.End(writer, buffer, domain: null)));
     }
 }
