@@ -70,10 +70,7 @@ public sealed class PriorityGroupTests
         await using var server = await JetStreamServer.StartAsync();
         await using var connection = server.Connect();
         await connection.ConnectAsync();
-        Assert.Null((await RequestAsync(connection, "$JS.API.STREAM.CREATE.S", """{"name":"S","subjects":["s"],"storage":"memory"}"""))["error"]);
-        Assert.Null((await RequestAsync(connection, "$JS.API.CONSUMER.CREATE.S.P", """{"stream_name":"S","config":{"name":"P","ack_policy":"explicit","priority_policy":"pinned_client","priority_groups":["jobs"]}}"""))["error"]);
-        Assert.Null((await RequestAsync(connection, "$JS.API.CONSUMER.CREATE.S.O", """{"stream_name":"S","config":{"name":"O","ack_policy":"explicit","priority_policy":"overflow","priority_groups":["jobs"]}}"""))["error"]);
-        Assert.Null((await RequestAsync(connection, "$JS.API.CONSUMER.CREATE.S.N", """{"stream_name":"S","config":{"name":"N","ack_policy":"explicit"}}"""))["error"]);
+        await CreateConsumersAsync(connection);
 
         Assert.Equal((400, "Bad Request - Priority Group missing"), Status(await PullAsync(connection, "P", """{"batch":1,"expires":1000000000}""")));
         Assert.Equal((400, "Bad Request - Invalid Priority Group"), Status(await PullAsync(connection, "P", """{"batch":1,"group":"other"}""")));
@@ -210,9 +207,7 @@ public sealed class PriorityGroupTests
         await using var server = await JetStreamServer.StartAsync();
         await using var connection = server.Connect();
         await connection.ConnectAsync();
-        Assert.Null((await RequestAsync(connection, "$JS.API.STREAM.CREATE.S", """{"name":"S","subjects":["s"],"storage":"memory"}"""))["error"]);
-        Assert.Null((await RequestAsync(connection, "$JS.API.CONSUMER.CREATE.S.P", """{"stream_name":"S","config":{"name":"P","ack_policy":"explicit","priority_policy":"pinned_client","priority_groups":["jobs"]}}"""))["error"]);
-        Assert.Null((await RequestAsync(connection, "$JS.API.CONSUMER.CREATE.S.N", """{"stream_name":"S","config":{"name":"N","ack_policy":"explicit"}}"""))["error"]);
+        await CreateConsumersAsync(connection);
 
         const string Type = "\"type\":\"io.nats.jetstream.api.v1.consumer_unpin_response\"";
         foreach (var (subject, body, error) in new[]
@@ -263,6 +258,16 @@ public sealed class PriorityGroupTests
             var next = await PullAsync(connection, "D", """{"batch":1,"group":"jobs","expires":5000000000}""", "F");
             Assert.Equal("two", next.Data);
             Assert.NotEqual(pin, next.Headers!["Nats-Pin-Id"].ToString());
+        }
+    }
+
+    /// <summary>Stream S on subject s with consumers P (pinned_client), O (overflow), both of group "jobs", and N (none).</summary>
+    private static async Task CreateConsumersAsync(NatsConnection connection)
+    {
+        Assert.Null((await RequestAsync(connection, "$JS.API.STREAM.CREATE.S", """{"name":"S","subjects":["s"],"storage":"memory"}"""))["error"]);
+        foreach (var (name, policy) in new[] { ("P", "\"priority_policy\":\"pinned_client\",\"priority_groups\":[\"jobs\"],"), ("O", "\"priority_policy\":\"overflow\",\"priority_groups\":[\"jobs\"],"), ("N", "") })
+        {
+            Assert.Null((await RequestAsync(connection, "$JS.API.CONSUMER.CREATE.S." + name, "{\"stream_name\":\"S\",\"config\":{" + policy + $"\"name\":\"{name}\",\"ack_policy\":\"explicit\"}}}}"))["error"]);
         }
     }
 
