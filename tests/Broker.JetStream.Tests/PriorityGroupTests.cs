@@ -131,7 +131,7 @@ public sealed class PriorityGroupTests
     }
 
     [Fact(Timeout = 60_000)]
-    public async Task A_pinned_client_gets_everything_until_unpinned_or_silent_for_the_timeout()
+    public async Task A_pinned_client_gets_everything_until_unpinned()
     {
         await using var server = await JetStreamServer.StartAsync();
         var (connection, js) = await server.ConnectJetStreamAsync();
@@ -140,17 +140,11 @@ public sealed class PriorityGroupTests
         await using var pinned = await connection.SubscribeCoreAsync<string>("$JS.EVENT.ADVISORY.CONSUMER.PINNED.S.P");
         await using var unpinned = await connection.SubscribeCoreAsync<string>("$JS.EVENT.ADVISORY.CONSUMER.UNPINNED.S.P");
         await connection.PingAsync();
-        await js.CreateOrUpdateConsumerAsync("S", new ConsumerConfig("P")
-        {
-            AckPolicy = ConsumerConfigAckPolicy.Explicit,
-            PriorityPolicy = ConsumerConfigPriorityPolicy.PinnedClient,
-            PriorityGroups = ["jobs"],
-            PinnedTTL = TimeSpan.FromSeconds(1),
-        });
+        await CreatePinnedAsync(js, "P", TimeSpan.FromMinutes(1));
 
-        // Client A pulls first and is pinned; B pulls too but gets nothing while A keeps pulling.
-        using var stopA = new CancellationTokenSource();
-        var a = await ConsumeAsync(js, stopA.Token);
+        // Client A pulls first and is pinned; B pulls too but gets nothing while A holds the pin.
+        using var stop = new CancellationTokenSource();
+        var a = await ConsumeAsync(js, "P", stop.Token);
         (await js.PublishAsync("s", "first")).EnsureSuccess();
         var firstPin = (await a.Received.Reader.ReadAsync()).Pin;
         var advisory = JsonNode.Parse((await pinned.NextAsync()).Data!)!;
@@ -158,8 +152,7 @@ public sealed class PriorityGroupTests
             ("io.nats.jetstream.advisory.v1.consumer_group_pinned", "$G", "S", "P", "jobs", firstPin),
             ((string?)advisory["type"], (string?)advisory["account"], (string?)advisory["stream"], (string?)advisory["consumer"], (string?)advisory["group"], (string?)advisory["pinned_id"]));
 
-        using var stopB = new CancellationTokenSource();
-        var b = await ConsumeAsync(js, stopB.Token);
+        var b = await ConsumeAsync(js, "P", stop.Token);
         await Eventually.AssertAsync(async () => (await js.GetConsumerAsync("S", "P")).Info.NumWaiting >= 2, "both clients to wait");
         for (var i = 1; i <= 5; i++)
         {
@@ -183,22 +176,45 @@ public sealed class PriorityGroupTests
         (await js.PublishAsync("s", "after-unpin")).EnsureSuccess();
         var secondPin = (string?)JsonNode.Parse((await pinned.NextAsync()).Data!)!["pinned_id"];
         Assert.NotEqual(firstPin, secondPin);
-        var (afterUnpin, holder) = await ReadEitherAsync(a, b);
+        var afterUnpin = await ReadEitherAsync(a, b);
         Assert.Equal(("after-unpin", secondPin), (afterUnpin.Data, afterUnpin.Pin));
+        stop.Cancel();
+    }
 
-        // The pin holder stops pulling: after priority_timeout the pin ends (timeout) and the other client gets it.
-        var holderIsA = holder == a;
-        (holderIsA ? stopA : stopB).Cancel();
-        var other = holderIsA ? b : a;
+    [Fact(Timeout = 60_000)]
+    public async Task A_pin_ends_when_its_holder_sends_no_request_for_the_priority_timeout()
+    {
+        await using var server = await JetStreamServer.StartAsync();
+        var (connection, js) = await server.ConnectJetStreamAsync();
+        await using var _ = connection;
+        await js.CreateStreamAsync(new StreamConfig("S", ["s"]) { Storage = StreamConfigStorage.Memory });
+        await using var pinned = await connection.SubscribeCoreAsync<string>("$JS.EVENT.ADVISORY.CONSUMER.PINNED.S.T");
+        await using var unpinned = await connection.SubscribeCoreAsync<string>("$JS.EVENT.ADVISORY.CONSUMER.UNPINNED.S.T");
+        await connection.PingAsync();
+        await CreatePinnedAsync(js, "T", TimeSpan.FromSeconds(1));
+
+        using (var stopA = new CancellationTokenSource())
+        {
+            var a = await ConsumeAsync(js, "T", stopA.Token);
+            (await js.PublishAsync("s", "to-a")).EnsureSuccess();
+            Assert.Equal("to-a", (await a.Received.Reader.ReadAsync()).Data);
+            await stopA.CancelAsync();
+        }
+
+        var firstPin = (string?)JsonNode.Parse((await pinned.NextAsync()).Data!)!["pinned_id"];
         var timeout = JsonNode.Parse((await unpinned.NextAsync(TimeSpan.FromSeconds(10))).Data!)!;
-        Assert.Equal("timeout", (string?)timeout["reason"]);
-        (await js.PublishAsync("s", "after-timeout")).EnsureSuccess();
-        var thirdPin = (string?)JsonNode.Parse((await pinned.NextAsync()).Data!)!["pinned_id"];
-        var last = await other.Received.Reader.ReadAsync();
-        Assert.Equal(("after-timeout", thirdPin), (last.Data, last.Pin));
-        Assert.NotEqual(secondPin, thirdPin);
+        Assert.Equal(("jobs", "timeout"), ((string?)timeout["group"], (string?)timeout["reason"]));
+        Assert.Null(Assert.Single((await js.GetConsumerAsync("S", "T")).Info.PriorityGroups!).PinnedClientId);
 
-        (holderIsA ? stopB : stopA).Cancel();
+        // Another client is pinned with the next message.
+        using var stopB = new CancellationTokenSource();
+        var b = await ConsumeAsync(js, "T", stopB.Token);
+        (await js.PublishAsync("s", "to-b")).EnsureSuccess();
+        var (data, pin) = await b.Received.Reader.ReadAsync();
+        var secondPin = (string?)JsonNode.Parse((await pinned.NextAsync()).Data!)!["pinned_id"];
+        Assert.Equal(("to-b", secondPin), (data, pin));
+        Assert.NotEqual(firstPin, secondPin);
+        await stopB.CancelAsync();
     }
 
     [Fact(Timeout = 30_000)]
@@ -299,9 +315,9 @@ public sealed class PriorityGroupTests
     }
 
     /// <summary>A client consuming the consumer through the group "jobs", acknowledging and recording each message with its pin.</summary>
-    private static async Task<PinnedClient> ConsumeAsync(NatsJSContext js, CancellationToken stop)
+    private static async Task<PinnedClient> ConsumeAsync(NatsJSContext js, string name, CancellationToken stop)
     {
-        var consumer = await js.GetConsumerAsync("S", "P", CancellationToken.None);
+        var consumer = await js.GetConsumerAsync("S", name, CancellationToken.None);
         var client = new PinnedClient();
         var opts = new NatsJSConsumeOpts { MaxMsgs = 10, Expires = TimeSpan.FromSeconds(5), PriorityGroup = new NatsJSPriorityGroupOpts { Group = "jobs" } };
         _ = Task.Run(async () =>
@@ -322,20 +338,29 @@ public sealed class PriorityGroupTests
         return client;
     }
 
-    /// <summary>The next message either client gets, and which client got it.</summary>
-    private static async Task<((string Data, string Pin) Message, PinnedClient From)> ReadEitherAsync(PinnedClient a, PinnedClient b)
+    private static Task<INatsJSConsumer> CreatePinnedAsync(NatsJSContext js, string name, TimeSpan ttl) =>
+        js.CreateOrUpdateConsumerAsync("S", new ConsumerConfig(name)
+        {
+            AckPolicy = ConsumerConfigAckPolicy.Explicit,
+            PriorityPolicy = ConsumerConfigPriorityPolicy.PinnedClient,
+            PriorityGroups = ["jobs"],
+            PinnedTTL = ttl,
+        }).AsTask();
+
+    /// <summary>The next message either client gets.</summary>
+    private static async Task<(string Data, string Pin)> ReadEitherAsync(PinnedClient a, PinnedClient b)
     {
         using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
         while (true)
         {
             if (a.Received.Reader.TryRead(out var fromA))
             {
-                return (fromA, a);
+                return fromA;
             }
 
             if (b.Received.Reader.TryRead(out var fromB))
             {
-                return (fromB, b);
+                return fromB;
             }
 
             await Task.Delay(20, timeout.Token);
