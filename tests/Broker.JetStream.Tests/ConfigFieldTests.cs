@@ -96,41 +96,6 @@ public class ConfigFieldTests
         Assert.Null(consumer["config"]!["priority_policy"]);
     }
 
-    [Theory(Timeout = 30_000)]
-    [InlineData("\"priority_groups\":[\"jobs\"],\"priority_policy\":\"pinned_client\"", "consumer priority groups are not supported by this broker")]
-    [InlineData("\"priority_policy\":\"overflow\"", "consumer priority groups are not supported by this broker")]
-    [InlineData("\"priority_timeout\":5000000000", "consumer priority groups are not supported by this broker")]
-    public async Task Consumer_fields_of_later_versions_are_refused_not_dropped(string field, string error)
-    {
-        await using var server = await JetStreamServer.StartAsync();
-        await using var connection = server.Connect();
-        await connection.ConnectAsync();
-        Assert.Null((await RequestAsync(connection, "$JS.API.STREAM.CREATE.S", """{"name":"S","storage":"memory"}"""))["error"]);
-
-        var reply = await RequestAsync(connection, "$JS.API.CONSUMER.CREATE.S.C", $$$"""{"stream_name":"S","config":{"name":"C","ack_policy":"explicit",{{{field}}}}}""");
-        Assert.Equal(500, (int)reply["error"]!["code"]!);
-        Assert.Equal(10012, (int)reply["error"]!["err_code"]!);
-        Assert.Equal(error, (string?)reply["error"]!["description"]);
-        Assert.Equal(0, (int)(await RequestAsync(connection, "$JS.API.STREAM.INFO.S", ""))["state"]!["consumer_count"]!);
-    }
-
-    [Fact(Timeout = 30_000)]
-    public async Task Priority_groups_through_the_client_are_refused()
-    {
-        await using var server = await JetStreamServer.StartAsync();
-        var (connection, js) = await server.ConnectJetStreamAsync();
-        await using var _ = connection;
-        await js.CreateStreamAsync(new StreamConfig("S", ["s"]) { Storage = StreamConfigStorage.Memory });
-
-        var refused = await Assert.ThrowsAsync<NatsJSApiException>(async () => await js.CreateOrUpdateConsumerAsync("S", new ConsumerConfig("C")
-        {
-            AckPolicy = ConsumerConfigAckPolicy.Explicit,
-            PriorityGroups = ["jobs"],
-            PriorityPolicy = ConsumerConfigPriorityPolicy.Overflow,
-        }));
-        Assert.Equal(10012, refused.Error.ErrCode);
-    }
-
     [Fact(Timeout = 30_000)]
     public async Task A_required_api_level_above_ours_is_refused_with_412()
     {

@@ -21,7 +21,7 @@ internal static class ConsumerParts
     }
 
     public static ConsumerEvents Events(ConsumerOutbox outbox, ISubjectInterest? interest = null) =>
-        new("S", "C", interest, null, outbox, NullLogger.Instance);
+        new("S", "C", interest, null, outbox, NullLogger.Instance, "$G");
 
     /// <summary>The control messages queued, as text: subject, then headers, then payload.</summary>
     public static List<string> Drain(ConsumerOutbox outbox)

@@ -15,13 +15,13 @@ public sealed class FrontEndTests
     [Fact]
     public void Pull_requests_are_parsed_as_nats_server_reads_them()
     {
-        Assert.True(PullRequests.TryParse(""u8, out var batch, out _, out _, out _, out _, out _));
+        Assert.True(PullRequests.TryParse(""u8, out var batch, out _, out _, out _, out _, out _, out _));
         Assert.Equal(1, batch);
-        Assert.True(PullRequests.TryParse(" 7 "u8, out batch, out _, out _, out _, out _, out _));
+        Assert.True(PullRequests.TryParse(" 7 "u8, out batch, out _, out _, out _, out _, out _, out _));
         Assert.Equal(7, batch);
-        Assert.True(PullRequests.TryParse("{\"batch\":3,\"expires\":2000000000,\"max_bytes\":100,\"no_wait\":true,\"idle_heartbeat\":500000000}"u8, out batch, out var expires, out var maxBytes, out var noWait, out var heartbeat, out _));
+        Assert.True(PullRequests.TryParse("{\"batch\":3,\"expires\":2000000000,\"max_bytes\":100,\"no_wait\":true,\"idle_heartbeat\":500000000}"u8, out batch, out var expires, out var maxBytes, out var noWait, out var heartbeat, out _, out _));
         Assert.Equal((3, 2 * Second, 100L, true, Second / 2), (batch, expires, maxBytes, noWait, heartbeat));
-        Assert.False(PullRequests.TryParse("{\"expires\":1000000000,\"idle_heartbeat\":600000000}"u8, out _, out _, out _, out _, out _, out var error));
+        Assert.False(PullRequests.TryParse("{\"expires\":1000000000,\"idle_heartbeat\":600000000}"u8, out _, out _, out _, out _, out _, out var error, out _));
         Assert.Equal("heartbeat value too large", error);
     }
 

@@ -71,6 +71,11 @@ internal static class ApiErrors
     public static ApiError ConsumerReplicasExceedsStream { get; } = new(400, 10126, "consumer config replica count exceeds parent stream");
     public static ApiError ConsumerMultipleFiltersNotAllowed { get; } = new(400, 10137, "consumer with multiple subject filters cannot use subject based API");
     public static ApiError ConsumerOverlappingSubjectFilters { get; } = new(400, 10138, "consumer subject filters cannot overlap");
+    public static ApiError ConsumerPriorityPolicyWithoutGroup { get; } = new(400, 10159, "Setting PriorityPolicy requires at least one PriorityGroup to be set");
+    public static ApiError ConsumerInvalidPriorityGroup { get; } = new(400, 10160, "Provided priority group does not exist for this consumer");
+    public static ApiError ConsumerEmptyGroupName { get; } = new(400, 10161, "Group name cannot be an empty string");
+    public static ApiError ConsumerInvalidGroupName { get; } = new(400, 10162, "Valid priority group name must match A-Z, a-z, 0-9, -_/=)+ and may not exceed 16 characters");
+    public static ApiError ConsumerPushWithPriorityGroup { get; } = new(400, 10178, "priority groups can not be used with push consumers");
     public static ApiError ConsumerDuplicateFilterSubjects { get; } = new(400, 10136, "consumer cannot have both FilterSubject and FilterSubjects specified");
 
     public static ApiError MirrorWithSubjects { get; } = new(400, 10034, "stream mirrors can not contain subjects");

@@ -111,6 +111,9 @@ internal sealed class ApiRouter(ApiResponder responder, AccountRequests account,
             case "PAUSE" when tokens.Length == 6:
                 consumers.Pause(request, tokens[4], tokens[5]);
                 break;
+            case "UNPIN" when tokens.Length == 6:
+                consumers.Unpin(request, tokens[4], tokens[5]);
+                break;
             case "LEADER" when tokens.Length == 7 && tokens[4] == "STEPDOWN":
                 responder.Reply(request, new ApiResponse("consumer_leader_stepdown_response").WithError(ClusterRequired));
                 break;
@@ -140,6 +143,7 @@ internal sealed class ApiRouter(ApiResponder responder, AccountRequests account,
         ("CONSUMER", "NAMES", _) => "consumer_names_response",
         ("CONSUMER", "LIST", _) => "consumer_list_response",
         ("CONSUMER", "PAUSE", _) => "consumer_pause_response",
+        ("CONSUMER", "UNPIN", _) => "consumer_unpin_response",
         _ => null,
     };
 }

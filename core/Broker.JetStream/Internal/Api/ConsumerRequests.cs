@@ -8,7 +8,7 @@ namespace Broker.JetStream.Internal.Api;
 
 /// <summary>
 /// Consumer requests (nats-server <c>jsConsumer*Request</c>): create (ephemeral, named, legacy durable), delete, info,
-/// names, list, pause (2.11). The subject and the body are checked against each other here; <see cref="ConsumerCreator"/> decides
+/// names, list, pause and unpin (2.11). The subject and the body are checked against each other here; <see cref="ConsumerCreator"/> decides
 /// whether the consumer may be created or updated.
 /// </summary>
 internal sealed class ConsumerRequests(Func<string, MessageStream?> findStream, ConsumerCreator creator, ApiRequestReader reader, ApiResponder responder)
@@ -239,6 +239,52 @@ internal sealed class ConsumerRequests(Func<string, MessageStream?> findStream, 
         result.PauseRemaining = Math.Max(remaining, 0);
         responder.Reply(request, response.With(result, JetStreamJson.Context.ConsumerPauseResponse));
         consumer.Kick();
+    }
+
+    /// <summary>
+    /// 2.11 <c>CONSUMER.UNPIN.&lt;stream&gt;.&lt;consumer&gt;</c> with <c>{"group": name}</c> (nats-server
+    /// <c>jsConsumerUnpinRequest</c>): the body, the group's name, the stream, the consumer and its group are checked in
+    /// that order, with 2.11's errors; then the group's pin ends (<see cref="ConsumerPriority.Unpin"/>).
+    /// </summary>
+    public void Unpin(ApiRequest request, string streamName, string consumerName)
+    {
+        var response = new ApiResponse("consumer_unpin_response");
+        var error = ParseUnpin(request, out var group);
+        if (error is null)
+        {
+            var stream = findStream(streamName);
+            var consumer = stream?.FindConsumer(consumerName);
+            error = stream is null ? ApiErrors.StreamNotFound
+                : consumer is null ? ApiErrors.ConsumerNotFound
+                : consumer.Priority?.Unpin(group!) == true ? null
+                : ApiErrors.ConsumerInvalidPriorityGroup;
+        }
+
+        responder.Reply(request, error is null ? response : response.WithError(error));
+    }
+
+    /// <summary>The group an unpin request names, or 2.11's error for its body.</summary>
+    private ApiError? ParseUnpin(ApiRequest request, out string? group)
+    {
+        group = null;
+        if (request.Payload.AsSpan().Trim(" \t\r\n"u8).IsEmpty)
+        {
+            // Go's json.Unmarshal of nothing.
+            return new ApiError(400, 10025, "invalid JSON: unexpected end of JSON input");
+        }
+
+        if (!reader.TryParse(request.Payload, JetStreamJson.Context.ConsumerUnpinRequest, out var parsed, out var invalid))
+        {
+            return invalid;
+        }
+
+        group = parsed!.Group;
+        if (string.IsNullOrEmpty(group))
+        {
+            return new ApiError(400, 10025, "invalid JSON: consumer group not specified");
+        }
+
+        return ConsumerPriority.IsValidGroupName(group) ? null : ApiErrors.ConsumerInvalidGroupName;
     }
 
     /// <summary><c>CONSUMER.NAMES.&lt;stream&gt;</c>: names, paged by 1024.</summary>

@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Text;
 using Broker.Abstractions;
+using Broker.JetStream.Internal.Consumers;
 using Broker.JetStream.Internal.Json;
 using Broker.JetStream.Internal.Models;
 
@@ -16,6 +17,9 @@ internal static class ConsumerValidation
     public const int DefaultMaxAckPending = 1000;
     public const long DefaultAckWait = 30_000_000_000;
     private const long HundredMilliseconds = 100_000_000;
+
+    /// <summary>nats-server 2.11 <c>JsDefaultPinnedTTL</c>: a pinned client's grace period, 2 minutes.</summary>
+    public const long DefaultPinnedTtl = 120_000_000_000;
 
     public static void ApplyDefaults(ConsumerConfig config, int serverMaxAckPending, int serverMaxRequestBatch = 0)
     {
@@ -49,6 +53,17 @@ internal static class ConsumerValidation
             config.MaxAckPending = serverMaxAckPending > 0 && serverMaxAckPending < DefaultMaxAckPending ? serverMaxAckPending : DefaultMaxAckPending;
         }
 
+        if (config.PriorityGroups is { Count: 0 })
+        {
+            // Go's omitempty: an empty list is not kept.
+            config.PriorityGroups = null;
+        }
+
+        if (config.PriorityPolicy == PriorityPolicy.PinnedClient && config.PriorityTimeout == 0)
+        {
+            config.PriorityTimeout = DefaultPinnedTtl;
+        }
+
         if (config.FilterSubjects is { Count: 1 } && string.IsNullOrEmpty(config.FilterSubject))
         {
             // One filter in the list is the same as filter_subject (what nats-server 2.10 stores).
@@ -65,11 +80,6 @@ internal static class ConsumerValidation
     /// <param name="findStream">The account's streams by name, whose subjects a mirror's or sourcing stream's consumer may filter on.</param>
     public static ApiError? Check(ConsumerConfig config, StreamConfig stream, int serverMaxAckPending, int serverMaxRequestBatch = 0, Func<string, StreamConfig?>? findStream = null)
     {
-        if (UnsupportedFields.CheckConsumer(config) is { } unsupported)
-        {
-            return ApiErrors.ConsumerCreate(unsupported);
-        }
-
         if (config.Replicas > 0 && config.Replicas > stream.Replicas)
         {
             return ApiErrors.ConsumerReplicasExceedsStream;
@@ -211,6 +221,40 @@ internal static class ConsumerValidation
         if (config.IsDurable && !string.IsNullOrEmpty(config.Name) && config.Name != config.Durable)
         {
             return ApiErrors.ConsumerCreateDurableAndNameMismatch;
+        }
+
+        return CheckPriority(config);
+    }
+
+    /// <summary>2.11 <c>checkConsumerCfg</c>: a priority policy needs a pull consumer and valid group names.</summary>
+    private static ApiError? CheckPriority(ConsumerConfig config)
+    {
+        if (config.PriorityPolicy == PriorityPolicy.None)
+        {
+            return null;
+        }
+
+        if (config.IsPush)
+        {
+            return ApiErrors.ConsumerPushWithPriorityGroup;
+        }
+
+        if (config.PriorityGroups is not { Count: > 0 } groups)
+        {
+            return ApiErrors.ConsumerPriorityPolicyWithoutGroup;
+        }
+
+        foreach (var group in groups)
+        {
+            if (string.IsNullOrEmpty(group))
+            {
+                return ApiErrors.ConsumerEmptyGroupName;
+            }
+
+            if (!ConsumerPriority.IsValidGroupName(group))
+            {
+                return ApiErrors.ConsumerInvalidGroupName;
+            }
         }
 
         return null;

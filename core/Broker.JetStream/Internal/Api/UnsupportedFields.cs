@@ -5,19 +5,19 @@ using Broker.JetStream.Internal.Models;
 namespace Broker.JetStream.Internal.Api;
 
 /// <summary>
-/// Configuration fields of nats-server versions after 2.9 that this broker does not implement. nats-server (Go's
+/// Stream configuration fields of nats-server versions after 2.9 that this broker does not implement. nats-server (Go's
 /// <c>encoding/json</c>) ignores fields it does not know, so an older server answers a request using a newer feature
-/// with a 200 that silently dropped it; this broker implements some (<c>compression</c>, <c>first_seq</c>) and reads the others and refuses any value but the default instead,
-/// with the error nats-server uses for a configuration it cannot take (<c>JSStreamInvalidConfigF</c>,
-/// <c>JSConsumerCreateErrF</c>). Defaults are accepted (clients send <c>"compression":"none"</c> and the like) and
+/// with a 200 that silently dropped it; this broker implements some (<c>compression</c>, <c>first_seq</c>; consumer
+/// pausing and priority groups) and reads the others and refuses any value but the default instead,
+/// with the error nats-server uses for a configuration it cannot take (<c>JSStreamInvalidConfigF</c>). Defaults are accepted (clients send <c>"compression":"none"</c> and the like) and
 /// cleared, so they are not echoed back and do not take part in "same configuration" checks. Also the API level a
 /// request may require (2.11's <c>Nats-Required-Api-Level</c> header).
 /// </summary>
 internal static class UnsupportedFields
 {
     /// <summary>
-    /// The JetStream API level this broker serves (nats-server <c>JSApiLevel</c>): 0, the 2.10 level, as it has none of
-    /// all the features of level 1 (2.11: it has consumer pausing, not message TTLs nor priority groups) or later.
+    /// The JetStream API level this broker serves (nats-server <c>JSApiLevel</c>): 0, the 2.10 level, as it has not all
+    /// the features of level 1 (2.11: it has consumer pausing and priority groups, not message TTLs) or later.
     /// </summary>
     public const int ApiLevel = 0;
 
@@ -77,19 +77,6 @@ internal static class UnsupportedFields
 
         config.ConsumerLimits = null;
         config.PersistMode = null;
-        return null;
-    }
-
-    /// <summary>The first unsupported consumer feature the configuration asks for, or null; clears the defaults.</summary>
-    public static string? CheckConsumer(ConsumerConfig config)
-    {
-        if (config.PriorityGroups is { Count: > 0 } || !IsDefaultName(config.PriorityPolicy, "none") || config.PriorityTimeout != 0)
-        {
-            return "consumer priority groups are not supported by this broker";
-        }
-
-        config.PriorityGroups = null;
-        config.PriorityPolicy = null;
         return null;
     }
 

@@ -88,11 +88,12 @@ internal sealed partial class Consumer : IDeliverySource
         }
         else
         {
-            request = pull!.Next(GoTime.NowNanoseconds());
+            request = pull!.Next(GoTime.NowNanoseconds(), priority);
             if (request is null)
             {
+                // A 408 or 423 Next answered goes out now.
                 pacer.CheckReplayCaughtUp(cursor.StreamSequence);
-                return false;
+                return outbox.TryTake(ref send);
             }
 
             target = request.Reply;
@@ -190,7 +191,7 @@ internal sealed partial class Consumer : IDeliverySource
 
         send.Subject = target;
         send.DeliverAs = message.Subject.Span;
-        send.Headers = format.Headers(message);
+        send.Headers = priority is null ? format.Headers(message) : priority.Deliver(request, format.Headers(message));
         send.Payload = format.Payload(message);
         return true;
     }

@@ -151,15 +151,15 @@ internal sealed partial class Consumer
             }
             else
             {
-                pull.Add(reply, body, GoTime.NowNanoseconds(), cursor.Delivered);
+                pull.Add(reply, body, GoTime.NowNanoseconds(), cursor.Delivered, priority);
             }
         }
 
         Kick();
     }
 
-    /// <summary>The pull requests' timer fired: expiries and heartbeats.</summary>
-    private void OnWaitTimer()
+    /// <summary>The front end's timer fired: a pull consumer's expiries and heartbeats, a push consumer's interest and idle heartbeats.</summary>
+    private void OnFrontEndTimer()
     {
         lock (gate)
         {
@@ -168,7 +168,15 @@ internal sealed partial class Consumer
                 return;
             }
 
-            pull!.OnTimer(GoTime.NowNanoseconds(), cursor.Delivered);
+            var now = GoTime.NowNanoseconds();
+            if (push is not null)
+            {
+                push.OnTimer(now, cursor.LastDelivered, cursor.Delivered);
+            }
+            else
+            {
+                pull!.OnTimer(now, cursor.Delivered);
+            }
         }
 
         Kick();
@@ -183,22 +191,6 @@ internal sealed partial class Consumer
             {
                 return;
             }
-        }
-
-        Kick();
-    }
-
-    /// <summary>The push timer fired: interest, idle heartbeats.</summary>
-    private void OnPushTimer()
-    {
-        lock (gate)
-        {
-            if (closed)
-            {
-                return;
-            }
-
-            push!.OnTimer(GoTime.NowNanoseconds(), cursor.LastDelivered, cursor.Delivered);
         }
 
         Kick();

@@ -28,6 +28,7 @@ internal sealed partial class Consumer
                 PushBound = push is { Active: true },
                 Paused = paused > 0,
                 PauseRemaining = paused,
+                PriorityGroups = priority?.Info(),
             };
         }
     }
@@ -49,6 +50,7 @@ internal sealed partial class Consumer
             format.HeadersOnly = updated.HeadersOnly;
             inactivity.Configure(updated);
             pause.Change(updated.PauseUntil);
+            (priority ??= ConsumerPriority.For(updated, gate, cursor, acks, events, Kick))?.Configure(updated);
             if (rateChanged)
             {
                 pacer.SetRateLimit(updated.RateLimit, updated.IsPush, stream.Config.MaxMsgSize);

@@ -11,7 +11,7 @@ namespace Broker.JetStream.Internal.Consumers;
 /// collaborators that each keep their own state: where it is in the stream (<see cref="StreamCursor"/>), what it
 /// delivered and awaits acknowledgements for and what to redeliver (<see cref="AckTracker"/>, with
 /// <see cref="ConsumerEvents"/> for advisories and ack metrics), how deliveries are paced (<see cref="DeliveryPacer"/>) or paused (<see cref="ConsumerPause"/>),
-/// how they look on the wire (<see cref="DeliveryFormat"/>), who sends them (<see cref="DeliveryRunner"/>, control
+/// which pull request may take them (<see cref="ConsumerPriority"/>, 2.11's priority groups), how they look on the wire (<see cref="DeliveryFormat"/>), who sends them (<see cref="DeliveryRunner"/>, control
 /// messages from the <see cref="ConsumerOutbox"/> first), the front end that says where they go: a deliver subject
 /// (<see cref="PushDelivery"/>) or the reply subjects of pull requests (<see cref="PullRequests"/>), and when nobody
 /// used it for too long (<see cref="InactivityClock"/>). The consumer takes
@@ -39,6 +39,7 @@ internal sealed partial class Consumer
     private readonly PullRequests? pull;
     private readonly InactivityClock inactivity;
     private readonly ConsumerPause pause;
+    private ConsumerPriority? priority;
     private readonly List<IBusSubscription> subscriptions = [];
     private ConsumerConfig config;
     private bool closed;
@@ -52,7 +53,7 @@ internal sealed partial class Consumer
         Store = store;
         Created = created;
         Client = account.Bus.CreateClient(new BusClientOptions { Name = $"JetStream consumer {stream.Name} > {name}", Account = account.BusAccount });
-        events = new ConsumerEvents(stream.Name, name, account.Interest, account.Options.Domain, outbox, account.Logger);
+        events = new ConsumerEvents(stream.Name, name, account.Interest, account.Options.Domain, outbox, account.Logger, account.Name);
         cursor = new StreamCursor(stream.Store);
         cursor.SetFilters(config);
         acks = new AckTracker(config, store, events, CheckPending);
@@ -63,16 +64,17 @@ internal sealed partial class Consumer
         // Push or pull is fixed for a consumer's life (an update may not change it).
         if (config.IsPush)
         {
-            push = new PushDelivery(stream.Name, name, account.Interest, outbox, OnPushTimer);
+            push = new PushDelivery(stream.Name, name, account.Interest, outbox, OnFrontEndTimer);
         }
         else
         {
-            pull = new PullRequests(config, account.Interest, outbox, () => cursor.NumPending() + (ulong)acks.RedeliverQueueCount == 0, OnWaitTimer);
+            pull = new PullRequests(config, account.Interest, outbox, () => cursor.NumPending() + (ulong)acks.RedeliverQueueCount == 0, OnFrontEndTimer);
         }
 
         inactivity = new InactivityClock(created, push, pull, () => _ = CheckInactivityAsync());
         inactivity.Configure(config);
         pause = new ConsumerPause(this, account.Engine.Pauses, events);
+        priority = ConsumerPriority.For(config, gate, cursor, acks, events, Kick);
     }
 
     public string Name { get; }
@@ -84,6 +86,9 @@ internal sealed partial class Consumer
     public IBusClient Client { get; }
 
     public MessageStream Stream => stream;
+
+    /// <summary>The priority groups (2.11), null for a consumer without; <c>CONSUMER.UNPIN</c> goes there.</summary>
+    public ConsumerPriority? Priority => priority;
 
     public ConsumerConfig Config
     {
@@ -183,6 +188,7 @@ internal sealed partial class Consumer
             push?.Stop();
             inactivity.Stop();
             pause.Stop();
+            priority?.Stop();
             pacer.Stop();
 
             // Requests still waiting are told, as nats-server tells them "409 Consumer Deleted".

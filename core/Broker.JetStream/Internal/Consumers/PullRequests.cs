@@ -9,7 +9,8 @@ namespace Broker.JetStream.Internal.Consumers;
 
 /// <summary>
 /// The pull front end (nats-server <c>processNextMsgRequest</c>, <c>nextWaiting</c>, <c>processWaiting</c>): requests on
-/// <c>$JS.API.CONSUMER.MSG.NEXT</c> with a batch size or <c>{batch, expires, max_bytes, no_wait, idle_heartbeat}</c>,
+/// <c>$JS.API.CONSUMER.MSG.NEXT</c> with a batch size or <c>{batch, expires, max_bytes, no_wait, idle_heartbeat}</c> (and
+/// 2.11's <c>group</c>, <c>min_pending</c>, <c>min_ack_pending</c>, <c>id</c>, see <see cref="ConsumerPriority"/>),
 /// validated against the consumer's limits and kept in the wait queue. Messages go to a request's reply subject;
 /// status messages tell the client why a request ended (<c>404 No Messages</c>, <c>408 Request Timeout</c>,
 /// <c>409 ...</c>) or that it is still alive (<c>100 Idle Heartbeat</c>). Guarded by the consumer's lock.
@@ -59,11 +60,12 @@ internal sealed class PullRequests
 
     /// <summary>
     /// A request arrived: validated against the limits and queued (arming the wait timer), or answered with a status
-    /// (nats-server <c>processNextMsgRequest</c>). A full queue first makes room by answering expired requests.
+    /// (nats-server <c>processNextMsgRequest</c>); a JSON request's priority fields are checked against the consumer's
+    /// priority groups (<paramref name="priority"/>, null for none). A full queue first makes room by answering expired requests.
     /// </summary>
-    public void Add(byte[] reply, ReadOnlySpan<byte> body, long now, SequencePair lastDelivered)
+    public void Add(byte[] reply, ReadOnlySpan<byte> body, long now, SequencePair lastDelivered, ConsumerPriority? priority = null)
     {
-        if (!TryParse(body, out var batch, out var expires, out var maxBytes, out var noWait, out var heartbeat, out var error))
+        if (!TryParse(body, out var batch, out var expires, out var maxBytes, out var noWait, out var heartbeat, out var error, out var group))
         {
             outbox.Status(reply, 400, "Bad Request - " + error);
             return;
@@ -84,6 +86,12 @@ internal sealed class PullRequests
         if (maxBytes > 0 && config.MaxRequestMaxBytes > 0 && maxBytes > config.MaxRequestMaxBytes)
         {
             outbox.Status(reply, 409, $"Exceeded MaxRequestMaxBytes of {config.MaxRequestMaxBytes}");
+            return;
+        }
+
+        if (group is not null && ConsumerPriority.Check(config, priority, group) is { } refused)
+        {
+            outbox.Status(reply, refused.Code, refused.Text);
             return;
         }
 
@@ -108,6 +116,7 @@ internal sealed class PullRequests
             Heartbeat = heartbeat,
             NextHeartbeat = heartbeat > 0 ? now + heartbeat : 0,
             NoWait = noWait,
+            Priority = group,
         };
         if (!waiting.TryAdd(request))
         {
@@ -120,10 +129,12 @@ internal sealed class PullRequests
 
     /// <summary>
     /// The request to deliver to next: the first whose requester is still there, after answering expired ones
-    /// (nats-server <c>nextWaiting</c>).
+    /// (nats-server <c>nextWaiting</c>), and that the consumer's priority groups admit (those that must wait go to the
+    /// back, once each; those holding a pin that is no longer current are answered 423).
     /// </summary>
-    public WaitingRequest? Next(long now)
+    public WaitingRequest? Next(long now, ConsumerPriority? priority = null)
     {
+        var waited = 0;
         while (waiting.Head is { } head)
         {
             if (head.Expires != 0 && now >= head.Expires)
@@ -138,6 +149,22 @@ internal sealed class PullRequests
                 // The requester went away: nobody to tell.
                 waiting.Remove(head);
                 continue;
+            }
+
+            switch (priority?.Admit(head) ?? PullAdmission.Deliver)
+            {
+                case PullAdmission.Wait:
+                    waiting.Cycle();
+                    if (++waited >= waiting.Count)
+                    {
+                        return null;
+                    }
+
+                    continue;
+                case PullAdmission.Refuse:
+                    outbox.Status(head.Reply, "NATS/1.0 423 Nats-Wrong-Pin-Id\r\n\r\n"u8);
+                    waiting.Remove(head);
+                    continue;
             }
 
             return head;
@@ -260,8 +287,9 @@ internal sealed class PullRequests
     }
 
     /// <summary>nats-server <c>nextReqFromMsg</c>: empty (batch 1), a number, or the JSON request.</summary>
-    internal static bool TryParse(ReadOnlySpan<byte> body, out int batch, out long expires, out long maxBytes, out bool noWait, out long heartbeat, out string error)
+    internal static bool TryParse(ReadOnlySpan<byte> body, out int batch, out long expires, out long maxBytes, out bool noWait, out long heartbeat, out string error, out PullPriority? priority)
     {
+        priority = null;
         batch = 1;
         expires = maxBytes = heartbeat = 0;
         noWait = false;
@@ -301,6 +329,9 @@ internal sealed class PullRequests
             maxBytes = Math.Max(request.MaxBytes, 0);
             noWait = request.NoWait;
             heartbeat = Math.Max(request.Heartbeat, 0);
+
+            // 2.11: every JSON request has priority fields (empty when not given).
+            priority = new PullPriority { Group = request.Group, MinPending = request.MinPending, MinAckPending = request.MinAckPending, Id = request.Id };
             return true;
         }
 

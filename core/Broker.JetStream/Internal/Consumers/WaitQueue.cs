@@ -25,6 +25,9 @@ internal sealed class WaitingRequest
     public long NextHeartbeat { get; set; }
 
     public bool NoWait { get; init; }
+
+    /// <summary>2.11: the priority fields of a JSON request (its group, overflow minimums, pin id), null for others.</summary>
+    public PullPriority? Priority { get; set; }
 }
 
 /// <summary>
@@ -60,6 +63,16 @@ internal sealed class WaitQueue(int capacity)
     }
 
     public void Remove(WaitingRequest request) => requests.Remove(request);
+
+    /// <summary>The head goes to the back (nats-server <c>cycle</c>): a request that must wait lets the others go first.</summary>
+    public void Cycle()
+    {
+        if (requests.First is { } first && requests.Count > 1)
+        {
+            requests.RemoveFirst();
+            requests.AddLast(first);
+        }
+    }
 
     /// <summary>After a delivery to the head: done requests leave, others move to the back.</summary>
     public void AfterDelivery(WaitingRequest request)

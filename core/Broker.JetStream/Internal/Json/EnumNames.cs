@@ -92,3 +92,14 @@ internal enum ConsumerAction
 
 internal sealed class ConsumerActionConverter() : EnumNameConverter<ConsumerAction>(
     (ConsumerAction.CreateOrUpdate, ""), (ConsumerAction.Create, "create"), (ConsumerAction.Update, "update"));
+
+/// <summary>2.11's consumer <c>priority_policy</c> (nats-server <c>PriorityPolicy</c>; 2.11 has no <c>prioritized</c>).</summary>
+internal enum PriorityPolicy
+{
+    None,
+    Overflow,
+    PinnedClient,
+}
+
+internal sealed class PriorityPolicyConverter() : EnumNameConverter<PriorityPolicy>(
+    (PriorityPolicy.None, "none"), (PriorityPolicy.Overflow, "overflow"), (PriorityPolicy.PinnedClient, "pinned_client"));

@@ -18,6 +18,7 @@ namespace Broker.JetStream.Internal.Json;
 [JsonSerializable(typeof(ConsumerInfoModel))]
 [JsonSerializable(typeof(ConsumerCreateRequest))]
 [JsonSerializable(typeof(ConsumerPauseRequest))]
+[JsonSerializable(typeof(ConsumerUnpinRequest))]
 [JsonSerializable(typeof(ConsumerPauseResponse))]
 [JsonSerializable(typeof(ApiListRequest))]
 [JsonSerializable(typeof(PurgeRequest))]

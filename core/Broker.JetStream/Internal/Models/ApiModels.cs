@@ -147,6 +147,33 @@ internal sealed class ConsumerInfoModel
     [JsonPropertyName("pause_remaining")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
     public long PauseRemaining { get; set; }
+
+    /// <summary>2.11: the priority group's state (its pin), for a consumer with groups.</summary>
+    [JsonPropertyName("priority_groups")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public List<PriorityGroupState>? PriorityGroups { get; set; }
+}
+
+/// <summary>2.11's <c>PriorityGroupState</c>: a group, its pin id when pinned, and when it was pinned (Go's zero time when not).</summary>
+internal sealed class PriorityGroupState
+{
+    [JsonPropertyName("group")]
+    public string Group { get; set; } = "";
+
+    [JsonPropertyName("pinned_client_id")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? PinnedClientId { get; set; }
+
+    [JsonPropertyName("pinned_ts")]
+    [JsonConverter(typeof(GoTimeConverter))]
+    public long PinnedTs { get; set; }
+}
+
+/// <summary>The body of 2.11's <c>CONSUMER.UNPIN</c>: <c>{"group": name}</c>.</summary>
+internal sealed class ConsumerUnpinRequest
+{
+    [JsonPropertyName("group")]
+    public string? Group { get; set; }
 }
 
 /// <summary>The body of 2.11's <c>CONSUMER.PAUSE</c>: <c>{pause_until}</c>; absent or Go's zero time resumes.</summary>
@@ -298,6 +325,22 @@ internal sealed class NextRequest
 
     [JsonPropertyName("idle_heartbeat")]
     public long Heartbeat { get; set; }
+
+    /// <summary>2.11: the priority group the request is for.</summary>
+    [JsonPropertyName("group")]
+    public string? Group { get; set; }
+
+    /// <summary>2.11 <c>overflow</c>: served only while at least this many messages are pending.</summary>
+    [JsonPropertyName("min_pending")]
+    public long MinPending { get; set; }
+
+    /// <summary>2.11 <c>overflow</c>: served only while at least this many messages await acknowledgement.</summary>
+    [JsonPropertyName("min_ack_pending")]
+    public long MinAckPending { get; set; }
+
+    /// <summary>2.11 <c>pinned_client</c>: the pin id the requester holds.</summary>
+    [JsonPropertyName("id")]
+    public string? Id { get; set; }
 }
 
 /// <summary><c>-NAK {"delay": ns}</c>.</summary>

@@ -141,20 +141,21 @@ internal sealed class ConsumerConfig
     [JsonConverter(typeof(NullableGoTimeConverter))]
     public long? PauseUntil { get; set; }
 
-    // Fields of 2.11 this broker does not implement: read so that a value other than the default is refused
-    // (UnsupportedFields) instead of dropped; never written, as they only ever hold the default.
-
-    /// <summary>2.11 <c>priority_groups</c>.</summary>
+    /// <summary>
+    /// 2.11 <c>priority_groups</c>: the groups pull requests name (one is used, as in nats-server 2.11); written only when
+    /// there are some.
+    /// </summary>
     [JsonPropertyName("priority_groups")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public List<string>? PriorityGroups { get; set; }
 
-    /// <summary>2.11 <c>priority_policy</c>: <c>none</c> (or absent) is accepted.</summary>
+    /// <summary>2.11 <c>priority_policy</c>: <c>none</c> (the default, not written), <c>overflow</c> or <c>pinned_client</c>.</summary>
     [JsonPropertyName("priority_policy")]
-    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
-    public string? PriorityPolicy { get; set; }
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    [JsonConverter(typeof(PriorityPolicyConverter))]
+    public PriorityPolicy PriorityPolicy { get; set; }
 
-    /// <summary>2.11 <c>priority_timeout</c> (the pinned client's TTL, nanoseconds).</summary>
+    /// <summary>2.11 <c>priority_timeout</c> (nats-server's <c>PinnedTTL</c>, ns): how long a pin lasts without a pull; 2 minutes by default under <c>pinned_client</c>.</summary>
     [JsonPropertyName("priority_timeout")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
     public long PriorityTimeout { get; set; }
@@ -170,6 +171,7 @@ internal sealed class ConsumerConfig
         var copy = (ConsumerConfig)MemberwiseClone();
         copy.BackOff = BackOff is null ? null : [.. BackOff];
         copy.FilterSubjects = FilterSubjects is null ? null : [.. FilterSubjects];
+        copy.PriorityGroups = PriorityGroups is null ? null : [.. PriorityGroups];
         copy.Metadata = Metadata is null ? null : new Dictionary<string, string>(Metadata);
         return copy;
     }
