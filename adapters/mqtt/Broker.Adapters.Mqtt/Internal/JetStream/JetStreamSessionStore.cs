@@ -85,9 +85,10 @@ internal sealed partial class JetStreamSessionStore(JetStreamClient api, ILogger
     /// broker that stopped, and a client that never comes back would otherwise leave its record for ever.
     /// </summary>
     /// <param name="discarded">Releases what a purged session held outside the store (its consumers), first.</param>
+    /// <param name="kept">Given each session that has not expired, to start its expiry timer.</param>
     /// <param name="cancellationToken">Cancels the reading and purging.</param>
     /// <returns>How many were purged.</returns>
-    public async Task<int> PurgeExpiredAsync(Func<SessionRecord, Task>? discarded, CancellationToken cancellationToken)
+    public async Task<int> PurgeExpiredAsync(Func<SessionRecord, Task>? discarded, Action<SessionRecord>? kept, CancellationToken cancellationToken)
     {
         var purged = 0;
         foreach (var stored in await api.ReadAllAsync(MqttStreams.SessionStream, null, cancellationToken).ConfigureAwait(false))
@@ -113,6 +114,10 @@ internal sealed partial class JetStreamSessionStore(JetStreamClient api, ILogger
                 await PurgeAwaitingReleaseAsync(record.ClientId, cancellationToken).ConfigureAwait(false);
                 await api.PurgeSubjectAsync(MqttStreams.SessionStream, stored.Subject, cancellationToken).ConfigureAwait(false);
                 purged++;
+            }
+            else if (record is not null)
+            {
+                kept?.Invoke(record);
             }
         }
 
