@@ -261,11 +261,41 @@ internal sealed class SessionManager : IDisposable
         ArgumentNullException.ThrowIfNull(record);
         if (record.ExpiryInterval == uint.MaxValue)
         {
+            // Never expires; kept for HoldsConsumer.
+            stored[record.ClientId] = (record, long.MaxValue);
             return;
         }
 
         var away = record.DisconnectedAt > 0 ? Math.Max(0, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - record.DisconnectedAt) : 0;
         stored[record.ClientId] = (record, Environment.TickCount64 + (record.ExpiryInterval * 1000L) - away);
+    }
+
+    /// <summary>
+    /// Whether a session other than <paramref name="clientId"/>'s, live or stored, has a subscription on
+    /// <paramref name="consumer"/> (a shared subscription's group consumer).
+    /// </summary>
+    public bool HoldsConsumer(string consumer, string clientId)
+    {
+        foreach (var (key, session) in live)
+        {
+            if (!string.Equals(key, clientId, StringComparison.Ordinal) && Holds(session.Subscriptions, consumer))
+            {
+                return true;
+            }
+        }
+
+        foreach (var (key, entry) in stored)
+        {
+            if (!string.Equals(key, clientId, StringComparison.Ordinal) && !live.ContainsKey(key) && Holds(entry.Record.Subscriptions, consumer))
+            {
+                return true;
+            }
+        }
+
+        return false;
+
+        static bool Holds(IEnumerable<SubscriptionRecord> subscriptions, string consumer)
+            => subscriptions.Any(s => string.Equals(s.Consumer, consumer, StringComparison.Ordinal));
     }
 
     /// <summary>Forgets disconnected sessions whose expiry interval has passed.</summary>
