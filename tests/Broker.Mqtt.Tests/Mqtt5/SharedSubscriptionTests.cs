@@ -26,8 +26,8 @@ public sealed class SharedSubscriptionTests
 
     [Theory(Timeout = 60_000)]
     [MemberData(nameof(ServersAndQos))]
-    [Trait("Mqtt5", "[MQTT-4.8.2-2]")]
-    public async Task SharedSubscription_MQTT_4_8_2_each_message_goes_to_one_member_at_the_granted_qos(Mqtt5Server kind, MqttQualityOfServiceLevel qos)
+    [Trait("Mqtt5", "[MQTT-4.8.2-3]")]
+    public async Task SharedSubscription_MQTT_4_8_2_3_each_message_goes_to_one_member_at_the_granted_qos(Mqtt5Server kind, MqttQualityOfServiceLevel qos)
     {
         await using var target = await Mqtt5Target.StartAsync(kind);
         using var first = await target.ConnectAsync("member-1");
@@ -63,7 +63,7 @@ public sealed class SharedSubscriptionTests
 
     [Fact(Timeout = 60_000)]
     [Trait("Mqtt5", "[MQTT-4.8.2]")]
-    public async Task SharedSubscription_a_qos_1_message_left_unacknowledged_by_a_closed_member_goes_to_another_member()
+    public async Task SharedSubscription_MQTT_4_8_2_a_qos_1_message_left_unacknowledged_by_a_closed_member_goes_to_another_member()
     {
         await using var target = await Mqtt5Target.StartAsync(Mqtt5Server.Broker);
         using var publisher = await target.ConnectAsync("handover-publisher");
