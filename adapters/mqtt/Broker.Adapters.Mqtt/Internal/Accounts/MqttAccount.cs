@@ -86,8 +86,15 @@ internal sealed class MqttAccount : IQosSource, IAsyncDisposable
     public void EnableQos(QosMessages qos)
     {
         Qos = qos;
-        Sessions.Discarded = record => qos.DeleteConsumersAsync(record.Subscriptions, logger);
+        Sessions.Discarded = record => qos.DeleteConsumersAsync(ReleasedBy(record.ClientId, record.Subscriptions), logger);
     }
+
+    /// <summary>
+    /// The subscriptions whose consumers go when a session ends or leaves them: all but the shared subscriptions that
+    /// another session of the account still holds (a group's consumer lives as long as any member's session).
+    /// </summary>
+    public IEnumerable<SubscriptionRecord> ReleasedBy(string clientId, IEnumerable<SubscriptionRecord> subscriptions)
+        => subscriptions.Where(s => s.Consumer is not { } consumer || !QosMessages.IsShared(consumer) || !Sessions.HoldsConsumer(consumer, clientId));
 
     public async ValueTask DisposeAsync()
     {

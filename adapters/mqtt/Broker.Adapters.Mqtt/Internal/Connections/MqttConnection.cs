@@ -18,6 +18,9 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 /// </summary>
 internal sealed partial class MqttConnection : IPacketHandler
 {
+    /// <summary>How long a closing connection waits for the retained writes queued before it (the broker's drain waits 5 s).</summary>
+    private static readonly TimeSpan RetainedFlushTimeout = TimeSpan.FromSeconds(5);
+
     private readonly MqttProtocolHandler handler;
     private readonly TransportConnection transport;
     private readonly MqttOptions options;
@@ -73,6 +76,29 @@ internal sealed partial class MqttConnection : IPacketHandler
         finally
         {
             await CloseAsync().ConfigureAwait(false);
+            await FlushRetainedAsync().ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>
+    /// Waits, at most <see cref="RetainedFlushTimeout"/>, until the account's retained writes queued so far (this
+    /// client's retained publishes and will among them) are applied to the store. A stopping broker waits for its
+    /// connections before it stops JetStream, so writes queued in the last moments are not lost with the queue.
+    /// </summary>
+    private async Task FlushRetainedAsync()
+    {
+        if (accountState is not { } state)
+        {
+            return;
+        }
+
+        try
+        {
+            await state.Retained.Store.FlushAsync().WaitAsync(RetainedFlushTimeout).ConfigureAwait(false);
+        }
+        catch (TimeoutException)
+        {
+            // The store is slow or gone: the writes stay queued, as they would without the wait.
         }
     }
 

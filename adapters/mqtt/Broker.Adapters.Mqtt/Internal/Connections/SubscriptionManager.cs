@@ -100,24 +100,26 @@ internal sealed partial class SubscriptionManager
 
     /// <summary>
     /// Gives a QoS 1 or 2 subscription its JetStream consumer (the one it had when the filter is subscribed again or the
-    /// session resumes), or grants QoS 0 when there is no JetStream, the filter is shared (a consumer per group is not
-    /// built yet) or the consumer cannot be created. Returns the record as granted.
+    /// session resumes; a shared subscription's is its group's, one for all members), or grants QoS 0 when there is no
+    /// JetStream, the filter is not valid (refused next) or the consumer cannot be created. Returns the record as granted.
     /// </summary>
     private async ValueTask<SubscriptionRecord> WithConsumerAsync(SubscriptionRecord record, CancellationToken cancellationToken)
     {
         var previous = subscriptions.TryGetValue(record.Filter, out var active) ? active.Record : null;
         var stored = record.Consumer is not null ? record : previous?.Consumer is not null ? previous : null;
-        if (record.Qos == 0 || qosSource.Qos is not { } qos || record.Filter.StartsWith(SharePrefix, StringComparison.Ordinal)
-            || TopicMapper.FilterToSubject(record.Filter, out var subject) != TopicStatus.Ok)
+        var shared = SplitShared(record.Filter, out var group, out var filter);
+        if (record.Qos == 0 || qosSource.Qos is not { } qos || (shared && (group is null || (v5 && record.NoLocal)))
+            || TopicMapper.FilterToSubject(filter, out var subject) != TopicStatus.Ok)
         {
             return record with { Qos = 0, Consumer = null, DeliverSubject = null };
         }
 
-        var (consumer, deliverSubject) = stored is { Consumer: { } kept, DeliverSubject: { } keptSubject } ? (kept, keptSubject) : QosMessages.NewConsumer(session.ClientId);
+        var (consumer, deliverSubject) = shared ? QosMessages.SharedConsumer(record.Filter)
+            : stored is { Consumer: { } kept, DeliverSubject: { } keptSubject } ? (kept, keptSubject) : QosMessages.NewConsumer(session.ClientId);
         string[] subjects = TopicMapper.NeedsParentSubscription(subject) ? [subject, subject[..^2]] : [subject];
         try
         {
-            await qos.EnsureConsumerAsync(consumer, subjects, deliverSubject, inflightLimit, cancellationToken).ConfigureAwait(false);
+            await qos.EnsureConsumerAsync(consumer, subjects, deliverSubject, inflightLimit, group, cancellationToken).ConfigureAwait(false);
         }
         catch (JetStreamApiException ex)
         {
@@ -133,17 +135,9 @@ internal sealed partial class SubscriptionManager
     {
         subscription = null;
         existed = false;
-        var filter = record.Filter;
-        string? group = null;
-        if (filter.StartsWith(SharePrefix, StringComparison.Ordinal))
+        if (SplitShared(record.Filter, out var group, out var filter) && group is null)
         {
-            var slash = filter.IndexOf('/', SharePrefix.Length);
-            group = slash < 0 ? string.Empty : filter[SharePrefix.Length..slash];
-            filter = slash < 0 ? string.Empty : filter[(slash + 1)..];
-            if (group.Length == 0 || group.AsSpan().IndexOfAny("+#") >= 0 || filter.Length == 0)
-            {
-                return Refuse(record.Filter, "malformed shared subscription", ReasonCode.TopicFilterInvalid);
-            }
+            return Refuse(record.Filter, "malformed shared subscription", ReasonCode.TopicFilterInvalid);
         }
 
         if (!TopicMapper.IsValidFilter(System.Text.Encoding.UTF8.GetBytes(filter)))
@@ -205,7 +199,7 @@ internal sealed partial class SubscriptionManager
             else
             {
                 var feed = new DurableFeed(deliverSubject, next);
-                feed.Subscription = qos.Subscribe(deliverSubject, (in BusMessage message) => DeliverDurable(feed.Target, message));
+                feed.Subscription = qos.Subscribe(deliverSubject, next.QueueGroup, (in BusMessage message) => DeliverDurable(feed.Target, message));
                 next.Feed = feed;
             }
         }
@@ -221,6 +215,30 @@ internal sealed partial class SubscriptionManager
         session.SetSubscription(record);
         subscription = next;
         return record.Qos;
+    }
+
+    /// <summary>
+    /// Whether <paramref name="filter"/> is shared (<c>$share/&lt;group&gt;/&lt;filter&gt;</c>); its group (null when
+    /// malformed: empty, with a wildcard, or without a filter) and the filter without the prefix.
+    /// </summary>
+    private static bool SplitShared(string filter, out string? group, out string topicFilter)
+    {
+        group = null;
+        topicFilter = filter;
+        if (!filter.StartsWith(SharePrefix, StringComparison.Ordinal))
+        {
+            return false;
+        }
+
+        var slash = filter.IndexOf('/', SharePrefix.Length);
+        var name = slash < 0 ? string.Empty : filter[SharePrefix.Length..slash];
+        topicFilter = slash < 0 ? string.Empty : filter[(slash + 1)..];
+        if (name.Length > 0 && name.AsSpan().IndexOfAny("+#") < 0 && topicFilter.Length > 0)
+        {
+            group = name;
+        }
+
+        return true;
     }
 
     private void AddBusSubscription(ActiveSubscription subscription, string subject)
@@ -300,7 +318,8 @@ internal sealed partial class SubscriptionManager
     {
         if (record.Consumer is { } consumer && !string.Equals(consumer, keep, StringComparison.Ordinal) && qosSource.Qos is { } qos)
         {
-            _ = qos.DeleteConsumersAsync([record], logger);
+            // A shared subscription's consumer stays while another session of the account is a member.
+            _ = qos.DeleteConsumersAsync(qosSource.ReleasedBy(session.ClientId, [record]), logger);
         }
     }
 

@@ -61,18 +61,21 @@ internal sealed class QosMessages
     /// Creates (or keeps) the durable consumer of a QoS 1 or 2 subscription on the NATS subjects its filter maps to
     /// (two for <c>a/#</c>: <c>a.&gt;</c> and <c>a</c>). New messages only, as an MQTT subscription starts. With
     /// <c>consumer_memory_storage</c> and <c>consumer_inactive_threshold</c> as nats-server applies them; a resumed
-    /// session whose consumer JetStream deleted for inactivity gets it created again here.
+    /// session whose consumer JetStream deleted for inactivity gets it created again here. A shared subscription's
+    /// consumer (<paramref name="deliverGroup"/>, its group) is one for all members, with the same config whoever
+    /// creates it: <c>max_ack_pending</c> is the configured one, each member's receive maximum limits its own deliveries.
     /// </summary>
-    public Task EnsureConsumerAsync(string name, IReadOnlyList<string> subjects, string deliverSubject, int receiveMaximum, CancellationToken cancellationToken)
+    public Task EnsureConsumerAsync(string name, IReadOnlyList<string> subjects, string deliverSubject, int receiveMaximum, string? deliverGroup, CancellationToken cancellationToken)
     {
         var filters = subjects.Select(subject => SubjectPrefix + subject).ToArray();
-        var maxAckPending = Math.Min(options.MaxAckPending, receiveMaximum);
+        var maxAckPending = deliverGroup is null ? Math.Min(options.MaxAckPending, receiveMaximum) : options.MaxAckPending;
         return api.CreateConsumerAsync(
             Stream,
             new ConsumerSpec(name, filters[0], deliverSubject, options.AckWait, maxAckPending, ConsumerDeliverPolicy.New, filters.Length > 1 ? filters[1..] : null)
             {
                 MemoryStorage = options.ConsumerMemoryStorage,
-                InactiveThreshold = options.ConsumerInactiveThreshold,
+                InactiveThreshold = deliverGroup is null ? options.ConsumerInactiveThreshold : null,
+                DeliverGroup = deliverGroup,
             },
             cancellationToken);
     }
@@ -100,8 +103,8 @@ internal sealed class QosMessages
         }
     }
 
-    /// <summary>Receives a consumer's deliveries.</summary>
-    public IBusSubscription Subscribe(string deliverSubject, BusMessageHandler handler) => client.Subscribe(deliverSubject, null, handler);
+    /// <summary>Receives a consumer's deliveries (a shared subscription's member: in its group, which shares them).</summary>
+    public IBusSubscription Subscribe(string deliverSubject, string? queueGroup, BusMessageHandler handler) => client.Subscribe(deliverSubject, queueGroup, handler);
 
     /// <summary>Acknowledges a delivery: the client sent PUBACK, or PUBREC for QoS 2.</summary>
     public void Ack(string ackSubject) => client.Publish(Encoding.UTF8.GetBytes(ackSubject), default, default, AckPayload);
@@ -115,6 +118,21 @@ internal sealed class QosMessages
         var body = delay <= TimeSpan.Zero ? "-NAK"u8.ToArray() : Encoding.UTF8.GetBytes($"-NAK {{\"delay\":{delay.Ticks * 100}}}");
         client.Publish(Encoding.UTF8.GetBytes(ackSubject), default, default, new ReadOnlySequence<byte>(body));
     }
+
+    /// <summary>
+    /// The consumer name and deliver subject of a shared subscription (<c>$share/&lt;group&gt;/&lt;filter&gt;</c>): one
+    /// per group and filter in the account, whichever member makes it.
+    /// </summary>
+    public static (string Consumer, string DeliverSubject) SharedConsumer(string shareFilter)
+    {
+        var hash = Convert.ToHexStringLower(SHA256.HashData(Encoding.UTF8.GetBytes(shareFilter)).AsSpan(0, 10));
+        return (SharedPrefix + hash, DeliverPrefix + "share." + hash);
+    }
+
+    /// <summary>Whether a consumer is a shared subscription's (<see cref="SharedConsumer"/>), which outlives a member.</summary>
+    public static bool IsShared(string consumer) => consumer.StartsWith(SharedPrefix, StringComparison.Ordinal);
+
+    private const string SharedPrefix = "share_";
 
     /// <summary>A new consumer name and deliver subject for a subscription of a session (nats-server: session hash and a nuid).</summary>
     public static (string Consumer, string DeliverSubject) NewConsumer(string clientId)

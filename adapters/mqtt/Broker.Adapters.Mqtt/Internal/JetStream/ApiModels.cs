@@ -42,6 +42,7 @@ internal sealed record StreamSpec(string Name, IReadOnlyList<string> Subjects, S
 /// <param name="MoreFilterSubjects">Further filters (sent as <c>filter_subjects</c> with the first), or <see langword="null"/>.</param>
 /// <param name="MemoryStorage">Keep the consumer's state in memory only (<c>mem_storage</c>).</param>
 /// <param name="InactiveThreshold">Let the server delete the consumer after this long without interest (<c>inactive_threshold</c>), or <see langword="null"/>.</param>
+/// <param name="DeliverGroup">The queue group whose subscribers share the deliveries (<c>deliver_group</c>), or <see langword="null"/>.</param>
 internal sealed record ConsumerSpec(
     string DurableName,
     string FilterSubject,
@@ -51,7 +52,8 @@ internal sealed record ConsumerSpec(
     ConsumerDeliverPolicy DeliverPolicy,
     IReadOnlyList<string>? MoreFilterSubjects = null,
     bool MemoryStorage = false,
-    TimeSpan? InactiveThreshold = null);
+    TimeSpan? InactiveThreshold = null,
+    string? DeliverGroup = null);
 
 /// <summary>A message read back from a stream, its data and headers decoded.</summary>
 /// <param name="Subject">The subject it was published on.</param>
@@ -173,6 +175,10 @@ internal sealed class ConsumerConfigModel
 
     [JsonPropertyName("deliver_subject")]
     public string DeliverSubject { get; set; } = "";
+
+    [JsonPropertyName("deliver_group")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? DeliverGroup { get; set; }
 
     [JsonPropertyName("deliver_policy")]
     public string DeliverPolicy { get; set; } = "all";

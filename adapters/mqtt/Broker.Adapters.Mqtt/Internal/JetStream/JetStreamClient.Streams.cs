@@ -67,6 +67,7 @@ internal sealed partial class JetStreamClient
             {
                 DurableName = spec.DurableName,
                 DeliverSubject = spec.DeliverSubject,
+                DeliverGroup = spec.DeliverGroup,
                 DeliverPolicy = spec.DeliverPolicy == ConsumerDeliverPolicy.New ? "new" : "all",
                 AckPolicy = "explicit",
                 AckWait = spec.AckWait.Ticks * 100,

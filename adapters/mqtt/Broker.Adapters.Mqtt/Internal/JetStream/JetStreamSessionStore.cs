@@ -85,11 +85,14 @@ internal sealed partial class JetStreamSessionStore(JetStreamClient api, ILogger
     /// broker that stopped, and a client that never comes back would otherwise leave its record for ever.
     /// </summary>
     /// <param name="discarded">Releases what a purged session held outside the store (its consumers), first.</param>
+    /// <param name="kept">Given each session that has not expired, to start its expiry timer.</param>
     /// <param name="cancellationToken">Cancels the reading and purging.</param>
     /// <returns>How many were purged.</returns>
-    public async Task<int> PurgeExpiredAsync(Func<SessionRecord, Task>? discarded, CancellationToken cancellationToken)
+    public async Task<int> PurgeExpiredAsync(Func<SessionRecord, Task>? discarded, Action<SessionRecord>? kept, CancellationToken cancellationToken)
     {
-        var purged = 0;
+        // Every kept session is known before an expired one releases its consumers: a shared subscription's consumer
+        // stays while a kept session holds it.
+        var expired = new List<(string Subject, SessionRecord Record)>();
         foreach (var stored in await api.ReadAllAsync(MqttStreams.SessionStream, null, cancellationToken).ConfigureAwait(false))
         {
             SessionRecord? record;
@@ -105,15 +108,25 @@ internal sealed partial class JetStreamSessionStore(JetStreamClient api, ILogger
 
             if (record is not null && SessionManager.IsExpired(record))
             {
-                if (discarded is not null)
-                {
-                    await discarded(record).ConfigureAwait(false);
-                }
-
-                await PurgeAwaitingReleaseAsync(record.ClientId, cancellationToken).ConfigureAwait(false);
-                await api.PurgeSubjectAsync(MqttStreams.SessionStream, stored.Subject, cancellationToken).ConfigureAwait(false);
-                purged++;
+                expired.Add((stored.Subject, record));
             }
+            else if (record is not null)
+            {
+                kept?.Invoke(record);
+            }
+        }
+
+        var purged = 0;
+        foreach (var (subject, record) in expired)
+        {
+            if (discarded is not null)
+            {
+                await discarded(record).ConfigureAwait(false);
+            }
+
+            await PurgeAwaitingReleaseAsync(record.ClientId, cancellationToken).ConfigureAwait(false);
+            await api.PurgeSubjectAsync(MqttStreams.SessionStream, subject, cancellationToken).ConfigureAwait(false);
+            purged++;
         }
 
         return purged;

@@ -184,7 +184,7 @@ internal sealed class MqttJetStream : IAsyncDisposable
         account.EnableQos(new QosMessages(api, qosClient, options));
 
         var sessions = new JetStreamSessionStore(api, logger);
-        if (await sessions.PurgeExpiredAsync(account.Sessions.Discarded, cancellationToken).ConfigureAwait(false) is > 0 and var purged)
+        if (await sessions.PurgeExpiredAsync(account.Sessions.Discarded, account.Sessions.ScheduleStored, cancellationToken).ConfigureAwait(false) is > 0 and var purged)
         {
             MqttLog.ExpiredSessionsPurged(logger, account.Name, purged);
         }

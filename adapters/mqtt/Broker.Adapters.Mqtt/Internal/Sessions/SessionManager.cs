@@ -29,6 +29,11 @@ internal sealed class SessionManager : IDisposable
     private readonly ConcurrentDictionary<string, MqttSession> live = new(StringComparer.Ordinal);
     private readonly ConcurrentDictionary<string, long> flappers = new(StringComparer.Ordinal);
 
+    // Sessions read from the store when the state loaded, with the Environment.TickCount64 at which they expire: no
+    // connection of this broker held them, so their expiry timer starts here. A client that comes back takes its own
+    // out (AttachLockedAsync), and it is resumed from the store.
+    private readonly ConcurrentDictionary<string, (SessionRecord Record, long ExpiresAt)> stored = new(StringComparer.Ordinal);
+
     // Connects and disconnects are rare next to messages, and the store may make round trips: one at a time keeps
     // takeovers simple to reason about.
     private readonly SemaphoreSlim gate = new(1, 1);
@@ -120,6 +125,7 @@ internal sealed class SessionManager : IDisposable
     private async Task<AttachResult> AttachLockedAsync(MqttConnection connection, string clientId, bool cleanStart, uint expiryInterval, CancellationToken cancellationToken)
     {
         var key = clientId;
+        stored.TryRemove(key, out _);
         live.TryGetValue(key, out var session);
         var loaded = false;
         if (session is null && await store.LoadAsync(clientId, cancellationToken).ConfigureAwait(false) is { } record)
@@ -246,9 +252,56 @@ internal sealed class SessionManager : IDisposable
         }
     }
 
+    /// <summary>
+    /// Starts the expiry timer of a session read from the store when the state loads (after a restart): it expires
+    /// its interval after its disconnect, or after now when the broker stopped without seeing it disconnect.
+    /// </summary>
+    public void ScheduleStored(SessionRecord record)
+    {
+        ArgumentNullException.ThrowIfNull(record);
+        if (record.ExpiryInterval == uint.MaxValue)
+        {
+            // Never expires; kept for HoldsConsumer.
+            stored[record.ClientId] = (record, long.MaxValue);
+            return;
+        }
+
+        var away = record.DisconnectedAt > 0 ? Math.Max(0, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - record.DisconnectedAt) : 0;
+        stored[record.ClientId] = (record, Environment.TickCount64 + (record.ExpiryInterval * 1000L) - away);
+    }
+
+    /// <summary>
+    /// Whether a session other than <paramref name="clientId"/>'s, live or stored, has a subscription on
+    /// <paramref name="consumer"/> (a shared subscription's group consumer).
+    /// </summary>
+    public bool HoldsConsumer(string consumer, string clientId)
+    {
+        foreach (var (key, session) in live)
+        {
+            if (!string.Equals(key, clientId, StringComparison.Ordinal) && Holds(session.Subscriptions, consumer))
+            {
+                return true;
+            }
+        }
+
+        foreach (var (key, entry) in stored)
+        {
+            if (!string.Equals(key, clientId, StringComparison.Ordinal) && !live.ContainsKey(key) && Holds(entry.Record.Subscriptions, consumer))
+            {
+                return true;
+            }
+        }
+
+        return false;
+
+        static bool Holds(IEnumerable<SubscriptionRecord> subscriptions, string consumer)
+            => subscriptions.Any(s => string.Equals(s.Consumer, consumer, StringComparison.Ordinal));
+    }
+
     /// <summary>Forgets disconnected sessions whose expiry interval has passed.</summary>
     public async Task ExpireAsync(long now)
     {
+        await ExpireStoredAsync(now).ConfigureAwait(false);
         foreach (var (key, session) in live)
         {
             var disconnectedAt = session.DisconnectedAt;
@@ -278,6 +331,36 @@ internal sealed class SessionManager : IDisposable
             if (now - at > 5 * (long)FlapJail.TotalMilliseconds)
             {
                 flappers.TryRemove(new KeyValuePair<string, long>(clientId, at));
+            }
+        }
+    }
+
+    /// <summary>Deletes the sessions read from the store whose timer ran out while their client stayed away.</summary>
+    private async Task ExpireStoredAsync(long now)
+    {
+        foreach (var (clientId, entry) in stored)
+        {
+            if (now < entry.ExpiresAt)
+            {
+                continue;
+            }
+
+            await gate.WaitAsync().ConfigureAwait(false);
+            try
+            {
+                if (stored.TryRemove(new KeyValuePair<string, (SessionRecord, long)>(clientId, entry)) && !live.ContainsKey(clientId))
+                {
+                    if (Discarded is { } discarded)
+                    {
+                        await discarded(entry.Record).ConfigureAwait(false);
+                    }
+
+                    await StoreQuietlyAsync(clientId, "delete", () => store.DeleteAsync(clientId, CancellationToken.None)).ConfigureAwait(false);
+                }
+            }
+            finally
+            {
+                gate.Release();
             }
         }
     }
