@@ -69,7 +69,7 @@ internal sealed class StoreParts
         var recordLength = RecordFormat.MessageLength(subjectBytes.Length, 0, payloadBytes.Length, encrypted: false);
         lock (Sync)
         {
-            var sequence = Ledger.Append(subjectBytes, ReadOnlySequence<byte>.Empty, new ReadOnlySequence<byte>(payloadBytes), recordLength, accounted, out _);
+            var sequence = Ledger.Append(subjectBytes, ReadOnlySequence<byte>.Empty, new ReadOnlySequence<byte>(payloadBytes), recordLength, accounted, 0, out _);
             Committer.Appended();
             return sequence;
         }
