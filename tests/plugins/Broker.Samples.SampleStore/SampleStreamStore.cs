@@ -446,7 +446,9 @@ public sealed class SampleStreamStore : IStreamStore
 
     // 0: no time to live of its own; long.MaxValue: never expires (max_age spares it too).
     private static long ExpiresAt(long timestamp, TimeSpan timeToLive) =>
-        timeToLive == TimeSpan.Zero ? 0 : timeToLive == Timeout.InfiniteTimeSpan ? long.MaxValue : timestamp + (timeToLive.Ticks * 100);
+        timeToLive == TimeSpan.Zero ? 0
+        : timeToLive == Timeout.InfiniteTimeSpan ? long.MaxValue
+        : timeToLive.Ticks >= (long.MaxValue - timestamp) / 100 ? long.MaxValue - 1 : timestamp + (timeToLive.Ticks * 100);
 
     private void ArmExpiry()
     {

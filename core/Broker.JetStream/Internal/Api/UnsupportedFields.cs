@@ -50,9 +50,9 @@ internal static class UnsupportedFields
             return "stream consumer limits are not supported by this broker";
         }
 
-        if (config.AllowMsgTtl || config.SubjectDeleteMarkerTtl != 0)
+        if (config.SubjectDeleteMarkerTtl != 0)
         {
-            return "per-message TTLs and subject delete markers are not supported by this broker";
+            return "subject delete markers are not supported by this broker";
         }
 
         if (config.AllowMsgCounter)
