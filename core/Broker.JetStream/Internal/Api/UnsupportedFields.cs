@@ -17,7 +17,8 @@ internal static class UnsupportedFields
 {
     /// <summary>
     /// The JetStream API level this broker serves (nats-server <c>JSApiLevel</c>): 0, the 2.10 level, as it has none of
-    /// all the features of level 1 (2.11: it has consumer pausing, not message TTLs nor priority groups) or later.
+    /// all the features of level 1 (2.11: it has consumer pausing and message TTLs, not subject delete markers nor
+    /// priority groups) or later.
     /// </summary>
     public const int ApiLevel = 0;
 
