@@ -25,23 +25,14 @@ public sealed class MessageTtlRecoveryTests
         await store.DisposeAsync();
 
         await using var reopened = await fixture.ReopenAsync("T");
-        await WaitUntil(() => reopened.GetState().Messages <= 2);
+        Assert.True(await Eventually.TrueAsync(() => reopened.GetState().Messages <= 2, TimeSpan.FromSeconds(15)), "the message with a time to live to expire");
         Assert.Null(Get(reopened, 2));
         Assert.NotNull(Get(reopened, 3));
-        await WaitUntil(() => reopened.GetState().Messages <= 1);
+        Assert.True(await Eventually.TrueAsync(() => reopened.GetState().Messages <= 1, TimeSpan.FromSeconds(15)), "the plain message to age out");
         Assert.NotNull(Get(reopened, 1));
         Assert.Equal(1UL, reopened.GetState().Messages);
     }
 
     private static StoreResult PutWith(IStreamStore store, string subject, TimeSpan timeToLive) =>
         store.Store(Encoding.UTF8.GetBytes(subject), ReadOnlySequence<byte>.Empty, new ReadOnlySequence<byte>("m"u8.ToArray()), new StoreOptions { TimeToLive = timeToLive });
-
-    private static async Task WaitUntil(Func<bool> done)
-    {
-        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(15);
-        while (!done() && DateTime.UtcNow < deadline)
-        {
-            await Task.Delay(50);
-        }
-    }
 }
