@@ -127,6 +127,33 @@ public sealed class MessageTtlTests
     }
 
     [Fact(Timeout = 60_000)]
+    public async Task A_mirror_honours_a_ttl_only_where_it_allows_them()
+    {
+        await using var server = await JetStreamServer.StartAsync();
+        var (connection, js) = await server.ConnectJetStreamAsync();
+        await using var owned = connection;
+        await RequestAsync(connection, "$JS.API.STREAM.CREATE.O", """{"name":"O","subjects":["o.>"],"storage":"memory","allow_msg_ttl":true}""");
+        await PublishAsync(js, "o.kept", "kept");
+        await PublishAsync(js, "o.short", "short", new NatsHeaders { ["Nats-TTL"] = "2" });
+        Assert.Equal(default, Error(await RequestAsync(connection, "$JS.API.STREAM.CREATE.ON", """{"name":"ON","storage":"memory","allow_msg_ttl":true,"mirror":{"name":"O"}}""")));
+        Assert.Equal(default, Error(await RequestAsync(connection, "$JS.API.STREAM.CREATE.OFF", """{"name":"OFF","storage":"memory","mirror":{"name":"O"}}""")));
+        await WaitForMessagesAsync(connection, "OFF", 2);
+
+        // The origin and the mirror that allows TTLs drop it; the other keeps it, header and all.
+        await WaitForMessagesAsync(connection, "O", 1);
+        await Eventually.AssertAsync(
+            async () =>
+            {
+                var state = (await InfoAsync(connection, "ON")).GetProperty("state");
+                return state.GetProperty("last_seq").GetUInt64() == 2 && state.GetProperty("messages").GetInt64() == 1;
+            },
+            "the mirror that allows TTLs to take in the message and drop it",
+            TimeSpan.FromSeconds(20));
+        Assert.Equal(["1 o.kept kept"], await MessagesAsync(connection, "ON"));
+        Assert.Equal(["1 o.kept kept", "2 o.short short NATS/1.0|Nats-TTL: 2||"], await MessagesAsync(connection, "OFF"));
+    }
+
+    [Fact(Timeout = 60_000)]
     public async Task A_file_stream_keeps_its_ttls_across_a_restart()
     {
         using var directory = new TempDirectory("js-ttl-");
