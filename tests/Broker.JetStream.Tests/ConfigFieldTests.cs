@@ -49,8 +49,7 @@ public class ConfigFieldTests
 
     [Theory(Timeout = 30_000)]
     [InlineData("\"consumer_limits\":{\"max_ack_pending\":5}", "stream consumer limits are not supported by this broker")]
-    [InlineData("\"allow_msg_ttl\":true", "per-message TTLs and subject delete markers are not supported by this broker")]
-    [InlineData("\"subject_delete_marker_ttl\":1000000000", "per-message TTLs and subject delete markers are not supported by this broker")]
+    [InlineData("\"subject_delete_marker_ttl\":1000000000", "subject delete markers are not supported by this broker")]
     [InlineData("\"allow_msg_counter\":true", "message counters are not supported by this broker")]
     [InlineData("\"allow_atomic\":true", "batch publishing is not supported by this broker")]
     [InlineData("\"allow_batched\":true", "batch publishing is not supported by this broker")]

@@ -20,7 +20,10 @@ public readonly record struct StoreOptions
     /// timestamp plus this has passed, also after a restart, and reports the removal as it reports
     /// <see cref="StreamStoreConfig.MaxAge"/>'s. <see cref="TimeSpan.Zero"/> for none (the stream's limits alone apply);
     /// <see cref="System.Threading.Timeout.InfiniteTimeSpan"/> for never, which exempts the message from
-    /// <see cref="StreamStoreConfig.MaxAge"/> too. Needs <see cref="StoreFeatures.MessageTtl"/>. Default
+    /// <see cref="StreamStoreConfig.MaxAge"/> too. A finite time to live longer than <see cref="StreamStoreConfig.MaxAge"/>
+    /// does not keep the message past it (nats-server 2.11's stores). The other limits (messages, bytes, per subject)
+    /// and removals apply as to any message. The engine gives whole seconds, but a store should take any positive
+    /// value; a removal may come up to a second late. Needs <see cref="StoreFeatures.MessageTtl"/>. Default
     /// <see cref="TimeSpan.Zero"/>.
     /// </summary>
     public TimeSpan TimeToLive { get; init; }

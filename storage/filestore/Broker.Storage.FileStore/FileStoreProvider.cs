@@ -47,7 +47,7 @@ public sealed class FileStoreProvider : IStreamStoreProvider
     public StorageMedium Medium => StorageMedium.Disk;
 
     /// <inheritdoc/>
-    public StoreFeatures Features => StoreFeatures.Timestamps;
+    public StoreFeatures Features => StoreFeatures.Timestamps | StoreFeatures.MessageTtl;
 
     /// <inheritdoc/>
     public ValueTask<IStreamStore> CreateAsync(StreamStoreConfig config, CancellationToken cancellationToken = default)

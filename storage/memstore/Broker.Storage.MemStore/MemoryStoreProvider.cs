@@ -24,7 +24,7 @@ public sealed class MemoryStoreProvider : IStreamStoreProvider
     public StorageMedium Medium => StorageMedium.Memory;
 
     /// <inheritdoc />
-    public StoreFeatures Features => StoreFeatures.Timestamps;
+    public StoreFeatures Features => StoreFeatures.Timestamps | StoreFeatures.MessageTtl;
 
     /// <inheritdoc />
     public ValueTask<IStreamStore> CreateAsync(StreamStoreConfig config, CancellationToken cancellationToken = default)

@@ -8,7 +8,7 @@ namespace Broker.JetStream.Tests.Sources;
 /// <summary>
 /// Stream mirrors (nats-server 2.9.10 <c>setupMirrorConsumer</c>, <c>processInboundMirrorMsg</c>), the same requests
 /// against our broker and nats-server on the memory and the file store: a mirror copies its origin at the origin's
-/// sequences and keeps following it, starts where <c>opt_start_seq</c> says, reports <c>mirror</c> in stream info, and
+/// sequences and times and keeps following it, starts where <c>opt_start_seq</c> says, reports <c>mirror</c> in stream info, and
 /// its configuration errors are nats-server's.
 /// </summary>
 public sealed class MirrorTests
@@ -50,6 +50,41 @@ public sealed class MirrorTests
         Assert.Equal(("O", 0UL), (mirror.GetProperty("name").GetString(), mirror.GetProperty("lag").GetUInt64()));
         Assert.InRange(mirror.GetProperty("active").GetInt64(), 0, 10_000_000_000);
         Assert.Equal((5UL, 1UL, 4L), (info.GetProperty("state").GetProperty("last_seq").GetUInt64(), info.GetProperty("state").GetProperty("first_seq").GetUInt64(), info.GetProperty("state").GetProperty("messages").GetInt64()));
+    }
+
+    [Theory(Timeout = 60_000)]
+    [MemberData(nameof(ServersAndStorage), MemberType = typeof(SourceTestKit))]
+    public async Task A_mirrored_message_keeps_its_origins_time(ServerKind kind, string storage)
+    {
+        await using var server = await StartAsync(kind);
+        var (connection, js) = await server.ConnectJetStreamAsync();
+        await using var owned = connection;
+        await RequestAsync(connection, "$JS.API.STREAM.CREATE.O", $$$"""{"name":"O","subjects":["o.>"],"storage":"{{{storage}}}"}""");
+        await PublishAsync(js, "o.1", "one");
+        await PublishAsync(js, "o.2", "two");
+        var originTimes = new[] { await TimeOfAsync(connection, "O", 1), await TimeOfAsync(connection, "O", 2) };
+
+        // Later than both, so a mirror storing at its own time would differ from them.
+        var latest = DateTimeOffset.Parse(originTimes[1], System.Globalization.CultureInfo.InvariantCulture);
+        while (DateTimeOffset.UtcNow < latest.AddMilliseconds(300))
+        {
+            await Task.Delay(20);
+        }
+
+        Assert.Equal(default, Error(await RequestAsync(connection, "$JS.API.STREAM.CREATE.M", $$$"""{"name":"M","storage":"{{{storage}}}","mirror":{"name":"O"}}""")));
+        await WaitForMessagesAsync(connection, "M", 2);
+        Assert.Equal(originTimes, new[] { await TimeOfAsync(connection, "M", 1), await TimeOfAsync(connection, "M", 2) });
+
+        // And one taken in while following.
+        await PublishAsync(js, "o.3", "three");
+        await WaitForMessagesAsync(connection, "M", 3);
+        Assert.Equal(await TimeOfAsync(connection, "O", 3), await TimeOfAsync(connection, "M", 3));
+    }
+
+    private static async Task<string> TimeOfAsync(NatsConnection connection, string stream, ulong sequence)
+    {
+        var reply = await RequestAsync(connection, $"$JS.API.STREAM.MSG.GET.{stream}", $"{{\"seq\":{sequence}}}");
+        return reply.GetProperty("message").GetProperty("time").GetString()!;
     }
 
     [Theory(Timeout = 60_000)]

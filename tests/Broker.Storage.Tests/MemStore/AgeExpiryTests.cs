@@ -31,7 +31,7 @@ public sealed class AgeExpiryTests
 
         parts.Append("a", timestamp: MessageLog.Now() - TimeSpan.FromSeconds(40).Ticks * 100);
         var due = age.DueIn(TimeSpan.FromMinutes(1));
-        Assert.InRange(due, TimeSpan.FromSeconds(15), TimeSpan.FromSeconds(20) + TimeSpan.FromMilliseconds(1));
+        Assert.InRange(due!.Value, TimeSpan.FromSeconds(15), TimeSpan.FromSeconds(20) + TimeSpan.FromMilliseconds(1));
 
         parts.Append("a", timestamp: MessageLog.Now());
         parts.Log.Remove(1, secureErase: false, parts.Subjects, null);

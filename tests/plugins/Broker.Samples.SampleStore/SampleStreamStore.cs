@@ -61,11 +61,6 @@ public sealed class SampleStreamStore : IStreamStore
 
     public StoreResult Store(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, in StoreOptions options)
     {
-        if (options.TimeToLive != TimeSpan.Zero)
-        {
-            return new StoreResult(StoreStatus.NotSupported, 0, 0);
-        }
-
         var record = new Record(0, Encoding.UTF8.GetString(subject), headers.ToArray(), payload.ToArray(), 0);
         List<Record> removed = [];
         lock (sync)
@@ -98,7 +93,7 @@ public sealed class SampleStreamStore : IStreamStore
 
             last++;
             lastTime = Math.Max(lastTime, options.Timestamp > 0 ? options.Timestamp : DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() * 1_000_000);
-            record = record with { Sequence = last, Timestamp = lastTime };
+            record = record with { Sequence = last, Timestamp = lastTime, Expires = ExpiresAt(lastTime, options.TimeToLive) };
             records.Add(last, record);
             Trim(removed);
             ArmExpiry();
@@ -449,9 +444,15 @@ public sealed class SampleStreamStore : IStreamStore
         }
     }
 
+    // 0: no time to live of its own; long.MaxValue: never expires (max_age spares it too).
+    private static long ExpiresAt(long timestamp, TimeSpan timeToLive) =>
+        timeToLive == TimeSpan.Zero ? 0
+        : timeToLive == Timeout.InfiniteTimeSpan ? long.MaxValue
+        : timeToLive.Ticks >= (long.MaxValue - timestamp) / 100 ? long.MaxValue - 1 : timestamp + (timeToLive.Ticks * 100);
+
     private void ArmExpiry()
     {
-        if (config.MaxAge <= TimeSpan.Zero)
+        if (config.MaxAge <= TimeSpan.Zero && !records.Values.Any(r => r.Expires is > 0 and < long.MaxValue))
         {
             expiry?.Dispose();
             expiry = null;
@@ -463,11 +464,12 @@ public sealed class SampleStreamStore : IStreamStore
 
     private void Expire()
     {
-        var cutoff = (DateTimeOffset.UtcNow - config.MaxAge).ToUnixTimeMilliseconds() * 1_000_000;
+        var now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() * 1_000_000;
         List<Record> removed;
         lock (sync)
         {
-            removed = [.. records.Values.TakeWhile(r => r.Timestamp <= cutoff)];
+            var cutoff = config.MaxAge > TimeSpan.Zero ? now - (config.MaxAge.Ticks * 100) : long.MinValue;
+            removed = [.. records.Values.Where(r => (r.Timestamp <= cutoff && r.Expires != long.MaxValue) || r.Expires is > 0 and < long.MaxValue && r.Expires <= now)];
             removed.ForEach(r => records.Remove(r.Sequence));
             AfterRemoval();
         }
@@ -486,7 +488,7 @@ public sealed class SampleStreamStore : IStreamStore
         current?.Invoke(delta, delta * (long)record.Size, record.Sequence, Encoding.UTF8.GetBytes(record.Subject));
     }
 
-    private sealed record Record(ulong Sequence, string Subject, byte[] Headers, byte[] Payload, long Timestamp)
+    private sealed record Record(ulong Sequence, string Subject, byte[] Headers, byte[] Payload, long Timestamp, long Expires = 0)
     {
         // Counted like nats-server's memory store.
         public ulong Size => (ulong)(Encoding.UTF8.GetByteCount(Subject) + Headers.Length + Payload.Length + 16);

@@ -33,6 +33,8 @@ internal static class ApiErrors
     public static ApiError MaximumStreamsLimit { get; } = new(400, 10027, "maximum number of streams reached");
     public static ApiError StreamMaxBytesRequired { get; } = new(400, 10113, "account requires a stream config to have max bytes set");
     public static ApiError StreamMaxStreamBytesExceeded { get; } = new(400, 10122, "stream max bytes exceeds account limit max stream bytes");
+    public static ApiError MessageTtlInvalid { get; } = new(400, 10165, "invalid per-message TTL");
+    public static ApiError MessageTtlDisabled { get; } = new(400, 10166, "per-message TTL is disabled");
 
     public static ApiError ConsumerNotFound { get; } = new(404, 10014, "consumer not found");
     public static ApiError ConsumerNameExist { get; } = new(400, 10013, "consumer name already in use");

@@ -95,6 +95,11 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
             throw new ApiException(ApiErrors.StreamCreate("error creating store for stream: " + reason));
         }
 
+        if (StoreLacksTtl(config, provider) is { } lacking)
+        {
+            throw new ApiException(ApiErrors.StreamCreate("error creating store for stream: " + lacking));
+        }
+
         account.CheckReservation(provider.Medium, config.MaxBytes);
         if (!account.FitsReservation(provider.Medium, config.MaxBytes))
         {
@@ -166,6 +171,11 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
                 throw new ApiException(stream.Medium == StorageMedium.Memory ? ApiErrors.MemoryResourcesExceeded : ApiErrors.StorageResourcesExceeded);
             }
 
+            if (!old.AllowMsgTtl && StoreLacksTtl(config, stream.Provider) is { } lacking)
+            {
+                throw new ApiException(ApiErrors.StreamInvalidConfig(lacking));
+            }
+
             StreamTransformValidation.CheckSourceTransforms(config, update: true);
             StreamTransformValidation.CheckSubjectTransform(config, update: true);
             stream.Update(config);
@@ -179,6 +189,15 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
 
         responder.Reply(request, response);
     }
+
+    /// <summary>
+    /// Why the stream's store cannot take <c>allow_msg_ttl</c> (its provider does not declare
+    /// <see cref="StoreFeatures.MessageTtl"/>), or null.
+    /// </summary>
+    private static string? StoreLacksTtl(StreamConfig config, IStreamStoreProvider provider) =>
+        config.AllowMsgTtl && !provider.Features.HasFlag(StoreFeatures.MessageTtl)
+            ? $"storage type \"{config.Storage}\" does not support per-message TTLs (allow_msg_ttl)"
+            : null;
 
     /// <summary><c>STREAM.NAMES</c>: names, paged by 1024, optionally only streams whose subjects overlap a subject.</summary>
     public void Names(ApiRequest request) =>

@@ -227,6 +227,12 @@ internal static class StreamValidation
             throw Invalid("stream configuration update can not cancel deny purge");
         }
 
+        // 2.11: per-message TTLs can be turned on, not off (a message's TTL would silently stop counting).
+        if (old.AllowMsgTtl && !config.AllowMsgTtl)
+        {
+            throw Invalid("message TTL status can not be disabled");
+        }
+
         StreamTransformValidation.CheckUpdate(old, config);
         StreamSourceChecks.CheckUpdate(old, config);
 

@@ -17,7 +17,8 @@ internal static class UnsupportedFields
 {
     /// <summary>
     /// The JetStream API level this broker serves (nats-server <c>JSApiLevel</c>): 0, the 2.10 level, as it has not all
-    /// the features of level 1 (2.11: it has consumer pausing and priority groups, not message TTLs) or later.
+    /// the features of level 1 (2.11: it has consumer pausing, priority groups and message TTLs, not subject delete
+    /// markers) or later.
     /// </summary>
     public const int ApiLevel = 0;
 
@@ -50,9 +51,9 @@ internal static class UnsupportedFields
             return "stream consumer limits are not supported by this broker";
         }
 
-        if (config.AllowMsgTtl || config.SubjectDeleteMarkerTtl != 0)
+        if (config.SubjectDeleteMarkerTtl != 0)
         {
-            return "per-message TTLs and subject delete markers are not supported by this broker";
+            return "subject delete markers are not supported by this broker";
         }
 
         if (config.AllowMsgCounter)

@@ -133,7 +133,7 @@ internal sealed class StreamConfig
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public JsonElement? ConsumerLimits { get; set; }
 
-    /// <summary>2.11 <c>allow_msg_ttl</c> (per-message TTL header).</summary>
+    /// <summary>2.11 <c>allow_msg_ttl</c>: messages may carry a <c>Nats-TTL</c> header (written when true; can be turned on by an update, not off).</summary>
     [JsonPropertyName("allow_msg_ttl")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
     public bool AllowMsgTtl { get; set; }

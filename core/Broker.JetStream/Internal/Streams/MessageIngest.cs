@@ -17,7 +17,7 @@ internal readonly record struct IngestOutcome(ApiError? Error, ulong Sequence, b
 /// <summary>
 /// The publish path's checks and the append (nats-server <c>processJetStreamMsg</c>): a message on one of the stream's
 /// subjects is checked against its <c>Nats-*</c> headers (expected stream, last sequence, last sequence of its subject,
-/// last message id; message id against the <see cref="DuplicateWindow"/>; rollup) and the limits (message and header
+/// last message id; message id against the <see cref="DuplicateWindow"/>; rollup; 2.11's <c>Nats-TTL</c>) and the limits (message and header
 /// size, the server's resources), then appended to the store, and the consumers that want it are told. Holds the
 /// stream's last sequence and last message id (nats-server <c>mset.lseq</c>, <c>mset.lmsgId</c>).
 /// </summary>
@@ -38,6 +38,7 @@ internal sealed class MessageIngest
     private readonly Func<bool>? accountLimitsExceeded;
     private readonly ILogger logger;
     private readonly DuplicateWindow window;
+    private readonly bool keepsTimestamps;
     private ulong lastSequence;
     private string? lastMessageId;
 
@@ -54,8 +55,10 @@ internal sealed class MessageIngest
     /// <param name="accountLimitsExceeded">
     /// Whether the account's limits are exceeded once a message is stored; null for an account without limits of its own.
     /// </param>
-    public MessageIngest(IStreamStore store, string name, byte[] nameBytes, ConsumerRegistry consumers, Func<bool> limitsExceeded, ILogger logger, bool newStream, Func<bool>? accountLimitsExceeded = null)
+    /// <param name="keepsTimestamps">Whether the store keeps a given timestamp (<see cref="StoreFeatures.Timestamps"/>); else a mirror's messages take the current time.</param>
+    public MessageIngest(IStreamStore store, string name, byte[] nameBytes, ConsumerRegistry consumers, Func<bool> limitsExceeded, ILogger logger, bool newStream, Func<bool>? accountLimitsExceeded = null, bool keepsTimestamps = false)
     {
+        this.keepsTimestamps = keepsTimestamps;
         this.accountLimitsExceeded = accountLimitsExceeded;
         this.store = store;
         this.name = name;
@@ -108,9 +111,16 @@ internal sealed class MessageIngest
     /// <param name="headers">The header block as received, stored as is.</param>
     /// <param name="payload">The payload.</param>
     /// <param name="hasReply">Whether the publisher asked for an acknowledgement.</param>
-    public IngestOutcome Append(StreamConfig config, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> headerBlock, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, bool hasReply)
+    /// <param name="sourced">
+    /// Whether a mirror or source brought it in: a <c>Nats-TTL</c> is then not refused by a stream without
+    /// <c>allow_msg_ttl</c> (which keeps the message without its time to live), as nats-server's <c>sourced</c>.
+    /// </param>
+    /// <param name="timestamp">The store time to keep (a mirror's origin's, in Unix nanoseconds), or 0 for now.</param>
+    public IngestOutcome Append(StreamConfig config, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> headerBlock, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, bool hasReply, bool sourced = false, long timestamp = 0)
     {
         var rollup = 0;
+        var timeToLive = TimeSpan.Zero;
+        var timeToLiveInvalid = false;
         string? messageId = null;
         var respond = hasReply && !config.NoAck;
         if (config.Sealed)
@@ -123,6 +133,16 @@ internal sealed class MessageIngest
             if (NatsHeaderBlock.TryGetValue(headerBlock, NatsHeaders.ExpectedStream, out var expectedStream) && !expectedStream.SequenceEqual(nameBytes))
             {
                 return new IngestOutcome(ApiErrors.StreamNotMatch, 0, false, respond, 0);
+            }
+
+            if (NatsHeaderBlock.TryGetValue(headerBlock, MessageTtlHeader.Name, out var ttlValue))
+            {
+                // nats-server 2.11: refused where TTLs are off, checked for validity just before the store.
+                timeToLiveInvalid = !MessageTtlHeader.TryParse(ttlValue, out timeToLive);
+                if (timeToLive != TimeSpan.Zero && !sourced && !config.AllowMsgTtl)
+                {
+                    return new IngestOutcome(ApiErrors.MessageTtlDisabled, 0, false, respond, 0);
+                }
             }
 
             if (NatsHeaderBlock.TryGetValue(headerBlock, NatsHeaders.MsgId, out var id) && !id.IsEmpty)
@@ -190,6 +210,11 @@ internal sealed class MessageIngest
             return new IngestOutcome(ApiErrors.StreamHeaderExceedsMaximum, 0, false, respond, 0);
         }
 
+        if (timeToLiveInvalid)
+        {
+            return new IngestOutcome(ApiErrors.MessageTtlInvalid, 0, false, respond, 0);
+        }
+
         if (limitsExceeded())
         {
             JetStreamLog.ResourcesExceeded(logger);
@@ -209,7 +234,10 @@ internal sealed class MessageIngest
             return new IngestOutcome(null, lastSequence, false, respond, 0);
         }
 
-        var result = store.Store(subject, headers, payload);
+        // A stream without allow_msg_ttl keeps a sourced message's Nats-TTL as a header only (nats-server's stores
+        // track TTLs only when the stream allows them).
+        var options = new StoreOptions { Timestamp = keepsTimestamps ? timestamp : 0, TimeToLive = config.AllowMsgTtl ? timeToLive : TimeSpan.Zero };
+        var result = options.IsDefault ? store.Store(subject, headers, payload) : store.Store(subject, headers, payload, options);
         if (!result.IsStored)
         {
             if (result.Status is StoreStatus.Failed)

@@ -58,11 +58,12 @@ internal sealed partial class MessageStream
     }
 
     /// <summary>
-    /// Appends a mirrored message at its origin's <paramref name="sequence"/>; false when the stream's last sequence
-    /// is not the one before it (nats-server's <c>errLastSeqMismatch</c>), with <paramref name="error"/> the error of an
-    /// append that failed otherwise.
+    /// Appends a mirrored message at its origin's <paramref name="sequence"/> and with its origin's
+    /// <paramref name="timestamp"/> (nats-server's <c>processInboundMirrorMsg</c>; the current time where the store
+    /// cannot keep a given one); false when the stream's last sequence is not the one before it (nats-server's
+    /// <c>errLastSeqMismatch</c>), with <paramref name="error"/> the error of an append that failed otherwise.
     /// </summary>
-    public bool AppendMirrored(ulong sequence, ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, out ApiError? error)
+    public bool AppendMirrored(ulong sequence, long timestamp, ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, out ApiError? error)
     {
         var headerBlock = headers.IsEmpty ? default : NatsHeaders.Contiguous(headers, ref headerScratch);
         IngestOutcome outcome;
@@ -79,7 +80,7 @@ internal sealed partial class MessageStream
                 return false;
             }
 
-            outcome = ingest.Append(config, subject, headerBlock, headers, payload, hasReply: false);
+            outcome = ingest.Append(config, subject, headerBlock, headers, payload, hasReply: false, sourced: true, timestamp);
         }
 
         error = outcome.Error;
@@ -102,7 +103,7 @@ internal sealed partial class MessageStream
 
             // Republished as a publish would be (nats-server's processInboundSourceMsg goes through processJetStreamMsg).
             republish = rePublisher is not null && rePublisher.Prepare(Store, subject, out republishTo);
-            outcome = ingest.Append(config, subject, headerBlock, headers, payload, hasReply: false);
+            outcome = ingest.Append(config, subject, headerBlock, headers, payload, hasReply: false, sourced: true);
         }
 
         ApplyRollup(outcome, subject);

@@ -59,7 +59,8 @@ internal sealed partial class MessageStream
             () => account.Engine.LimitsExceeded(medium),
             account.Logger,
             newStream,
-            account.IsGlobal ? null : () => account.LimitsExceeded(medium));
+            account.IsGlobal ? null : () => account.LimitsExceeded(medium),
+            keepsTimestamps: provider.Features.HasFlag(StoreFeatures.Timestamps));
         acks = new PubAckSender(store, Client, Name, account.Options.Domain, account.Logger);
         directGet = new DirectGet(store, Client, NameBytes);
         rePublisher = RePublisher.For(config, NameBytes);

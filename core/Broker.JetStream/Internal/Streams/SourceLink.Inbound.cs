@@ -157,7 +157,7 @@ internal sealed partial class SourceLink
             return;
         }
 
-        if (!SourceMessages.TryParseAckReply(reply, out _, out var consumer, out var deliveryCount, out var sseq, out var sseqText, out var dseq, out var pending))
+        if (!SourceMessages.TryParseAckReply(reply, out _, out var consumer, out var deliveryCount, out var sseq, out var sseqText, out var dseq, out var timestamp, out var pending))
         {
             return;
         }
@@ -169,7 +169,7 @@ internal sealed partial class SourceLink
 
         if (isMirror)
         {
-            OnMirrored(subject, consumer, deliveryCount, sseq, dseq, pending, headers, payload);
+            OnMirrored(subject, consumer, deliveryCount, sseq, dseq, timestamp, pending, headers, payload);
         }
         else
         {
@@ -232,7 +232,7 @@ internal sealed partial class SourceLink
     private bool IsCurrentLocked(ReadOnlySpan<byte> consumer) =>
         consumerName is not null && consumer.SequenceEqual(consumerName);
 
-    private void OnMirrored(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> consumer, ulong deliveryCount, ulong sseq, ulong dseq, ulong pending, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    private void OnMirrored(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> consumer, ulong deliveryCount, ulong sseq, ulong dseq, long timestamp, ulong pending, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
         ulong oldLag, oldSseq, oldDseq, skipTo = 0;
         var subscribeDirect = false;
@@ -291,7 +291,7 @@ internal sealed partial class SourceLink
             stream.SkipMessages(skipTo);
         }
 
-        if (stream.AppendMirrored(sseq, subject, headers, payload, out var failure))
+        if (stream.AppendMirrored(sseq, timestamp, subject, headers, payload, out var failure))
         {
             if (failure is not null)
             {

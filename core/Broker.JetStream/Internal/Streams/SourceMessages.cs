@@ -19,7 +19,7 @@ internal static class SourceMessages
         sequence = 0;
         if (value.StartsWith("$JS.ACK."u8))
         {
-            if (!TryParseAckReply(value, out var stream, out _, out _, out sequence, out _, out _, out _))
+            if (!TryParseAckReply(value, out var stream, out _, out _, out sequence, out _, out _, out _, out _))
             {
                 return false;
             }
@@ -72,12 +72,14 @@ internal static class SourceMessages
 
     /// <summary>
     /// Reads nats-server's ack reply (<c>replyInfo</c>): the origin stream and consumer, the delivery count, the stream
-    /// sequence (and its text), the delivery sequence and the pending count.
+    /// sequence (and its text), the delivery sequence, the message's store time in the origin (Unix nanoseconds; 0 when
+    /// unreadable) and the pending count.
     /// </summary>
-    public static bool TryParseAckReply(ReadOnlySpan<byte> reply, out ReadOnlySpan<byte> stream, out ReadOnlySpan<byte> consumer, out ulong deliveryCount, out ulong sseq, out ReadOnlySpan<byte> sseqText, out ulong dseq, out ulong pending)
+    public static bool TryParseAckReply(ReadOnlySpan<byte> reply, out ReadOnlySpan<byte> stream, out ReadOnlySpan<byte> consumer, out ulong deliveryCount, out ulong sseq, out ReadOnlySpan<byte> sseqText, out ulong dseq, out long timestamp, out ulong pending)
     {
         stream = consumer = sseqText = default;
         deliveryCount = sseq = dseq = pending = 0;
+        timestamp = 0;
         Span<Range> tokens = stackalloc Range[9];
         var count = 0;
         var start = 0;
@@ -105,6 +107,11 @@ internal static class SourceMessages
         stream = reply[tokens[2]];
         consumer = reply[tokens[3]];
         sseqText = reply[tokens[5]];
+        if (!Utf8Parser.TryParse(reply[tokens[7]], out timestamp, out var timeLength) || timeLength != reply[tokens[7]].Length || timestamp < 0)
+        {
+            timestamp = 0;
+        }
+
         return sseqText.Length <= 20
             && Utf8Parser.TryParse(reply[tokens[4]], out deliveryCount, out _)
             && Utf8Parser.TryParse(sseqText, out sseq, out var consumed) && consumed == sseqText.Length

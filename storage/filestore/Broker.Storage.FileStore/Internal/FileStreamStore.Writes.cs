@@ -12,11 +12,6 @@ internal sealed partial class FileStreamStore
 
     public StoreResult Store(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, in StoreOptions options)
     {
-        if (options.TimeToLive != TimeSpan.Zero)
-        {
-            return new StoreResult(StoreStatus.NotSupported, 0, 0);
-        }
-
         var accounted = RecordFormat.AccountedSize(subject.Length, (int)headers.Length, (int)payload.Length);
         var recordLength = RecordFormat.MessageLength(subject.Length, (int)headers.Length, (int)payload.Length, key is not null);
         StoreResult result;
@@ -48,7 +43,7 @@ internal sealed partial class FileStreamStore
                 return new StoreResult(committer.Closed ? StoreStatus.Closed : StoreStatus.Failed, 0, 0);
             }
 
-            var sequence = ledger.Append(subject, headers, payload, recordLength, accounted, options.Timestamp, out var timestamp);
+            var sequence = ledger.Append(subject, headers, payload, recordLength, accounted, options.Timestamp, out var timestamp, options.TimeToLive);
             ledger.EnforceLimitsAfterAppend(config, subject);
             result = new StoreResult(StoreStatus.Stored, sequence, timestamp);
             committer.Appended();

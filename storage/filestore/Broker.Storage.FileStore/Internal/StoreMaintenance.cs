@@ -6,7 +6,7 @@ namespace Broker.Storage.FileStore.Internal;
 
 /// <summary>
 /// The periodic work of a stream, on a timer (every second, or a quarter of a short <c>max_age</c>): expires messages
-/// by age, rebuilds suspect per-subject counters, asks for checkpoints and, under a sync interval, for the periodic
+/// by age and by their own time to live, rebuilds suspect per-subject counters, asks for checkpoints and, under a sync interval, for the periodic
 /// fsync, drops idle block caches, seals blocks (trims their preallocated tail, compresses them) and compacts blocks
 /// that are mostly removed messages. One tick at a time, under the committer's <c>ioSync</c>.
 /// </summary>
@@ -101,7 +101,7 @@ internal sealed class StoreMaintenance
 
                 lock (sync)
                 {
-                    if (ledger.ExpireByAge(config()))
+                    if (ledger.ExpireByAge(config()) | ledger.ExpireByTtl())
                     {
                         committer.ScheduleCommit();
                     }
@@ -267,6 +267,7 @@ internal sealed class StoreMaintenance
             {
                 case RecordKind.Message when block.IsLive(header.Sequence) && block.OffsetOf(header.Sequence) == (uint)offset:
                 case RecordKind.Tombstone when header.Sequence >= first && header.Sequence < block.First:
+                case RecordKind.Ttl when block.IsLive(header.Sequence):
                 case RecordKind.Truncate:
                     output.Append(record);
                     break;

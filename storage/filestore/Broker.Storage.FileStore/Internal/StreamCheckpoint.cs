@@ -6,7 +6,7 @@ namespace Broker.Storage.FileStore.Internal;
 
 /// <summary>
 /// <c>msgs/index.db</c>: a checkpoint of the stream state (counters, each block's range, counters and not-live bitmap,
-/// the per-subject counters) as of a position in the tail block. The committer writes it only after the data it
+/// the per-subject counters, the messages' times to live) as of a position in the tail block. The committer writes it only after the data it
 /// describes is fsynced, so it never claims more than the disk holds; a restart loads it and replays only the records
 /// after that position, so recovery time follows the tail, not the stream. Encrypted with the stream key when
 /// encryption is on. Owns when the next one is wanted (asked for, or the block layout changed) and when the last was
@@ -151,6 +151,18 @@ internal sealed class StreamCheckpoint
             builder.U8(entry.FirstStale ? (byte)1 : (byte)0);
         }
 
+        // Appended after the subjects (a checkpoint without it has no times to live): the live messages' expiries.
+        if (ledger.Ttls is { } ttls)
+        {
+            var live = ttls.Entries().Where(entry => blocks.Find(entry.Sequence)?.IsLive(entry.Sequence) == true).ToList();
+            builder.I32(live.Count);
+            foreach (var (sequence, expires) in live)
+            {
+                builder.U64(sequence);
+                builder.I64(expires);
+            }
+        }
+
         var plain = builder.Written;
         return key is null ? plain.ToArray() : key.SealFile(plain, "index"u8);
     }
@@ -212,6 +224,13 @@ internal sealed class StreamCheckpoint
             restoredSubjects.Add((parser.Bytes(), parser.U64(), parser.U64(), parser.U64(), parser.U8() != 0));
         }
 
+        var ttlCount = parser.AtEnd ? 0 : parser.I32();
+        var restoredTtls = new List<(ulong Sequence, long Expires)>(ttlCount);
+        for (var i = 0; i < ttlCount; i++)
+        {
+            restoredTtls.Add((parser.U64(), parser.I64()));
+        }
+
         // Every block it lists must exist, and the last one must still hold the bytes it describes.
         foreach (var block in restored)
         {
@@ -243,6 +262,11 @@ internal sealed class StreamCheckpoint
         foreach (var (subject, subjectMessages, subjectFirst, subjectLast, stale) in restoredSubjects)
         {
             subjects.Restore(subject, subjectMessages, subjectFirst, subjectLast, stale);
+        }
+
+        foreach (var (sequence, expires) in restoredTtls)
+        {
+            ledger.ReplayTtl(sequence, expires);
         }
 
         return true;

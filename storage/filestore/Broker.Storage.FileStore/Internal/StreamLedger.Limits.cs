@@ -125,6 +125,11 @@ internal sealed partial class StreamLedger
         }
 
         var cutoff = NowNanoseconds(0) - (config.MaxAge.Ticks * 100);
+        if (ttls is { HasNever: true })
+        {
+            return ExpireByAgeSparingNever(cutoff);
+        }
+
         var removed = false;
         while (messages > 0 && firstTimestamp <= cutoff && firstTimestamp != 0)
         {

@@ -88,13 +88,21 @@ internal sealed partial class StreamLedger
     /// <summary>
     /// Appends a message record with the next sequence to the tail block's cache and counts it; returns the sequence.
     /// The caller has checked the limits and the sequence reservation. A <paramref name="requestedTimestamp"/> above 0 is
-    /// kept (raised to the last timestamp, so timestamps never go back); 0 takes the current time.
+    /// kept (raised to the last timestamp, so timestamps never go back); 0 takes the current time. A
+    /// <paramref name="timeToLive"/> other than zero is written as a <see cref="RecordKind.Ttl"/> record just before
+    /// the message, in the same block.
     /// </summary>
-    public ulong Append(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, int recordLength, ulong accounted, long requestedTimestamp, out long timestamp)
+    public ulong Append(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, int recordLength, ulong accounted, long requestedTimestamp, out long timestamp, TimeSpan timeToLive = default)
     {
         var sequence = last + 1;
         timestamp = requestedTimestamp > 0 ? Math.Max(requestedTimestamp, lastTimestamp) : NowNanoseconds(lastTimestamp);
-        var block = blocks.ReserveTail(recordLength, last);
+        var withTtl = timeToLive != TimeSpan.Zero;
+        var block = blocks.ReserveTail(recordLength + (withTtl ? RecordFormat.Overhead : 0), last);
+        if (withTtl)
+        {
+            AppendTtl(block, sequence, MessageTtlIndex.ExpiresAt(timestamp, timeToLive));
+        }
+
         var record = block.Cache.AsSpan((int)block.End, recordLength);
         RecordFormat.WriteHeader(record, sequence, RecordKind.Message, timestamp, subject.Length, (int)headers.Length);
         codec.WriteBody(block, record, subject, headers, payload);
@@ -219,6 +227,7 @@ internal sealed partial class StreamLedger
         var removed = (messages, bytes);
         blocks.RetireAll();
         subjects.Clear();
+        ttls?.Clear();
         messages = 0;
         bytes = 0;
         first = last + 1;
@@ -287,6 +296,7 @@ internal sealed partial class StreamLedger
     /// <summary>Removes every live message above <paramref name="sequence"/> and makes it the last.</summary>
     public void TruncateState(ulong sequence)
     {
+        ttls?.ForgetAbove(sequence);
         for (var i = blocks.Count - 1; i >= 0; i--)
         {
             var block = blocks[i];
@@ -357,10 +367,10 @@ internal sealed partial class StreamLedger
     /// <summary>A block's file was rewritten (compaction) from its cache, erased records included: no rewrite is owed.</summary>
     public void ForgetRewrites(MessageBlock block) => pendingRewrites.RemoveAll(r => r.Block == block);
 
-    private static void AppendMarker(MessageBlock block, ulong sequence, RecordKind kind)
+    private static void AppendMarker(MessageBlock block, ulong sequence, RecordKind kind, long timestamp = 0)
     {
         var record = block.Cache.AsSpan((int)block.End, RecordFormat.Overhead);
-        RecordFormat.WriteMarker(record, sequence, kind, NowNanoseconds(0));
+        RecordFormat.WriteMarker(record, sequence, kind, timestamp == 0 ? NowNanoseconds(0) : timestamp);
         block.End += RecordFormat.Overhead;
         block.Markers++;
     }

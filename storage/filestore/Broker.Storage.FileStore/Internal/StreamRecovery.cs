@@ -8,7 +8,7 @@ namespace Broker.Storage.FileStore.Internal;
 
 /// <summary>
 /// Opening a stream kept from an earlier run: load the checkpoint (or start empty when it is missing, stale or
-/// corrupt), replay every record after it in block order (messages, tombstones, head and truncate markers), verifying
+/// corrupt), replay every record after it in block order (messages, tombstones, head and truncate markers, times to live), verifying
 /// each record's checksum; cut a torn or garbage tail off the last block; move the last sequence up to the durable
 /// reservation so no sequence is reused; then write a new reservation before accepting appends. Runs once, on the
 /// opening thread, before the committer starts.
@@ -274,6 +274,11 @@ internal sealed class StreamRecovery(
 
             case RecordKind.Head:
                 ledger.ReplayHead(header.Sequence);
+                return true;
+
+            case RecordKind.Ttl:
+                // The timestamp field holds when the message expires.
+                ledger.ReplayTtl(header.Sequence, header.Timestamp);
                 return true;
 
             case RecordKind.Truncate:

@@ -1,10 +1,10 @@
 namespace Broker.Storage.MemStore.Internal;
 
 /// <summary>
-/// <c>max_age</c> of a memory stream (nats-server memstore's <c>ageChk</c> and <c>expireMsgs</c>): a timer due when the
-/// first message expires; when it fires, the store removes every expired message (<see cref="RemoveExpired"/>) and
-/// re-arms it for the next. Not thread-safe: the store arms it and removes under its lock; the timer calls the store,
-/// which takes the lock.
+/// <c>max_age</c> and the per-message times to live of a memory stream (nats-server memstore's <c>ageChk</c> and
+/// <c>expireMsgs</c>): a timer due when the next message expires; when it fires, the store removes every expired
+/// message (<see cref="RemoveExpired"/>) and re-arms it for the next. A stream without either has no timer. Not
+/// thread-safe: the store arms it and removes under its lock; the timer calls the store, which takes the lock.
 /// </summary>
 internal sealed class AgeExpiry : IDisposable
 {
@@ -23,49 +23,123 @@ internal sealed class AgeExpiry : IDisposable
         this.expire = expire;
     }
 
+    /// <summary>The messages' own times to live; null until the first message with one.</summary>
+    public MessageTtls? Ttls { get; private set; }
+
     /// <summary>Whether the timer is set (it is created with the first message, or by a configuration with an age).</summary>
     public bool IsArmed => timer is not null;
 
-    /// <summary>How long until the first message expires, plus a millisecond; the whole age when the stream is empty.</summary>
-    public TimeSpan DueIn(TimeSpan maxAge)
+    /// <summary>The times to live, made with the first message that has one.</summary>
+    public MessageTtls EnsureTtls() => Ttls ??= new MessageTtls();
+
+    /// <summary>
+    /// How long until the next message expires, by <paramref name="maxAge"/> (the first that may expire by age) or
+    /// its own time to live, plus a millisecond; the whole age when nothing is stored; null when nothing ever will.
+    /// </summary>
+    public TimeSpan? DueIn(TimeSpan maxAge)
     {
-        if (log.Count == 0)
+        var next = Ttls?.NextExpiry ?? long.MaxValue;
+        if (maxAge > TimeSpan.Zero)
         {
-            // Nothing to expire before then.
-            return maxAge;
+            var first = FirstAgeing();
+            if (first == 0 && next == long.MaxValue)
+            {
+                // Nothing to expire before then.
+                return maxAge;
+            }
+
+            next = Math.Min(next, first == 0 ? long.MaxValue : first + (maxAge.Ticks * 100));
         }
 
-        var expiresAt = log.FirstTimestamp + (maxAge.Ticks * 100);
-        return TimeSpan.FromTicks(Math.Max(0, (expiresAt - MessageLog.Now()) / 100)) + TimeSpan.FromMilliseconds(1);
+        if (next == long.MaxValue)
+        {
+            return null;
+        }
+
+        return TimeSpan.FromTicks(Math.Max(0, (next - MessageLog.Now()) / 100)) + TimeSpan.FromMilliseconds(1);
     }
 
-    /// <summary>Arms, re-arms or (with no age, or closed) stops the timer for the current first message.</summary>
+    /// <summary>Arms, re-arms or (nothing to expire, or closed) stops the timer for the next expiry.</summary>
     public void Schedule(TimeSpan maxAge, bool closed)
     {
-        if (maxAge <= TimeSpan.Zero || closed)
+        var due = closed ? null : DueIn(maxAge);
+        if (due is not { } delay)
         {
             Dispose();
             return;
         }
 
-        var due = DueIn(maxAge);
         timer ??= new Timer(static state => ((AgeExpiry)state!).expire(), this, Timeout.Infinite, Timeout.Infinite);
-        timer.Change(due, Timeout.InfiniteTimeSpan);
+        timer.Change(delay, Timeout.InfiniteTimeSpan);
     }
 
-    /// <summary>Removes every message older than <paramref name="maxAge"/>, oldest first.</summary>
+    /// <summary>
+    /// Removes every message older than <paramref name="maxAge"/> (but those that never expire), oldest first, then
+    /// every message whose time to live has passed.
+    /// </summary>
     public void RemoveExpired(TimeSpan maxAge, RemovalBuffer? removed)
     {
-        var cutoff = MessageLog.Now() - (maxAge.Ticks * 100);
-        while (log.Count > 0 && log.TryGet(log.First, out var entry) && entry.Timestamp <= cutoff)
+        var now = MessageLog.Now();
+        if (maxAge > TimeSpan.Zero)
         {
-            log.Remove(log.First, secureErase: false, subjects, removed);
+            var cutoff = now - (maxAge.Ticks * 100);
+            if (Ttls is not { HasNever: true } ttls)
+            {
+                while (log.Count > 0 && log.TryGet(log.First, out var entry) && entry.Timestamp <= cutoff)
+                {
+                    log.Remove(log.First, secureErase: false, subjects, removed);
+                }
+            }
+            else
+            {
+                // nats-server 2.11: a message whose Nats-TTL is "never" outlives max_age; look past it.
+                for (var sequence = log.First; sequence <= log.Last && log.Count > 0; sequence++)
+                {
+                    if (!log.TryGet(sequence, out var entry) || ttls.IsNever(sequence))
+                    {
+                        continue;
+                    }
+
+                    if (entry.Timestamp > cutoff)
+                    {
+                        break;
+                    }
+
+                    log.Remove(sequence, secureErase: false, subjects, removed);
+                }
+            }
         }
+
+        Ttls?.RemoveDue(now, log, subjects, removed);
     }
 
     public void Dispose()
     {
         timer?.Dispose();
         timer = null;
+    }
+
+    /// <summary>The timestamp of the first message <c>max_age</c> may remove; 0 when there is none.</summary>
+    private long FirstAgeing()
+    {
+        if (log.Count == 0)
+        {
+            return 0;
+        }
+
+        if (Ttls is not { HasNever: true } ttls)
+        {
+            return log.FirstTimestamp;
+        }
+
+        for (var sequence = log.First; sequence <= log.Last; sequence++)
+        {
+            if (log.TryGet(sequence, out var entry) && !ttls.IsNever(sequence))
+            {
+                return entry.Timestamp;
+            }
+        }
+
+        return 0;
     }
 }

@@ -11,11 +11,6 @@ internal sealed partial class MemoryStreamStore
 
     public StoreResult Store(ReadOnlySpan<byte> subject, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, in StoreOptions options)
     {
-        if (options.TimeToLive != TimeSpan.Zero)
-        {
-            return new StoreResult(StoreStatus.NotSupported, 0, 0);
-        }
-
         var size = (ulong)(subject.Length + (int)headers.Length + (int)payload.Length + 16);
         var removed = RemovalBuffer.Rent();
         ulong sequence;
@@ -41,8 +36,20 @@ internal sealed partial class MemoryStreamStore
             record = subjects.Add(subject, record, sequence);
             log.Append(sequence, timestamp, record, headers, payload, size);
 
-            limits.EnforceAfterAppend(record, Tracked(removed));
             var maxAge = limits.Config.MaxAge;
+            if (options.TimeToLive != TimeSpan.Zero)
+            {
+                // The timer is re-armed when this one expires sooner than whatever it waits for.
+                var ttls = age.EnsureTtls();
+                var next = ttls.NextExpiry;
+                ttls.Add(sequence, timestamp, options.TimeToLive);
+                if (ttls.NextExpiry < next)
+                {
+                    age.Schedule(maxAge, closed);
+                }
+            }
+
+            limits.EnforceAfterAppend(record, Tracked(removed));
             if (!age.IsArmed && maxAge > TimeSpan.Zero)
             {
                 age.Schedule(maxAge, closed);

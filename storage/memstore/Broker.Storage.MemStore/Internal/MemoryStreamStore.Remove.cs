@@ -145,6 +145,7 @@ internal sealed partial class MemoryStreamStore
             else
             {
                 purged = log.RemoveAbove(sequence, subjects, out bytes);
+                age.Ttls?.ForgetAbove(sequence);
             }
         }
 
@@ -156,5 +157,6 @@ internal sealed partial class MemoryStreamStore
     {
         log.Reset(nextFirst);
         subjects.Clear();
+        age.Ttls?.Clear();
     }
 }

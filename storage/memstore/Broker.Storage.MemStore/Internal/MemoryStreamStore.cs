@@ -6,7 +6,7 @@ namespace Broker.Storage.MemStore.Internal;
 /// A stream's messages in memory (nats-server's <c>memstore.go</c>), the owner implementing the storage contract over
 /// collaborators with their own state: the messages by sequence and the counters (<see cref="MessageLog"/>), the
 /// subjects with their per-subject counts (<see cref="SubjectIndex"/>), the limits (<see cref="StreamLimits"/>) and
-/// <c>max_age</c> (<see cref="AgeExpiry"/>). One lock, <see cref="gate"/>, guards all of them; the storage-update
+/// <c>max_age</c> with the messages' own times to live (<see cref="AgeExpiry"/>). One lock, <see cref="gate"/>, guards all of them; the storage-update
 /// handler is called after it is released. The contract's verbs by kind: appends (<c>.Append.cs</c>), loads
 /// (<c>.Load.cs</c>), removals (<c>.Remove.cs</c>), state queries (<c>.State.cs</c>).
 /// </summary>
@@ -139,7 +139,7 @@ internal sealed partial class MemoryStreamStore : IStreamStore
         lock (gate)
         {
             var maxAge = limits.Config.MaxAge;
-            if (closed || maxAge <= TimeSpan.Zero)
+            if (closed || (maxAge <= TimeSpan.Zero && age.Ttls is null))
             {
                 RemovalBuffer.Return(removed);
                 return;

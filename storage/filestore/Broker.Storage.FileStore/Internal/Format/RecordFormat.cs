@@ -19,6 +19,12 @@ internal enum RecordKind : byte
 
     /// <summary>Every message above this sequence is removed and it becomes the last sequence (truncate).</summary>
     Truncate,
+
+    /// <summary>
+    /// The message with this sequence has a time to live: the timestamp field holds when it expires
+    /// (<see cref="long.MaxValue"/>: never). Written just before the message, in the same block.
+    /// </summary>
+    Ttl,
 }
 
 /// <summary>The decoded fixed header of one record.</summary>
@@ -117,7 +123,7 @@ internal static class RecordFormat
         var kind = (RecordKind)(raw >> 60);
         var subjectLength = BinaryPrimitives.ReadUInt16LittleEndian(record[20..]);
         var headersLength = BinaryPrimitives.ReadInt32LittleEndian(record[22..]);
-        if (kind > RecordKind.Truncate || headersLength < 0 || subjectLength + (long)headersLength > length - Overhead)
+        if (kind > RecordKind.Ttl || headersLength < 0 || subjectLength + (long)headersLength > length - Overhead)
         {
             return false;
         }
