@@ -91,6 +91,19 @@ internal sealed partial class MessageStream
     /// <summary>Appends a sourced message (its <c>Nats-Stream-Source</c> header already set) as a publish would be; the error of a failed append, or null.</summary>
     public ApiError? AppendSourced(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> headerBlock, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
+        if (rePublisher is { } republisher)
+        {
+            lock (republisher.Sync)
+            {
+                return AppendSourcedCore(subject, headerBlock, headers, payload);
+            }
+        }
+
+        return AppendSourcedCore(subject, headerBlock, headers, payload);
+    }
+
+    private ApiError? AppendSourcedCore(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> headerBlock, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    {
         ReadOnlySpan<byte> republishTo = default;
         var republish = false;
         IngestOutcome outcome;

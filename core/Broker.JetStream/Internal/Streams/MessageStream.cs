@@ -290,6 +290,21 @@ internal sealed partial class MessageStream
     /// </summary>
     private void OnInbound(in BusMessage message)
     {
+        if (rePublisher is { } republisher)
+        {
+            lock (republisher.Sync)
+            {
+                Ingest(message);
+            }
+
+            return;
+        }
+
+        Ingest(message);
+    }
+
+    private void Ingest(in BusMessage message)
+    {
         var headers = message.Headers.IsEmpty ? default : NatsHeaders.Contiguous(message.Headers, ref headerScratch);
         var subject = message.Subject;
         ReadOnlySpan<byte> republishTo = default;

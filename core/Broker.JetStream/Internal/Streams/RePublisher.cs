@@ -18,7 +18,9 @@ namespace Broker.JetStream.Internal.Streams;
 /// <remarks>
 /// Used by the stream's ingest only, one message at a time: <see cref="Prepare"/> under the stream's gate before the
 /// append, <see cref="Publish"/> after it outside the gate. The destination and the headers are written into buffers of
-/// this object, so a republish allocates nothing once they have grown to fit.
+/// this object, so a republish allocates nothing once they have grown to fit; the stream holds <see cref="Sync"/> from
+/// before <see cref="Prepare"/> until after <see cref="Publish"/>, because its own publishers and its sources' deliveries
+/// arrive on different threads and would otherwise overwrite each other's destination.
 /// </remarks>
 internal sealed class RePublisher
 {
@@ -36,6 +38,9 @@ internal sealed class RePublisher
         this.streamName = streamName;
         this.headersOnly = headersOnly;
     }
+
+    /// <summary>Held by the stream around one message's prepare, append and publish (taken before the stream's gate).</summary>
+    public Lock Sync { get; } = new();
 
     /// <summary>The republisher of a checked configuration; null when it has no <c>republish</c>.</summary>
     public static RePublisher? For(StreamConfig config, byte[] streamName)
