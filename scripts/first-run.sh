@@ -32,7 +32,8 @@ trap 'rm -rf "$work"' EXIT
 # shellcheck disable=SC2046
 gcc -O2 -o "$work/natsbench" bench/Broker.Compare/Load/C/natsbench.c $(pkg-config --cflags --libs libnats)
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=scripts/lib/first-pong.sh
+. scripts/lib/first-pong.sh
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d", s}'; }
 subscribers() { [ "$mode" = pubsub ] && echo 1 || echo 0; }
 
@@ -52,15 +53,7 @@ measure() {
   start=$(date +%s%N)
   "$@" -a 127.0.0.1 -p "$port" >/dev/null 2>&1 &
   pid=$!
-  while :; do
-    if { exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null; then
-      printf 'CONNECT {"verbose":false}\r\nPING\r\n' >&3
-      if timeout 5 grep -q -m1 PONG <&3; then exec 3>&-; break; fi
-      exec 3>&-
-    fi
-    if (( ($(date +%s%N) - start) > 30000000000 )); then echo "no PONG within 30 s" >&2; kill "$pid"; return 1; fi
-    sleep 0.005
-  done
+  wait_for_pong "$port" "$pid" "$start" || return 1
   ready=$(( ($(date +%s%N) - start) / 1000000 ))
   cpu=$(( $(cpu_ns "$pid") / 1000000 ))
   sleep "${DELAY:-0}"
@@ -69,8 +62,6 @@ measure() {
   kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
   echo "$ready $cpu $first $second"
 }
-
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2)}'; }
 
 names=(nats-server "${hosts[@]}")
 declare -A results
