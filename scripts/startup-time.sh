@@ -14,7 +14,8 @@ nats_server=$(command -v nats-server || echo /usr/sbin/nats-server)
 host_dll=${HOST_DLL:-host/Broker.Host/bin/Release/net10.0/Broker.Host.dll}
 [ -f "$host_dll" ] || dotnet build host/Broker.Host -c Release -nologo -v quiet >/dev/null
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=scripts/lib/first-pong.sh
+. scripts/lib/first-pong.sh
 
 # One start: launch, poll the port until a PING gets its PONG, print the elapsed milliseconds, stop the server.
 measure() {
@@ -23,24 +24,11 @@ measure() {
   start=$(date +%s%N)
   "$@" -a 127.0.0.1 -p "$port" >/dev/null 2>&1 &
   pid=$!
-  while :; do
-    if { exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null; then
-      printf 'CONNECT {"verbose":false}\r\nPING\r\n' >&3
-      if timeout 5 grep -q -m1 PONG <&3; then
-        elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
-        exec 3>&-
-        break
-      fi
-      exec 3>&-
-    fi
-    if (( ($(date +%s%N) - start) > 30000000000 )); then echo "no PONG within 30 s" >&2; kill "$pid"; return 1; fi
-    sleep 0.005
-  done
+  wait_for_pong "$port" "$pid" "$start" || return 1
+  elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
   kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
   echo "$elapsed"
 }
-
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2)}'; }
 
 nats=(); ours=()
 for ((i = 1; i <= runs; i++)); do
