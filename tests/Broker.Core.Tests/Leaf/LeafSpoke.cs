@@ -108,8 +108,17 @@ internal sealed class LeafSpoke : IAsyncDisposable
     /// <summary>Waits until the spoke has <paramref name="links"/> links and the hub's interest in each of <paramref name="subjects"/>.</summary>
     public Task WaitForLinksAsync(int links, params string[] subjects) => LeafHub.WaitForLeafzAsync(HttpPort, links, subjects, $"the spoke ({Kind})");
 
+    private bool disposed;
+
+    /// <summary>Stops the spoke; a second call does nothing.</summary>
     public async ValueTask DisposeAsync()
     {
+        if (disposed)
+        {
+            return;
+        }
+
+        disposed = true;
         if (ours is not null)
         {
             await ours.DisposeAsync().ConfigureAwait(false);

@@ -241,4 +241,37 @@ public sealed class LeafSpokeTests
             await Eventually.TrueAsync(() => top.Log.Contains(Text, StringComparison.Ordinal) || middle.Log.Contains(Text, StringComparison.Ordinal), TimeSpan.FromSeconds(10)),
             top.Log + middle.Log);
     }
+    /// <summary>
+    /// What a spoke tells a hub about a fresh account (the system imports of <c>$G</c>, a client's subscriptions, a
+    /// queue group) is the same for both spokes, apart from the loop detection subject's random part.
+    /// </summary>
+    [Fact]
+    public async Task The_hub_sees_the_same_interest_from_both_spokes()
+    {
+        await using var hub = await LeafHub.StartAsync();
+        var seen = new List<string>();
+        foreach (var kind in new[] { ServerKind.Reference, ServerKind.Ours })
+        {
+            await using var spoke = await LeafSpoke.StartAsync(kind, new SpokeRemote(hub.LeafUrl()));
+            await using var client = await NatsClients.ConnectAsync(spoke.ClientUrl, "spoke");
+            await using var plain = await client.SubscribeCoreAsync<string>("orders.>");
+            await using var member1 = await client.SubscribeCoreAsync<string>("jobs", queueGroup: "q");
+            await using var member2 = await client.SubscribeCoreAsync<string>("jobs", queueGroup: "q");
+            await client.PingAsync();
+            await hub.WaitForLinksAsync(1, "orders.>", "jobs");
+            var leafz = await hub.LeafzAsync();
+            var subjects = leafz.GetProperty("leafs")[0].GetProperty("subscriptions_list").EnumerateArray()
+                .Select(s => s.GetString()!)
+                .Select(s => s.StartsWith("$LDS.", StringComparison.Ordinal) ? "$LDS." : s)
+
+                // Ours has an in-process client in $G waiting for replies (nats-server's internal clients are in $SYS).
+                .Where(s => !s.StartsWith("_INBOX.", StringComparison.Ordinal))
+                .Order(StringComparer.Ordinal);
+            seen.Add(kind + ": " + string.Join(" ", subjects));
+            await spoke.DisposeAsync();
+            await hub.WaitForLinksAsync(0);
+        }
+
+        Assert.Equal(seen[0][(seen[0].IndexOf(':', StringComparison.Ordinal) + 1)..], seen[1][(seen[1].IndexOf(':', StringComparison.Ordinal) + 1)..]);
+    }
 }

@@ -200,7 +200,8 @@ internal sealed partial class LeafConnection
         var stall = output.Flush(this, out var slowConsumer);
         if (slowConsumer)
         {
-            Close("Slow Consumer (Write Deadline)");
+            // Off the caller's locks (LeafInterest.gate may be held: docs/locks.md 3b).
+            _ = Task.Run(() => Close("Slow Consumer (Write Deadline)"));
         }
 
         return stall;

@@ -99,7 +99,11 @@ internal sealed partial class LeafConnection
         {
             ProcessError(Encoding.UTF8.GetString(args));
         }
-        else if (!Is(op, "PONG"u8) && !Is(op, "+OK"u8) && !op.IsEmpty)
+        else if (Is(op, "PONG"u8))
+        {
+            ProcessPong();
+        }
+        else if (!Is(op, "+OK"u8) && !op.IsEmpty)
         {
             throw new LeafProtocolException("Unknown Protocol Operation");
         }
@@ -138,11 +142,9 @@ internal sealed partial class LeafConnection
         {
             // Our own loop detection subject came back: the hub reaches us twice (nats-server's handleLeafNodeLoop).
             var message = LoopMessage();
-            SendProtocol(Encoding.UTF8.GetBytes($"-ERR '{message}'\r\n"));
-            FlushOutput();
             remote.DelayNextConnect(LoopReconnectDelay);
             LeafLog.LoopDetected(Server.Logger, message);
-            Close("Protocol Violation");
+            Close("Protocol Violation", $"-ERR '{message}'\r\n");
             return;
         }
 

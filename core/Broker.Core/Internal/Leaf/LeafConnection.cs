@@ -112,6 +112,49 @@ internal sealed partial class LeafConnection : ClientBase
         await connection.DisposeAsync().ConfigureAwait(false);
     }
 
+    // nats-server's setFirstPingTimer for a non-client connection: the first PING after at most a second (it also
+    // measures the round trip /leafz shows), then one per ping interval; a hub that leaves more than ping_max unanswered
+    // is stale.
+    private async Task PingLoopAsync()
+    {
+        var delay = Server.Options.PingInterval < FirstPingInterval ? Server.Options.PingInterval : FirstPingInterval;
+        while (!IsClosed)
+        {
+            await Task.Delay(delay).ConfigureAwait(false);
+            delay = Server.Options.PingInterval;
+            if (IsClosed)
+            {
+                return;
+            }
+
+            if (Interlocked.Increment(ref pingsOutstanding) > Server.Options.MaxPingsOutstanding)
+            {
+                Close("Stale Connection");
+                return;
+            }
+
+            Volatile.Write(ref pingSentAt, System.Diagnostics.Stopwatch.GetTimestamp());
+            SendProtocol("PING\r\n"u8);
+        }
+    }
+
+    private static readonly TimeSpan FirstPingInterval = TimeSpan.FromSeconds(1);
+    private int pingsOutstanding;
+    private long pingSentAt;
+    private long roundTripTicks;
+
+    private void ProcessPong()
+    {
+        Volatile.Write(ref pingsOutstanding, 0);
+        var sent = Volatile.Read(ref pingSentAt);
+        if (sent != 0)
+        {
+            Volatile.Write(ref roundTripTicks, System.Diagnostics.Stopwatch.GetElapsedTime(sent).Ticks);
+        }
+    }
+
+    protected internal override long RoundTripNanoseconds => Volatile.Read(ref roundTripTicks) * 100;
+
     // The hub's first INFO, then the connect-info INFO, must come in time (nats-server: WrongPort / Stale Leaf Node Connection).
     private async Task WatchHandshakeAsync(TimeSpan timeout, string reason, bool requireInfo)
     {
@@ -224,12 +267,17 @@ internal sealed partial class LeafConnection : ClientBase
     {
         established = true;
         interest.Attach(this);
+        _ = PingLoopAsync();
         LeafLog.Connected(Server.Logger, Account.Name, Redacted, HubName);
         remote.Connected(this);
     }
 
-    /// <summary>Closes the link once: its subscriptions leave the account, the socket is aborted, the remote reconnects.</summary>
-    public void Close(string reason)
+    /// <summary>
+    /// Closes the link once: its subscriptions leave the account and the remote reconnects. With
+    /// <paramref name="lastLine"/> (an -ERR) the output is sent before the socket goes, as nats-server flushes its error
+    /// before closing; the socket is aborted a moment later at the latest.
+    /// </summary>
+    public void Close(string reason, string? lastLine = null)
     {
         if (Interlocked.Exchange(ref closed, 1) != 0)
         {
@@ -241,12 +289,27 @@ internal sealed partial class LeafConnection : ClientBase
         RemoveAllSubscriptions();
         lock (output.Gate)
         {
-            output.Complete(default);
+            output.Complete(lastLine is null ? default : Encoding.UTF8.GetBytes(lastLine));
         }
 
-        connection.Abort(reason);
         LeafLog.Closed(Server.Logger, Redacted, reason);
+        if (lastLine is null)
+        {
+            connection.Abort(reason);
+        }
+        else
+        {
+            connection.Transport.Input.CancelPendingRead();
+            _ = AbortLaterAsync(reason);
+        }
+
         done.TrySetResult();
+    }
+
+    private async Task AbortLaterAsync(string reason)
+    {
+        await Task.Delay(TimeSpan.FromSeconds(1)).ConfigureAwait(false);
+        connection.Abort(reason);
     }
 
     /// <summary>The URL without credentials, for logs and /leafz.</summary>

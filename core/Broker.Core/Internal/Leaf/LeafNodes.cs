@@ -2,7 +2,8 @@ namespace Broker.Core.Internal.Leaf;
 
 /// <summary>
 /// The broker's leaf node remotes (nats-server's <c>solicitLeafNodeRemotes</c>): one <see cref="LeafInterest"/> per
-/// bound account, attached to the account's index when the broker is built (before anything subscribes), and one
+/// bound account, attached to the account's index when the broker is built (before any client subscribes; what the
+/// index already holds is counted then), and one
 /// <see cref="LeafRemote"/> per remote, dialling from <see cref="Start"/> until <see cref="StopAsync"/>.
 /// </summary>
 [System.Diagnostics.CodeAnalysis.SuppressMessage("Design", "CA1001", Justification = "The token source is disposed by StopAsync, which the broker's stop always runs.")]
@@ -45,6 +46,13 @@ internal sealed class LeafNodes
             {
                 interest = new LeafInterest(account);
                 account.SubList.Observer = interest;
+
+                // What the account already holds (its service imports, made when the accounts were attached).
+                foreach (var subscription in account.SubList.Snapshot())
+                {
+                    interest.Added(subscription);
+                }
+
                 interests.Add(name, interest);
             }
 

@@ -33,7 +33,7 @@ internal sealed partial class MonitorEndpoints
             (leafz.Leafs ??= []).Add(new LeafzEntry
             {
                 Account = link.Account.Name,
-                Ip = link.RemoteEndPoint?.Address.ToString() ?? string.Empty,
+                Ip = link.RemoteEndPoint is { } hub ? (hub.Address.IsIPv4MappedToIPv6 ? hub.Address.MapToIPv4() : hub.Address).ToString() : string.Empty,
                 Port = link.RemoteEndPoint?.Port ?? 0,
                 Rtt = GoFormat.Duration(TimeSpan.FromTicks(link.RoundTripNanoseconds / 100)),
                 InMsgs = Interlocked.Read(ref link.InMessages),
