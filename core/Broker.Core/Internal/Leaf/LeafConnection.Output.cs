@@ -1,5 +1,4 @@
 using System.Buffers;
-using System.Buffers.Text;
 using System.Text;
 using Broker.Core.Internal.Clients;
 
@@ -92,18 +91,7 @@ internal sealed partial class LeafConnection
             written = AppendReply(span, written, replyTo, deliverAs);
         }
 
-        if (withHeaders)
-        {
-            Utf8Formatter.TryFormat(headerLength, span[written..], out var headerDigits);
-            written += headerDigits;
-            span[written++] = (byte)' ';
-        }
-
-        Utf8Formatter.TryFormat(totalLength, span[written..], out var digits);
-        written += digits;
-        span[written++] = (byte)'\r';
-        span[written++] = (byte)'\n';
-        return written;
+        return MessageFrame.WriteSizes(span, written, withHeaders, headerLength, totalLength);
     }
 
     private static int AppendReply(Span<byte> span, int written, ReadOnlySpan<byte> replyTo, ReadOnlySpan<byte> deliverAs)
