@@ -30,6 +30,16 @@ public sealed class LeafSpokeTests
         await hub.WaitForLinksAsync(1, "to.spoke", "service");
         await spoke.WaitForLinksAsync(1, "to.hub.>");
 
+        // Monitoring as nats-server shows a solicited link: the hub's address and leaf port, the remote in /varz.
+        var link = (await LeafHub.GetAsync(spoke.HttpPort, "/leafz")).GetProperty("leafs")[0];
+        Assert.Equal(("$G", "127.0.0.1", hub.LeafPort), (link.GetProperty("account").GetString(), link.GetProperty("ip").GetString(), link.GetProperty("port").GetInt32()));
+        Assert.False(link.TryGetProperty("subscriptions_list", out _));
+        var varz = await LeafHub.GetAsync(spoke.HttpPort, "/varz");
+        Assert.Equal(1, varz.GetProperty("leafnodes").GetInt32());
+        var remote = varz.GetProperty("leaf").GetProperty("remotes")[0];
+        Assert.Equal("$G", remote.GetProperty("local_account").GetString());
+        Assert.Equal($"127.0.0.1:{hub.LeafPort}", remote.GetProperty("urls")[0].GetString());
+
         await onHub.PublishAsync("to.spoke", "down", headers: new NatsHeaders { ["X-Leaf"] = "1" });
         var down = await spokeSub.NextAsync();
         Assert.Equal("down", down.Data);
