@@ -89,6 +89,9 @@ public sealed class BrokerOptions
     /// </summary>
     public OperatorOptions Operator { get; set; } = new();
 
+    /// <summary>Leaf node connections to hubs (nats-server's <c>leafnodes { }</c>). Default: none.</summary>
+    public LeafNodeOptions LeafNodes { get; set; } = new();
+
     /// <summary>The HTTP monitoring endpoint. Default: off.</summary>
     public MonitoringOptions Monitoring { get; set; } = new();
 
@@ -121,6 +124,7 @@ public sealed class BrokerOptions
         copy.Mappings = [.. Mappings.Select(m => m.Clone())];
         copy.Monitoring = Monitoring.Clone();
         copy.Operator = Operator.Clone();
+        copy.LeafNodes = LeafNodes.Clone();
         return copy;
     }
 
@@ -193,6 +197,7 @@ public sealed class BrokerOptions
         }
 
         Monitoring.Validate();
+        LeafNodes.Validate(this);
     }
 
     private static void ValidateMappings(IEnumerable<MappingOptions> mappings)

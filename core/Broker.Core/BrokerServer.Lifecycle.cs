@@ -76,6 +76,7 @@ public sealed partial class BrokerServer
                 HostingLog.Listening(logger, host.Definition.Protocol, host.EndPoint.ToString() ?? "?", host.Definition.Name);
             }
 
+            core.LeafNodes?.Start();
             core.SetRunState(BrokerRunState.Running);
             HostingLog.Ready(logger);
         }
@@ -105,6 +106,11 @@ public sealed partial class BrokerServer
         {
             // SHUTDOWN first, while clients are still connected to receive it (nats-server's Shutdown order).
             await systemServices.StopAsync().ConfigureAwait(false);
+        }
+
+        if (core.LeafNodes is { } leafNodes)
+        {
+            await leafNodes.StopAsync().ConfigureAwait(false);
         }
 
         foreach (var host in listeners)

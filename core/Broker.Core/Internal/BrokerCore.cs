@@ -45,6 +45,7 @@ internal sealed partial class BrokerCore
         Authenticator = CreateAuthenticator(options, Logger);
         ClosedClients = new ClosedConnectionRing(options.MaxClosedClients);
         Accounts.Attach(this);
+        LeafNodes = Leaf.LeafNodes.Create(this);
         AuthCallout = options.Authorization.AuthCallout is not null || options.Operator.IsEnabled ? new AuthCallout(this, options.Authorization.AuthCallout) : null;
     }
 
@@ -58,6 +59,9 @@ internal sealed partial class BrokerCore
     public AuthCallout? AuthCallout { get; }
 
     public ILogger ClientLogger { get; }
+
+    /// <summary>The leaf node remotes, or null when none is configured (a reload cannot add them).</summary>
+    public Leaf.LeafNodes? LeafNodes { get; }
 
     /// <summary>Operator mode's accounts (trusted keys, resolver, JWT accounts), or null outside operator mode.</summary>
     public JwtAccounts? JwtAccounts { get; }

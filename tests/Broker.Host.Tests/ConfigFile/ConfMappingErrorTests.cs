@@ -231,7 +231,6 @@ public sealed class ConfMappingErrorTests
     [Theory]
     [InlineData("mqtt { port: 1883 }", "MQTT", "\"mqtt\"")]
     [InlineData("gateway { name: g }", "Gateways", "\"gateway\"")]
-    [InlineData("leafnodes { listen: \"127.0.0.1:-1\" }\nleaf {}", "Leaf nodes", "\"leafnodes\", \"leaf\"")]
     [InlineData("server_tags: [\"a:1\"]", "Server tags", "\"server_tags\"")]
     [InlineData("https: 8443", "HTTPS monitoring", "\"https\"")]
     [InlineData("syslog: true", "Syslog", "\"syslog\"")]

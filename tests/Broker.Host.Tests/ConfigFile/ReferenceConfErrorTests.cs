@@ -77,6 +77,18 @@ public sealed class ReferenceConfErrorTests : IDisposable
     [InlineData("accounts {\n  A: { imports: [ {stream: 1} ] }\n}")]
     [InlineData("accounts {\n  A: { imports: [ {stream: {account: A}} ] }\n}")]
     [InlineData("accounts {\n  A: { imports: [ {stream: {account: A, subject: x, bogus: 1}} ] }\n}")]
+    [InlineData("leafnodes: 1")]
+    [InlineData("leafnodes {\n  bogus: 1\n}")]
+    [InlineData("leafnodes {\n  reconnect: \"x\"\n}")]
+    [InlineData("leafnodes {\n  remotes: 1\n}")]
+    [InlineData("leafnodes {\n  remotes: [ 1 ]\n}")]
+    [InlineData("leafnodes {\n  remotes: [\n    { url: 1 }\n  ]\n}")]
+    [InlineData("leafnodes {\n  remotes: [\n    { url: \"nats://h:x\" }\n  ]\n}")]
+    [InlineData("leafnodes {\n  remotes: [\n    { url: \"nats://a:1\", bogus: 1 }\n  ]\n}")]
+    [InlineData("leafnodes {\n  remotes: [\n    { url: \"nats://a:1\", account: 1 }\n  ]\n}")]
+    [InlineData("leafnodes {\n  remotes: [\n    { url: \"nats://a:1\", no_randomize: 1 }\n  ]\n}")]
+    [InlineData("leafnodes {\n  remotes: [\n    { url: \"nats://a:1\", deny_imports: [\"a..b\"] }\n  ]\n}")]
+    [InlineData("leafnodes {\n  remotes: [\n    { url: \"nats://a:1\", deny_exports: 1 }\n  ]\n}")]
     public async Task First_problem_matches_nats_server(string body)
     {
         var file = Path.Combine(directory, "check.conf");

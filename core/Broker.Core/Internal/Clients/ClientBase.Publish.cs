@@ -138,6 +138,11 @@ internal abstract partial class ClientBase
     /// </summary>
     internal int DeliverToAll(SubListResult result, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
+        if (result.HasLeaf)
+        {
+            return CountDelivered((leafFanout ??= new Leaf.LeafFanout(this)).Deliver(result, subject, deliverAs, replyTo, headers, payload), headers.Length + payload.Length);
+        }
+
         var delivered = 0;
         foreach (var subscription in result.Plain)
         {
@@ -155,10 +160,16 @@ internal abstract partial class ClientBase
             }
         }
 
+        return CountDelivered(delivered, headers.Length + payload.Length);
+    }
+
+    /// <summary>Counts <paramref name="delivered"/> deliveries of a message of <paramref name="size"/> bytes in this producer's batch.</summary>
+    internal int CountDelivered(int delivered, long size)
+    {
         if (delivered > 0)
         {
             batchOutMessages += delivered;
-            batchOutBytes += delivered * (headers.Length + payload.Length);
+            batchOutBytes += delivered * size;
         }
 
         return delivered;
@@ -185,7 +196,7 @@ internal abstract partial class ClientBase
         return false;
     }
 
-    private bool TryDeliver(Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    internal bool TryDeliver(Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
         var target = subscription.Client;
         if (subscription.Closed || target.IsClosed || (!Echo && ReferenceEquals(target, this)))
@@ -285,6 +296,9 @@ internal abstract partial class ClientBase
 
         return null;
     }
+
+    // Made at this producer's first match holding a leaf node link's subscription; only the producer's thread touches it.
+    private Leaf.LeafFanout? leafFanout;
 
     // Made at this producer's first forward across a service import; only the producer's own thread touches it.
     private ServiceImportForwarder? serviceForwarder;

@@ -11,4 +11,7 @@ internal enum ClientKind
 
     /// <summary>An account's internal client, owning its service import subscriptions (nats-server's <c>ACCOUNT</c>).</summary>
     Account,
+
+    /// <summary>A leaf node link to a hub (nats-server's <c>LEAF</c>): its subscriptions stand for the hub's interest.</summary>
+    Leaf,
 }

@@ -97,6 +97,16 @@ internal static class MessageFrame
             span[written++] = (byte)' ';
         }
 
+        return WriteSizes(span, written, withHeaders, headerLength, totalLength);
+    }
+
+    /// <summary>
+    /// Ends a message control line at <paramref name="written"/>: <c>[&lt;header size&gt; ]&lt;total size&gt;\r\n</c>
+    /// (MSG/HMSG, and a leaf link's LMSG/HMSG); returns the bytes written in all.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static int WriteSizes(Span<byte> span, int written, bool withHeaders, int headerLength, int totalLength)
+    {
         if (withHeaders)
         {
             Utf8Formatter.TryFormat(headerLength, span[written..], out var headerDigits);

@@ -92,6 +92,9 @@ internal sealed class AccountConnsEvent(Account account, MonitorEndpoints endpoi
     private readonly DateTime time = DateTime.UtcNow;
     private readonly int connections = account.Connections;
 
+    // The account's leaf node links (nats-server's nleafs), which count towards total_conns there.
+    private readonly int leafNodes = account.SubList.Observer?.Links.Length ?? 0;
+
     public override string Subject => reply ?? "$SYS.ACCOUNT." + account.Name + ".SERVER.CONNS";
 
     public override string? AlsoSubject => reply is null ? "$SYS.SERVER.ACCOUNT." + account.Name + ".CONNS" : null;
@@ -106,8 +109,8 @@ internal sealed class AccountConnsEvent(Account account, MonitorEndpoints endpoi
         server.Write(writer);
         writer.WriteString("acc", account.Name);
         writer.WriteNumber("conns", connections);
-        writer.WriteNumber("leafnodes", 0);
-        writer.WriteNumber("total_conns", connections);
+        writer.WriteNumber("leafnodes", leafNodes);
+        writer.WriteNumber("total_conns", connections + leafNodes);
         new DataCounts(stat.Sent.Messages, stat.Sent.Bytes).Write(writer, "sent");
         new DataCounts(stat.Received.Messages, stat.Received.Bytes).Write(writer, "received");
         writer.WriteNumber("slow_consumers", stat.SlowConsumers);

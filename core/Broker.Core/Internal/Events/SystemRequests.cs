@@ -107,7 +107,7 @@ internal sealed class SystemRequests
             "JSZ" => Jsz(Query(options)),
             "ROUTEZ" => Page(w => { w.WriteNumber("num_routes", 0); w.WriteStartArray("routes"); w.WriteEndArray(); }),
             "GATEWAYZ" => Page(w => { w.WriteStartObject("outbound_gateways"); w.WriteEndObject(); w.WriteStartObject("inbound_gateways"); w.WriteEndObject(); }),
-            _ => Leafz(),
+            _ => endpoints.Leafz(Query(options)),
         });
     }
 
@@ -142,7 +142,7 @@ internal sealed class SystemRequests
             "CONNZ" => endpoints.Connz(Query(options, ("acc", account))),
             "JSZ" => JszAccount(account, options),
             "INFO" => AccountInfo(account),
-            _ => Leafz(),
+            _ => endpoints.Leafz(Query(options, ("acc", account))),
         });
     }
 
@@ -310,12 +310,6 @@ internal sealed class SystemRequests
 
         return HttpResponse.Text(500, $"account \"{account}\" not jetstream enabled");
     }
-
-    private HttpResponse Leafz() => Page(w =>
-    {
-        w.WriteNumber("leafnodes", 0);
-        w.WriteNull("leafs");
-    });
 
     /// <summary>A page of a feature this broker does not have: <c>server_id</c>, <c>now</c>, then its empty fields.</summary>
     private HttpResponse Page(Action<Utf8JsonWriter> fields)

@@ -62,6 +62,8 @@ internal sealed partial class MonitorEndpoints
             Cpu = metrics.Process.CpuPercent(),
             Connections = core.Clients.Count,
             TotalConnections = Interlocked.Read(ref statistics.TotalConnections),
+            Leafnodes = core.LeafNodes?.Links.Length ?? 0,
+            Leaf = CreateLeafVarz(),
 
             // Without routes, gateways or leaf nodes every message is a client message (in-process clients count as
             // clients, as nats-server counts its MQTT and WebSocket clients).

@@ -28,6 +28,8 @@ internal static class MonitorJson
 
     public static byte[] Serialize(Connz value) => JsonSerializer.SerializeToUtf8Bytes(value, Indented.Connz);
 
+    public static byte[] Serialize(Leafz value) => JsonSerializer.SerializeToUtf8Bytes(value, Indented.Leafz);
+
     public static byte[] Serialize(Subsz value) => JsonSerializer.SerializeToUtf8Bytes(value, Indented.Subsz);
 
     public static byte[] Serialize(SublistStats value) => JsonSerializer.SerializeToUtf8Bytes(value, Indented.SublistStats);
@@ -47,6 +49,7 @@ internal static class MonitorJson
     DefaultIgnoreCondition = JsonIgnoreCondition.WhenWritingNull)]
 [JsonSerializable(typeof(Varz))]
 [JsonSerializable(typeof(Connz))]
+[JsonSerializable(typeof(Leafz))]
 [JsonSerializable(typeof(Subsz))]
 [JsonSerializable(typeof(SublistStats))]
 [JsonSerializable(typeof(Accountz))]

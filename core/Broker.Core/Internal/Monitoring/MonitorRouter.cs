@@ -43,6 +43,7 @@ internal sealed class MonitorRouter
             ["/accountz"] = ("/accountz", endpoints.Accountz),
             ["/accstatz"] = ("/accstatz", endpoints.Accstatz),
             ["/healthz"] = ("/healthz", endpoints.Healthz),
+            ["/leafz"] = ("/leafz", endpoints.Leafz),
             ["/metrics"] = ("/metrics", _ => endpoints.Metrics()),
         };
     }

@@ -9,6 +9,41 @@ namespace Broker.Core.Internal.Protocol;
 internal static class ArgumentSplitter
 {
     /// <summary>
+    /// Splits <paramref name="args"/> on spaces and tabs into <paramref name="parts"/> (leaf node LMSG lines, whose
+    /// queue lists make the count open-ended). Returns the number of arguments found, which may exceed the room given.
+    /// </summary>
+    public static int Split(ReadOnlySpan<byte> args, Span<Range> parts)
+    {
+        var count = 0;
+        var i = 0;
+        while (true)
+        {
+            while (i < args.Length && IsSeparator(args[i], false))
+            {
+                i++;
+            }
+
+            if (i == args.Length)
+            {
+                return count;
+            }
+
+            var start = i;
+            while (i < args.Length && !IsSeparator(args[i], false))
+            {
+                i++;
+            }
+
+            if (count < parts.Length)
+            {
+                parts[count] = start..i;
+            }
+
+            count++;
+        }
+    }
+
+    /// <summary>
     /// Splits <paramref name="args"/> on spaces and tabs (and CR/LF for SUB/UNSUB, as nats-server's
     /// <c>splitArg</c>). Returns the number of arguments found, which may exceed four; only the first four are returned.
     /// </summary>

@@ -39,6 +39,12 @@ internal sealed partial class SubList
     public int Count => Volatile.Read(ref count);
 
     /// <summary>
+    /// Told of every subscription inserted and removed, after the change and outside the lock; set once, before the
+    /// first insert (an account bound to a leaf node remote sends its interest over the link). Null otherwise.
+    /// </summary>
+    public Leaf.LeafInterest? Observer { get; set; }
+
+    /// <summary>
     /// Inserts a subscription. Returns false when its subject is not a valid subject. Inserting the same instance
     /// twice is a no-op that returns true (the index is a set of subscriptions, as in nats-server).
     /// </summary>
@@ -81,6 +87,7 @@ internal sealed partial class SubList
             Interlocked.Increment(ref generation);
         }
 
+        Observer?.Added(subscription);
         return true;
     }
 
@@ -99,6 +106,7 @@ internal sealed partial class SubList
             Interlocked.Increment(ref generation);
         }
 
+        Observer?.Removed(subscription);
         return true;
     }
 
@@ -142,6 +150,14 @@ internal sealed partial class SubList
             }
 
             Interlocked.Increment(ref generation);
+        }
+
+        if (Observer is { } observer)
+        {
+            foreach (var subscription in batch)
+            {
+                observer.Removed(subscription);
+            }
         }
     }
 

@@ -12,7 +12,16 @@ internal sealed class SubListResult
     {
         Plain = plain;
         Queues = queues;
+        HasLeaf = Array.Exists(plain, IsLeaf) || Array.Exists(queues, static q => Array.Exists(q.Members, IsLeaf));
     }
+
+    /// <summary>
+    /// Whether a subscription of a leaf node link is among them: deliveries then go through
+    /// <see cref="Leaf.LeafFanout"/>, which sends one message per link. Computed once per result.
+    /// </summary>
+    public bool HasLeaf { get; }
+
+    private static bool IsLeaf(Subscription subscription) => subscription.Client.Kind == Clients.ClientKind.Leaf;
 
     public Subscription[] Plain { get; }
 

@@ -42,6 +42,7 @@ internal sealed class ConfMapper
     private readonly PluginBlockMapper pluginBlocks;
     private readonly SecurityRefusals refusals;
     private readonly OperatorMapper operators;
+    private readonly LeafNodesMapper leafNodes;
     private readonly IgnoredFeatures ignored = new();
 
     // The top-level mappings block that is the global account's: nats-server keeps the last one with mappings.
@@ -61,6 +62,7 @@ internal sealed class ConfMapper
         pluginBlocks = new PluginBlockMapper(reader, output);
         refusals = new SecurityRefusals(reader);
         operators = new OperatorMapper(reader, output);
+        leafNodes = new LeafNodesMapper(reader, output, permissions, ignored);
     }
 
     /// <summary>Reads and maps a configuration file; a file that cannot be parsed gives one error.</summary>
@@ -117,12 +119,18 @@ internal sealed class ConfMapper
     /// <returns><see langword="true"/> for the broker's keys.</returns>
     public static bool IsBrokerKey(string key) =>
         ServerSettingsMapper.Reads(key) || AuthorizationMapper.Reads(key) || AccountsMapper.Reads(key) || MappingsMapper.Reads(key) || SecurityRefusals.Reads(key)
-        || OperatorMapper.Reads(key);
+        || OperatorMapper.Reads(key) || LeafNodesMapper.Reads(key);
 
     private void MapTopLevel(ConfEntry entry)
     {
         if (server.TryMap(entry) || authorization.TryMap(entry) || accounts.TryMap(entry) || operators.TryMap(entry))
         {
+            return;
+        }
+
+        if (LeafNodesMapper.Reads(entry.Key))
+        {
+            leafNodes.Map(entry);
             return;
         }
 

@@ -11,7 +11,7 @@ public sealed class IgnoredFeaturesTests
     [Fact]
     public void One_notice_per_feature_at_its_first_key_naming_every_key()
     {
-        foreach (var entry in Entries("leafnodes {}\nsyslog: true\nleaf {}\nLEAFNODES {}"))
+        foreach (var entry in Entries("log_size_limit: 1\nsyslog: true\nlogfile_size_limit: 1\nLOG_SIZE_LIMIT: 1"))
         {
             Assert.True(ignored.TryIgnore(entry));
         }
@@ -20,7 +20,7 @@ public sealed class IgnoredFeaturesTests
 
         Assert.Equal(
             [
-                "Unsupported test.conf:1:1: Leaf nodes: not supported yet, ignoring \"leafnodes\", \"leaf\", \"LEAFNODES\"",
+                "Unsupported test.conf:1:1: Log file rotation: not supported yet, ignoring \"log_size_limit\", \"logfile_size_limit\", \"LOG_SIZE_LIMIT\"",
                 "Unsupported test.conf:2:1: Syslog: not supported yet, ignoring \"syslog\"",
             ],
             Diagnostics(Built(output)));

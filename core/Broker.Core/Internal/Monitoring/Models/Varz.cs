@@ -76,7 +76,7 @@ internal sealed class Varz
     public EmptyObject Gateway { get; set; } = EmptyObject.Instance;
 
     [JsonPropertyName("leaf")]
-    public EmptyObject Leaf { get; set; } = EmptyObject.Instance;
+    public LeafVarz Leaf { get; set; } = new();
 
     [JsonPropertyName("mqtt")]
     public EmptyObject Mqtt { get; set; } = EmptyObject.Instance;

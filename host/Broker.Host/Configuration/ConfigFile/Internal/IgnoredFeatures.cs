@@ -15,8 +15,6 @@ internal sealed class IgnoredFeatures
         ["mqtt"] = "MQTT",
         ["cluster"] = Clustering.Feature,
         ["gateway"] = "Gateways",
-        ["leafnodes"] = "Leaf nodes",
-        ["leaf"] = "Leaf nodes",
         ["server_tags"] = "Server tags",
         ["server_metadata"] = "Server metadata",
         ["feature_flags"] = "Feature flags",

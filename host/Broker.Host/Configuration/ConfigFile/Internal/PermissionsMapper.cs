@@ -77,7 +77,8 @@ internal sealed class PermissionsMapper(ConfValueReader reader, ConfMappingBuild
         Subjects(entry, prefix + ":" + nameof(SubjectPermissionOptions.Allow), allowQueue);
     }
 
-    private void Subjects(ConfEntry entry, string prefix, bool allowQueue)
+    /// <summary>A subject or a list of subjects (nats-server parsePermSubjects), each checked, onto <paramref name="prefix"/>:0, :1, ...</summary>
+    public void Subjects(ConfEntry entry, string prefix, bool allowQueue)
     {
         List<string> subjects;
         switch (entry.Value)

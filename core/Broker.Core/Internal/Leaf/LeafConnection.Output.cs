@@ -1,0 +1,197 @@
+using System.Buffers;
+using System.Text;
+using Broker.Core.Internal.Clients;
+
+namespace Broker.Core.Internal.Leaf;
+
+/// <summary>
+/// What the spoke writes: LMSG/HMSG (<c>LMSG subject [+ reply queues... | | queues... | reply] size</c>, nats-server's
+/// <c>msgHeaderForRouteOrLeaf</c>), LS+/LS- (<c>writeLeafSub</c>), CONNECT and PONG. Messages are appended under the
+/// output's lock and flushed once per producer batch, as for clients.
+/// </summary>
+internal sealed partial class LeafConnection
+{
+    /// <summary>
+    /// Sends one message to the hub, with the queue groups it is to serve; false when the link is closed or the hub's
+    /// permissions (and <c>deny_exports</c>) keep the subject here.
+    /// </summary>
+    public bool SendMessage(ClientBase producer, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte[]?> queues)
+    {
+        if (!established || !permissions.CanPublish(subject))
+        {
+            return false;
+        }
+
+        var withHeaders = !headers.IsEmpty && SupportsHeaders;
+        var headerLength = withHeaders ? (int)headers.Length : 0;
+        var totalLength = headerLength + (int)payload.Length;
+
+        // A delivery under another subject (JetStream's) travels as reply@subject, as nats-server sends it across links.
+        var remap = !replyTo.IsEmpty && !deliverAs.SequenceEqual(subject);
+        var lineLength = MessageFrame.LineOverhead + subject.Length + replyTo.Length + 4 + (remap ? deliverAs.Length + 1 : 0);
+        foreach (var queue in queues)
+        {
+            lineLength += queue!.Length + 1;
+        }
+
+        lock (output.Gate)
+        {
+            if (output.Completed)
+            {
+                return false;
+            }
+
+            var span = output.Reserve(lineLength);
+            var written = WriteMessageLine(span, withHeaders, subject, replyTo, remap ? deliverAs : default, queues, headerLength, totalLength);
+            output.Advance(written);
+            if (withHeaders)
+            {
+                output.Write(headers);
+            }
+
+            output.Write(payload);
+            output.Write("\r\n"u8);
+            OutMessages++;
+            OutBytes += totalLength;
+            if (output.AddUnflushed(written + totalLength + 2))
+            {
+                producer.RequestYield();
+            }
+        }
+
+        producer.AddPendingFlush(this);
+        return true;
+    }
+
+    private static int WriteMessageLine(Span<byte> span, bool withHeaders, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte[]?> queues, int headerLength, int totalLength)
+    {
+        var written = Append(span, 0, withHeaders ? "HMSG "u8 : "LMSG "u8);
+        written = Append(span, written, subject);
+        span[written++] = (byte)' ';
+        if (queues.Length > 0)
+        {
+            if (!replyTo.IsEmpty)
+            {
+                written = Append(span, written, "+ "u8);
+                written = AppendReply(span, written, replyTo, deliverAs);
+            }
+            else
+            {
+                written = Append(span, written, "| "u8);
+            }
+
+            foreach (var queue in queues)
+            {
+                written = Append(span, written, queue);
+                span[written++] = (byte)' ';
+            }
+        }
+        else if (!replyTo.IsEmpty)
+        {
+            written = AppendReply(span, written, replyTo, deliverAs);
+        }
+
+        return MessageFrame.WriteSizes(span, written, withHeaders, headerLength, totalLength);
+    }
+
+    private static int AppendReply(Span<byte> span, int written, ReadOnlySpan<byte> replyTo, ReadOnlySpan<byte> deliverAs)
+    {
+        written = Append(span, written, replyTo);
+        if (!deliverAs.IsEmpty)
+        {
+            span[written++] = (byte)'@';
+            written = Append(span, written, deliverAs);
+        }
+
+        span[written++] = (byte)' ';
+        return written;
+    }
+
+    private static int Append(Span<byte> span, int written, ReadOnlySpan<byte> bytes)
+    {
+        bytes.CopyTo(span[written..]);
+        return written + bytes.Length;
+    }
+
+    /// <summary>
+    /// Sends a change of our interest: LS+ with the weight for a queue key, LS+ or LS- for a plain one (0: gone). Keys
+    /// the hub's permissions refuse are not sent (a newer hub would close the link), except the loop subject.
+    /// </summary>
+    public void SendInterest(string key, int n)
+    {
+        if (!established || !MaySend(key))
+        {
+            return;
+        }
+
+        SendProtocol(Encoding.UTF8.GetBytes(InterestLine(key, n)));
+    }
+
+    /// <summary>Sends the whole interest on connect (nats-server's <c>initLeafNodeSmapAndSendSubs</c>), the loop subject with it.</summary>
+    public void SendInterestSnapshot(Dictionary<string, int> counts, string loopSubject)
+    {
+        var lines = new StringBuilder();
+        foreach (var (key, n) in counts)
+        {
+            if (MaySend(key))
+            {
+                lines.Append(InterestLine(key, n));
+            }
+        }
+
+        lines.Append(InterestLine(loopSubject, 1));
+        SendProtocol(Encoding.UTF8.GetBytes(lines.ToString()));
+    }
+
+    private bool MaySend(string key)
+    {
+        if (key.StartsWith("$LDS.", StringComparison.Ordinal))
+        {
+            return true;
+        }
+
+        var space = key.IndexOf(' ', StringComparison.Ordinal);
+        return permissions.CanSubscribe(Encoding.UTF8.GetBytes(space < 0 ? key : key[..space]));
+    }
+
+    // writeLeafSub: "LS+ key[ weight]" while n > 0 (the weight for queue keys only), "LS- key" at 0.
+    private static string InterestLine(string key, int n)
+    {
+        if (n <= 0)
+        {
+            return "LS- " + key + "\r\n";
+        }
+
+        return key.Contains(' ', StringComparison.Ordinal)
+            ? "LS+ " + key + " " + n.ToString(System.Globalization.CultureInfo.InvariantCulture) + "\r\n"
+            : "LS+ " + key + "\r\n";
+    }
+
+    /// <summary>Appends a protocol line and flushes it.</summary>
+    private void SendProtocol(ReadOnlySpan<byte> line)
+    {
+        lock (output.Gate)
+        {
+            if (output.Completed)
+            {
+                return;
+            }
+
+            output.Write(line);
+        }
+
+        FlushOutput();
+    }
+
+    public override Task? FlushOutput()
+    {
+        var stall = output.Flush(this, out var slowConsumer);
+        if (slowConsumer)
+        {
+            // Off the caller's locks (LeafInterest.gate may be held: docs/locks.md 3b).
+            _ = Task.Run(() => Close("Slow Consumer (Write Deadline)"));
+        }
+
+        return stall;
+    }
+}

@@ -1,0 +1,327 @@
+using System.Buffers;
+using System.Buffers.Text;
+using System.IO.Pipelines;
+using System.Net;
+using System.Net.Sockets;
+using System.Text;
+using System.Text.Json;
+using Broker.Abstractions;
+using Broker.Core.Internal.Clients;
+using Broker.Core.Internal.Subscriptions;
+using Broker.Core.Internal.Transport;
+
+namespace Broker.Core.Internal.Leaf;
+
+/// <summary>
+/// One solicited leaf node link to a hub (nats-server's <c>LEAF</c> client with <c>leaf.remote</c> set, as a spoke):
+/// the handshake (the hub's INFO, our CONNECT without <c>lang</c>, the hub's connect-info INFO with our permissions,
+/// then our interest), the hub's interest as subscriptions of this client in the bound account (one per
+/// <c>subject</c> or <c>subject queue</c> key), its messages published into the account, ours sent as LMSG/HMSG.
+/// Reading is in LeafConnection.Read.cs, writing in LeafConnection.Output.cs.
+/// </summary>
+[System.Diagnostics.CodeAnalysis.SuppressMessage("Design", "CA1001", Justification = "The transport is disposed when RunAsync ends; the link has no other owner.")]
+internal sealed partial class LeafConnection : ClientBase
+{
+    // nats-server's connectProcessTimeout: the connect-info INFO must follow our CONNECT within it.
+    private static readonly TimeSpan ConnectProcessTimeout = TimeSpan.FromSeconds(2);
+
+    // How long the hub's first INFO may take (nats-server's leaf INFO wait).
+    private static readonly TimeSpan FirstInfoTimeout = TimeSpan.FromSeconds(2);
+
+    private readonly LeafRemote remote;
+    private readonly LeafInterest interest;
+    private readonly Uri url;
+    private readonly SocketConnection connection;
+    private readonly ConnectionOutput output;
+    private readonly TaskCompletionSource done = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    // The hub's queue weights by key, for /leafz; changed by the read loop only.
+    private readonly Dictionary<string, int> weights = new(StringComparer.Ordinal);
+    private readonly Lock weightsGate = new();
+
+    private volatile LeafPermissions permissions;
+    private int closed;
+    private volatile bool established;
+    private byte[] nonce = [];
+
+    public LeafConnection(BrokerCore server, LeafRemote remote, LeafInterest interest, Socket socket, Uri url)
+        : base(server, ClientKind.Leaf, interest.Account)
+    {
+        this.remote = remote;
+        this.interest = interest;
+        this.url = url;
+        Echo = false;
+        permissions = LeafPermissions.Create(remote.Options, interest.Account.IsSystem);
+        var settings = new TransportSettings { MaxPendingOutputBytes = server.Options.MaxPending, WriteDeadline = server.Options.WriteDeadline };
+        connection = new SocketConnection(socket, settings, owner: null, PipeScheduler.ThreadPool);
+        output = new ConnectionOutput(connection, connection.Transport.Output);
+        RemoteEndPoint = socket.RemoteEndPoint as IPEndPoint;
+    }
+
+    /// <summary>The hub's address.</summary>
+    public IPEndPoint? RemoteEndPoint { get; }
+
+    /// <summary>The hub's server name (its id when it sends none).</summary>
+    public string HubName { get; private set; } = string.Empty;
+
+    /// <summary>The account the hub bound the link to, when it said (<c>remote_account</c>).</summary>
+    public string? RemoteAccount { get; private set; }
+
+    /// <summary>Whether the handshake finished and interest flows.</summary>
+    public bool IsEstablished => established;
+
+    public override bool IsClosed => Volatile.Read(ref closed) != 0;
+
+    /// <summary>Completes when the link has closed.</summary>
+    public Task Done => done.Task;
+
+    /// <summary>The hub's interest now: keys with their weights (1 for plain subscriptions).</summary>
+    public KeyValuePair<string, int>[] HubInterest()
+    {
+        lock (weightsGate)
+        {
+            return [.. weights];
+        }
+    }
+
+    /// <summary>Runs the link until it closes: starts the transport, reads, and closes on a fault or end of input.</summary>
+    public async Task RunAsync(CancellationToken stopping)
+    {
+        connection.Start();
+        using var registration = stopping.Register(static state => ((LeafConnection)state!).Close("Server Shutdown"), this);
+        _ = WatchHandshakeAsync(FirstInfoTimeout, "Timeout waiting for the hub's INFO", requireInfo: true);
+        try
+        {
+            await ReadLoopAsync(connection.Transport.Input).ConfigureAwait(false);
+            Close("Client Closed");
+        }
+        catch (Exception ex) when (ex is IOException or SocketException or ObjectDisposedException or InvalidOperationException or OperationCanceledException)
+        {
+            Close("Read Error: " + ex.Message);
+        }
+        catch (LeafProtocolException ex)
+        {
+            Close("Protocol Error: " + ex.Message);
+        }
+        catch (JsonException ex)
+        {
+            Close("Protocol Error: " + ex.Message);
+        }
+
+        await done.Task.ConfigureAwait(false);
+        await connection.DisposeAsync().ConfigureAwait(false);
+    }
+
+    // nats-server's setFirstPingTimer for a non-client connection: the first PING after at most a second (it also
+    // measures the round trip /leafz shows), then one per ping interval; a hub that leaves more than ping_max unanswered
+    // is stale.
+    private async Task PingLoopAsync()
+    {
+        var delay = Server.Options.PingInterval < FirstPingInterval ? Server.Options.PingInterval : FirstPingInterval;
+        while (!IsClosed)
+        {
+            await Task.Delay(delay).ConfigureAwait(false);
+            delay = Server.Options.PingInterval;
+            if (IsClosed)
+            {
+                return;
+            }
+
+            if (Interlocked.Increment(ref pingsOutstanding) > Server.Options.MaxPingsOutstanding)
+            {
+                Close("Stale Connection");
+                return;
+            }
+
+            Volatile.Write(ref pingSentAt, System.Diagnostics.Stopwatch.GetTimestamp());
+            SendProtocol("PING\r\n"u8);
+        }
+    }
+
+    private static readonly TimeSpan FirstPingInterval = TimeSpan.FromSeconds(1);
+    private int pingsOutstanding;
+    private long pingSentAt;
+    private long roundTripTicks;
+
+    private void ProcessPong()
+    {
+        Volatile.Write(ref pingsOutstanding, 0);
+        var sent = Volatile.Read(ref pingSentAt);
+        if (sent != 0)
+        {
+            Volatile.Write(ref roundTripTicks, System.Diagnostics.Stopwatch.GetElapsedTime(sent).Ticks);
+        }
+    }
+
+    protected internal override long RoundTripNanoseconds => Volatile.Read(ref roundTripTicks) * 100;
+
+    // The hub's first INFO, then the connect-info INFO, must come in time (nats-server: WrongPort / Stale Leaf Node Connection).
+    private async Task WatchHandshakeAsync(TimeSpan timeout, string reason, bool requireInfo)
+    {
+        await Task.Delay(timeout).ConfigureAwait(false);
+        if (requireInfo ? nonceReceived == 0 : !established)
+        {
+            Close(reason);
+        }
+    }
+
+    private int nonceReceived;
+
+    /// <summary>An INFO from the hub: the first starts our CONNECT, the connect-info one finishes the handshake.</summary>
+    private void ProcessInfo(ReadOnlySpan<byte> json)
+    {
+        var info = JsonSerializer.Deserialize(json, LeafJsonContext.Default.LeafInfo) ?? throw new LeafProtocolException("empty INFO");
+        var first = Interlocked.Exchange(ref nonceReceived, 1) == 0;
+        if (first)
+        {
+            // A leaf port's INFO has a client id and the leaf URLs; anything else is another kind of port.
+            if (info.ClientId == 0 || info.LeafNodeUrls is null)
+            {
+                LeafLog.Refused(Server.Logger, Redacted, "Attempted To Connect To Wrong Port");
+                Close("Wrong Port");
+                return;
+            }
+
+            if (info.TlsRequired)
+            {
+                LeafLog.Refused(Server.Logger, Redacted, "the hub requires TLS, which leaf node remotes do not support yet");
+                Close("TLS Required");
+                return;
+            }
+
+            nonce = Encoding.UTF8.GetBytes(info.Nonce ?? string.Empty);
+            SupportsHeaders = info.Headers && !Server.Options.NoHeaderSupport;
+            HubName = info.ServerName ?? info.ServerId ?? string.Empty;
+        }
+
+        if (info.LeafNodeUrls is { Count: > 0 } urls)
+        {
+            remote.AddDiscovered(urls);
+        }
+
+        if (info.Import is not null || info.Export is not null)
+        {
+            permissions = LeafPermissions.Create(remote.Options, Account.IsSystem, info.Import, info.Export);
+        }
+
+        if (info.RemoteAccount is { } remoteAccount)
+        {
+            RemoteAccount = remoteAccount;
+        }
+
+        if (first)
+        {
+            SendConnect();
+            if (info.InfoOnConnect)
+            {
+                _ = WatchHandshakeAsync(ConnectProcessTimeout, "Stale Leaf Node Connection", requireInfo: false);
+                return;
+            }
+        }
+
+        if ((first || info.ConnectInfo) && !established)
+        {
+            Establish();
+        }
+    }
+
+    private void SendConnect()
+    {
+        var options = remote.Options;
+        var connect = new LeafConnect
+        {
+            Version = Protocol.ServerInfo.CompatibleServerVersion,
+            ServerId = Server.ServerId,
+            Name = Server.ServerName,
+            Headers = !Server.Options.NoHeaderSupport,
+            DenyPublish = options.DenyImports.Count > 0 ? options.DenyImports : null,
+        };
+        if (options.Credentials is { } path)
+        {
+            var (jwt, seed) = Jwt.CredsFile.Parse(File.ReadAllText(path));
+            using var key = NATS.NKeys.KeyPair.FromSeed(seed);
+            var signature = new byte[64];
+            key.Sign(nonce, signature);
+            connect.Jwt = jwt;
+            connect.Signature = Base64Url.EncodeToString(signature);
+        }
+        else if (remote.UserFor(url) is { } user)
+        {
+            connect.User = user.User;
+            connect.Password = user.Password;
+        }
+
+        var line = new ArrayBufferWriter<byte>();
+        line.Write("CONNECT "u8);
+        using (var writer = new Utf8JsonWriter(line))
+        {
+            JsonSerializer.Serialize(writer, connect, LeafJsonContext.Default.LeafConnect);
+        }
+
+        line.Write("\r\n"u8);
+        SendProtocol(line.WrittenSpan);
+    }
+
+    // The connect-info INFO came (or the hub sends none): bind, then send our interest, as leafNodeFinishConnectProcess.
+    private void Establish()
+    {
+        established = true;
+        interest.Attach(this);
+        _ = PingLoopAsync();
+        LeafLog.Connected(Server.Logger, Account.Name, Redacted, HubName);
+        remote.Connected(this);
+    }
+
+    /// <summary>
+    /// Closes the link once: its subscriptions leave the account and the remote reconnects. With
+    /// <paramref name="lastLine"/> (an -ERR) the output is sent before the socket goes, as nats-server flushes its error
+    /// before closing; the socket is aborted a moment later at the latest.
+    /// </summary>
+    public void Close(string reason, string? lastLine = null)
+    {
+        if (Interlocked.Exchange(ref closed, 1) != 0)
+        {
+            return;
+        }
+
+        established = false;
+        interest.Detach(this);
+        RemoveAllSubscriptions();
+        lock (output.Gate)
+        {
+            output.Complete(lastLine is null ? default : Encoding.UTF8.GetBytes(lastLine));
+        }
+
+        LeafLog.Closed(Server.Logger, Redacted, reason);
+        if (lastLine is null)
+        {
+            connection.Abort(reason);
+        }
+        else
+        {
+            connection.Transport.Input.CancelPendingRead();
+            _ = AbortLaterAsync(reason);
+        }
+
+        done.TrySetResult();
+    }
+
+    private async Task AbortLaterAsync(string reason)
+    {
+        await Task.Delay(TimeSpan.FromSeconds(1)).ConfigureAwait(false);
+        connection.Abort(reason);
+    }
+
+    /// <summary>The URL without credentials, for logs and /leafz.</summary>
+    public string Redacted => url.GetLeftPart(UriPartial.Authority).Replace(url.UserInfo + "@", string.Empty, StringComparison.Ordinal);
+
+    /// <summary>A subscription of this link delivered outside <see cref="LeafFanout"/> (through a stream import's shadow): sent on its own.</summary>
+    public override void Deliver(ClientBase producer, Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    {
+        byte[]?[] queues = subscription.Queue is null ? [] : [subscription.Queue];
+        SendMessage(producer, subject, subject, replyTo, headers, payload, queues);
+    }
+}
+
+/// <summary>The hub sent something this spoke cannot parse: the link closes.</summary>
+internal sealed class LeafProtocolException(string message) : Exception(message);

@@ -1,0 +1,193 @@
+using System.Buffers;
+using Broker.Core.Internal.Clients;
+using Broker.Core.Internal.Subscriptions;
+
+namespace Broker.Core.Internal.Leaf;
+
+/// <summary>
+/// One producer's deliveries when a match holds subscriptions of leaf node links (nats-server's
+/// <c>processMsgResults</c> with route targets): local subscriptions are served as usual; each link gets the message
+/// once, however many of its subscriptions matched, with the names of the queue groups it is to serve
+/// (<c>LMSG subject + reply q1 q2 size</c>). In a queue group local members come first: the link is the fallback
+/// when no local member took the message, as nats-server prefers local members for a client's publish. A message that
+/// came from a link never goes to another one (the broker is only a spoke).
+/// </summary>
+/// <remarks>Made at the producer's first such match; only the producer's thread uses it, so the scratch state needs no lock.</remarks>
+internal sealed class LeafFanout(ClientBase producer)
+{
+    private Target[] targets = new Target[2];
+    private int targetCount;
+
+    /// <summary>Delivers to every plain subscription and one member of each group; returns the deliveries made.</summary>
+    public int Deliver(SubListResult result, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    {
+        var fromLeaf = producer.Kind == ClientKind.Leaf;
+        var delivered = 0;
+        foreach (var subscription in result.Plain)
+        {
+            if (subscription.Client is LeafConnection link)
+            {
+                if (!fromLeaf && !subscription.Closed)
+                {
+                    AddTarget(link, null);
+                }
+            }
+            else if (producer.TryDeliver(subscription, subject, deliverAs, replyTo, headers, payload))
+            {
+                delivered++;
+            }
+        }
+
+        // A message from a link carries the groups it is for; without them it serves no group (LeafConnection).
+        if (!fromLeaf)
+        {
+            foreach (var group in result.Queues)
+            {
+                delivered += DeliverToGroup(group, subject, deliverAs, replyTo, headers, payload);
+            }
+        }
+
+        for (var i = 0; i < targetCount; i++)
+        {
+            ref var target = ref targets[i];
+            if (target.Link.SendMessage(producer, subject, deliverAs, replyTo, headers, payload, target.Queues.AsSpan(0, target.QueueCount)))
+            {
+                delivered++;
+            }
+
+            target.Link = null!;
+            Array.Clear(target.Queues, 0, target.QueueCount);
+            target.QueueCount = 0;
+        }
+
+        targetCount = 0;
+        return delivered;
+    }
+
+    /// <summary>
+    /// Delivers a message that came from a link: to every local plain subscription and to one local member of each
+    /// group the hub named in <paramref name="queues"/> (space separated), never to a link (nats-server skips queue
+    /// groups for a leaf message without a queue list).
+    /// </summary>
+    public int DeliverFromLink(SubListResult result, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte> queues)
+    {
+        var delivered = 0;
+        foreach (var subscription in result.Plain)
+        {
+            if (subscription.Client.Kind != ClientKind.Leaf && producer.TryDeliver(subscription, subject, subject, replyTo, headers, payload))
+            {
+                delivered++;
+            }
+        }
+
+        if (queues.IsEmpty)
+        {
+            return delivered;
+        }
+
+        foreach (var group in result.Queues)
+        {
+            if (Names(queues, group.Name))
+            {
+                delivered += DeliverToGroup(group, subject, subject, replyTo, headers, payload, local: true);
+            }
+        }
+
+        return delivered;
+    }
+
+    private static bool Names(ReadOnlySpan<byte> queues, ReadOnlySpan<byte> name)
+    {
+        Span<Range> parts = stackalloc Range[32];
+        var count = Math.Min(Protocol.ArgumentSplitter.Split(queues, parts), parts.Length);
+        for (var i = 0; i < count; i++)
+        {
+            if (queues[parts[i]].SequenceEqual(name))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    private int DeliverToGroup(QueueGroup group, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, bool local = false)
+    {
+        var members = group.Members;
+        var start = members.Length == 1 ? 0 : Random.Shared.Next(members.Length);
+        Subscription? remote = null;
+        for (var i = 0; i < members.Length; i++)
+        {
+            var index = start + i;
+            if (index >= members.Length)
+            {
+                index -= members.Length;
+            }
+
+            var member = members[index];
+            if (member.Client.Kind == ClientKind.Leaf)
+            {
+                remote ??= member.Closed ? null : member;
+                continue;
+            }
+
+            if (producer.TryDeliver(member, subject, deliverAs, replyTo, headers, payload))
+            {
+                return 1;
+            }
+        }
+
+        if (remote is not null && !local)
+        {
+            AddTarget((LeafConnection)remote.Client, group.Name);
+        }
+
+        return 0;
+    }
+
+    private void AddTarget(LeafConnection link, byte[]? queue)
+    {
+        for (var i = 0; i < targetCount; i++)
+        {
+            if (ReferenceEquals(targets[i].Link, link))
+            {
+                if (queue is not null)
+                {
+                    targets[i].AddQueue(queue);
+                }
+
+                return;
+            }
+        }
+
+        if (targetCount == targets.Length)
+        {
+            Array.Resize(ref targets, targets.Length * 2);
+        }
+
+        ref var target = ref targets[targetCount++];
+        target.Link = link;
+        target.Queues ??= new byte[]?[4];
+        if (queue is not null)
+        {
+            target.AddQueue(queue);
+        }
+    }
+
+    private struct Target
+    {
+        public LeafConnection Link;
+        public byte[]?[] Queues;
+        public int QueueCount;
+
+        public void AddQueue(byte[] queue)
+        {
+            if (QueueCount == Queues.Length)
+            {
+                Array.Resize(ref Queues, Queues.Length * 2);
+            }
+
+            Queues[QueueCount++] = queue;
+        }
+    }
+}

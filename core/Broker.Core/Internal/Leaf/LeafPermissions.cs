@@ -1,0 +1,65 @@
+using Broker.Core.Internal.Auth;
+
+namespace Broker.Core.Internal.Leaf;
+
+/// <summary>
+/// What a spoke may send over its link (nats-server's leaf <c>perms</c>): the hub's connect-info INFO tells it the
+/// leaf user's <c>import</c> (what it may subscribe to, so which interest it may send) and <c>export</c> (what it may
+/// publish, so which messages it may send); the remote's <c>deny_imports</c> and <c>deny_exports</c> and the JetStream
+/// denies every non-system account's link gets (<c>denyAllClientJs</c>) are added to them. Immutable; replaced as a whole.
+/// </summary>
+internal sealed class LeafPermissions
+{
+    // server/jetstream_api.go denyAllClientJs and denyAllJs, merged into both directions of every link.
+    private static readonly string[] ClientJetStream = ["$JS.API.>", "$KV.>", "$OBJ.>"];
+    private static readonly string[] SystemJetStream = ["$JSC.>", "$NRG.>", "$JS.API.>", "$KV.>", "$OBJ.>"];
+
+    private readonly SubjectPatternSet? subscribeAllow;
+    private readonly SubjectPatternSet subscribeDeny;
+    private readonly SubjectPatternSet? publishAllow;
+    private readonly SubjectPatternSet publishDeny;
+
+    private LeafPermissions(SubjectPatternSet? subscribeAllow, SubjectPatternSet subscribeDeny, SubjectPatternSet? publishAllow, SubjectPatternSet publishDeny)
+    {
+        this.subscribeAllow = subscribeAllow;
+        this.subscribeDeny = subscribeDeny;
+        this.publishAllow = publishAllow;
+        this.publishDeny = publishDeny;
+    }
+
+    /// <summary>The permissions of a link before the hub told its own: the remote's denies and the JetStream ones.</summary>
+    public static LeafPermissions Create(LeafRemoteOptions remote, bool systemAccount, LeafInfo.SubjectPermission? import = null, LeafInfo.SubjectPermission? export = null)
+    {
+        var js = systemAccount ? SystemJetStream : ClientJetStream;
+        return new LeafPermissions(
+            Allow(import),
+            SubjectPatternSet.Create([.. import?.Deny ?? [], .. remote.DenyImports, .. js], allowQueue: false),
+            Allow(export),
+            SubjectPatternSet.Create([.. export?.Deny ?? [], .. remote.DenyExports, .. js], allowQueue: false));
+    }
+
+    private static SubjectPatternSet? Allow(LeafInfo.SubjectPermission? permission)
+        => permission?.Allow is { Count: > 0 } allow ? SubjectPatternSet.Create(allow, allowQueue: false) : null;
+
+    /// <summary>Whether interest in <paramref name="subject"/> may be sent to the hub (nats-server's <c>canSubscribe</c>).</summary>
+    public bool CanSubscribe(ReadOnlySpan<byte> subject)
+    {
+        if (subscribeAllow is not null && !subscribeAllow.MatchesPlain(subject, SubjectPatternSet.Mode.Tokens))
+        {
+            return false;
+        }
+
+        return subscribeDeny.IsEmpty || !subscribeDeny.MatchesPlain(subject, SubjectPatternSet.Mode.Tokens);
+    }
+
+    /// <summary>Whether a message on <paramref name="subject"/> (or the hub's interest in it) may cross to the hub (nats-server's <c>pubAllowed</c>).</summary>
+    public bool CanPublish(ReadOnlySpan<byte> subject)
+    {
+        if (publishAllow is not null && !publishAllow.MatchesPlain(subject, SubjectPatternSet.Mode.Tokens))
+        {
+            return false;
+        }
+
+        return publishDeny.IsEmpty || !publishDeny.MatchesPlain(subject, SubjectPatternSet.Mode.Tokens);
+    }
+}

@@ -1,0 +1,85 @@
+namespace Broker.Core;
+
+/// <summary>One hub the broker connects to as a leaf node (an entry of nats-server's <c>leafnodes.remotes</c>).</summary>
+public sealed class LeafRemoteOptions
+{
+    /// <summary>
+    /// The hub's leaf node URLs, <c>nats-leaf://</c> or <c>nats://</c> (a user and password may be in the URL); tried in
+    /// turn, together with the ones the hub announces. Default empty (a remote needs at least one).
+    /// </summary>
+    public IList<string> Urls { get; set; } = [];
+
+    /// <summary>Whether the URLs are tried in the given order rather than shuffled (nats-server's <c>no_randomize</c>). Default false.</summary>
+    public bool NoRandomize { get; set; }
+
+    /// <summary>The local account the link is bound to (nats-server's <c>account</c>). Default <see langword="null"/>: <c>$G</c>.</summary>
+    public string? Account { get; set; }
+
+    /// <summary>
+    /// A credentials file (user JWT and NKey seed) to authenticate with: the hub's nonce is signed with the seed
+    /// (nats-server's <c>credentials</c>). Default <see langword="null"/>.
+    /// </summary>
+    public string? Credentials { get; set; }
+
+    /// <summary>Subjects never received from the hub: no interest is sent for them (nats-server's <c>deny_imports</c>). Default empty.</summary>
+    public IList<string> DenyImports { get; set; } = [];
+
+    /// <summary>Subjects never sent to the hub (nats-server's <c>deny_exports</c>). Default empty.</summary>
+    public IList<string> DenyExports { get; set; } = [];
+
+    /// <summary>Creates a deep copy.</summary>
+    /// <returns>The copy.</returns>
+    public LeafRemoteOptions Clone() => new()
+    {
+        Urls = [.. Urls],
+        NoRandomize = NoRandomize,
+        Account = Account,
+        Credentials = Credentials,
+        DenyImports = [.. DenyImports],
+        DenyExports = [.. DenyExports],
+    };
+
+    /// <summary>Checks the remote: URLs that parse and that this broker can dial, an account that exists.</summary>
+    /// <param name="options">The options the remote belongs to.</param>
+    /// <exception cref="InvalidOperationException">The remote is invalid.</exception>
+    public void Validate(BrokerOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        if (Urls.Count == 0)
+        {
+            throw new InvalidOperationException("leafnodes: a remote needs at least one url");
+        }
+
+        foreach (var url in Urls)
+        {
+            if (!Uri.TryCreate(url.Trim(), UriKind.Absolute, out var uri) || string.IsNullOrEmpty(uri.Host))
+            {
+                throw new InvalidOperationException($"error parsing leafnode url [\"{url.Trim()}\"]");
+            }
+
+            if (uri.Scheme is "ws" or "wss")
+            {
+                throw new InvalidOperationException($"leafnodes: websocket remotes ({uri.Scheme}://) are not supported yet");
+            }
+
+            if (uri.Scheme is "tls")
+            {
+                throw new InvalidOperationException("leafnodes: TLS remotes are not supported yet");
+            }
+        }
+
+        var account = Account ?? Internal.Accounts.Account.GlobalName;
+        var exists = account.Length == 0 || account == Internal.Accounts.Account.GlobalName
+            || options.Accounts.Any(a => a.Name == account)
+            || (account == Internal.Accounts.Account.SystemDefaultName && options.SystemAccount is null && !options.NoSystemAccount);
+        if (!exists)
+        {
+            throw new InvalidOperationException($"cannot find local account \"{account}\" specified in leafnode remote");
+        }
+
+        foreach (var subject in DenyImports.Concat(DenyExports))
+        {
+            Internal.Auth.SubjectPatternSet.Create([subject], allowQueue: false);
+        }
+    }
+}

@@ -1,0 +1,69 @@
+using Broker.TestKit;
+using NATS.Client.Core;
+using NATS.NKeys;
+using Xunit;
+using Xunit.Abstractions;
+
+namespace Broker.Core.Tests.Leaf;
+
+/// <summary>
+/// A creds file against an operator-mode nats-server 2.9.10 hub: the user JWT with the hub's nonce signed binds the
+/// link to the user's account, and the user's permissions, which the hub sends back in its connect-info INFO, are kept
+/// by the spoke before anything is sent (a 2.9.10 hub closes a link whose literal LS+ exceeds them). Run with
+/// nats-server as the spoke too.
+/// </summary>
+public sealed class LeafCredentialsTests(ITestOutputHelper output) : IDisposable
+{
+    private readonly string directory = Directory.CreateTempSubdirectory("broker-leaf-creds-").FullName;
+
+    public static TheoryData<ServerKind> Kinds => new() { ServerKind.Ours, ServerKind.Reference };
+
+    public void Dispose() => Directory.Delete(directory, recursive: true);
+
+    [Theory]
+    [MemberData(nameof(Kinds))]
+    public async Task A_creds_file_binds_the_link_and_its_permissions_are_kept(ServerKind kind)
+    {
+        var op = new TestOperator();
+        var account = op.CreateAccount(claims => claims.Name = "EDGE");
+        var (leafUser, leafJwt) = TestOperator.CreateUser(account, claims =>
+        {
+            claims.Nats.Publish = new() { Allow = ["up.>"] };
+            claims.Nats.Subscribe = new() { Allow = ["down.>"] };
+        });
+        var creds = TestJwt.WriteCreds(directory, "leaf", leafJwt, leafUser);
+        var (clientUser, clientJwt) = TestOperator.CreateUser(account);
+        var clientCreds = TestJwt.WriteCreds(directory, "client", clientJwt, clientUser);
+
+        await using var hub = await LeafHub.StartAsync(extra: op.ConfigLines());
+        await using var spoke = await LeafSpoke.StartAsync(kind, new SpokeRemote(hub.LeafUrl()) { Credentials = creds });
+        await using var onSpoke = await NatsClients.ConnectAsync(spoke.ClientUrl, "spoke");
+        await using var onHub = await NatsClients.ConnectAsync(hub.ClientUrl, "hub", o => o with { AuthOpts = o.AuthOpts with { CredsFile = clientCreds } });
+        await using var downAllowed = await onSpoke.SubscribeCoreAsync<string>("down.x");
+        await using var downOther = await onSpoke.SubscribeCoreAsync<string>("other.x");
+        await using var upAllowed = await onHub.SubscribeCoreAsync<string>("up.x");
+        await using var upOther = await onHub.SubscribeCoreAsync<string>("sideways.x");
+        await onSpoke.PingAsync();
+        await onHub.PingAsync();
+        await hub.WaitForLinksAsync(1, "down.x");
+        await spoke.WaitForLinksAsync(1, "up.x");
+        var leafz = await hub.LeafzAsync();
+        output.WriteLine(leafz.ToString());
+
+        // The local interest outside the user's subscribe permission never reached the hub.
+        Assert.DoesNotContain("other.x", leafz.GetProperty("leafs")[0].GetProperty("subscriptions_list").EnumerateArray().Select(s => s.GetString()));
+
+        await onHub.PublishAsync("other.x", "no");
+        await onHub.PublishAsync("down.x", "yes");
+        Assert.Equal("yes", (await downAllowed.NextAsync()).Data);
+        await onSpoke.PublishAsync("sideways.x", "no");
+        await onSpoke.PublishAsync("up.x", "yes");
+        Assert.Equal("yes", (await upAllowed.NextAsync()).Data);
+        await onHub.PingAsync();
+        await onSpoke.PingAsync();
+        Assert.True(downOther.IsEmpty());
+        Assert.True(upOther.IsEmpty());
+        Assert.Equal(account.GetPublicKey(), leafz.GetProperty("leafs")[0].GetProperty("account").GetString());
+        Assert.DoesNotContain("Permissions Violation", hub.Log, StringComparison.Ordinal);
+    }
+}

@@ -1,0 +1,70 @@
+using Broker.Host.Configuration;
+using Broker.Host.Configuration.ConfigFile;
+using Microsoft.Extensions.Configuration;
+
+namespace Broker.Host.Tests.ConfigFile;
+
+/// <summary>
+/// <c>leafnodes { remotes, reconnect }</c>: the keys they become and the options they bind to; the hub's keys are one
+/// notice, as the whole block was before; TLS, <c>hub: true</c> and WebSocket remotes are errors. The texts nats-server
+/// gives for malformed values are compared in <see cref="ReferenceConfErrorTests"/>.
+/// </summary>
+public sealed class LeafNodesConfTests
+{
+    [Fact]
+    public void Remotes_bind_to_leaf_node_options()
+    {
+        var mapping = ConfMappingTests.Map(
+            "accounts { A: {} }\n" +
+            "leafnodes {\n  reconnect: 3\n  remotes: [\n" +
+            "    { url: \"nats-leaf://u:p@127.0.0.1:7422\", account: A, deny_imports: [\"a.>\"], deny_exports: \"b\" }\n" +
+            "    { urls: [\"nats://h1:1\", \"nats://h2:2\"], no_randomize: true, credentials: \"/tmp/x.creds\" }\n  ]\n}");
+
+        Assert.False(mapping.HasErrors, string.Join("\n", mapping.Diagnostics));
+        Assert.Empty(mapping.Diagnostics);
+        var settings = HostSettings.Bind(new ConfigurationBuilder().AddInMemoryCollection(mapping.Settings).Build());
+        var leaf = settings.Broker.LeafNodes;
+        Assert.Equal(TimeSpan.FromSeconds(3), leaf.ReconnectInterval);
+        Assert.Equal(2, leaf.Remotes.Count);
+        Assert.Equal(["nats-leaf://u:p@127.0.0.1:7422"], leaf.Remotes[0].Urls);
+        Assert.Equal("A", leaf.Remotes[0].Account);
+        Assert.Equal(["a.>"], leaf.Remotes[0].DenyImports);
+        Assert.Equal(["b"], leaf.Remotes[0].DenyExports);
+        Assert.Equal(["nats://h1:1", "nats://h2:2"], leaf.Remotes[1].Urls);
+        Assert.True(leaf.Remotes[1].NoRandomize);
+        Assert.Equal("/tmp/x.creds", leaf.Remotes[1].Credentials);
+    }
+
+    [Fact]
+    public void The_hubs_keys_are_one_notice_and_the_file_applies()
+    {
+        var mapping = ConfMappingTests.Map("port: 4333\nleafnodes {\n  listen: \"127.0.0.1:7422\"\n  authorization { user: a, password: b }\n}");
+
+        var notice = Assert.Single(mapping.Diagnostics);
+        Assert.Equal(ConfDiagnosticKind.Unsupported, notice.Kind);
+        Assert.Equal("test.conf:3:3: Leaf node hub (accepting leaf nodes): not supported yet, ignoring \"listen\", \"authorization\"", notice.ToString());
+        Assert.False(mapping.FailsCheck);
+    }
+
+    [Theory]
+    [InlineData("{ url: \"nats://a:1\", tls: { } }", "\"tls\": not supported yet (TLS on leaf node remotes)")]
+    [InlineData("{ url: \"nats://a:1\", hub: true }", "\"hub\": not supported yet (a remote that is the hub of the other side)")]
+    [InlineData("{ url: \"ws://a:1\" }", "\"url\": not supported yet (WebSocket leaf node remotes, ws://)")]
+    [InlineData("{ urls: [\"wss://a:1\"] }", "\"urls\": not supported yet (WebSocket leaf node remotes, wss://)")]
+    public void What_the_link_cannot_do_yet_is_an_error(string remote, string error)
+    {
+        var mapping = ConfMappingTests.Map($"leafnodes {{\n  remotes: [ {remote} ]\n}}");
+
+        Assert.True(mapping.HasErrors);
+        Assert.Contains(mapping.Diagnostics, d => d.Message.StartsWith(error, StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public void A_remote_bound_to_an_unknown_account_is_refused_with_nats_servers_text()
+    {
+        var mapping = ConfMappingTests.Map("leafnodes {\n  remotes: [ { url: \"nats://a:1\", account: NOPE } ]\n}");
+        var error = Assert.Throws<HostConfigurationException>(() => HostSettings.Bind(new ConfigurationBuilder().AddInMemoryCollection(mapping.Settings).Build()));
+
+        Assert.Equal("cannot find local account \"NOPE\" specified in leafnode remote", error.Message);
+    }
+}
