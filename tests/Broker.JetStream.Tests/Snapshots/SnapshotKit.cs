@@ -78,7 +78,13 @@ internal static class SnapshotKit
     /// Stream <paramref name="name"/> on <c>&lt;name&gt;.&gt;</c>: 20 messages (every third with a header), sequences 1-2
     /// purged, 7 and 11 deleted; durable pull consumer <c>C</c> (explicit ack) got 5 and acknowledged the first 2 and the 4th.
     /// </summary>
-    public static async Task BuildAsync(NatsConnection connection, string name, string storage, int messages = 20, int payloadSize = 8)
+    /// <param name="connection">The connection.</param>
+    /// <param name="name">The stream's name.</param>
+    /// <param name="storage">Its storage type.</param>
+    /// <param name="messages">How many messages to publish.</param>
+    /// <param name="payloadSize">Their size.</param>
+    /// <param name="compressible">Whether payloads repeat themselves (random otherwise).</param>
+    public static async Task BuildAsync(NatsConnection connection, string name, string storage, int messages = 20, int payloadSize = 8, bool compressible = false)
     {
         await Ok(connection, "$JS.API.STREAM.CREATE." + name, Config(name, storage));
         for (var i = 1; i <= messages; i++)
@@ -86,6 +92,14 @@ internal static class SnapshotKit
             var headers = i % 3 == 0 ? new NatsHeaders { ["X-Index"] = i.ToString(System.Globalization.CultureInfo.InvariantCulture) } : null;
             var payload = new byte[payloadSize];
             Random.Shared.NextBytes(payload);
+            if (compressible)
+            {
+                // A random word repeated: S2 finds matches (and repeat offsets) in it.
+                for (var at = 8; at < payload.Length; at++)
+                {
+                    payload[at] = payload[at % 8];
+                }
+            }
             var ack = await connection.RequestAsync<byte[], byte[]>(name + ".s" + (i % 4), payload, headers: headers, replySerializer: NatsRawSerializer<byte[]>.Default);
             Assert.Contains("\"seq\"", Encoding.UTF8.GetString(ack.Data!));
         }

@@ -85,4 +85,44 @@ public class SnapshotRoundTripTests
         Assert.Equal("""{"code":500,"err_code":10062,"description":"restore failed: stream names do not match"}""", final!["error"]!.ToJsonString());
         Assert.Equal(404, (int)(await SnapshotKit.ApiAsync(connection, "$JS.API.STREAM.INFO.T"))["error"]!["code"]!);
     }
+
+    [Fact(Timeout = 60_000)]
+    public async Task A_corrupt_archive_or_one_of_a_newer_format_fails_the_restore()
+    {
+        await using var server = await JetStreamServer.StartAsync();
+        await using var connection = server.Connect();
+        await SnapshotKit.BuildAsync(connection, "S", "memory");
+        var (_, archive, _) = await SnapshotKit.SnapshotAsync(connection, "S");
+        await SnapshotKit.Ok(connection, "$JS.API.STREAM.DELETE.S");
+
+        var corrupt = archive.ToArray();
+        corrupt[corrupt.Length / 2] ^= 0x55;
+        var (_, final) = await SnapshotKit.RestoreAsync(connection, "S", SnapshotKit.Config("S", "memory"), corrupt);
+        Assert.Equal(10062, (int)final!["error"]!["err_code"]!);
+        Assert.Equal(404, (int)(await SnapshotKit.ApiAsync(connection, "$JS.API.STREAM.INFO.S"))["error"]!["code"]!);
+
+        // nats-server 2.10's layout: blocks without their .idx (the state is in index.db).
+        (_, final) = await SnapshotKit.RestoreAsync(connection, "S", SnapshotKit.Config("S", "memory"), NewerFormat());
+        Assert.Equal("""{"code":500,"err_code":10062,"description":"restore failed: message block 1 has no index (a snapshot of nats-server 2.10 or later?)"}""", final!["error"]!.ToJsonString());
+    }
+
+    private static byte[] NewerFormat()
+    {
+        using var output = new MemoryStream();
+        using (var framed = new Broker.JetStream.Internal.Snapshots.SnappyFrameWriter(output))
+        {
+            using var tar = new System.Formats.Tar.TarWriter(framed, System.Formats.Tar.TarEntryFormat.Pax, leaveOpen: true);
+            Add(tar, "meta.inf", """{"Created":"2024-01-01T00:00:00Z","name":"S","subjects":["S.>"],"storage":"file"}"""u8.ToArray());
+            Add(tar, "index.db", [1, 2, 3]);
+            Add(tar, "msgs/1.blk", new byte[30]);
+        }
+
+        return output.ToArray();
+    }
+
+    private static void Add(System.Formats.Tar.TarWriter tar, string name, byte[] content)
+    {
+        using var data = new MemoryStream(content);
+        tar.WriteEntry(new System.Formats.Tar.PaxTarEntry(System.Formats.Tar.TarEntryType.RegularFile, name) { DataStream = data });
+    }
 }

@@ -42,6 +42,9 @@ internal sealed class RestoreSession(JetStreamAccount account, StreamRestorer re
 
     private void OnChunk(in BusMessage message)
     {
+        // The answer goes out after the lock is released: the gate is a leaf.
+        byte[]? answer = null;
+        var reply = message.ReplyTo.IsEmpty ? null : Encoding.UTF8.GetString(message.ReplyTo);
         lock (gate)
         {
             if (finished.Task.IsCompleted)
@@ -50,13 +53,12 @@ internal sealed class RestoreSession(JetStreamAccount account, StreamRestorer re
             }
 
             lastActivity = Environment.TickCount64;
-            if (message.ReplyTo.IsEmpty)
+            if (reply is null)
             {
                 finished.TrySetResult((null, $"restore for stream '{account.Name} > {config.Name}' requires reply subject for each chunk"));
                 return;
             }
 
-            var reply = Encoding.UTF8.GetString(message.ReplyTo);
             if (message.Payload.IsEmpty)
             {
                 finished.TrySetResult((reply, null));
@@ -71,16 +73,16 @@ internal sealed class RestoreSession(JetStreamAccount account, StreamRestorer re
                 }
 
                 total += message.Payload.Length;
+                answer = [];
             }
             catch (IOException)
             {
                 finished.TrySetResult((reply, "storage failure during restore"));
-                client!.Publish(reply, "-ERR 'storage failure during restore'"u8.ToArray());
-                return;
+                answer = "-ERR 'storage failure during restore'"u8.ToArray();
             }
-
-            client!.Publish(message.ReplyTo, ReadOnlySpan<byte>.Empty, ReadOnlySequence<byte>.Empty, ReadOnlySequence<byte>.Empty);
         }
+
+        client!.Publish(reply, answer);
     }
 
     private async Task RunAsync(IBusSubscription subscription)

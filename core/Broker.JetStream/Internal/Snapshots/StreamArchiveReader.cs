@@ -17,7 +17,8 @@ internal sealed record ArchivedConsumer(string Name, long Created, ConsumerConfi
 /// <summary>
 /// Reads a snapshot in nats-server 2.9's archive format (see <see cref="StreamArchiveWriter"/>), ours or nats-server's
 /// (S2 framing, its blocks with their index files' first sequence and delete maps, erased records, and records deleted
-/// after they were written, whose empty record follows them in the same block). The stream's <c>meta.inf</c> comes
+/// after they were written, whose empty record follows them in the same block). A block without its index (nats-server
+/// 2.10 and later keep the state in <c>index.db</c>) is refused. The stream's <c>meta.inf</c> comes
 /// first (<see cref="ReadMeta"/>), then the blocks and consumers (<see cref="ReadRest"/>). Every message's checksum is
 /// verified.
 /// </summary>
@@ -118,12 +119,11 @@ internal sealed class StreamArchiveReader(Stream archive) : IDisposable
 
     private void ReadBlock(int number, byte[] block, byte[]? indexFile, ArchivedMessageHandler onMessage)
     {
+        // 2.9 snapshots each block's index before the block; 2.10 and later keep the stream's state in index.db
+        // instead, whose deletes this reader does not know.
         var first = 0UL;
         var deleted = new HashSet<ulong>();
-        if (indexFile is not null)
-        {
-            ReadIndex(indexFile, ref first, deleted);
-        }
+        ReadIndex(indexFile ?? throw new InvalidDataException($"message block {number} has no index (a snapshot of nats-server 2.10 or later?)"), ref first, deleted);
 
         // First pass: sequences deleted by a later empty record in this block.
         for (var at = 0; at < block.Length;)
