@@ -14,8 +14,13 @@ internal static class S2Block
     public static int Decode(ReadOnlySpan<byte> source, ref byte[] destination)
     {
         var s = 0;
-        var length = (int)ReadUvarint(source, ref s);
-        if (length < 0 || length > SnappyFraming.S2MaxBlock)
+        if (!Varint.TryReadUnsigned(source, ref s, out var declared) || declared > SnappyFraming.S2MaxBlock)
+        {
+            throw Corrupt();
+        }
+
+        var length = (int)declared;
+        if (length < 0)
         {
             throw Corrupt();
         }
@@ -106,27 +111,6 @@ internal static class S2Block
         }
 
         return d == length ? length : throw Corrupt();
-    }
-
-    private static ulong ReadUvarint(ReadOnlySpan<byte> source, ref int s)
-    {
-        ulong value = 0;
-        for (var shift = 0; shift < 64; shift += 7)
-        {
-            if (s >= source.Length)
-            {
-                throw Corrupt();
-            }
-
-            var b = source[s++];
-            value |= (ulong)(b & 0x7f) << shift;
-            if (b < 0x80)
-            {
-                return value;
-            }
-        }
-
-        throw Corrupt();
     }
 
     private static uint ReadLittleEndian(ReadOnlySpan<byte> source, ref int s, int bytes)

@@ -1,5 +1,5 @@
 using System.Buffers.Binary;
-using System.Numerics;
+using Broker.Storage.FileStore.Internal.Format;
 
 namespace Broker.JetStream.Internal.Snapshots;
 
@@ -28,19 +28,7 @@ internal static class SnappyFraming
     /// <summary>The masked CRC-32C of <paramref name="data"/> (framing_format.txt section 3).</summary>
     public static uint MaskedCrc(ReadOnlySpan<byte> data)
     {
-        var crc = 0xFFFFFFFFu;
-        while (data.Length >= 8)
-        {
-            crc = BitOperations.Crc32C(crc, BinaryPrimitives.ReadUInt64LittleEndian(data));
-            data = data[8..];
-        }
-
-        foreach (var b in data)
-        {
-            crc = BitOperations.Crc32C(crc, b);
-        }
-
-        crc = ~crc;
+        var crc = Crc32C.Compute(data);
         return ((crc >> 15) | (crc << 17)) + 0xa282ead8;
     }
 }
