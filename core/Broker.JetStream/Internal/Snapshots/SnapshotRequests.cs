@@ -1,3 +1,4 @@
+using System.IO.Pipelines;
 using System.Text;
 using System.Text.Json;
 using Broker.Abstractions;
@@ -47,44 +48,65 @@ internal sealed class SnapshotRequests(JetStreamAccount account, StreamRequests 
         _ = Task.Run(() => SnapshotAsync(request, stream, deliver, !noConsumers, chunkSize > 0 ? chunkSize : SnapshotSender.DefaultChunkSize));
     }
 
+    /// <summary>
+    /// Answers with the state taken now, then streams the archive as the engine writes it (through a pipe, so the
+    /// answer comes at once and a large stream is never staged whole), as nats-server pipes its store's snapshot.
+    /// </summary>
     private async Task SnapshotAsync(ApiRequest request, MessageStream stream, string deliver, bool includeConsumers, int chunkSize)
     {
         var start = GoTime.NowNanoseconds();
-        var path = Path.Combine(Path.GetTempPath(), "js-snapshot-" + Guid.NewGuid().ToString("N"));
         try
         {
-            await using var archive = new FileStream(path, FileMode.CreateNew, FileAccess.ReadWrite, FileShare.None, 64 * 1024, FileOptions.DeleteOnClose);
             var state = stream.State();
-            var config = stream.Config;
-            try
-            {
-                StreamArchiveWriter.Write(archive, stream, state.FirstSeq, state.LastSeq, state.LastTime, includeConsumers);
-            }
-            catch (Exception ex) when (ex is IOException or InvalidOperationException or UnauthorizedAccessException)
-            {
-                responder.Reply(request, new ApiResponse("stream_snapshot_response").WithError(SnapshotErrors.SnapshotFailed(ex.Message)));
-                return;
-            }
-
             responder.Reply(request, new ApiResponse("stream_snapshot_response")
-                .WithField("config", Encoding.UTF8.GetString(JsonSerializer.SerializeToUtf8Bytes(config, JetStreamJson.Context.StreamConfig)))
+                .WithField("config", Encoding.UTF8.GetString(JsonSerializer.SerializeToUtf8Bytes(stream.Config, JetStreamJson.Context.StreamConfig)))
                 .WithField("state", Encoding.UTF8.GetString(JsonSerializer.SerializeToUtf8Bytes(state, JetStreamJson.Context.StreamStateModel))));
             account.Advisories.SnapshotCreate(stream.Name, state, request.Headers);
-            archive.Position = 0;
-            await using (var client = account.Bus.CreateClient(new BusClientOptions { Name = "JetStream snapshot " + stream.Name, Account = account.BusAccount }))
+
+            var pipe = new Pipe(new PipeOptions(pauseWriterThreshold: 4 << 20, resumeWriterThreshold: 2 << 20, useSynchronizationContext: false));
+            var writing = Task.Run(() => WriteArchive(pipe.Writer, stream, state, includeConsumers));
+            long sent;
+            try
             {
+                await using var client = account.Bus.CreateClient(new BusClientOptions { Name = "JetStream snapshot " + stream.Name, Account = account.BusAccount });
                 using var sender = new SnapshotSender(client, account.Interest, stream.Name, deliver, chunkSize);
-                await sender.SendAsync(archive, CancellationToken.None).ConfigureAwait(false);
+                await using var archive = pipe.Reader.AsStream(leaveOpen: true);
+                sent = await sender.SendAsync(archive, CancellationToken.None).ConfigureAwait(false);
+            }
+            finally
+            {
+                // A transfer that stopped early lets the writer finish too.
+                await pipe.Reader.CompleteAsync().ConfigureAwait(false);
+                await writing.ConfigureAwait(false);
             }
 
             account.Advisories.SnapshotComplete(stream.Name, start, GoTime.NowNanoseconds(), request.Headers);
-            SnapshotLog.SnapshotCompleted(account.Logger, archive.Length, account.Name, stream.Name);
+            SnapshotLog.SnapshotCompleted(account.Logger, sent, account.Name, stream.Name);
         }
 #pragma warning disable CA1031 // A snapshot runs on its own; what fails it is logged, the server goes on.
         catch (Exception ex)
 #pragma warning restore CA1031
         {
             SnapshotLog.SnapshotFailed(account.Logger, account.Name, stream.Name, ex.Message);
+        }
+    }
+
+    private static async Task WriteArchive(PipeWriter writer, MessageStream stream, Models.StreamStateModel state, bool includeConsumers)
+    {
+        try
+        {
+            await using (var output = writer.AsStream(leaveOpen: true))
+            {
+                StreamArchiveWriter.Write(output, stream, state.FirstSeq, state.LastSeq, state.LastTime, includeConsumers);
+            }
+
+            await writer.CompleteAsync().ConfigureAwait(false);
+        }
+#pragma warning disable CA1031 // Handed to the reader, which ends the transfer with it.
+        catch (Exception ex)
+#pragma warning restore CA1031
+        {
+            await writer.CompleteAsync(ex).ConfigureAwait(false);
         }
     }
 

@@ -21,20 +21,33 @@ internal sealed class SnapshotSender(IBusClient client, ISubjectInterest? intere
     private readonly SemaphoreSlim acknowledged = new(0, 1);
     private long outstanding;
 
-    public async Task SendAsync(Stream archive, CancellationToken cancellationToken)
+    /// <summary>Sends the archive; returns the bytes sent. A failure reading it ends the transfer (with the empty message) and is thrown.</summary>
+    public async Task<long> SendAsync(Stream archive, CancellationToken cancellationToken)
     {
         var deliver = Encoding.UTF8.GetBytes(deliverSubject);
-        if (!await WaitForInterestAsync(deliver, cancellationToken).ConfigureAwait(false))
-        {
-            // nats-server goes on after its 2 s; nobody listens, so the chunks go nowhere.
-        }
+        // nats-server goes on after its 2 s even when nobody listens; the chunks then go nowhere.
+        await WaitForInterestAsync(deliver, cancellationToken).ConfigureAwait(false);
 
         var ackPrefix = "$JS.SNAPSHOT.ACK." + stream + "." + EventIds.Next();
         using var subscription = client.Subscribe(ackPrefix + ".>", null, OnAck);
         var chunk = new byte[chunkSize];
+        long sent = 0;
+        Exception? failure = null;
         for (var index = 1; ; index++)
         {
-            var read = await archive.ReadAtLeastAsync(chunk, chunk.Length, throwOnEndOfStream: false, cancellationToken).ConfigureAwait(false);
+            int read;
+            try
+            {
+                read = await archive.ReadAtLeastAsync(chunk, chunk.Length, throwOnEndOfStream: false, cancellationToken).ConfigureAwait(false);
+            }
+#pragma warning disable CA1031 // The writer's failure: the transfer ends as one, then the caller hears of it.
+            catch (Exception ex)
+#pragma warning restore CA1031
+            {
+                failure = ex;
+                break;
+            }
+
             if (read == 0)
             {
                 break;
@@ -52,6 +65,7 @@ internal sealed class SnapshotSender(IBusClient client, ISubjectInterest? intere
             var reply = Encoding.UTF8.GetBytes(ackPrefix + "." + read.ToString(CultureInfo.InvariantCulture) + "." + index.ToString(CultureInfo.InvariantCulture));
             Interlocked.Add(ref outstanding, read);
             client.Publish(deliver, reply, ReadOnlySequence<byte>.Empty, new ReadOnlySequence<byte>(chunk, 0, read));
+            sent += read;
             if (read < chunk.Length)
             {
                 break;
@@ -60,22 +74,21 @@ internal sealed class SnapshotSender(IBusClient client, ISubjectInterest? intere
 
         client.Publish(deliver, ReadOnlySpan<byte>.Empty, ReadOnlySequence<byte>.Empty, ReadOnlySequence<byte>.Empty);
         await client.FlushAsync(cancellationToken).ConfigureAwait(false);
-    }
-
-    private async Task<bool> WaitForInterestAsync(byte[] deliver, CancellationToken cancellationToken)
-    {
-        var deadline = Environment.TickCount64 + 2000;
-        while (interest is not null && !interest.HasInterest(deliver))
+        if (failure is not null)
         {
-            if (Environment.TickCount64 > deadline)
-            {
-                return false;
-            }
-
-            await Task.Delay(10, cancellationToken).ConfigureAwait(false);
+            System.Runtime.ExceptionServices.ExceptionDispatchInfo.Throw(failure);
         }
 
-        return true;
+        return sent;
+    }
+
+    private async Task WaitForInterestAsync(byte[] deliver, CancellationToken cancellationToken)
+    {
+        var deadline = Environment.TickCount64 + 2000;
+        while (interest is not null && !interest.HasInterest(deliver) && Environment.TickCount64 < deadline)
+        {
+            await Task.Delay(10, cancellationToken).ConfigureAwait(false);
+        }
     }
 
     /// <summary>An acknowledgement: its subject's sixth token is the size of the chunk it acknowledges.</summary>
