@@ -44,6 +44,24 @@ public class SnapshotApiTests
 
     [Theory(Timeout = 60_000)]
     [MemberData(nameof(Kinds))]
+    public async Task A_stream_created_during_the_transfer_fails_the_restore(ServerKind kind)
+    {
+        await using var server = await JetStreamServer.StartAsync(kind, extraPlugins: [new FileStorePlugin()]);
+        await using var connection = server.Connect();
+        await SnapshotKit.Ok(connection, "$JS.API.STREAM.CREATE.S", SnapshotKit.Config("S", "file"));
+        await connection.PublishAsync("S.a", "one");
+        var (_, archive, _) = await SnapshotKit.SnapshotAsync(connection, "S");
+        await SnapshotKit.Ok(connection, "$JS.API.STREAM.DELETE.S");
+
+        var (_, final) = await SnapshotKit.RestoreAsync(connection, "S", SnapshotKit.Config("S", "file"), archive, beforeChunks: () => SnapshotKit.Ok(connection, "$JS.API.STREAM.CREATE.S", SnapshotKit.Config("S", "file")));
+        Assert.Equal(
+            """{"type":"io.nats.jetstream.api.v1.stream_create_response","error":{"code":400,"err_code":10130,"description":"stream name already in use, cannot restore"}}""",
+            final!.ToJsonString());
+        Assert.Equal(0, (int)(await SnapshotKit.ApiAsync(connection, "$JS.API.STREAM.INFO.S"))["state"]!["messages"]!);
+    }
+
+    [Theory(Timeout = 60_000)]
+    [MemberData(nameof(Kinds))]
     public async Task The_advisories_frame_a_snapshot_and_a_restore(ServerKind kind)
     {
         await using var server = await JetStreamServer.StartAsync(kind, extraPlugins: [new FileStorePlugin()]);

@@ -54,12 +54,17 @@ internal static class SnapshotKit
     }
 
     /// <summary>Restores: the first response (with the deliver subject), then the chunks, then the final response.</summary>
-    public static async Task<(JsonNode First, JsonNode? Final)> RestoreAsync(NatsConnection connection, string stream, string config, byte[] archive, int chunkSize = 64 * 1024)
+    public static async Task<(JsonNode First, JsonNode? Final)> RestoreAsync(NatsConnection connection, string stream, string config, byte[] archive, int chunkSize = 64 * 1024, Func<Task>? beforeChunks = null)
     {
         var first = await ApiAsync(connection, "$JS.API.STREAM.RESTORE." + stream, "{\"config\":" + config + ",\"state\":{}}");
         if (first["error"] is not null)
         {
             return (first, null);
+        }
+
+        if (beforeChunks is not null)
+        {
+            await beforeChunks();
         }
 
         var deliver = (string)first["deliver_subject"]!;

@@ -106,6 +106,7 @@ internal sealed class RestoreSession(JetStreamAccount account, StreamRestorer re
 
             var (reply, error) = await finished.Task.ConfigureAwait(false);
             var response = new ApiResponse("stream_create_response");
+            ApiError? apiError = null;
             if (error is null)
             {
                 try
@@ -121,9 +122,13 @@ internal sealed class RestoreSession(JetStreamAccount account, StreamRestorer re
                 }
                 catch (ApiException ex)
                 {
+                    // nats-server's Unless: an API error is the answer as it is, not wrapped in 10062.
+                    apiError = ex.Error;
                     error = ex.Error.Description;
                 }
-                catch (Exception ex) when (ex is InvalidDataException or IOException or InvalidOperationException or System.Text.Json.JsonException or FormatException or UnauthorizedAccessException)
+#pragma warning disable CA1031 // Whatever fails the restore is its answer (nats-server answers every error so).
+                catch (Exception ex)
+#pragma warning restore CA1031
                 {
                     error = ex.Message;
                 }
@@ -133,7 +138,7 @@ internal sealed class RestoreSession(JetStreamAccount account, StreamRestorer re
             if (error is not null)
             {
                 SnapshotLog.RestoreFailed(account.Logger, account.Name, config.Name, error);
-                response.WithError(SnapshotErrors.RestoreFailed(error));
+                response.WithError(apiError ?? SnapshotErrors.RestoreFailed(error));
             }
 
             if (reply is not null)

@@ -30,10 +30,15 @@ internal sealed class StreamRestorer(JetStreamAccount account)
             throw new InvalidDataException("stream names do not match");
         }
 
+        if (account.FindStream(config.Name) is not null)
+        {
+            throw new ApiException(SnapshotErrors.NameExistRestoreFailed);
+        }
+
         var created = reader.Created != 0 ? reader.Created : GoTime.NowNanoseconds();
         // The messages go in without limits (as nats-server lays its files down first), which apply once all are in.
         var storeConfig = MessageStream.StoreConfig(account, config, created);
-        var store = await provider.CreateAsync(storeConfig with
+        IStreamStore? store = await provider.CreateAsync(storeConfig with
         {
             MaxMessages = -1,
             MaxBytes = -1,
@@ -68,10 +73,21 @@ internal sealed class StreamRestorer(JetStreamAccount account)
             }
 
             var stream = await MessageStream.RestoreAsync(account, provider, store, new StoredStreamMetadata { Config = config, Created = created }).ConfigureAwait(false);
-            account.AddStream(stream);
+            try
+            {
+                account.AddStream(stream);
+            }
+            catch (ArgumentException)
+            {
+                // Another restore (or a create) of the name finished first.
+                store = null;
+                await stream.StopAsync(deleteData: true).ConfigureAwait(false);
+                throw new ApiException(SnapshotErrors.NameExistRestoreFailed);
+            }
+
             return stream;
         }
-        catch
+        catch when (store is not null)
         {
             await store.DeleteAsync().ConfigureAwait(false);
             throw;
