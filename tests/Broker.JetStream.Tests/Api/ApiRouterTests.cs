@@ -2,6 +2,7 @@ using System.Text;
 using Broker.Abstractions;
 using Broker.JetStream.Internal;
 using Broker.JetStream.Internal.Api;
+using Broker.JetStream.Internal.Snapshots;
 using Microsoft.Extensions.Logging.Abstractions;
 
 namespace Broker.JetStream.Tests.Api;
@@ -25,12 +26,14 @@ public sealed class ApiRouterTests : IDisposable
             AccountJetStreamLimits.Unlimited);
         responder = new ApiResponder((reply, body) => sent.Add((reply, Encoding.UTF8.GetString(body))));
         var reader = new ApiRequestReader(engine.Options);
+        var streams = new StreamRequests(engine, reader, responder);
         router = new ApiRouter(
             responder,
             new AccountRequests(engine, responder),
-            new StreamRequests(engine, reader, responder),
+            streams,
             new MessageRequests(engine.FindStream, reader, responder),
-            new ConsumerRequests(engine.FindStream, new ConsumerCreator(engine.Options, null), reader, responder));
+            new ConsumerRequests(engine.FindStream, new ConsumerCreator(engine.Options, null), reader, responder),
+            new SnapshotRequests(engine, streams, reader, responder));
     }
 
     public void Dispose() => directory.Dispose();
@@ -44,7 +47,9 @@ public sealed class ApiRouterTests : IDisposable
     [InlineData("$JS.API.CONSUMER.NAMES.X", "", """{"type":"io.nats.jetstream.api.v1.consumer_names_response","error":{"code":404,"err_code":10059,"description":"stream not found"},"total":0,"offset":0,"limit":0,"consumers":[]}""")]
     [InlineData("$JS.API.CONSUMER.LIST.X", "{bad", """{"type":"io.nats.jetstream.api.v1.consumer_list_response","error":{"code":400,"err_code":10025,"description":"invalid JSON"},"total":0,"offset":0,"limit":0,"consumers":[]}""")]
     [InlineData("$JS.API.CONSUMER.INFO.X.C", "", """{"type":"io.nats.jetstream.api.v1.consumer_info_response","error":{"code":404,"err_code":10059,"description":"stream not found"}}""")]
-    [InlineData("$JS.API.STREAM.SNAPSHOT.X", "", """{"type":"io.nats.jetstream.api.v1.stream_snapshot_response","error":{"code":500,"err_code":10064,"description":"snapshot failed: snapshots are not supported by this broker"}}""")]
+    [InlineData("$JS.API.STREAM.SNAPSHOT.X", "", """{"type":"io.nats.jetstream.api.v1.stream_snapshot_response","error":{"code":400,"err_code":10003,"description":"bad request"}}""")]
+    [InlineData("$JS.API.STREAM.SNAPSHOT.X", """{"deliver_subject":"d"}""", """{"type":"io.nats.jetstream.api.v1.stream_snapshot_response","error":{"code":404,"err_code":10059,"description":"stream not found"}}""")]
+    [InlineData("$JS.API.STREAM.RESTORE.X", "", """{"type":"io.nats.jetstream.api.v1.stream_restore_response","error":{"code":400,"err_code":10003,"description":"bad request"},"deliver_subject":""}""")]
     [InlineData("$JS.API.STREAM.LEADER.STEPDOWN.X", "", """{"type":"io.nats.jetstream.api.v1.stream_leader_stepdown_response","error":{"code":503,"err_code":10010,"description":"JetStream clustering support required"}}""")]
     [InlineData("$JS.API.CONSUMER.LEADER.STEPDOWN.X.C", "", """{"type":"io.nats.jetstream.api.v1.consumer_leader_stepdown_response","error":{"code":503,"err_code":10010,"description":"JetStream clustering support required"}}""")]
     public async Task A_request_is_answered_by_its_handler(string subject, string body, string expected)

@@ -4,12 +4,12 @@ namespace Broker.JetStream.Internal.Api;
 
 /// <summary>
 /// Routes a <c>$JS.API</c> request by its subject to the handler of its area (nats-server's <c>jsAPIRoutedReqs</c>
-/// table and <c>apiDispatch</c>): account info, streams, messages, consumers. Requests nats-server only answers in a
-/// cluster are refused with its 503 / 10010; snapshots and restores with its errors; unknown subjects get no reply, as
+/// table and <c>apiDispatch</c>): account info, streams, messages, consumers, snapshots and restores. Requests nats-server only answers in a
+/// cluster are refused with its 503 / 10010; unknown subjects get no reply, as
 /// from a single nats-server. A request that requires a higher API level (2.11's <c>Nats-Required-Api-Level</c>) is
 /// refused before it is looked at.
 /// </summary>
-internal sealed class ApiRouter(ApiResponder responder, AccountRequests account, StreamRequests streams, MessageRequests messages, ConsumerRequests consumers)
+internal sealed class ApiRouter(ApiResponder responder, AccountRequests account, StreamRequests streams, MessageRequests messages, ConsumerRequests consumers, Snapshots.SnapshotRequests snapshots)
 {
     private static ApiError ClusterRequired { get; } = new(503, 10010, "JetStream clustering support required");
 
@@ -73,10 +73,10 @@ internal sealed class ApiRouter(ApiResponder responder, AccountRequests account,
                 messages.Delete(request, tokens[5]);
                 break;
             case "SNAPSHOT" when tokens.Length == 5:
-                responder.Reply(request, new ApiResponse("stream_snapshot_response").WithError(new ApiError(500, 10064, "snapshot failed: snapshots are not supported by this broker")));
+                snapshots.Snapshot(request, name);
                 break;
             case "RESTORE" when tokens.Length == 5:
-                responder.Reply(request, new ApiResponse("stream_restore_response").WithError(new ApiError(500, 10062, "restore failed: restores are not supported by this broker")));
+                snapshots.Restore(request, name);
                 break;
             case "LEADER" when tokens.Length == 6 && tokens[4] == "STEPDOWN":
                 responder.Reply(request, new ApiResponse("stream_leader_stepdown_response").WithError(ClusterRequired));

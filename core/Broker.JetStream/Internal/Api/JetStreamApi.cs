@@ -17,12 +17,14 @@ internal sealed class JetStreamApi
     {
         responder = new ApiResponder(account.Reply, account.Advisories);
         var reader = new ApiRequestReader(account.Options);
+        var streams = new StreamRequests(account, reader, responder);
         router = new ApiRouter(
             responder,
             new AccountRequests(account, responder),
-            new StreamRequests(account, reader, responder),
+            streams,
             new MessageRequests(account.FindStream, reader, responder),
-            new ConsumerRequests(account.FindStream, new ConsumerCreator(account.Options, account.Interest, account), reader, responder));
+            new ConsumerRequests(account.FindStream, new ConsumerCreator(account.Options, account.Interest, account), reader, responder),
+            new Snapshots.SnapshotRequests(account, streams, reader, responder));
     }
 
     /// <summary>API responses sent, errors included (nats-server's account <c>api.total</c>).</summary>

@@ -70,6 +70,36 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
 
     private async Task<(MessageStream Stream, bool Created)> AddStreamAsync(StreamConfig requested)
     {
+        var (config, provider) = CheckNewStream(requested, out var existing);
+        if (existing is not null)
+        {
+            // Creating the same stream again is fine; with a different configuration it is not.
+            return existing.Config.SameAs(config) ? (existing, false) : throw new ApiException(ApiErrors.StreamNameExist);
+        }
+
+        MessageStream stream;
+        try
+        {
+            stream = await MessageStream.CreateAsync(account, provider!, config).ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is InvalidOperationException or IOException or UnauthorizedAccessException)
+        {
+            JetStreamLog.StreamCreateFailed(account.Logger, config.Name, ex.Message);
+            throw new ApiException(ApiErrors.StreamCreate("error creating store for stream: " + ex.Message));
+        }
+
+        account.AddStream(stream);
+        return (stream, true);
+    }
+
+    /// <summary>
+    /// The checks of a new stream's configuration against the account (nats-server <c>checkStreamCfg</c> and
+    /// <c>addStream</c>'s), shared by create and restore: the normalized configuration and the provider of its storage
+    /// type, or the stream of that name that exists already (then the provider is null).
+    /// </summary>
+    /// <exception cref="ApiException">The configuration is refused.</exception>
+    public (StreamConfig Config, IStreamStoreProvider? Provider) CheckNewStream(StreamConfig requested, out MessageStream? existing)
+    {
         // nats-server checks the account's stream count before anything else of the configuration.
         account.CheckStreamCount(requested);
         var config = StreamValidation.Normalize(requested, account.Options.MaxDuplicateWindowNanoseconds, account.FindStreamConfig);
@@ -79,10 +109,10 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
         }
 
         account.CheckStreamBytes(config);
-        if (account.FindStream(config.Name) is { } existing)
+        existing = account.FindStream(config.Name);
+        if (existing is not null)
         {
-            // Creating the same stream again is fine; with a different configuration it is not.
-            return existing.Config.SameAs(config) ? (existing, false) : throw new ApiException(ApiErrors.StreamNameExist);
+            return (config, null);
         }
 
         var provider = account.FindProvider(config.Storage);
@@ -114,19 +144,7 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
         }
 
         StreamTransformValidation.CheckSubjectTransform(config, update: false);
-        MessageStream stream;
-        try
-        {
-            stream = await MessageStream.CreateAsync(account, provider, config).ConfigureAwait(false);
-        }
-        catch (Exception ex) when (ex is InvalidOperationException or IOException or UnauthorizedAccessException)
-        {
-            JetStreamLog.StreamCreateFailed(account.Logger, config.Name, ex.Message);
-            throw new ApiException(ApiErrors.StreamCreate("error creating store for stream: " + ex.Message));
-        }
-
-        account.AddStream(stream);
-        return (stream, true);
+        return (config, provider);
     }
 
     /// <summary><c>STREAM.UPDATE.&lt;stream&gt;</c> (nats-server <c>jsStreamUpdateRequest</c>).</summary>

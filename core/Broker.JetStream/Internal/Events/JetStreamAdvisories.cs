@@ -14,7 +14,7 @@ namespace Broker.JetStream.Internal.Events;
 /// through its API client (nats-server sends them from the account's stream and internal clients), and only when the
 /// account has a subscriber on the subject: nothing is built otherwise.
 /// </summary>
-internal sealed class JetStreamAdvisories(string account, ISubjectInterest? interest, string? domain, ServerIdentity? server, Action<byte[], byte[]> publish)
+internal sealed partial class JetStreamAdvisories(string account, ISubjectInterest? interest, string? domain, ServerIdentity? server, Action<byte[], byte[]> publish)
 {
     private const string Prefix = "$JS.EVENT.ADVISORY.";
     private static readonly byte[] AuditSubject = Encoding.UTF8.GetBytes(Prefix + "API");
