@@ -32,6 +32,11 @@ internal sealed partial class MqttConnection
         {
             connect.Parse(body.Span);
             v5 = connect.IsV5;
+            if (v5 && packets.ConnectLengthNotMinimal)
+            {
+                throw MqttProtocolException.Malformed("remaining length not in the fewest bytes");
+            }
+
             ValidateConnect(connect);
         }
         catch (MqttProtocolException ex)
@@ -148,12 +153,12 @@ internal sealed partial class MqttConnection
         if (attached.Previous is { } previous)
         {
             MqttLog.TakenOver(logger, status.Name, clientId);
-            previous.TakeOver();
+            previous.TakeOver(attached.Present);
         }
 
         session = attached.Session;
         StartParts(session, buses, state);
-        packets.MarkConnected(keepAliveSeconds);
+        packets.MarkConnected(keepAliveSeconds, v5);
 
         if (v5)
         {
