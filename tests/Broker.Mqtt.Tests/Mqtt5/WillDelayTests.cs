@@ -55,8 +55,9 @@ public sealed class WillDelayTests
         Assert.True(closed.Elapsed >= TimeSpan.FromSeconds(1.8), $"the will came {closed.Elapsed} after the close, before its 2 s delay");
     }
 
+    /// <summary>Mosquitto 2.0.11 waits for the will's delay here too (checked), past the end of the session.</summary>
     [Theory(Timeout = 60_000)]
-    [MemberData(nameof(Mqtt5Target.Servers), MemberType = typeof(Mqtt5Target))]
+    [InlineData(Mqtt5Server.Broker)]
     [Trait("Mqtt5", "[MQTT-3.1.2-8]")]
     public async Task WillDelay_MQTT_3_1_2_8_the_will_goes_when_the_session_ends_first(Mqtt5Server kind)
     {
@@ -97,7 +98,7 @@ public sealed class WillDelayTests
 
     /// <summary>
     /// A new connection with Clean Start ends the session, so the will waiting for its delay goes at once (section
-    /// 3.1.3.2.2). Mosquitto 2.0.11 drops it instead (checked).
+    /// 3.1.3.2.2). Mosquitto 2.0.11 does not send it then (checked).
     /// </summary>
     [Fact(Timeout = 60_000)]
     [Trait("Mqtt5", "[MQTT-3.1.2-8]")]

@@ -63,6 +63,12 @@ internal sealed partial class MqttConnection
             serverKeepAlive = (ushort)imposed.TotalSeconds;
             keepAliveSeconds = serverKeepAlive.Value;
         }
+        else if (v5 && options.MaxKeepAlive is { } maximum && (keepAliveSeconds == 0 || keepAliveSeconds > maximum.TotalSeconds))
+        {
+            // MQTT-3.2.2-21: the client uses the Server Keep Alive it is told; the server holds it to it at 1.5 times.
+            serverKeepAlive = (ushort)maximum.TotalSeconds;
+            keepAliveSeconds = serverKeepAlive.Value;
+        }
 
         clientMaximumPacketSize = connect.MaximumPacketSize;
         clientTopicAliasMaximum = connect.TopicAliasMaximum;
