@@ -74,6 +74,7 @@ internal sealed partial class MqttConnection
         clientTopicAliasMaximum = connect.TopicAliasMaximum;
         clientReceiveMaximum = connect.ReceiveMaximum;
         requestProblemInformation = connect.RequestProblemInformation;
+        output.SetClientLimits(clientMaximumPacketSize, requestProblemInformation);
 
         // MQTT 3.1.1: a session without the clean flag lives for ever (nats-server keeps it until the client cleans it).
         var expiry = v5 ? connect.SessionExpiryInterval : connect.CleanStart ? 0u : uint.MaxValue;
@@ -286,7 +287,10 @@ internal sealed partial class MqttConnection
         }
         else if (connect.IsV5)
         {
-            output.WriteConnAckV5(false, reason, new ConnAckProperties { ReasonString = message });
+            // MQTT-3.2.2-19: not beyond the client's Maximum Packet Size (a CONNACK of 6 bytes and the property).
+            var text = ControlPackets.ReasonBytes(message);
+            var fits = text is null || connect.MaximumPacketSize == 0 || PacketWriter.PacketSize(3 + PacketWriter.VariableIntSize(3 + text.Length) + 3 + text.Length) <= connect.MaximumPacketSize;
+            output.WriteConnAckV5(false, reason, new ConnAckProperties { ReasonString = fits ? message : null });
         }
         else if (connect.Level == (byte)ProtocolLevel.V311 && connAckV3
             && reason is ReasonCode.ClientIdentifierNotValid or ReasonCode.BadUserNameOrPassword or ReasonCode.NotAuthorized or ReasonCode.ServerUnavailable)
