@@ -134,6 +134,39 @@ public sealed class WillDelayTests
         await received.NoneAsync(TimeSpan.FromSeconds(2.5));
     }
 
+    [Theory(Timeout = 60_000)]
+    [MemberData(nameof(Mqtt5Target.Servers), MemberType = typeof(Mqtt5Target))]
+    [Trait("Mqtt5", "[MQTT-3.1.3-9]")]
+    public async Task WillDelay_MQTT_3_1_3_9_a_takeover_that_resumes_the_session_drops_a_delayed_will(Mqtt5Server kind)
+    {
+        await using var target = await Mqtt5Target.StartAsync(kind);
+        using var watcher = await target.ConnectAsync("watcher");
+        var received = new Received(watcher);
+        await watcher.SubscribeAsync("will/#");
+
+        await using var first = await ConnectWithWillAsync(target, "taken", cleanStart: true, sessionExpiry: 60, willDelay: 2);
+        await using var second = await ConnectWithWillAsync(target, "taken", cleanStart: false, sessionExpiry: 60, willDelay: 2);
+        Assert.True(await first.ClosedAsync());
+        await received.NoneAsync(TimeSpan.FromSeconds(3));
+    }
+
+    /// <summary>Mosquitto 2.0.11 does not send the will here (checked).</summary>
+    [Theory(Timeout = 60_000)]
+    [InlineData(Mqtt5Server.Broker)]
+    [Trait("Mqtt5", "[MQTT-3.1.2-8]")]
+    public async Task WillDelay_MQTT_3_1_2_8_a_takeover_with_clean_start_sends_the_will(Mqtt5Server kind)
+    {
+        await using var target = await Mqtt5Target.StartAsync(kind);
+        using var watcher = await target.ConnectAsync("watcher");
+        var received = new Received(watcher);
+        await watcher.SubscribeAsync("will/#");
+
+        await using var first = await ConnectWithWillAsync(target, "replaced", cleanStart: true, sessionExpiry: 60, willDelay: 30);
+        await using var second = await RawMqtt.ConnectedAsync(target.EndPoint, "replaced", level: 5);
+        var will = await received.NextAsync();
+        Assert.Equal("will/replaced", will.Topic);
+    }
+
     private static async Task<RawMqtt> ConnectWithWillAsync(Mqtt5Target target, string clientId, bool cleanStart, uint sessionExpiry, uint willDelay)
     {
         var raw = await RawMqtt.ConnectAsync(target.EndPoint);

@@ -45,12 +45,12 @@ internal sealed partial class MqttConnection
 
     /// <summary>
     /// Another connection took the session over (MQTT-3.1.4-3). MQTT 3.1.1: closed without its will, as nats-server
-    /// does. MQTT 5: the will is dropped when the newcomer resumed the session and sent at once when it started clean,
-    /// which ends the session (MQTT-3.1.2-8, MQTT-3.1.3-9; Mosquitto does the same).
+    /// does. MQTT 5 (section 3.1.3.2.2): the will is sent at once unless the newcomer resumed the session and the will
+    /// has a delay (MQTT-3.1.3-9), then it is dropped; a clean start ends the session, which sends it (MQTT-3.1.2-8).
     /// </summary>
     public void TakeOver(bool sessionResumed)
     {
-        if (!v5 || sessionResumed)
+        if (!v5 || (sessionResumed && will is { DelaySeconds: > 0 }))
         {
             will = null;
         }

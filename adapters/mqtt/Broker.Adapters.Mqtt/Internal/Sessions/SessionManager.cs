@@ -307,6 +307,30 @@ internal sealed class SessionManager : IDisposable
         }
     }
 
+    /// <summary>
+    /// Drops the wills waiting for their delay, closing the bus connections kept for them: the account's MQTT state is
+    /// retired (its connected clients lose their wills too) or the adapter stops.
+    /// </summary>
+    public async Task DropPendingWillsAsync()
+    {
+        await gate.WaitAsync().ConfigureAwait(false);
+        try
+        {
+            foreach (var session in live.Values)
+            {
+                if (session.PendingWill is { } will)
+                {
+                    session.PendingWill = null;
+                    await will.ResolveAsync(publish: false).ConfigureAwait(false);
+                }
+            }
+        }
+        finally
+        {
+            gate.Release();
+        }
+    }
+
     private async Task PublishDelayedWillAsync(MqttSession session, DelayedWill will)
     {
         await gate.WaitAsync().ConfigureAwait(false);
