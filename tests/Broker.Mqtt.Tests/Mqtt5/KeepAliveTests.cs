@@ -41,11 +41,13 @@ public sealed class KeepAliveTests
         // Mosquitto takes max_keepalive 10 at the least.
         await using var target = await Mqtt5Target.StartAsync(kind, [("max_keep_alive", "10")], ["max_keepalive 10"]);
         await using var raw = await RawMqtt.ConnectAsync(target.EndPoint);
+        // Counted from the client's last packet, the CONNECT (its CONNACK may follow a moment later: the account's
+        // first CONNECT waits for its JetStream state).
+        var silence = Stopwatch.StartNew();
         await raw.SendAsync(Connect("silent", level: 5, keepAlive: 60));
         var (header, connack) = await raw.ReadPacketAsync();
-        var silence = Stopwatch.StartNew();
         Assert.Equal(0x20, header);
-        Assert.Equal(10, TopicAliasTests.Property(connack.AsSpan(2), 0x13));
+        Assert.Equal(10, Mqtt5Properties.Find(connack.AsSpan(2), 0x13));
 
         Assert.True(await raw.ClosedAsync(TimeSpan.FromSeconds(30)), "still open");
         Assert.InRange(silence.Elapsed, TimeSpan.FromSeconds(14.5), TimeSpan.FromSeconds(25));

@@ -23,7 +23,7 @@ public sealed class LimitsTests
         await raw.SendAsync(Connect("large", level: 5));
         var (header, connack) = await raw.ReadPacketAsync();
         Assert.Equal(0x20, header);
-        Assert.Equal(1000, MaximumPacketSize(connack));
+        Assert.Equal(1000, Mqtt5Properties.Find(connack.AsSpan(2), 0x27));
 
         await raw.SendAsync(Packet(0x30, Str("big"), [0], new byte[1000]));
         var (disconnect, body) = await raw.ReadPacketAsync();
@@ -166,33 +166,5 @@ public sealed class LimitsTests
     {
         var topicLength = (publishBody[0] << 8) | publishBody[1];
         return publishBody[(2 + topicLength)..(4 + topicLength)];
-    }
-
-    /// <summary>The Maximum Packet Size (0x27) of a CONNACK body, or 0.</summary>
-    private static long MaximumPacketSize(byte[] connack)
-    {
-        var block = connack.AsSpan(2);
-        var index = 0;
-        var length = 0;
-        for (var shift = 0; ; shift += 7)
-        {
-            var b = block[index++];
-            length |= (b & 0x7F) << shift;
-            if ((b & 0x80) == 0)
-            {
-                break;
-            }
-        }
-
-        var properties = block.Slice(index, length);
-        for (var i = 0; i + 4 < properties.Length; i++)
-        {
-            if (properties[i] == 0x27)
-            {
-                return ((long)properties[i + 1] << 24) | ((long)properties[i + 2] << 16) | ((long)properties[i + 3] << 8) | properties[i + 4];
-            }
-        }
-
-        return 0;
     }
 }

@@ -122,64 +122,8 @@ public sealed class TopicAliasTests
     }
 
     /// <summary>The Topic Alias Maximum (0x22) of a CONNACK body, or 0.</summary>
-    private static int TopicAliasMaximum(byte[] connack) => Property(connack.AsSpan(2), 0x22);
+    private static int TopicAliasMaximum(byte[] connack) => (int)Mqtt5Properties.Find(connack.AsSpan(2), 0x22);
 
     /// <summary>The Topic Alias (0x23) in the properties that start a QoS 0 PUBLISH's rest, or 0.</summary>
-    private static int TopicAliasOf(ReadOnlySpan<byte> rest) => Property(rest, 0x23);
-
-    /// <summary>A two-byte property of a property block (length, then properties); 0 when absent.</summary>
-    internal static int Property(ReadOnlySpan<byte> block, byte id)
-    {
-        var length = 0;
-        var index = 0;
-        for (var shift = 0; ; shift += 7)
-        {
-            var b = block[index++];
-            length |= (b & 0x7F) << shift;
-            if ((b & 0x80) == 0)
-            {
-                break;
-            }
-        }
-
-        var properties = block.Slice(index, length);
-        var position = 0;
-        while (position < properties.Length)
-        {
-            var current = properties[position++];
-            switch (current)
-            {
-                case 0x01 or 0x17 or 0x19 or 0x24 or 0x25 or 0x28 or 0x29 or 0x2A:
-                    position += 1;
-                    break;
-                case 0x13 or 0x21 or 0x22 or 0x23:
-                    if (current == id)
-                    {
-                        return (properties[position] << 8) | properties[position + 1];
-                    }
-
-                    position += 2;
-                    break;
-                case 0x02 or 0x11 or 0x18 or 0x27:
-                    position += 4;
-                    break;
-                case 0x0B:
-                    while ((properties[position++] & 0x80) != 0)
-                    {
-                    }
-
-                    break;
-                case 0x26:
-                    position += 2 + ((properties[position] << 8) | properties[position + 1]);
-                    position += 2 + ((properties[position] << 8) | properties[position + 1]);
-                    break;
-                default:
-                    // Strings and binary data: 0x03, 0x08, 0x09, 0x12, 0x15, 0x16, 0x1A, 0x1C, 0x1F.
-                    position += 2 + ((properties[position] << 8) | properties[position + 1]);
-                    break;
-            }
-        }
-
-        return 0;
-    }
+    private static int TopicAliasOf(ReadOnlySpan<byte> rest) => (int)Mqtt5Properties.Find(rest, 0x23);
 }

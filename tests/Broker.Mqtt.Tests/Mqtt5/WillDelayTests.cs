@@ -17,9 +17,8 @@ public sealed class WillDelayTests
     public async Task WillDelay_MQTT_3_1_3_9_no_will_when_the_session_resumes_before_the_delay(Mqtt5Server kind)
     {
         await using var target = await Mqtt5Target.StartAsync(kind);
-        using var watcher = await target.ConnectAsync("watcher");
-        var received = new Received(watcher);
-        await watcher.SubscribeAsync("will/#");
+        var (watcher, received) = await WatchWillsAsync(target);
+        using var watching = watcher;
 
         await using (var willing = await ConnectWithWillAsync(target, "resumer", cleanStart: true, sessionExpiry: 60, willDelay: 3))
         {
@@ -40,9 +39,8 @@ public sealed class WillDelayTests
     public async Task WillDelay_MQTT_3_1_2_8_the_will_follows_the_delay(Mqtt5Server kind)
     {
         await using var target = await Mqtt5Target.StartAsync(kind);
-        using var watcher = await target.ConnectAsync("watcher");
-        var received = new Received(watcher);
-        await watcher.SubscribeAsync("will/#");
+        var (watcher, received) = await WatchWillsAsync(target);
+        using var watching = watcher;
 
         var closed = Stopwatch.StartNew();
         await using (var willing = await ConnectWithWillAsync(target, "delayed", cleanStart: true, sessionExpiry: 60, willDelay: 2))
@@ -62,9 +60,8 @@ public sealed class WillDelayTests
     public async Task WillDelay_MQTT_3_1_2_8_the_will_goes_when_the_session_ends_first(Mqtt5Server kind)
     {
         await using var target = await Mqtt5Target.StartAsync(kind);
-        using var watcher = await target.ConnectAsync("watcher");
-        var received = new Received(watcher);
-        await watcher.SubscribeAsync("will/#");
+        var (watcher, received) = await WatchWillsAsync(target);
+        using var watching = watcher;
 
         // Session expiry 0: the session ends with the connection, so the will goes at once whatever its delay.
         var closed = Stopwatch.StartNew();
@@ -82,9 +79,8 @@ public sealed class WillDelayTests
     public async Task WillDelay_MQTT_3_1_2_8_the_will_goes_when_the_session_expires_before_the_delay()
     {
         await using var target = await Mqtt5Target.StartAsync(Mqtt5Server.Broker);
-        using var watcher = await target.ConnectAsync("watcher");
-        var received = new Received(watcher);
-        await watcher.SubscribeAsync("will/#");
+        var (watcher, received) = await WatchWillsAsync(target);
+        using var watching = watcher;
 
         // Session expiry 2 s under a 30 s delay: the will goes when the session expires.
         var closed = Stopwatch.StartNew();
@@ -105,9 +101,8 @@ public sealed class WillDelayTests
     public async Task WillDelay_MQTT_3_1_2_8_a_clean_start_ends_the_session_and_sends_the_waiting_will()
     {
         await using var target = await Mqtt5Target.StartAsync(Mqtt5Server.Broker);
-        using var watcher = await target.ConnectAsync("watcher");
-        var received = new Received(watcher);
-        await watcher.SubscribeAsync("will/#");
+        var (watcher, received) = await WatchWillsAsync(target);
+        using var watching = watcher;
 
         await using (var willing = await ConnectWithWillAsync(target, "restarted", cleanStart: true, sessionExpiry: 60, willDelay: 30))
         {
@@ -123,9 +118,8 @@ public sealed class WillDelayTests
     public async Task WillDelay_MQTT_3_1_2_10_a_normal_disconnect_removes_the_will(Mqtt5Server kind)
     {
         await using var target = await Mqtt5Target.StartAsync(kind);
-        using var watcher = await target.ConnectAsync("watcher");
-        var received = new Received(watcher);
-        await watcher.SubscribeAsync("will/#");
+        var (watcher, received) = await WatchWillsAsync(target);
+        using var watching = watcher;
 
         var willing = await ConnectWithWillAsync(target, "polite", cleanStart: true, sessionExpiry: 60, willDelay: 1);
         await willing.SendAsync(0xE0, 0x00);
@@ -140,9 +134,8 @@ public sealed class WillDelayTests
     public async Task WillDelay_MQTT_3_1_3_9_a_takeover_that_resumes_the_session_drops_a_delayed_will(Mqtt5Server kind)
     {
         await using var target = await Mqtt5Target.StartAsync(kind);
-        using var watcher = await target.ConnectAsync("watcher");
-        var received = new Received(watcher);
-        await watcher.SubscribeAsync("will/#");
+        var (watcher, received) = await WatchWillsAsync(target);
+        using var watching = watcher;
 
         await using var first = await ConnectWithWillAsync(target, "taken", cleanStart: true, sessionExpiry: 60, willDelay: 2);
         await using var second = await ConnectWithWillAsync(target, "taken", cleanStart: false, sessionExpiry: 60, willDelay: 2);
@@ -157,14 +150,22 @@ public sealed class WillDelayTests
     public async Task WillDelay_MQTT_3_1_2_8_a_takeover_with_clean_start_sends_the_will(Mqtt5Server kind)
     {
         await using var target = await Mqtt5Target.StartAsync(kind);
-        using var watcher = await target.ConnectAsync("watcher");
-        var received = new Received(watcher);
-        await watcher.SubscribeAsync("will/#");
+        var (watcher, received) = await WatchWillsAsync(target);
+        using var watching = watcher;
 
         await using var first = await ConnectWithWillAsync(target, "replaced", cleanStart: true, sessionExpiry: 60, willDelay: 30);
         await using var second = await RawMqtt.ConnectedAsync(target.EndPoint, "replaced", level: 5);
         var will = await received.NextAsync();
         Assert.Equal("will/replaced", will.Topic);
+    }
+
+    /// <summary>A client subscribed to the wills' topics, and what it receives.</summary>
+    private static async Task<(MQTTnet.IMqttClient Watcher, Received Received)> WatchWillsAsync(Mqtt5Target target)
+    {
+        var watcher = await target.ConnectAsync("watcher");
+        var received = new Received(watcher);
+        await watcher.SubscribeAsync("will/#");
+        return (watcher, received);
     }
 
     private static async Task<RawMqtt> ConnectWithWillAsync(Mqtt5Target target, string clientId, bool cleanStart, uint sessionExpiry, uint willDelay)
