@@ -261,37 +261,6 @@ public sealed class ProtocolTests
     }
 
     [Fact(Timeout = 30_000)]
-    public async Task Mqtt5_receive_maximum_is_enforced_with_disconnect_0x93()
-    {
-        await using var broker = await MqttBroker.StartAsync(("receive_maximum", "2"));
-        await using var raw = await ConnectedAsync(broker.MqttEndPoint(), "flood", level: 5);
-        for (var id = 1; id <= 3; id++)
-        {
-            await raw.SendAsync(Packet(0x34, Str("q"), U16(id), [0], "x"u8.ToArray()));
-        }
-
-        (byte Header, byte[] Body) packet;
-        do
-        {
-            packet = await raw.ReadPacketAsync();
-        }
-        while (packet.Header == 0x50);
-        Assert.Equal(0xE0, packet.Header);
-        Assert.Equal(0x93, packet.Body[0]);
-    }
-
-    [Fact(Timeout = 30_000)]
-    public async Task Mqtt5_inbound_topic_alias_beyond_the_maximum_is_refused()
-    {
-        await using var broker = await MqttBroker.StartAsync(("topic_alias_maximum", "2"));
-        await using var raw = await ConnectedAsync(broker.MqttEndPoint(), "alias", level: 5);
-        await raw.SendAsync(Packet(0x30, Str("t"), [3, 0x23, 0, 3], "x"u8.ToArray()));
-        var (header, body) = await raw.ReadPacketAsync();
-        Assert.Equal(0xE0, header);
-        Assert.Equal(0x94, body[0]);
-    }
-
-    [Fact(Timeout = 30_000)]
     public async Task Mqtt5_inbound_topic_aliases_stand_for_their_topic()
     {
         await using var broker = await MqttBroker.StartAsync();

@@ -117,6 +117,14 @@ public sealed class MqttOptions
     /// </summary>
     public TimeSpan? ServerKeepAlive { get; set; }
 
+    /// <summary>
+    /// The longest keep alive a client may use [<c>max_keep_alive</c>, ours, Mosquitto's <c>max_keepalive</c>]: an MQTT 5
+    /// client asking for more, or for none (0), is told this value as CONNACK's Server Keep Alive and held to it
+    /// (MQTT-3.2.2-21); an MQTT 3.1.1 client, which cannot be told, keeps its own, as with Mosquitto 2.0. Not together
+    /// with <see cref="ServerKeepAlive"/>. Default none: clients choose.
+    /// </summary>
+    public TimeSpan? MaxKeepAlive { get; set; }
+
     /// <summary>Whether <c>tls { }</c> is configured: the listener then uses the TLS plugin's middleware with it.</summary>
     public bool Tls { get; set; }
 }

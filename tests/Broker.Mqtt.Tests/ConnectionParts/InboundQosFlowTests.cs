@@ -48,7 +48,8 @@ public sealed class InboundQosFlowTests
     {
         var (flow, output, status) = Flow(v5: true);
         flow.Published(1, 3, Task.FromException(new IOException("disk gone")));
-        Assert.Equal([(0x40, "000380")], connection.Sent(output));
+        // With the reason string (0x1F) saying why.
+        Assert.Equal([(0x40, "000380" + "22" + "1F001F" + Convert.ToHexString("the message could not be stored"u8))], connection.Sent(output));
         Assert.False(status.IsClosing);
     }
 

@@ -19,7 +19,7 @@ internal static class MqttOptionsReader
         "max_ack_pending", "max_pending", "max_inflight", "stream_replicas", "consumer_replicas", "consumer_memory_storage",
         "consumer_inactive_threshold", "consumer_auto_cleanup", "js_domain", "js_api_timeout", "api_timeout",
         "reject_qos2_publish", "downgrade_qos2_subscribe", "max_packet_size", "receive_maximum", "topic_alias_maximum",
-        "server_keep_alive",
+        "server_keep_alive", "max_keep_alive",
     ];
 
     // Characters that would put a domain's API outside one subject token ($JS.<domain>.API.).
@@ -77,6 +77,17 @@ internal static class MqttOptionsReader
             options.ServerKeepAlive = keepAlive > TimeSpan.Zero && keepAlive.TotalSeconds <= ushort.MaxValue
                 ? keepAlive
                 : throw section.Refuse("server_keep_alive", $"must be a positive duration of at most {ushort.MaxValue} seconds");
+        }
+
+        if (section.GetDuration("max_keep_alive") is { } maxKeepAlive)
+        {
+            options.MaxKeepAlive = maxKeepAlive > TimeSpan.Zero && maxKeepAlive.TotalSeconds <= ushort.MaxValue
+                ? maxKeepAlive
+                : throw section.Refuse("max_keep_alive", $"must be a positive duration of at most {ushort.MaxValue} seconds");
+            if (options.ServerKeepAlive is not null)
+            {
+                throw section.Refuse("max_keep_alive", "server_keep_alive imposes the keep alive already: give one of them");
+            }
         }
 
         if (options.Token is not null && options.Username is not null)

@@ -108,6 +108,7 @@ internal sealed class MqttAccounts : IAsyncDisposable
                 await account.Ready.ConfigureAwait(false);
             }
 
+            await account.Sessions.DropPendingWillsAsync().ConfigureAwait(false);
             await account.DisposeAsync().ConfigureAwait(false);
         }
 
@@ -197,6 +198,7 @@ internal sealed class MqttAccounts : IAsyncDisposable
         }
 
         await account.Ready.ConfigureAwait(false);
+        await account.Sessions.DropPendingWillsAsync().ConfigureAwait(false);
         await account.DisposeAsync().ConfigureAwait(false);
     }
 }

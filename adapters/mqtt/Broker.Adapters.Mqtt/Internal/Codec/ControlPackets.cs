@@ -38,18 +38,29 @@ internal static class ControlPackets
         output.Advance(2);
     }
 
-    /// <summary>PUBACK, PUBREC, PUBREL or PUBCOMP; MQTT 5 omits a success reason code, as the specification allows.</summary>
-    public static void WriteAck(IBufferWriter<byte> output, PacketType type, ushort packetId, bool v5, byte reason = ReasonCode.Success)
+    /// <summary>
+    /// PUBACK, PUBREC, PUBREL or PUBCOMP; MQTT 5 omits a success reason code, as the specification allows, and may carry
+    /// a reason string (<paramref name="reasonString"/>, UTF-8, checked against the client's limits by the caller).
+    /// </summary>
+    public static void WriteAck(IBufferWriter<byte> output, PacketType type, ushort packetId, bool v5, byte reason = ReasonCode.Success, byte[]? reasonString = null)
     {
-        var withReason = v5 && reason != ReasonCode.Success;
-        var remaining = withReason ? 3 : 2;
-        var span = output.GetSpan(2 + remaining);
+        var withReason = v5 && (reason != ReasonCode.Success || reasonString is not null);
+        var propertiesLength = v5 && reasonString is not null ? 3 + reasonString.Length : 0;
+        var remaining = (withReason ? 3 : 2) + (propertiesLength > 0 ? PacketWriter.VariableIntSize(propertiesLength) + propertiesLength : 0);
+        var span = output.GetSpan(PacketWriter.PacketSize(remaining));
         var writer = new PacketWriter(span);
         writer.WriteFixedHeader(type, type == PacketType.PubRel ? (byte)0x02 : (byte)0, remaining);
         writer.WriteUInt16(packetId);
         if (withReason)
         {
             writer.WriteByte(reason);
+        }
+
+        if (propertiesLength > 0)
+        {
+            writer.WriteVariableInt(propertiesLength);
+            writer.WriteByte(PropertyId.ReasonString);
+            writer.WriteBinary(reasonString);
         }
 
         output.Advance(writer.Written);
@@ -169,9 +180,9 @@ internal static class ControlPackets
     }
 
     /// <summary>SUBACK (<paramref name="unsubscribe"/> false) or UNSUBACK with one code per filter (3.1.1 UNSUBACK has none).</summary>
-    public static void WriteSubAck(IBufferWriter<byte> output, ushort packetId, ReadOnlySpan<byte> codes, bool v5, bool unsubscribe, string? reasonString = null)
+    public static void WriteSubAck(IBufferWriter<byte> output, ushort packetId, ReadOnlySpan<byte> codes, bool v5, bool unsubscribe, byte[]? reasonString = null)
     {
-        var reason = v5 ? ReasonBytes(reasonString) : null;
+        var reason = v5 ? reasonString : null;
         var propertiesLength = reason is null ? 0 : 3 + reason.Length;
         var withCodes = v5 || !unsubscribe;
         var remaining = 2 + (v5 ? PacketWriter.VariableIntSize(propertiesLength) + propertiesLength : 0) + (withCodes ? codes.Length : 0);
@@ -223,7 +234,8 @@ internal static class ControlPackets
         output.Advance(writer.Written);
     }
 
-    private static byte[]? ReasonBytes(string? reason)
+    /// <summary>A reason string as UTF-8, at most 1 KiB; null for none.</summary>
+    public static byte[]? ReasonBytes(string? reason)
     {
         if (string.IsNullOrEmpty(reason))
         {

@@ -77,6 +77,12 @@ internal ref struct MessageProperties
                     break;
                 case PropertyId.TopicAlias when !will:
                     result.TopicAlias = properties.ReadUInt16();
+                    if (result.TopicAlias == 0)
+                    {
+                        // MQTT-3.3.2-8; the receiver disconnects with 0x94 (section 3.3.4).
+                        throw new MqttProtocolException(ReasonCode.TopicAliasInvalid, "topic alias 0 is not allowed");
+                    }
+
                     break;
                 case PropertyId.WillDelayInterval when will:
                     result.WillDelay = properties.ReadUInt32();

@@ -58,7 +58,10 @@ internal ref struct PacketReader
         return value;
     }
 
-    /// <summary>A variable byte integer (at most four bytes).</summary>
+    /// <summary>
+    /// A variable byte integer (at most four bytes), MQTT 5 only (property lengths, identifiers and values), so in the
+    /// fewest bytes (MQTT-1.5.5-1): a last byte of 0 after others is malformed, as Mosquitto reads it.
+    /// </summary>
     public int ReadVariableInt(string field)
     {
         var value = 0;
@@ -68,6 +71,11 @@ internal ref struct PacketReader
             value |= (b & 0x7F) << shift;
             if ((b & 0x80) == 0)
             {
+                if (b == 0 && shift > 0)
+                {
+                    throw MqttProtocolException.Malformed($"variable byte integer in {field} not in the fewest bytes");
+                }
+
                 return value;
             }
         }

@@ -222,7 +222,7 @@ internal sealed class InboundPublishes
         }
 
         MqttLog.DeliveryDropped(logger, connection.Name, text, "the topic cannot be a NATS subject");
-        qosFlow.Refused(packet.Qos, packet.PacketId, ReasonCode.TopicNameInvalid, endExchange: false);
+        qosFlow.Refused(packet.Qos, packet.PacketId, ReasonCode.TopicNameInvalid, endExchange: false, $"character not supported for MQTT topics: \"{text}\"");
     }
 
     /// <summary>
@@ -235,7 +235,7 @@ internal sealed class InboundPublishes
         MqttLog.DeliveryDropped(logger, connection.Name, System.Text.Encoding.UTF8.GetString(topic), reason);
 
         // MQTT 5: an error reason ends a QoS 2 exchange, no PUBREL follows.
-        qosFlow.Refused(packet.Qos, packet.PacketId, v5 ? ReasonCode.NotAuthorized : ReasonCode.Success, endExchange: v5);
+        qosFlow.Refused(packet.Qos, packet.PacketId, v5 ? ReasonCode.NotAuthorized : ReasonCode.Success, endExchange: v5, v5 ? reason : null);
     }
 
     /// <summary>

@@ -2,6 +2,7 @@ using Broker.Abstractions;
 using System.Buffers;
 using Broker.Adapters.Mqtt.Internal.Codec;
 using Broker.Adapters.Mqtt.Internal.JetStream;
+using Broker.Adapters.Mqtt.Internal.Sessions;
 using Broker.Adapters.Mqtt.Internal.Headers;
 using Broker.Adapters.Mqtt.Internal.Topics;
 
@@ -11,6 +12,9 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 internal sealed partial class MqttConnection
 {
     private uint? disconnectExpiry;
+
+    // Set when a takeover ended the session: the will goes at once, whatever its delay.
+    private volatile bool willWithoutDelay;
 
     /// <summary>Called by the handler's timer: CONNECT timeout, then the keep alive (1.5 times the interval, MQTT-3.1.2-24).</summary>
     public void CheckTimers(long now)
@@ -39,10 +43,22 @@ internal sealed partial class MqttConnection
         }
     }
 
-    /// <summary>Another connection took the session over (MQTT-3.1.4-3): closed without its will, as nats-server does.</summary>
-    public void TakeOver()
+    /// <summary>
+    /// Another connection took the session over (MQTT-3.1.4-3). MQTT 3.1.1: closed without its will, as nats-server
+    /// does. MQTT 5 (section 3.1.3.2.2): the will is sent at once unless the newcomer resumed the session and the will
+    /// has a delay (MQTT-3.1.3-9), then it is dropped; a clean start ends the session, which sends it (MQTT-3.1.2-8).
+    /// </summary>
+    public void TakeOver(bool sessionResumed)
     {
-        will = null;
+        if (!v5 || (sessionResumed && will is { DelaySeconds: > 0 }))
+        {
+            will = null;
+        }
+        else
+        {
+            willWithoutDelay = true;
+        }
+
         RequestClose("session taken over", ReasonCode.SessionTakenOver);
     }
 
@@ -123,25 +139,20 @@ internal sealed partial class MqttConnection
 
         status.MarkClosing();
         MqttLog.Closed(logger, status.Name, status.Reason ?? "closed");
+        // MQTT 5 Will Delay Interval: the will waits in the session, with the bus connections kept to publish it.
+        var pending = buses is null ? null : will;
+        var delayed = pending is { DelaySeconds: > 0 } && v5 && session is not null && !willWithoutDelay;
         try
         {
-            if (will is { } pending && buses is not null)
+            if (pending is not null && !delayed)
             {
-                try
-                {
-                    PublishWill(pending, buses.Bus);
-                }
-                catch (BusRefusedException ex)
-                {
-                    // The user may not publish to the will's topic: dropped, as any forbidden publish.
-                    MqttLog.DeliveryDropped(logger, status.Name, pending.Topic, ex.Message);
-                }
+                PublishWillQuietly(pending);
             }
 
             subscriptions?.RemoveAll();
             outboundQos?.ReturnInflight();
             inbound?.Close();
-            if (buses is not null)
+            if (buses is not null && !delayed)
             {
                 await buses.CloseAsync(status.Reason).ConfigureAwait(false);
             }
@@ -152,8 +163,37 @@ internal sealed partial class MqttConnection
             await packets.CompleteAsync().ConfigureAwait(false);
             if (session is not null)
             {
-                await accountState!.Sessions.DetachAsync(this, session, disconnectExpiry).ConfigureAwait(false);
+                var waiting = delayed ? new DelayedWill(Environment.TickCount64 + (pending!.DelaySeconds * 1000L), publish => ResolveWillAsync(pending, publish)) : null;
+                if (!await accountState!.Sessions.DetachAsync(this, session, disconnectExpiry, waiting).ConfigureAwait(false) && delayed)
+                {
+                    // The session ends with the connection, or a takeover decided (TakeOver cleared the will to drop it).
+                    await ResolveWillAsync(pending!, publish: will is not null).ConfigureAwait(false);
+                }
             }
+        }
+    }
+
+    /// <summary>Publishes (or drops) a delayed will, then closes the bus connections kept for it.</summary>
+    private async Task ResolveWillAsync(WillMessage pending, bool publish)
+    {
+        if (publish)
+        {
+            PublishWillQuietly(pending);
+        }
+
+        await buses!.CloseAsync(status.Reason).ConfigureAwait(false);
+    }
+
+    private void PublishWillQuietly(WillMessage pending)
+    {
+        try
+        {
+            PublishWill(pending, buses!.Bus);
+        }
+        catch (BusRefusedException ex)
+        {
+            // The user may not publish to the will's topic: dropped, as any forbidden publish.
+            MqttLog.DeliveryDropped(logger, status.Name, pending.Topic, ex.Message);
         }
     }
 

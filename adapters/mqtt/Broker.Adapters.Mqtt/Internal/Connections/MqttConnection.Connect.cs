@@ -32,6 +32,11 @@ internal sealed partial class MqttConnection
         {
             connect.Parse(body.Span);
             v5 = connect.IsV5;
+            if (v5 && packets.ConnectLengthNotMinimal)
+            {
+                throw MqttProtocolException.Malformed("remaining length not in the fewest bytes");
+            }
+
             ValidateConnect(connect);
         }
         catch (MqttProtocolException ex)
@@ -58,11 +63,18 @@ internal sealed partial class MqttConnection
             serverKeepAlive = (ushort)imposed.TotalSeconds;
             keepAliveSeconds = serverKeepAlive.Value;
         }
+        else if (v5 && options.MaxKeepAlive is { } maximum && (keepAliveSeconds == 0 || keepAliveSeconds > maximum.TotalSeconds))
+        {
+            // MQTT-3.2.2-21: the client uses the Server Keep Alive it is told; the server holds it to it at 1.5 times.
+            serverKeepAlive = (ushort)maximum.TotalSeconds;
+            keepAliveSeconds = serverKeepAlive.Value;
+        }
 
         clientMaximumPacketSize = connect.MaximumPacketSize;
         clientTopicAliasMaximum = connect.TopicAliasMaximum;
         clientReceiveMaximum = connect.ReceiveMaximum;
         requestProblemInformation = connect.RequestProblemInformation;
+        output.SetClientLimits(clientMaximumPacketSize, requestProblemInformation);
 
         // MQTT 3.1.1: a session without the clean flag lives for ever (nats-server keeps it until the client cleans it).
         var expiry = v5 ? connect.SessionExpiryInterval : connect.CleanStart ? 0u : uint.MaxValue;
@@ -148,12 +160,12 @@ internal sealed partial class MqttConnection
         if (attached.Previous is { } previous)
         {
             MqttLog.TakenOver(logger, status.Name, clientId);
-            previous.TakeOver();
+            previous.TakeOver(attached.Present);
         }
 
         session = attached.Session;
         StartParts(session, buses, state);
-        packets.MarkConnected(keepAliveSeconds);
+        packets.MarkConnected(keepAliveSeconds, v5);
 
         if (v5)
         {
@@ -275,7 +287,10 @@ internal sealed partial class MqttConnection
         }
         else if (connect.IsV5)
         {
-            output.WriteConnAckV5(false, reason, new ConnAckProperties { ReasonString = message });
+            // MQTT-3.2.2-19: not beyond the client's Maximum Packet Size (a CONNACK of 6 bytes and the property).
+            var text = ControlPackets.ReasonBytes(message);
+            var fits = text is null || connect.MaximumPacketSize == 0 || PacketWriter.PacketSize(3 + PacketWriter.VariableIntSize(3 + text.Length) + 3 + text.Length) <= connect.MaximumPacketSize;
+            output.WriteConnAckV5(false, reason, new ConnAckProperties { ReasonString = fits ? message : null });
         }
         else if (connect.Level == (byte)ProtocolLevel.V311 && connAckV3
             && reason is ReasonCode.ClientIdentifierNotValid or ReasonCode.BadUserNameOrPassword or ReasonCode.NotAuthorized or ReasonCode.ServerUnavailable)

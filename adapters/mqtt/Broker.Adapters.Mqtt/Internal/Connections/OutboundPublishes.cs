@@ -51,7 +51,7 @@ internal sealed class OutboundPublishes
     {
         if (PublishEncoder.SizeV3(subject, payload.Length) < 0)
         {
-            MqttLog.DeliveryDropped(logger, status.Name, System.Text.Encoding.UTF8.GetString(subject), "larger than an MQTT packet can be");
+            Drop(subject, pending, "larger than an MQTT packet can be");
             return true;
         }
 
@@ -78,9 +78,11 @@ internal sealed class OutboundPublishes
 
     /// <summary>
     /// MQTT 5: the NATS headers become properties, topic aliases shorten repeated topics. False when a QoS 1 or 2
-    /// delivery must wait for the client's receive maximum.
+    /// delivery must wait for the client's receive maximum. <paramref name="waitedSeconds"/>: how long a stored or
+    /// retained message waited in the broker, taken off its message expiry interval (MQTT-3.3.2-6); the caller dropped
+    /// it when that interval had passed.
     /// </summary>
-    public bool SendV5(ActiveSubscription subscription, in BusMessage message, bool retainedDelivery, in Inflight pending = default)
+    public bool SendV5(ActiveSubscription subscription, in BusMessage message, bool retainedDelivery, in Inflight pending = default, uint waitedSeconds = 0)
     {
         var headerBlock = Contiguous(message.Headers, out var rented);
         try
@@ -102,6 +104,7 @@ internal sealed class OutboundPublishes
             var baseProperties = PropertiesSize(ref view, responseTopicLength, correlation.Length, subscription.Record.Identifier);
             var topicLength = TopicMapper.TopicLength(subject);
             var payloadLength = message.Payload.Length;
+            var tooLarge = false;
             lock (writeLock)
             {
                 if (output.IsCompleted)
@@ -113,60 +116,38 @@ internal sealed class OutboundPublishes
                 var sentTopicLength = alias != 0 && !aliasIsNew ? 0 : topicLength;
                 var propertiesLength = baseProperties + (alias != 0 ? 3 : 0);
                 var remaining = 2L + sentTopicLength + (pending.Qos > 0 ? 2 : 0) + PacketWriter.VariableIntSize(propertiesLength) + propertiesLength + payloadLength;
-                var size = remaining + 5;
                 if (remaining > PacketFramer.MaxRemainingLength || (clientMaximumPacketSize != 0 && PacketWriter.PacketSize((int)remaining) > clientMaximumPacketSize))
                 {
-                    // MQTT-3.1.2-25: a packet larger than the client accepts is dropped for this client.
                     if (aliasIsNew)
                     {
                         aliases!.Forget(subject);
                     }
 
-                    MqttLog.DeliveryDropped(logger, status.Name, System.Text.Encoding.UTF8.GetString(subject), "larger than the client's maximum packet size");
-                    return true;
-                }
-
-                ushort packetId = 0;
-                var dup = false;
-                if (pending.Qos > 0 && !qos.TryAssign(pending, out packetId, out dup))
-                {
-                    if (aliasIsNew)
-                    {
-                        aliases!.Forget(subject);
-                    }
-
-                    return false;
-                }
-
-                var inline = size <= PublishEncoder.SingleSpanLimit;
-                var writer = output.Writer;
-                var span = writer.GetSpan((int)(inline ? size : size - payloadLength));
-                var packet = new PacketWriter(span);
-                packet.WriteFixedHeader(PacketType.Publish, PublishEncoder.Flags(retain, pending.Qos, dup), (int)remaining);
-                packet.WriteUInt16((ushort)sentTopicLength);
-                if (sentTopicLength > 0)
-                {
-                    packet.Advance(TopicMapper.ToTopic(subject, packet.Rest));
-                }
-
-                if (pending.Qos > 0)
-                {
-                    packet.WriteUInt16(packetId);
-                }
-
-                packet.WriteVariableInt(propertiesLength);
-                WriteProperties(ref packet, ref view, message.ReplyTo, correlation, subscription.Record.Identifier, alias);
-                if (inline)
-                {
-                    message.Payload.CopyTo(packet.Rest);
-                    packet.Advance((int)payloadLength);
-                    writer.Advance(packet.Written);
+                    tooLarge = true;
                 }
                 else
                 {
-                    writer.Advance(packet.Written);
-                    PublishEncoder.WriteSequence(writer, message.Payload);
+                    ushort packetId = 0;
+                    var dup = false;
+                    if (pending.Qos > 0 && !qos.TryAssign(pending, out packetId, out dup))
+                    {
+                        if (aliasIsNew)
+                        {
+                            aliases!.Forget(subject);
+                        }
+
+                        return false;
+                    }
+
+                    Write(subject, message, ref view, correlation, subscription.Record.Identifier, pending.Qos, packetId, dup, retain, alias, sentTopicLength, (int)remaining, propertiesLength, waitedSeconds);
                 }
+            }
+
+            if (tooLarge)
+            {
+                // MQTT-3.1.2-25: a packet larger than the client accepts is dropped for this client, as if it had been sent.
+                Drop(subject, pending, "larger than the client's maximum packet size");
+                return true;
             }
 
             output.OnDelivered();
@@ -179,6 +160,66 @@ internal sealed class OutboundPublishes
                 ArrayPool<byte>.Shared.Return(rented);
             }
         }
+    }
+
+    /// <summary>Writes one MQTT 5 PUBLISH into the output; under writeLock.</summary>
+    private void Write(
+        ReadOnlySpan<byte> subject,
+        in BusMessage message,
+        scoped ref HeaderView view,
+        scoped ReadOnlySpan<byte> correlation,
+        int identifier,
+        byte qosLevel,
+        ushort packetId,
+        bool dup,
+        bool retain,
+        ushort alias,
+        int sentTopicLength,
+        int remaining,
+        int propertiesLength,
+        uint waitedSeconds)
+    {
+        var payloadLength = message.Payload.Length;
+        var size = remaining + 5L;
+        var inline = size <= PublishEncoder.SingleSpanLimit;
+        var writer = output.Writer;
+        var span = writer.GetSpan((int)(inline ? size : size - payloadLength));
+        var packet = new PacketWriter(span);
+        packet.WriteFixedHeader(PacketType.Publish, PublishEncoder.Flags(retain, qosLevel, dup), remaining);
+        packet.WriteUInt16((ushort)sentTopicLength);
+        if (sentTopicLength > 0)
+        {
+            packet.Advance(TopicMapper.ToTopic(subject, packet.Rest));
+        }
+
+        if (qosLevel > 0)
+        {
+            packet.WriteUInt16(packetId);
+        }
+
+        packet.WriteVariableInt(propertiesLength);
+        WriteProperties(ref packet, ref view, message.ReplyTo, correlation, identifier, alias, waitedSeconds);
+        if (inline)
+        {
+            message.Payload.CopyTo(packet.Rest);
+            packet.Advance((int)payloadLength);
+            writer.Advance(packet.Written);
+        }
+        else
+        {
+            writer.Advance(packet.Written);
+            PublishEncoder.WriteSequence(writer, message.Payload);
+        }
+    }
+
+    /// <summary>
+    /// A message not sent to this client (too large for it, or expired): logged, and a QoS 1 or 2 one settled with its
+    /// consumer as if the client had acknowledged it. Not under writeLock.
+    /// </summary>
+    public void Drop(ReadOnlySpan<byte> subject, in Inflight pending, string reason)
+    {
+        MqttLog.DeliveryDropped(logger, status.Name, System.Text.Encoding.UTF8.GetString(subject), reason);
+        qos.Discard(pending);
     }
 
     private static int PropertiesSize(ref HeaderView view, int responseTopicLength, int correlationLength, int identifier)
@@ -226,7 +267,7 @@ internal sealed class OutboundPublishes
         return size;
     }
 
-    private static void WriteProperties(ref PacketWriter writer, scoped ref HeaderView view, scoped ReadOnlySpan<byte> replyTo, scoped ReadOnlySpan<byte> correlation, int identifier, ushort alias)
+    private static void WriteProperties(ref PacketWriter writer, scoped ref HeaderView view, scoped ReadOnlySpan<byte> replyTo, scoped ReadOnlySpan<byte> correlation, int identifier, ushort alias, uint waitedSeconds)
     {
         if (view.PayloadFormat != 0)
         {
@@ -237,7 +278,7 @@ internal sealed class OutboundPublishes
         if (view.HasMessageExpiry)
         {
             writer.WriteByte(PropertyId.MessageExpiryInterval);
-            writer.WriteUInt32(view.MessageExpiry);
+            writer.WriteUInt32(view.MessageExpiry > waitedSeconds ? view.MessageExpiry - waitedSeconds : 1);
         }
 
         if (!view.ContentType.IsEmpty)

@@ -24,6 +24,10 @@ internal sealed class PacketOutput : IThreadPoolWorkItem
     private readonly ILogger logger;
     private bool outputCompleted;
 
+    // What an MQTT 5 client accepts in acknowledgements (SetClientLimits).
+    private uint clientMaximumPacketSize;
+    private bool requestProblemInformation = true;
+
     // The stamp of the last read loop batch that listed this output for a flush.
     private long listedInBatch;
 
@@ -68,28 +72,63 @@ internal sealed class PacketOutput : IThreadPoolWorkItem
         }
     }
 
-    /// <summary>PUBACK, PUBREC, PUBREL or PUBCOMP.</summary>
-    public void WriteAck(PacketType type, ushort packetId, bool v5, byte reason)
+    /// <summary>
+    /// What an MQTT 5 client accepts besides PUBLISH: its Maximum Packet Size (0: no limit) and whether it asked for
+    /// reason strings (Request Problem Information). Set once at CONNECT, before any acknowledgement.
+    /// </summary>
+    public void SetClientLimits(uint maximumPacketSize, bool problemInformation)
     {
+        clientMaximumPacketSize = maximumPacketSize;
+        requestProblemInformation = problemInformation;
+    }
+
+    /// <summary>PUBACK, PUBREC, PUBREL or PUBCOMP; MQTT 5 with <paramref name="reasonString"/> when the client takes it.</summary>
+    public void WriteAck(PacketType type, ushort packetId, bool v5, byte reason, string? reasonString = null)
+    {
+        var text = v5 ? ReasonFor(reasonString, 4) : null;
         lock (writeLock)
         {
             if (!outputCompleted)
             {
-                ControlPackets.WriteAck(output, type, packetId, v5, reason);
+                ControlPackets.WriteAck(output, type, packetId, v5, reason, text);
             }
         }
     }
 
-    /// <summary>SUBACK or UNSUBACK.</summary>
-    public void WriteSubAck(ushort packetId, ReadOnlySpan<byte> codes, bool v5, bool unsubscribe)
+    /// <summary>SUBACK or UNSUBACK; MQTT 5 with <paramref name="reasonString"/> when the client takes it.</summary>
+    public void WriteSubAck(ushort packetId, ReadOnlySpan<byte> codes, bool v5, bool unsubscribe, string? reasonString = null)
     {
+        var text = v5 ? ReasonFor(reasonString, 3 + codes.Length) : null;
         lock (writeLock)
         {
             if (!outputCompleted)
             {
-                ControlPackets.WriteSubAck(output, packetId, codes, v5, unsubscribe);
+                ControlPackets.WriteSubAck(output, packetId, codes, v5, unsubscribe, text);
             }
         }
+    }
+
+    /// <summary>
+    /// A reason string for an acknowledgement of <paramref name="bodyWithout"/> bytes without it, or null: not when the
+    /// client set Request Problem Information to 0 (MQTT-3.1.2-29), nor when it would make the packet larger than the
+    /// client's Maximum Packet Size (MQTT-3.4.2-2, MQTT-3.9.2-1).
+    /// </summary>
+    private byte[]? ReasonFor(string? reasonString, int bodyWithout)
+    {
+        if (reasonString is null || !requestProblemInformation)
+        {
+            return null;
+        }
+
+        var text = ControlPackets.ReasonBytes(reasonString);
+        if (text is null)
+        {
+            return null;
+        }
+
+        var properties = 3 + text.Length;
+        var size = PacketWriter.PacketSize(bodyWithout + PacketWriter.VariableIntSize(properties) + properties);
+        return clientMaximumPacketSize != 0 && size > clientMaximumPacketSize ? null : text;
     }
 
     /// <summary>An MQTT 3.1.1 CONNACK (the first packet: the output cannot have completed yet).</summary>

@@ -24,6 +24,7 @@ internal sealed class PacketSession
     private long lastInputAt = Environment.TickCount64;
     private byte[]? scratch;
     private bool connected;
+    private bool minimalLengths;
     private int keepAliveSeconds;
 
     public PacketSession(TransportConnection transport, int maxPacketSize, PacketOutput output, ConnectionStatus status, IPacketHandler handler)
@@ -39,10 +40,17 @@ internal sealed class PacketSession
     /// <summary>Whether CONNECT was accepted: from then on any packet but CONNECT may come, and the keep alive runs.</summary>
     public bool IsConnected => connected;
 
-    /// <summary>CONNECT was accepted with this keep alive (0: none).</summary>
-    public void MarkConnected(int keepAlive)
+    /// <summary>Whether the CONNECT packet's remaining length used more bytes than needed (refused for MQTT 5 only).</summary>
+    public bool ConnectLengthNotMinimal { get; private set; }
+
+    /// <summary>
+    /// CONNECT was accepted with this keep alive (0: none). For MQTT 5, a remaining length in more bytes than needed is
+    /// malformed from now on (MQTT-1.5.5-1); MQTT 3.1.1 clients keep nats-server's leniency.
+    /// </summary>
+    public void MarkConnected(int keepAlive, bool v5 = false)
     {
         keepAliveSeconds = keepAlive;
+        minimalLengths = v5;
         connected = true;
     }
 
@@ -118,6 +126,19 @@ internal sealed class PacketSession
                 return false;
             case FrameStatus.Malformed:
                 throw MqttProtocolException.Malformed("malformed variable int");
+        }
+
+        if (headerLength - 1 != PacketWriter.VariableIntSize(remaining))
+        {
+            if (minimalLengths)
+            {
+                throw MqttProtocolException.Malformed($"remaining length {remaining} not in the fewest bytes");
+            }
+
+            if (!connected)
+            {
+                ConnectLengthNotMinimal = true;
+            }
         }
 
         if ((long)remaining + headerLength > maxPacketSize)

@@ -89,14 +89,18 @@ internal sealed partial class SubscriptionManager
         }
 
         var subject = message.Subject[QosMessages.SubjectPrefix.Length..];
+        ParseAckSubject(ackSubject, out var consumer, out var delivered, out var sequence, out var storedAt);
         var block = OutboundPublishes.Contiguous(message.Headers, out var rented);
         byte published;
         bool ownMessage;
+        bool expired;
+        uint waited;
         try
         {
             var view = new HeaderView(block);
             published = view.Qos == 0 ? (byte)1 : view.Qos;
             ownMessage = v5 && subscription.Record.NoLocal && !view.Origin.IsEmpty && view.Origin.SequenceEqual(clientIdBytes ??= Encoding.UTF8.GetBytes(session.ClientId));
+            expired = HasExpired(view.HasMessageExpiry, view.MessageExpiry, storedAt / 1_000_000, out waited);
         }
         finally
         {
@@ -112,10 +116,16 @@ internal sealed partial class SubscriptionManager
             return;
         }
 
-        ParseAckSubject(ackSubject, out var consumer, out var delivered, out var sequence);
         var pending = new Inflight(ackSubject, consumer, sequence, Math.Min(published, subscription.Qos), delivered > 1);
+        if (expired)
+        {
+            // MQTT-3.3.2-5: its message expiry interval passed while it waited (for a disconnected session, say).
+            publishes.Drop(subject, pending, "message expiry interval passed");
+            return;
+        }
+
         var sent = v5
-            ? publishes.SendV5(subscription, new BusMessage(subject, default, message.Headers, message.Payload), retainedDelivery: false, pending)
+            ? publishes.SendV5(subscription, new BusMessage(subject, default, message.Headers, message.Payload), retainedDelivery: false, pending, waited)
             : publishes.SendV3(subject, message.Payload, retain: false, pending);
         if (!sent)
         {
@@ -125,21 +135,44 @@ internal sealed partial class SubscriptionManager
     }
 
     /// <summary>
-    /// The consumer, delivery count and stream sequence of
-    /// <c>$JS.ACK.&lt;stream&gt;.&lt;consumer&gt;.&lt;delivered&gt;.&lt;stream seq&gt;...</c>.
+    /// The consumer, delivery count, stream sequence and time stored (nanoseconds since the Unix epoch, 0 if absent) of
+    /// <c>$JS.ACK.&lt;stream&gt;.&lt;consumer&gt;.&lt;delivered&gt;.&lt;stream seq&gt;.&lt;consumer seq&gt;.&lt;timestamp&gt;...</c>.
     /// </summary>
-    private static void ParseAckSubject(string ackSubject, out string? consumer, out ulong delivered, out ulong sequence)
+    private static void ParseAckSubject(string ackSubject, out string? consumer, out ulong delivered, out ulong sequence, out long timestamp)
     {
         consumer = null;
         delivered = 0;
         sequence = 0;
+        timestamp = 0;
         var tokens = ackSubject.Split('.');
         if (tokens.Length >= 6 && ulong.TryParse(tokens[4], out var count) && ulong.TryParse(tokens[5], out var parsed))
         {
             consumer = tokens[3];
             delivered = count;
             sequence = parsed;
+            if (tokens.Length >= 8 && long.TryParse(tokens[7], out var stored))
+            {
+                timestamp = stored;
+            }
         }
+    }
+
+    /// <summary>
+    /// Whether a message with a message expiry interval, kept since <paramref name="keptSinceMs"/> (Unix milliseconds;
+    /// 0: not known, never expired), expired; <paramref name="waitedSeconds"/> is how long it waited, in whole seconds,
+    /// which MQTT 5 deliveries take off the interval (MQTT-3.3.2-6).
+    /// </summary>
+    private static bool HasExpired(bool hasExpiry, uint expirySeconds, long keptSinceMs, out uint waitedSeconds)
+    {
+        waitedSeconds = 0;
+        if (!hasExpiry || keptSinceMs <= 0)
+        {
+            return false;
+        }
+
+        var waitedMs = Math.Max(0, DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - keptSinceMs);
+        waitedSeconds = (uint)Math.Min(waitedMs / 1000, uint.MaxValue);
+        return waitedMs >= expirySeconds * 1000L;
     }
 
     /// <summary>Sends the retained messages matching a new subscription, with RETAIN set (MQTT-3.3.1-8).</summary>
@@ -166,6 +199,18 @@ internal sealed partial class SubscriptionManager
     {
         var subject = System.Text.Encoding.UTF8.GetBytes(retained.Subject);
         var payload = new ReadOnlySequence<byte>(retained.Payload);
+        uint waited = 0;
+        if (retained.Properties.Length > 0)
+        {
+            var expiryReader = new PropertyReader(retained.Properties);
+            var expiry = MessageProperties.Read(ref expiryReader, will: false);
+            if (HasExpired(expiry.HasMessageExpiry, expiry.MessageExpiry, retained.SetAt, out waited))
+            {
+                // MQTT 5 section 3.3.2.3.3: an expired retained message is discarded, the topic has none any more.
+                this.retained.RemoveExpired(retained);
+                return;
+            }
+        }
 
         // At the lower of the two QoS (MQTT-3.8.4-8); not on a consumer, so the client's acknowledgement settles it here.
         var pending = new Inflight(null, null, 0, Math.Min(retained.Qos, subscription.Qos));
@@ -180,7 +225,7 @@ internal sealed partial class SubscriptionManager
             var reader = new PropertyReader(retained.Properties);
             var properties = MessageProperties.Read(ref reader, will: false);
             MqttHeaders.Write(block, retained.Qos, retain: true, properties, default, default);
-            sent = publishes.SendV5(subscription, new BusMessage(subject, default, new ReadOnlySequence<byte>(block.WrittenMemory), payload), retainedDelivery: true, pending);
+            sent = publishes.SendV5(subscription, new BusMessage(subject, default, new ReadOnlySequence<byte>(block.WrittenMemory), payload), retainedDelivery: true, pending, waited);
         }
 
         if (!sent)

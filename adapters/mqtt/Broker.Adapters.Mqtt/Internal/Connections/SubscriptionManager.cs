@@ -35,6 +35,9 @@ internal sealed partial class SubscriptionManager
     // Deliveries in flight at most, which the consumers' max_ack_pending follows.
     private readonly int inflightLimit;
 
+    // Why filters of the SUBSCRIBE being handled were refused (MQTT 5 SUBACK reason string); read loop only.
+    private System.Text.StringBuilder? refusals;
+
     public SubscriptionManager(
         IQosSource qosSource,
         RetainedMessages retained,
@@ -69,6 +72,7 @@ internal sealed partial class SubscriptionManager
         var packet = SubscribePacket.Parse(body.Span, v5, unsubscribe: false);
         var codes = new byte[packet.Filters.Count];
         var started = new List<(ActiveSubscription Subscription, bool Existed)>();
+        refusals = null;
         for (var i = 0; i < packet.Filters.Count; i++)
         {
             var request = packet.Filters[i];
@@ -83,7 +87,7 @@ internal sealed partial class SubscriptionManager
             }
         }
 
-        output.WriteSubAck(packet.PacketId, codes, v5, unsubscribe: false);
+        output.WriteSubAck(packet.PacketId, codes, v5, unsubscribe: false, refusals?.ToString());
 
         session.ScheduleSave(store);
 
@@ -261,6 +265,13 @@ internal sealed partial class SubscriptionManager
     private byte Refuse(string filter, string reason, byte v5Code)
     {
         MqttLog.SubscriptionRefused(logger, status.Name, filter, reason);
+        if (v5)
+        {
+            // The SUBACK's reason string says why, filter by filter.
+            refusals ??= new System.Text.StringBuilder();
+            refusals.Append(refusals.Length == 0 ? "" : "; ").Append('"').Append(filter).Append("\": ").Append(reason);
+        }
+
         return v5 ? v5Code : (byte)0x80;
     }
 

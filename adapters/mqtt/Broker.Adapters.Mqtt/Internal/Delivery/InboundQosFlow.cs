@@ -36,7 +36,7 @@ internal sealed class InboundQosFlow
         this.receiveMaximum = receiveMaximum;
     }
 
-    private readonly record struct PublishAck(PacketType Type, ushort PacketId, byte Reason, Task? Stored);
+    private readonly record struct PublishAck(PacketType Type, ushort PacketId, byte Reason, Task? Stored, string? Text = null);
 
     /// <summary>
     /// Starts the exchange of a QoS 2 publish. False for a resend whose PUBREL has not come: delivered already, its
@@ -78,11 +78,11 @@ internal sealed class InboundQosFlow
     /// A publish that was not delivered: acknowledged with <paramref name="reason"/> (nothing for QoS 0);
     /// <paramref name="endExchange"/> releases a started QoS 2 exchange, as an error reason ends it (no PUBREL follows).
     /// </summary>
-    public void Refused(byte qos, ushort packetId, byte reason, bool endExchange)
+    public void Refused(byte qos, ushort packetId, byte reason, bool endExchange, string? reasonString = null)
     {
         if (qos == 1)
         {
-            Acknowledge(PacketType.PubAck, packetId, reason);
+            Acknowledge(PacketType.PubAck, packetId, reason, text: reasonString);
         }
         else if (qos == 2)
         {
@@ -91,7 +91,7 @@ internal sealed class InboundQosFlow
                 session.Release(packetId);
             }
 
-            Acknowledge(PacketType.PubRec, packetId, reason);
+            Acknowledge(PacketType.PubRec, packetId, reason, text: reasonString);
         }
     }
 
@@ -121,17 +121,17 @@ internal sealed class InboundQosFlow
     /// Acknowledges a QoS 1 or 2 publish of the client: at once when nothing is waiting, else after the acknowledgements
     /// before it; <paramref name="stored"/> is JetStream storing the message, which the acknowledgement waits for.
     /// </summary>
-    private void Acknowledge(PacketType type, ushort packetId, byte reason, Task? stored = null)
+    private void Acknowledge(PacketType type, ushort packetId, byte reason, Task? stored = null, string? text = null)
     {
         lock (publishAcksLock)
         {
             if (stored is null && publishAcks.Count == 0)
             {
-                output.WriteAck(type, packetId, v5, reason);
+                output.WriteAck(type, packetId, v5, reason, text);
                 return;
             }
 
-            publishAcks.Enqueue(new PublishAck(type, packetId, reason, stored));
+            publishAcks.Enqueue(new PublishAck(type, packetId, reason, stored, text));
         }
 
         if (stored is null || stored.IsCompleted)
@@ -185,7 +185,7 @@ internal sealed class InboundQosFlow
 
                 if (!failed)
                 {
-                    output.WriteAck(head.Type, head.PacketId, v5, reason);
+                    output.WriteAck(head.Type, head.PacketId, v5, reason, reason == ReasonCode.UnspecifiedError && head.Text is null ? "the message could not be stored" : head.Text);
                 }
             }
         }

@@ -83,6 +83,15 @@ internal sealed class InflightDeliveries
         return true;
     }
 
+    /// <summary>Forgets the delivery of a stored message when it is in flight (a redelivery the broker drops).</summary>
+    public void RemoveMessage(in Inflight delivery)
+    {
+        if (delivery.Consumer is { } consumer && byMessage.Remove((consumer, delivery.Sequence), out var packetId))
+        {
+            byPacketId.Remove(packetId);
+        }
+    }
+
     /// <summary>Takes every delivery still in flight (the connection is closing).</summary>
     public List<Inflight> TakeAll()
     {

@@ -50,6 +50,26 @@ internal sealed class OutboundQosFlow
     public bool TryAssign(in Inflight pending, out ushort packetId, out bool duplicate)
         => inflight.TryAdd(pending, Limit, releasing, out packetId, out duplicate);
 
+    /// <summary>
+    /// A delivery the broker drops instead of sending (too large for the client, MQTT-3.1.2-25; expired,
+    /// MQTT-3.3.2-5): settled as if the client had acknowledged it, so its consumer does not offer it again. Not under
+    /// the write lock.
+    /// </summary>
+    public void Discard(in Inflight delivery)
+    {
+        if (delivery.AckSubject is not { } ack)
+        {
+            return;
+        }
+
+        lock (writeLock)
+        {
+            inflight.RemoveMessage(delivery);
+        }
+
+        qos.Qos?.Ack(ack);
+    }
+
     /// <summary>PUBACK, PUBREC or PUBCOMP from the client for a QoS 1 or 2 delivery.</summary>
     public void Acknowledged(PacketType type, ReadOnlySpan<byte> body)
     {

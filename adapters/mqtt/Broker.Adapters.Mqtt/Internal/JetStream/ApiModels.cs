@@ -60,7 +60,11 @@ internal sealed record ConsumerSpec(
 /// <param name="Sequence">Its stream sequence.</param>
 /// <param name="Headers">Its NATS header block, or empty.</param>
 /// <param name="Data">Its payload.</param>
-internal sealed record FetchedMessage(string Subject, ulong Sequence, byte[] Headers, byte[] Data);
+internal sealed record FetchedMessage(string Subject, ulong Sequence, byte[] Headers, byte[] Data)
+{
+    /// <summary>When JetStream stored it, in nanoseconds since the Unix epoch; 0 when not known.</summary>
+    public long Timestamp { get; init; }
+}
 
 /// <summary>A JetStream API error (<c>{"code","err_code","description"}</c>).</summary>
 internal sealed class ApiErrorModel

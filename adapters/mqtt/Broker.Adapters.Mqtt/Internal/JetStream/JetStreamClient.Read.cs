@@ -33,7 +33,7 @@ internal sealed partial class JetStreamClient
         {
             if (ParseAck(message.ReplyTo) is { } ack)
             {
-                var stored = new FetchedMessage(Encoding.UTF8.GetString(message.Subject), ack.Sequence, message.Headers.ToArray(), message.Payload.ToArray());
+                var stored = new FetchedMessage(Encoding.UTF8.GetString(message.Subject), ack.Sequence, message.Headers.ToArray(), message.Payload.ToArray()) { Timestamp = ack.Timestamp };
                 lock (pendingAfter)
                 {
                     pendingAfter[ack.Sequence] = ack.Pending;
@@ -112,7 +112,7 @@ internal sealed partial class JetStreamClient
     }
 
     /// <summary>The stream sequence and pending count of <c>$JS.ACK.&lt;stream&gt;.&lt;consumer&gt;.&lt;dc&gt;.&lt;sseq&gt;.&lt;dseq&gt;.&lt;ts&gt;.&lt;pending&gt;</c>.</summary>
-    private static (ulong Sequence, ulong Pending)? ParseAck(ReadOnlySpan<byte> reply)
+    private static (ulong Sequence, ulong Pending, long Timestamp)? ParseAck(ReadOnlySpan<byte> reply)
     {
         // Stream and consumer names hold no '.', so the tokens count from the end: pending is the last, sseq the fourth last.
         if (!reply.StartsWith("$JS.ACK."u8))
@@ -136,7 +136,7 @@ internal sealed partial class JetStreamClient
         // dots: before pending, before ts, before dseq, before sseq.
         return ulong.TryParse(reply[(dots[3] + 1)..dots[2]], NumberStyles.None, CultureInfo.InvariantCulture, out var sequence)
             && ulong.TryParse(reply[(dots[0] + 1)..], NumberStyles.None, CultureInfo.InvariantCulture, out var pending)
-            ? (sequence, pending)
+            ? (sequence, pending, long.TryParse(reply[(dots[1] + 1)..dots[0]], NumberStyles.None, CultureInfo.InvariantCulture, out var timestamp) ? timestamp : 0)
             : null;
     }
 }

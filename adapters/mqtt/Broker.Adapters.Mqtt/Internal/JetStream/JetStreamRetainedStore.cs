@@ -133,7 +133,7 @@ internal sealed class JetStreamRetainedStore : IRetainedStore, IAsyncDisposable
         }
 
         reason = topic is null ? "no Nmqtt-Topic header" : qos is null ? "no valid Nmqtt-Pub header" : stored.Data.Length == 0 ? "empty payload" : "";
-        return reason.Length == 0 ? new RetainedMessage(subject, topic!, qos!.Value, stored.Data, properties) : null;
+        return reason.Length == 0 ? new RetainedMessage(subject, topic!, qos!.Value, stored.Data, properties) { SetAt = stored.Timestamp / 1_000_000 } : null;
     }
 
     private async Task WriteLoopAsync()

@@ -44,6 +44,9 @@ internal sealed class MqttSession
 
     public bool Persistent => ExpiryInterval > 0;
 
+    /// <summary>The will of the last connection, waiting for its delay while the session is disconnected. Set by the manager, under its gate.</summary>
+    public DelayedWill? PendingWill { get; set; }
+
     public SubscriptionRecord[] Subscriptions
     {
         get

@@ -9,7 +9,14 @@ namespace Broker.Adapters.Mqtt.Internal.Sessions;
 /// <param name="Qos">The QoS it was published with.</param>
 /// <param name="Payload">The payload (never empty: an empty one deletes).</param>
 /// <param name="Properties">The MQTT 5 property block it was published with, or empty.</param>
-internal sealed record RetainedMessage(string Subject, string Topic, byte Qos, byte[] Payload, byte[] Properties);
+internal sealed record RetainedMessage(string Subject, string Topic, byte Qos, byte[] Payload, byte[] Properties)
+{
+    /// <summary>
+    /// When it was set, in milliseconds since the Unix epoch (read back from the store's timestamp after a restart), so
+    /// its message expiry interval counts from then; 0 when not known, then it never expires.
+    /// </summary>
+    public long SetAt { get; init; }
+}
 
 /// <summary>
 /// Where retained messages are kept between restarts (JetStream's <c>$MQTT_rmsgs</c>, as in nats-server). Writes are
@@ -97,7 +104,7 @@ internal sealed class RetainedMessages
             return;
         }
 
-        var message = new RetainedMessage(key, Encoding.UTF8.GetString(topic), qos, payload.ToArray(), properties.ToArray());
+        var message = new RetainedMessage(key, Encoding.UTF8.GetString(topic), qos, payload.ToArray(), properties.ToArray()) { SetAt = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() };
 
         // Two publishers of one topic: the store must end with the message memory ends with, so both change in one
         // step (retained publishes are rare; the store only queues).
@@ -105,6 +112,22 @@ internal sealed class RetainedMessages
         {
             messages[key] = message;
             store.Save(message);
+        }
+    }
+
+    /// <summary>
+    /// Discards a retained message whose message expiry interval passed (MQTT 5 section 3.3.2.3.3: the topic has no
+    /// retained message then), unless a newer one replaced it meanwhile.
+    /// </summary>
+    public void RemoveExpired(RetainedMessage message)
+    {
+        ArgumentNullException.ThrowIfNull(message);
+        lock (writeGate)
+        {
+            if (messages.TryRemove(new KeyValuePair<string, RetainedMessage>(message.Subject, message)))
+            {
+                store.Delete(message.Subject);
+            }
         }
     }
 

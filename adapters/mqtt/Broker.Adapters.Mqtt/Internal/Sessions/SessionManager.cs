@@ -144,6 +144,13 @@ internal sealed class SessionManager : IDisposable
 
         var previous = session?.Connection;
         var present = session is not null && !cleanStart && session.Persistent;
+        if (session?.PendingWill is { } pendingWill)
+        {
+            // MQTT-3.1.3-9: a connection that resumes the session before the will's delay ends drops it; a clean start
+            // ends the session, which sends it (MQTT-3.1.2-8).
+            session.PendingWill = null;
+            await pendingWill.ResolveAsync(publish: !present).ConfigureAwait(false);
+        }
         if (present && loaded)
         {
             // Resumed after a restart: QoS 2 publishes it left between PUBREC and PUBREL are still recognised when resent.
@@ -197,8 +204,12 @@ internal sealed class SessionManager : IDisposable
         => record.DisconnectedAt > 0 && record.ExpiryInterval != uint.MaxValue
             && DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - record.DisconnectedAt >= record.ExpiryInterval * 1000L;
 
-    /// <summary>Unbinds a closing connection: a session that does not outlive it is forgotten, any other is stored.</summary>
-    public async Task DetachAsync(MqttConnection connection, MqttSession session, uint? expiryInterval)
+    /// <summary>
+    /// Unbinds a closing connection: a session that does not outlive it is forgotten, any other is stored, and keeps
+    /// <paramref name="will"/> until its delay ends. Returns whether the session took the will: false when it was taken
+    /// over or ends now (the caller then publishes or drops the will itself).
+    /// </summary>
+    public async Task<bool> DetachAsync(MqttConnection connection, MqttSession session, uint? expiryInterval, DelayedWill? will = null)
     {
         await gate.WaitAsync().ConfigureAwait(false);
         try
@@ -206,7 +217,7 @@ internal sealed class SessionManager : IDisposable
             if (!ReferenceEquals(session.Connection, connection))
             {
                 // Taken over: the session belongs to the newer connection now.
-                return;
+                return false;
             }
 
             session.Connection = null;
@@ -231,12 +242,14 @@ internal sealed class SessionManager : IDisposable
                 live.TryRemove(new KeyValuePair<string, MqttSession>(session.ClientId, session));
                 await DiscardAsync(session).ConfigureAwait(false);
                 await StoreQuietlyAsync(session.ClientId, "delete", () => store.DeleteAsync(session.ClientId, CancellationToken.None)).ConfigureAwait(false);
-                return;
+                return false;
             }
 
             session.DisconnectedAt = Math.Max(Environment.TickCount64, 1);
+            session.PendingWill = will;
             var record = session.ToRecord() with { DisconnectedAt = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() };
             await StoreQuietlyAsync(session.ClientId, "save", () => store.SaveAsync(record, CancellationToken.None)).ConfigureAwait(false);
+            return true;
         }
         finally
         {
@@ -298,13 +311,18 @@ internal sealed class SessionManager : IDisposable
             => subscriptions.Any(s => string.Equals(s.Consumer, consumer, StringComparison.Ordinal));
     }
 
-    /// <summary>Forgets disconnected sessions whose expiry interval has passed.</summary>
+    /// <summary>Publishes the wills whose delay ended and forgets disconnected sessions whose expiry interval has passed.</summary>
     public async Task ExpireAsync(long now)
     {
         await ExpireStoredAsync(now).ConfigureAwait(false);
         foreach (var (key, session) in live)
         {
             var disconnectedAt = session.DisconnectedAt;
+            if (session.PendingWill is { } will && now >= will.DueAt)
+            {
+                await PublishDelayedWillAsync(session, will).ConfigureAwait(false);
+            }
+
             if (disconnectedAt == 0 || session.ExpiryInterval == uint.MaxValue || now - disconnectedAt < session.ExpiryInterval * 1000L)
             {
                 continue;
@@ -316,6 +334,13 @@ internal sealed class SessionManager : IDisposable
                 if (session.Connection is null && session.DisconnectedAt == disconnectedAt
                     && live.TryRemove(new KeyValuePair<string, MqttSession>(key, session)))
                 {
+                    // The session ends before the will's delay: the will goes now (MQTT-3.1.2-8).
+                    if (session.PendingWill is { } endingWill)
+                    {
+                        session.PendingWill = null;
+                        await endingWill.ResolveAsync(publish: true).ConfigureAwait(false);
+                    }
+
                     await DiscardAsync(session).ConfigureAwait(false);
                     await StoreQuietlyAsync(session.ClientId, "delete", () => store.DeleteAsync(session.ClientId, CancellationToken.None)).ConfigureAwait(false);
                 }
@@ -363,6 +388,51 @@ internal sealed class SessionManager : IDisposable
                 gate.Release();
             }
         }
+    }
+
+    /// <summary>
+    /// Drops the wills waiting for their delay, closing the bus connections kept for them: the account's MQTT state is
+    /// retired (its connected clients lose their wills too) or the adapter stops.
+    /// </summary>
+    public async Task DropPendingWillsAsync()
+    {
+        await gate.WaitAsync().ConfigureAwait(false);
+        try
+        {
+            foreach (var session in live.Values)
+            {
+                if (session.PendingWill is { } will)
+                {
+                    session.PendingWill = null;
+                    await will.ResolveAsync(publish: false).ConfigureAwait(false);
+                }
+            }
+        }
+        finally
+        {
+            gate.Release();
+        }
+    }
+
+    private async Task PublishDelayedWillAsync(MqttSession session, DelayedWill will)
+    {
+        await gate.WaitAsync().ConfigureAwait(false);
+        try
+        {
+            if (!ReferenceEquals(session.PendingWill, will))
+            {
+                // A connection resumed the session meanwhile.
+                return;
+            }
+
+            session.PendingWill = null;
+        }
+        finally
+        {
+            gate.Release();
+        }
+
+        await will.ResolveAsync(publish: true).ConfigureAwait(false);
     }
 
     /// <summary>
