@@ -49,7 +49,6 @@ public class ConfigFieldTests
 
     [Theory(Timeout = 30_000)]
     [InlineData("\"consumer_limits\":{\"max_ack_pending\":5}", "stream consumer limits are not supported by this broker")]
-    [InlineData("\"subject_delete_marker_ttl\":1000000000", "subject delete markers are not supported by this broker")]
     [InlineData("\"allow_msg_counter\":true", "message counters are not supported by this broker")]
     [InlineData("\"allow_atomic\":true", "batch publishing is not supported by this broker")]
     [InlineData("\"allow_batched\":true", "batch publishing is not supported by this broker")]
@@ -104,7 +103,7 @@ public class ConfigFieldTests
 
         foreach (var (subject, type) in new[] { ("$JS.API.INFO", "account_info_response"), ("$JS.API.STREAM.CREATE.A", "stream_create_response") })
         {
-            var refused = await RequestAsync(connection, subject, """{"name":"A","storage":"memory"}""", new NatsHeaders { ["Nats-Required-Api-Level"] = "1" });
+            var refused = await RequestAsync(connection, subject, """{"name":"A","storage":"memory"}""", new NatsHeaders { ["Nats-Required-Api-Level"] = "2" });
             Assert.Equal("io.nats.jetstream.api.v1." + type, (string?)refused["type"]);
             Assert.Equal(412, (int)refused["error"]!["code"]!);
             Assert.Equal(10185, (int)refused["error"]!["err_code"]!);
@@ -113,7 +112,7 @@ public class ConfigFieldTests
 
         var garbled = await RequestAsync(connection, "$JS.API.INFO", "", new NatsHeaders { ["Nats-Required-Api-Level"] = "two" });
         Assert.Equal(10185, (int)garbled["error"]!["err_code"]!);
-        var fine = await RequestAsync(connection, "$JS.API.STREAM.CREATE.A", """{"name":"A","storage":"memory"}""", new NatsHeaders { ["Nats-Required-Api-Level"] = "0" });
+        var fine = await RequestAsync(connection, "$JS.API.STREAM.CREATE.A", """{"name":"A","storage":"memory"}""", new NatsHeaders { ["Nats-Required-Api-Level"] = "1" });
         Assert.Null(fine["error"]);
     }
 

@@ -183,7 +183,7 @@ public sealed class MessageTtlTests
         var kv = new NatsKVContext(js);
         var store = await kv.CreateStoreAsync(new NatsKVConfig("B") { Storage = NatsKVStorageType.Memory });
 
-        // The client offers a key's ttl only on a bucket with limit markers (LimitMarkerTTL, which are not built);
+        // The client offers a key's ttl only on a bucket with limit markers (LimitMarkerTTL, SubjectDeleteMarkerTests);
         // a bucket whose stream allows TTLs takes a raw put with Nats-TTL, as 2.11 does.
         var refused = await Assert.ThrowsAnyAsync<NatsKVException>(async () => await store.CreateAsync("k", "v", TimeSpan.FromSeconds(1)));
         Assert.Equal("This store does not support TTL", refused.Message);
@@ -208,11 +208,6 @@ public sealed class MessageTtlTests
             },
             "the key to expire");
         Assert.Equal("v", (await store.GetEntryAsync<string>("kept")).Value);
-
-        // Limit markers (2.11's subject_delete_marker_ttl) are not built: the client asks for API level 1 first (we
-        // serve 0), and the server refuses the field by name (ConfigFieldTests).
-        var markers = await Assert.ThrowsAnyAsync<NatsKVException>(async () => await kv.CreateStoreAsync(new NatsKVConfig("M") { Storage = NatsKVStorageType.Memory, LimitMarkerTTL = TimeSpan.FromSeconds(5) }));
-        Assert.StartsWith("API doesn't support Limit", markers.Message, StringComparison.Ordinal);
     }
 
     private static async Task<JsonElement> PublishRawAsync(NatsConnection connection, string subject, string ttl)

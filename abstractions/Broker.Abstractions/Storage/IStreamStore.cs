@@ -188,6 +188,17 @@ public interface IStreamStore : IAsyncDisposable
     void RegisterStorageUpdates(StorageUpdateHandler? handler);
 
     /// <summary>
+    /// Sets the one handler told when an expiry emptied a subject (see <see cref="SubjectExpiredHandler"/>; contract
+    /// 1.4, for stores whose provider declares <see cref="StoreFeatures.SubjectExpiries"/>); <see langword="null"/>
+    /// removes it. A store keeps nothing for the handler while none is set.
+    /// </summary>
+    /// <remarks>The default implementation, which a store written against contract 1.3 gets, never calls it.</remarks>
+    /// <param name="handler">The handler.</param>
+    void RegisterSubjectExpiries(SubjectExpiredHandler? handler)
+    {
+    }
+
+    /// <summary>
     /// Opens the state store of a consumer of this stream: the existing one when a consumer of that name was
     /// recovered or created before (its <see cref="IConsumerStore.Config"/> is then replaced), a new empty one otherwise.
     /// </summary>

@@ -44,4 +44,10 @@ public enum StoreFeatures
 
     /// <summary>Appends honour <see cref="StoreOptions.TimeToLive"/>.</summary>
     MessageTtl = 2,
+
+    /// <summary>
+    /// The stores call the handler of <see cref="IStreamStore.RegisterSubjectExpiries"/> when <c>max_age</c> or a
+    /// message's time to live removes the last message of a subject (nats-server 2.11's subject delete markers).
+    /// </summary>
+    SubjectExpiries = 4,
 }

@@ -56,3 +56,14 @@ public readonly record struct PendingCount(ulong Total, ulong ValidThrough);
 /// <param name="sequence">The message's sequence, or 0 for a bulk change.</param>
 /// <param name="subject">The message's subject, or empty for a bulk change.</param>
 public delegate void StorageUpdateHandler(long messages, long bytes, ulong sequence, ReadOnlySpan<byte> subject);
+
+/// <summary>
+/// Called by a stream store, outside its locks, after <see cref="StreamStoreConfig.MaxAge"/> or a message's own time to
+/// live (<see cref="StoreOptions.TimeToLive"/>) removed the last message of its subject (contract 1.4; nats-server
+/// 2.11's <c>sdmcb</c>). The engine stores a subject delete marker there. A new message may have arrived on the subject
+/// since: the handler checks. Called after the storage update handler heard of the removal.
+/// </summary>
+/// <param name="sequence">The removed message's sequence.</param>
+/// <param name="subject">Its subject.</param>
+/// <param name="headers">Its NATS header block, or empty.</param>
+public delegate void SubjectExpiredHandler(ulong sequence, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> headers);

@@ -4,7 +4,7 @@ using Broker.Storage.FileStore.Internal;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 
-// 1.4: appends with a given timestamp and a time to live (StoreOptions, StoreFeatures).
+// 1.4: appends with a given timestamp and a time to live (StoreOptions, StoreFeatures); subject expiries.
 [assembly: BrokerPlugin(typeof(FileStorePlugin), Id = FileStorePlugin.Id, MinimumContractVersion = "1.4")]
 
 namespace Broker.Storage.FileStore;

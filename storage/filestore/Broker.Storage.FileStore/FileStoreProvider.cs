@@ -47,7 +47,7 @@ public sealed class FileStoreProvider : IStreamStoreProvider
     public StorageMedium Medium => StorageMedium.Disk;
 
     /// <inheritdoc/>
-    public StoreFeatures Features => StoreFeatures.Timestamps | StoreFeatures.MessageTtl;
+    public StoreFeatures Features => StoreFeatures.Timestamps | StoreFeatures.MessageTtl | StoreFeatures.SubjectExpiries;
 
     /// <inheritdoc/>
     public ValueTask<IStreamStore> CreateAsync(StreamStoreConfig config, CancellationToken cancellationToken = default)

@@ -2,7 +2,7 @@ using Broker.Abstractions;
 using Broker.Storage.MemStore;
 using Microsoft.Extensions.DependencyInjection;
 
-// 1.4: appends with a given timestamp and a time to live (StoreOptions, StoreFeatures).
+// 1.4: appends with a given timestamp and a time to live (StoreOptions, StoreFeatures); subject expiries.
 [assembly: BrokerPlugin(typeof(MemoryStorePlugin), Id = "MemStore", MinimumContractVersion = "1.4")]
 
 namespace Broker.Storage.MemStore;

@@ -24,7 +24,7 @@ public sealed class MemoryStoreProvider : IStreamStoreProvider
     public StorageMedium Medium => StorageMedium.Memory;
 
     /// <inheritdoc />
-    public StoreFeatures Features => StoreFeatures.Timestamps | StoreFeatures.MessageTtl;
+    public StoreFeatures Features => StoreFeatures.Timestamps | StoreFeatures.MessageTtl | StoreFeatures.SubjectExpiries;
 
     /// <inheritdoc />
     public ValueTask<IStreamStore> CreateAsync(StreamStoreConfig config, CancellationToken cancellationToken = default)

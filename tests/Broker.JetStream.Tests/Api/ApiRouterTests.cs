@@ -93,7 +93,7 @@ public sealed class ApiRouterTests : IDisposable
         await router.HandleAsync(new ApiRequest("$JS.API.STREAM.INFO.X", "_INBOX.r", [], []));
         await router.HandleAsync(new ApiRequest("$JS.API.INFO", "_INBOX.r", [], []));
 
-        Assert.Contains("\"api\":{\"total\":1,\"errors\":1}", sent[1].Body, StringComparison.Ordinal);
+        Assert.Contains("\"api\":{\"level\":1,\"total\":1,\"errors\":1}", sent[1].Body, StringComparison.Ordinal);
         Assert.StartsWith("{\"type\":\"io.nats.jetstream.api.v1.account_info_response\",", sent[1].Body, StringComparison.Ordinal);
         Assert.Equal(2, responder.Total);
     }

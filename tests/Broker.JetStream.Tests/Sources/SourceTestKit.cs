@@ -63,7 +63,8 @@ internal static class SourceTestKit
                 continue;
             }
 
-            var data = Encoding.UTF8.GetString(Convert.FromBase64String(message.GetProperty("data").GetString() ?? ""));
+            // nats-server omits an empty payload's "data".
+            var data = message.TryGetProperty("data", out var body) ? Encoding.UTF8.GetString(Convert.FromBase64String(body.GetString() ?? "")) : "";
             var headers = message.TryGetProperty("hdrs", out var hdrs) ? " " + Encoding.UTF8.GetString(Convert.FromBase64String(hdrs.GetString()!)).Replace("\r\n", "|", StringComparison.Ordinal) : "";
             messages.Add($"{message.GetProperty("seq").GetUInt64()} {message.GetProperty("subject").GetString()} {data}{headers}");
         }

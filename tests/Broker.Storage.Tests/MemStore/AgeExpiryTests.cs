@@ -15,7 +15,7 @@ public sealed class AgeExpiryTests
         parts.Append("a", timestamp: now);
         using var age = new AgeExpiry(parts.Log, parts.Subjects, () => { });
 
-        age.RemoveExpired(TimeSpan.FromMinutes(1), null);
+        age.RemoveExpired(TimeSpan.FromMinutes(1), null, null);
 
         Assert.Equal(1UL, parts.Log.Count);
         Assert.Equal(3UL, parts.Log.First);

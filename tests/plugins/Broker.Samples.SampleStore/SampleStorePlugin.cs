@@ -2,7 +2,7 @@ using Broker.Abstractions;
 using Broker.Samples.SampleStore;
 using Microsoft.Extensions.DependencyInjection;
 
-// 1.4: appends with a given timestamp and a time to live (StoreOptions, StoreFeatures).
+// 1.4: appends with a given timestamp and a time to live (StoreOptions, StoreFeatures); subject expiries.
 [assembly: BrokerPlugin(typeof(SampleStorePlugin), Id = "SampleStore", MinimumContractVersion = "1.4")]
 
 namespace Broker.Samples.SampleStore;
@@ -21,7 +21,7 @@ public sealed class SampleStoreProvider : IStreamStoreProvider
 
     public StorageMedium Medium => StorageMedium.Memory;
 
-    public StoreFeatures Features => StoreFeatures.Timestamps | StoreFeatures.MessageTtl;
+    public StoreFeatures Features => StoreFeatures.Timestamps | StoreFeatures.MessageTtl | StoreFeatures.SubjectExpiries;
 
     public ValueTask<IStreamStore> CreateAsync(StreamStoreConfig config, CancellationToken cancellationToken = default) =>
         ValueTask.FromResult<IStreamStore>(new SampleStreamStore(config));

@@ -20,6 +20,7 @@ public sealed class SampleStreamStore : IStreamStore
     private ulong firstWhenEmpty;
     private bool closed;
     private Timer? expiry;
+    private SubjectExpiredHandler? expiries;
 
     public SampleStreamStore(StreamStoreConfig config) => this.config = config;
 
@@ -349,6 +350,15 @@ public sealed class SampleStreamStore : IStreamStore
         }
     }
 
+    // 1.4: told when an expiry removed the last message of a subject.
+    public void RegisterSubjectExpiries(SubjectExpiredHandler? handler)
+    {
+        lock (sync)
+        {
+            expiries = handler;
+        }
+    }
+
     public IConsumerStore OpenConsumerStore(ConsumerStoreConfig config)
     {
         lock (sync)
@@ -466,15 +476,20 @@ public sealed class SampleStreamStore : IStreamStore
     {
         var now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() * 1_000_000;
         List<Record> removed;
+        List<Record> lastOfSubjects;
+        SubjectExpiredHandler? emptied;
         lock (sync)
         {
             var cutoff = config.MaxAge > TimeSpan.Zero ? now - (config.MaxAge.Ticks * 100) : long.MinValue;
             removed = [.. records.Values.Where(r => (r.Timestamp <= cutoff && r.Expires != long.MaxValue) || r.Expires is > 0 and < long.MaxValue && r.Expires <= now)];
             removed.ForEach(r => records.Remove(r.Sequence));
             AfterRemoval();
+            emptied = expiries;
+            lastOfSubjects = [.. removed.GroupBy(r => r.Subject).Select(g => g.Last()).Where(r => !records.Values.Any(k => k.Subject == r.Subject)).OrderBy(r => r.Sequence)];
         }
 
         removed.ForEach(r => Notify(r, -1));
+        lastOfSubjects.ForEach(r => emptied?.Invoke(r.Sequence, Encoding.UTF8.GetBytes(r.Subject), r.Headers));
     }
 
     private void Notify(Record record, int delta)

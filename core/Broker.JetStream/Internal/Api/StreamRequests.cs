@@ -189,7 +189,7 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
                 throw new ApiException(stream.Medium == StorageMedium.Memory ? ApiErrors.MemoryResourcesExceeded : ApiErrors.StorageResourcesExceeded);
             }
 
-            if (!old.AllowMsgTtl && StoreLacksTtl(config, stream.Provider) is { } lacking)
+            if ((!old.AllowMsgTtl || old.SubjectDeleteMarkerTtl == 0) && StoreLacksTtl(config, stream.Provider) is { } lacking)
             {
                 throw new ApiException(ApiErrors.StreamInvalidConfig(lacking));
             }
@@ -209,13 +209,15 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
     }
 
     /// <summary>
-    /// Why the stream's store cannot take <c>allow_msg_ttl</c> (its provider does not declare
-    /// <see cref="StoreFeatures.MessageTtl"/>), or null.
+    /// Why the stream's store cannot take <c>allow_msg_ttl</c> or <c>subject_delete_marker_ttl</c> (its provider does
+    /// not declare <see cref="StoreFeatures.MessageTtl"/> or <see cref="StoreFeatures.SubjectExpiries"/>), or null.
     /// </summary>
     private static string? StoreLacksTtl(StreamConfig config, IStreamStoreProvider provider) =>
         config.AllowMsgTtl && !provider.Features.HasFlag(StoreFeatures.MessageTtl)
             ? $"storage type \"{config.Storage}\" does not support per-message TTLs (allow_msg_ttl)"
-            : null;
+            : config.SubjectDeleteMarkerTtl > 0 && !provider.Features.HasFlag(StoreFeatures.SubjectExpiries)
+                ? $"storage type \"{config.Storage}\" does not support subject delete markers (subject_delete_marker_ttl)"
+                : null;
 
     /// <summary><c>STREAM.NAMES</c>: names, paged by 1024, optionally only streams whose subjects overlap a subject.</summary>
     public void Names(ApiRequest request) =>

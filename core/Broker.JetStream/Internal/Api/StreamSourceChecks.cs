@@ -55,6 +55,11 @@ internal static class StreamSourceChecks
             }
 
             CheckTransforms(mirror, ApiErrors.MirrorMultipleFiltersNotAllowed, ApiErrors.MirrorInvalidSubjectFilter, ApiErrors.MirrorOverlappingSubjectFilters);
+            if (config.SubjectDeleteMarkerTtl > 0)
+            {
+                // nats-server 2.11: a mirror's markers would use sequences its origin does not have.
+                throw new ApiException(ApiErrors.StreamInvalidConfig("subject delete markers forbidden on mirrors"));
+            }
 
             var origin = findStream?.Invoke(mirror.Name);
             streamSubjects.AddRange(origin?.Subjects ?? []);

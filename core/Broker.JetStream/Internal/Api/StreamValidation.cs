@@ -113,6 +113,26 @@ internal static class StreamValidation
             }
         }
 
+        // nats-server 2.11: markers are stored with a TTL and roll their subject up, so a (non-pedantic) request that
+        // asks for them gets message TTLs and roll-ups.
+        if (config.SubjectDeleteMarkerTtl > 0)
+        {
+            if (config.SubjectDeleteMarkerTtl < 1_000_000_000)
+            {
+                throw Invalid("subject delete marker TTL must be at least 1 second");
+            }
+
+            config.AllowMsgTtl = true;
+            if (!config.AllowRollup)
+            {
+                (config.AllowRollup, config.DenyPurge) = (true, false);
+            }
+        }
+        else if (config.SubjectDeleteMarkerTtl < 0)
+        {
+            throw Invalid("subject delete marker TTL must not be negative");
+        }
+
         StreamSourceChecks.Check(config, findStream);
 
         // Features of nats-server this broker does not have are refused by name rather than ignored.

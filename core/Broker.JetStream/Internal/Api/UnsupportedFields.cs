@@ -16,11 +16,11 @@ namespace Broker.JetStream.Internal.Api;
 internal static class UnsupportedFields
 {
     /// <summary>
-    /// The JetStream API level this broker serves (nats-server <c>JSApiLevel</c>): 0, the 2.10 level, as it has not all
-    /// the features of level 1 (2.11: it has consumer pausing, priority groups and message TTLs, not subject delete
-    /// markers) or later.
+    /// The JetStream API level this broker serves (nats-server <c>JSApiLevel</c>): 1, the 2.11 level (consumer pausing,
+    /// priority groups, message TTLs and subject delete markers), reported by <c>$JS.API.INFO</c> as <c>api.level</c>;
+    /// not the later levels.
     /// </summary>
-    public const int ApiLevel = 0;
+    public const int ApiLevel = 1;
 
     /// <summary>The header a client sets to require a minimum API level of the server answering.</summary>
     public static ReadOnlySpan<byte> RequiredApiLevelHeader => "Nats-Required-Api-Level"u8;
@@ -49,11 +49,6 @@ internal static class UnsupportedFields
         if (!IsEmptyObject(config.ConsumerLimits, "inactive_threshold", "max_ack_pending"))
         {
             return "stream consumer limits are not supported by this broker";
-        }
-
-        if (config.SubjectDeleteMarkerTtl != 0)
-        {
-            return "subject delete markers are not supported by this broker";
         }
 
         if (config.AllowMsgCounter)

@@ -381,6 +381,10 @@ internal sealed class AccountLimits
 /// <summary>API call counters (<c>JetStreamAPIStats</c>).</summary>
 internal sealed class ApiStats
 {
+    /// <summary>2.11's <c>level</c>: the API level served (<see cref="Api.UnsupportedFields.ApiLevel"/>), written first as nats-server does.</summary>
+    [JsonPropertyName("level")]
+    public int Level { get; set; } = Api.UnsupportedFields.ApiLevel;
+
     [JsonPropertyName("total")]
     public ulong Total { get; set; }
 

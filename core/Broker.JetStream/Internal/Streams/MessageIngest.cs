@@ -236,8 +236,10 @@ internal sealed class MessageIngest
 
         // A stream without allow_msg_ttl keeps a sourced message's Nats-TTL as a header only (nats-server's stores
         // track TTLs only when the stream allows them).
+        var raised = config.SubjectDeleteMarkerTtl > 0 ? SubjectDeleteMarkers.RaiseTimeToLive(config, headerBlock, ref timeToLive) : null;
         var options = new StoreOptions { Timestamp = keepsTimestamps ? timestamp : 0, TimeToLive = config.AllowMsgTtl ? timeToLive : TimeSpan.Zero };
-        var result = options.IsDefault ? store.Store(subject, headers, payload) : store.Store(subject, headers, payload, options);
+        var result = raised is not null ? store.Store(subject, new ReadOnlySequence<byte>(raised), payload, options)
+            : options.IsDefault ? store.Store(subject, headers, payload) : store.Store(subject, headers, payload, options);
         if (!result.IsStored)
         {
             if (result.Status is StoreStatus.Failed)

@@ -95,28 +95,32 @@ internal sealed partial class MessageStream
         {
             lock (republisher.Sync)
             {
-                return AppendSourcedCore(subject, headerBlock, headers, payload);
+                return AppendCore(subject, headerBlock, headers, payload, marker: false);
             }
         }
 
-        return AppendSourcedCore(subject, headerBlock, headers, payload);
+        return AppendCore(subject, headerBlock, headers, payload, marker: false);
     }
 
-    private ApiError? AppendSourcedCore(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> headerBlock, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    /// <summary>
+    /// Appends a sourced message, or (<paramref name="marker"/>) a subject delete marker, which is stored only while
+    /// the subject holds no message (one may have come since the expiry) and is not a sourced message.
+    /// </summary>
+    private ApiError? AppendCore(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> headerBlock, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, bool marker)
     {
         ReadOnlySpan<byte> republishTo = default;
         var republish = false;
         IngestOutcome outcome;
         lock (gate)
         {
-            if (stopped)
+            if (stopped || (marker && Store.LoadLast(subject, markerScratch ??= new StoredMessage()) == LoadStatus.Found))
             {
                 return null;
             }
 
             // Republished as a publish would be (nats-server's processInboundSourceMsg goes through processJetStreamMsg).
             republish = rePublisher is not null && rePublisher.Prepare(Store, subject, out republishTo);
-            outcome = ingest.Append(config, subject, headerBlock, headers, payload, hasReply: false, sourced: true);
+            outcome = ingest.Append(config, subject, headerBlock, headers, payload, hasReply: false, sourced: !marker);
         }
 
         ApplyRollup(outcome, subject);

@@ -178,6 +178,7 @@ internal sealed partial class MessageStream
     private void Start()
     {
         Store.RegisterStorageUpdates(OnStorageUpdate);
+        UpdateMarkers(config);
         Subscribe(config);
         StartSources(config);
         foreach (var consumer in ConsumersSnapshot)
@@ -269,6 +270,7 @@ internal sealed partial class MessageStream
 
         var bytes = (long)Store.GetState().Bytes;
         Store.RegisterStorageUpdates(null);
+        Store.RegisterSubjectExpiries(null);
         account.AddUsage(Medium, -bytes);
         if (deleteData)
         {
@@ -366,6 +368,7 @@ internal sealed partial class MessageStream
             Volatile.Write(ref config, updated);
             ingestTransform = StreamTransformValidation.IngestTransform(updated);
             Store.UpdateConfig(StoreConfig(account, updated, Created));
+            UpdateMarkers(updated);
             if (resubscribe && !stopped)
             {
                 Unsubscribe();

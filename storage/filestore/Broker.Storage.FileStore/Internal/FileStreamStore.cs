@@ -69,7 +69,7 @@ internal sealed partial class FileStreamStore : IStreamStore
         checkpoints = new StreamCheckpoint(fs, blocksDirectory, key, blocks, subjects, ledger);
         committer = new StreamCommitter(sync, fs, blocksDirectory, blocks, ledger, reservation, checkpoints, options.SyncInterval, logger, config.Name);
         ioSync = committer.IoSync;
-        maintenance = new StoreMaintenance(sync, fs, blocksDirectory, options, () => this.config, blocks, ledger, subjects, checkpoints, committer, DrainRemovalEvents);
+        maintenance = new StoreMaintenance(sync, fs, blocksDirectory, options, () => this.config, blocks, ledger, subjects, checkpoints, committer, AfterTick);
     }
 
     public StreamStoreConfig Config

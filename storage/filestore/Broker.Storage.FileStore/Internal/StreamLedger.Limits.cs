@@ -133,7 +133,7 @@ internal sealed partial class StreamLedger
         var removed = false;
         while (messages > 0 && firstTimestamp <= cutoff && firstTimestamp != 0)
         {
-            if (!RemoveLive(first, RemovalReason.Limit))
+            if (!Expire(first))
             {
                 break;
             }

@@ -29,7 +29,7 @@ internal sealed partial class StreamLedger
         var removed = false;
         while (ttls.TryTakeDue(now, out var sequence))
         {
-            removed |= RemoveLive(sequence, RemovalReason.Limit);
+            removed |= Expire(sequence);
         }
 
         return removed;
@@ -55,10 +55,25 @@ internal sealed partial class StreamLedger
                 break;
             }
 
-            removed |= RemoveLive(sequence, RemovalReason.Limit);
+            removed |= Expire(sequence);
         }
 
         return removed;
+    }
+
+    /// <summary>Removes a message by <c>max_age</c> or its time to live, telling <see cref="ExpiringLast"/> first when it is its subject's last.</summary>
+    private bool Expire(ulong sequence)
+    {
+        if (ExpiringLast is { } expiring && blocks.Find(sequence) is { } block && block.IsLive(sequence))
+        {
+            var found = subjects.Find(blocks.SubjectOf(block, sequence, out _));
+            if (found >= 0 && subjects[found].Count == 1)
+            {
+                expiring(sequence);
+            }
+        }
+
+        return RemoveLive(sequence, RemovalReason.Limit);
     }
 
     /// <summary>Writes the <see cref="RecordKind.Ttl"/> record of the message about to be appended and notes it.</summary>

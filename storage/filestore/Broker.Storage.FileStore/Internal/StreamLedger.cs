@@ -72,6 +72,12 @@ internal sealed partial class StreamLedger
     /// <summary>Whether removals are reported to the storage update handler (one is registered).</summary>
     public bool ReportRemovals { get; set; }
 
+    /// <summary>
+    /// Told, under the lock, of a message <c>max_age</c> or its time to live is about to remove when it is the last of
+    /// its subject (contract 1.4's subject expiries); null while no handler wants them.
+    /// </summary>
+    public Action<ulong>? ExpiringLast { get; set; }
+
     /// <summary>The first sequence moved: the next commit round writes a head marker.</summary>
     public bool HeadDirty => headDirty;
 

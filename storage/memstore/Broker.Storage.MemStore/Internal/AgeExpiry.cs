@@ -77,7 +77,10 @@ internal sealed class AgeExpiry : IDisposable
     /// Removes every message older than <paramref name="maxAge"/> (but those that never expire), oldest first, then
     /// every message whose time to live has passed.
     /// </summary>
-    public void RemoveExpired(TimeSpan maxAge, RemovalBuffer? removed)
+    /// <param name="maxAge">The stream's <c>max_age</c>.</param>
+    /// <param name="removed">Where removals are noted for the storage update handler, or null.</param>
+    /// <param name="emptied">Where the subjects emptied are noted, or null.</param>
+    public void RemoveExpired(TimeSpan maxAge, RemovalBuffer? removed, ExpiredSubjects? emptied)
     {
         var now = MessageLog.Now();
         if (maxAge > TimeSpan.Zero)
@@ -87,6 +90,7 @@ internal sealed class AgeExpiry : IDisposable
             {
                 while (log.Count > 0 && log.TryGet(log.First, out var entry) && entry.Timestamp <= cutoff)
                 {
+                    emptied?.Note(log, log.First);
                     log.Remove(log.First, secureErase: false, subjects, removed);
                 }
             }
@@ -105,12 +109,13 @@ internal sealed class AgeExpiry : IDisposable
                         break;
                     }
 
+                    emptied?.Note(log, sequence);
                     log.Remove(sequence, secureErase: false, subjects, removed);
                 }
             }
         }
 
-        Ttls?.RemoveDue(now, log, subjects, removed);
+        Ttls?.RemoveDue(now, log, subjects, removed, emptied);
     }
 
     public void Dispose()

@@ -19,6 +19,8 @@ internal sealed partial class MemoryStreamStore : IStreamStore
     private readonly AgeExpiry age;
     private readonly List<MemoryConsumerStore> consumers = [];
     private StorageUpdateHandler? updates;
+    private SubjectExpiredHandler? expiries;
+    private ExpiredSubjects? emptied;
     private bool closed;
 
     public MemoryStreamStore(StreamStoreConfig config)
@@ -65,6 +67,15 @@ internal sealed partial class MemoryStreamStore : IStreamStore
         lock (gate)
         {
             updates = handler;
+        }
+    }
+
+    public void RegisterSubjectExpiries(SubjectExpiredHandler? handler)
+    {
+        lock (gate)
+        {
+            expiries = handler;
+            emptied = handler is null ? null : emptied ?? new ExpiredSubjects();
         }
     }
 
@@ -125,6 +136,8 @@ internal sealed partial class MemoryStreamStore : IStreamStore
             subjects.Clear();
             consumers.Clear();
             updates = null;
+            expiries = null;
+            emptied = null;
         }
 
         return ValueTask.CompletedTask;
@@ -136,6 +149,8 @@ internal sealed partial class MemoryStreamStore : IStreamStore
     private void ExpireMessages()
     {
         var removed = RemovalBuffer.Rent();
+        SubjectExpiredHandler? handler;
+        (ulong Sequence, byte[] Subject, byte[] Headers)[]? expired = null;
         lock (gate)
         {
             var maxAge = limits.Config.MaxAge;
@@ -145,11 +160,23 @@ internal sealed partial class MemoryStreamStore : IStreamStore
                 return;
             }
 
-            age.RemoveExpired(maxAge, Tracked(removed));
+            age.RemoveExpired(maxAge, Tracked(removed), emptied);
             age.Schedule(maxAge, closed);
+            handler = expiries;
+            if (emptied is { Any: true })
+            {
+                expired = emptied.Take();
+            }
         }
 
         ReportRemovals(removed);
+        if (handler is not null && expired is not null)
+        {
+            foreach (var (sequence, subject, headers) in expired)
+            {
+                handler(sequence, subject, headers);
+            }
+        }
     }
 
     /// <summary>The buffer to note removals in, when a handler wants to hear of them. Lock held.</summary>
