@@ -45,6 +45,7 @@ internal sealed partial class FileStreamStore : IStreamStore
     private readonly StreamCheckpoint checkpoints;
     private readonly StreamCommitter committer;
     private readonly StoreMaintenance maintenance;
+    private readonly SubjectExpiryReports subjectExpiries;
 
     private StreamStoreConfig config;
     private StorageUpdateHandler? updates;
@@ -69,6 +70,7 @@ internal sealed partial class FileStreamStore : IStreamStore
         checkpoints = new StreamCheckpoint(fs, blocksDirectory, key, blocks, subjects, ledger);
         committer = new StreamCommitter(sync, fs, blocksDirectory, blocks, ledger, reservation, checkpoints, options.SyncInterval, logger, config.Name);
         ioSync = committer.IoSync;
+        subjectExpiries = new SubjectExpiryReports(sync, ledger, (sequence, message) => blocks.Find(sequence) is { } block && LoadLive(block, sequence, message));
         maintenance = new StoreMaintenance(sync, fs, blocksDirectory, options, () => this.config, blocks, ledger, subjects, checkpoints, committer, AfterTick);
     }
 
@@ -204,6 +206,15 @@ internal sealed partial class FileStreamStore : IStreamStore
         }
 
         DrainRemovalEvents();
+    }
+
+    public void RegisterSubjectExpiries(SubjectExpiredHandler? handler) => subjectExpiries.Register(handler);
+
+    /// <summary>After a maintenance tick, outside the locks: the removals, then the subjects expiries emptied.</summary>
+    private void AfterTick()
+    {
+        DrainRemovalEvents();
+        subjectExpiries.Drain();
     }
 
     public void RegisterStorageUpdates(StorageUpdateHandler? handler)
