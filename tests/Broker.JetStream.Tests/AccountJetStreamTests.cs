@@ -259,6 +259,17 @@ public sealed class AccountJetStreamTests
         Assert.Equal(NotEnabled, await Request(c, "$JS.API.INFO", ""));
         Assert.Equal(1, (await server.JszAsync("")).GetProperty("api").GetProperty("total").GetInt32());
 
+        // 2.11's api.level (2.9.10 has no such field; ours as 2.11.9's monitor.go): the server's level in its totals,
+        // 0 in an account's detail, where 2.11 leaves it unset.
+        var levels = kind == ServerKind.Ours ? new[] { "level", "total", "errors" } : ["total", "errors"];
+        Assert.Equal(levels, (await server.JszAsync("")).GetProperty("api").EnumerateObject().Select(p => p.Name));
+        Assert.Equal(levels, detail.GetProperty("api").EnumerateObject().Select(p => p.Name));
+        if (kind == ServerKind.Ours)
+        {
+            Assert.Equal(1, (await server.JszAsync("")).GetProperty("api").GetProperty("level").GetInt32());
+            Assert.Equal(0, detail.GetProperty("api").GetProperty("level").GetInt32());
+        }
+
         // An account without JetStream is no filter: with accounts=true every account is listed, without it none.
         Assert.False((await server.JszAsync("?acc=C")).TryGetProperty("account_details", out _));
         Assert.Equal(3, (await server.JszAsync("?acc=C&accounts=true")).GetProperty("account_details").GetArrayLength());

@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Text.Json;
 using Broker.Abstractions;
+using Broker.JetStream.Internal.Api;
 using Broker.JetStream.Internal.Json;
 using Broker.JetStream.Internal.Models;
 
@@ -58,7 +59,7 @@ internal sealed class JszEndpoint(JetStreamEngine engine, ServerIdentity? identi
             }
 
             writer.WriteEndObject();
-            WriteStats(writer, engine.MemoryUsed, engine.StorageUsed, (ulong)Math.Max(0, engine.MemoryReserved), (ulong)Math.Max(0, engine.StorageReserved), jetStreamAccounts.Count, engine.ApiTotal, engine.ApiErrors);
+            WriteStats(writer, engine.MemoryUsed, engine.StorageUsed, (ulong)Math.Max(0, engine.MemoryReserved), (ulong)Math.Max(0, engine.StorageReserved), jetStreamAccounts.Count, engine.ApiTotal, engine.ApiErrors, UnsupportedFields.ApiLevel);
             writer.WriteNumber("streams", all.Count);
             writer.WriteNumber("consumers", all.Sum(s => s.ConsumerCount));
             writer.WriteNumber("messages", all.Aggregate(0UL, (sum, s) => sum + s.Store.GetState().Messages));
@@ -108,7 +109,7 @@ internal sealed class JszEndpoint(JetStreamEngine engine, ServerIdentity? identi
 
         // nats-server reports the account's limits as its reservation, an unlimited -1 as Go's uint64 of it.
         var limits = account.Limits;
-        WriteStats(writer, account.MemoryUsed, account.StorageUsed, unchecked((ulong)limits.MaxMemory), unchecked((ulong)limits.MaxStorage), 0, account.Api.Total, account.Api.Errors);
+        WriteStats(writer, account.MemoryUsed, account.StorageUsed, unchecked((ulong)limits.MaxMemory), unchecked((ulong)limits.MaxStorage), 0, account.Api.Total, account.Api.Errors, apiLevel: 0);
         var list = streams ? account.StreamsByName() : [];
         if (list.Count > 0)
         {
@@ -124,7 +125,11 @@ internal sealed class JszEndpoint(JetStreamEngine engine, ServerIdentity? identi
         writer.WriteEndObject();
     }
 
-    private static void WriteStats(Utf8JsonWriter writer, long memory, long storage, ulong reservedMemory, ulong reservedStorage, int accounts, long apiTotal, long apiErrors)
+    /// <summary>
+    /// nats-server's <c>JetStreamStats</c>. The <c>api</c> block starts with 2.11's <c>level</c>: the server's API level
+    /// in the server's totals, and 0 in an account's detail, where 2.11 leaves the field unset.
+    /// </summary>
+    private static void WriteStats(Utf8JsonWriter writer, long memory, long storage, ulong reservedMemory, ulong reservedStorage, int accounts, long apiTotal, long apiErrors, int apiLevel)
     {
         writer.WriteNumber("memory", Math.Max(0, memory));
         writer.WriteNumber("storage", Math.Max(0, storage));
@@ -133,6 +138,7 @@ internal sealed class JszEndpoint(JetStreamEngine engine, ServerIdentity? identi
         writer.WriteNumber("accounts", accounts);
         writer.WriteNumber("ha_assets", 0);
         writer.WriteStartObject("api");
+        writer.WriteNumber("level", apiLevel);
         writer.WriteNumber("total", apiTotal);
         writer.WriteNumber("errors", apiErrors);
         writer.WriteEndObject();

@@ -263,6 +263,7 @@ internal sealed class SystemRequests
                 }
 
                 w.WriteStartObject("api");
+                w.WriteNumber("level", 0);
                 w.WriteNumber("total", 0);
                 w.WriteNumber("errors", 0);
                 w.WriteEndObject();
