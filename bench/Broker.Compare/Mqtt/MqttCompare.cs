@@ -9,7 +9,8 @@ namespace Broker.Compare.Mqtt;
 
 /// <summary>
 /// <c>--mqtt</c>: the MQTT rows of issue 12, side by side in one run against nats-server (MQTT on JetStream) and
-/// Mosquitto: QoS 0 and QoS 1 pub/sub 1:1 with 128-byte payloads, a NATS publisher to an MQTT subscriber, and 10,000
+/// Mosquitto: QoS 0 and QoS 1 pub/sub 1:1 with 128-byte payloads, in MQTT 3.1.1 and (ours and Mosquitto only) in
+/// MQTT 5, a NATS publisher to an MQTT subscriber, and 10,000
 /// connected MQTT sessions with one subscription each (connect time and resident memory per session). Each throughput
 /// row runs <c>runs</c> times per server, the servers alternating run by run; the median is reported.
 /// </summary>
@@ -41,6 +42,13 @@ internal static class MqttCompare
                 {
                     Measure(log, results, "MQTT QoS 0 pub/sub 1:1, 128 B (msgs/s)", server, () => PubSub(server, 0, qos0Count, run, cancellationToken));
                     Measure(log, results, "MQTT QoS 1 pub/sub 1:1, 128 B (msgs/s)", server, () => PubSub(server, 1, qos1Count, run, cancellationToken));
+                    if (server.Name != "nats-server")
+                    {
+                        // nats-server has no MQTT 5 (2.9.10 refuses the CONNECT): these rows compare with Mosquitto.
+                        Measure(log, results, "MQTT 5 QoS 0 pub/sub 1:1, 128 B (msgs/s)", server, () => PubSub(server, 0, qos0Count, run, cancellationToken, level: 5));
+                        Measure(log, results, "MQTT 5 QoS 1 pub/sub 1:1, 128 B (msgs/s)", server, () => PubSub(server, 1, qos1Count, run, cancellationToken, level: 5));
+                    }
+
                     if (server.Nats is not null)
                     {
                         Measure(log, results, "NATS to MQTT, 128 B (msgs/s)", server, () => NatsToMqtt(server, qos0Count, run, cancellationToken));
@@ -92,23 +100,26 @@ internal static class MqttCompare
         }
     }
 
-    /// <summary>One publisher and one subscriber on one topic; the publisher stays at most a window ahead.</summary>
-    private static double PubSub(MqttServer server, byte qos, long count, int run, CancellationToken cancellationToken)
+    /// <summary>
+    /// One publisher and one subscriber on one topic, both speaking <paramref name="level"/> (4: MQTT 3.1.1, 5: MQTT 5);
+    /// the publisher stays at most a window ahead.
+    /// </summary>
+    private static double PubSub(MqttServer server, byte qos, long count, int run, CancellationToken cancellationToken, byte level = 4)
     {
-        var topic = $"bench/q{qos}/{run}";
-        using var subscriber = MqttWire.ConnectAsync(server.Mqtt, $"sub-{qos}-{run}", cancellationToken).GetAwaiter().GetResult();
+        var topic = $"bench/v{level}q{qos}/{run}";
+        using var subscriber = MqttWire.ConnectAsync(server.Mqtt, $"sub-{level}-{qos}-{run}", cancellationToken, level).GetAwaiter().GetResult();
         subscriber.SubscribeAsync(topic, qos, cancellationToken).GetAwaiter().GetResult();
-        using var publisher = MqttWire.ConnectAsync(server.Mqtt, $"pub-{qos}-{run}", cancellationToken).GetAwaiter().GetResult();
+        using var publisher = MqttWire.ConnectAsync(server.Mqtt, $"pub-{level}-{qos}-{run}", cancellationToken, level).GetAwaiter().GetResult();
         long received = 0;
         long acked = 0;
-        var frame = MqttWire.Publish(topic, Payload, qos);
+        var frame = MqttWire.Publish(topic, Payload, qos, level: level);
         var batch = new byte[frame.Length * Batch];
         for (var i = 0; i < Batch; i++)
         {
             frame.CopyTo(batch, i * frame.Length);
         }
 
-        var idOffset = frame.Length - Payload - 2;
+        var idOffset = frame.Length - Payload - (level == 5 ? 3 : 2);
         var started = Stopwatch.GetTimestamp();
         Exception? failure = null;
         var reader = new Thread(() =>

@@ -33,7 +33,7 @@ internal sealed class MqttWire : IDisposable
         }
 
         await socket.ConnectAsync(endPoint, cancellationToken).ConfigureAwait(false);
-        var wire = new MqttWire(socket);
+        var wire = new MqttWire(socket) { Level = level };
         await wire.SendAsync(Connect(clientId, level), cancellationToken).ConfigureAwait(false);
         var (header, body) = await wire.ReadPacketAsync(cancellationToken).ConfigureAwait(false);
         if (header != 0x20 || body.Length < 2 || body[1] != 0)
@@ -46,10 +46,15 @@ internal sealed class MqttWire : IDisposable
 
     public Socket Socket => socket;
 
+    /// <summary>The protocol level the connection speaks: 4 (MQTT 3.1.1) or 5 (MQTT 5).</summary>
+    public byte Level { get; private init; } = 4;
+
     public async Task SubscribeAsync(string filter, byte qos, CancellationToken cancellationToken)
     {
         var topic = Encoding.UTF8.GetBytes(filter);
-        await SendAsync(Packet(0x82, [0, 1, (byte)(topic.Length >> 8), (byte)topic.Length, .. topic, qos]), cancellationToken).ConfigureAwait(false);
+        // MQTT 5 adds an empty property block after the packet id, in SUBSCRIBE and in SUBACK.
+        var properties = Level == 5 ? new byte[] { 0 } : [];
+        await SendAsync(Packet(0x82, [0, 1, .. properties, (byte)(topic.Length >> 8), (byte)topic.Length, .. topic, qos]), cancellationToken).ConfigureAwait(false);
         while (true)
         {
             var (header, body) = await ReadPacketAsync(cancellationToken).ConfigureAwait(false);
@@ -59,9 +64,10 @@ internal sealed class MqttWire : IDisposable
             }
 
             // A server may grant less than asked; a row measuring QoS 1 delivery must not silently measure QoS 0.
-            if (body.Length < 3 || body[2] != qos)
+            var granted = Level == 5 ? (body.Length > 3 ? body[3 + body[2]] : 0xFF) : (body.Length > 2 ? body[2] : 0xFF);
+            if (granted != qos)
             {
-                throw new InvalidOperationException($"SUBACK granted 0x{(body.Length < 3 ? 0xFF : body[2]):x2} for QoS {qos} on {filter}");
+                throw new InvalidOperationException($"SUBACK granted 0x{granted:x2} for QoS {qos} on {filter}");
             }
 
             return;
@@ -200,10 +206,11 @@ internal sealed class MqttWire : IDisposable
 
     public void Dispose() => socket.Dispose();
 
-    public static byte[] Publish(string topic, int payloadSize, byte qos, ushort packetId = 1)
+    /// <summary>A PUBLISH of <paramref name="payloadSize"/> zero bytes; at level 5 with an empty property block, so its packet id (QoS 1) sits 3 bytes before the payload instead of 2.</summary>
+    public static byte[] Publish(string topic, int payloadSize, byte qos, ushort packetId = 1, byte level = 4)
     {
         var name = Encoding.UTF8.GetBytes(topic);
-        byte[] body = [(byte)(name.Length >> 8), (byte)name.Length, .. name, .. qos > 0 ? new[] { (byte)(packetId >> 8), (byte)packetId } : [], .. new byte[payloadSize]];
+        byte[] body = [(byte)(name.Length >> 8), (byte)name.Length, .. name, .. qos > 0 ? new[] { (byte)(packetId >> 8), (byte)packetId } : [], .. level == 5 ? new byte[] { 0 } : [], .. new byte[payloadSize]];
         return Packet((byte)(0x30 | (qos << 1)), body);
     }
 
