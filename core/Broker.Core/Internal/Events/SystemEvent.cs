@@ -101,7 +101,7 @@ internal sealed class AccountConnsEvent(Account account, MonitorEndpoints endpoi
 
     public override void Write(Utf8JsonWriter writer, SystemServerInfo server)
     {
-        var stat = endpoints.AccountStats([account.Name], unused: true).FirstOrDefault() ?? new() { Account = account.Name };
+        var stat = endpoints.Accounts.AccountStats([account.Name], unused: true).FirstOrDefault() ?? new() { Account = account.Name };
         writer.WriteStartObject();
         writer.WriteString("type", Type);
         writer.WriteString("id", EventIds.Next());

@@ -102,7 +102,7 @@ internal sealed class SystemRequests
             "VARZ" => endpoints.Varz(),
             "SUBSZ" => endpoints.Subsz(Query(options), statisticsAloneWhenEmpty: false),
             "CONNZ" => endpoints.Connz(Query(options)),
-            "ACCOUNTZ" => endpoints.Accountz(Query(options)),
+            "ACCOUNTZ" => endpoints.Accounts.Accountz(Query(options)),
             "HEALTHZ" => endpoints.Healthz(Query(options)),
             "JSZ" => Jsz(Query(options)),
             "ROUTEZ" => Page(w => { w.WriteNumber("num_routes", 0); w.WriteStartArray("routes"); w.WriteEndArray(); }),
@@ -194,7 +194,7 @@ internal sealed class SystemRequests
         }
 
         IReadOnlyCollection<string>? names = account is null ? (options.Accounts is { Count: > 0 } listed ? listed : null) : [account];
-        var statz = endpoints.AccountStats(names, options.IncludeUnused);
+        var statz = endpoints.Accounts.AccountStats(names, options.IncludeUnused);
         if (statz.Count == 0 && !options.IncludeUnused)
         {
             return;
@@ -235,7 +235,7 @@ internal sealed class SystemRequests
 
     private HttpResponse AccountInfo(string account)
     {
-        var response = endpoints.Accountz(Query(null, ("acc", account)));
+        var response = endpoints.Accounts.Accountz(Query(null, ("acc", account)));
         if (response.StatusCode != 200)
         {
             return response;

@@ -65,7 +65,7 @@ internal sealed partial class MonitorEndpoints
         {
             Remotes = [.. remotes.Select(r => new LeafRemoteVarz
             {
-                LocalAccount = string.IsNullOrEmpty(r.Account) ? Accounts.Account.GlobalName : r.Account,
+                LocalAccount = string.IsNullOrEmpty(r.Account) ? Internal.Accounts.Account.GlobalName : r.Account,
                 Urls = [.. r.Urls.Select(u => Uri.TryCreate(u.Trim(), UriKind.Absolute, out var uri) ? uri.Host + ":" + uri.Port.ToString(System.Globalization.CultureInfo.InvariantCulture) : u)],
                 Deny = r.DenyExports.Count + r.DenyImports.Count == 0 ? null : new LeafDenyVarz
                 {

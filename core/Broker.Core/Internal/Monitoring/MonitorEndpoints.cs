@@ -7,8 +7,8 @@ namespace Broker.Core.Internal.Monitoring;
 
 /// <summary>
 /// The monitoring endpoints, one partial file each: /varz (<c>.Varz.cs</c>), /connz (<c>.Connz.cs</c>), /subsz
-/// (<c>.Subsz.cs</c>), /accountz and /accstatz (<c>.Accountz.cs</c>), /healthz and the index page (<c>.Health.cs</c>),
-/// /metrics (here). Each takes the
+/// (<c>.Subsz.cs</c>), /leafz (<c>.Leafz.cs</c>), /healthz and the index page (<c>.Health.cs</c>), /metrics (here); /accountz
+/// and /accstatz are the collaborating <see cref="AccountEndpoints"/> (<see cref="Accounts"/>). Each takes the
 /// decoded query and returns a complete answer; bad query values give a 400 with nats-server's wording.
 /// </summary>
 internal sealed partial class MonitorEndpoints
@@ -22,7 +22,11 @@ internal sealed partial class MonitorEndpoints
         this.core = core;
         this.metrics = metrics;
         this.logger = logger;
+        Accounts = new AccountEndpoints(core);
     }
+
+    /// <summary>/accountz and /accstatz, and the account statistics the system account's requests and events report.</summary>
+    public AccountEndpoints Accounts { get; }
 
     /// <summary>/metrics: the Prometheus text exposition of the same instruments the "Broker" meter publishes.</summary>
     public HttpResponse Metrics()
@@ -48,5 +52,5 @@ internal sealed partial class MonitorEndpoints
         return list;
     }
 
-    private static HttpResponse BadRequest(string message) => HttpResponse.Text(400, message);
+    internal static HttpResponse BadRequest(string message) => HttpResponse.Text(400, message);
 }

@@ -9,9 +9,11 @@ namespace Broker.Core.Internal.Monitoring;
 /// <summary>
 /// /accountz (the accounts and one account's detail) and /accstatz (each account's connections and traffic), as
 /// nats-server 2.9.10 answers them: <c>system_account</c> names the system account (absent with
-/// <c>no_system_account</c>), which is listed with the others and marked <c>is_system</c> in its detail.
+/// <c>no_system_account</c>), which is listed with the others and marked <c>is_system</c> in its detail. A collaborator of
+/// <see cref="MonitorEndpoints"/> (its <see cref="MonitorEndpoints.Accounts"/>), also asked by the system account's
+/// requests and events; it reads the broker's state and holds none of its own.
 /// </summary>
-internal sealed partial class MonitorEndpoints
+internal sealed class AccountEndpoints(BrokerCore core)
 {
     public HttpResponse Accountz(QueryString query)
     {
@@ -44,7 +46,7 @@ internal sealed partial class MonitorEndpoints
         }
         else
         {
-            return BadRequest($"Account {name} does not exist");
+            return MonitorEndpoints.BadRequest($"Account {name} does not exist");
         }
 
         return HttpResponse.Json(MonitorJson.Serialize(accountz));
@@ -152,7 +154,7 @@ internal sealed partial class MonitorEndpoints
         var unused = reader.Bool("unused");
         if (reader.Error is { } error)
         {
-            return BadRequest(error);
+            return MonitorEndpoints.BadRequest(error);
         }
 
         var statz = AccountStats(accounts: null, unused);
