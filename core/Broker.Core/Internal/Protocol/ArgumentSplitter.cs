@@ -9,53 +9,12 @@ namespace Broker.Core.Internal.Protocol;
 internal static class ArgumentSplitter
 {
     /// <summary>
-    /// Splits <paramref name="args"/> on spaces and tabs into <paramref name="parts"/> (leaf node LMSG lines, whose
-    /// queue lists make the count open-ended). Returns the number of arguments found, which may exceed the room given.
+    /// Splits <paramref name="args"/> on spaces and tabs (and CR/LF with <paramref name="includeLineBreaks"/>, for
+    /// SUB/UNSUB, as nats-server's <c>splitArg</c>) into <paramref name="parts"/>. Returns the number of arguments found,
+    /// which may exceed the room given (leaf node LMSG lines, whose queue lists make the count open-ended).
     /// </summary>
-    public static int Split(ReadOnlySpan<byte> args, Span<Range> parts)
+    public static int Split(ReadOnlySpan<byte> args, Span<Range> parts, bool includeLineBreaks = false)
     {
-        var count = 0;
-        var i = 0;
-        while (true)
-        {
-            while (i < args.Length && IsSeparator(args[i], false))
-            {
-                i++;
-            }
-
-            if (i == args.Length)
-            {
-                return count;
-            }
-
-            var start = i;
-            while (i < args.Length && !IsSeparator(args[i], false))
-            {
-                i++;
-            }
-
-            if (count < parts.Length)
-            {
-                parts[count] = start..i;
-            }
-
-            count++;
-        }
-    }
-
-    /// <summary>
-    /// Splits <paramref name="args"/> on spaces and tabs (and CR/LF for SUB/UNSUB, as nats-server's
-    /// <c>splitArg</c>). Returns the number of arguments found, which may exceed four; only the first four are returned.
-    /// </summary>
-    public static int Split(
-        ReadOnlySpan<byte> args,
-        out ReadOnlySpan<byte> a0,
-        out ReadOnlySpan<byte> a1,
-        out ReadOnlySpan<byte> a2,
-        out ReadOnlySpan<byte> a3,
-        bool includeLineBreaks)
-    {
-        a0 = a1 = a2 = a3 = default;
         var count = 0;
         var i = 0;
         while (true)
@@ -76,17 +35,34 @@ internal static class ArgumentSplitter
                 i++;
             }
 
-            var token = args[start..i];
-            switch (count)
+            if (count < parts.Length)
             {
-                case 0: a0 = token; break;
-                case 1: a1 = token; break;
-                case 2: a2 = token; break;
-                case 3: a3 = token; break;
+                parts[count] = start..i;
             }
 
             count++;
         }
+    }
+
+    /// <summary>
+    /// Splits <paramref name="args"/> as <see cref="Split(ReadOnlySpan{byte}, Span{Range}, bool)"/> does. Returns the
+    /// number of arguments found, which may exceed four; only the first four are returned.
+    /// </summary>
+    public static int Split(
+        ReadOnlySpan<byte> args,
+        out ReadOnlySpan<byte> a0,
+        out ReadOnlySpan<byte> a1,
+        out ReadOnlySpan<byte> a2,
+        out ReadOnlySpan<byte> a3,
+        bool includeLineBreaks)
+    {
+        Span<Range> parts = stackalloc Range[4];
+        var count = Split(args, parts, includeLineBreaks);
+        a0 = count > 0 ? args[parts[0]] : default;
+        a1 = count > 1 ? args[parts[1]] : default;
+        a2 = count > 2 ? args[parts[2]] : default;
+        a3 = count > 3 ? args[parts[3]] : default;
+        return count;
     }
 
     /// <summary>Skips leading spaces and tabs.</summary>
