@@ -150,8 +150,7 @@ internal sealed partial class LeafConnection
             return true;
         }
 
-        var space = key.IndexOf(' ', StringComparison.Ordinal);
-        return permissions.CanSubscribe(Encoding.UTF8.GetBytes(space < 0 ? key : key[..space]));
+        return permissions.CanSubscribe(Encoding.UTF8.GetBytes(LeafInterest.SubjectOf(key)));
     }
 
     // writeLeafSub: "LS+ key[ weight]" while n > 0 (the weight for queue keys only), "LS- key" at 0.

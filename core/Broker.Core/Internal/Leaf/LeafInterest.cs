@@ -148,4 +148,7 @@ internal sealed class LeafInterest
 
     private static string Key(Subscription subscription)
         => subscription.Queue is null ? subscription.SubjectString : subscription.SubjectString + " " + subscription.QueueString;
+
+    /// <summary>The subject of an interest key (<c>subject</c> or <c>subject queue</c>, as <see cref="Key"/> and LS+ write it).</summary>
+    public static string SubjectOf(string key) => key.IndexOf(' ', StringComparison.Ordinal) is var space and >= 0 ? key[..space] : key;
 }

@@ -41,16 +41,14 @@ internal sealed partial class MonitorEndpoints
                 InBytes = Interlocked.Read(ref link.InBytes),
                 OutBytes = Interlocked.Read(ref link.OutBytes),
                 Subscriptions = interest.Length,
-                SubscriptionsList = subscriptions && interest.Length > 0 ? [.. interest.Select(i => Subject(i.Key))] : null,
+                // nats-server lists each subscription's subject, a queue subscription's without its group.
+                SubscriptionsList = subscriptions && interest.Length > 0 ? [.. interest.Select(i => Leaf.LeafInterest.SubjectOf(i.Key))] : null,
             });
         }
 
         leafz.LeafNodes = leafz.Leafs?.Count ?? 0;
         return leafz;
     }
-
-    // nats-server lists each subscription's subject, a queue subscription's without its group.
-    private static string Subject(string key) => key.IndexOf(' ', StringComparison.Ordinal) is var space and >= 0 ? key[..space] : key;
 
     // /varz leaf: the remotes as configured, their URLs without credentials.
     private LeafVarz CreateLeafVarz()
