@@ -238,8 +238,7 @@ internal sealed class MessageIngest
         // track TTLs only when the stream allows them).
         var raised = config.SubjectDeleteMarkerTtl > 0 ? SubjectDeleteMarkers.RaiseTimeToLive(config, headerBlock, ref timeToLive) : null;
         var options = new StoreOptions { Timestamp = keepsTimestamps ? timestamp : 0, TimeToLive = config.AllowMsgTtl ? timeToLive : TimeSpan.Zero };
-        var result = raised is not null ? store.Store(subject, new ReadOnlySequence<byte>(raised), payload, options)
-            : options.IsDefault ? store.Store(subject, headers, payload) : store.Store(subject, headers, payload, options);
+        var result = store.Store(subject, raised is not null ? new ReadOnlySequence<byte>(raised) : headers, payload, options);
         if (!result.IsStored)
         {
             if (result.Status is StoreStatus.Failed)

@@ -31,16 +31,6 @@ internal sealed partial class MessageStream
             return;
         }
 
-        if (rePublisher is { } republisher)
-        {
-            lock (republisher.Sync)
-            {
-                AppendCore(subject, marker, new ReadOnlySequence<byte>(marker), ReadOnlySequence<byte>.Empty, marker: true);
-            }
-
-            return;
-        }
-
         AppendCore(subject, marker, new ReadOnlySequence<byte>(marker), ReadOnlySequence<byte>.Empty, marker: true);
     }
 }

@@ -89,18 +89,8 @@ internal sealed partial class MessageStream
     }
 
     /// <summary>Appends a sourced message (its <c>Nats-Stream-Source</c> header already set) as a publish would be; the error of a failed append, or null.</summary>
-    public ApiError? AppendSourced(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> headerBlock, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
-    {
-        if (rePublisher is { } republisher)
-        {
-            lock (republisher.Sync)
-            {
-                return AppendCore(subject, headerBlock, headers, payload, marker: false);
-            }
-        }
-
-        return AppendCore(subject, headerBlock, headers, payload, marker: false);
-    }
+    public ApiError? AppendSourced(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> headerBlock, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload) =>
+        AppendCore(subject, headerBlock, headers, payload, marker: false);
 
     /// <summary>
     /// Appends a sourced message, or (<paramref name="marker"/>) a subject delete marker, which is stored only while
@@ -108,28 +98,38 @@ internal sealed partial class MessageStream
     /// </summary>
     private ApiError? AppendCore(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> headerBlock, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, bool marker)
     {
-        ReadOnlySpan<byte> republishTo = default;
-        var republish = false;
-        IngestOutcome outcome;
-        lock (gate)
+        // As OnInbound: RePublisher.Sync from prepare to publish where the stream republishes.
+        var republishing = rePublisher?.Sync;
+        republishing?.Enter();
+        try
         {
-            if (stopped || (marker && Store.LoadLast(subject, markerScratch ??= new StoredMessage()) == LoadStatus.Found))
+            ReadOnlySpan<byte> republishTo = default;
+            var republish = false;
+            IngestOutcome outcome;
+            lock (gate)
             {
-                return null;
+                if (stopped || (marker && Store.LoadLast(subject, markerScratch ??= new StoredMessage()) == LoadStatus.Found))
+                {
+                    return null;
+                }
+
+                // Republished as a publish would be (nats-server's processInboundSourceMsg goes through processJetStreamMsg).
+                republish = rePublisher is not null && rePublisher.Prepare(Store, subject, out republishTo);
+                outcome = ingest.Append(config, subject, headerBlock, headers, payload, hasReply: false, sourced: !marker);
             }
 
-            // Republished as a publish would be (nats-server's processInboundSourceMsg goes through processJetStreamMsg).
-            republish = rePublisher is not null && rePublisher.Prepare(Store, subject, out republishTo);
-            outcome = ingest.Append(config, subject, headerBlock, headers, payload, hasReply: false, sourced: !marker);
-        }
+            ApplyRollup(outcome, subject);
+            if (republish && outcome.Stored)
+            {
+                rePublisher!.Publish(Client, republishTo, subject, outcome.Sequence, headerBlock, payload);
+            }
 
-        ApplyRollup(outcome, subject);
-        if (republish && outcome.Stored)
+            return outcome.Error;
+        }
+        finally
         {
-            rePublisher!.Publish(Client, republishTo, subject, outcome.Sequence, headerBlock, payload);
+            republishing?.Exit();
         }
-
-        return outcome.Error;
     }
 
     /// <summary>Answers the direct gets of the mirror's origin from this stream (nats-server <c>subscribeToMirrorDirect</c>).</summary>

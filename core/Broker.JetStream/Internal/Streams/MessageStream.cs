@@ -292,53 +292,49 @@ internal sealed partial class MessageStream
     /// </summary>
     private void OnInbound(in BusMessage message)
     {
-        if (rePublisher is { } republisher)
+        // A stream with republish holds RePublisher.Sync from prepare to publish: its sources' deliveries and its
+        // markers, on other threads, use the republisher's buffers too.
+        var republishing = rePublisher?.Sync;
+        republishing?.Enter();
+        try
         {
-            lock (republisher.Sync)
+            var headers = message.Headers.IsEmpty ? default : NatsHeaders.Contiguous(message.Headers, ref headerScratch);
+            var subject = message.Subject;
+            ReadOnlySpan<byte> republishTo = default;
+            var republish = false;
+            IngestOutcome outcome;
+            lock (gate)
             {
-                Ingest(message);
-            }
-
-            return;
-        }
-
-        Ingest(message);
-    }
-
-    private void Ingest(in BusMessage message)
-    {
-        var headers = message.Headers.IsEmpty ? default : NatsHeaders.Contiguous(message.Headers, ref headerScratch);
-        var subject = message.Subject;
-        ReadOnlySpan<byte> republishTo = default;
-        var republish = false;
-        IngestOutcome outcome;
-        lock (gate)
-        {
-            if (stopped)
-            {
-                outcome = default;
-            }
-            else
-            {
-                if (ingestTransform is not null && ingestTransform.TryApply(subject, out var transformed))
+                if (stopped)
                 {
-                    subject = transformed;
+                    outcome = default;
                 }
+                else
+                {
+                    if (ingestTransform is not null && ingestTransform.TryApply(subject, out var transformed))
+                    {
+                        subject = transformed;
+                    }
 
-                republish = rePublisher is not null && rePublisher.Prepare(Store, subject, out republishTo);
-                outcome = ingest.Append(config, subject, headers, message.Headers, message.Payload, !message.ReplyTo.IsEmpty);
+                    republish = rePublisher is not null && rePublisher.Prepare(Store, subject, out republishTo);
+                    outcome = ingest.Append(config, subject, headers, message.Headers, message.Payload, !message.ReplyTo.IsEmpty);
+                }
+            }
+
+            ApplyRollup(outcome, subject);
+            if (republish && outcome.Stored)
+            {
+                rePublisher!.Publish(Client, republishTo, subject, outcome.Sequence, headers, message.Payload);
+            }
+
+            if (outcome.Respond)
+            {
+                acks.Respond(message.ReplyTo, outcome);
             }
         }
-
-        ApplyRollup(outcome, subject);
-        if (republish && outcome.Stored)
+        finally
         {
-            rePublisher!.Publish(Client, republishTo, subject, outcome.Sequence, headers, message.Payload);
-        }
-
-        if (outcome.Respond)
-        {
-            acks.Respond(message.ReplyTo, outcome);
+            republishing?.Exit();
         }
     }
 
