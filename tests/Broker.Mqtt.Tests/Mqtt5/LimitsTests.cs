@@ -1,6 +1,8 @@
 using System.Text;
+using Broker.TestKit;
 using MQTTnet;
 using MQTTnet.Protocol;
+using NATS.Client.JetStream;
 using static Broker.Mqtt.Tests.RawMqtt;
 
 namespace Broker.Mqtt.Tests.Mqtt5;
@@ -48,7 +50,17 @@ public sealed class LimitsTests
         await publisher.PublishAsync("sized/a", "fits", MqttQualityOfServiceLevel.AtLeastOnce);
         Assert.Equal("fits", Encoding.UTF8.GetString((await received.NextAsync()).Payload));
 
-        // As if sent: not kept for the session either, so a reconnect does not bring it (or anything) back.
+        // As if sent: acknowledged to the subscription's consumer (ours keeps QoS 1 deliveries on JetStream), like the
+        // message sent after it once its PUBACK is in; waiting for that also keeps a PUBACK still on its way at the
+        // disconnect from bringing "fits" back below.
+        if (target.Broker is { } broker)
+        {
+            await using var nats = await NatsClients.ConnectAsync(broker.Url, "ack-check");
+            var js = new NatsJSContext(nats);
+            await Eventually.AssertAsync(() => AllAcknowledgedAsync(js), "the subscription's consumer has acknowledged both messages");
+        }
+
+        // Not kept for the session either, so a reconnect does not bring it (or anything) back.
         await small.DisconnectAsync();
         small.Dispose();
         using var back = await target.ConnectAsync("small", b => b.WithMaximumPacketSize(200).WithCleanStart(false).WithSessionExpiryInterval(300));
@@ -166,5 +178,20 @@ public sealed class LimitsTests
     {
         var topicLength = (publishBody[0] << 8) | publishBody[1];
         return publishBody[(2 + topicLength)..(4 + topicLength)];
+    }
+
+    private static async Task<bool> AllAcknowledgedAsync(NatsJSContext js)
+    {
+        var any = false;
+        await foreach (var consumer in js.ListConsumersAsync("$MQTT_msgs"))
+        {
+            any = true;
+            if (consumer.Info.NumAckPending > 0 || consumer.Info.NumPending > 0)
+            {
+                return false;
+            }
+        }
+
+        return any;
     }
 }
