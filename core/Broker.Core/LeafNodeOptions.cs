@@ -2,8 +2,8 @@ namespace Broker.Core;
 
 /// <summary>
 /// Leaf node connections (nats-server's <c>leafnodes { }</c>). The broker solicits each remote as a spoke: its clients
-/// reach the hub's subscribers and the hub's clients reach its subscribers, one local account per remote. Accepting
-/// leaf connections (a <c>listen</c> port, being the hub) is not supported yet. Default: no remotes.
+/// reach the hub's subscribers and the hub's clients reach its subscribers, one local account per remote. With
+/// <see cref="Hub"/> listening it accepts spokes itself. Default: no remotes, not listening.
 /// </summary>
 public sealed class LeafNodeOptions
 {
@@ -16,16 +16,20 @@ public sealed class LeafNodeOptions
     /// </summary>
     public TimeSpan ReconnectInterval { get; set; } = TimeSpan.FromSeconds(1);
 
+    /// <summary>Accepting spokes (nats-server's <c>listen</c>, <c>authorization</c>, <c>advertise</c>). Default: not listening.</summary>
+    public LeafHubOptions Hub { get; set; } = new();
+
     /// <summary>Creates a deep copy.</summary>
     /// <returns>The copy.</returns>
-    public LeafNodeOptions Clone() => new() { Remotes = [.. Remotes.Select(r => r.Clone())], ReconnectInterval = ReconnectInterval };
+    public LeafNodeOptions Clone() => new() { Remotes = [.. Remotes.Select(r => r.Clone())], ReconnectInterval = ReconnectInterval, Hub = Hub.Clone() };
 
-    /// <summary>Checks the remotes against the accounts that exist, with nats-server's texts where it has them.</summary>
+    /// <summary>Checks the hub settings and the remotes against the accounts that exist, with nats-server's texts where it has them.</summary>
     /// <param name="options">The options these belong to.</param>
     /// <exception cref="InvalidOperationException">A remote is invalid; the message says why.</exception>
     public void Validate(BrokerOptions options)
     {
         ArgumentNullException.ThrowIfNull(options);
+        Hub.Validate(options);
         if (Remotes.Count == 0)
         {
             return;

@@ -68,18 +68,23 @@ public sealed class LeafRemoteOptions
             }
         }
 
-        var account = Account ?? Internal.Accounts.Account.GlobalName;
-        var exists = account.Length == 0 || account == Internal.Accounts.Account.GlobalName
-            || options.Accounts.Any(a => a.Name == account)
-            || (account == Internal.Accounts.Account.SystemDefaultName && options.SystemAccount is null && !options.NoSystemAccount);
-        if (!exists)
+        if (!AccountExists(options, Account))
         {
-            throw new InvalidOperationException($"cannot find local account \"{account}\" specified in leafnode remote");
+            throw new InvalidOperationException($"cannot find local account \"{Account}\" specified in leafnode remote");
         }
 
         foreach (var subject in DenyImports.Concat(DenyExports))
         {
             Internal.Auth.SubjectPatternSet.Create([subject], allowQueue: false);
         }
+    }
+
+    // nats-server validateLeafNode: $G and "" always exist, $SYS unless the system account is disabled or renamed.
+    internal static bool AccountExists(BrokerOptions options, string? account)
+    {
+        account ??= Internal.Accounts.Account.GlobalName;
+        return account.Length == 0 || account == Internal.Accounts.Account.GlobalName
+            || options.Accounts.Any(a => a.Name == account)
+            || (account == Internal.Accounts.Account.SystemDefaultName && options.SystemAccount is null && !options.NoSystemAccount);
     }
 }

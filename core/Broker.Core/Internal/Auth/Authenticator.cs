@@ -182,7 +182,7 @@ internal sealed partial class Authenticator
     }
 
     /// <summary>nats-server <c>comparePasswords</c>: bcrypt when the stored secret is a hash, else constant time.</summary>
-    private static bool CheckSecret(string stored, string? offered)
+    internal static bool CheckSecret(string stored, string? offered)
     {
         offered ??= "";
         if (BcryptPassword.IsHash(stored))

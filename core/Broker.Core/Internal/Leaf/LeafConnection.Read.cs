@@ -119,7 +119,7 @@ internal sealed partial class LeafConnection
         if (error.Contains("Loop detected", StringComparison.Ordinal))
         {
             // The hub saw our loop subject come back (nats-server's leafProcessErr): wait before trying again.
-            remote.DelayNextConnect(LoopReconnectDelay);
+            remote?.DelayNextConnect(LoopReconnectDelay);
             LeafLog.LoopDetected(Server.Logger, LoopMessage());
             Close("Protocol Violation");
         }
@@ -142,16 +142,24 @@ internal sealed partial class LeafConnection
         {
             // Our own loop detection subject came back: the hub reaches us twice (nats-server's handleLeafNodeLoop).
             var message = LoopMessage();
-            remote.DelayNextConnect(LoopReconnectDelay);
+            remote?.DelayNextConnect(LoopReconnectDelay);
             LeafLog.LoopDetected(Server.Logger, message);
             Close("Protocol Violation", $"-ERR '{message}'\r\n");
             return;
         }
 
-        // A spoke drops interest it may not serve (the hub told it its permissions); $LDS. and _GR_ subjects always pass.
+        // A spoke drops interest it may not serve (the hub told it its permissions); a hub closes the link that sent
+        // it (leafSubPermViolation). $LDS. and _GR_ subjects always pass.
         var exempt = subject.StartsWith("$LDS."u8) || subject.StartsWith("$GR."u8) || subject.StartsWith("_GR_."u8);
         if (!exempt && !SubjectValidator.HasWildcard(subject) && !permissions.CanPublish(subject))
         {
+            if (IsAccepted)
+            {
+                var error = $"Permissions Violation for Subscription to \"{Encoding.UTF8.GetString(subject)}\"";
+                LeafLog.RemoteError(Server.Logger, Redacted, error);
+                Close("Protocol Violation", $"-ERR '{error}'\r\n");
+            }
+
             return;
         }
 
@@ -163,29 +171,42 @@ internal sealed partial class LeafConnection
         }
 
         var keyString = Encoding.UTF8.GetString(key);
+        bool known;
         lock (weightsGate)
         {
-            var known = weights.ContainsKey(keyString);
+            known = weights.ContainsKey(keyString);
             weights[keyString] = weight;
-            if (known)
-            {
-                return;
-            }
         }
 
-        var queue = count == 3 ? args[parts[1]].ToArray() : null;
-        AddSubscription(new Subscription(this, subject.ToArray(), queue, key.ToArray()), 0);
+        if (!known)
+        {
+            var queue = count == 3 ? args[parts[1]].ToArray() : null;
+            AddSubscription(new Subscription(this, subject.ToArray(), queue, key.ToArray()), 0);
+        }
+
+        interest.LinkChanged(this, keyString);
+    }
+
+    /// <summary>The other side's weight for an interest key (1 for a plain subject), 0 when it has none.</summary>
+    public int WeightOf(string key)
+    {
+        lock (weightsGate)
+        {
+            return weights.GetValueOrDefault(key);
+        }
     }
 
     // LS- <subject> [<queue>]: the key exactly.
     private void ProcessInterestRemoved(ReadOnlySpan<byte> args)
     {
+        var key = Encoding.UTF8.GetString(args);
         lock (weightsGate)
         {
-            weights.Remove(Encoding.UTF8.GetString(args));
+            weights.Remove(key);
         }
 
         Unsubscribe(args, 0);
+        interest.LinkChanged(this, key);
     }
 
     private readonly record struct MessageLine(Range Subject, Range Reply, Range Queues, int HeaderSize, int Size);

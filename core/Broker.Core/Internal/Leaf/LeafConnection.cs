@@ -13,10 +13,12 @@ using Broker.Core.Internal.Transport;
 namespace Broker.Core.Internal.Leaf;
 
 /// <summary>
-/// One solicited leaf node link to a hub (nats-server's <c>LEAF</c> client with <c>leaf.remote</c> set, as a spoke):
-/// the handshake (the hub's INFO, our CONNECT without <c>lang</c>, the hub's connect-info INFO with our permissions,
-/// then our interest), the hub's interest as subscriptions of this client in the bound account (one per
-/// <c>subject</c> or <c>subject queue</c> key), its messages published into the account, ours sent as LMSG/HMSG.
+/// One leaf node link (nats-server's <c>LEAF</c> client). Solicited (a <see cref="LeafRemote"/>, the broker the
+/// spoke): the handshake (the hub's INFO, our CONNECT without <c>lang</c>, the hub's connect-info INFO with our
+/// permissions, then our interest). Accepted (<see cref="LeafHub"/>, the broker the hub): the handshake is done by
+/// <see cref="LeafHandshake"/>, the link sends the connect-info INFO and its interest. Either way the other side's
+/// interest becomes subscriptions of this client in the bound account (one per <c>subject</c> or
+/// <c>subject queue</c> key), its messages are published into the account, ours are sent as LMSG/HMSG.
 /// Reading is in LeafConnection.Read.cs, writing in LeafConnection.Output.cs.
 /// </summary>
 [System.Diagnostics.CodeAnalysis.SuppressMessage("Design", "CA1001", Justification = "The transport is disposed when RunAsync ends; the link has no other owner.")]
@@ -28,7 +30,8 @@ internal sealed partial class LeafConnection : ClientBase
     // How long the hub's first INFO may take (nats-server's leaf INFO wait).
     private static readonly TimeSpan FirstInfoTimeout = TimeSpan.FromSeconds(2);
 
-    private readonly LeafRemote remote;
+    private readonly LeafRemote? remote;
+    private readonly LeafHub? hub;
     private readonly LeafInterest interest;
     private readonly Uri url;
     private readonly SocketConnection connection;
@@ -45,13 +48,28 @@ internal sealed partial class LeafConnection : ClientBase
     private byte[] nonce = [];
 
     public LeafConnection(BrokerCore server, LeafRemote remote, LeafInterest interest, Socket socket, Uri url)
+        : this(server, remote, interest, socket, url, LeafPermissions.Create(remote.Options, interest.Account.IsSystem))
+    {
+    }
+
+    /// <summary>A link a spoke opened to this broker as its hub, after <see cref="LeafHandshake"/>.</summary>
+    public LeafConnection(BrokerCore server, LeafHub hub, LeafInterest interest, Socket socket, LeafSpoke spoke)
+        : this(server, null, interest, socket, new Uri("nats-leaf://" + socket.RemoteEndPoint), spoke.Permissions)
+    {
+        this.hub = hub;
+        Spoke = spoke;
+        SupportsHeaders = spoke.Headers;
+        HubName = spoke.Name;
+    }
+
+    private LeafConnection(BrokerCore server, LeafRemote? remote, LeafInterest interest, Socket socket, Uri url, LeafPermissions permissions)
         : base(server, ClientKind.Leaf, interest.Account)
     {
         this.remote = remote;
         this.interest = interest;
         this.url = url;
         Echo = false;
-        permissions = LeafPermissions.Create(remote.Options, interest.Account.IsSystem);
+        this.permissions = permissions;
         var settings = new TransportSettings { MaxPendingOutputBytes = server.Options.MaxPending, WriteDeadline = server.Options.WriteDeadline };
         connection = new SocketConnection(socket, settings, owner: null, PipeScheduler.ThreadPool);
         output = new ConnectionOutput(connection, connection.Transport.Output);
@@ -61,11 +79,17 @@ internal sealed partial class LeafConnection : ClientBase
     /// <summary>The hub's address.</summary>
     public IPEndPoint? RemoteEndPoint { get; }
 
-    /// <summary>The hub's server name (its id when it sends none).</summary>
+    /// <summary>The other side's server name: the hub's (its id when it sends none), or the spoke's for an accepted link.</summary>
     public string HubName { get; private set; } = string.Empty;
 
     /// <summary>The account the hub bound the link to, when it said (<c>remote_account</c>).</summary>
     public string? RemoteAccount { get; private set; }
+
+    /// <summary>The spoke of a link this broker accepted as the hub; null for a solicited link.</summary>
+    public LeafSpoke? Spoke { get; }
+
+    /// <summary>Whether the link was accepted (the broker is the hub) rather than solicited.</summary>
+    public bool IsAccepted => remote is null;
 
     /// <summary>Whether the handshake finished and interest flows.</summary>
     public bool IsEstablished => established;
@@ -89,7 +113,18 @@ internal sealed partial class LeafConnection : ClientBase
     {
         connection.Start();
         using var registration = stopping.Register(static state => ((LeafConnection)state!).Close("Server Shutdown"), this);
-        _ = WatchHandshakeAsync(FirstInfoTimeout, "Timeout waiting for the hub's INFO", requireInfo: true);
+        if (Spoke is { } spoke)
+        {
+            // processLeafNodeConnect: the connect-info INFO, then the interest.
+            SendProtocol(spoke.ConnectInfo);
+            hub!.Added(this, spoke);
+            Establish();
+        }
+        else
+        {
+            _ = WatchHandshakeAsync(FirstInfoTimeout, "Timeout waiting for the hub's INFO", requireInfo: true);
+        }
+
         try
         {
             await ReadLoopAsync(connection.Transport.Input).ConfigureAwait(false);
@@ -170,6 +205,12 @@ internal sealed partial class LeafConnection : ClientBase
     /// <summary>An INFO from the hub: the first starts our CONNECT, the connect-info one finishes the handshake.</summary>
     private void ProcessInfo(ReadOnlySpan<byte> json)
     {
+        if (remote is null)
+        {
+            // A 2.9 spoke sends no INFO (2.10+ ones only to negotiate compression, which the hub does not offer).
+            return;
+        }
+
         var info = JsonSerializer.Deserialize(json, LeafJsonContext.Default.LeafInfo) ?? throw new LeafProtocolException("empty INFO");
         var first = Interlocked.Exchange(ref nonceReceived, 1) == 0;
         if (first)
@@ -211,7 +252,7 @@ internal sealed partial class LeafConnection : ClientBase
 
         if (first)
         {
-            SendConnect();
+            SendConnect(remote);
             if (info.InfoOnConnect)
             {
                 _ = WatchHandshakeAsync(ConnectProcessTimeout, "Stale Leaf Node Connection", requireInfo: false);
@@ -225,7 +266,7 @@ internal sealed partial class LeafConnection : ClientBase
         }
     }
 
-    private void SendConnect()
+    private void SendConnect(LeafRemote remote)
     {
         var options = remote.Options;
         var connect = new LeafConnect
@@ -269,7 +310,7 @@ internal sealed partial class LeafConnection : ClientBase
         interest.Attach(this);
         _ = PingLoopAsync();
         LeafLog.Connected(Server.Logger, Account.Name, Redacted, HubName);
-        remote.Connected(this);
+        remote?.Connected(this);
     }
 
     /// <summary>
@@ -286,6 +327,7 @@ internal sealed partial class LeafConnection : ClientBase
 
         established = false;
         interest.Detach(this);
+        hub?.Removed(this);
         RemoveAllSubscriptions();
         lock (output.Gate)
         {

@@ -10,7 +10,8 @@ namespace Broker.Core.Internal.Leaf;
 /// once, however many of its subscriptions matched, with the names of the queue groups it is to serve
 /// (<c>LMSG subject + reply q1 q2 size</c>). In a queue group local members come first: the link is the fallback
 /// when no local member took the message, as nats-server prefers local members for a client's publish. A message that
-/// came from a link never goes to another one (the broker is only a spoke).
+/// came from a link goes on to another link only where one of the two was accepted by this broker as the hub (the
+/// interest <see cref="LeafInterest"/> relays), never back to its own.
 /// </summary>
 /// <remarks>Made at the producer's first such match; only the producer's thread uses it, so the scratch state needs no lock.</remarks>
 internal sealed class LeafFanout(ClientBase producer)
@@ -47,6 +48,12 @@ internal sealed class LeafFanout(ClientBase producer)
             }
         }
 
+        return delivered + SendToLinks(subject, deliverAs, replyTo, headers, payload);
+    }
+
+    private int SendToLinks(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    {
+        var delivered = 0;
         for (var i = 0; i < targetCount; i++)
         {
             ref var target = ref targets[i];
@@ -65,36 +72,46 @@ internal sealed class LeafFanout(ClientBase producer)
     }
 
     /// <summary>
-    /// Delivers a message that came from a link: to every local plain subscription and to one local member of each
-    /// group the hub named in <paramref name="queues"/> (space separated), never to a link (nats-server skips queue
-    /// groups for a leaf message without a queue list).
+    /// Delivers a message that came from a link: to every local plain subscription and to one member of each group
+    /// the other side named in <paramref name="queues"/> (space separated; nats-server skips queue groups for a leaf
+    /// message without a queue list), a local member first; other links get it where <see cref="Relays"/> allows.
     /// </summary>
     public int DeliverFromLink(SubListResult result, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte> queues)
     {
         var delivered = 0;
         foreach (var subscription in result.Plain)
         {
-            if (subscription.Client.Kind != ClientKind.Leaf && producer.TryDeliver(subscription, subject, subject, replyTo, headers, payload))
+            if (subscription.Client is LeafConnection link)
+            {
+                if (Relays(link) && !subscription.Closed)
+                {
+                    AddTarget(link, null);
+                }
+            }
+            else if (producer.TryDeliver(subscription, subject, subject, replyTo, headers, payload))
             {
                 delivered++;
             }
         }
 
-        if (queues.IsEmpty)
+        if (!queues.IsEmpty)
         {
-            return delivered;
-        }
-
-        foreach (var group in result.Queues)
-        {
-            if (Names(queues, group.Name))
+            foreach (var group in result.Queues)
             {
-                delivered += DeliverToGroup(group, subject, subject, replyTo, headers, payload, local: true);
+                if (Names(queues, group.Name))
+                {
+                    delivered += DeliverToGroup(group, subject, subject, replyTo, headers, payload);
+                }
             }
         }
 
-        return delivered;
+        return delivered + SendToLinks(subject, subject, replyTo, headers, payload);
     }
+
+    // Whether a message from the producing link may go on to another link: not back, and only where one of the two is
+    // a link this broker accepted (a spoke's message to the hub's other spokes or to the hub's own hub, and back down).
+    private bool Relays(LeafConnection link) =>
+        !ReferenceEquals(link, producer) && (link.IsAccepted || ((LeafConnection)producer).IsAccepted);
 
     private static bool Names(ReadOnlySpan<byte> queues, ReadOnlySpan<byte> name)
     {
@@ -111,8 +128,9 @@ internal sealed class LeafFanout(ClientBase producer)
         return false;
     }
 
-    private int DeliverToGroup(QueueGroup group, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, bool local = false)
+    private int DeliverToGroup(QueueGroup group, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
+        var fromLeaf = producer.Kind == ClientKind.Leaf;
         var members = group.Members;
         var start = members.Length == 1 ? 0 : Random.Shared.Next(members.Length);
         Subscription? remote = null;
@@ -125,9 +143,9 @@ internal sealed class LeafFanout(ClientBase producer)
             }
 
             var member = members[index];
-            if (member.Client.Kind == ClientKind.Leaf)
+            if (member.Client is LeafConnection link)
             {
-                remote ??= member.Closed ? null : member;
+                remote ??= member.Closed || (fromLeaf && !Relays(link)) ? null : member;
                 continue;
             }
 
@@ -137,7 +155,7 @@ internal sealed class LeafFanout(ClientBase producer)
             }
         }
 
-        if (remote is not null && !local)
+        if (remote is not null)
         {
             AddTarget((LeafConnection)remote.Client, group.Name);
         }

@@ -70,7 +70,8 @@ internal sealed class LeafInfo
 
 /// <summary>
 /// The CONNECT a spoke sends (nats-server 2.9's <c>leafConnectInfo</c>): no <c>lang</c>, which a hub takes for a client
-/// that dialled the leaf port; credentials as a user JWT with the nonce signed, or a user and password.
+/// that dialled the leaf port; credentials as a user JWT with the nonce signed, or a user and password. The hub reads
+/// the same, with the fields only other spokes send (<c>cluster</c>, <c>is_hub</c>, <c>nkey</c>, <c>auth_token</c>, ...).
 /// </summary>
 internal sealed class LeafConnect
 {
@@ -112,8 +113,33 @@ internal sealed class LeafConnect
     [JsonPropertyName("deny_pub")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public IList<string>? DenyPublish { get; set; }
+
+    [JsonPropertyName("cluster")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? Cluster { get; set; }
+
+    [JsonPropertyName("is_hub")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public bool IsHub { get; set; }
+
+    [JsonPropertyName("gateway")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? Gateway { get; set; }
+
+    [JsonPropertyName("lang")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? Lang { get; set; }
+
+    [JsonPropertyName("nkey")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? Nkey { get; set; }
+
+    [JsonPropertyName("auth_token")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? AuthToken { get; set; }
 }
 
 [JsonSerializable(typeof(LeafInfo))]
 [JsonSerializable(typeof(LeafConnect))]
+[JsonSerializable(typeof(LeafHubInfo))]
 internal sealed partial class LeafJsonContext : JsonSerializerContext;

@@ -6,11 +6,13 @@ using Broker.Core.Internal.Subscriptions;
 namespace Broker.Core.Internal.Leaf;
 
 /// <summary>
-/// The interest an account bound to a leaf node remote sends to its hubs (nats-server's leaf <c>smap</c>): every
+/// The interest an account bound to leaf node links sends over them (nats-server's leaf <c>smap</c>): every
 /// subscription in the account's index except the links' own, counted by key (<c>subject</c> or <c>subject queue</c>),
-/// plus the account's loop detection subject <c>$LDS.&lt;nuid&gt;</c>. A link gets the whole map when it connects
-/// (<see cref="Attach"/>), then the changes: a plain key when it appears or goes, a queue key with its new weight on
-/// every change, as nats-server's <c>updateSmap</c>.
+/// plus the account's loop detection subject <c>$LDS.&lt;nuid&gt;</c>, plus the interest other links brought where
+/// nats-server relays it: a link this broker accepted (the broker is its hub) is told every other link's interest, a
+/// solicited link (to a hub) only that of the accepted links (<c>updateSmap</c>'s spoke rule). A link gets the whole
+/// map when it connects (<see cref="Attach"/>), then the changes: a plain key when it appears or goes, a queue key
+/// with its new weight on every change, as nats-server's <c>updateSmap</c>.
 /// </summary>
 /// <remarks>
 /// Told of changes by the account's <see cref="SubList.Observer"/>, outside the index's lock. A subscription counts once
@@ -24,6 +26,9 @@ internal sealed class LeafInterest
     private readonly Dictionary<string, int> counts = new(StringComparer.Ordinal);
     // Replaced as a whole under the gate, so a link closing while interest is sent does not disturb the loop.
     private LeafConnection[] links = [];
+
+    // What each link was last told per key (its smap): the local count plus the weights of the links it may see.
+    private readonly Dictionary<LeafConnection, Dictionary<string, int>> told = new(ReferenceEqualityComparer.Instance);
 
     public LeafInterest(Account account)
     {
@@ -69,10 +74,7 @@ internal sealed class LeafInterest
             var key = Key(subscription);
             counts.TryGetValue(key, out var n);
             counts[key] = n + 1;
-            if (subscription.Queue is not null || n == 0)
-            {
-                Send(key, n + 1);
-            }
+            Refresh(key, except: null);
         }
     }
 
@@ -103,31 +105,129 @@ internal sealed class LeafInterest
                 counts.Remove(key);
             }
 
-            if (subscription.Queue is not null || n <= 0)
-            {
-                Send(key, n);
-            }
+            Refresh(key, except: null);
         }
     }
 
-    /// <summary>Adds a link that finished its handshake and sends it the whole interest, loop subject included.</summary>
+    /// <summary>
+    /// Adds a link that finished its handshake and sends it the whole interest, loop subject included; what it already
+    /// brought goes to the links that may see it.
+    /// </summary>
     public void Attach(LeafConnection link)
     {
         lock (gate)
         {
             links = [.. links, link];
-            link.SendInterestSnapshot(counts, LoopSubject);
+            var keys = new HashSet<string>(counts.Keys, StringComparer.Ordinal);
+            foreach (var other in links)
+            {
+                if (Sees(link, other))
+                {
+                    keys.UnionWith(other.HubInterest().Select(k => k.Key));
+                }
+            }
+
+            var map = new Dictionary<string, int>(StringComparer.Ordinal);
+            foreach (var key in keys)
+            {
+                if (Want(link, key) is var n and > 0)
+                {
+                    map[key] = n;
+                }
+            }
+
+            told[link] = map;
+            link.SendInterestSnapshot(map, LoopSubject);
+            RefreshAll(link);
         }
     }
 
-    /// <summary>Removes a link that closed.</summary>
+    /// <summary>Removes a link that closed; the interest it brought leaves the other links.</summary>
     public void Detach(LeafConnection link)
     {
         lock (gate)
         {
+            if (!told.Remove(link))
+            {
+                return;
+            }
+
             links = Array.FindAll(links, l => !ReferenceEquals(l, link));
+            RefreshAll(link);
         }
     }
+
+    /// <summary>A link's interest in <paramref name="key"/> changed (LS+ or LS-): the links that may see it are told.</summary>
+    public void LinkChanged(LeafConnection link, string key)
+    {
+        lock (gate)
+        {
+            if (told.ContainsKey(link))
+            {
+                Refresh(key, except: link);
+            }
+        }
+    }
+
+    // Every key a link brought, refreshed on the others (it came or went).
+    private void RefreshAll(LeafConnection link)
+    {
+        foreach (var (key, _) in link.HubInterest())
+        {
+            Refresh(key, except: link);
+        }
+    }
+
+    // Tells each link (but the one the change came from) its new count for the key: plain keys when they appear or go,
+    // queue keys on every change of weight.
+    private void Refresh(string key, LeafConnection? except)
+    {
+        foreach (var link in links)
+        {
+            if (ReferenceEquals(link, except) || !told.TryGetValue(link, out var map))
+            {
+                continue;
+            }
+
+            var n = Want(link, key);
+            var old = map.GetValueOrDefault(key);
+            if (n == old)
+            {
+                continue;
+            }
+
+            if (n > 0)
+            {
+                map[key] = n;
+            }
+            else
+            {
+                map.Remove(key);
+            }
+
+            if (old == 0 || n == 0 || key.Contains(' ', StringComparison.Ordinal))
+            {
+                link.SendInterest(key, n);
+            }
+        }
+    }
+
+    private int Want(LeafConnection link, string key)
+    {
+        var n = counts.GetValueOrDefault(key);
+        foreach (var other in links)
+        {
+            if (Sees(link, other))
+            {
+                n += other.WeightOf(key);
+            }
+        }
+
+        return n;
+    }
+
+    // nats-server's updateSmap: an accepted link sees every other link's interest, a solicited one only the accepted ones'.
+    private static bool Sees(LeafConnection link, LeafConnection other) => !ReferenceEquals(link, other) && (link.IsAccepted || other.IsAccepted);
 
     /// <summary>The interest keys and their counts now, for /leafz's subscription list.</summary>
     public KeyValuePair<string, int>[] Snapshot()
@@ -135,14 +235,6 @@ internal sealed class LeafInterest
         lock (gate)
         {
             return [.. counts];
-        }
-    }
-
-    private void Send(string key, int n)
-    {
-        foreach (var link in links)
-        {
-            link.SendInterest(key, n);
         }
     }
 

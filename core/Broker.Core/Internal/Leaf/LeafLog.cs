@@ -25,4 +25,13 @@ internal static partial class LeafLog
 
     [LoggerMessage(1705, LogLevel.Warning, "Leafnode connection to {Url} refused: {Reason}")]
     public static partial void Refused(ILogger logger, string url, string reason);
+
+    [LoggerMessage(1706, LogLevel.Warning, "Leafnode connection from {Peer} refused: {Reason}")]
+    public static partial void SpokeRefused(ILogger logger, string peer, string reason);
+
+    [LoggerMessage(1707, LogLevel.Information, "Listening for leafnode connections on {Address}")]
+    public static partial void HubListening(ILogger logger, string address);
+
+    [LoggerMessage(1708, LogLevel.Warning, "Leafnode connection from {Url} replaces the older one of the same server ({Server})")]
+    public static partial void ReplacingSpoke(ILogger logger, string url, string server);
 }

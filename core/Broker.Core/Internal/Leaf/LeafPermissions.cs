@@ -6,7 +6,8 @@ namespace Broker.Core.Internal.Leaf;
 /// What a spoke may send over its link (nats-server's leaf <c>perms</c>): the hub's connect-info INFO tells it the
 /// leaf user's <c>import</c> (what it may subscribe to, so which interest it may send) and <c>export</c> (what it may
 /// publish, so which messages it may send); the remote's <c>deny_imports</c> and <c>deny_exports</c> and the JetStream
-/// denies every non-system account's link gets (<c>denyAllClientJs</c>) are added to them. Immutable; replaced as a whole.
+/// denies every non-system account's link gets (<c>denyAllClientJs</c>) are added to them. A link the broker accepted
+/// as the hub takes the leaf user's permissions reversed (<see cref="ForSpoke"/>). Immutable; replaced as a whole.
 /// </summary>
 internal sealed class LeafPermissions
 {
@@ -36,6 +37,22 @@ internal sealed class LeafPermissions
             SubjectPatternSet.Create([.. import?.Deny ?? [], .. remote.DenyImports, .. js], allowQueue: false),
             Allow(export),
             SubjectPatternSet.Create([.. export?.Deny ?? [], .. remote.DenyExports, .. js], allowQueue: false));
+    }
+
+    /// <summary>
+    /// The permissions of a link this broker accepted as the hub, from the leaf user's: nats-server reverses them
+    /// (<c>processLeafNodeConnect</c>), so what the hub sends the spoke (messages, and the spoke's interest it takes)
+    /// follows the user's <c>subscribe</c> with the spoke's <c>deny_pub</c> added, and the interest the hub sends
+    /// follows the user's <c>publish</c>.
+    /// </summary>
+    public static LeafPermissions ForSpoke(LeafInfo.SubjectPermission? publish, LeafInfo.SubjectPermission? subscribe, IList<string>? spokeDenies, bool systemAccount)
+    {
+        var js = systemAccount ? SystemJetStream : ClientJetStream;
+        return new LeafPermissions(
+            Allow(publish),
+            SubjectPatternSet.Create([.. publish?.Deny ?? [], .. js], allowQueue: false),
+            Allow(subscribe),
+            SubjectPatternSet.Create([.. subscribe?.Deny ?? [], .. spokeDenies ?? [], .. js], allowQueue: false));
     }
 
     private static SubjectPatternSet? Allow(LeafInfo.SubjectPermission? permission)

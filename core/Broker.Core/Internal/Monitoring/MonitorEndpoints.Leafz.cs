@@ -50,27 +50,36 @@ internal sealed partial class MonitorEndpoints
         return leafz;
     }
 
-    // /varz leaf: the remotes as configured, their URLs without credentials.
+    // /varz leaf: the hub's listener (nats-server's default TLS timeout with it), the remotes as configured, their
+    // URLs without credentials.
     private LeafVarz CreateLeafVarz()
     {
+        var hub = core.Options.LeafNodes.Hub;
         var remotes = core.Options.LeafNodes.Remotes;
-        if (remotes.Count == 0)
+        var varz = new LeafVarz();
+        if (hub.IsEnabled)
         {
-            return new LeafVarz();
+            varz.Host = string.IsNullOrEmpty(hub.Host) ? null : hub.Host;
+            varz.Port = core.LeafNodes?.Hub?.EndPoint?.Port ?? hub.Port;
+            varz.AuthTimeout = hub.AuthTimeout.TotalSeconds;
+            varz.TlsTimeout = 2;
         }
 
-        return new LeafVarz
+        if (remotes.Count == 0)
         {
-            Remotes = [.. remotes.Select(r => new LeafRemoteVarz
+            return varz;
+        }
+
+        varz.Remotes = [.. remotes.Select(r => new LeafRemoteVarz
+        {
+            LocalAccount = string.IsNullOrEmpty(r.Account) ? Internal.Accounts.Account.GlobalName : r.Account,
+            Urls = [.. r.Urls.Select(u => Uri.TryCreate(u.Trim(), UriKind.Absolute, out var uri) ? uri.Host + ":" + uri.Port.ToString(System.Globalization.CultureInfo.InvariantCulture) : u)],
+            Deny = r.DenyExports.Count + r.DenyImports.Count == 0 ? null : new LeafDenyVarz
             {
-                LocalAccount = string.IsNullOrEmpty(r.Account) ? Internal.Accounts.Account.GlobalName : r.Account,
-                Urls = [.. r.Urls.Select(u => Uri.TryCreate(u.Trim(), UriKind.Absolute, out var uri) ? uri.Host + ":" + uri.Port.ToString(System.Globalization.CultureInfo.InvariantCulture) : u)],
-                Deny = r.DenyExports.Count + r.DenyImports.Count == 0 ? null : new LeafDenyVarz
-                {
-                    Exports = r.DenyExports.Count > 0 ? [.. r.DenyExports] : null,
-                    Imports = r.DenyImports.Count > 0 ? [.. r.DenyImports] : null,
-                },
-            })],
-        };
+                Exports = r.DenyExports.Count > 0 ? [.. r.DenyExports] : null,
+                Imports = r.DenyImports.Count > 0 ? [.. r.DenyImports] : null,
+            },
+        })];
+        return varz;
     }
 }

@@ -57,6 +57,22 @@ internal sealed class LeafzEntry
 /// <summary>/varz <c>leaf</c> (nats-server's <c>LeafNodeOptsVarz</c>): empty without leaf node settings.</summary>
 internal sealed class LeafVarz
 {
+    [JsonPropertyName("host")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? Host { get; set; }
+
+    [JsonPropertyName("port")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public int Port { get; set; }
+
+    [JsonPropertyName("auth_timeout")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public double AuthTimeout { get; set; }
+
+    [JsonPropertyName("tls_timeout")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public double TlsTimeout { get; set; }
+
     [JsonPropertyName("remotes")]
     public List<LeafRemoteVarz>? Remotes { get; set; }
 }

@@ -8,24 +8,18 @@ namespace Broker.Host.Configuration.ConfigFile.Internal;
 /// <summary>
 /// The <c>leafnodes</c> (or <c>leaf</c>) block (nats-server opts.go parseLeafNodes, parseRemoteLeafNodes) onto
 /// <see cref="LeafNodeOptions"/>: <c>remotes</c> (<c>url</c>/<c>urls</c>, <c>no_randomize</c>, <c>account</c>,
-/// <c>credentials</c>, <c>deny_imports</c>, <c>deny_exports</c>) and <c>reconnect</c>, with nats-server's texts. The
-/// keys of accepting leaf nodes (being a hub: <c>listen</c>, <c>authorization</c>, ...) are ignored with a notice, as
-/// the whole block was before; a remote's <c>tls</c> block, <c>hub: true</c> and WebSocket URLs are errors (the link
-/// would run otherwise than the file says).
+/// <c>credentials</c>, <c>deny_imports</c>, <c>deny_exports</c>) and <c>reconnect</c>, with nats-server's texts; the
+/// keys of accepting leaf nodes (being a hub: <c>listen</c>, <c>authorization</c>, ...) go to <see cref="LeafHubMapper"/>.
+/// A remote's <c>tls</c> block, <c>hub: true</c> and WebSocket URLs are errors (the link would run otherwise than the
+/// file says).
 /// </summary>
 /// <param name="reader">Typed reads of the values.</param>
 /// <param name="output">Where values and diagnostics go.</param>
 /// <param name="permissions">Reads deny lists.</param>
-/// <param name="ignored">Collects the hub keys' notice.</param>
+/// <param name="ignored">Collects notices.</param>
 internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder output, PermissionsMapper permissions, IgnoredFeatures ignored)
 {
-    /// <summary>The feature the hub keys' notice names.</summary>
-    public const string HubFeature = "Leaf node hub (accepting leaf nodes)";
-
-    private static readonly HashSet<string> HubKeys = new(StringComparer.OrdinalIgnoreCase)
-    {
-        "listen", "port", "host", "net", "authorization", "tls", "leafnode_advertise", "advertise", "no_advertise", "min_version", "minimum_version",
-    };
+    private readonly LeafHubMapper hub = new(reader, output, ignored);
 
     private int remotes;
 
@@ -57,11 +51,7 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
 
                     break;
                 default:
-                    if (HubKeys.Contains(item.Key))
-                    {
-                        ignored.Ignore(item, HubFeature);
-                    }
-                    else
+                    if (!hub.TryMap(item))
                     {
                         reader.Unknown(item);
                     }

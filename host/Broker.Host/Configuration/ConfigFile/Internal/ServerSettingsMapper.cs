@@ -21,7 +21,7 @@ internal sealed class ServerSettingsMapper
 
     private static readonly Dictionary<string, Action<ServerSettingsMapper, ConfEntry>> Keys = new(StringComparer.OrdinalIgnoreCase)
     {
-        ["listen"] = static (m, e) => m.Listen(e, Key(nameof(BrokerOptions.Host)), Key(nameof(BrokerOptions.Port)), BrokerDefaultHost),
+        ["listen"] = static (m, e) => Listen(m.output, e, Key(nameof(BrokerOptions.Host)), Key(nameof(BrokerOptions.Port)), BrokerDefaultHost),
         ["port"] = static (m, e) => m.reader.SetInt32(e, Key(nameof(BrokerOptions.Port))),
         ["host"] = static (m, e) => m.reader.SetString(e, Key(nameof(BrokerOptions.Host))),
         ["net"] = static (m, e) => m.reader.SetString(e, Key(nameof(BrokerOptions.Host))),
@@ -36,7 +36,7 @@ internal sealed class ServerSettingsMapper
         ["pidfile"] = static (m, e) => m.reader.SetString(e, Key(nameof(BrokerHostOptions.PidFile))),
         ["pid_file"] = static (m, e) => m.reader.SetString(e, Key(nameof(BrokerHostOptions.PidFile))),
         ["ports_file_dir"] = static (m, e) => m.reader.SetString(e, Key(nameof(BrokerHostOptions.PortsFileDir))),
-        ["http"] = static (m, e) => m.Listen(e, Monitoring(nameof(MonitoringOptions.Host)), Monitoring(nameof(MonitoringOptions.Port)), null),
+        ["http"] = static (m, e) => Listen(m.output, e, Monitoring(nameof(MonitoringOptions.Host)), Monitoring(nameof(MonitoringOptions.Port)), null),
         ["http_port"] = static (m, e) => m.reader.SetInt32(e, Monitoring(nameof(MonitoringOptions.Port))),
         ["monitor_port"] = static (m, e) => m.reader.SetInt32(e, Monitoring(nameof(MonitoringOptions.Port))),
         ["http_base_path"] = static (m, e) => m.reader.SetString(e, Monitoring(nameof(MonitoringOptions.BasePath))),
@@ -93,7 +93,7 @@ internal sealed class ServerSettingsMapper
 
     // nats-server's parseListen: a port alone, or "host:port" split as Go's net.SplitHostPort does. Port -1 is
     // nats-server's "random port", which the settings layer turns into 0.
-    private void Listen(ConfEntry entry, string hostKey, string portKey, string? defaultHost)
+    internal static void Listen(ConfMappingBuilder output, ConfEntry entry, string hostKey, string portKey, string? defaultHost)
     {
         switch (entry.Value)
         {

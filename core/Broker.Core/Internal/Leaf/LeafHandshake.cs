@@ -1,0 +1,221 @@
+using System.Net;
+using System.Net.Sockets;
+using System.Text;
+using System.Text.Json;
+using Broker.Core.Auth;
+using Broker.Core.Internal.Accounts;
+using Broker.Core.Internal.Auth;
+
+namespace Broker.Core.Internal.Leaf;
+
+/// <summary>What the hub learnt of a spoke in the handshake: who it is, the account its user binds, its permissions.</summary>
+/// <param name="Name">The spoke's server name (<c>name</c>), by which a reconnect replaces its older link.</param>
+/// <param name="Cluster">The spoke's cluster name, if it is in one.</param>
+/// <param name="Account">The account the link is bound to.</param>
+/// <param name="Headers">Whether both ends support headers.</param>
+/// <param name="Permissions">The link's permissions (the leaf user's, reversed).</param>
+/// <param name="ConnectInfo">The connect-info INFO line to send before the interest.</param>
+internal sealed record LeafSpoke(string Name, string? Cluster, Account Account, bool Headers, LeafPermissions Permissions, byte[] ConnectInfo);
+
+/// <summary>
+/// The hub's side of a spoke's handshake (nats-server's <c>createLeafNode</c> for an accepted connection and
+/// <c>processLeafNodeConnect</c>): the first INFO with a nonce, the CONNECT read within the authorization timeout,
+/// authentication (the <c>leafnodes.authorization</c> user or users, else the broker's client users, NKeys or JWTs)
+/// and the binding to the user's account. Any failure sends nats-server's -ERR and ends the connection.
+/// </summary>
+internal static class LeafHandshake
+{
+    private const int MaxConnectLine = 64 * 1024;
+
+    /// <summary>Runs the handshake; the spoke, or null when the connection was refused (and closed).</summary>
+    public static async Task<LeafSpoke?> AcceptAsync(BrokerCore server, LeafHubInfo template, Socket socket, CancellationToken stopping)
+    {
+        var options = server.Options.LeafNodes.Hub;
+        var nonce = Authenticator.CreateNonce();
+        var info = template.Clone();
+        info.ClientId = server.NextClientId();
+        info.Nonce = nonce;
+        var peer = socket.RemoteEndPoint?.ToString() ?? "?";
+        await socket.SendAsync(info.ToProtocolLine(), SocketFlags.None, stopping).ConfigureAwait(false);
+
+        byte[]? line;
+        using (var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping))
+        {
+            timeout.CancelAfter(options.AuthTimeout);
+            line = await ReadLineAsync(socket, timeout.Token).ConfigureAwait(false);
+        }
+
+        if (line is null)
+        {
+            return Refuse(server, socket, peer, "Authentication Timeout", "Authentication Timeout");
+        }
+
+        var text = line.AsSpan();
+        if (text.Length < 8 || !System.Text.Ascii.EqualsIgnoreCase(text[..8], "CONNECT "u8))
+        {
+            return Refuse(server, socket, peer, "Authorization Violation", "authentication error");
+        }
+
+        LeafConnect? connect;
+        try
+        {
+            connect = JsonSerializer.Deserialize(text[8..], LeafJsonContext.Default.LeafConnect);
+        }
+        catch (JsonException)
+        {
+            connect = null;
+        }
+
+        if (connect is null)
+        {
+            return Refuse(server, socket, peer, "Protocol Error", "malformed CONNECT");
+        }
+
+        if (connect.Lang is not null)
+        {
+            // A client dialled the leaf port (nats-server's ErrClientConnectedToLeafNodePort).
+            return Refuse(server, socket, peer, "attempted to connect to leaf node port", "attempted to connect to leaf node port");
+        }
+
+        if (connect.Gateway is { } gateway)
+        {
+            var error = $"Rejecting connection from gateway \"{gateway}\" on the leafnode port";
+            return Refuse(server, socket, peer, error, error);
+        }
+
+        var user = Authenticate(server, options, connect, nonce, (socket.RemoteEndPoint as IPEndPoint)?.Address);
+        if (user is null || !server.Accounts.TryGet(user.Account, out var account))
+        {
+            return Refuse(server, socket, peer, "Authorization Violation", "authentication error");
+        }
+
+        // nats-server's connect-info INFO: the user's subscribe permission is what the spoke may import, its publish
+        // what the spoke may export.
+        var publish = Permission(user.Permissions?.Source.Publish);
+        var subscribe = Permission(user.Permissions?.Source.Subscribe);
+        var connectInfo = template.Clone();
+        connectInfo.ClientId = info.ClientId;
+        connectInfo.ConnectInfo = true;
+        connectInfo.Import = subscribe;
+        connectInfo.Export = publish;
+        connectInfo.RemoteAccount = account.Name;
+        var permissions = LeafPermissions.ForSpoke(publish, subscribe, connect.DenyPublish, account.IsSystem);
+        var headers = connect.Headers && !server.Options.NoHeaderSupport;
+        return new LeafSpoke(connect.Name ?? string.Empty, connect.Cluster, account, headers, permissions, connectInfo.ToProtocolLine());
+    }
+
+    // nats-server's isLeafNodeAuthorized: the leafnodes block's single user, else its users (each bound to its
+    // account), else the broker's client authentication. nats-server admits a spoke without matching credentials
+    // when only a single client user or a token is configured; the broker checks them (docs/scale-out.md).
+    private static AuthenticatedUser? Authenticate(BrokerCore server, LeafHubOptions options, LeafConnect connect, string nonce, IPAddress? host)
+    {
+        if (!string.IsNullOrEmpty(options.User))
+        {
+            return connect.User == options.User && Authenticator.CheckSecret(options.Password ?? string.Empty, connect.Password)
+                ? new AuthenticatedUser(options.User, null, BoundAccount(options.Account))
+                : null;
+        }
+
+        if (options.Users.Count > 0)
+        {
+            var user = options.Users.FirstOrDefault(u => u.User == connect.User);
+            return user is not null && Authenticator.CheckSecret(user.Password ?? string.Empty, connect.Password)
+                ? new AuthenticatedUser(user.User, null, BoundAccount(user.Account))
+                : null;
+        }
+
+        var authenticator = server.Authenticator;
+        var nonceBytes = Encoding.ASCII.GetBytes(nonce);
+        if (authenticator.ChecksJwt)
+        {
+            return authenticator.AuthenticateJwt(connect.Jwt, connect.Signature, nonceBytes, host, "LEAFNODE", DateTimeOffset.UtcNow, out _);
+        }
+
+        if (authenticator.ChecksNkey(connect.Nkey))
+        {
+            return authenticator.AuthenticateNkey(connect.Nkey!, connect.Signature, nonceBytes, out _);
+        }
+
+        if (!authenticator.AuthRequired)
+        {
+            return new AuthenticatedUser(null, null, BoundAccount(options.Account));
+        }
+
+        // A 2.9 spoke sends a URL's token as its user (it has no auth_token field).
+        var token = connect.AuthToken ?? (string.IsNullOrEmpty(connect.Password) ? connect.User : null);
+        return authenticator.Authenticate(connect.User, connect.Password, token);
+    }
+
+    private static string BoundAccount(string? account) => string.IsNullOrEmpty(account) ? Account.GlobalName : account;
+
+    private static LeafInfo.SubjectPermission? Permission(SubjectPermissionOptions? permission) =>
+        permission is null || (permission.Allow.Count == 0 && permission.Deny.Count == 0)
+            ? null
+            : new LeafInfo.SubjectPermission { Allow = permission.Allow.Count > 0 ? [.. permission.Allow] : null, Deny = permission.Deny.Count > 0 ? [.. permission.Deny] : null };
+
+    private static LeafSpoke? Refuse(BrokerCore server, Socket socket, string peer, string error, string reason)
+    {
+        LeafLog.SpokeRefused(server.Logger, peer, reason);
+        try
+        {
+            socket.Send(Encoding.UTF8.GetBytes($"-ERR '{error}'\r\n"));
+            socket.Shutdown(SocketShutdown.Both);
+        }
+        catch (SocketException)
+        {
+            // The spoke went first.
+        }
+
+        socket.Dispose();
+        return null;
+    }
+
+    // The CONNECT line, read without consuming what follows it (peeked first, then exactly the line taken): the link's
+    // reader starts right after it. Null when the time ran out, the spoke closed, or the line is too long.
+    private static async Task<byte[]?> ReadLineAsync(Socket socket, CancellationToken cancellation)
+    {
+        var buffer = new byte[MaxConnectLine];
+        try
+        {
+            var seen = 0;
+            while (true)
+            {
+                var peeked = await socket.ReceiveAsync(buffer, SocketFlags.Peek, cancellation).ConfigureAwait(false);
+                if (peeked == 0)
+                {
+                    return null;
+                }
+
+                var end = buffer.AsSpan(0, peeked).IndexOf("\r\n"u8);
+                if (end >= 0)
+                {
+                    var line = new byte[end + 2];
+                    var taken = 0;
+                    while (taken < line.Length)
+                    {
+                        taken += await socket.ReceiveAsync(line.AsMemory(taken), SocketFlags.None, cancellation).ConfigureAwait(false);
+                    }
+
+                    return line[..end];
+                }
+
+                if (peeked == buffer.Length)
+                {
+                    return null;
+                }
+
+                if (peeked == seen)
+                {
+                    // Nothing new yet: wait a moment rather than spin on the same peek.
+                    await Task.Delay(10, cancellation).ConfigureAwait(false);
+                }
+
+                seen = peeked;
+            }
+        }
+        catch (Exception ex) when (ex is OperationCanceledException or SocketException or ObjectDisposedException)
+        {
+            return null;
+        }
+    }
+}

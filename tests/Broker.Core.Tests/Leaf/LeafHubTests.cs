@@ -1,0 +1,283 @@
+using System.Collections.Concurrent;
+using Broker.Core.Auth;
+using Broker.TestKit;
+using NATS.Client.Core;
+using Xunit;
+
+namespace Broker.Core.Tests.Leaf;
+
+/// <summary>
+/// The broker as a leaf node hub (<c>leafnodes { listen }</c>) with nats-server 2.9.10 and our broker as spokes, each
+/// scenario also run with nats-server as the hub and the spoke (the scenario's own check): messages both ways with
+/// headers and replies, queue groups across the link, interest restored when the spoke restarts, a wrong password,
+/// accounts bound per leaf user, and a leaf user's permissions kept by the spoke. Every wait polls /leafz.
+/// </summary>
+public sealed class LeafHubTests
+{
+    public static TheoryData<ServerKind, ServerKind> Pairs => new()
+    {
+        { ServerKind.Ours, ServerKind.Reference },
+        { ServerKind.Ours, ServerKind.Ours },
+        { ServerKind.Reference, ServerKind.Reference },
+    };
+
+    [Theory]
+    [MemberData(nameof(Pairs))]
+    public async Task Messages_cross_the_link_both_ways_with_headers_and_replies(ServerKind hubKind, ServerKind spokeKind)
+    {
+        await using var hub = await HubUnderTest.StartAsync(hubKind);
+        await using var spoke = await LeafSpoke.StartAsync(spokeKind, new SpokeRemote(hub.LeafUrl()));
+        await using var onHub = await NatsClients.ConnectAsync(hub.ClientUrl, "hub");
+        await using var onSpoke = await NatsClients.ConnectAsync(spoke.ClientUrl, "spoke");
+        await using var spokeSub = await onSpoke.SubscribeCoreAsync<string>("to.spoke");
+        await using var hubSub = await onHub.SubscribeCoreAsync<string>("to.hub.>");
+        await using var service = await onHub.SubscribeCoreAsync<string>("service");
+        await onSpoke.PingAsync();
+        await onHub.PingAsync();
+        await hub.WaitForLinksAsync(1, "to.spoke");
+        await spoke.WaitForLinksAsync(1, "to.hub.>", "service");
+
+        // The hub's monitoring counts the accepted link: the spoke's address, the account, /varz leafnodes and leaf.port.
+        var link = (await hub.LeafzAsync()).GetProperty("leafs")[0];
+        Assert.Equal(("$G", "127.0.0.1"), (link.GetProperty("account").GetString(), link.GetProperty("ip").GetString()));
+        var varz = await LeafHub.GetAsync(hub.HttpPort, "/varz");
+        Assert.Equal(1, varz.GetProperty("leafnodes").GetInt32());
+        Assert.Equal(hub.LeafPort, varz.GetProperty("leaf").GetProperty("port").GetInt32());
+
+        await onHub.PublishAsync("to.spoke", "down", headers: new NatsHeaders { ["X-Leaf"] = "1" });
+        var down = await spokeSub.NextAsync();
+        Assert.Equal("down", down.Data);
+        Assert.Equal("1", down.Headers?["X-Leaf"].ToString());
+
+        await onSpoke.PublishAsync("to.hub.a", "up");
+        var up = await hubSub.NextAsync();
+        Assert.Equal(("to.hub.a", "up"), (up.Subject, up.Data));
+
+        // A request from the spoke to a service on the hub, the reply back across the link.
+        var responder = Task.Run(async () =>
+        {
+            var request = await service.NextAsync();
+            await request.ReplyAsync("pong:" + request.Data);
+        });
+        var reply = await onSpoke.RequestAsync<string, string>("service", "ping");
+        Assert.Equal("pong:ping", reply.Data);
+        await responder;
+    }
+
+    [Theory]
+    [MemberData(nameof(Pairs))]
+    public async Task A_queue_group_across_the_link_gets_each_message_once(ServerKind hubKind, ServerKind spokeKind)
+    {
+        await using var hub = await HubUnderTest.StartAsync(hubKind);
+        await using var spoke = await LeafSpoke.StartAsync(spokeKind, new SpokeRemote(hub.LeafUrl()));
+        await using var onHub = await NatsClients.ConnectAsync(hub.ClientUrl, "hub");
+        await using var onSpoke = await NatsClients.ConnectAsync(spoke.ClientUrl, "spoke");
+        var received = new ConcurrentBag<string>();
+        using var stop = new CancellationTokenSource();
+        var subscriptions = new List<INatsSub<string>>();
+        var members = new List<Task>();
+        foreach (var connection in new[] { onSpoke, onSpoke })
+        {
+            var sub = await connection.SubscribeCoreAsync<string>("work", queueGroup: "workers");
+            subscriptions.Add(sub);
+            members.Add(Collect(sub, received, stop.Token));
+        }
+
+        await onSpoke.PingAsync();
+        await hub.WaitForLinksAsync(1, "work");
+
+        // Only the spoke has members: every message published on the hub crosses once.
+        for (var i = 0; i < 40; i++)
+        {
+            await onHub.PublishAsync("work", "hub-" + i);
+        }
+
+        await onHub.PingAsync();
+        Assert.True(await Eventually.TrueAsync(() => received.Count >= 40), $"received {received.Count} of 40");
+
+        // Members on both sides: each message still reaches exactly one member.
+        foreach (var connection in new[] { onHub, onHub })
+        {
+            var sub = await connection.SubscribeCoreAsync<string>("work", queueGroup: "workers");
+            subscriptions.Add(sub);
+            members.Add(Collect(sub, received, stop.Token));
+        }
+
+        await onHub.PingAsync();
+        await spoke.WaitForLinksAsync(1, "work");
+        for (var i = 0; i < 40; i++)
+        {
+            await onHub.PublishAsync("work", "hub2-" + i);
+            await onSpoke.PublishAsync("work", "spoke-" + i);
+        }
+
+        await onHub.PingAsync();
+        await onSpoke.PingAsync();
+        Assert.True(await Eventually.TrueAsync(() => received.Count >= 120), $"received {received.Count} of 120");
+
+        // A straggler would be a duplicate: a round trip on each side lets it arrive before the count is checked.
+        await onHub.PingAsync();
+        await onSpoke.PingAsync();
+        await stop.CancelAsync();
+        foreach (var sub in subscriptions)
+        {
+            await sub.DisposeAsync();
+        }
+
+        await Task.WhenAll(members);
+        Assert.Equal(120, received.Count);
+        Assert.Equal(120, received.Distinct().Count());
+    }
+
+    private static async Task Collect(INatsSub<string> sub, ConcurrentBag<string> received, CancellationToken stop)
+    {
+        try
+        {
+            await foreach (var message in sub.Msgs.ReadAllAsync(stop))
+            {
+                received.Add(message.Data!);
+            }
+        }
+        catch (OperationCanceledException)
+        {
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(Pairs))]
+    public async Task Interest_is_restored_when_the_spoke_restarts(ServerKind hubKind, ServerKind spokeKind)
+    {
+        await using var hub = await HubUnderTest.StartAsync(hubKind);
+        await using var onHub = await NatsClients.ConnectAsync(hub.ClientUrl, "hub");
+        await using var hubSub = await onHub.SubscribeCoreAsync<string>("to.hub");
+        await onHub.PingAsync();
+        await using (var first = await LeafSpoke.StartAsync(spokeKind, new SpokeRemote(hub.LeafUrl())))
+        await using (var client = await NatsClients.ConnectAsync(first.ClientUrl, "spoke"))
+        await using (var old = await client.SubscribeCoreAsync<string>("gone.with.spoke"))
+        {
+            await client.PingAsync();
+            await hub.WaitForLinksAsync(1, "gone.with.spoke");
+        }
+
+        await hub.WaitForLinksAsync(0);
+        await using var spoke = await LeafSpoke.StartAsync(spokeKind, new SpokeRemote(hub.LeafUrl()));
+        await using var onSpoke = await NatsClients.ConnectAsync(spoke.ClientUrl, "spoke");
+        await using var spokeSub = await onSpoke.SubscribeCoreAsync<string>("to.spoke");
+        await onSpoke.PingAsync();
+        await hub.WaitForLinksAsync(1, "to.spoke");
+        await spoke.WaitForLinksAsync(1, "to.hub");
+        var subjects = (await hub.LeafzAsync()).GetProperty("leafs")[0].GetProperty("subscriptions_list").EnumerateArray().Select(s => s.GetString());
+        Assert.DoesNotContain("gone.with.spoke", subjects);
+
+        await onHub.PublishAsync("to.spoke", "down");
+        Assert.Equal("down", (await spokeSub.NextAsync()).Data);
+        await onSpoke.PublishAsync("to.hub", "up");
+        Assert.Equal("up", (await hubSub.NextAsync()).Data);
+    }
+
+    [Theory]
+    [MemberData(nameof(Pairs))]
+    public async Task A_wrong_password_gets_no_link(ServerKind hubKind, ServerKind spokeKind)
+    {
+        await using var hub = await HubUnderTest.StartAsync(
+            hubKind,
+            o => (o.LeafNodes.Hub.User, o.LeafNodes.Hub.Password) = ("leaf", "s3cret"),
+            "  authorization { user: leaf, password: s3cret }");
+        await using var spoke = await LeafSpoke.StartAsync(spokeKind, new SpokeRemote(hub.LeafUrl("leaf:wrong")));
+        Assert.True(await Eventually.TrueAsync(() => spoke.Log.Contains("'Authorization Violation'", StringComparison.Ordinal), TimeSpan.FromSeconds(10)), spoke.Log);
+        Assert.Equal(0, (await hub.LeafzAsync()).GetProperty("leafnodes").GetInt32());
+
+        // The right password is let in.
+        await using var good = await LeafSpoke.StartAsync(spokeKind, new SpokeRemote(hub.LeafUrl("leaf:s3cret")));
+        await good.WaitForLinksAsync(1);
+        await hub.WaitForLinksAsync(1);
+    }
+
+    /// <summary>Each leaf user's <c>account</c> binds its links: a spoke's messages reach that account's clients only.</summary>
+    [Theory]
+    [MemberData(nameof(Pairs))]
+    public async Task A_leaf_users_account_binds_the_link(ServerKind hubKind, ServerKind spokeKind)
+    {
+        const string Accounts = "accounts { A { users: [ { user: ca, password: p } ] }, B { users: [ { user: cb, password: p } ] } }";
+        await using var hub = await HubUnderTest.StartAsync(
+            hubKind,
+            o =>
+            {
+                o.Accounts.Add(new AccountOptions { Name = "A", Users = [new UserOptions { User = "ca", Password = "p" }] });
+                o.Accounts.Add(new AccountOptions { Name = "B", Users = [new UserOptions { User = "cb", Password = "p" }] });
+                o.LeafNodes.Hub.Users = [new LeafUserOptions { User = "la", Password = "p", Account = "A" }, new LeafUserOptions { User = "lb", Password = "p", Account = "B" }];
+            },
+            "  authorization { users: [ { user: la, password: p, account: A }, { user: lb, password: p, account: B } ] }",
+            Accounts);
+        await using var spoke = await LeafSpoke.StartAsync(spokeKind, new SpokeRemote(hub.LeafUrl("la:p")));
+        await using var inA = await NatsClients.ConnectAsync(hub.ClientUrl, "a", o => o.WithUser("ca", "p"));
+        await using var inB = await NatsClients.ConnectAsync(hub.ClientUrl, "b", o => o.WithUser("cb", "p"));
+        await using var onSpoke = await NatsClients.ConnectAsync(spoke.ClientUrl, "spoke");
+        await using var subA = await inA.SubscribeCoreAsync<string>("edge.data");
+        await using var subB = await inB.SubscribeCoreAsync<string>("edge.data");
+        await using var spokeSub = await onSpoke.SubscribeCoreAsync<string>("to.edge");
+        await inA.PingAsync();
+        await inB.PingAsync();
+        await onSpoke.PingAsync();
+        await hub.WaitForLinksAsync(1, "to.edge");
+        await spoke.WaitForLinksAsync(1, "edge.data");
+        Assert.Equal("A", (await hub.LeafzAsync()).GetProperty("leafs")[0].GetProperty("account").GetString());
+
+        await onSpoke.PublishAsync("edge.data", "up");
+        Assert.Equal("up", (await subA.NextAsync()).Data);
+        await inB.PublishAsync("to.edge", "from B");
+        await inA.PublishAsync("to.edge", "from A");
+        Assert.Equal("from A", (await spokeSub.NextAsync()).Data);
+        await inB.PingAsync();
+        await onSpoke.PingAsync();
+        Assert.True(subB.IsEmpty());
+        Assert.True(spokeSub.IsEmpty());
+    }
+
+    /// <summary>
+    /// Without <c>leafnodes.authorization</c> a spoke authenticates as one of the broker's users; the user's
+    /// permissions go to the spoke in the connect-info INFO (its subscribe permission is what the spoke may import,
+    /// its publish permission what it may export), and the spoke keeps within them.
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(Pairs))]
+    public async Task A_leaf_users_permissions_are_sent_and_kept(ServerKind hubKind, ServerKind spokeKind)
+    {
+        const string Users = "authorization { users: [ { user: leaf, password: p, permissions: { publish: \"up.>\", subscribe: \"down.>\" } }, { user: client, password: p } ] }";
+        await using var hub = await HubUnderTest.StartAsync(
+            hubKind,
+            o => o.Authorization.Users =
+            [
+                new UserOptions { User = "leaf", Password = "p", Permissions = new PermissionsOptions { Publish = new() { Allow = ["up.>"] }, Subscribe = new() { Allow = ["down.>"] } } },
+                new UserOptions { User = "client", Password = "p" },
+            ],
+            extra: Users);
+        await using var spoke = await LeafSpoke.StartAsync(spokeKind, new SpokeRemote(hub.LeafUrl("leaf:p")));
+        await using var onHub = await NatsClients.ConnectAsync(hub.ClientUrl, "hub", o => o.WithUser("client", "p"));
+        await using var onSpoke = await NatsClients.ConnectAsync(spoke.ClientUrl, "spoke");
+        await using var downAllowed = await onSpoke.SubscribeCoreAsync<string>("down.x");
+        await using var downOther = await onSpoke.SubscribeCoreAsync<string>("other.x");
+        await using var upAllowed = await onHub.SubscribeCoreAsync<string>("up.x");
+        await using var upOther = await onHub.SubscribeCoreAsync<string>("sideways.x");
+        await onSpoke.PingAsync();
+        await onHub.PingAsync();
+        await hub.WaitForLinksAsync(1, "down.x");
+        await spoke.WaitForLinksAsync(1, "up.x");
+        var hubLeafz = await hub.LeafzAsync();
+        Assert.DoesNotContain("other.x", hubLeafz.GetProperty("leafs")[0].GetProperty("subscriptions_list").EnumerateArray().Select(s => s.GetString()));
+        var spokeLeafz = await LeafHub.GetAsync(spoke.HttpPort, "/leafz?subs=1");
+        Assert.DoesNotContain("sideways.x", spokeLeafz.GetProperty("leafs")[0].GetProperty("subscriptions_list").EnumerateArray().Select(s => s.GetString()));
+
+        await onHub.PublishAsync("other.x", "no");
+        await onHub.PublishAsync("down.x", "yes");
+        Assert.Equal("yes", (await downAllowed.NextAsync()).Data);
+        await onSpoke.PublishAsync("sideways.x", "no");
+        await onSpoke.PublishAsync("up.x", "yes");
+        Assert.Equal("yes", (await upAllowed.NextAsync()).Data);
+        await onHub.PingAsync();
+        await onSpoke.PingAsync();
+        Assert.True(downOther.IsEmpty());
+        Assert.True(upOther.IsEmpty());
+        Assert.DoesNotContain("Permissions Violation", hub.Log, StringComparison.Ordinal);
+    }
+}
