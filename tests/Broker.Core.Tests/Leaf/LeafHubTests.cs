@@ -64,6 +64,58 @@ public sealed class LeafHubTests
         await responder;
     }
 
+    public static TheoryData<ServerKind> HubKinds => new() { ServerKind.Ours, ServerKind.Reference };
+
+    /// <summary>
+    /// A nats-server spoke and our spoke on one hub reach each other through it: the hub relays each spoke's interest
+    /// to the other and their messages between them, a queue group with a member on each spoke gets each message once.
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(HubKinds))]
+    public async Task Spokes_reach_each_other_through_the_hub(ServerKind hubKind)
+    {
+        await using var hub = await HubUnderTest.StartAsync(hubKind);
+        await using var theirs = await LeafSpoke.StartAsync(ServerKind.Reference, new SpokeRemote(hub.LeafUrl()));
+        await using var ours = await LeafSpoke.StartAsync(ServerKind.Ours, new SpokeRemote(hub.LeafUrl()));
+        await using var onHub = await NatsClients.ConnectAsync(hub.ClientUrl, "hub");
+        await using var onTheirs = await NatsClients.ConnectAsync(theirs.ClientUrl, "theirs");
+        await using var onOurs = await NatsClients.ConnectAsync(ours.ClientUrl, "ours");
+        await using var toTheirs = await onTheirs.SubscribeCoreAsync<string>("to.theirs");
+        await using var toOurs = await onOurs.SubscribeCoreAsync<string>("to.ours");
+        var received = new ConcurrentBag<string>();
+        using var stop = new CancellationTokenSource();
+        var memberOnTheirs = await onTheirs.SubscribeCoreAsync<string>("jobs", queueGroup: "q");
+        var memberOnOurs = await onOurs.SubscribeCoreAsync<string>("jobs", queueGroup: "q");
+        var members = new[] { Collect(memberOnTheirs, received, stop.Token), Collect(memberOnOurs, received, stop.Token) };
+        await onTheirs.PingAsync();
+        await onOurs.PingAsync();
+        await hub.WaitForLinksAsync(2, "to.theirs", "to.ours", "jobs");
+        await theirs.WaitForLinksAsync(1, "to.ours");
+        await ours.WaitForLinksAsync(1, "to.theirs");
+
+        await onOurs.PublishAsync("to.theirs", "from ours");
+        Assert.Equal("from ours", (await toTheirs.NextAsync()).Data);
+        await onTheirs.PublishAsync("to.ours", "from theirs");
+        Assert.Equal("from theirs", (await toOurs.NextAsync()).Data);
+
+        for (var i = 0; i < 30; i++)
+        {
+            await onHub.PublishAsync("jobs", "hub-" + i);
+        }
+
+        await onHub.PingAsync();
+        Assert.True(await Eventually.TrueAsync(() => received.Count >= 30), $"received {received.Count} of 30");
+        await onHub.PingAsync();
+        await onTheirs.PingAsync();
+        await onOurs.PingAsync();
+        await stop.CancelAsync();
+        await memberOnTheirs.DisposeAsync();
+        await memberOnOurs.DisposeAsync();
+        await Task.WhenAll(members);
+        Assert.Equal(30, received.Count);
+        Assert.Equal(30, received.Distinct().Count());
+    }
+
     [Theory]
     [MemberData(nameof(Pairs))]
     public async Task A_queue_group_across_the_link_gets_each_message_once(ServerKind hubKind, ServerKind spokeKind)

@@ -5,8 +5,9 @@ using Microsoft.Extensions.Configuration;
 namespace Broker.Host.Tests.ConfigFile;
 
 /// <summary>
-/// <c>leafnodes { remotes, reconnect }</c>: the keys they become and the options they bind to; the hub's keys are one
-/// notice, as the whole block was before; TLS, <c>hub: true</c> and WebSocket remotes are errors. The texts nats-server
+/// <c>leafnodes { remotes, reconnect, listen, authorization, advertise }</c>: the keys they become and the options they
+/// bind to; TLS (on remotes and on the listener), <c>hub: true</c> and WebSocket remotes are errors, <c>min_version</c> a
+/// notice. The texts nats-server
 /// gives for malformed values are compared in <see cref="ReferenceConfErrorTests"/>.
 /// </summary>
 public sealed class LeafNodesConfTests
@@ -36,14 +37,54 @@ public sealed class LeafNodesConfTests
     }
 
     [Fact]
-    public void The_hubs_keys_are_one_notice_and_the_file_applies()
+    public void The_hubs_keys_bind_to_the_hub_options()
     {
-        var mapping = ConfMappingTests.Map("port: 4333\nleafnodes {\n  listen: \"127.0.0.1:7422\"\n  authorization { user: a, password: b }\n}");
+        var mapping = ConfMappingTests.Map(
+            "accounts { A: {} }\n" +
+            "leafnodes {\n  listen: \"127.0.0.1:7422\"\n  advertise: \"edge.example:7422\"\n  no_advertise: true\n" +
+            "  authorization { timeout: 1.5, users: [ { user: a, password: p, account: A }, { username: b, pass: q } ] }\n}");
 
-        var notice = Assert.Single(mapping.Diagnostics);
-        Assert.Equal(ConfDiagnosticKind.Unsupported, notice.Kind);
-        Assert.Equal("test.conf:3:3: Leaf node hub (accepting leaf nodes): not supported yet, ignoring \"listen\", \"authorization\"", notice.ToString());
-        Assert.False(mapping.FailsCheck);
+        Assert.False(mapping.HasErrors, string.Join("\n", mapping.Diagnostics));
+        Assert.Empty(mapping.Diagnostics);
+        var hub = HostSettings.Bind(new ConfigurationBuilder().AddInMemoryCollection(mapping.Settings).Build()).Broker.LeafNodes.Hub;
+        Assert.Equal(("127.0.0.1", 7422, "edge.example:7422", true), (hub.Host, hub.Port, hub.Advertise, hub.NoAdvertise));
+        Assert.Equal(TimeSpan.FromSeconds(1.5), hub.AuthTimeout);
+        Assert.Equal([("a", "p", "A"), ("b", "q", null)], hub.Users.Select(u => (u.User, u.Password, u.Account)).ToArray());
+    }
+
+    [Fact]
+    public void A_port_alone_and_a_single_user_bind_too()
+    {
+        var mapping = ConfMappingTests.Map("leafnodes {\n  port: -1\n  host: \"0.0.0.0\"\n  authorization { user: leaf, password: s3cret }\n}");
+
+        Assert.False(mapping.HasErrors, string.Join("\n", mapping.Diagnostics));
+        var hub = HostSettings.Bind(new ConfigurationBuilder().AddInMemoryCollection(mapping.Settings).Build()).Broker.LeafNodes.Hub;
+        Assert.Equal(("0.0.0.0", -1, "leaf", "s3cret"), (hub.Host, hub.Port, hub.User, hub.Password));
+        Assert.True(hub.IsEnabled);
+    }
+
+    [Fact]
+    public void Tls_on_the_listener_is_an_error_and_min_version_a_notice()
+    {
+        var mapping = ConfMappingTests.Map("leafnodes {\n  listen: 7422\n  tls { }\n  min_version: \"2.8.0\"\n}");
+
+        Assert.True(mapping.HasErrors);
+        Assert.Contains(mapping.Diagnostics, d => d.Message.StartsWith("\"tls\": not supported yet (TLS on the leaf node listener)", StringComparison.Ordinal));
+        Assert.Contains(mapping.Diagnostics, d => d.ToString() == "test.conf:4:3: Leaf node minimum version: not supported yet, ignoring \"min_version\"");
+    }
+
+    /// <summary>nats-server's validateLeafNodeAuthOptions and validateLeafNode texts (nats-server -t gives them with the block's position).</summary>
+    [Theory]
+    [InlineData("authorization { user: a, password: b, users: [ { user: c } ] }", "can not have a single user/pass and a users array")]
+    [InlineData("authorization { users: [ { user: c }, { user: c } ] }", "duplicate user \"c\" detected in leafnode authorization")]
+    [InlineData("authorization { users: [ { user: c, account: NOPE } ] }", "cannot find local account \"NOPE\" specified in leafnode authorization")]
+    [InlineData("authorization { user: a, account: NOPE }", "cannot find local account \"NOPE\" specified in leafnode authorization")]
+    public void Invalid_hub_authorization_is_refused_with_nats_servers_text(string block, string text)
+    {
+        var mapping = ConfMappingTests.Map($"leafnodes {{\n  listen: 7422\n  {block}\n}}");
+        var error = Assert.Throws<HostConfigurationException>(() => HostSettings.Bind(new ConfigurationBuilder().AddInMemoryCollection(mapping.Settings).Build()));
+
+        Assert.Equal(text, error.Message);
     }
 
     [Theory]

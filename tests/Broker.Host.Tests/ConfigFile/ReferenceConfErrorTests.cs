@@ -89,6 +89,18 @@ public sealed class ReferenceConfErrorTests : IDisposable
     [InlineData("leafnodes {\n  remotes: [\n    { url: \"nats://a:1\", no_randomize: 1 }\n  ]\n}")]
     [InlineData("leafnodes {\n  remotes: [\n    { url: \"nats://a:1\", deny_imports: [\"a..b\"] }\n  ]\n}")]
     [InlineData("leafnodes {\n  remotes: [\n    { url: \"nats://a:1\", deny_exports: 1 }\n  ]\n}")]
+    [InlineData("leafnodes {\n  listen: \"h:x\"\n}")]
+    [InlineData("leafnodes {\n  listen: \"nocolon\"\n}")]
+    [InlineData("leafnodes {\n  listen: true\n}")]
+    [InlineData("leafnodes {\n  port: \"x\"\n}")]
+    [InlineData("leafnodes {\n  no_advertise: 1\n}")]
+    [InlineData("leafnodes {\n  authorization: 1\n}")]
+    [InlineData("leafnodes {\n  authorization { bogus: 1 }\n}")]
+    [InlineData("leafnodes {\n  authorization { token: t }\n}")]
+    [InlineData("leafnodes {\n  authorization { user: 1 }\n}")]
+    [InlineData("leafnodes {\n  authorization { users: 1 }\n}")]
+    [InlineData("leafnodes {\n  authorization { users: [ 1 ] }\n}")]
+    [InlineData("leafnodes {\n  authorization { users: [ { user: a, bogus: 1 } ] }\n}")]
     public async Task First_problem_matches_nats_server(string body)
     {
         var file = Path.Combine(directory, "check.conf");
