@@ -9,7 +9,7 @@ namespace Broker.Core.Tests.Leaf;
 /// The hub's bytes to a scripted spoke on a raw socket (nats-server's test/leafnode_test.go tier), each run against
 /// nats-server 2.9.10 as the hub too: the first INFO's fields, the connect-info INFO and the interest snapshot with the
 /// loop detection subject, which sent back is a loop; a second link under the same name replaces the first; a wrong
-/// password; a client dialling the leaf port; an LS+ outside the leaf user's permissions.
+/// password; a client dialling the leaf port; no CONNECT in time; an LS+ outside the leaf user's permissions.
 /// </summary>
 public sealed class LeafHubWireTests
 {
@@ -88,6 +88,15 @@ public sealed class LeafHubWireTests
         await right.SendAsync("CONNECT {\"user\":\"leaf\",\"pass\":\"s3cret\",\"name\":\"x\"}\r\n");
         Assert.StartsWith("INFO {", await right.ReadLineAsync(), StringComparison.Ordinal);
         await hub.WaitForLinksAsync(1);
+    }
+
+    [Theory]
+    [MemberData(nameof(Kinds))]
+    public async Task A_spoke_without_a_connect_in_time_is_told_so(ServerKind kind)
+    {
+        await using var hub = await HubUnderTest.StartAsync(kind, o => o.LeafNodes.Hub.AuthTimeout = TimeSpan.FromSeconds(1), "  authorization { timeout: 1 }");
+        await using var spoke = await RawClient.ConnectAsync(hub.LeafPort);
+        Assert.Equal(["-ERR 'Authentication Timeout'"], await spoke.ExpectClosedAsync(TimeSpan.FromSeconds(5)));
     }
 
     [Theory]
