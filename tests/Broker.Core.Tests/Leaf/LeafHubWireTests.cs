@@ -1,6 +1,7 @@
 using System.Text.Json;
 using Broker.Core.Auth;
 using Broker.TestKit;
+using NATS.NKeys;
 using Xunit;
 
 namespace Broker.Core.Tests.Leaf;
@@ -88,6 +89,36 @@ public sealed class LeafHubWireTests
         await right.SendAsync("CONNECT {\"user\":\"leaf\",\"pass\":\"s3cret\",\"name\":\"x\"}\r\n");
         Assert.StartsWith("INFO {", await right.ReadLineAsync(), StringComparison.Ordinal);
         await hub.WaitForLinksAsync(1);
+    }
+
+    /// <summary>An NKey user (nats-server 2.11+ spokes send <c>nkey</c>): the signature of the INFO's nonce lets it in, a wrong one does not.</summary>
+    [Theory]
+    [MemberData(nameof(Kinds))]
+    public async Task An_nkey_user_signs_the_nonce(ServerKind kind)
+    {
+        var user = KeyPair.CreatePair(PrefixByte.User);
+        var other = KeyPair.CreatePair(PrefixByte.User);
+        await using var hub = await HubUnderTest.StartAsync(
+            kind,
+            o => o.Authorization.Users = [new UserOptions { Nkey = user.GetPublicKey() }],
+            extra: $"authorization {{ users: [ {{ nkey: {user.GetPublicKey()} }} ] }}");
+        foreach (var (signer, admitted) in new[] { (other, false), (user, true) })
+        {
+            await using var spoke = await RawClient.ConnectAsync(hub.LeafPort);
+            var nonce = JsonDocument.Parse(spoke.Info!["INFO ".Length..]).RootElement.GetProperty("nonce").GetString()!;
+            var signature = new byte[64];
+            signer.Sign(System.Text.Encoding.ASCII.GetBytes(nonce), signature);
+            await spoke.SendAsync($"CONNECT {{\"nkey\":\"{user.GetPublicKey()}\",\"sig\":\"{System.Buffers.Text.Base64Url.EncodeToString(signature)}\",\"name\":\"n\"}}\r\n");
+            if (admitted)
+            {
+                Assert.StartsWith("INFO {", await spoke.ReadLineAsync(), StringComparison.Ordinal);
+                await hub.WaitForLinksAsync(1);
+            }
+            else
+            {
+                Assert.Equal(["-ERR 'Authorization Violation'"], await spoke.ExpectClosedAsync());
+            }
+        }
     }
 
     [Theory]
