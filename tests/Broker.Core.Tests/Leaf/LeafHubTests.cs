@@ -86,7 +86,7 @@ public sealed class LeafHubTests
         using var stop = new CancellationTokenSource();
         var memberOnTheirs = await onTheirs.SubscribeCoreAsync<string>("jobs", queueGroup: "q");
         var memberOnOurs = await onOurs.SubscribeCoreAsync<string>("jobs", queueGroup: "q");
-        var members = new[] { Collect(memberOnTheirs, received, stop.Token), Collect(memberOnOurs, received, stop.Token) };
+        var members = new[] { LeafScenarios.CollectAsync(memberOnTheirs, received, stop.Token), LeafScenarios.CollectAsync(memberOnOurs, received, stop.Token) };
         await onTheirs.PingAsync();
         await onOurs.PingAsync();
         await hub.WaitForLinksAsync(2, "to.theirs", "to.ours", "jobs");
@@ -124,75 +124,7 @@ public sealed class LeafHubTests
         await using var spoke = await LeafSpoke.StartAsync(spokeKind, new SpokeRemote(hub.LeafUrl()));
         await using var onHub = await NatsClients.ConnectAsync(hub.ClientUrl, "hub");
         await using var onSpoke = await NatsClients.ConnectAsync(spoke.ClientUrl, "spoke");
-        var received = new ConcurrentBag<string>();
-        using var stop = new CancellationTokenSource();
-        var subscriptions = new List<INatsSub<string>>();
-        var members = new List<Task>();
-        foreach (var connection in new[] { onSpoke, onSpoke })
-        {
-            var sub = await connection.SubscribeCoreAsync<string>("work", queueGroup: "workers");
-            subscriptions.Add(sub);
-            members.Add(Collect(sub, received, stop.Token));
-        }
-
-        await onSpoke.PingAsync();
-        await hub.WaitForLinksAsync(1, "work");
-
-        // Only the spoke has members: every message published on the hub crosses once.
-        for (var i = 0; i < 40; i++)
-        {
-            await onHub.PublishAsync("work", "hub-" + i);
-        }
-
-        await onHub.PingAsync();
-        Assert.True(await Eventually.TrueAsync(() => received.Count >= 40), $"received {received.Count} of 40");
-
-        // Members on both sides: each message still reaches exactly one member.
-        foreach (var connection in new[] { onHub, onHub })
-        {
-            var sub = await connection.SubscribeCoreAsync<string>("work", queueGroup: "workers");
-            subscriptions.Add(sub);
-            members.Add(Collect(sub, received, stop.Token));
-        }
-
-        await onHub.PingAsync();
-        await spoke.WaitForLinksAsync(1, "work");
-        for (var i = 0; i < 40; i++)
-        {
-            await onHub.PublishAsync("work", "hub2-" + i);
-            await onSpoke.PublishAsync("work", "spoke-" + i);
-        }
-
-        await onHub.PingAsync();
-        await onSpoke.PingAsync();
-        Assert.True(await Eventually.TrueAsync(() => received.Count >= 120), $"received {received.Count} of 120");
-
-        // A straggler would be a duplicate: a round trip on each side lets it arrive before the count is checked.
-        await onHub.PingAsync();
-        await onSpoke.PingAsync();
-        await stop.CancelAsync();
-        foreach (var sub in subscriptions)
-        {
-            await sub.DisposeAsync();
-        }
-
-        await Task.WhenAll(members);
-        Assert.Equal(120, received.Count);
-        Assert.Equal(120, received.Distinct().Count());
-    }
-
-    private static async Task Collect(INatsSub<string> sub, ConcurrentBag<string> received, CancellationToken stop)
-    {
-        try
-        {
-            await foreach (var message in sub.Msgs.ReadAllAsync(stop))
-            {
-                received.Add(message.Data!);
-            }
-        }
-        catch (OperationCanceledException)
-        {
-        }
+        await LeafScenarios.QueueGroupGetsEachMessageOnceAsync(onHub, onSpoke, s => hub.WaitForLinksAsync(1, s), s => spoke.WaitForLinksAsync(1, s));
     }
 
     [Theory]
@@ -307,29 +239,7 @@ public sealed class LeafHubTests
         await using var spoke = await LeafSpoke.StartAsync(spokeKind, new SpokeRemote(hub.LeafUrl("leaf:p")));
         await using var onHub = await NatsClients.ConnectAsync(hub.ClientUrl, "hub", o => o.WithUser("client", "p"));
         await using var onSpoke = await NatsClients.ConnectAsync(spoke.ClientUrl, "spoke");
-        await using var downAllowed = await onSpoke.SubscribeCoreAsync<string>("down.x");
-        await using var downOther = await onSpoke.SubscribeCoreAsync<string>("other.x");
-        await using var upAllowed = await onHub.SubscribeCoreAsync<string>("up.x");
-        await using var upOther = await onHub.SubscribeCoreAsync<string>("sideways.x");
-        await onSpoke.PingAsync();
-        await onHub.PingAsync();
-        await hub.WaitForLinksAsync(1, "down.x");
-        await spoke.WaitForLinksAsync(1, "up.x");
-        var hubLeafz = await hub.LeafzAsync();
-        Assert.DoesNotContain("other.x", hubLeafz.GetProperty("leafs")[0].GetProperty("subscriptions_list").EnumerateArray().Select(s => s.GetString()));
-        var spokeLeafz = await LeafHub.GetAsync(spoke.HttpPort, "/leafz?subs=1");
-        Assert.DoesNotContain("sideways.x", spokeLeafz.GetProperty("leafs")[0].GetProperty("subscriptions_list").EnumerateArray().Select(s => s.GetString()));
-
-        await onHub.PublishAsync("other.x", "no");
-        await onHub.PublishAsync("down.x", "yes");
-        Assert.Equal("yes", (await downAllowed.NextAsync()).Data);
-        await onSpoke.PublishAsync("sideways.x", "no");
-        await onSpoke.PublishAsync("up.x", "yes");
-        Assert.Equal("yes", (await upAllowed.NextAsync()).Data);
-        await onHub.PingAsync();
-        await onSpoke.PingAsync();
-        Assert.True(downOther.IsEmpty());
-        Assert.True(upOther.IsEmpty());
+        await LeafScenarios.PermissionsAreKeptAsync(onHub, onSpoke, s => hub.WaitForLinksAsync(1, s), s => spoke.WaitForLinksAsync(1, s), hub.LeafzAsync);
         Assert.DoesNotContain("Permissions Violation", hub.Log, StringComparison.Ordinal);
     }
 }

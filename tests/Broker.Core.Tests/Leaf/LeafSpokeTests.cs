@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using Broker.TestKit;
 using NATS.Client.Core;
 using Xunit;
@@ -67,75 +66,7 @@ public sealed class LeafSpokeTests
         await using var spoke = await LeafSpoke.StartAsync(kind, new SpokeRemote(hub.LeafUrl()));
         await using var onHub = await NatsClients.ConnectAsync(hub.ClientUrl, "hub");
         await using var onSpoke = await NatsClients.ConnectAsync(spoke.ClientUrl, "spoke");
-        var received = new ConcurrentBag<(string Member, string Data)>();
-        var members = new List<Task>();
-        using var stop = new CancellationTokenSource();
-        var subscriptions = new List<INatsSub<string>>();
-        foreach (var (connection, name) in new[] { (onSpoke, "spoke1"), (onSpoke, "spoke2") })
-        {
-            var sub = await connection.SubscribeCoreAsync<string>("work", queueGroup: "workers");
-            subscriptions.Add(sub);
-            members.Add(Collect(sub, name, received, stop.Token));
-        }
-
-        await onSpoke.PingAsync();
-        await hub.WaitForLinksAsync(1, "work");
-
-        // Only the spoke has members: every message published on the hub crosses once.
-        for (var i = 0; i < 40; i++)
-        {
-            await onHub.PublishAsync("work", "hub-" + i);
-        }
-
-        await onHub.PingAsync();
-        Assert.True(await Eventually.TrueAsync(() => received.Count >= 40), $"received {received.Count} of 40");
-
-        // Members on both sides: each message still reaches exactly one member.
-        foreach (var name in new[] { "hub1", "hub2" })
-        {
-            var sub = await onHub.SubscribeCoreAsync<string>("work", queueGroup: "workers");
-            subscriptions.Add(sub);
-            members.Add(Collect(sub, name, received, stop.Token));
-        }
-
-        await onHub.PingAsync();
-        await spoke.WaitForLinksAsync(1, "work");
-        for (var i = 0; i < 40; i++)
-        {
-            await onHub.PublishAsync("work", "hub2-" + i);
-            await onSpoke.PublishAsync("work", "spoke-" + i);
-        }
-
-        await onHub.PingAsync();
-        await onSpoke.PingAsync();
-        Assert.True(await Eventually.TrueAsync(() => received.Count >= 120), $"received {received.Count} of 120");
-
-        // A straggler would be a duplicate: a round trip on each side lets it arrive before the count is checked.
-        await onHub.PingAsync();
-        await onSpoke.PingAsync();
-        await stop.CancelAsync();
-        foreach (var sub in subscriptions)
-        {
-            await sub.DisposeAsync();
-        }
-
-        var data = received.Select(r => r.Data).ToList();
-        Assert.Equal(120, data.Count);
-        Assert.Equal(120, data.Distinct().Count());
-    }
-
-    private static async Task Collect(INatsSub<string> sub, string name, ConcurrentBag<(string, string)> received, CancellationToken stop)
-    {
-        try
-        {
-            await foreach (var message in sub.Msgs.ReadAllAsync(stop))
-            {
-                received.Add((name, message.Data!));
-            }
-        }
-        catch (OperationCanceledException)
-        {
-        }
+        await LeafScenarios.QueueGroupGetsEachMessageOnceAsync(onHub, onSpoke, s => hub.WaitForLinksAsync(1, s), s => spoke.WaitForLinksAsync(1, s));
     }
 
     [Theory]
