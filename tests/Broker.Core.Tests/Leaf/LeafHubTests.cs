@@ -44,24 +44,8 @@ public sealed class LeafHubTests
         Assert.Equal(1, varz.GetProperty("leafnodes").GetInt32());
         Assert.Equal(hub.LeafPort, varz.GetProperty("leaf").GetProperty("port").GetInt32());
 
-        await onHub.PublishAsync("to.spoke", "down", headers: new NatsHeaders { ["X-Leaf"] = "1" });
-        var down = await spokeSub.NextAsync();
-        Assert.Equal("down", down.Data);
-        Assert.Equal("1", down.Headers?["X-Leaf"].ToString());
-
-        await onSpoke.PublishAsync("to.hub.a", "up");
-        var up = await hubSub.NextAsync();
-        Assert.Equal(("to.hub.a", "up"), (up.Subject, up.Data));
-
-        // A request from the spoke to a service on the hub, the reply back across the link.
-        var responder = Task.Run(async () =>
-        {
-            var request = await service.NextAsync();
-            await request.ReplyAsync("pong:" + request.Data);
-        });
-        var reply = await onSpoke.RequestAsync<string, string>("service", "ping");
-        Assert.Equal("pong:ping", reply.Data);
-        await responder;
+        // A request from the spoke to a service on the hub.
+        await LeafScenarios.MessagesCrossBothWaysAsync(onHub, onSpoke, spokeSub, hubSub, onSpoke, service);
     }
 
     public static TheoryData<ServerKind> HubKinds => new() { ServerKind.Ours, ServerKind.Reference };

@@ -7,8 +7,8 @@ using Xunit;
 namespace Broker.Core.Tests.Leaf;
 
 /// <summary>
-/// Scenarios across one leaf link, shared by the spoke's and the hub's tests (whichever side is ours): a queue group
-/// served once, and a leaf user's permissions kept. Each waits on /leafz through the callbacks it is given.
+/// Scenarios across one leaf link, shared by the spoke's and the hub's tests (whichever side is ours): messages both
+/// ways, a queue group served once, and a leaf user's permissions kept. Each waits on /leafz through the callbacks it is given.
 /// </summary>
 internal static class LeafScenarios
 {
@@ -102,6 +102,32 @@ internal static class LeafScenarios
         await onSpoke.PingAsync();
         Assert.True(downOther.IsEmpty());
         Assert.True(upOther.IsEmpty());
+    }
+
+    /// <summary>
+    /// A message with headers from the hub to the spoke's <c>to.spoke</c>, one from the spoke to the hub's
+    /// <c>to.hub.&gt;</c>, and a request answered by <paramref name="serviceSub"/> (on the other side of
+    /// <paramref name="requester"/>) with its reply back across the link. The subscriptions' interest has crossed.
+    /// </summary>
+    public static async Task MessagesCrossBothWaysAsync(NatsConnection onHub, NatsConnection onSpoke, INatsSub<string> spokeSub, INatsSub<string> hubSub, NatsConnection requester, INatsSub<string> serviceSub)
+    {
+        await onHub.PublishAsync("to.spoke", "down", headers: new NatsHeaders { ["X-Leaf"] = "1" });
+        var down = await spokeSub.NextAsync();
+        Assert.Equal("down", down.Data);
+        Assert.Equal("1", down.Headers?["X-Leaf"].ToString());
+
+        await onSpoke.PublishAsync("to.hub.a", "up");
+        var up = await hubSub.NextAsync();
+        Assert.Equal(("to.hub.a", "up"), (up.Subject, up.Data));
+
+        var responder = Task.Run(async () =>
+        {
+            var request = await serviceSub.NextAsync();
+            await request.ReplyAsync("pong:" + request.Data);
+        });
+        var reply = await requester.RequestAsync<string, string>("service", "ping");
+        Assert.Equal("pong:ping", reply.Data);
+        await responder;
     }
 
     /// <summary>Adds each message's payload to <paramref name="received"/> until <paramref name="stop"/>.</summary>

@@ -39,23 +39,8 @@ public sealed class LeafSpokeTests
         Assert.Equal("$G", remote.GetProperty("local_account").GetString());
         Assert.Equal($"127.0.0.1:{hub.LeafPort}", remote.GetProperty("urls")[0].GetString());
 
-        await onHub.PublishAsync("to.spoke", "down", headers: new NatsHeaders { ["X-Leaf"] = "1" });
-        var down = await spokeSub.NextAsync();
-        Assert.Equal("down", down.Data);
-        Assert.Equal("1", down.Headers?["X-Leaf"].ToString());
-
-        await onSpoke.PublishAsync("to.hub.a", "up");
-        var up = await hubSub.NextAsync();
-        Assert.Equal(("to.hub.a", "up"), (up.Subject, up.Data));
-
-        var responder = Task.Run(async () =>
-        {
-            var request = await service.NextAsync();
-            await request.ReplyAsync("pong:" + request.Data);
-        });
-        var reply = await onHub.RequestAsync<string, string>("service", "ping");
-        Assert.Equal("pong:ping", reply.Data);
-        await responder;
+        // A request from the hub to a service on the spoke.
+        await LeafScenarios.MessagesCrossBothWaysAsync(onHub, onSpoke, spokeSub, hubSub, onHub, service);
     }
 
     [Theory]
