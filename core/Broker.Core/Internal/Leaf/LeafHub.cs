@@ -64,7 +64,11 @@ internal sealed class LeafHub
         EndPoint = (IPEndPoint)socket.LocalEndPoint!;
         info = CreateInfo(host, EndPoint.Port);
         LeafLog.HubListening(server.Logger, host + ":" + EndPoint.Port);
-        running.Add(Task.Run(() => AcceptLoopAsync(socket, stopping), CancellationToken.None));
+        var accepting = Task.Run(() => AcceptLoopAsync(socket, stopping), CancellationToken.None);
+        lock (gate)
+        {
+            running.Add(accepting);
+        }
     }
 
     // nats-server's leafNodeInfo: the advertised address, else the listen host (a wildcard one resolved to an address of
