@@ -84,6 +84,11 @@ public sealed class LeafHubOptions
                 throw new InvalidOperationException("operator mode does not allow specifying user in leafnode config");
             }
 
+            if (IsEnabled && !string.IsNullOrEmpty(Account) && !Internal.Accounts.Resolvers.DirJwtStore.IsAccountKey(Account))
+            {
+                throw new InvalidOperationException("operator mode and non account nkeys are incompatible");
+            }
+
             return;
         }
 
