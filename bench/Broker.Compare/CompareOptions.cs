@@ -25,6 +25,8 @@ internal sealed record CompareOptions
                               (BENCH through no_auth_user, or the import rows' own) and N-1 idle accounts, each with
                               1,000 subscriptions on the row's subjects that must receive nothing (default: the
                               row's own configuration; the restart and connection-scale rows never take accounts)
+          --first-runs N      fresh starts per server for each row's first run (the first row's pair, then N-1
+                              more, alternating nats-server and ours): median and min-max (default 3; smoke 1)
           --restart-messages N  1 KiB messages of the restart row's file stream (default 1,000,000: 1 GB; smoke 2,000)
           --out DIR           where benchmarks.md and benchmarks.svg are updated (default docs/; smoke: none)
           --no-write          do not write the report files
@@ -51,6 +53,12 @@ internal sealed record CompareOptions
     /// <summary>Accounts every row's servers run with (<c>--accounts N</c>, <see cref="Rows.AccountsConfig"/>); 0: as the row says.</summary>
     public int Accounts { get; init; }
 
+    /// <summary>
+    /// Fresh starts per server whose first run of a row is measured (the row's own pair, then this many less one,
+    /// alternating): the first-run cells are their median and range.
+    /// </summary>
+    public int FirstRuns { get; init; } = 3;
+
     /// <summary>Messages (1 KiB each) of the file stream the restart row restarts with.</summary>
     public long RestartMessages { get; init; } = Load.StreamRestartWorkload.DefaultMessages;
 
@@ -74,6 +82,7 @@ internal sealed record CompareOptions
         var options = new CompareOptions { Arguments = args };
         var scaleGiven = false;
         var scaleRunsGiven = false;
+        var firstRunsGiven = false;
         for (var i = 0; i < args.Count; i++)
         {
             var option = args[i];
@@ -89,6 +98,7 @@ internal sealed record CompareOptions
                 "--scale-runs" => options with { ScaleRuns = PositiveInt(Value(), "--scale-runs") },
                 "--no-scale" => options with { ScaleCounts = [] },
                 "--accounts" => options with { Accounts = PositiveInt(Value(), "--accounts") },
+                "--first-runs" => options with { FirstRuns = PositiveInt(Value(), "--first-runs") },
                 "--restart-messages" => options with { RestartMessages = PositiveInt(Value(), "--restart-messages") },
                 "--out" => options with { OutputDirectory = Value() },
                 "--no-write" => options with { Write = false },
@@ -99,6 +109,7 @@ internal sealed record CompareOptions
             };
             scaleGiven |= option is "--scale" or "--no-scale";
             scaleRunsGiven |= option == "--scale-runs";
+            firstRunsGiven |= option == "--first-runs";
         }
 
         if (options.Smoke)
@@ -108,6 +119,7 @@ internal sealed record CompareOptions
                 Runs = 1,
                 ScaleCounts = scaleGiven ? options.ScaleCounts : [20, 200],
                 ScaleRuns = scaleRunsGiven ? options.ScaleRuns : 1,
+                FirstRuns = firstRunsGiven ? options.FirstRuns : 1,
                 Write = options.Write && options.OutputDirectory is not null,
             };
         }

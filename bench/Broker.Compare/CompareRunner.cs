@@ -98,23 +98,7 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
     /// </summary>
     private void RunOnServers(List<RowResult> rows, string? config, CompareReport report, CancellationToken cancellationToken)
     {
-        var nats = natsLaunch;
-        var ours = oursLaunch;
-        if (config is not null)
-        {
-            if (HarnessCertificate.IsUsedBy(config))
-            {
-                certificate ??= HarnessCertificate.Create();
-                config = certificate.Substitute(config);
-            }
-
-            // A TLS row's configuration makes the NATS port TLS-only, so every client of these servers (the
-            // readiness probe too) must upgrade and pin the certificate.
-            var tls = rows.Any(r => r.Row.Transport == NatsTransport.Tls) ? certificate?.Certificate : null;
-            nats = nats with { Config = config, TlsCertificate = tls };
-            ours = ours with { Config = config, TlsCertificate = tls };
-        }
-
+        var (nats, ours) = LaunchesFor(rows, config);
         var servers = new Dictionary<Side, ServerProcess>();
         try
         {
@@ -163,6 +147,34 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
                 server.Dispose();
             }
         }
+
+        foreach (var row in rows)
+        {
+            SampleFirstRuns(row, servers.Keys, nats, ours, cancellationToken);
+        }
+    }
+
+    /// <summary>The launches of both servers with the row's configuration (null: their defaults).</summary>
+    private (ServerLaunch Nats, ServerLaunch Ours) LaunchesFor(List<RowResult> rows, string? config)
+    {
+        var nats = natsLaunch;
+        var ours = oursLaunch;
+        if (config is not null)
+        {
+            if (HarnessCertificate.IsUsedBy(config))
+            {
+                certificate ??= HarnessCertificate.Create();
+                config = certificate.Substitute(config);
+            }
+
+            // A TLS row's configuration makes the NATS port TLS-only, so every client of these servers (the
+            // readiness probe too) must upgrade and pin the certificate.
+            var tls = rows.Any(r => r.Row.Transport == NatsTransport.Tls) ? certificate?.Certificate : null;
+            nats = nats with { Config = config, TlsCertificate = tls };
+            ours = ours with { Config = config, TlsCertificate = tls };
+        }
+
+        return (nats, ours);
     }
 
     /// <summary>
@@ -266,7 +278,11 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
             {
                 if (TryRun(result, workload, side, servers, count, $"bench.{result.Row.Id}.calibrate", cancellationToken, calibrating: true) is { } measurement)
                 {
-                    result.First.TryAdd(side, measurement);
+                    if (count == workload.CalibrationCount)
+                    {
+                        result.AddFirst(side, measurement);
+                    }
+
                     fastest = measurement.Elapsed < fastest ? measurement.Elapsed : fastest;
                 }
             }
@@ -298,7 +314,7 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
         {
             if (TryRun(result, workload, side, servers, workload.CalibrationCount, $"bench.{result.Row.Id}.warmup", cancellationToken, calibrating: true) is { } measurement)
             {
-                result.First.TryAdd(side, measurement);
+                result.AddFirst(side, measurement);
                 ran = true;
             }
         }

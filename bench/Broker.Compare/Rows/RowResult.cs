@@ -34,14 +34,24 @@ internal sealed class RowResult(Row row)
     /// </summary>
     public Dictionary<Side, string> NotSupported { get; } = [];
 
-    /// <summary>Each side's first run of the row on a just-started server (the first calibration run, a smaller count).</summary>
-    public Dictionary<Side, Measurement> First { get; } = [];
+    /// <summary>
+    /// Each side's first runs of the row, one per just-started server (the first calibration run, a smaller count):
+    /// the row's own pair and the further fresh starts of <c>--first-runs</c>.
+    /// </summary>
+    public Dictionary<Side, List<Measurement>> First { get; } = [];
 
-    /// <summary>Ours ÷ nats-server msgs/s of the first runs, or null.</summary>
+    /// <summary>Median ours ÷ median nats-server msgs/s of the first runs, or null.</summary>
     public double? FirstRatio
-        => First.TryGetValue(Side.Ours, out var ours) && First.TryGetValue(Side.NatsServer, out var nats) ? ours.MessagesPerSecond / nats.MessagesPerSecond : null;
+        => FirstSpreadOf(Side.Ours) is { } ours && FirstSpreadOf(Side.NatsServer) is { } nats ? ours.Median / nats.Median : null;
 
     public void Add(Side side, Measurement measurement) => Get(Runs, side).Add(measurement);
+
+    /// <summary>Records a first run of a just-started server of <paramref name="side"/>.</summary>
+    public void AddFirst(Side side, Measurement measurement) => Get(First, side).Add(measurement);
+
+    /// <summary>Median and range of the side's first-run msgs/s, or null.</summary>
+    public Spread? FirstSpreadOf(Side side)
+        => First.TryGetValue(side, out var runs) && runs.Count > 0 ? Spread.Of(runs.Select(m => m.MessagesPerSecond)) : null;
 
     public void Fail(Side side, string error) => Get(Errors, side).Add(error);
 

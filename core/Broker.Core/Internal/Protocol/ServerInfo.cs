@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Text.Json;
 using System.Text.Json.Serialization;
 
@@ -75,14 +76,67 @@ internal sealed class ServerInfo
     public string? BrokerVersion { get; set; }
 
     /// <summary>The INFO protocol line, <c>INFO {json}\r\n</c>.</summary>
+    /// <remarks>
+    /// Written with <see cref="Utf8JsonWriter"/> in the declaration order of the properties, leaving out the null
+    /// ones (what the source-generated serializer wrote; its metadata cost about 100 JIT compilations at every
+    /// process's first connection, docs/benchmarks.md issue 24). Strings are escaped by the writer's default encoder,
+    /// the serializer's default.
+    /// </remarks>
     public byte[] ToProtocolLine()
     {
-        var json = JsonSerializer.SerializeToUtf8Bytes(this, ProtocolJsonContext.Default.ServerInfo);
-        var line = new byte[5 + json.Length + 2];
-        "INFO "u8.CopyTo(line);
-        json.CopyTo(line.AsSpan(5));
-        "\r\n"u8.CopyTo(line.AsSpan(5 + json.Length));
-        return line;
+        var buffer = new ArrayBufferWriter<byte>(512);
+        "INFO "u8.CopyTo(buffer.GetSpan(5));
+        buffer.Advance(5);
+        using (var writer = new Utf8JsonWriter(buffer))
+        {
+            WriteObject(writer);
+        }
+
+        "\r\n"u8.CopyTo(buffer.GetSpan(2));
+        buffer.Advance(2);
+        return buffer.WrittenSpan.ToArray();
+    }
+
+    private void WriteObject(Utf8JsonWriter writer)
+    {
+        writer.WriteStartObject();
+        writer.WriteString("server_id", ServerId);
+        writer.WriteString("server_name", ServerName);
+        writer.WriteString("version", Version);
+        writer.WriteNumber("proto", Proto);
+        writer.WriteString("go", Go);
+        writer.WriteString("host", Host);
+        writer.WriteNumber("port", Port);
+        writer.WriteBoolean("headers", Headers);
+        WriteIfSet(writer, "auth_required", AuthRequired);
+        WriteIfSet(writer, "tls_required", TlsRequired);
+        WriteIfSet(writer, "tls_verify", TlsVerify);
+        WriteIfSet(writer, "tls_available", TlsAvailable);
+        writer.WriteNumber("max_payload", MaxPayload);
+        WriteIfSet(writer, "jetstream", JetStream);
+        writer.WriteNumber("client_id", ClientId);
+        WriteIfSet(writer, "client_ip", ClientIp);
+        WriteIfSet(writer, "nonce", Nonce);
+        WriteIfSet(writer, "ldm", LameDuckMode);
+        WriteIfSet(writer, "xkey", XKey);
+        WriteIfSet(writer, "broker_version", BrokerVersion);
+        writer.WriteEndObject();
+    }
+
+    private static void WriteIfSet(Utf8JsonWriter writer, string name, bool? value)
+    {
+        if (value is { } set)
+        {
+            writer.WriteBoolean(name, set);
+        }
+    }
+
+    private static void WriteIfSet(Utf8JsonWriter writer, string name, string? value)
+    {
+        if (value is not null)
+        {
+            writer.WriteString(name, value);
+        }
     }
 
     public ServerInfo Clone() => (ServerInfo)MemberwiseClone();
