@@ -1,5 +1,6 @@
 using Broker.Abstractions;
 using Broker.Host.Configuration.ConfigFile;
+using McMaster.NETCore.Plugins;
 
 namespace Broker.Host.Plugins;
 
@@ -9,7 +10,7 @@ namespace Broker.Host.Plugins;
 /// </summary>
 internal sealed class PluginCandidate
 {
-    public PluginCandidate(string name, string folder, PluginManifest manifest, Type startupType, PluginLoadContext loader)
+    public PluginCandidate(string name, string folder, PluginManifest manifest, Type startupType, PluginLoader loader)
     {
         Name = name;
         Folder = folder;
@@ -30,8 +31,8 @@ internal sealed class PluginCandidate
     /// <summary>The type implementing <see cref="IBrokerPlugin"/>.</summary>
     public Type StartupType { get; }
 
-    /// <summary>The plugin's load context; kept for the life of the process.</summary>
-    public PluginLoadContext Loader { get; }
+    /// <summary>The loader owning the plugin's load context; kept for the life of the process.</summary>
+    public PluginLoader Loader { get; }
 }
 
 /// <summary>What the plugin catalog found in a plugins folder.</summary>
