@@ -67,14 +67,15 @@ internal sealed class LeafFanout(ClientBase producer)
     /// <summary>
     /// Delivers a message that came from a link: to every local plain subscription and to one local member of each
     /// group the hub named in <paramref name="queues"/> (space separated), never to a link (nats-server skips queue
-    /// groups for a leaf message without a queue list).
+    /// groups for a leaf message without a queue list). <paramref name="deliverAs"/> is the subject subscribers see
+    /// (a JetStream delivery's stored subject; <paramref name="subject"/> otherwise).
     /// </summary>
-    public int DeliverFromLink(SubListResult result, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte> queues)
+    public int DeliverFromLink(SubListResult result, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte> queues)
     {
         var delivered = 0;
         foreach (var subscription in result.Plain)
         {
-            if (subscription.Client.Kind != ClientKind.Leaf && producer.TryDeliver(subscription, subject, subject, replyTo, headers, payload))
+            if (subscription.Client.Kind != ClientKind.Leaf && producer.TryDeliver(subscription, subject, deliverAs, replyTo, headers, payload))
             {
                 delivered++;
             }
@@ -89,7 +90,7 @@ internal sealed class LeafFanout(ClientBase producer)
         {
             if (Names(queues, group.Name))
             {
-                delivered += DeliverToGroup(group, subject, subject, replyTo, headers, payload, local: true);
+                delivered += DeliverToGroup(group, subject, deliverAs, replyTo, headers, payload, local: true);
             }
         }
 

@@ -25,4 +25,7 @@ internal static partial class LeafLog
 
     [LoggerMessage(1705, LogLevel.Warning, "Leafnode connection to {Url} refused: {Reason}")]
     public static partial void Refused(ILogger logger, string url, string reason);
+
+    [LoggerMessage(1721, LogLevel.Information, "Adding deny \"{Subject}\" for outgoing messages to account \"{Account}\"")]
+    public static partial void DomainDeny(ILogger logger, string subject, string account);
 }
