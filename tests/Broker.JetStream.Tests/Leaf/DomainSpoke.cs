@@ -40,8 +40,26 @@ internal sealed class DomainSpoke : IAsyncDisposable
 
     public string Log => ours is null ? reference!.Log : string.Join(Environment.NewLine, ours.Ours!.Logs.Entries.Select(e => e.ToString()));
 
-    /// <summary>Starts a hub (domain <c>hub</c>, file store in a temporary folder kept across its restarts) and the spoke (domain <c>edge</c>) linked to it.</summary>
+    /// <summary>
+    /// Starts a hub (domain <c>hub</c>, file store in a temporary folder kept across its restarts) and the spoke (domain
+    /// <c>edge</c>) linked to it, and waits for the link (<see cref="WaitForLinkAsync"/>).
+    /// </summary>
     public static async Task<DomainSpoke> StartAsync(ServerKind kind)
+    {
+        var spoke = await StartLinkAsync(kind);
+        try
+        {
+            await spoke.WaitForLinkAsync();
+            return spoke;
+        }
+        catch
+        {
+            await spoke.DisposeAsync();
+            throw;
+        }
+    }
+
+    private static async Task<DomainSpoke> StartLinkAsync(ServerKind kind)
     {
         var store = new TempDirectory("js-leaf-");
         var hubStore = Path.Combine(store.Path, "hub");

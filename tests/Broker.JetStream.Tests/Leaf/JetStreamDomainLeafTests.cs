@@ -2,6 +2,7 @@ using Broker.Core.Tests.Leaf;
 using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
+using Broker.JetStream.Tests.Sources;
 using static Broker.JetStream.Tests.Sources.SourceTestKit;
 
 namespace Broker.JetStream.Tests.Leaf;
@@ -15,16 +16,13 @@ namespace Broker.JetStream.Tests.Leaf;
 /// </summary>
 public sealed class JetStreamDomainLeafTests
 {
-    public static TheoryData<ServerKind> Kinds => new() { ServerKind.Ours, ServerKind.Reference };
-
     [Theory(Timeout = 120_000)]
-    [MemberData(nameof(Kinds))]
+    [MemberData(nameof(Kinds), MemberType = typeof(SourceTestKit))]
     public async Task Clients_on_either_side_use_the_other_JetStream_through_its_domain(ServerKind kind)
     {
         await using var spoke = await DomainSpoke.StartAsync(kind);
         await using var hub = spoke.ConnectHub();
         await using var edge = spoke.ConnectEdge();
-        await spoke.WaitForLinkAsync();
 
         // $JS.API stays on each side's own server: each answers with its own domain.
         Assert.Equal("edge", (await RequestAsync(edge, "$JS.API.INFO", "")).GetProperty("domain").GetString());
@@ -57,13 +55,12 @@ public sealed class JetStreamDomainLeafTests
     }
 
     [Theory(Timeout = 180_000)]
-    [MemberData(nameof(Kinds))]
+    [MemberData(nameof(Kinds), MemberType = typeof(SourceTestKit))]
     public async Task Mirrors_and_sources_follow_streams_across_the_link_both_ways_and_after_a_link_restart(ServerKind kind)
     {
         await using var spoke = await DomainSpoke.StartAsync(kind);
         await using var hub = spoke.ConnectHub();
         await using var edge = spoke.ConnectEdge();
-        await spoke.WaitForLinkAsync();
 
         // The origins: EDGE on the edge, HUB on the hub (file streams there, so the hub's restart keeps them).
         Assert.Equal(default, Error(await RequestAsync(edge, "$JS.API.STREAM.CREATE.EDGE", """{"name":"EDGE","subjects":["edge.>"],"storage":"memory"}""")));

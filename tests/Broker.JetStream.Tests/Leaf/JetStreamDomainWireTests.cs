@@ -3,6 +3,7 @@ using System.Net;
 using System.Net.Sockets;
 using System.Text;
 using Broker.Core;
+using Broker.JetStream.Tests.Sources;
 using NATS.Client.Core;
 
 namespace Broker.JetStream.Tests.Leaf;
@@ -16,10 +17,8 @@ namespace Broker.JetStream.Tests.Leaf;
 /// </summary>
 public sealed class JetStreamDomainWireTests
 {
-    public static TheoryData<ServerKind> Kinds => new() { ServerKind.Ours, ServerKind.Reference };
-
     [Theory(Timeout = 60_000)]
-    [MemberData(nameof(Kinds))]
+    [MemberData(nameof(SourceTestKit.Kinds), MemberType = typeof(SourceTestKit))]
     public async Task The_spoke_announces_its_domain_and_keeps_its_requests(ServerKind kind)
     {
         using var listener = new TcpListener(IPAddress.Loopback, 0);
