@@ -13,7 +13,7 @@ namespace Broker.JetStream.Tests.Leaf;
 /// says the domain and that the account has JetStream (nats-server's <c>leafConnectInfo</c>), the spoke announces its
 /// domain's API (the sources of nats-server's <c>generateJSMappingTable</c>), and a request for its own domain never
 /// crosses to the hub even when the hub shows interest in it (<c>blockMappingOutgoing</c>), nor does <c>$JS.API</c>.
-/// Our broker and nats-server 2.9.10 as the spoke, the same bytes expected.
+/// Clients learn the domain from INFO. Our broker and nats-server 2.9.10 as the spoke, the same bytes expected.
 /// </summary>
 public sealed class JetStreamDomainWireTests
 {
@@ -32,6 +32,15 @@ public sealed class JetStreamDomainWireTests
             referenceConfig: $"jetstream {{ domain: edge }}\nleafnodes {{ remotes: [ {{ url: \"{url}\" }} ] }}\n");
 
         using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(20));
+
+        // Clients learn the domain from INFO too.
+        using (var raw = new TcpClient())
+        {
+            await raw.ConnectAsync((IPEndPoint)spoke.EndPoint, cts.Token);
+            var info = await new StreamReader(raw.GetStream(), Encoding.ASCII).ReadLineAsync(cts.Token);
+            Assert.Contains("\"domain\":\"edge\"", info, StringComparison.Ordinal);
+        }
+
         using var hub = await listener.AcceptTcpClientAsync(cts.Token);
         var stream = hub.GetStream();
         var reader = new StreamReader(stream, Encoding.ASCII);
