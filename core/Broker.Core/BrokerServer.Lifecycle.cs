@@ -59,8 +59,10 @@ public sealed partial class BrokerServer
             core.Listeners = [.. listeners];
             var client = ClientEndPoint;
             monitorRouter?.AddEndpoints(services.GetServices<IMonitoringEndpoint>());
-            var jetStream = services.GetServices<ServerFeature>().Any(f => f.Name == ServerFeature.JetStream);
-            core.ConfigureInfo(core.Options.Host, client.Port, Version, jetStream);
+            var features = services.GetServices<ServerFeature>().ToArray();
+            var jetStream = features.Any(f => f.Name == ServerFeature.JetStream);
+            var domain = jetStream ? features.FirstOrDefault(f => f.Name == ServerFeature.JetStreamDomain)?.Value : null;
+            core.ConfigureInfo(core.Options.Host, client.Port, Version, jetStream, domain);
             systemServices = Internal.Events.SystemAccountServices.Start(
                 core, metrics, services.GetServices<IMonitoringEndpoint>(), loggerFactory.CreateLogger("Broker.System"));
 

@@ -71,5 +71,9 @@ public sealed class JetStreamPlugin : IBrokerPlugin
         services.AddSingleton<IHostedService>(sp => sp.GetRequiredService<JetStreamEngine>());
         services.AddSingleton<IMonitoringEndpoint>(sp => new JszEndpoint(sp.GetRequiredService<JetStreamEngine>(), sp.GetService<ServerIdentity>()));
         services.AddSingleton(new ServerFeature(ServerFeature.JetStream));
+        if (!string.IsNullOrEmpty(settings.Domain))
+        {
+            services.AddSingleton(new ServerFeature(ServerFeature.JetStreamDomain) { Value = settings.Domain });
+        }
     }
 }

@@ -50,6 +50,15 @@ public sealed record ServerFeature(string Name)
 {
     /// <summary>JetStream is enabled: INFO says <c>"jetstream": true</c>, as nats-server's does.</summary>
     public const string JetStream = "jetstream";
+
+    /// <summary>
+    /// The JetStream domain served, in <see cref="Value"/> (nats-server's <c>jetstream { domain }</c>): INFO carries it
+    /// as <c>domain</c>, and leaf node links announce it and keep requests for it from leaving the server.
+    /// </summary>
+    public const string JetStreamDomain = "jetstream_domain";
+
+    /// <summary>The capability's setting, for those that have one (the domain of <see cref="JetStreamDomain"/>); default <see langword="null"/>.</summary>
+    public string? Value { get; init; }
 }
 
 /// <summary>Who the server is, as INFO and the monitoring endpoints report it; the broker provides it as a service.</summary>

@@ -11,11 +11,12 @@ internal sealed partial class BrokerCore
     private ServerInfo infoTemplate = new();
 
     /// <summary>Sets what INFO advertises once the client listener is bound.</summary>
-    public void ConfigureInfo(string host, int port, string brokerVersion, bool jetStream = false)
+    public void ConfigureInfo(string host, int port, string brokerVersion, bool jetStream = false, string? jetStreamDomain = null)
     {
         infoTemplate = new ServerInfo
         {
             JetStream = jetStream ? true : null,
+            Domain = string.IsNullOrEmpty(jetStreamDomain) ? null : jetStreamDomain,
             ServerId = ServerId,
             ServerName = ServerName,
             XKey = CurveKey.GetPublicKey(),
@@ -29,6 +30,9 @@ internal sealed partial class BrokerCore
 
     /// <summary>Whether INFO advertises JetStream (the <c>jetstream</c> of the system account's server info).</summary>
     public bool JetStreamEnabled => infoTemplate.JetStream == true;
+
+    /// <summary>The JetStream domain served (<c>jetstream { domain }</c>), null without one or without JetStream.</summary>
+    public string? JetStreamDomain => infoTemplate.Domain;
 
     /// <summary>Updates what INFO says about settings a reload can change.</summary>
     public void RefreshInfo()

@@ -22,7 +22,7 @@ internal sealed partial class JetStreamAccount : IAsyncDisposable
     private volatile AccountJetStreamLimits limits;
     private IBusClient? apiClient;
     private IBusSubscription? apiSubscription;
-    private SubjectForwarder? domainForwarder;
+    private SubjectForwarder[]? domainForwarders;
     private readonly AccountInterest interest;
 
     // Bytes held by the account's streams on memory and disk stores; reserved by streams with max_bytes.
@@ -98,7 +98,7 @@ internal sealed partial class JetStreamAccount : IAsyncDisposable
         if (Options.Domain is { } served)
         {
             // nats-server maps the domain's API onto the account's own, so requests naming the domain are answered here.
-            domainForwarder = new SubjectForwarder("$JS." + served + ".API.", ApiSubjects.Prefix, apiClient, Interest);
+            domainForwarders = SubjectForwarder.ForDomain(served, apiClient, Interest);
         }
     }
 
@@ -116,7 +116,10 @@ internal sealed partial class JetStreamAccount : IAsyncDisposable
     public void StopListening()
     {
         Interlocked.Exchange(ref apiSubscription, null)?.Dispose();
-        Interlocked.Exchange(ref domainForwarder, null)?.Dispose();
+        foreach (var forwarder in Interlocked.Exchange(ref domainForwarders, null) ?? [])
+        {
+            forwarder.Dispose();
+        }
     }
 
     /// <summary>Stops every stream (keeping their data) and closes the API client.</summary>

@@ -209,11 +209,23 @@ internal sealed partial class LeafConnection
         interest.LinkChanged(this, key);
     }
 
+    private static ReadOnlySpan<byte> JetStreamAckPrefix => "$JS.ACK."u8;
+
     // A message from the hub: published in the account to local subscribers, the named queue groups served once.
     private void ProcessMessage(LeafMessageLine message, ReadOnlySpan<byte> args, in ReadOnlySequence<byte> body)
     {
         var subject = args[message.Subject];
         var reply = args[message.Reply];
+        var deliverAs = subject;
+        int at;
+        if (reply.StartsWith(JetStreamAckPrefix) && (at = reply.LastIndexOf((byte)'@')) >= 0 && at < reply.Length - 1)
+        {
+            // A JetStream delivery under its stored subject travels as reply@subject (nats-server's processMsgResults):
+            // matched by the deliver subject, delivered as the stored one.
+            deliverAs = reply[(at + 1)..];
+            reply = reply[..at];
+        }
+
         var headers = body.Slice(0, message.HeaderSize);
         var payload = body.Slice(message.HeaderSize);
         InMessages++;
@@ -225,7 +237,7 @@ internal sealed partial class LeafConnection
             return;
         }
 
-        var delivered = (inbound ??= new LeafFanout(this)).DeliverFromLink(result, subject, reply, headers, payload, args[message.Queues]);
+        var delivered = (inbound ??= new LeafFanout(this)).DeliverFromLink(result, subject, deliverAs, reply, headers, payload, args[message.Queues]);
         CountDelivered(delivered, message.Size);
     }
 }

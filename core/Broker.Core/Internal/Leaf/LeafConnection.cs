@@ -202,6 +202,9 @@ internal sealed partial class LeafConnection : ClientBase
 
     private int nonceReceived;
 
+    // Our JetStream domain's API (`$JS.<domain>.API.>`) when the hub serves another domain: kept from leaving (set at the first INFO).
+    private string? domainDeny;
+
     /// <summary>An INFO from the hub: the first starts our CONNECT, the connect-info one finishes the handshake.</summary>
     private void ProcessInfo(ReadOnlySpan<byte> json)
     {
@@ -233,6 +236,12 @@ internal sealed partial class LeafConnection : ClientBase
             nonce = Encoding.UTF8.GetBytes(info.Nonce ?? string.Empty);
             SupportsHeaders = info.Headers && !Server.Options.NoHeaderSupport;
             HubName = info.ServerName ?? info.ServerId ?? string.Empty;
+            domainDeny = LeafPermissions.DomainDeny(Server.JetStreamDomain, info.Domain, Account.IsSystem);
+            if (domainDeny is not null)
+            {
+                LeafLog.DomainDeny(Server.Logger, domainDeny, Account.Name);
+                permissions = LeafPermissions.Create(remote.Options, Account.IsSystem, domainDeny: domainDeny);
+            }
         }
 
         if (info.LeafNodeUrls is { Count: > 0 } urls)
@@ -242,7 +251,7 @@ internal sealed partial class LeafConnection : ClientBase
 
         if (info.Import is not null || info.Export is not null)
         {
-            permissions = LeafPermissions.Create(remote.Options, Account.IsSystem, info.Import, info.Export);
+            permissions = LeafPermissions.Create(remote.Options, Account.IsSystem, info.Import, info.Export, domainDeny);
         }
 
         if (info.RemoteAccount is { } remoteAccount)
@@ -274,7 +283,9 @@ internal sealed partial class LeafConnection : ClientBase
             Version = Protocol.ServerInfo.CompatibleServerVersion,
             ServerId = Server.ServerId,
             Name = Server.ServerName,
+            Domain = Server.JetStreamDomain,
             Headers = !Server.Options.NoHeaderSupport,
+            JetStream = HasJetStream(),
             DenyPublish = options.DenyImports.Count > 0 ? options.DenyImports : null,
         };
         if (options.Credentials is { } path)
@@ -302,6 +313,11 @@ internal sealed partial class LeafConnection : ClientBase
         line.Write("\r\n"u8);
         SendProtocol(line.WrittenSpan);
     }
+
+    // nats-server's jetStreamConfigured for the link's account: its own JetStream limits, or $G while no other account is configured.
+    private bool HasJetStream()
+        => Server.JetStreamEnabled && !Account.IsSystem
+            && (Account.JetStream is not null || (Account.IsGlobal && Server.Accounts.All.All(a => a.IsGlobal || a.IsSystem)));
 
     // The connect-info INFO came (or the hub sends none): bind, then send our interest, as leafNodeFinishConnectProcess.
     private void Establish()

@@ -75,8 +75,10 @@ internal sealed class LeafFanout(ClientBase producer)
     /// Delivers a message that came from a link: to every local plain subscription and to one member of each group
     /// the other side named in <paramref name="queues"/> (space separated; nats-server skips queue groups for a leaf
     /// message without a queue list), a local member first; other links get it where <see cref="Relays"/> allows.
+    /// <paramref name="deliverAs"/> is the subject local subscribers see (a JetStream delivery's stored subject;
+    /// <paramref name="subject"/> otherwise).
     /// </summary>
-    public int DeliverFromLink(SubListResult result, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte> queues)
+    public int DeliverFromLink(SubListResult result, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte> queues)
     {
         var delivered = 0;
         foreach (var subscription in result.Plain)
@@ -88,7 +90,7 @@ internal sealed class LeafFanout(ClientBase producer)
                     AddTarget(link, null);
                 }
             }
-            else if (producer.TryDeliver(subscription, subject, subject, replyTo, headers, payload))
+            else if (producer.TryDeliver(subscription, subject, deliverAs, replyTo, headers, payload))
             {
                 delivered++;
             }
@@ -100,7 +102,7 @@ internal sealed class LeafFanout(ClientBase producer)
             {
                 if (Names(queues, group.Name))
                 {
-                    delivered += DeliverToGroup(group, subject, subject, replyTo, headers, payload);
+                    delivered += DeliverToGroup(group, subject, deliverAs, replyTo, headers, payload);
                 }
             }
         }

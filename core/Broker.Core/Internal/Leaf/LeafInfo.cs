@@ -102,6 +102,11 @@ internal sealed class LeafConnect
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public string? ServerId { get; set; }
 
+    /// <summary>The JetStream domain this server serves.</summary>
+    [JsonPropertyName("domain")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? Domain { get; set; }
+
     [JsonPropertyName("name")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public string? Name { get; set; }
@@ -109,6 +114,11 @@ internal sealed class LeafConnect
     [JsonPropertyName("headers")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
     public bool Headers { get; set; }
+
+    /// <summary>Whether the link's account has JetStream (nats-server's <c>jetStreamConfigured</c>).</summary>
+    [JsonPropertyName("jetstream")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public bool JetStream { get; set; }
 
     [JsonPropertyName("deny_pub")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]

@@ -34,4 +34,7 @@ internal static partial class LeafLog
 
     [LoggerMessage(1708, LogLevel.Warning, "Leafnode connection from {Url} replaces the older one of the same server ({Server})")]
     public static partial void ReplacingSpoke(ILogger logger, string url, string server);
+
+    [LoggerMessage(1721, LogLevel.Information, "Adding deny \"{Subject}\" for outgoing messages to account \"{Account}\"")]
+    public static partial void DomainDeny(ILogger logger, string subject, string account);
 }

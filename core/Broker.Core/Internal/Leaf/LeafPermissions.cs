@@ -29,14 +29,20 @@ internal sealed class LeafPermissions
     }
 
     /// <summary>The permissions of a link before the hub told its own: the remote's denies and the JetStream ones.</summary>
-    public static LeafPermissions Create(LeafRemoteOptions remote, bool systemAccount, LeafInfo.SubjectPermission? import = null, LeafInfo.SubjectPermission? export = null)
+    /// <param name="remote">The remote's options (its <c>deny_imports</c> and <c>deny_exports</c>).</param>
+    /// <param name="systemAccount">Whether the link is bound to the system account.</param>
+    /// <param name="import">The hub's subscribe permissions for the link's user, when it sent them.</param>
+    /// <param name="export">The hub's publish permissions for the link's user, when it sent them.</param>
+    /// <param name="domainDeny">Our JetStream domain's API subject kept from the hub (<see cref="DomainDeny"/>), or null.</param>
+    public static LeafPermissions Create(LeafRemoteOptions remote, bool systemAccount, LeafInfo.SubjectPermission? import = null, LeafInfo.SubjectPermission? export = null, string? domainDeny = null)
     {
         var js = systemAccount ? SystemJetStream : ClientJetStream;
+        string[] outgoing = domainDeny is null ? [] : [domainDeny];
         return new LeafPermissions(
             Allow(import),
             SubjectPatternSet.Create([.. import?.Deny ?? [], .. remote.DenyImports, .. js], allowQueue: false),
             Allow(export),
-            SubjectPatternSet.Create([.. export?.Deny ?? [], .. remote.DenyExports, .. js], allowQueue: false));
+            SubjectPatternSet.Create([.. export?.Deny ?? [], .. remote.DenyExports, .. js, .. outgoing], allowQueue: false));
     }
 
     /// <summary>
@@ -54,6 +60,14 @@ internal sealed class LeafPermissions
             Allow(subscribe),
             SubjectPatternSet.Create([.. subscribe?.Deny ?? [], .. spokeDenies ?? [], .. js], allowQueue: false));
     }
+
+    /// <summary>
+    /// nats-server's <c>blockMappingOutgoing</c> (<c>addLeafNodeConnection</c>): a server serving JetStream domain
+    /// <paramref name="ours"/> keeps requests for it (<c>$JS.&lt;ours&gt;.API.&gt;</c>) from crossing a link of a
+    /// non-system account to a hub of another domain, so a hub and a spoke never both answer one; null when nothing is denied.
+    /// </summary>
+    public static string? DomainDeny(string? ours, string? hubs, bool systemAccount)
+        => string.IsNullOrEmpty(ours) || systemAccount || string.Equals(ours, hubs ?? string.Empty, StringComparison.Ordinal) ? null : "$JS." + ours + ".API.>";
 
     private static SubjectPatternSet? Allow(LeafInfo.SubjectPermission? permission)
         => permission?.Allow is { Count: > 0 } allow ? SubjectPatternSet.Create(allow, allowQueue: false) : null;

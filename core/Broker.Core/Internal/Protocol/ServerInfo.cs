@@ -65,6 +65,10 @@ internal sealed class ServerInfo
     [JsonPropertyName("nonce")]
     public string? Nonce { get; set; }
 
+    /// <summary>The JetStream domain served (nats-server's <c>jetstream { domain }</c>).</summary>
+    [JsonPropertyName("domain")]
+    public string? Domain { get; set; }
+
     [JsonPropertyName("ldm")]
     public bool? LameDuckMode { get; set; }
 

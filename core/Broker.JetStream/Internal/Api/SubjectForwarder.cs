@@ -24,9 +24,25 @@ internal sealed class SubjectForwarder : IDisposable
     private readonly ISubjectInterest? interest;
     private readonly IBusSubscription subscription;
 
-    /// <summary>Subscribes to <c>&lt;from&gt;&gt;</c>.</summary>
-    /// <param name="from">The prefix listened on, with its trailing dot (<c>$JS.hub.API.</c>).</param>
-    /// <param name="to">The prefix published to, with its trailing dot (<c>$JS.API.</c>).</param>
+    // server/jetstream_api.go generateJSMappingTable: what a domain's API maps to (the $KV and $OBJ views keep their own spaces).
+    private static readonly (string From, string To)[] DomainTable =
+    [
+        ("INFO", "$JS.API.INFO"), ("STREAM.", "$JS.API.STREAM."), ("CONSUMER.", "$JS.API.CONSUMER."),
+        ("DIRECT.", "$JS.API.DIRECT."), ("META.", "$JS.API.META."), ("SERVER.", "$JS.API.SERVER."),
+        ("ACCOUNT.", "$JS.API.ACCOUNT."), ("$KV.", "$KV."), ("$OBJ.", "$OBJ."),
+    ];
+
+    /// <summary>
+    /// nats-server's mappings of a served domain's API onto the account's own (<c>$JS.&lt;domain&gt;.API.STREAM.&gt;</c> to
+    /// <c>$JS.API.STREAM.&gt;</c>, ..., <c>$JS.&lt;domain&gt;.API.$KV.&gt;</c> to <c>$KV.&gt;</c>): one forwarder each, so the
+    /// subjects listened on (and announced over leaf node links) are nats-server's.
+    /// </summary>
+    public static SubjectForwarder[] ForDomain(string domain, IBusClient client, ISubjectInterest? interest)
+        => [.. DomainTable.Select(m => new SubjectForwarder("$JS." + domain + ".API." + m.From, m.To, client, interest))];
+
+    /// <summary>Subscribes to <c>&lt;from&gt;&gt;</c>, or to <paramref name="from"/> alone when it names one subject.</summary>
+    /// <param name="from">The prefix listened on, with its trailing dot (<c>$JS.hub.API.</c>), or one subject (<c>$JS.hub.API.INFO</c>).</param>
+    /// <param name="to">The prefix published to, with its trailing dot (<c>$JS.API.</c>), or the one subject.</param>
     /// <param name="client">The bus client to listen and publish with; owned by the caller.</param>
     /// <param name="interest">The broker's interest check; <see langword="null"/> to forward without one.</param>
     public SubjectForwarder(string from, string to, IBusClient client, ISubjectInterest? interest)
@@ -35,7 +51,7 @@ internal sealed class SubjectForwarder : IDisposable
         this.to = Encoding.UTF8.GetBytes(to);
         this.client = client;
         this.interest = interest;
-        subscription = client.Subscribe(from + ">", null, Forward);
+        subscription = client.Subscribe(from.EndsWith('.') ? from + ">" : from, null, Forward);
     }
 
     public void Dispose() => subscription.Dispose();
