@@ -54,15 +54,21 @@ internal interface ISessionStore
     ValueTask DeleteAsync(string clientId, CancellationToken cancellationToken);
 
     /// <summary>
-    /// Records that the incoming QoS 2 publish <paramref name="packetId"/> of a persistent session awaits its PUBREL,
-    /// so a resend after a restart is recognised (the specification's method B across restarts); PUBREC waits for it.
+    /// Whether the store keeps a persistent session's incoming QoS 2 publishes from PUBREC to PUBREL across a restart
+    /// (<see cref="HoldAsync"/>): they are then delivered at PUBREL (the specification's method A); otherwise at PUBLISH,
+    /// their identifiers kept in the session's memory until PUBREL (method B).
     /// </summary>
-    /// <returns>Completes once recorded; completed at once by a store that keeps nothing beyond the broker's memory.</returns>
-    Task AwaitReleaseAsync(string clientId, ushort packetId);
+    bool HoldsQos2 { get; }
 
-    /// <summary>Forgets what <see cref="AwaitReleaseAsync"/> recorded (PUBREL received); PUBCOMP waits for it.</summary>
-    Task ReleaseAsync(string clientId, ushort packetId);
+    /// <summary>
+    /// Stores an incoming QoS 2 publish of a persistent session until its PUBREL (sets <see cref="HeldPublish.Sequence"/>
+    /// and <see cref="HeldPublish.Stored"/>); PUBREC waits for it.
+    /// </summary>
+    Task HoldAsync(string clientId, HeldPublish held);
 
-    /// <summary>The recorded identifiers awaiting PUBREL of a stored session (read when it is resumed after a restart).</summary>
-    ValueTask<IReadOnlyCollection<ushort>> LoadAwaitingReleaseAsync(string clientId, CancellationToken cancellationToken);
+    /// <summary>Forgets what <see cref="HoldAsync"/> stored (PUBREL received and the message delivered); PUBCOMP waits for it.</summary>
+    Task ReleaseAsync(string clientId, HeldPublish held);
+
+    /// <summary>The held publishes of a stored session (read when it is resumed after a restart).</summary>
+    ValueTask<IReadOnlyCollection<HeldPublish>> LoadHeldAsync(string clientId, CancellationToken cancellationToken);
 }
