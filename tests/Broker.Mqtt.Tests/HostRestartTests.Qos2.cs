@@ -39,7 +39,7 @@ public sealed partial class HostRestartTests
                 await durable.DisconnectAsync();
             }
 
-            await using var nats = new NatsConnection(new NatsOpts { Url = $"nats://127.0.0.1:{natsPort}" });
+            await using var nats = new NatsConnection(new NatsOpts { Url = $"nats://127.0.0.1:{natsPort}", ConnectTimeout = TimeSpan.FromSeconds(30) });
             await using var early = await nats.SubscribeCoreAsync<string>("crash.in");
             await nats.PingAsync();
             await using var publisher = await RawMqtt.ConnectAsync(new IPEndPoint(IPAddress.Loopback, mqttPort));
@@ -56,7 +56,7 @@ public sealed partial class HostRestartTests
         (var secondHost, natsPort, mqttPort) = await StartHostAsync(hostDll, store);
         await using (secondHost)
         {
-            await using var nats = new NatsConnection(new NatsOpts { Url = $"nats://127.0.0.1:{natsPort}" });
+            await using var nats = new NatsConnection(new NatsOpts { Url = $"nats://127.0.0.1:{natsPort}", ConnectTimeout = TimeSpan.FromSeconds(30) });
             await using var live = await nats.SubscribeCoreAsync<string>("crash.in");
             await nats.PingAsync();
             var client = new MqttClientFactory().CreateMqttClient();
@@ -135,7 +135,7 @@ public sealed partial class HostRestartTests
 
             // The PUBREL state is in the session record and the PUBREC acknowledged the message to its consumer: no
             // PUBCOMP before the kill.
-            await using var nats = new NatsConnection(new NatsOpts { Url = $"nats://127.0.0.1:{natsPort}" });
+            await using var nats = new NatsConnection(new NatsOpts { Url = $"nats://127.0.0.1:{natsPort}", ConnectTimeout = TimeSpan.FromSeconds(30) });
             var js = new NatsJSContext(nats);
             var subject = Broker.Adapters.Mqtt.Internal.JetStream.JetStreamSessionStore.Subject("crash-receiver");
             await Eventually.AssertAsync(

@@ -9,8 +9,8 @@ namespace Broker.Compare.Mqtt;
 
 /// <summary>
 /// <c>--mqtt</c>: the MQTT rows of issue 12, side by side in one run against nats-server (MQTT on JetStream) and
-/// Mosquitto: QoS 0 and QoS 1 pub/sub 1:1 with 128-byte payloads, in MQTT 3.1.1 and (ours and Mosquitto only) in
-/// MQTT 5, a NATS publisher to an MQTT subscriber, and 10,000
+/// Mosquitto: QoS 0, 1 and 2 pub/sub 1:1 with 128-byte payloads, in MQTT 3.1.1 and (ours and Mosquitto only) in
+/// MQTT 5 (QoS 2 ours and Mosquitto only: nats-server 2.9.10 has none), a NATS publisher to an MQTT subscriber, and 10,000
 /// connected MQTT sessions with one subscription each (connect time and resident memory per session). Each throughput
 /// row runs <c>runs</c> times per server, the servers alternating run by run; the median is reported.
 /// </summary>
@@ -19,7 +19,7 @@ internal static class MqttCompare
     private const int Payload = 128;
     private const int Window = 4096;
 
-    // QoS 1: Mosquitto keeps 20 messages in flight and queues 1000 per client, dropping the rest; stay below that.
+    // QoS 1 and 2: Mosquitto keeps 20 messages in flight and queues 1000 per client, dropping the rest; stay below that.
     private const int Qos1Window = 512;
     private const int Batch = 64;
 
@@ -30,6 +30,7 @@ internal static class MqttCompare
         var mosquitto = File.Exists("/usr/sbin/mosquitto") ? "/usr/sbin/mosquitto" : "mosquitto";
         var qos0Count = smoke ? 2_000 : 400_000;
         var qos1Count = smoke ? 2_000 : 150_000;
+        var qos2Count = smoke ? 2_000 : 100_000;
         var results = new List<(string Row, string Server, double Value)>();
         using (var ours = MqttServer.StartOurs(hostDll))
         using (var nats = MqttServer.StartNatsServer(natsServer))
@@ -44,9 +45,12 @@ internal static class MqttCompare
                     Measure(log, results, "MQTT QoS 1 pub/sub 1:1, 128 B (msgs/s)", server, () => PubSub(server, 1, qos1Count, run, cancellationToken));
                     if (server.Name != "nats-server")
                     {
-                        // nats-server has no MQTT 5 (2.9.10 refuses the CONNECT): these rows compare with Mosquitto.
+                        // nats-server 2.9.10 has no QoS 2 (it refuses a QoS 2 PUBLISH and grants QoS 1 for a QoS 2
+                        // SUBSCRIBE) and no MQTT 5 (it refuses the CONNECT): these rows compare with Mosquitto.
+                        Measure(log, results, "MQTT QoS 2 pub/sub 1:1, 128 B (msgs/s)", server, () => PubSub(server, 2, qos2Count, run, cancellationToken));
                         Measure(log, results, "MQTT 5 QoS 0 pub/sub 1:1, 128 B (msgs/s)", server, () => PubSub(server, 0, qos0Count, run, cancellationToken, level: 5));
                         Measure(log, results, "MQTT 5 QoS 1 pub/sub 1:1, 128 B (msgs/s)", server, () => PubSub(server, 1, qos1Count, run, cancellationToken, level: 5));
+                        Measure(log, results, "MQTT 5 QoS 2 pub/sub 1:1, 128 B (msgs/s)", server, () => PubSub(server, 2, qos2Count, run, cancellationToken, level: 5));
                     }
 
                     if (server.Nats is not null)
@@ -158,7 +162,7 @@ internal static class MqttCompare
                 }
             }
 
-            publisher.Socket.Send(batch.AsSpan(0, n * frame.Length));
+            publisher.Send(batch.AsSpan(0, n * frame.Length));
             sent += n;
         }
 
