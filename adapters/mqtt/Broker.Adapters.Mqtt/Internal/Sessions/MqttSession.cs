@@ -18,6 +18,7 @@ internal sealed class MqttSession
     // The identifiers read back from the store after a restart and not resent since (see TryAwaitRelease).
     private readonly HashSet<ushort> restored = [];
     private readonly HashSet<ushort> releasing = [];
+    private readonly List<KeptDelivery> kept = [];
     private Task saving = Task.CompletedTask;
 
     public MqttSession(string clientId, SessionRecord? record = null)
@@ -27,6 +28,7 @@ internal sealed class MqttSession
         {
             ExpiryInterval = record.ExpiryInterval;
             releasing.UnionWith(record.Releasing ?? []);
+            kept.AddRange(record.Kept ?? []);
             foreach (var subscription in record.Subscriptions)
             {
                 subscriptions[subscription.Filter] = subscription;
@@ -208,11 +210,41 @@ internal sealed class MqttSession
         }
     }
 
+    /// <summary>Keeps a shared subscription's QoS 2 delivery for the session (its connection closed before PUBREC).</summary>
+    public void Keep(KeptDelivery delivery)
+    {
+        lock (gate)
+        {
+            kept.Add(delivery);
+        }
+    }
+
+    /// <summary>Forgets a kept delivery (PUBREC came, or it was dropped); false when none has the sequence.</summary>
+    public bool RemoveKept(ulong sequence)
+    {
+        lock (gate)
+        {
+            return kept.RemoveAll(k => k.Sequence == sequence) > 0;
+        }
+    }
+
+    /// <summary>The kept deliveries, sent again when the client reconnects.</summary>
+    public KeptDelivery[] Kept
+    {
+        get
+        {
+            lock (gate)
+            {
+                return [.. kept];
+            }
+        }
+    }
+
     public SessionRecord ToRecord()
     {
         lock (gate)
         {
-            return new(ClientId, [.. subscriptions.Values], ExpiryInterval, releasing.Count == 0 ? null : [.. releasing]);
+            return new(ClientId, [.. subscriptions.Values], ExpiryInterval, releasing.Count == 0 ? null : [.. releasing], kept.Count == 0 ? null : [.. kept]);
         }
     }
 

@@ -15,6 +15,17 @@ namespace Broker.Adapters.Mqtt.Internal.Sessions;
 internal sealed record SubscriptionRecord(string Filter, byte Qos, bool NoLocal, bool RetainAsPublished, byte RetainHandling, int Identifier, string? Consumer = null, string? DeliverSubject = null);
 
 /// <summary>
+/// A shared subscription's QoS 2 delivery kept for the session (<see cref="SessionRecord.Kept"/>): the message as its
+/// consumer delivered it, taken off the consumer so no other member gets it.
+/// </summary>
+/// <param name="Filter">The subscription's filter (<c>$share/&lt;group&gt;/...</c>).</param>
+/// <param name="Subject">The message's NATS subject.</param>
+/// <param name="Headers">Its NATS header block (empty when none).</param>
+/// <param name="Payload">Its payload.</param>
+/// <param name="Sequence">Its sequence in <c>$MQTT_msgs</c>, which tells the kept deliveries apart.</param>
+internal sealed record KeptDelivery(string Filter, string Subject, byte[] Headers, byte[] Payload, ulong Sequence);
+
+/// <summary>
 /// What survives of a session between connections: its subscriptions and how long it outlives a disconnect. The
 /// shape of nats-server's <c>mqttPersistedSession</c> (<c>$MQTT_sess</c> stream, one record per client id).
 /// </summary>
@@ -28,7 +39,11 @@ internal sealed record SubscriptionRecord(string Filter, byte Qos, bool NoLocal,
 /// Packet identifiers of QoS 2 messages sent to the client whose PUBREC came and whose PUBCOMP has not: PUBREL is sent
 /// again on reconnect (MQTT-4.4.0-1). nats-server keeps them in <c>$MQTT_out</c>.
 /// </param>
-internal sealed record SessionRecord(string ClientId, IReadOnlyList<SubscriptionRecord> Subscriptions, uint ExpiryInterval, IReadOnlyList<ushort>? Releasing = null)
+/// <param name="Kept">
+/// QoS 2 messages of shared subscriptions sent to the client and not PUBREC'd when its connection closed: they stay
+/// with the session and are sent again (DUP) when it reconnects, never to another member (MQTT-4.8.2-4, -5).
+/// </param>
+internal sealed record SessionRecord(string ClientId, IReadOnlyList<SubscriptionRecord> Subscriptions, uint ExpiryInterval, IReadOnlyList<ushort>? Releasing = null, IReadOnlyList<KeptDelivery>? Kept = null)
 {
     /// <summary>
     /// Unix milliseconds of the disconnect that stored the record, or 0 while connected: a session read back after a
