@@ -120,6 +120,54 @@ public sealed partial class StateOnJetStreamTests
         await Eventually.AssertAsync(async () => (await js.GetStreamAsync("$MQTT_qos2in")).Info.State.Messages == 0, "the identifier to be purged");
     }
 
+    [Fact(Timeout = 60_000)]
+    [Trait("Mqtt5", "[MQTT-4.8.2-4]")]
+    public async Task A_shared_qos_2_delivery_kept_for_its_member_is_completed_after_a_restart()
+    {
+        byte[] expiry = [0x11, 0, 0, 0x0E, 0x10];
+        var subject = Broker.Adapters.Mqtt.Internal.JetStream.JetStreamSessionStore.Subject("kept-across");
+        await using (var broker = await StartAsync(fileStore: true))
+        {
+            await using (var member = await ConnectAsync(broker.MqttEndPoint()))
+            {
+                await member.SendAsync(Connect("kept-across", level: 5, flags: 0x02, properties: expiry));
+                await member.ReadPacketAsync();
+                await member.SendAsync(Packet(0x82, U16(1), [0], Str("$share/g/across"), [2]));
+                Assert.Equal(0x90, (await member.ReadPacketAsync()).Header);
+                using var publisher = await broker.ConnectAsync(MqttProtocolVersion.V500);
+                await publisher.PublishAsync(new MqttApplicationMessageBuilder().WithTopic("across").WithPayload("kept").WithQualityOfServiceLevel(MqttQualityOfServiceLevel.ExactlyOnce).Build());
+                Assert.Equal(0x34, (await member.ReadPacketAsync()).Header);
+            }
+
+            // The connection closed before PUBREC: the delivery is kept in the session record.
+            await using var nats = new NatsConnection(new NatsOpts { Url = broker.Url });
+            var js = new NatsJSContext(nats);
+            await Eventually.AssertAsync(
+                async () =>
+                {
+                    var record = await (await js.GetStreamAsync("$MQTT_sess")).GetAsync(new NATS.Client.JetStream.Models.StreamMsgGetRequest { LastBySubj = subject });
+                    return Encoding.UTF8.GetString(record.Message!.Data.Span).Contains("\"Kept\":[", StringComparison.OrdinalIgnoreCase);
+                },
+                "the kept delivery in the session record");
+        }
+
+        await using (var broker = await StartAsync(fileStore: true))
+        {
+            await using var member = await ConnectAsync(broker.MqttEndPoint());
+            await member.SendAsync(Connect("kept-across", level: 5, flags: 0x00, properties: expiry));
+            Assert.Equal(1, (await member.ReadPacketAsync()).Body[0]); // session present
+            var (type, body) = await member.ReadPacketAsync();
+            Assert.Equal(0x3C, type); // QoS 2, DUP
+            Assert.EndsWith("kept", Encoding.UTF8.GetString(body), StringComparison.Ordinal);
+            var packetId = body.AsSpan(2 + body[1], 2).ToArray();
+            await member.SendAsync([0x50, 0x02, .. packetId]);
+            var (rel, relBody) = await member.ReadPacketAsync();
+            Assert.Equal((0x62, Convert.ToHexString(packetId)), (rel, Convert.ToHexString(relBody[..2])));
+            await member.SendAsync([0x70, 0x02, .. packetId]);
+            await Assert.ThrowsAnyAsync<OperationCanceledException>(() => member.ReadPacketAsync(TimeSpan.FromSeconds(1)));
+        }
+    }
+
     private static async Task ExpectAckAsync(RawMqtt raw, byte header, ushort packetId)
     {
         var (type, body) = await raw.ReadPacketAsync();
