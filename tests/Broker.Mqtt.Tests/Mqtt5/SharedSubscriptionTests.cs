@@ -99,10 +99,8 @@ public sealed class SharedSubscriptionTests
     [Trait("Mqtt5", "[MQTT-4.8.2-4]")]
     public async Task SharedSubscription_MQTT_4_8_2_4_a_qos_2_message_not_pubrecd_is_completed_to_its_member_when_it_reconnects(Mqtt5Server kind)
     {
-        await using var target = await Mqtt5Target.StartAsync(kind);
-        using var publisher = await target.ConnectAsync("kept-publisher");
-        using var survivor = await target.ConnectAsync("kept-survivor");
-        var survivorMessages = new Received(survivor);
+        await using var group = await Group.StartAsync(kind, "kept");
+        var (target, publisher, survivor, survivorMessages) = (group.Target, group.Publisher, group.Survivor, group.SurvivorMessages);
         byte[] expiry = [0x11, 0, 0, 0, 60];
         await using (var leaving = await ConnectAsync(target.EndPoint))
         {
@@ -137,10 +135,8 @@ public sealed class SharedSubscriptionTests
     [Trait("Mqtt5", "[MQTT-4.8.2-5]")]
     public async Task SharedSubscription_MQTT_4_8_2_5_a_qos_2_message_of_a_member_whose_session_ended_goes_to_no_other_member(Mqtt5Server kind)
     {
-        await using var target = await Mqtt5Target.StartAsync(kind);
-        using var publisher = await target.ConnectAsync("ended-publisher");
-        using var survivor = await target.ConnectAsync("ended-survivor");
-        var survivorMessages = new Received(survivor);
+        await using var group = await Group.StartAsync(kind, "ended");
+        var (target, publisher, survivor, survivorMessages) = (group.Target, group.Publisher, group.Survivor, group.SurvivorMessages);
         await using (var leaving = await target.RawAsync("ended-member"))
         {
             // Session expiry 0: the session ends with the connection.
@@ -156,6 +152,25 @@ public sealed class SharedSubscriptionTests
         await publisher.PublishAsync("gone", "next", MqttQualityOfServiceLevel.ExactlyOnce);
         Assert.Equal("next", Encoding.UTF8.GetString((await survivorMessages.NextAsync()).Payload));
         await survivorMessages.NoneAsync();
+    }
+
+    /// <summary>A server with a publisher and a member that stays in the group (the survivor), for the QoS 2 cases.</summary>
+    private sealed record Group(Mqtt5Target Target, IMqttClient Publisher, IMqttClient Survivor, Received SurvivorMessages) : IAsyncDisposable
+    {
+        public static async Task<Group> StartAsync(Mqtt5Server kind, string name)
+        {
+            var target = await Mqtt5Target.StartAsync(kind);
+            var publisher = await target.ConnectAsync(name + "-publisher");
+            var survivor = await target.ConnectAsync(name + "-survivor");
+            return new Group(target, publisher, survivor, new Received(survivor));
+        }
+
+        public async ValueTask DisposeAsync()
+        {
+            Publisher.Dispose();
+            Survivor.Dispose();
+            await Target.DisposeAsync();
+        }
     }
 
     private static async Task SubscribeAsync(RawMqtt client, string filter)
