@@ -14,7 +14,7 @@ namespace Broker.Mqtt.Tests;
 /// The host executable as built, with <c>-js -sd DIR</c> and an <c>mqtt</c> block: a persistent session and retained
 /// messages survive killing the process and starting it again on the same store directory (the file store).
 /// </summary>
-public sealed class HostRestartTests : IDisposable
+public sealed partial class HostRestartTests : IDisposable
 {
     private readonly DirectoryInfo directory = Directory.CreateTempSubdirectory("mqtt-host-restart-");
 
@@ -23,9 +23,7 @@ public sealed class HostRestartTests : IDisposable
     [Fact(Timeout = 120_000)]
     public async Task Session_and_retained_messages_survive_killing_the_host()
     {
-        var configuration = new DirectoryInfo(Path.TrimEndingDirectorySeparator(AppContext.BaseDirectory)).Parent!.Name;
-        var hostDll = RepositoryPaths.Combine("host", "Broker.Host", "bin", configuration, "net10.0", "Broker.Host.dll");
-        Assert.True(File.Exists(hostDll), $"build the host first: {hostDll}");
+        var hostDll = HostDll();
         var store = Path.Combine(directory.FullName, "store");
         var (firstHost, natsPort, mqttPort) = await StartHostAsync(hostDll, store);
         await using (firstHost)
@@ -95,7 +93,7 @@ public sealed class HostRestartTests : IDisposable
     // Each start takes fresh ports: a port freed by the killed host, or picked free a while ago, can be taken meanwhile
     // by another test's connection (both come from the ephemeral range), and the start then fails to bind; it is tried
     // again on other ports, as a person restarting would.
-    private async Task<(ExternalProcess Host, int NatsPort, int MqttPort)> StartHostAsync(string hostDll, string store)
+    private async Task<(ExternalProcess Host, int NatsPort, int MqttPort)> StartHostAsync(string hostDll, string store, string mqttSettings = "")
     {
         for (var attempt = 1; ; attempt++)
         {
@@ -104,7 +102,10 @@ public sealed class HostRestartTests : IDisposable
             var config = Path.Combine(directory.FullName, "broker.conf");
             await File.WriteAllTextAsync(config, $$"""
                 listen: 127.0.0.1:{{natsPort}}
-                mqtt { listen: "127.0.0.1:{{mqttPort}}" }
+                mqtt {
+                  listen: "127.0.0.1:{{mqttPort}}"
+                  {{mqttSettings}}
+                }
                 """);
             var host = ExternalProcess.Start("dotnet", [hostDll, "-c", config, "-js", "-sd", store]);
             if (await Eventually.TrueAsync(() => Ports.Accepts(mqttPort) || host.HasExited, TimeSpan.FromSeconds(30)) && !host.HasExited)
@@ -116,6 +117,14 @@ public sealed class HostRestartTests : IDisposable
             await host.DisposeAsync();
             Assert.True(attempt < 3 && log.Contains("address already in use", StringComparison.Ordinal), log);
         }
+    }
+
+    private static string HostDll()
+    {
+        var configuration = new DirectoryInfo(Path.TrimEndingDirectorySeparator(AppContext.BaseDirectory)).Parent!.Name;
+        var hostDll = RepositoryPaths.Combine("host", "Broker.Host", "bin", configuration, "net10.0", "Broker.Host.dll");
+        Assert.True(File.Exists(hostDll), $"build the host first: {hostDll}");
+        return hostDll;
     }
 
     private static MqttClientOptions Options(int port, string clientId, bool clean) => new MqttClientOptionsBuilder()

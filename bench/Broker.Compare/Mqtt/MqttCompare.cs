@@ -9,8 +9,8 @@ namespace Broker.Compare.Mqtt;
 
 /// <summary>
 /// <c>--mqtt</c>: the MQTT rows of issue 12, side by side in one run against nats-server (MQTT on JetStream) and
-/// Mosquitto: QoS 0 and QoS 1 pub/sub 1:1 with 128-byte payloads, in MQTT 3.1.1 and (ours and Mosquitto only) in
-/// MQTT 5, a NATS publisher to an MQTT subscriber, and 10,000
+/// Mosquitto: QoS 0, 1 and 2 pub/sub 1:1 with 128-byte payloads, in MQTT 3.1.1 and (ours and Mosquitto only) in
+/// MQTT 5 (QoS 2 ours and Mosquitto only: nats-server 2.9.10 has none), a NATS publisher to an MQTT subscriber, and 10,000
 /// connected MQTT sessions with one subscription each (connect time and resident memory per session). Each throughput
 /// row runs <c>runs</c> times per server, the servers alternating run by run; the median is reported.
 /// </summary>
@@ -19,17 +19,24 @@ internal static class MqttCompare
     private const int Payload = 128;
     private const int Window = 4096;
 
-    // QoS 1: Mosquitto keeps 20 messages in flight and queues 1000 per client, dropping the rest; stay below that.
+    // QoS 1 and 2: Mosquitto keeps 20 messages in flight and queues 1000 per client, dropping the rest; stay below that.
     private const int Qos1Window = 512;
+
+    // QoS 2: Mosquitto takes 20 incoming QoS 2 publishes awaiting PUBREL (max_inflight_messages) and closes a 3.1.1
+    // client that sends more; the window stays at that, for every server.
+    private const int Qos2Window = 20;
     private const int Batch = 64;
 
-    public static int Run(TextWriter log, int runs, bool smoke, int sessions, CancellationToken cancellationToken)
+    /// <param name="rows">Runs only the rows whose name contains it (<see langword="null"/>: all).</param>
+    public static int Run(TextWriter log, int runs, bool smoke, int sessions, CancellationToken cancellationToken, string? rows = null)
     {
+        rowFilter = rows;
         var hostDll = OurBroker.LocateHost(null, log);
         var natsServer = NatsServerBinary.Locate(null, log);
         var mosquitto = File.Exists("/usr/sbin/mosquitto") ? "/usr/sbin/mosquitto" : "mosquitto";
         var qos0Count = smoke ? 2_000 : 400_000;
         var qos1Count = smoke ? 2_000 : 150_000;
+        var qos2Count = smoke ? 2_000 : 100_000;
         var results = new List<(string Row, string Server, double Value)>();
         using (var ours = MqttServer.StartOurs(hostDll))
         using (var nats = MqttServer.StartNatsServer(natsServer))
@@ -44,9 +51,12 @@ internal static class MqttCompare
                     Measure(log, results, "MQTT QoS 1 pub/sub 1:1, 128 B (msgs/s)", server, () => PubSub(server, 1, qos1Count, run, cancellationToken));
                     if (server.Name != "nats-server")
                     {
-                        // nats-server has no MQTT 5 (2.9.10 refuses the CONNECT): these rows compare with Mosquitto.
+                        // nats-server 2.9.10 has no QoS 2 (it refuses a QoS 2 PUBLISH and grants QoS 1 for a QoS 2
+                        // SUBSCRIBE) and no MQTT 5 (it refuses the CONNECT): these rows compare with Mosquitto.
+                        Measure(log, results, "MQTT QoS 2 pub/sub 1:1, 128 B (msgs/s)", server, () => PubSub(server, 2, qos2Count, run, cancellationToken));
                         Measure(log, results, "MQTT 5 QoS 0 pub/sub 1:1, 128 B (msgs/s)", server, () => PubSub(server, 0, qos0Count, run, cancellationToken, level: 5));
                         Measure(log, results, "MQTT 5 QoS 1 pub/sub 1:1, 128 B (msgs/s)", server, () => PubSub(server, 1, qos1Count, run, cancellationToken, level: 5));
+                        Measure(log, results, "MQTT 5 QoS 2 pub/sub 1:1, 128 B (msgs/s)", server, () => PubSub(server, 2, qos2Count, run, cancellationToken, level: 5));
                     }
 
                     if (server.Nats is not null)
@@ -59,7 +69,7 @@ internal static class MqttCompare
             }
         }
 
-        foreach (var start in new Func<MqttServer>[] { () => MqttServer.StartNatsServer(natsServer), () => MqttServer.StartOurs(hostDll), () => MqttServer.StartMosquitto(mosquitto) })
+        foreach (var start in Selected("MQTT sessions") ? new Func<MqttServer>[] { () => MqttServer.StartNatsServer(natsServer), () => MqttServer.StartOurs(hostDll), () => MqttServer.StartMosquitto(mosquitto) } : [])
         {
             using var server = start();
             var (perSession, seconds) = Sessions(server, smoke ? 200 : sessions, cancellationToken);
@@ -88,8 +98,18 @@ internal static class MqttCompare
         return 0;
     }
 
+    // The rows to run (Run's rows), or null for all.
+    private static string? rowFilter;
+
+    private static bool Selected(string row) => rowFilter is null || row.Contains(rowFilter, StringComparison.Ordinal);
+
     private static void Measure(TextWriter log, List<(string Row, string Server, double Value)> results, string row, MqttServer server, Func<double> run)
     {
+        if (!Selected(row))
+        {
+            return;
+        }
+
         try
         {
             results.Add((row, server.Name, run()));
@@ -135,14 +155,26 @@ internal static class MqttCompare
             }
         }) { IsBackground = true };
         reader.Start();
-        var ackReader = qos > 0 ? new Thread(() => publisher.CountAcks(c => c >= count, c => Volatile.Write(ref acked, c))) { IsBackground = true } : null;
+        var ackReader = qos > 0 ? new Thread(() =>
+        {
+            try
+            {
+                publisher.CountAcks(c => c >= count, c => Volatile.Write(ref acked, c));
+            }
+            catch (Exception ex) when (ex is IOException or SocketException)
+            {
+                failure = ex;
+                Volatile.Write(ref received, long.MaxValue / 2);
+                Volatile.Write(ref acked, long.MaxValue / 2);
+            }
+        }) { IsBackground = true } : null;
         ackReader?.Start();
         long sent = 0;
         ushort id = 0;
         while (sent < count)
         {
-            var n = (int)Math.Min(Batch, count - sent);
-            var window = qos > 0 ? Qos1Window : Window;
+            var window = qos switch { 0 => Window, 1 => Qos1Window, _ => Qos2Window };
+            var n = (int)Math.Min(Math.Min(Batch, window), count - sent);
             while (sent + n - Volatile.Read(ref received) > window || (qos > 0 && sent + n - Volatile.Read(ref acked) > window))
             {
                 Thread.SpinWait(50);
@@ -158,7 +190,7 @@ internal static class MqttCompare
                 }
             }
 
-            publisher.Socket.Send(batch.AsSpan(0, n * frame.Length));
+            publisher.Send(batch.AsSpan(0, n * frame.Length));
             sent += n;
         }
 

@@ -10,6 +10,8 @@ namespace Broker.Compare.Mqtt;
 /// </summary>
 internal sealed class MqttWire : IDisposable
 {
+    private readonly Lock sendLock = new();
+
     private readonly Socket socket;
     private readonly byte[] buffer = new byte[256 * 1024];
     private int start;
@@ -83,7 +85,10 @@ internal sealed class MqttWire : IDisposable
         }
     }
 
-    /// <summary>Reads and counts PUBLISH packets until <paramref name="until"/> returns true; acknowledges QoS 1 ones.</summary>
+    /// <summary>
+    /// Reads and counts PUBLISH packets until <paramref name="until"/> returns true; acknowledges QoS 1 ones (PUBACK)
+    /// and QoS 2 ones (PUBREC, then PUBCOMP for each PUBREL).
+    /// </summary>
     public long CountPublishes(Func<long, bool> until, Action<long> progress)
     {
         long count = 0;
@@ -95,23 +100,33 @@ internal sealed class MqttWire : IDisposable
                 var ackLength = 0;
                 while (TryTake(out var header, out var bodyStart, out _))
                 {
+                    if (ackLength + 4 > acks.Length)
+                    {
+                        socket.Send(acks.AsSpan(0, ackLength));
+                        ackLength = 0;
+                    }
+
+                    if (header == 0x62)
+                    {
+                        // PUBREL of a QoS 2 delivery: PUBCOMP.
+                        acks[ackLength++] = 0x70;
+                        acks[ackLength++] = 0x02;
+                        acks[ackLength++] = buffer[bodyStart];
+                        acks[ackLength++] = buffer[bodyStart + 1];
+                        continue;
+                    }
+
                     if ((header >> 4) != 3)
                     {
                         continue;
                     }
 
                     count++;
-                    if ((header & 0x06) == 0x02)
+                    if ((header & 0x06) != 0)
                     {
-                        // PUBACK with the packet id after the topic.
+                        // PUBACK (QoS 1) or PUBREC (QoS 2) with the packet id after the topic.
                         var id = bodyStart + 2 + ((buffer[bodyStart] << 8) | buffer[bodyStart + 1]);
-                        if (ackLength + 4 > acks.Length)
-                        {
-                            socket.Send(acks.AsSpan(0, ackLength));
-                            ackLength = 0;
-                        }
-
-                        acks[ackLength++] = 0x40;
+                        acks[ackLength++] = (header & 0x06) == 0x02 ? (byte)0x40 : (byte)0x50;
                         acks[ackLength++] = 0x02;
                         acks[ackLength++] = buffer[id];
                         acks[ackLength++] = buffer[id + 1];
@@ -161,20 +176,43 @@ internal sealed class MqttWire : IDisposable
     /// <summary>DISCONNECT: the client's orderly goodbye.</summary>
     public static ReadOnlySpan<byte> Disconnect => [0xE0, 0x00];
 
-    /// <summary>Counts PUBACKs until <paramref name="until"/>; for a QoS 1 publisher's window.</summary>
+    /// <summary>
+    /// Counts PUBACKs (QoS 1) or PUBCOMPs (QoS 2, answering each PUBREC with PUBREL) until <paramref name="until"/>;
+    /// for a QoS 1 or 2 publisher's window.
+    /// </summary>
     public long CountAcks(Func<long, bool> until, Action<long> progress)
     {
         long count = 0;
+        var releases = new byte[4 * 1024];
         ReadUntil(
             () => until(count),
             () =>
             {
-                while (TryTake(out var header, out _, out _))
+                var length = 0;
+                while (TryTake(out var header, out var bodyStart, out _))
                 {
-                    if (header == 0x40)
+                    if (header is 0x40 or 0x70)
                     {
                         count++;
                     }
+                    else if (header == 0x50)
+                    {
+                        if (length + 4 > releases.Length)
+                        {
+                            Send(releases.AsSpan(0, length));
+                            length = 0;
+                        }
+
+                        releases[length++] = 0x62;
+                        releases[length++] = 0x02;
+                        releases[length++] = buffer[bodyStart];
+                        releases[length++] = buffer[bodyStart + 1];
+                    }
+                }
+
+                if (length > 0)
+                {
+                    Send(releases.AsSpan(0, length));
                 }
 
                 progress(count);
@@ -201,6 +239,18 @@ internal sealed class MqttWire : IDisposable
             }
 
             end += read;
+        }
+    }
+
+    /// <summary>
+    /// Sends on the socket, one sender at a time: a QoS 2 publisher's batches and the PUBRELs its acknowledgement reader
+    /// answers with share it.
+    /// </summary>
+    public void Send(ReadOnlySpan<byte> data)
+    {
+        lock (sendLock)
+        {
+            socket.Send(data);
         }
     }
 

@@ -8,8 +8,8 @@ namespace Broker.Mqtt.Tests.ConnectionParts;
 
 /// <summary>
 /// The client's QoS 1 and 2 publishes without a socket: acknowledgements in publish order, each after its store,
-/// negative ones in MQTT 5 and a close in 3.1.1 when a store fails, and the QoS 2 exchange (method B) from PUBLISH
-/// to PUBCOMP.
+/// negative ones in MQTT 5 and a close in 3.1.1 when a store fails, and the QoS 2 exchange from PUBLISH to PUBCOMP
+/// (method B for a clean session, a persistent one's publish held in the store until PUBREL: method A).
 /// </summary>
 public sealed class InboundQosFlowTests
 {
@@ -72,7 +72,7 @@ public sealed class InboundQosFlowTests
         Assert.False(flow.TryBegin(5, duplicate: true));
         Assert.Equal([(0x50, "0005"), (0x50, "0005")], connection.Sent(output));
 
-        flow.Release([0, 5]);
+        flow.Release(5);
         Assert.Equal([(0x70, "0005")], connection.Sent(output));
         Assert.True(flow.TryBegin(5, duplicate: false));
     }
@@ -83,7 +83,7 @@ public sealed class InboundQosFlowTests
     public void PUBREL_of_an_unknown_identifier_is_answered_as_nats_server_does(bool v5, string expected)
     {
         var (flow, output, _) = Flow(v5);
-        flow.Release([0, 9]);
+        flow.Release(9);
         Assert.Equal([(0x70, expected)], connection.Sent(output));
     }
 
@@ -98,24 +98,51 @@ public sealed class InboundQosFlowTests
     }
 
     [Fact(Timeout = 10_000)]
-    public async Task A_persistent_session_acknowledges_QoS_2_once_the_identifier_is_recorded_and_completes_once_it_is_removed()
+    public async Task A_persistent_session_acknowledges_QoS_2_once_the_publish_is_held_and_completes_once_the_record_is_removed()
     {
         store.Immediate = false;
         var (flow, output, _) = Flow(v5: false, expiry: 60);
+        Assert.True(flow.HoldsQos2);
         Assert.True(flow.TryBegin(4, duplicate: false));
-        flow.Published(2, 4, stored: null);
+        var held = HeldPublish.Create(4, v5: false, 0x04, [0, 1, (byte)'t', 0, 4, (byte)'x'], "t"u8, aliased: false);
+        flow.Hold(held);
         Assert.Empty(connection.Sent(output));
         var (operation, packetId, recorded) = Assert.Single(store.Calls);
-        Assert.Equal(("await", 4), (operation, packetId));
+        Assert.Equal(("hold", 4), (operation, packetId));
 
         recorded.SetResult();
         Assert.True(await Eventually.TrueAsync(() => connection.Sent(output) is [(0x50, "0004")]));
 
-        flow.Release([0, 4]);
+        // A resend before PUBREL is acknowledged again and not held twice.
+        Assert.False(flow.TryBegin(4, duplicate: true));
+        Assert.True(await Eventually.TrueAsync(() => connection.Sent(output) is [(0x50, "0004")]));
+
+        var delivered = new TaskCompletionSource();
+        flow.Released(held, delivered.Task);
         Assert.Empty(connection.Sent(output));
+        delivered.SetResult();
+        Assert.True(await Eventually.TrueAsync(() => store.Calls.Count == 2));
         Assert.Equal(("release", 4), (store.Calls[1].Operation, store.Calls[1].PacketId));
+        Assert.Empty(connection.Sent(output));
         store.Calls[1].Done.SetResult();
         Assert.True(await Eventually.TrueAsync(() => connection.Sent(output) is [(0x70, "0004")]));
+    }
+
+    [Fact(Timeout = 10_000)]
+    public async Task A_held_publish_whose_delivery_failed_is_held_again_and_the_connection_closes()
+    {
+        var (flow, output, status) = Flow(v5: true, expiry: 60);
+        Assert.True(flow.TryBegin(8, duplicate: false));
+        var held = HeldPublish.Create(8, v5: true, 0x04, [0, 1, (byte)'t', 0, 8, 0, (byte)'x'], "t"u8, aliased: false);
+        flow.Hold(held);
+        Assert.True(await Eventually.TrueAsync(() => connection.Sent(output) is [(0x50, "0008")]));
+
+        flow.Released(held, Task.FromException(new IOException("disk gone")));
+        Assert.True(await Eventually.TrueAsync(() => status.IsClosing));
+        Assert.Empty(connection.Sent(output));
+
+        // PUBREL again (on the next connection of the session) finds it held.
+        Assert.False(flow.TryBegin(8, duplicate: true));
     }
 
     [Fact]

@@ -102,14 +102,14 @@ public sealed class OutboundQosFlowTests
         Assert.True(session.IsReleasing(9));
     }
 
-    [Fact]
-    public void Deliveries_in_flight_are_handed_back_when_the_connection_closes()
+    [Fact(Timeout = 10_000)]
+    public async Task Deliveries_in_flight_are_handed_back_when_the_connection_closes()
     {
         var (flow, output, _) = Flow(v5: false, limit: 1);
         Assert.True(Assign(flow, output, Delivery(sequence: 1)).Assigned);
         Assert.False(Assign(flow, output, Delivery(sequence: 2)).Assigned);
 
-        flow.ReturnInflight();
+        await flow.ReturnInflightAsync(Microsoft.Extensions.Logging.Abstractions.NullLogger.Instance);
         Assert.True(Assign(flow, output, Delivery(sequence: 2)).Assigned);
     }
 

@@ -126,12 +126,14 @@ internal sealed class ControlledSessionStore : ISessionStore
 
     public ValueTask DeleteAsync(string clientId, CancellationToken cancellationToken) => ValueTask.CompletedTask;
 
-    public Task AwaitReleaseAsync(string clientId, ushort packetId) => Record("await", packetId);
+    public bool HoldsQos2 => true;
 
-    public Task ReleaseAsync(string clientId, ushort packetId) => Record("release", packetId);
+    public Task HoldAsync(string clientId, HeldPublish held) => Record("hold", held.PacketId);
 
-    public ValueTask<IReadOnlyCollection<ushort>> LoadAwaitingReleaseAsync(string clientId, CancellationToken cancellationToken)
-        => ValueTask.FromResult<IReadOnlyCollection<ushort>>([]);
+    public Task ReleaseAsync(string clientId, HeldPublish held) => Record("release", held.PacketId);
+
+    public ValueTask<IReadOnlyCollection<HeldPublish>> LoadHeldAsync(string clientId, CancellationToken cancellationToken)
+        => ValueTask.FromResult<IReadOnlyCollection<HeldPublish>>([]);
 
     private Task Record(string operation, ushort packetId)
     {

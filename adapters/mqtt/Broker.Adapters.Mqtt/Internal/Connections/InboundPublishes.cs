@@ -80,11 +80,61 @@ internal sealed class InboundPublishes
             return;
         }
 
-        if (packet.Qos == 2 && !qosFlow.TryBegin(packet.PacketId, packet.Duplicate))
+        if (packet.Qos == 2)
         {
+            if (!qosFlow.TryBegin(packet.PacketId, packet.Duplicate))
+            {
+                return;
+            }
+
+            if (qosFlow.HoldsQos2)
+            {
+                // Delivered at PUBREL (method A): held in the session store until then.
+                qosFlow.Hold(HeldPublish.Create(packet.PacketId, v5, flags, body.Span, topic, packet.Topic.IsEmpty));
+                return;
+            }
+        }
+
+        if (Deliver(ref packet, topic, subject, held: null, out var stored) && packet.Qos > 0)
+        {
+            qosFlow.Published(packet.Qos, packet.PacketId, stored);
+        }
+    }
+
+    /// <summary>PUBREL from the client: a held QoS 2 publish is delivered now; PUBCOMP follows (<see cref="InboundQosFlow"/>).</summary>
+    public void Release(ReadOnlySpan<byte> body)
+    {
+        var packetId = AckPacket.Parse(body, v5, out _);
+        if (!session.TryTakeHeld(packetId, out var held))
+        {
+            qosFlow.Release(packetId);
             return;
         }
 
+        Task? stored = null;
+        if (held.HasMessage)
+        {
+            var packet = PublishPacket.Parse(held.Flags, held.Body, held.V5);
+            var topic = packet.Topic;
+
+            // The topic was checked when the publish came.
+            if (ToSubject(topic, out var subject) == TopicStatus.Ok)
+            {
+                Deliver(ref packet, topic, subject, held, out stored);
+            }
+        }
+
+        qosFlow.Released(held, stored);
+    }
+
+    /// <summary>
+    /// Delivers a publish: to NATS subscribers, retained when asked, stored for QoS 1 and 2 subscriptions
+    /// (<paramref name="stored"/>, JetStream storing it). False when the user's permissions forbid it: refused (a
+    /// publish) or dropped (a held publish at its PUBREL, as nats-server drops it).
+    /// </summary>
+    private bool Deliver(scoped ref PublishPacket packet, scoped ReadOnlySpan<byte> topic, scoped ReadOnlySpan<byte> subject, HeldPublish? held, out Task? stored)
+    {
+        stored = null;
         var headers = Headers(ref packet, out var reply);
         scoped ReadOnlySpan<byte> routed;
         try
@@ -95,8 +145,16 @@ internal sealed class InboundPublishes
         }
         catch (BusRefusedException ex)
         {
-            RefuseForbiddenPublish(ref packet, topic, ex.Message);
-            return;
+            if (held is null)
+            {
+                RefuseForbiddenPublish(ref packet, topic, ex.Message);
+            }
+            else
+            {
+                MqttLog.DeliveryDropped(logger, connection.Name, System.Text.Encoding.UTF8.GetString(topic), ex.Message);
+            }
+
+            return false;
         }
 
         if (packet.Retain)
@@ -104,19 +162,19 @@ internal sealed class InboundPublishes
             retained.Set(routed, routed.SequenceEqual(subject) ? topic : MappedTopic(routed), packet.Qos, packet.Payload.Span, v5 ? packet.Properties.Block : default);
         }
 
-        if (packet.Qos == 0)
-        {
-            return;
-        }
-
         // QoS 1 and 2 subscriptions get the message from JetStream; the publisher's acknowledgement waits until it is stored.
-        Task? stored = null;
-        if (qosSource.Qos is { } qos)
+        if (packet.Qos > 0 && qosSource.Qos is { } qos)
         {
-            stored = qos.StoreAsync(routed, v5 ? MqttHeaders.WithOrigin(headers.FirstSpan, session.ClientId) : headers.First, packet.Payload);
+            var block = v5 ? MqttHeaders.WithOrigin(headers.FirstSpan, session.ClientId) : headers.First;
+            if (held?.MessageId is { } id)
+            {
+                block = MqttHeaders.With(block.Span, MqttHeaders.MessageId, System.Text.Encoding.ASCII.GetBytes(id));
+            }
+
+            stored = qos.StoreAsync(routed, block, packet.Payload);
         }
 
-        qosFlow.Published(packet.Qos, packet.PacketId, stored);
+        return true;
     }
 
     /// <summary>The header block a publish carries, and its reply subject (MQTT 5 response topic).</summary>

@@ -150,7 +150,10 @@ internal sealed partial class MqttConnection
             }
 
             subscriptions?.RemoveAll();
-            outboundQos?.ReturnInflight();
+            if (outboundQos is not null)
+            {
+                await outboundQos.ReturnInflightAsync(logger).ConfigureAwait(false);
+            }
             inbound?.Close();
             if (buses is not null && !delayed)
             {

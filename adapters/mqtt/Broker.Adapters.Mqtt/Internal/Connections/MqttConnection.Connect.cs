@@ -187,9 +187,10 @@ internal sealed partial class MqttConnection
         MqttLog.Connected(logger, status.Name, v5 ? "5" : "3.1.1", keepAliveSeconds, connect.CleanStart);
 
         // Subscribed again to what a resumed session had (nats-server does it after CONNACK too), then the PUBRELs
-        // of its outgoing QoS 2 exchanges go out again.
+        // of its outgoing QoS 2 exchanges go out again, and the shared subscriptions' QoS 2 deliveries kept for it.
         await subscriptions!.RestoreAsync(cancellationToken).ConfigureAwait(false);
         outboundQos!.ResendReleases();
+        subscriptions.SendKept();
     }
 
     /// <summary>The checks nats-server makes after decoding, and those of MQTT 5 and of the broker's settings.</summary>

@@ -106,7 +106,7 @@ internal sealed partial class MqttConnection : IPacketHandler
 
     void IPacketHandler.Publish(byte flags, ReadOnlyMemory<byte> body) => inbound!.Handle(flags, body);
 
-    void IPacketHandler.PubRel(ReadOnlySpan<byte> body) => inboundQos!.Release(body);
+    void IPacketHandler.PubRel(ReadOnlySpan<byte> body) => inbound!.Release(body);
 
     void IPacketHandler.DeliveryAck(PacketType type, ReadOnlySpan<byte> body) => outboundQos!.Acknowledged(type, body);
 

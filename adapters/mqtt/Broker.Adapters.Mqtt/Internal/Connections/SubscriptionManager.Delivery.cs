@@ -175,6 +175,34 @@ internal sealed partial class SubscriptionManager
         return waitedMs >= expirySeconds * 1000L;
     }
 
+    /// <summary>
+    /// Sends again, with DUP, the shared subscriptions' QoS 2 deliveries kept for a resumed session (MQTT-4.8.2-4); one
+    /// whose subscription is gone is dropped. Those past the client's receive maximum wait for its next connection.
+    /// </summary>
+    public void SendKept()
+    {
+        foreach (var kept in session.Kept)
+        {
+            if (!subscriptions.TryGetValue(kept.Filter, out var subscription) || subscription.Qos < 2)
+            {
+                session.RemoveKept(kept.Sequence);
+                session.ScheduleSave(store);
+                continue;
+            }
+
+            var subject = Encoding.UTF8.GetBytes(kept.Subject);
+            var payload = new ReadOnlySequence<byte>(kept.Payload);
+            var pending = new Inflight(null, OutboundQosFlow.KeptConsumer, kept.Sequence, 2, Redelivered: true);
+            var sent = v5
+                ? publishes.SendV5(subscription, new BusMessage(subject, default, new ReadOnlySequence<byte>(kept.Headers), payload), retainedDelivery: false, pending)
+                : publishes.SendV3(subject, payload, retain: false, pending);
+            if (!sent)
+            {
+                break;
+            }
+        }
+    }
+
     /// <summary>Sends the retained messages matching a new subscription, with RETAIN set (MQTT-3.3.1-8).</summary>
     private void SendRetained(ActiveSubscription subscription)
     {

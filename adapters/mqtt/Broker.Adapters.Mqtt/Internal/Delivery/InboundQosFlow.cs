@@ -8,8 +8,10 @@ namespace Broker.Adapters.Mqtt.Internal.Delivery;
 /// <summary>
 /// The client's QoS 1 and 2 publishes, from PUBLISH to their acknowledgement: a QoS 1 or 2 publish is acknowledged
 /// (PUBACK, PUBREC) once JetStream stored it, in the order the publishes came (MQTT-4.6.0-2); a QoS 2 exchange holds
-/// its packet identifier in the session until PUBREL (the specification's method B), so a resent PUBLISH is not
-/// delivered twice, and a persistent session records the identifier in the session store.
+/// its packet identifier in the session until PUBREL, so a resent PUBLISH is not delivered twice. A persistent
+/// session whose store keeps them (JetStream) holds the publish itself in the store until PUBREL, which delivers it
+/// (the specification's method A, as nats-server): exactly once across a restart. Otherwise the publish is delivered
+/// when it comes (method B).
 /// </summary>
 internal sealed class InboundQosFlow
 {
@@ -36,7 +38,10 @@ internal sealed class InboundQosFlow
         this.receiveMaximum = receiveMaximum;
     }
 
-    private readonly record struct PublishAck(PacketType Type, ushort PacketId, byte Reason, Task? Stored, string? Text = null);
+    private readonly record struct PublishAck(PacketType Type, ushort PacketId, byte Reason, Task? Stored, string? Text = null, HeldPublish? Held = null);
+
+    /// <summary>Whether the client's QoS 2 publishes are held until PUBREL (<see cref="Hold"/>) rather than delivered at once.</summary>
+    public bool HoldsQos2 => session.Persistent && store.HoldsQos2;
 
     /// <summary>
     /// Starts the exchange of a QoS 2 publish. False for a resend whose PUBREL has not come: delivered already, its
@@ -59,19 +64,36 @@ internal sealed class InboundQosFlow
         return true;
     }
 
-    /// <summary>
-    /// A QoS 1 or 2 publish went out: PUBACK or PUBREC once <paramref name="stored"/> (JetStream storing it, or
-    /// <see langword="null"/>) completed, and for QoS 2 in a persistent session once its identifier is recorded.
-    /// </summary>
+    /// <summary>A QoS 1 or 2 publish went out: PUBACK or PUBREC once <paramref name="stored"/> (JetStream storing it, or <see langword="null"/>) completed.</summary>
     public void Published(byte qos, ushort packetId, Task? stored)
-    {
-        if (qos == 2 && session.Persistent)
-        {
-            // Recorded after the delivery, not before: a restart in between loses no message (the resend is delivered again).
-            stored = Both(stored, store.AwaitReleaseAsync(session.ClientId, packetId));
-        }
+        => Acknowledge(qos == 1 ? PacketType.PubAck : PacketType.PubRec, packetId, ReasonCode.Success, stored);
 
-        Acknowledge(qos == 1 ? PacketType.PubAck : PacketType.PubRec, packetId, ReasonCode.Success, stored);
+    /// <summary>A QoS 2 publish of an exchange <see cref="TryBegin"/> started, held until PUBREL: PUBREC once it is stored.</summary>
+    public void Hold(HeldPublish held)
+    {
+        session.Hold(held);
+        Acknowledge(PacketType.PubRec, held.PacketId, ReasonCode.Success, store.HoldAsync(session.ClientId, held), held: held);
+    }
+
+    /// <summary>
+    /// PUBREL of a held publish, whose delivery <paramref name="delivered"/> (its store for QoS 1 and 2 subscriptions,
+    /// or <see langword="null"/>) is under way: PUBCOMP once it is stored and the held record is gone.
+    /// </summary>
+    public void Released(HeldPublish held, Task? delivered)
+    {
+        var done = delivered is null || delivered.IsCompletedSuccessfully
+            ? store.ReleaseAsync(session.ClientId, held)
+            : delivered.ContinueWith(
+                static (task, state) =>
+                {
+                    var (flow, held) = ((InboundQosFlow, HeldPublish))state!;
+                    return task.IsCompletedSuccessfully ? flow.store.ReleaseAsync(flow.session.ClientId, held) : task;
+                },
+                (this, held),
+                CancellationToken.None,
+                TaskContinuationOptions.ExecuteSynchronously,
+                TaskScheduler.Default).Unwrap();
+        Acknowledge(PacketType.PubComp, held.PacketId, ReasonCode.Success, done, held: held);
     }
 
     /// <summary>
@@ -95,33 +117,15 @@ internal sealed class InboundQosFlow
         }
     }
 
-    /// <summary>PUBREL: ends the exchange; PUBCOMP waits in a persistent session until the identifier's record is gone.</summary>
-    public void Release(ReadOnlySpan<byte> body)
-    {
-        var packetId = AckPacket.Parse(body, v5, out _);
-        var known = session.Release(packetId);
-        if (known && session.Persistent)
-        {
-            // PUBCOMP frees the identifier for reuse, so it waits until the record is gone: one left over would make
-            // the next publish with the identifier look like a resend after a restart, and it would be dropped.
-            Acknowledge(PacketType.PubComp, packetId, ReasonCode.Success, store.ReleaseAsync(session.ClientId, packetId));
-            return;
-        }
-
-        output.WriteAck(PacketType.PubComp, packetId, v5, known ? ReasonCode.Success : ReasonCode.PacketIdentifierNotFound);
-    }
-
-    /// <summary>Both tasks, without allocating when one of them is absent or done.</summary>
-    internal static Task? Both(Task? first, Task second)
-        => first is null || first.IsCompletedSuccessfully ? second
-            : second.IsCompletedSuccessfully ? first
-            : Task.WhenAll(first, second);
+    /// <summary>PUBREL of a publish not held (<see cref="Released"/> for those): ends the exchange, PUBCOMP at once.</summary>
+    public void Release(ushort packetId)
+        => output.WriteAck(PacketType.PubComp, packetId, v5, session.Release(packetId) ? ReasonCode.Success : ReasonCode.PacketIdentifierNotFound);
 
     /// <summary>
     /// Acknowledges a QoS 1 or 2 publish of the client: at once when nothing is waiting, else after the acknowledgements
     /// before it; <paramref name="stored"/> is JetStream storing the message, which the acknowledgement waits for.
     /// </summary>
-    private void Acknowledge(PacketType type, ushort packetId, byte reason, Task? stored = null, string? text = null)
+    private void Acknowledge(PacketType type, ushort packetId, byte reason, Task? stored = null, string? text = null, HeldPublish? held = null)
     {
         lock (publishAcksLock)
         {
@@ -131,7 +135,7 @@ internal sealed class InboundQosFlow
                 return;
             }
 
-            publishAcks.Enqueue(new PublishAck(type, packetId, reason, stored, text));
+            publishAcks.Enqueue(new PublishAck(type, packetId, reason, stored, text, held));
         }
 
         if (stored is null || stored.IsCompleted)
@@ -156,20 +160,20 @@ internal sealed class InboundQosFlow
                 {
                     if (head.Type == PacketType.PubComp)
                     {
-                        // The record of the identifier is still there: it waits for PUBREL again, which the client sends
-                        // again on reconnect, and the record is removed then.
+                        // The held record is still there: it waits for PUBREL again, which the client sends again on
+                        // reconnect; the delivery is then stored again under the same message id (JetStream drops the copy).
                         MqttLog.SessionStoreFailed(logger, session.ClientId, "QoS 2 release", task.Exception?.InnerException ?? new OperationCanceledException());
-                        session.RestoreAwaitingRelease([head.PacketId]);
+                        session.RestoreHeld([head.Held!]);
                         failed = true;
                         continue;
                     }
 
                     MqttLog.QosStoreFailed(logger, status.Name, task.Exception?.InnerException?.Message ?? "cancelled");
-                    if (head.Type == PacketType.PubRec && session.Release(head.PacketId) && session.Persistent)
+                    if (head.Type == PacketType.PubRec && session.Release(head.PacketId) && head.Held is { } failedHold)
                     {
-                        // The identifier's record may have been written (the message's store is what failed): it must
-                        // not outlive the exchange, which ends here.
-                        ForgetAwaitingRelease(head.PacketId);
+                        // The held record may have been written (its answer is what failed): it must not outlive the
+                        // exchange, which ends here.
+                        ForgetHeld(failedHold);
                     }
 
                     if (!v5)
@@ -201,11 +205,11 @@ internal sealed class InboundQosFlow
         }
     }
 
-    /// <summary>Removes the record of an identifier awaiting PUBREL in the background; a failure is logged.</summary>
-    private void ForgetAwaitingRelease(ushort packetId)
+    /// <summary>Removes the record of a held publish in the background; a failure is logged.</summary>
+    private void ForgetHeld(HeldPublish held)
     {
         var clientId = session.ClientId;
-        store.ReleaseAsync(clientId, packetId).ContinueWith(
+        store.ReleaseAsync(clientId, held).ContinueWith(
             static (task, state) =>
             {
                 var (logger, clientId) = ((ILogger, string))state!;

@@ -1,6 +1,7 @@
 using Broker.Adapters.Mqtt.Internal.Codec;
 using Broker.Adapters.Mqtt.Internal.Connections;
 using Broker.Adapters.Mqtt.Internal.Sessions;
+using Microsoft.Extensions.Logging;
 
 namespace Broker.Adapters.Mqtt.Internal.Delivery;
 
@@ -57,6 +58,17 @@ internal sealed class OutboundQosFlow
     /// </summary>
     public void Discard(in Inflight delivery)
     {
+        if (delivery.Consumer == KeptConsumer && session.RemoveKept(delivery.Sequence))
+        {
+            lock (writeLock)
+            {
+                inflight.RemoveMessage(delivery);
+            }
+
+            session.ScheduleSave(store);
+            return;
+        }
+
         if (delivery.AckSubject is not { } ack)
         {
             return;
@@ -91,6 +103,12 @@ internal sealed class OutboundQosFlow
 
                 break;
             case PacketType.PubRec:
+                if (known && settled.Consumer == KeptConsumer)
+                {
+                    // A kept delivery completed to its member (MQTT-4.8.2-4): the PUBREL state replaces it in the session.
+                    session.RemoveKept(settled.Sequence);
+                }
+
                 if (known)
                 {
                     if (settled.AckSubject is { } received)
@@ -134,8 +152,13 @@ internal sealed class OutboundQosFlow
         }
     }
 
-    /// <summary>Hands the deliveries still in flight back to their consumers (the connection is closing).</summary>
-    public void ReturnInflight()
+    /// <summary>
+    /// Hands the deliveries still in flight back to their consumers (the connection is closing), except a shared
+    /// subscription's QoS 2 ones: those stay with the member's session, sent again when it reconnects (MQTT-4.8.2-4),
+    /// and never go to another member (MQTT-4.8.2-5), so they are taken off the consumer (a clean session's are
+    /// dropped with it). QoS 1 ones go to another member, as the standard advises.
+    /// </summary>
+    public async Task ReturnInflightAsync(ILogger logger)
     {
         List<Inflight> left;
         lock (writeLock)
@@ -143,12 +166,86 @@ internal sealed class OutboundQosFlow
             left = inflight.TakeAll();
         }
 
+        List<Inflight>? shared = null;
         foreach (var delivery in left)
         {
-            if (delivery.AckSubject is { } ack)
+            if (delivery.AckSubject is not { } ack)
             {
-                qos.Qos?.Nak(ack, TimeSpan.Zero);
+                continue;
             }
+
+            if (delivery.Qos == 2 && delivery.Consumer is { } consumer && QosMessages.IsShared(consumer))
+            {
+                (shared ??= []).Add(delivery);
+                continue;
+            }
+
+            qos.Qos?.Nak(ack, TimeSpan.Zero);
+        }
+
+        if (shared is not null && qos.Qos is { } messages)
+        {
+            await KeepAsync(messages, shared, logger).ConfigureAwait(false);
         }
     }
+
+    private async Task KeepAsync(QosMessages messages, List<Inflight> shared, ILogger logger)
+    {
+        var subscriptions = session.Subscriptions;
+        var kept = new List<Inflight>(shared.Count);
+        foreach (var delivery in shared)
+        {
+            var filter = subscriptions.FirstOrDefault(s => s.Consumer == delivery.Consumer)?.Filter;
+            if (!session.Persistent || filter is null)
+            {
+                // The session ends with the connection (or left the group): the message goes to no other member.
+                kept.Add(delivery);
+                continue;
+            }
+
+            try
+            {
+                if (await messages.LoadAsync(delivery.Sequence).ConfigureAwait(false) is { } stored)
+                {
+                    session.Keep(new KeptDelivery(filter, stored.Subject[QosMessages.SubjectPrefix.Length..], stored.Headers, stored.Data, delivery.Sequence));
+                }
+
+                kept.Add(delivery);
+            }
+            catch (Exception ex) when (ex is JetStream.JetStreamApiException or ObjectDisposedException or OperationCanceledException)
+            {
+                // Not read: it stays on the consumer, for another member (as QoS 1).
+                MqttLog.SessionStoreFailed(logger, session.ClientId, "shared QoS 2 delivery", ex);
+                messages.Nak(delivery.AckSubject!, TimeSpan.Zero);
+            }
+        }
+
+        if (session.Persistent && kept.Count > 0)
+        {
+            try
+            {
+                // Stored with the session before the consumer lets it go.
+                await store.SaveAsync(session.ToRecord(), CancellationToken.None).ConfigureAwait(false);
+            }
+            catch (Exception ex) when (ex is JetStream.JetStreamApiException or ObjectDisposedException or OperationCanceledException)
+            {
+                MqttLog.SessionStoreFailed(logger, session.ClientId, "shared QoS 2 delivery", ex);
+                foreach (var delivery in kept)
+                {
+                    session.RemoveKept(delivery.Sequence);
+                    messages.Nak(delivery.AckSubject!, TimeSpan.Zero);
+                }
+
+                return;
+            }
+        }
+
+        foreach (var delivery in kept)
+        {
+            messages.Ack(delivery.AckSubject!);
+        }
+    }
+
+    /// <summary>The <see cref="Inflight.Consumer"/> of a kept delivery sent again (<see cref="MqttSession.Kept"/>).</summary>
+    public const string KeptConsumer = "$kept";
 }

@@ -109,6 +109,9 @@ internal sealed class QosMessages
     /// <summary>Acknowledges a delivery: the client sent PUBACK, or PUBREC for QoS 2.</summary>
     public void Ack(string ackSubject) => client.Publish(Encoding.UTF8.GetBytes(ackSubject), default, default, AckPayload);
 
+    /// <summary>A stored message by its sequence (a delivery still unacknowledged is still there), or <see langword="null"/>.</summary>
+    public Task<FetchedMessage?> LoadAsync(ulong sequence) => api.GetBySequenceAsync(Stream, sequence, CancellationToken.None);
+
     /// <summary>
     /// Hands a delivery back for redelivery after <paramref name="delay"/>: the client could not take it (receive
     /// maximum) or its connection closed before acknowledging.

@@ -63,7 +63,7 @@ internal ref struct HeaderView
             {
                 Origin = value;
             }
-            else if (!name.StartsWith(MqttHeaders.Prefix) && MqttHeaders.IsValidName(name))
+            else if (!name.StartsWith(MqttHeaders.Prefix) && MqttHeaders.IsValidName(name) && !MqttHeaders.IsHeldMessageId(name, value))
             {
                 UserPropertyCount++;
             }
@@ -106,7 +106,7 @@ internal ref struct HeaderView
         while (reader.TryRead(out name, out value))
         {
             if (!name.StartsWith(MqttHeaders.Prefix) && MqttHeaders.IsValidName(name)
-                && !name.SequenceEqual(MqttHeaders.ContentType))
+                && !name.SequenceEqual(MqttHeaders.ContentType) && !MqttHeaders.IsHeldMessageId(name, value))
             {
                 return true;
             }

@@ -32,20 +32,32 @@ internal static class MqttHeaders
     /// </summary>
     public static ReadOnlySpan<byte> Origin => "Nmqtt-Origin"u8;
 
+    /// <summary>
+    /// JetStream's message id, on the copy of a held QoS 2 publish stored in <c>$MQTT_msgs</c> at its PUBREL
+    /// (<see cref="Sessions.HeldPublish.MessageId"/>); not shown to MQTT 5 subscribers as a user property.
+    /// </summary>
+    public static ReadOnlySpan<byte> MessageId => "Nats-Msg-Id"u8;
+
+    /// <summary>Whether a header is the adapter's <see cref="MessageId"/>, not a user's.</summary>
+    public static bool IsHeldMessageId(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
+        => name.SequenceEqual(MessageId) && value.StartsWith("$MQTT.qos2in."u8);
+
     /// <summary>A header block with <c>Nmqtt-Origin: clientId</c> added before its end.</summary>
-    public static byte[] WithOrigin(ReadOnlySpan<byte> block, string clientId)
+    public static byte[] WithOrigin(ReadOnlySpan<byte> block, string clientId) => With(block, Origin, System.Text.Encoding.UTF8.GetBytes(clientId));
+
+    /// <summary>A header block with <c>name: value</c> added before its end.</summary>
+    public static byte[] With(ReadOnlySpan<byte> block, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
     {
         // A block always ends with an empty line; the new header goes before it.
         var body = block.Length >= 2 ? block[..^2] : "NATS/1.0\r\n"u8;
-        var id = System.Text.Encoding.UTF8.GetBytes(clientId);
-        var result = new byte[body.Length + Origin.Length + 2 + id.Length + 4];
+        var result = new byte[body.Length + name.Length + 2 + value.Length + 4];
         var span = result.AsSpan();
         body.CopyTo(span);
         span = span[body.Length..];
-        Origin.CopyTo(span);
-        ": "u8.CopyTo(span[Origin.Length..]);
-        id.CopyTo(span[(Origin.Length + 2)..]);
-        "\r\n\r\n"u8.CopyTo(span[(Origin.Length + 2 + id.Length)..]);
+        name.CopyTo(span);
+        ": "u8.CopyTo(span[name.Length..]);
+        value.CopyTo(span[(name.Length + 2)..]);
+        "\r\n\r\n"u8.CopyTo(span[(name.Length + 2 + value.Length)..]);
         return result;
     }
 

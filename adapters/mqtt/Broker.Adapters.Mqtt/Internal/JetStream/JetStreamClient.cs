@@ -11,6 +11,7 @@
 //   Task                      EnsureStreamAsync(StreamSpec, ct)             create, or update what differs (storage: at creation)
 //   Task<ulong>               PublishAsync(subject, headers, payload, ct)   waits for the PubAck; returns the stream sequence
 //   Task<FetchedMessage?>     GetLastBySubjectAsync(stream, subject, ct)    STREAM.MSG.GET last_by_subj; null when none (10037)
+//   Task<FetchedMessage?>     GetBySequenceAsync(stream, seq, ct)           STREAM.MSG.GET seq; null when none (10037)
 //   Task<List<FetchedMessage>> ReadAllAsync(stream, filter?, ct)            every message (matching filter), by sequence (bulk)
 //   Task<HashSet<string>>     ListSubjectsAsync(stream, filter, ct)         the subjects holding messages (STREAM.INFO, paged)
 //   Task                      PurgeSubjectAsync(stream, subject, ct)        STREAM.PURGE with filter
@@ -104,6 +105,10 @@ internal sealed partial class JetStreamClient : IAsyncDisposable
         var request = new MessageGetRequest { LastBySubject = subject };
         return await GetMessageAsync(stream, request, cancellationToken).ConfigureAwait(false);
     }
+
+    /// <summary>The message at <paramref name="sequence"/> in a stream, or <see langword="null"/> when there is none.</summary>
+    public Task<FetchedMessage?> GetBySequenceAsync(string stream, ulong sequence, CancellationToken cancellationToken)
+        => GetMessageAsync(stream, new MessageGetRequest { Sequence = sequence }, cancellationToken);
 
     /// <summary>Removes every message of one subject from a stream.</summary>
     public async Task PurgeSubjectAsync(string stream, string subject, CancellationToken cancellationToken)

@@ -4,8 +4,8 @@ namespace Broker.Adapters.Mqtt.Internal.JetStream;
 /// The adapter's streams, named as nats-server names them (<c>server/mqtt.go</c>), so operators find them where they
 /// know them: <c>$MQTT_sess</c> (one session record per client id), <c>$MQTT_rmsgs</c> (one retained message per
 /// subject), <c>$MQTT_msgs</c> (QoS 1 and 2 messages, delivered through one durable consumer per subscription) and
-/// <c>$MQTT_qos2in</c> (one empty message per incoming QoS 2 packet identifier of a persistent session awaiting its
-/// PUBREL).
+/// <c>$MQTT_qos2in</c> (one message per incoming QoS 2 publish of a persistent session awaiting its PUBREL, which
+/// delivers it).
 /// </summary>
 internal static class MqttStreams
 {

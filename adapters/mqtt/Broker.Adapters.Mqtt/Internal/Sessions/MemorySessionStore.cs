@@ -23,11 +23,13 @@ internal sealed class MemorySessionStore : ISessionStore
         return ValueTask.CompletedTask;
     }
 
-    // The identifiers are in the session's memory (MqttSession), which is all this store keeps anyway.
-    public Task AwaitReleaseAsync(string clientId, ushort packetId) => Task.CompletedTask;
+    // Nothing outlives the broker's memory: QoS 2 publishes are delivered at PUBLISH, their identifiers in the session.
+    public bool HoldsQos2 => false;
 
-    public Task ReleaseAsync(string clientId, ushort packetId) => Task.CompletedTask;
+    public Task HoldAsync(string clientId, HeldPublish held) => Task.CompletedTask;
 
-    public ValueTask<IReadOnlyCollection<ushort>> LoadAwaitingReleaseAsync(string clientId, CancellationToken cancellationToken)
-        => ValueTask.FromResult<IReadOnlyCollection<ushort>>([]);
+    public Task ReleaseAsync(string clientId, HeldPublish held) => Task.CompletedTask;
+
+    public ValueTask<IReadOnlyCollection<HeldPublish>> LoadHeldAsync(string clientId, CancellationToken cancellationToken)
+        => ValueTask.FromResult<IReadOnlyCollection<HeldPublish>>([]);
 }

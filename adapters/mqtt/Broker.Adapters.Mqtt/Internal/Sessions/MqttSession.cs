@@ -12,9 +12,13 @@ internal sealed class MqttSession
     private readonly Dictionary<string, SubscriptionRecord> subscriptions = new(StringComparer.Ordinal);
     private readonly HashSet<ushort> awaitingRelease = [];
 
+    // The incoming QoS 2 publishes held until PUBREL (a persistent session on JetStream), by packet id.
+    private readonly Dictionary<ushort, HeldPublish> held = [];
+
     // The identifiers read back from the store after a restart and not resent since (see TryAwaitRelease).
     private readonly HashSet<ushort> restored = [];
     private readonly HashSet<ushort> releasing = [];
+    private readonly List<KeptDelivery> kept = [];
     private Task saving = Task.CompletedTask;
 
     public MqttSession(string clientId, SessionRecord? record = null)
@@ -24,6 +28,7 @@ internal sealed class MqttSession
         {
             ExpiryInterval = record.ExpiryInterval;
             releasing.UnionWith(record.Releasing ?? []);
+            kept.AddRange(record.Kept ?? []);
             foreach (var subscription in record.Subscriptions)
             {
                 subscriptions[subscription.Filter] = subscription;
@@ -78,12 +83,13 @@ internal sealed class MqttSession
     }
 
     /// <summary>
-    /// Records an incoming QoS 2 packet id until its PUBREL (the specification's method B): returns
-    /// <see langword="false"/> when the id is already waiting, so a resent PUBLISH is not delivered twice.
+    /// Records an incoming QoS 2 packet id until its PUBREL: returns <see langword="false"/> when the id is already
+    /// waiting, so a resent PUBLISH is not delivered (method B) or held (method A) twice.
     /// </summary>
     /// <remarks>
     /// An identifier read back after a restart may be one whose PUBCOMP went out just before the broker stopped, with
-    /// the removal of its record lost: the client may use it again for a new message. A resend carries DUP
+    /// the removal of its record lost (a machine crash before the removal reached the disk): the client may use it
+    /// again for a new message. A resend carries DUP
     /// (MQTT-3.3.1-1) and a new message does not, so for those identifiers the flag tells them apart.
     /// </remarks>
     public bool TryAwaitRelease(ushort packetId, bool duplicate)
@@ -100,29 +106,56 @@ internal sealed class MqttSession
     }
 
     /// <summary>
-    /// Takes back identifiers awaiting PUBREL whose record may be out of date: read from the store (a session resumed
-    /// after a restart), or whose record's removal failed.
+    /// Takes back held publishes whose record may be out of date: read from the store (a session resumed after a
+    /// restart), or whose delivery or record's removal failed.
     /// </summary>
-    public void RestoreAwaitingRelease(IEnumerable<ushort> packetIds)
+    public void RestoreHeld(IEnumerable<HeldPublish> publishes)
     {
         lock (gate)
         {
-            foreach (var packetId in packetIds)
+            foreach (var publish in publishes)
             {
-                if (awaitingRelease.Add(packetId))
+                if (awaitingRelease.Add(publish.PacketId))
                 {
-                    restored.Add(packetId);
+                    restored.Add(publish.PacketId);
+                    held[publish.PacketId] = publish;
                 }
             }
         }
     }
 
-    /// <summary>Ends the QoS 2 exchange of a packet id (PUBREL received); returns whether it was waiting.</summary>
+    /// <summary>Holds the publish of an exchange <see cref="TryAwaitRelease"/> started, until its PUBREL.</summary>
+    public void Hold(HeldPublish publish)
+    {
+        lock (gate)
+        {
+            held[publish.PacketId] = publish;
+        }
+    }
+
+    /// <summary>Ends the exchange of a held publish (PUBREL received) and hands it over for delivery; false when none is held.</summary>
+    public bool TryTakeHeld(ushort packetId, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out HeldPublish? publish)
+    {
+        lock (gate)
+        {
+            if (!held.Remove(packetId, out publish))
+            {
+                return false;
+            }
+
+            restored.Remove(packetId);
+            awaitingRelease.Remove(packetId);
+            return true;
+        }
+    }
+
+    /// <summary>Ends the QoS 2 exchange of a packet id (PUBREL received, or the exchange refused); returns whether it was waiting.</summary>
     public bool Release(ushort packetId)
     {
         lock (gate)
         {
             restored.Remove(packetId);
+            held.Remove(packetId);
             return awaitingRelease.Remove(packetId);
         }
     }
@@ -177,11 +210,41 @@ internal sealed class MqttSession
         }
     }
 
+    /// <summary>Keeps a shared subscription's QoS 2 delivery for the session (its connection closed before PUBREC).</summary>
+    public void Keep(KeptDelivery delivery)
+    {
+        lock (gate)
+        {
+            kept.Add(delivery);
+        }
+    }
+
+    /// <summary>Forgets a kept delivery (PUBREC came, or it was dropped); false when none has the sequence.</summary>
+    public bool RemoveKept(ulong sequence)
+    {
+        lock (gate)
+        {
+            return kept.RemoveAll(k => k.Sequence == sequence) > 0;
+        }
+    }
+
+    /// <summary>The kept deliveries, sent again when the client reconnects.</summary>
+    public KeptDelivery[] Kept
+    {
+        get
+        {
+            lock (gate)
+            {
+                return [.. kept];
+            }
+        }
+    }
+
     public SessionRecord ToRecord()
     {
         lock (gate)
         {
-            return new(ClientId, [.. subscriptions.Values], ExpiryInterval, releasing.Count == 0 ? null : [.. releasing]);
+            return new(ClientId, [.. subscriptions.Values], ExpiryInterval, releasing.Count == 0 ? null : [.. releasing], kept.Count == 0 ? null : [.. kept]);
         }
     }
 

@@ -153,8 +153,9 @@ internal sealed class SessionManager : IDisposable
         }
         if (present && loaded)
         {
-            // Resumed after a restart: QoS 2 publishes it left between PUBREC and PUBREL are still recognised when resent.
-            session!.RestoreAwaitingRelease(await store.LoadAwaitingReleaseAsync(clientId, cancellationToken).ConfigureAwait(false));
+            // Resumed after a restart: QoS 2 publishes it left between PUBREC and PUBREL are recognised when resent and
+            // delivered at their PUBREL.
+            session!.RestoreHeld(await store.LoadHeldAsync(clientId, cancellationToken).ConfigureAwait(false));
         }
 
         if (session is null || !present)

@@ -15,6 +15,17 @@ namespace Broker.Adapters.Mqtt.Internal.Sessions;
 internal sealed record SubscriptionRecord(string Filter, byte Qos, bool NoLocal, bool RetainAsPublished, byte RetainHandling, int Identifier, string? Consumer = null, string? DeliverSubject = null);
 
 /// <summary>
+/// A shared subscription's QoS 2 delivery kept for the session (<see cref="SessionRecord.Kept"/>): the message as its
+/// consumer delivered it, taken off the consumer so no other member gets it.
+/// </summary>
+/// <param name="Filter">The subscription's filter (<c>$share/&lt;group&gt;/...</c>).</param>
+/// <param name="Subject">The message's NATS subject.</param>
+/// <param name="Headers">Its NATS header block (empty when none).</param>
+/// <param name="Payload">Its payload.</param>
+/// <param name="Sequence">Its sequence in <c>$MQTT_msgs</c>, which tells the kept deliveries apart.</param>
+internal sealed record KeptDelivery(string Filter, string Subject, byte[] Headers, byte[] Payload, ulong Sequence);
+
+/// <summary>
 /// What survives of a session between connections: its subscriptions and how long it outlives a disconnect. The
 /// shape of nats-server's <c>mqttPersistedSession</c> (<c>$MQTT_sess</c> stream, one record per client id).
 /// </summary>
@@ -28,7 +39,11 @@ internal sealed record SubscriptionRecord(string Filter, byte Qos, bool NoLocal,
 /// Packet identifiers of QoS 2 messages sent to the client whose PUBREC came and whose PUBCOMP has not: PUBREL is sent
 /// again on reconnect (MQTT-4.4.0-1). nats-server keeps them in <c>$MQTT_out</c>.
 /// </param>
-internal sealed record SessionRecord(string ClientId, IReadOnlyList<SubscriptionRecord> Subscriptions, uint ExpiryInterval, IReadOnlyList<ushort>? Releasing = null)
+/// <param name="Kept">
+/// QoS 2 messages of shared subscriptions sent to the client and not PUBREC'd when its connection closed: they stay
+/// with the session and are sent again (DUP) when it reconnects, never to another member (MQTT-4.8.2-4, -5).
+/// </param>
+internal sealed record SessionRecord(string ClientId, IReadOnlyList<SubscriptionRecord> Subscriptions, uint ExpiryInterval, IReadOnlyList<ushort>? Releasing = null, IReadOnlyList<KeptDelivery>? Kept = null)
 {
     /// <summary>
     /// Unix milliseconds of the disconnect that stored the record, or 0 while connected: a session read back after a
@@ -54,15 +69,21 @@ internal interface ISessionStore
     ValueTask DeleteAsync(string clientId, CancellationToken cancellationToken);
 
     /// <summary>
-    /// Records that the incoming QoS 2 publish <paramref name="packetId"/> of a persistent session awaits its PUBREL,
-    /// so a resend after a restart is recognised (the specification's method B across restarts); PUBREC waits for it.
+    /// Whether the store keeps a persistent session's incoming QoS 2 publishes from PUBREC to PUBREL across a restart
+    /// (<see cref="HoldAsync"/>): they are then delivered at PUBREL (the specification's method A); otherwise at PUBLISH,
+    /// their identifiers kept in the session's memory until PUBREL (method B).
     /// </summary>
-    /// <returns>Completes once recorded; completed at once by a store that keeps nothing beyond the broker's memory.</returns>
-    Task AwaitReleaseAsync(string clientId, ushort packetId);
+    bool HoldsQos2 { get; }
 
-    /// <summary>Forgets what <see cref="AwaitReleaseAsync"/> recorded (PUBREL received); PUBCOMP waits for it.</summary>
-    Task ReleaseAsync(string clientId, ushort packetId);
+    /// <summary>
+    /// Stores an incoming QoS 2 publish of a persistent session until its PUBREL (sets <see cref="HeldPublish.Sequence"/>
+    /// and <see cref="HeldPublish.Stored"/>); PUBREC waits for it.
+    /// </summary>
+    Task HoldAsync(string clientId, HeldPublish held);
 
-    /// <summary>The recorded identifiers awaiting PUBREL of a stored session (read when it is resumed after a restart).</summary>
-    ValueTask<IReadOnlyCollection<ushort>> LoadAwaitingReleaseAsync(string clientId, CancellationToken cancellationToken);
+    /// <summary>Forgets what <see cref="HoldAsync"/> stored (PUBREL received and the message delivered); PUBCOMP waits for it.</summary>
+    Task ReleaseAsync(string clientId, HeldPublish held);
+
+    /// <summary>The held publishes of a stored session (read when it is resumed after a restart).</summary>
+    ValueTask<IReadOnlyCollection<HeldPublish>> LoadHeldAsync(string clientId, CancellationToken cancellationToken);
 }
