@@ -26,6 +26,9 @@ internal sealed partial class SocketConnection : TransportConnection
     private string? closeReason;
     private int aborted;
 
+    // 1 while the connection counts as open for BurstReclaimer; taken back once, when disposed.
+    private int counted;
+
     /// <summary>Environment.TickCount64 when the send in progress began, or 0 when no send is in progress.</summary>
     private long sendStartedAt;
 
@@ -49,6 +52,8 @@ internal sealed partial class SocketConnection : TransportConnection
         output = new OutputBuffer(settings, below: null, outputReaderScheduler);
         Transport = new DuplexPipe(input.Reader, output.Writer);
         Features.Set<IPendingOutputFeature>(output);
+        BurstReclaimer.Shared.Opened();
+        counted = 1;
     }
 
     private static long nextId;
@@ -109,6 +114,10 @@ internal sealed partial class SocketConnection : TransportConnection
         finally
         {
             owner?.Remove(this);
+            if (Interlocked.Exchange(ref counted, 0) == 1)
+            {
+                BurstReclaimer.Shared.Closed(output.PendingOutputBytes);
+            }
             socket.Dispose();
             SignalClosed();
             sender.Dispose();
