@@ -6,7 +6,7 @@ namespace Broker.Compare;
 /// <summary>
 /// <c>dotnet run -c Release --project bench/Broker.Compare -- [--runs N] [--smoke]</c> compares our broker with
 /// nats-server; <c>serve -a HOST -p PORT</c> runs the embedded fallback server (started by the harness itself);
-/// <c>mqtt [--runs N] [--smoke] [--sessions N]</c> runs the MQTT rows against nats-server and Mosquitto;
+/// <c>mqtt [--runs N] [--smoke] [--sessions N] [--sessions-only]</c> runs the MQTT rows against nats-server and Mosquitto;
 /// <c>soak [options]</c> churns connections and MQTT sessions for minutes while counting every message (see
 /// <see cref="Soak.SoakOptions.Usage"/>); <c>storm [options]</c> stalls a hundred subscribers beside fast ones (see
 /// <see cref="Storm.StormOptions.Usage"/>).
@@ -23,11 +23,12 @@ internal static class Program
 
         if (args.Length > 0 && args[0] == "mqtt")
         {
-            // mqtt [--runs N] [--smoke] [--sessions N]: the MQTT rows against nats-server and Mosquitto (issue 12).
+            // mqtt [--runs N] [--smoke] [--sessions N] [--sessions-only]: the MQTT rows against nats-server and Mosquitto
+            // (issue 12); --sessions-only runs the memory rows alone (issue 25).
             var runs = args.SkipWhile(a => a != "--runs").Skip(1).Select(int.Parse).FirstOrDefault(3);
             var sessions = args.SkipWhile(a => a != "--sessions").Skip(1).Select(int.Parse).FirstOrDefault(10_000);
             var smoke = args.Contains("--smoke");
-            return Mqtt.MqttCompare.Run(Console.Out, smoke ? 1 : runs, smoke, sessions, CancellationToken.None);
+            return Mqtt.MqttCompare.Run(Console.Out, smoke ? 1 : runs, smoke, sessions, CancellationToken.None, args.Contains("--sessions-only"));
         }
 
         if (args.Length > 0 && args[0] == "soak")
