@@ -45,11 +45,11 @@ internal sealed partial class CompareRunner
 
                         // The baseline is the idle server, after its startup work has settled.
                         Task.Delay(settle, cancellationToken).GetAwaiter().GetResult();
-                        var measurement = IdleConnections.Run(server.EndPointFor(NatsTransport.Tcp), connections, server.ReadRss, settle, cancellationToken);
+                        var measurement = IdleConnections.Run(server.EndPointFor(NatsTransport.Tcp), connections, server.ReadRss, settle, cancellationToken, waitForReturn: !options.Smoke);
                         server.EnsureRunning();
                         result.Add(side, measurement);
                         log.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                            $"scale-{connections,-10} {Name(side),-11} run {run}/{options.ScaleRuns}: {measurement.BytesPerConnection / 1024,8:N1} KiB/connection, connected in {measurement.ConnectTime.TotalMilliseconds:N0} ms"));
+                            $"scale-{connections,-10} {Name(side),-11} run {run}/{options.ScaleRuns}: {measurement.BytesPerConnection / 1024,8:N1} KiB/connection, connected in {measurement.ConnectTime.TotalMilliseconds:N0} ms, {measurement.LeftAboveBaseline:P0} above the baseline after they left"));
                     }
 #pragma warning disable CA1031 // A failed run is recorded against its side and the comparison goes on.
                     catch (Exception ex) when (!cancellationToken.IsCancellationRequested)

@@ -5,6 +5,12 @@ namespace Broker.Compare.Load;
 /// <summary>What the connection-scale run measured for one server.</summary>
 internal sealed record ScaleMeasurement(int Connections, TimeSpan ConnectTime, long RssBefore, long RssAfter)
 {
+    /// <summary>Resident memory after the clients left (<see cref="IdleConnections.ReadAfterLeave"/>); 0 when not read.</summary>
+    public long RssAfterLeave { get; init; }
+
+    /// <summary>What stayed after the clients left, above the baseline, as a share of the baseline (issue 25: within 10%).</summary>
+    public double LeftAboveBaseline => RssAfterLeave == 0 ? 0 : (double)(RssAfterLeave - RssBefore) / RssBefore;
+
     /// <summary>Resident memory the server gained per connection, in bytes.</summary>
     public double BytesPerConnection => (double)(RssAfter - RssBefore) / Connections;
 }
@@ -13,13 +19,49 @@ internal sealed record ScaleMeasurement(int Connections, TimeSpan ConnectTime, l
 /// The connection-scale row: opens <c>n</c> idle connections, each with one subscription, and confirms every one
 /// with PING/PONG (CONNECT + SUB + PING, PONG read back), from a few threads in parallel. Measures the time until
 /// the last PONG and the server's resident memory (VmRSS) before and after, read through
-/// <c>readServerRss</c>. All connections are then reset (no TIME_WAIT left behind).
+/// <c>readServerRss</c>. All connections are then reset (no TIME_WAIT left behind), and the resident memory is read
+/// again while the server gives back what they held (<see cref="ReadAfterLeave"/>).
 /// </summary>
 internal static class IdleConnections
 {
     private const int ConnectThreads = 8;
 
-    public static ScaleMeasurement Run(NatsEndpoint server, int count, Func<long> readServerRss, TimeSpan settle, CancellationToken cancellationToken)
+    /// <summary>
+    /// How long the server is given after the clients left, at most: its compacting collection waits until no
+    /// connection closed for 2 s, and closing thousands takes a while. Read every half second until within 10% of the
+    /// baseline.
+    /// </summary>
+    public static readonly TimeSpan LeaveSettle = TimeSpan.FromSeconds(30);
+
+    /// <summary>
+    /// The lowest resident memory read every half second for up to <see cref="LeaveSettle"/>, stopping once it is
+    /// within 10% of <paramref name="baseline"/>.
+    /// </summary>
+    public static long ReadAfterLeave(Func<long> readServerRss, long baseline, CancellationToken cancellationToken) => ReadAfterLeave(readServerRss, baseline, LeaveSettle, cancellationToken);
+
+    /// <inheritdoc cref="ReadAfterLeave(Func{long}, long, CancellationToken)"/>
+    /// <param name="readServerRss">Reads the server's resident memory.</param>
+    /// <param name="baseline">The resident memory before the clients came.</param>
+    /// <param name="limit">How long to keep reading (zero: once, as smoke runs do).</param>
+    /// <param name="cancellationToken">Stops the wait.</param>
+    public static long ReadAfterLeave(Func<long> readServerRss, long baseline, TimeSpan limit, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(readServerRss);
+        var lowest = long.MaxValue;
+        var clock = Stopwatch.StartNew();
+        while (true)
+        {
+            lowest = Math.Min(lowest, readServerRss());
+            if (lowest <= baseline * 11 / 10 || clock.Elapsed >= limit)
+            {
+                return lowest;
+            }
+
+            Task.Delay(500, cancellationToken).GetAwaiter().GetResult();
+        }
+    }
+
+    public static ScaleMeasurement Run(NatsEndpoint server, int count, Func<long> readServerRss, TimeSpan settle, CancellationToken cancellationToken, bool waitForReturn = true)
     {
         ArgumentNullException.ThrowIfNull(readServerRss);
         using var scope = new RunScope(cancellationToken);
@@ -47,14 +89,21 @@ internal static class IdleConnections
             // Let the server finish whatever follows the last PONG (buffers returned, lazy allocations) before reading.
             Task.Delay(settle, cancellationToken).GetAwaiter().GetResult();
             var after = readServerRss();
-            return new ScaleMeasurement(count, elapsed, before, after);
+            Abort(sockets);
+            return new ScaleMeasurement(count, elapsed, before, after) { RssAfterLeave = ReadAfterLeave(readServerRss, before, waitForReturn ? LeaveSettle : TimeSpan.Zero, cancellationToken) };
         }
         finally
         {
-            foreach (var socket in sockets)
-            {
-                socket?.Abort();
-            }
+            Abort(sockets);
+        }
+    }
+
+    private static void Abort(NatsSocket?[] sockets)
+    {
+        for (var i = 0; i < sockets.Length; i++)
+        {
+            sockets[i]?.Abort();
+            sockets[i] = null;
         }
     }
 }

@@ -10,8 +10,9 @@ namespace Broker.Core.Internal.Clients;
 /// A NATS connection's read side, from start to end: INFO, admission, TLS when the listener asks for it, then parsing
 /// everything that arrives (with the limits in force for each read: the account's and the user JWT's payload limit)
 /// until the connection ends, one flush per read for what it produced; the parser calls the connection's handlers
-/// directly (<see cref="Operations"/>, a struct: no interface dispatch per operation). Its own state is the parser's
-/// scratch for a control line that straddles two buffer segments.
+/// directly (<see cref="Operations"/>, a struct: no interface dispatch per operation). It keeps no buffer of its own:
+/// the parser's scratch for a control line that straddles two buffer segments is rented for a read that spans
+/// segments and returned after it.
 /// </summary>
 internal sealed class ClientReadLoop
 {
@@ -22,9 +23,6 @@ internal sealed class ClientReadLoop
     private readonly UserClaims claims;
     private readonly ILogger logger;
 
-    // Parser scratch for a control line that straddles two buffer segments.
-    private readonly byte[] scratch;
-
     public ClientReadLoop(NatsClient client, ClientTransport transport, KeepAlive keepAlive, ProtocolTrace trace, UserClaims claims, ILogger logger)
     {
         this.client = client;
@@ -33,7 +31,6 @@ internal sealed class ClientReadLoop
         this.trace = trace;
         this.claims = claims;
         this.logger = logger;
-        scratch = new byte[client.Server.Options.MaxControlLine + ProtocolParser.ControlLineAllowance + 2];
     }
 
     /// <summary>Runs the connection until it ends, then cleans it up.</summary>
@@ -163,8 +160,31 @@ internal sealed class ClientReadLoop
         }
     }
 
-    /// <summary>Parses one read; tracing is chosen per read (a reload turning it on or off applies from the next).</summary>
+    /// <summary>
+    /// Parses one read; tracing is chosen per read (a reload turning it on or off applies from the next). Only a read
+    /// that spans segments can hold a control line split between them: the scratch it may need is rented for that
+    /// read alone (the parser uses it synchronously), so an idle connection holds none (issue 25: it was 4 KiB, the
+    /// largest part of an idle connection).
+    /// </summary>
     private ParseStatus Parse(ref ReadOnlySequence<byte> buffer, in ParserLimits limits, out ProtocolError error)
+    {
+        if (buffer.IsSingleSegment)
+        {
+            return Parse(ref buffer, limits, [], out error);
+        }
+
+        var scratch = ArrayPool<byte>.Shared.Rent(limits.MaxControlLine + ProtocolParser.ControlLineAllowance + 2);
+        try
+        {
+            return Parse(ref buffer, limits, scratch, out error);
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(scratch);
+        }
+    }
+
+    private ParseStatus Parse(ref ReadOnlySequence<byte> buffer, in ParserLimits limits, byte[] scratch, out ProtocolError error)
     {
         if (trace.Enabled)
         {

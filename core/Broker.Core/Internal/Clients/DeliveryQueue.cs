@@ -7,14 +7,14 @@ namespace Broker.Core.Internal.Clients;
 /// <summary>
 /// Messages waiting for the handlers of one in-process client. Producers on any thread copy each message into the
 /// incoming batch under a short lock; the client's drain swaps the incoming batch with its own and runs the handlers
-/// with no lock held. Two batches are kept and reused, their bytes in pooled arrays that grow to fit, so the steady
-/// state allocates nothing per message.
+/// with no lock held. Two batches are kept and reused, their bytes in arrays rented from the shared pool that grow to
+/// fit and go back to it when the batch is drained, so the steady state allocates nothing per message and a client
+/// with nothing queued holds no bytes (issue 25: a burst left up to 1 MiB per batch behind, two per client).
 /// </summary>
 internal sealed class DeliveryQueue
 {
-    // Bytes a batch starts with, and above which a drained batch gives its array back rather than keeping it.
+    // Bytes a batch rents at first.
     private const int InitialBytes = 4 * 1024;
-    private const int RetainedBytes = 1024 * 1024;
 
     // Messages a batch has room for at first, and above which a drained batch starts small again.
     private const int InitialEntries = 16;
@@ -173,15 +173,12 @@ internal sealed class DeliveryQueue
 
         public void Reset()
         {
-            // Drop the subscription references; keep the arrays unless a burst made them large.
+            // Drop the subscription references; keep the entries unless a burst made them large, give the bytes back.
             Array.Clear(entries, 0, Count);
             Count = 0;
             Used = 0;
-            if (Data.Length > RetainedBytes)
-            {
-                Return(Data);
-                Data = [];
-            }
+            Return(Data);
+            Data = [];
 
             if (entries.Length > RetainedEntries)
             {

@@ -15,6 +15,16 @@ internal sealed partial class SocketConnection : TransportConnection
     // Receives ask for this much buffer; a read that fills it is followed by another read without waiting.
     private const int ReceiveBufferSize = 16 * 1024;
 
+    // The parser runs inline on the receiving thread: no hop between the socket and the protocol. One instance for
+    // every connection (the options are the same; issue 25).
+    private static readonly PipeOptions InputOptions = new(
+        readerScheduler: PipeScheduler.Inline,
+        writerScheduler: PipeScheduler.Inline,
+        pauseWriterThreshold: 1024 * 1024,
+        resumeWriterThreshold: 512 * 1024,
+        minimumSegmentSize: ReceiveBufferSize,
+        useSynchronizationContext: false);
+
     private readonly Socket socket;
     private readonly Pipe input;
     private readonly OutputBuffer output;
@@ -25,6 +35,9 @@ internal sealed partial class SocketConnection : TransportConnection
     private Task sendTask = Task.CompletedTask;
     private string? closeReason;
     private int aborted;
+
+    // 1 while the connection counts as open for BurstReclaimer; taken back once, when disposed.
+    private int counted;
 
     /// <summary>Environment.TickCount64 when the send in progress began, or 0 when no send is in progress.</summary>
     private long sendStartedAt;
@@ -38,17 +51,12 @@ internal sealed partial class SocketConnection : TransportConnection
         LocalEndPoint = socket.LocalEndPoint;
         RemoteEndPoint = socket.RemoteEndPoint;
 
-        // The parser runs inline on the receiving thread: no hop between the socket and the protocol.
-        input = new Pipe(new PipeOptions(
-            readerScheduler: PipeScheduler.Inline,
-            writerScheduler: PipeScheduler.Inline,
-            pauseWriterThreshold: 1024 * 1024,
-            resumeWriterThreshold: 512 * 1024,
-            minimumSegmentSize: ReceiveBufferSize,
-            useSynchronizationContext: false));
+        input = new Pipe(InputOptions);
         output = new OutputBuffer(settings, below: null, outputReaderScheduler);
         Transport = new DuplexPipe(input.Reader, output.Writer);
         Features.Set<IPendingOutputFeature>(output);
+        BurstReclaimer.Shared.Opened();
+        counted = 1;
     }
 
     private static long nextId;
@@ -109,6 +117,10 @@ internal sealed partial class SocketConnection : TransportConnection
         finally
         {
             owner?.Remove(this);
+            if (Interlocked.Exchange(ref counted, 0) == 1)
+            {
+                BurstReclaimer.Shared.Closed(output.PendingOutputBytes);
+            }
             socket.Dispose();
             SignalClosed();
             sender.Dispose();

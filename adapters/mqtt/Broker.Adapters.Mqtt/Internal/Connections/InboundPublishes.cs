@@ -30,12 +30,13 @@ internal sealed class InboundPublishes
     // Topics the client set for its aliases (MQTT 5), indexed by alias.
     private byte[]?[]? inboundAliases;
 
-    // The subject of the current publish when the topic needs converting, and the header block of an MQTT 5 publish.
-    private byte[] subjectBuffer = new byte[256];
-    private readonly ArrayBufferWriter<byte> headerBuffer = new(256);
+    // The subject of the current publish when the topic needs converting, and the header block of an MQTT 5 publish:
+    // empty until the first publish that needs them (issue 25: a subscriber that never publishes holds none).
+    private byte[] subjectBuffer = [];
+    private readonly ArrayBufferWriter<byte> headerBuffer = new();
 
     // The subject of a response topic, and the relay of requests with correlation data (made on first use).
-    private byte[] replyBuffer = new byte[128];
+    private byte[] replyBuffer = [];
     private RequestRelay? relay;
 
     public InboundPublishes(
@@ -256,7 +257,7 @@ internal sealed class InboundPublishes
         var needed = TopicMapper.MaxSubjectLength(topic.Length);
         if (subjectBuffer.Length < needed)
         {
-            subjectBuffer = new byte[Math.Max(needed, subjectBuffer.Length * 2)];
+            subjectBuffer = new byte[Math.Max(needed, Math.Max(subjectBuffer.Length * 2, 256))];
         }
 
         var status = TopicMapper.ToSubject(topic, filter: false, subjectBuffer, out var written);
@@ -305,7 +306,7 @@ internal sealed class InboundPublishes
         var needed = TopicMapper.MaxSubjectLength(responseTopic.Length);
         if (replyBuffer.Length < needed)
         {
-            replyBuffer = new byte[needed];
+            replyBuffer = new byte[Math.Max(needed, 128)];
         }
 
         if (TopicMapper.ToSubject(responseTopic, filter: false, replyBuffer, out var written) != TopicStatus.Ok)

@@ -1,0 +1,95 @@
+using System.Runtime;
+
+namespace Broker.Core.Internal.Transport;
+
+/// <summary>
+/// Gives memory back to the system once a burst of connections has gone (issue 25). A client that lived a few seconds
+/// is promoted to the GC's oldest generation and dies there; background collections free such objects without
+/// compacting, and once the clients are gone the idle server allocates nothing, so no collection runs at all and the
+/// resident set stays at its high-water mark (the soak's finding, docs/reliability.md). One shared timer, not one per
+/// connection, watches the process's TCP connections: when at least <see cref="MinimumGone"/> of them and at least
+/// half of the peak have closed, or connections closed with at least <see cref="MinimumUnsent"/> of output never sent
+/// (slow consumers cut off at max_pending: their buffers died in the oldest generation too), and none has closed for
+/// <see cref="Quiet"/>, it runs one compacting collection that returns the freed memory
+/// (<see cref="GCCollectionMode.Aggressive"/>), and counting starts again from what is open. The collection is
+/// blocking but small: what is left is the live heap of the clients still connected.
+/// </summary>
+internal sealed class BurstReclaimer
+{
+    /// <summary>Connections that must have closed since the peak before a collection is worth its pause.</summary>
+    public const int MinimumGone = 256;
+
+    /// <summary>Output bytes dropped unsent by closed connections that are worth a collection (four slow consumers at the default max_pending).</summary>
+    public const long MinimumUnsent = 256L * 1024 * 1024;
+
+    /// <summary>How long no connection may have closed: the burst is over, not still leaving.</summary>
+    public static readonly TimeSpan Quiet = TimeSpan.FromSeconds(2);
+
+    private static readonly TimeSpan Period = TimeSpan.FromSeconds(1);
+
+    private readonly Lock gate = new();
+    private readonly bool timed;
+    private Timer? timer;
+    private int open;
+    private int peak;
+    private long lastCloseAt;
+    private long unsent;
+
+    /// <param name="timed">Whether the shared timer calls <see cref="Tick"/>; tests call it themselves.</param>
+    internal BurstReclaimer(bool timed)
+    {
+        this.timed = timed;
+    }
+
+    /// <summary>The process's reclaimer: the GC is the process's, so is the decision.</summary>
+    public static BurstReclaimer Shared { get; } = new(timed: true);
+
+    /// <summary>Collections run so far (tests and benchmarks read it).</summary>
+    public int Collections { get; private set; }
+
+    /// <summary>A connection was accepted.</summary>
+    public void Opened()
+    {
+        lock (gate)
+        {
+            open++;
+            peak = Math.Max(peak, open);
+            if (timed)
+            {
+                timer ??= new Timer(static state => ((BurstReclaimer)state!).Tick(Environment.TickCount64), this, Period, Period);
+            }
+        }
+    }
+
+    /// <summary>A connection was closed and its buffers given back, <paramref name="unsentBytes"/> of them never sent.</summary>
+    public void Closed(long unsentBytes)
+    {
+        lock (gate)
+        {
+            open--;
+            unsent += Math.Max(unsentBytes, 0);
+            lastCloseAt = Environment.TickCount64;
+        }
+    }
+
+    /// <summary>One look at the counts; collects when a burst has gone. Returns whether it collected.</summary>
+    internal bool Tick(long now)
+    {
+        lock (gate)
+        {
+            var burstGone = peak - open >= MinimumGone && open <= peak / 2;
+            if (!(burstGone || unsent >= MinimumUnsent) || now - lastCloseAt < (long)Quiet.TotalMilliseconds)
+            {
+                return false;
+            }
+
+            peak = open;
+            unsent = 0;
+            Collections++;
+        }
+
+        GCSettings.LargeObjectHeapCompactionMode = GCLargeObjectHeapCompactionMode.CompactOnce;
+        GC.Collect(GC.MaxGeneration, GCCollectionMode.Aggressive, blocking: true, compacting: true);
+        return true;
+    }
+}
