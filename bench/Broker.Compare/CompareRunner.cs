@@ -72,7 +72,14 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
         // Fresh servers for every row, so each row's first run is what a just-started server does.
         foreach (var result in report.Rows.Where(r => r.Row.IsAvailable && r.Row.Target == RowTarget.Servers))
         {
-            RunOnServers([result], AccountsConfig.Apply(result.Row.ServerConfig, options.Accounts), report, cancellationToken);
+            if (result.Row.Leaf == LeafLink.None)
+            {
+                RunOnServers([result], AccountsConfig.Apply(result.Row.ServerConfig, options.Accounts), report, cancellationToken);
+            }
+            else
+            {
+                RunLeaf(result, report, cancellationToken);
+            }
         }
 
         foreach (var result in report.Rows.Where(r => r.Row.IsAvailable && r.Row.Target == RowTarget.Restart))
@@ -326,13 +333,16 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
     private Measurement? TryRun(RowResult result, IWorkload workload, Side side, Dictionary<Side, ServerProcess>? servers, long count, string subject, CancellationToken cancellationToken, bool calibrating = false)
     {
         var server = servers?[side];
+        var hub = leafHubs?.GetValueOrDefault(side);
         try
         {
             var endPoint = server?.EndPointFor(result.Row.Transport) ?? new NatsEndpoint(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0));
-            var cpuBefore = server?.ReadCpuTime();
+            endPoint = hub is null ? endPoint : LeafEndPoint(result.Row, hub, endPoint);
+            var cpuBefore = server?.ReadCpuTime() + (hub?.ReadCpuTime() ?? TimeSpan.Zero);
             var measurement = workload.Run(endPoint, count, subject, cancellationToken);
             server?.EnsureRunning();
-            return server is null ? measurement : measurement with { ServerCpu = server.ReadCpuTime() - cpuBefore };
+            hub?.EnsureRunning();
+            return server is null ? measurement : measurement with { ServerCpu = server.ReadCpuTime() + (hub?.ReadCpuTime() ?? TimeSpan.Zero) - cpuBefore };
         }
 #pragma warning disable CA1031 // A failed run is recorded against its side and the comparison goes on.
         catch (Exception ex) when (!cancellationToken.IsCancellationRequested)

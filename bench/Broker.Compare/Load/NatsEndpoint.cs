@@ -33,5 +33,14 @@ internal sealed record NatsEndpoint(IPEndPoint Address, NatsTransport Transport 
     /// </summary>
     public X509Certificate2? PinnedCertificate { get; init; }
 
+    /// <summary>
+    /// For a row across a leaf node link: the other server of the pair, where the subscribers connect (the publishers
+    /// connect to this one). Default <see langword="null"/>: everything connects here.
+    /// </summary>
+    public NatsEndpoint? SubscriberServer { get; init; }
+
+    /// <summary>Where the workload's subscribers connect: <see cref="SubscriberServer"/>, or this server.</summary>
+    public NatsEndpoint Subscribers => SubscriberServer ?? this;
+
     public override string ToString() => Transport == NatsTransport.Tcp ? Address.ToString() : $"{Transport} {Address}";
 }

@@ -11,6 +11,8 @@ namespace Broker.Compare.Load;
 /// Units: messages received by all subscribers (published messages when there are none). With a
 /// <paramref name="subscriberUser"/> the subscribers authenticate as that user and subscribe to
 /// <paramref name="subscriberPrefix"/> + the subject: the stream-import row, where they are in the importing account.
+/// Across a leaf link (<see cref="NatsEndpoint.SubscriberServer"/>) the subscribers connect to the other server and
+/// publishing starts once their interest has crossed (<see cref="LinkInterest"/>).
 /// </summary>
 internal sealed class PubSubWorkload(int payloadSize, int publishers, int subscribers, string? subscriberUser = null, string subscriberPrefix = "") : IWorkload
 {
@@ -26,13 +28,18 @@ internal sealed class PubSubWorkload(int payloadSize, int publishers, int subscr
         var subscriberSockets = new NatsSocket[subscribers];
         for (var i = 0; i < subscribers; i++)
         {
-            subscriberSockets[i] = NatsSocket.Open(server, $"sub-{i}", $"SUB {subscriberPrefix}{subject} {i + 1}\r\n", scope, user: subscriberUser);
+            subscriberSockets[i] = NatsSocket.Open(server.Subscribers, $"sub-{i}", $"SUB {subscriberPrefix}{subject} {i + 1}\r\n", scope, user: subscriberUser);
         }
 
         var publisherSockets = new NatsSocket[publishers];
         for (var i = 0; i < publishers; i++)
         {
             publisherSockets[i] = NatsSocket.Open(server, $"pub-{i}", scope: scope);
+        }
+
+        if (subscribers > 0)
+        {
+            LinkInterest.Wait(server, subject, scope.CancellationToken);
         }
 
         var frames = new PublishFrames(subject, payloadSize);

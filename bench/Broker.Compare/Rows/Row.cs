@@ -18,6 +18,19 @@ internal enum RowTarget
     Restart,
 }
 
+/// <summary>Whether a row's load crosses a leaf node link, and which way.</summary>
+internal enum LeafLink
+{
+    /// <summary>One server per side (the default).</summary>
+    None,
+
+    /// <summary>A hub and a spoke per side (<c>CompareRunner.Leaf.cs</c>): publishers on the spoke, subscribers on the hub.</summary>
+    SpokeToHub,
+
+    /// <summary>A hub and a spoke per side: publishers on the hub, subscribers on the spoke.</summary>
+    HubToSpoke,
+}
+
 /// <summary>Which load generator drives a row.</summary>
 internal enum Generator
 {
@@ -70,6 +83,12 @@ internal sealed record Row
     /// configuration opens at <c>{ws_port}</c>.
     /// </summary>
     public NatsTransport Transport { get; init; } = NatsTransport.Tcp;
+
+    /// <summary>
+    /// With a value other than <see cref="LeafLink.None"/>, each side runs the row on a hub and a spoke of its own kind
+    /// linked by <c>leafnodes</c> (the row's <see cref="ServerConfig"/> stays <see langword="null"/>). Default none.
+    /// </summary>
+    public LeafLink Leaf { get; init; }
 
     /// <summary>The load generator; a <see cref="Generator.ClientCore"/> or <see cref="Generator.C"/> row is the twin of the lean row <see cref="LeanId"/>.</summary>
     public Generator Generator { get; init; } = Generator.Lean;

@@ -11,6 +11,12 @@ internal sealed record ServerLaunch(string Name, string FileName, IReadOnlyList<
     /// <summary>The placeholder a <see cref="Config"/> uses for the WebSocket port chosen per process.</summary>
     public const string WebSocketPortPlaceholder = "{ws_port}";
 
+    /// <summary>The placeholder a <see cref="Config"/> uses for the leaf node port chosen per process (<c>leafnodes { listen }</c>).</summary>
+    public const string LeafPortPlaceholder = "{leaf_port}";
+
+    /// <summary>The placeholder a <see cref="Config"/> uses for the monitoring port chosen per process (<c>http</c>).</summary>
+    public const string HttpPortPlaceholder = "{http_port}";
+
     /// <summary>Replaced by a fresh temporary folder per server process (JetStream's <c>store_dir</c>).</summary>
     public const string StoreDirPlaceholder = "{store_dir}";
 

@@ -14,6 +14,12 @@ internal enum ListenerKind
 
     /// <summary>The WebSocket port (<c>websocket { port: {ws_port} }</c> in the configuration).</summary>
     WebSocket,
+
+    /// <summary>The leaf node port (<c>leafnodes { listen: "127.0.0.1:{leaf_port}" }</c>); not probed at start.</summary>
+    Leaf,
+
+    /// <summary>The monitoring port (<c>http: "127.0.0.1:{http_port}"</c>); not probed at start.</summary>
+    Http,
 }
 
 /// <summary>
@@ -90,18 +96,22 @@ internal sealed class ServerProcess : IDisposable
     public static ServerProcess Start(ServerLaunch launch, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(launch);
-        var webSocket = launch.Config?.Contains(ServerLaunch.WebSocketPortPlaceholder, StringComparison.Ordinal) == true;
-        var ports = FreePorts(webSocket ? 2 : 1);
+
+        // The NATS port, then one per placeholder the configuration uses (both servers run at once: none is shared).
+        var placeholders = new[] { (ListenerKind.WebSocket, ServerLaunch.WebSocketPortPlaceholder), (ListenerKind.Leaf, ServerLaunch.LeafPortPlaceholder), (ListenerKind.Http, ServerLaunch.HttpPortPlaceholder) }
+            .Where(p => launch.Config?.Contains(p.Item2, StringComparison.Ordinal) == true)
+            .ToList();
+        var ports = FreePorts(1 + placeholders.Count);
         var port = ports[0];
         var listeners = new Dictionary<ListenerKind, IPEndPoint> { [ListenerKind.Nats] = new(IPAddress.Loopback, port) };
         string? configPath = null;
         var arguments = launch.Arguments.ToList();
         if (launch.Config is { } config)
         {
-            if (webSocket)
+            for (var i = 0; i < placeholders.Count; i++)
             {
-                listeners[ListenerKind.WebSocket] = new(IPAddress.Loopback, ports[1]);
-                config = config.Replace(ServerLaunch.WebSocketPortPlaceholder, ports[1].ToString(CultureInfo.InvariantCulture), StringComparison.Ordinal);
+                listeners[placeholders[i].Item1] = new(IPAddress.Loopback, ports[i + 1]);
+                config = config.Replace(placeholders[i].Item2, ports[i + 1].ToString(CultureInfo.InvariantCulture), StringComparison.Ordinal);
             }
 
             configPath = Path.Combine(Path.GetTempPath(), $"broker-compare-{Environment.ProcessId}-{launch.Name}-{Guid.NewGuid():N}.conf");

@@ -5,7 +5,8 @@ namespace Broker.Compare.Load.C;
 /// <summary>
 /// <see cref="PubSubWorkload"/> driven by the C generator (libnats, <see cref="CLoadGenerator"/>): a connection and thread
 /// per publisher calling <c>natsConnection_Publish</c>, a connection per subscriber with an asynchronous callback and no
-/// pending limit, each subscriber receiving every message. Units as the lean generator's.
+/// pending limit, each subscriber receiving every message. Across a leaf link the subscribers connect to the other
+/// server and natsbench probes the link as <see cref="LinkInterest"/> does before publishing. Units as the lean generator's.
 /// </summary>
 internal sealed class CPubSubWorkload(int payloadSize, int publishers, int subscribers) : IWorkload
 {
@@ -16,7 +17,7 @@ internal sealed class CPubSubWorkload(int payloadSize, int publishers, int subsc
     public Measurement Run(NatsEndpoint server, long count, string subject, CancellationToken cancellationToken)
     {
         var result = CLoadGenerator.Run(
-            ["pubsub", CWorkloadArguments.Url(server), subject, CWorkloadArguments.Number(payloadSize), CWorkloadArguments.Number(count), CWorkloadArguments.Number(publishers), CWorkloadArguments.Number(subscribers)],
+            ["pubsub", CWorkloadArguments.Url(server), subject, CWorkloadArguments.Number(payloadSize), CWorkloadArguments.Number(count), CWorkloadArguments.Number(publishers), CWorkloadArguments.Number(subscribers), CWorkloadArguments.Url(server.Subscribers)],
             cancellationToken);
         return new Measurement(result.Units, result.Units * payloadSize, result.Elapsed);
     }

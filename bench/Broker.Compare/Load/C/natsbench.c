@@ -1,12 +1,14 @@
 // The C load generator of the comparison harness: libnats (the official NATS C client) used as an application uses it,
 // so each core row has a third, independent ratio beside the lean generator's and NATS.Client.Core's.
 //
-//   natsbench pubsub URL SUBJECT PAYLOAD COUNT PUBLISHERS SUBSCRIBERS
+//   natsbench pubsub URL SUBJECT PAYLOAD COUNT PUBLISHERS SUBSCRIBERS [SUBSCRIBER_URL]
 //   natsbench reqrep URL SUBJECT PAYLOAD COUNT CLIENTS SERVICES QUEUE(0|1)
 //
 // pubsub: every subscriber (its own connection, unlimited pending) must receive COUNT messages of PAYLOAD bytes; the
 // publishers (one connection and thread each) share COUNT. Without subscribers the run ends when a flush after the
-// last publish returns. reqrep (connections with SendAsap, as an application tuned for round trips sets it): each client thread makes COUNT requests one at a time (natsConnection_Request), the
+// last publish returns. With SUBSCRIBER_URL (the other server of a leaf node link) the subscribers connect there and
+// publishing starts once their interest reached URL: a watcher subscribes to SUBJECT.link there after them, and a
+// probe on the first publisher's connection publishes to it every 20 ms until it arrives (30 s at most). reqrep (connections with SendAsap, as an application tuned for round trips sets it): each client thread makes COUNT requests one at a time (natsConnection_Request), the
 // services answer each (in a queue group when QUEUE is 1). Prints one line: "units elapsed_ns p50_us p99_us" (the
 // percentiles 0 for pubsub). Exit code 0 on success; an error line on stderr otherwise.
 #include <nats/nats.h>
@@ -98,7 +100,40 @@ static void *publish_all(void *arg)
     return NULL;
 }
 
-static int run_pubsub(const char *url, const char *subject, int payload, int64_t count, int publishers, int subscribers)
+// Returns once a message published on pub (a connection to the publishers' server) reaches a subscription made on
+// subUrl after every subscriber's (see the header); the servers send interest over the link in the order they take it.
+static void wait_for_link(const char *subUrl, natsConnection *pub, const char *subject)
+{
+    char linkSubject[512];
+    snprintf(linkSubject, sizeof(linkSubject), "%s.link", subject);
+    natsConnection *watcher = connect_to(subUrl, "c-link-watch", false);
+    natsSubscription *sub = NULL;
+    natsStatus s = natsConnection_SubscribeSync(&sub, watcher, linkSubject);
+    if (s == NATS_OK) s = natsConnection_FlushTimeout(watcher, 10000);
+    if (s != NATS_OK) fail("link watcher", s);
+    for (int attempt = 0; attempt < 1500; attempt++)
+    {
+        s = natsConnection_Publish(pub, linkSubject, NULL, 0);
+        if (s == NATS_OK) s = natsConnection_FlushTimeout(pub, 10000);
+        if (s != NATS_OK) fail("link probe", s);
+        natsMsg *msg = NULL;
+        s = natsSubscription_NextMsg(&msg, sub, 20);
+        if (s == NATS_OK)
+        {
+            natsMsg_Destroy(msg);
+            natsSubscription_Destroy(sub);
+            natsConnection_Destroy(watcher);
+            return;
+        }
+
+        if (s != NATS_TIMEOUT) fail("link watcher", s);
+    }
+
+    fprintf(stderr, "natsbench: interest made on %s did not cross the link within 30 s\n", subUrl);
+    exit(3);
+}
+
+static int run_pubsub(const char *url, const char *subUrl, const char *subject, int payload, int64_t count, int publishers, int subscribers)
 {
     receiver *receivers = calloc(subscribers > 0 ? subscribers : 1, sizeof(receiver));
     natsConnection **subConns = calloc(subscribers > 0 ? subscribers : 1, sizeof(natsConnection *));
@@ -110,7 +145,7 @@ static int run_pubsub(const char *url, const char *subject, int payload, int64_t
         pthread_cond_init(&r->done, NULL);
         r->expected = count;
         r->payload = payload;
-        subConns[i] = connect_to(url, "c-sub", false);
+        subConns[i] = connect_to(subUrl, "c-sub", false);
         natsStatus s = natsConnection_Subscribe(&subs[i], subConns[i], subject, on_message, r);
         if (s == NATS_OK) s = natsSubscription_SetPendingLimits(subs[i], -1, -1);
         if (s == NATS_OK) s = natsConnection_FlushTimeout(subConns[i], 10000);
@@ -128,6 +163,8 @@ static int run_pubsub(const char *url, const char *subject, int payload, int64_t
         workers[i].payload = payload;
         workers[i].count = count / publishers + (i < count % publishers ? 1 : 0);
     }
+
+    if (subscribers > 0 && publishers > 0 && strcmp(subUrl, url) != 0) wait_for_link(subUrl, workers[0].nc, subject);
 
     int64_t start = now_ns();
     for (int i = 0; i < publishers; i++) pthread_create(&threads[i], NULL, publish_all, &workers[i]);
@@ -265,7 +302,7 @@ int main(int argc, char **argv)
 {
     if (argc < 8)
     {
-        fprintf(stderr, "usage: natsbench pubsub URL SUBJECT PAYLOAD COUNT PUBLISHERS SUBSCRIBERS\n"
+        fprintf(stderr, "usage: natsbench pubsub URL SUBJECT PAYLOAD COUNT PUBLISHERS SUBSCRIBERS [SUBSCRIBER_URL]\n"
                         "       natsbench reqrep URL SUBJECT PAYLOAD COUNT CLIENTS SERVICES QUEUE\n");
         return 1;
     }
@@ -274,7 +311,7 @@ int main(int argc, char **argv)
     int64_t count = atoll(argv[5]);
     int rc;
     if (strcmp(argv[1], "pubsub") == 0)
-        rc = run_pubsub(argv[2], argv[3], payload, count, atoi(argv[6]), atoi(argv[7]));
+        rc = run_pubsub(argv[2], argc >= 9 ? argv[8] : argv[2], argv[3], payload, count, atoi(argv[6]), atoi(argv[7]));
     else if (strcmp(argv[1], "reqrep") == 0 && argc >= 9)
         rc = run_reqrep(argv[2], argv[3], payload, count, atoi(argv[6]), atoi(argv[7]), atoi(argv[8]));
     else

@@ -8,7 +8,7 @@ namespace Broker.Compare.Load.Client;
 /// <c>PublishAsync</c> per message, subscribers <c>await foreach</c> over <c>SubscribeAsync&lt;byte[]&gt;</c>. Each
 /// subscriber must receive exactly <c>count</c> messages of the right size (the subscription waits rather than drops
 /// when it falls behind, so a loss is the server's). Without subscribers the run ends when a PING after the last
-/// publish is answered. Units as the lean generator's.
+/// publish is answered. Units as the lean generator's; across a leaf link as the lean generator's.
 /// </summary>
 internal sealed class CorePubSubWorkload(int payloadSize, int publishers, int subscribers) : IWorkload
 {
@@ -28,7 +28,7 @@ internal sealed class CorePubSubWorkload(int payloadSize, int publishers, int su
             var subscriptions = new List<INatsSub<byte[]>>();
             for (var i = 0; i < subscribers; i++)
             {
-                var connection = await CoreConnections.ConnectAsync(server, $"sub-{i}").ConfigureAwait(false);
+                var connection = await CoreConnections.ConnectAsync(server.Subscribers, $"sub-{i}").ConfigureAwait(false);
                 subscriberConnections.Add(connection);
                 subscriptions.Add(await connection.SubscribeCoreAsync<byte[]>(subject, cancellationToken: cancellationToken).ConfigureAwait(false));
                 await connection.PingAsync(cancellationToken).ConfigureAwait(false);
@@ -37,6 +37,11 @@ internal sealed class CorePubSubWorkload(int payloadSize, int publishers, int su
             for (var i = 0; i < publishers; i++)
             {
                 publisherConnections.Add(await CoreConnections.ConnectAsync(server, $"pub-{i}").ConfigureAwait(false));
+            }
+
+            if (subscribers > 0)
+            {
+                await LinkInterest.WaitAsync(server, subject, cancellationToken).ConfigureAwait(false);
             }
 
             var payload = new byte[payloadSize];
