@@ -6,7 +6,8 @@ namespace Broker.Host.Tests.ConfigFile;
 
 /// <summary>
 /// <c>leafnodes { remotes, reconnect }</c>: the keys they become and the options they bind to; the hub's keys are one
-/// notice, as the whole block was before; TLS, <c>hub: true</c> and WebSocket remotes are errors. The texts nats-server
+/// notice, as the whole block was before; a remote's <c>tls</c> block and WebSocket URLs bind, while <c>hub: true</c>,
+/// WebSocket compression and no masking and the TLS keys a spoke does not honour are errors. The texts nats-server
 /// gives for malformed values are compared in <see cref="ReferenceConfErrorTests"/>.
 /// </summary>
 public sealed class LeafNodesConfTests
@@ -47,16 +48,50 @@ public sealed class LeafNodesConfTests
     }
 
     [Theory]
-    [InlineData("{ url: \"nats://a:1\", tls: { } }", "\"tls\": not supported yet (TLS on leaf node remotes)")]
     [InlineData("{ url: \"nats://a:1\", hub: true }", "\"hub\": not supported yet (a remote that is the hub of the other side)")]
-    [InlineData("{ url: \"ws://a:1\" }", "\"url\": not supported yet (WebSocket leaf node remotes, ws://)")]
-    [InlineData("{ urls: [\"wss://a:1\"] }", "\"urls\": not supported yet (WebSocket leaf node remotes, wss://)")]
+    [InlineData("{ url: \"ws://a:1\", ws_compression: true }", "\"ws_compression\": not supported yet (WebSocket compression on leaf node remotes)")]
+    [InlineData("{ url: \"ws://a:1\", ws_no_masking: true }", "\"ws_no_masking\": not supported yet (unmasked WebSocket frames on leaf node remotes)")]
+    [InlineData("{ url: \"nats://a:1\", tls: { handshake_first: true } }", "\"handshake_first\": not supported yet (TLS before the hub's INFO, nats-server 2.10)")]
+    [InlineData("{ url: \"nats://a:1\", tls: { pinned_certs: [] } }", "\"pinned_certs\": not supported yet (on a leaf node remote's TLS)")]
+    [InlineData("{ url: \"nats://a:1\", tls: { nope: 1 } }", "error parsing tls config, unknown field [\"nope\"]")]
+    [InlineData("{ url: \"nats://a:1\", tls: { insecure: 1 } }", "error parsing tls config, expected 'insecure' to be a boolean")]
+    [InlineData("{ url: \"nats://a:1\", tls: { ca_file: 1 } }", "error parsing tls config, expected 'ca_file' to be filename")]
+    [InlineData("{ url: \"nats://a:1\", tls: { verify_cert_and_check_known_urls: true } }", "verify_cert_and_check_known_urls not supported in this context")]
     public void What_the_link_cannot_do_yet_is_an_error(string remote, string error)
     {
         var mapping = ConfMappingTests.Map($"leafnodes {{\n  remotes: [ {remote} ]\n}}");
 
         Assert.True(mapping.HasErrors);
         Assert.Contains(mapping.Diagnostics, d => d.Message.StartsWith(error, StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public void A_remotes_tls_block_and_websocket_urls_bind()
+    {
+        var mapping = ConfMappingTests.Map(
+            "leafnodes {\n  remotes: [\n" +
+            "    { url: \"tls://127.0.0.1:7422\", tls: { cert_file: \"c.pem\", key_file: \"k.pem\", ca_file: \"ca.pem\", verify: true, timeout: 0.5 } }\n" +
+            "    { urls: [\"ws://h1:80\", \"wss://h2:443\"], ws_compression: false, tls: { insecure: true } }\n" +
+            "    { url: \"nats://h3:1\", tls: { } }\n  ]\n}");
+
+        Assert.False(mapping.HasErrors, string.Join("\n", mapping.Diagnostics));
+        var settings = HostSettings.Bind(new ConfigurationBuilder().AddInMemoryCollection(mapping.Settings).Build());
+        var remotes = settings.Broker.LeafNodes.Remotes;
+        var tls = remotes[0].Tls!;
+        Assert.Equal(("c.pem", "k.pem", "ca.pem", false, TimeSpan.FromSeconds(0.5)), (tls.CertFile, tls.KeyFile, tls.CaFile, tls.Insecure, tls.Timeout));
+        Assert.Equal(["ws://h1:80", "wss://h2:443"], remotes[1].Urls);
+        Assert.True(remotes[1].Tls!.Insecure);
+        Assert.Equal(TimeSpan.FromSeconds(2), remotes[1].Tls!.Timeout);
+        Assert.NotNull(remotes[2].Tls);
+    }
+
+    [Fact]
+    public void A_certificate_without_its_key_is_refused_with_nats_servers_text()
+    {
+        var mapping = ConfMappingTests.Map("leafnodes {\n  remotes: [ { url: \"nats://a:1\", tls: { cert_file: \"c.pem\" } } ]\n}");
+        var error = Assert.Throws<HostConfigurationException>(() => HostSettings.Bind(new ConfigurationBuilder().AddInMemoryCollection(mapping.Settings).Build()));
+
+        Assert.Equal("missing 'key_file' in TLS configuration", error.Message);
     }
 
     [Fact]

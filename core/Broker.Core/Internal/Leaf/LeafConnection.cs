@@ -25,13 +25,11 @@ internal sealed partial class LeafConnection : ClientBase
     // nats-server's connectProcessTimeout: the connect-info INFO must follow our CONNECT within it.
     private static readonly TimeSpan ConnectProcessTimeout = TimeSpan.FromSeconds(2);
 
-    // How long the hub's first INFO may take (nats-server's leaf INFO wait).
-    private static readonly TimeSpan FirstInfoTimeout = TimeSpan.FromSeconds(2);
-
     private readonly LeafRemote remote;
     private readonly LeafInterest interest;
     private readonly Uri url;
-    private readonly SocketConnection connection;
+    private readonly TransportConnection connection;
+    private readonly LeafTransport transport;
     private readonly ConnectionOutput output;
     private readonly TaskCompletionSource done = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
@@ -44,7 +42,7 @@ internal sealed partial class LeafConnection : ClientBase
     private volatile bool established;
     private byte[] nonce = [];
 
-    public LeafConnection(BrokerCore server, LeafRemote remote, LeafInterest interest, Socket socket, Uri url)
+    public LeafConnection(BrokerCore server, LeafRemote remote, LeafInterest interest, LeafTransport transport, Uri url)
         : base(server, ClientKind.Leaf, interest.Account)
     {
         this.remote = remote;
@@ -52,10 +50,10 @@ internal sealed partial class LeafConnection : ClientBase
         this.url = url;
         Echo = false;
         permissions = LeafPermissions.Create(remote.Options, interest.Account.IsSystem);
-        var settings = new TransportSettings { MaxPendingOutputBytes = server.Options.MaxPending, WriteDeadline = server.Options.WriteDeadline };
-        connection = new SocketConnection(socket, settings, owner: null, PipeScheduler.ThreadPool);
+        this.transport = transport;
+        connection = transport.Connection;
         output = new ConnectionOutput(connection, connection.Transport.Output);
-        RemoteEndPoint = socket.RemoteEndPoint as IPEndPoint;
+        RemoteEndPoint = connection.RemoteEndPoint as IPEndPoint;
     }
 
     /// <summary>The hub's address.</summary>
@@ -87,9 +85,8 @@ internal sealed partial class LeafConnection : ClientBase
     /// <summary>Runs the link until it closes: starts the transport, reads, and closes on a fault or end of input.</summary>
     public async Task RunAsync(CancellationToken stopping)
     {
-        connection.Start();
         using var registration = stopping.Register(static state => ((LeafConnection)state!).Close("Server Shutdown"), this);
-        _ = WatchHandshakeAsync(FirstInfoTimeout, "Timeout waiting for the hub's INFO", requireInfo: true);
+        _ = WatchHandshakeAsync(LeafTransportOpener.FirstInfoTimeout, "Timeout waiting for the hub's INFO", requireInfo: true);
         try
         {
             await ReadLoopAsync(connection.Transport.Input).ConfigureAwait(false);
@@ -182,13 +179,6 @@ internal sealed partial class LeafConnection : ClientBase
                 return;
             }
 
-            if (info.TlsRequired)
-            {
-                LeafLog.Refused(Server.Logger, Redacted, "the hub requires TLS, which leaf node remotes do not support yet");
-                Close("TLS Required");
-                return;
-            }
-
             nonce = Encoding.UTF8.GetBytes(info.Nonce ?? string.Empty);
             SupportsHeaders = info.Headers && !Server.Options.NoHeaderSupport;
             HubName = info.ServerName ?? info.ServerId ?? string.Empty;
@@ -234,6 +224,9 @@ internal sealed partial class LeafConnection : ClientBase
             ServerId = Server.ServerId,
             Name = Server.ServerName,
             Headers = !Server.Options.NoHeaderSupport,
+
+            // As nats-server: the TLS upgrade after INFO, not TLS under WebSocket frames.
+            TlsRequired = transport.Tls && !transport.WebSocket,
             DenyPublish = options.DenyImports.Count > 0 ? options.DenyImports : null,
         };
         if (options.Credentials is { } path)
@@ -313,7 +306,10 @@ internal sealed partial class LeafConnection : ClientBase
     }
 
     /// <summary>The URL without credentials, for logs and /leafz.</summary>
-    public string Redacted => url.GetLeftPart(UriPartial.Authority).Replace(url.UserInfo + "@", string.Empty, StringComparison.Ordinal);
+    public string Redacted => RedactedUrl(url);
+
+    /// <summary><paramref name="url"/> without credentials.</summary>
+    public static string RedactedUrl(Uri url) => url.GetLeftPart(UriPartial.Authority).Replace(url.UserInfo + "@", string.Empty, StringComparison.Ordinal);
 
     /// <summary>A subscription of this link delivered outside <see cref="LeafFanout"/> (through a stream import's shadow): sent on its own.</summary>
     public override void Deliver(ClientBase producer, Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)

@@ -25,4 +25,10 @@ internal static partial class LeafLog
 
     [LoggerMessage(1705, LogLevel.Warning, "Leafnode connection to {Url} refused: {Reason}")]
     public static partial void Refused(ILogger logger, string url, string reason);
+
+    [LoggerMessage(1706, LogLevel.Warning, "TLS leafnode handshake error with {Url}: {Error}")]
+    public static partial void TlsFailed(ILogger logger, string url, string error);
+
+    [LoggerMessage(1707, LogLevel.Warning, "Error soliciting websocket connection to {Url}: {Error}")]
+    public static partial void WebSocketFailed(ILogger logger, string url, string error);
 }

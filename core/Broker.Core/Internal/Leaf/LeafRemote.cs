@@ -18,6 +18,7 @@ internal sealed class LeafRemote
     private readonly Lock gate = new();
     private readonly List<Uri> urls;
     private readonly (string User, string? Password)? savedUser;
+    private readonly LeafTransportOpener opener;
     private Uri? current;
     private TimeSpan connectDelay;
     private volatile LeafConnection? link;
@@ -35,6 +36,8 @@ internal sealed class LeafRemote
 
         // nats-server saveUserPassword: the first URL's credentials also serve announced bare URLs.
         savedUser = urls.Where(u => u.UserInfo.Length > 0).Select(Split).FirstOrDefault();
+        var settings = new Abstractions.TransportSettings { MaxPendingOutputBytes = server.Options.MaxPending, WriteDeadline = server.Options.WriteDeadline };
+        opener = new LeafTransportOpener(LeafTls.Create(options, urls), settings);
     }
 
     public LeafRemoteOptions Options { get; }
@@ -91,13 +94,53 @@ internal sealed class LeafRemote
             }
 
             attempts = 0;
-            var connection = new LeafConnection(server, this, interest, socket, url);
+            LeafTransport transport;
+            try
+            {
+                transport = await opener.OpenAsync(socket, url, stopping).ConfigureAwait(false);
+            }
+            catch (Exception ex) when (ex is LeafLinkException or IOException or SocketException or OperationCanceledException)
+            {
+                socket.Dispose();
+                if (stopping.IsCancellationRequested)
+                {
+                    return;
+                }
+
+                Failed(url, ex);
+                if (!await WaitAsync(server.Options.LeafNodes.ReconnectInterval, stopping).ConfigureAwait(false))
+                {
+                    return;
+                }
+
+                continue;
+            }
+
+            var connection = new LeafConnection(server, this, interest, transport, url);
             await connection.RunAsync(stopping).ConfigureAwait(false);
             link = null;
             if (!await WaitAsync(server.Options.LeafNodes.ReconnectInterval, stopping).ConfigureAwait(false))
             {
                 return;
             }
+        }
+    }
+
+    // nats-server logs a failed handshake every time (Errorf), then reconnects after the interval.
+    private void Failed(Uri url, Exception ex)
+    {
+        var redacted = LeafConnection.RedactedUrl(url);
+        switch ((ex as LeafLinkException)?.Stage)
+        {
+            case LeafLinkStage.Tls:
+                LeafLog.TlsFailed(server.Logger, redacted, ex.Message);
+                break;
+            case LeafLinkStage.WebSocket:
+                LeafLog.WebSocketFailed(server.Logger, redacted, ex.Message);
+                break;
+            default:
+                LeafLog.Closed(server.Logger, redacted, ex is LeafLinkException ? ex.Message : "Read Error: " + ex.Message);
+                break;
         }
     }
 

@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.IO.Pipelines;
 using System.Net;
 using System.Net.Sockets;
@@ -69,6 +70,16 @@ internal sealed partial class SocketConnection : TransportConnection
 
     /// <summary>When the current send began (Environment.TickCount64), or 0.</summary>
     public long SendStartedAt => Volatile.Read(ref sendStartedAt);
+
+    /// <summary>
+    /// Bytes read from the socket before this connection took it over (a leaf link's first INFO, read to decide on
+    /// TLS): the input's first bytes. Call before <see cref="Start"/>.
+    /// </summary>
+    public void Preload(ReadOnlySpan<byte> bytes)
+    {
+        input.Writer.Write(bytes);
+        input.Writer.FlushAsync().AsTask().GetAwaiter().GetResult();
+    }
 
     public void Start()
     {
