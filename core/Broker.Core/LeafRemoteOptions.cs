@@ -34,6 +34,12 @@ public sealed class LeafRemoteOptions
     /// </summary>
     public LeafRemoteTlsOptions? Tls { get; set; }
 
+    /// <summary>
+    /// Whether a <c>ws://</c> or <c>wss://</c> link asks the hub for permessage-deflate compression (nats-server's
+    /// <c>ws_compression</c>), used when the hub's <c>websocket { compression: true }</c> agrees. Default false.
+    /// </summary>
+    public bool WebSocketCompression { get; set; }
+
     /// <summary>Creates a deep copy.</summary>
     /// <returns>The copy.</returns>
     public LeafRemoteOptions Clone() => new()
@@ -45,6 +51,7 @@ public sealed class LeafRemoteOptions
         DenyImports = [.. DenyImports],
         DenyExports = [.. DenyExports],
         Tls = Tls?.Clone(),
+        WebSocketCompression = WebSocketCompression,
     };
 
     /// <summary>Checks the remote: URLs that parse and that this broker can dial, an account that exists.</summary>

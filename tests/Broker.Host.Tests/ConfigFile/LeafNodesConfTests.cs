@@ -49,7 +49,6 @@ public sealed class LeafNodesConfTests
 
     [Theory]
     [InlineData("{ url: \"nats://a:1\", hub: true }", "\"hub\": not supported yet (a remote that is the hub of the other side)")]
-    [InlineData("{ url: \"ws://a:1\", ws_compression: true }", "\"ws_compression\": not supported yet (WebSocket compression on leaf node remotes)")]
     [InlineData("{ url: \"ws://a:1\", ws_no_masking: true }", "\"ws_no_masking\": not supported yet (unmasked WebSocket frames on leaf node remotes)")]
     [InlineData("{ url: \"nats://a:1\", tls: { handshake_first: true } }", "\"handshake_first\": not supported yet (TLS before the hub's INFO, nats-server 2.10)")]
     [InlineData("{ url: \"nats://a:1\", tls: { pinned_certs: [] } }", "\"pinned_certs\": not supported yet (on a leaf node remote's TLS)")]
@@ -71,7 +70,7 @@ public sealed class LeafNodesConfTests
         var mapping = ConfMappingTests.Map(
             "leafnodes {\n  remotes: [\n" +
             "    { url: \"tls://127.0.0.1:7422\", tls: { cert_file: \"c.pem\", key_file: \"k.pem\", ca_file: \"ca.pem\", verify: true, timeout: 0.5 } }\n" +
-            "    { urls: [\"ws://h1:80\", \"wss://h2:443\"], ws_compression: false, tls: { insecure: true } }\n" +
+            "    { urls: [\"ws://h1:80\", \"wss://h2:443\"], ws_compression: true, tls: { insecure: true } }\n" +
             "    { url: \"nats://h3:1\", tls: { } }\n  ]\n}");
 
         Assert.False(mapping.HasErrors, string.Join("\n", mapping.Diagnostics));
@@ -81,6 +80,8 @@ public sealed class LeafNodesConfTests
         Assert.Equal(("c.pem", "k.pem", "ca.pem", false, TimeSpan.FromSeconds(0.5)), (tls.CertFile, tls.KeyFile, tls.CaFile, tls.Insecure, tls.Timeout));
         Assert.Equal(["ws://h1:80", "wss://h2:443"], remotes[1].Urls);
         Assert.True(remotes[1].Tls!.Insecure);
+        Assert.True(remotes[1].WebSocketCompression);
+        Assert.False(remotes[0].WebSocketCompression);
         Assert.Equal(TimeSpan.FromSeconds(2), remotes[1].Tls!.Timeout);
         Assert.NotNull(remotes[2].Tls);
     }

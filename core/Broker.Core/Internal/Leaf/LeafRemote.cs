@@ -97,7 +97,7 @@ internal sealed class LeafRemote
             LeafTransport transport;
             try
             {
-                transport = await opener.OpenAsync(socket, url, stopping).ConfigureAwait(false);
+                transport = await opener.OpenAsync(socket, url, Options.WebSocketCompression, stopping).ConfigureAwait(false);
             }
             catch (Exception ex) when (ex is LeafLinkException or IOException or SocketException or OperationCanceledException)
             {

@@ -26,7 +26,7 @@ internal sealed class LeafTransportOpener(LeafTls tls, TransportSettings setting
 
     /// <summary>Opens the link's transport over <paramref name="socket"/>, started, which then owns the socket.</summary>
     /// <exception cref="LeafLinkException">TLS, the upgrade or the INFO failed; the message says why.</exception>
-    public async Task<LeafTransport> OpenAsync(Socket socket, Uri url, CancellationToken stopping)
+    public async Task<LeafTransport> OpenAsync(Socket socket, Uri url, bool compress, CancellationToken stopping)
     {
         var local = socket.LocalEndPoint;
         var remote = socket.RemoteEndPoint;
@@ -39,7 +39,7 @@ internal sealed class LeafTransportOpener(LeafTls tls, TransportSettings setting
                 stream = await tls.AuthenticateAsync(stream, url, stopping).ConfigureAwait(false);
             }
 
-            var frames = await LeafWebSocket.UpgradeAsync(stream, url, FirstInfoTimeout, stopping).ConfigureAwait(false);
+            var frames = await LeafWebSocket.UpgradeAsync(stream, url, compress, FirstInfoTimeout, stopping).ConfigureAwait(false);
             var connection = new LeafStreamConnection(frames, settings, local, remote, []);
             connection.Start();
             return new LeafTransport(connection, secure, WebSocket: true);

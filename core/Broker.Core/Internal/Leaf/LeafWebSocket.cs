@@ -9,7 +9,8 @@ namespace Broker.Core.Internal.Leaf;
 /// <c>websocket</c> port at path <c>/leafnode</c> (which tells the hub the connection is a leaf node, not a client),
 /// the response checked as nats-server checks it, then the framework's RFC 6455 client
 /// (<see cref="WebSocket.CreateFromStream(Stream, WebSocketCreationOptions)"/>): frames we send are masked, as a
-/// nats-server spoke masks them unless <c>ws_no_masking</c>, and no compression is offered.
+/// nats-server spoke masks them unless <c>ws_no_masking</c>; with <c>ws_compression</c> permessage-deflate without
+/// context takeover is offered, and used when the hub agrees (a hub that wants context takeover is refused).
 /// </summary>
 /// <remarks>
 /// The WebSocket plugin's frame codec is the server's (it requires masked frames and writes unmasked ones) and is not
@@ -26,14 +27,17 @@ internal static class LeafWebSocket
     // nats-server reads the response with a MAX_CONTROL_LINE_SIZE buffer.
     private const int MaxResponse = 4096;
 
+    // nats-server's wsPMCReqHeaderValue.
+    private const string Deflate = "permessage-deflate; server_no_context_takeover; client_no_context_takeover";
+
     /// <summary>Upgrades <paramref name="stream"/> (TCP or TLS) and returns the link's byte stream, which owns it.</summary>
     /// <exception cref="LeafLinkException">The hub refused the upgrade or did not answer in time.</exception>
-    public static async Task<Stream> UpgradeAsync(Stream stream, Uri url, TimeSpan wait, CancellationToken stopping)
+    public static async Task<Stream> UpgradeAsync(Stream stream, Uri url, bool compress, TimeSpan wait, CancellationToken stopping)
     {
         var key = Convert.ToBase64String(RandomNumberGenerator.GetBytes(16));
         var path = LeafPath + url.AbsolutePath.TrimStart('/');
         var request = $"GET {path} HTTP/1.1\r\nHost: {url.Authority}\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n" +
-            "Sec-WebSocket-Version: 13\r\nUpgrade: websocket\r\n\r\n";
+            "Sec-WebSocket-Version: 13\r\nUpgrade: websocket\r\n" + (compress ? "Sec-WebSocket-Extensions: " + Deflate + "\r\n" : "") + "\r\n";
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping);
         timeout.CancelAfter(wait);
         string response;
@@ -48,12 +52,25 @@ internal static class LeafWebSocket
             throw new LeafLinkException(LeafLinkStage.WebSocket, "timeout waiting for the upgrade response");
         }
 
-        if (!Accepted(response, key))
+        if (!Accepted(response, key, out var extensions))
         {
             throw new LeafLinkException(LeafLinkStage.WebSocket, "invalid websocket connection");
         }
 
-        var socket = WebSocket.CreateFromStream(stream, new WebSocketCreationOptions { IsServer = false, KeepAliveInterval = TimeSpan.Zero });
+        // nats-server's wsPMCExtensionSupport: a hub without compression answers without the extension.
+        var deflate = compress && extensions.Contains("permessage-deflate", StringComparison.OrdinalIgnoreCase);
+        if (deflate && !(extensions.Contains("server_no_context_takeover", StringComparison.OrdinalIgnoreCase)
+            && extensions.Contains("client_no_context_takeover", StringComparison.OrdinalIgnoreCase)))
+        {
+            throw new LeafLinkException(LeafLinkStage.WebSocket, "compression negotiation error");
+        }
+
+        var socket = WebSocket.CreateFromStream(stream, new WebSocketCreationOptions
+        {
+            IsServer = false,
+            KeepAliveInterval = TimeSpan.Zero,
+            DangerousDeflateOptions = deflate ? new WebSocketDeflateOptions { ClientContextTakeover = false, ServerContextTakeover = false } : null,
+        });
         return WebSocketStream.Create(socket, WebSocketMessageType.Binary, ownsWebSocket: true);
     }
 
@@ -81,8 +98,9 @@ internal static class LeafWebSocket
     }
 
     // 101 with Upgrade: websocket, Connection: upgrade and the key's accept value, as nats-server requires.
-    private static bool Accepted(string response, string key)
+    private static bool Accepted(string response, string key, out string extensions)
     {
+        extensions = string.Empty;
         var lines = response.Split("\r\n", StringSplitOptions.RemoveEmptyEntries);
         var status = lines.Length > 0 ? lines[0].Split(' ', 3) : [];
         if (status.Length < 2 || !status[0].StartsWith("HTTP/1.", StringComparison.Ordinal) || status[1] != "101")
@@ -101,6 +119,7 @@ internal static class LeafWebSocket
         }
 
 #pragma warning disable CA5350 // RFC 6455 defines the accept key with SHA-1; it is a handshake check, not security.
+        extensions = headers.GetValueOrDefault("Sec-WebSocket-Extensions", string.Empty);
         var expected = Convert.ToBase64String(SHA1.HashData(Encoding.ASCII.GetBytes(key + AcceptGuid)));
 #pragma warning restore CA5350
         return headers.TryGetValue("Upgrade", out var upgrade) && string.Equals(upgrade, "websocket", StringComparison.OrdinalIgnoreCase)

@@ -10,8 +10,8 @@ namespace Broker.Host.Configuration.ConfigFile.Internal;
 /// <see cref="LeafNodeOptions"/>: <c>remotes</c> (<c>url</c>/<c>urls</c>, <c>no_randomize</c>, <c>account</c>,
 /// <c>credentials</c>, <c>deny_imports</c>, <c>deny_exports</c>, <c>tls</c>) and <c>reconnect</c>, with nats-server's
 /// texts. The keys of accepting leaf nodes (being a hub: <c>listen</c>, <c>authorization</c>, ...) are ignored with a
-/// notice, as the whole block was before; <c>hub: true</c>, WebSocket compression and no masking, and the TLS keys a
-/// spoke does not honour are errors (the link would run otherwise than the file says).
+/// notice, as the whole block was before; <c>hub: true</c>, <c>ws_no_masking</c> and the TLS keys a spoke does not
+/// honour are errors (the link would run otherwise than the file says).
 /// </summary>
 /// <param name="reader">Typed reads of the values.</param>
 /// <param name="output">Where values and diagnostics go.</param>
@@ -132,11 +132,7 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
                     Tls(field, prefix + ":" + nameof(LeafRemoteOptions.Tls));
                     break;
                 case "ws_compress" or "ws_compression" or "websocket_compress" or "websocket_compression":
-                    if (reader.TryBool(field, out var compress) && compress)
-                    {
-                        reader.NotYet(field, "WebSocket compression on leaf node remotes");
-                    }
-
+                    reader.SetBool(field, prefix + ":" + nameof(LeafRemoteOptions.WebSocketCompression));
                     break;
                 case "ws_no_masking" or "websocket_no_masking":
                     if (reader.TryBool(field, out var noMasking) && noMasking)
