@@ -1,5 +1,4 @@
 using Broker.TestKit;
-using NATS.Client.Core;
 using Xunit;
 
 namespace Broker.Core.Tests.Leaf;
@@ -42,17 +41,8 @@ public sealed class LeafTlsTests
     {
         await using var hub = await LeafHub.StartAsync(HubTls(verify: true));
         await using var spoke = await LeafSpoke.StartAsync(kind, new SpokeRemote($"tls://127.0.0.1:{hub.LeafPort}") { Tls = ClientTls() });
-        await using var onSpoke = await NatsClients.ConnectAsync(spoke.ClientUrl, "spoke");
-        await using var kept = await onSpoke.SubscribeCoreAsync<string>("kept");
-        await onSpoke.PingAsync();
-        await hub.WaitForLinksAsync(1, "kept");
 
-        await hub.RestartAsync();
-
-        await hub.WaitForLinksAsync(1, "kept");
-        await using var onHub = await NatsClients.ConnectAsync(hub.ClientUrl, "hub");
-        await onHub.PublishAsync("kept", "after restart");
-        Assert.Equal("after restart", (await kept.NextAsync()).Data);
+        await LeafTraffic.ComesBackAfterTheHubRestartsAsync(hub, spoke);
     }
 
     [Theory]
@@ -73,10 +63,8 @@ public sealed class LeafTlsTests
     {
         await using var hub = await LeafHub.StartAsync(HubTls(verify: false));
         await using var spoke = await LeafSpoke.StartAsync(kind, new SpokeRemote(hub.LeafUrl()) { Tls = new LeafRemoteTlsOptions { Insecure = true } });
-        await using var onSpoke = await NatsClients.ConnectAsync(spoke.ClientUrl, "spoke");
-        await using var sub = await onSpoke.SubscribeCoreAsync<string>("insecure");
-        await onSpoke.PingAsync();
-        await hub.WaitForLinksAsync(1, "insecure");
+
+        await LeafTraffic.InterestReachesTheHubAsync(hub, spoke, "insecure");
     }
 
     [Theory]
@@ -124,10 +112,8 @@ public sealed class LeafTlsTests
     {
         await using var hub = await LeafHub.StartAsync(HubTls(verify: true));
         await using var spoke = await LeafSpoke.StartAsync(kind, new SpokeRemote($"nats-leaf://localhost:{hub.LeafPort}") { Tls = ClientTls() });
-        await using var onSpoke = await NatsClients.ConnectAsync(spoke.ClientUrl, "spoke");
-        await using var sub = await onSpoke.SubscribeCoreAsync<string>("named");
-        await onSpoke.PingAsync();
-        await hub.WaitForLinksAsync(1, "named");
+
+        await LeafTraffic.InterestReachesTheHubAsync(hub, spoke, "named");
     }
 
     // Each failed attempt is logged (nats-server logs every one); two mean the spoke dialled again.

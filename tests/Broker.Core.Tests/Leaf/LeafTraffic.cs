@@ -6,11 +6,48 @@ namespace Broker.Core.Tests.Leaf;
 
 /// <summary>
 /// What every kind of link must carry, checked the same way over TLS and WebSocket: messages both ways with headers,
-/// and a queue group whose members are on the spoke getting each of the hub's messages once (the hub sends a group's
-/// messages by the weight the spoke announced).
+/// a queue group whose members are on the spoke getting each of the hub's messages once (the hub sends a group's
+/// messages by the weight the spoke announced), interest on both sides restored after the hub restarts.
 /// </summary>
 internal static class LeafTraffic
 {
+    /// <summary>A spoke client's subscription shows in the hub's /leafz: the link is up and carries interest.</summary>
+    public static async Task InterestReachesTheHubAsync(LeafHub hub, LeafSpoke spoke, string subject)
+    {
+        await using var onSpoke = await NatsClients.ConnectAsync(spoke.ClientUrl, "spoke");
+        await using var sub = await onSpoke.SubscribeCoreAsync<string>(subject);
+        await onSpoke.PingAsync();
+        await hub.WaitForLinksAsync(1, subject);
+    }
+
+    /// <summary>
+    /// The hub restarts: the spoke dials again, sends its interest again and takes the hub's new interest;
+    /// <paramref name="afterRestart"/> runs with a spoke client once the hub was restarted, before the link is back.
+    /// </summary>
+    public static async Task ComesBackAfterTheHubRestartsAsync(LeafHub hub, LeafSpoke spoke, Func<NatsConnection, Task>? afterRestart = null)
+    {
+        await using var onSpoke = await NatsClients.ConnectAsync(spoke.ClientUrl, "spoke");
+        await using var kept = await onSpoke.SubscribeCoreAsync<string>("kept");
+        await onSpoke.PingAsync();
+        await hub.WaitForLinksAsync(1, "kept");
+
+        await hub.RestartAsync();
+        if (afterRestart is not null)
+        {
+            await afterRestart(onSpoke);
+        }
+
+        await hub.WaitForLinksAsync(1, "kept");
+        await using var onHub = await NatsClients.ConnectAsync(hub.ClientUrl, "hub");
+        await using var hubSub = await onHub.SubscribeCoreAsync<string>("new.on.hub");
+        await onHub.PingAsync();
+        await spoke.WaitForLinksAsync(1, "new.on.hub");
+        await onHub.PublishAsync("kept", "after restart");
+        Assert.Equal("after restart", (await kept.NextAsync()).Data);
+        await onSpoke.PublishAsync("new.on.hub", "up again");
+        Assert.Equal("up again", (await hubSub.NextAsync()).Data);
+    }
+
     public static async Task CrossesBothWaysAsync(LeafHub hub, LeafSpoke spoke)
     {
         await using var onHub = await NatsClients.ConnectAsync(hub.ClientUrl, "hub");

@@ -54,22 +54,8 @@ public sealed class LeafWebSocketTests
     {
         await using var hub = await LeafHub.StartAsync(websocket: "  no_tls: true");
         await using var spoke = await LeafSpoke.StartAsync(kind, new SpokeRemote(hub.WebSocketUrl()));
-        await using var onSpoke = await NatsClients.ConnectAsync(spoke.ClientUrl, "spoke");
-        await using var kept = await onSpoke.SubscribeCoreAsync<string>("kept");
-        await onSpoke.PingAsync();
-        await hub.WaitForLinksAsync(1, "kept");
 
-        await hub.RestartAsync();
-
-        await hub.WaitForLinksAsync(1, "kept");
-        await using var onHub = await NatsClients.ConnectAsync(hub.ClientUrl, "hub");
-        await using var hubSub = await onHub.SubscribeCoreAsync<string>("new.on.hub");
-        await onHub.PingAsync();
-        await spoke.WaitForLinksAsync(1, "new.on.hub");
-        await onHub.PublishAsync("kept", "after restart");
-        Assert.Equal("after restart", (await kept.NextAsync()).Data);
-        await onSpoke.PublishAsync("new.on.hub", "up again");
-        Assert.Equal("up again", (await hubSub.NextAsync()).Data);
+        await LeafTraffic.ComesBackAfterTheHubRestartsAsync(hub, spoke);
     }
 
     /// <summary>

@@ -1,6 +1,5 @@
 using System.Buffers;
 using System.Buffers.Text;
-using System.IO.Pipelines;
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
@@ -8,7 +7,6 @@ using System.Text.Json;
 using Broker.Abstractions;
 using Broker.Core.Internal.Clients;
 using Broker.Core.Internal.Subscriptions;
-using Broker.Core.Internal.Transport;
 
 namespace Broker.Core.Internal.Leaf;
 

@@ -2,6 +2,7 @@ using System.Buffers;
 using System.IO.Pipelines;
 using System.Net;
 using Broker.Abstractions;
+using Broker.Core.Internal.Transport;
 
 namespace Broker.Core.Internal.Leaf;
 
@@ -34,14 +35,9 @@ internal sealed class LeafStreamConnection : TransportConnection
         LocalEndPoint = local;
         RemoteEndPoint = remote;
         ConnectionId = "leaf-" + Interlocked.Increment(ref nextId).ToString(System.Globalization.CultureInfo.InvariantCulture);
-        input = new Pipe(new PipeOptions(
-            readerScheduler: PipeScheduler.Inline,
-            writerScheduler: PipeScheduler.Inline,
-            pauseWriterThreshold: 1024 * 1024,
-            resumeWriterThreshold: 512 * 1024,
-            useSynchronizationContext: false));
+        input = SocketConnection.CreateInputPipe();
         output = new OutputBuffer(settings, below: null, PipeScheduler.ThreadPool);
-        Transport = new Pipes(input.Reader, output.Writer);
+        Transport = new SocketConnection.DuplexPipe(input.Reader, output.Writer);
         Features.Set<IPendingOutputFeature>(output);
     }
 
@@ -175,12 +171,5 @@ internal sealed class LeafStreamConnection : TransportConnection
         catch (ObjectDisposedException)
         {
         }
-    }
-
-    private sealed class Pipes(PipeReader input, PipeWriter output) : IDuplexPipe
-    {
-        public PipeReader Input { get; } = input;
-
-        public PipeWriter Output { get; } = output;
     }
 }

@@ -39,20 +39,25 @@ internal sealed partial class SocketConnection : TransportConnection
         LocalEndPoint = socket.LocalEndPoint;
         RemoteEndPoint = socket.RemoteEndPoint;
 
-        // The parser runs inline on the receiving thread: no hop between the socket and the protocol.
-        input = new Pipe(new PipeOptions(
-            readerScheduler: PipeScheduler.Inline,
-            writerScheduler: PipeScheduler.Inline,
-            pauseWriterThreshold: 1024 * 1024,
-            resumeWriterThreshold: 512 * 1024,
-            minimumSegmentSize: ReceiveBufferSize,
-            useSynchronizationContext: false));
+        input = CreateInputPipe();
         output = new OutputBuffer(settings, below: null, outputReaderScheduler);
         Transport = new DuplexPipe(input.Reader, output.Writer);
         Features.Set<IPendingOutputFeature>(output);
     }
 
     private static long nextId;
+
+    /// <summary>
+    /// A connection's input: the parser runs inline on the receiving thread (no hop between the network and the
+    /// protocol), and the receive loop pauses from 1 MiB unread.
+    /// </summary>
+    internal static Pipe CreateInputPipe() => new(new PipeOptions(
+        readerScheduler: PipeScheduler.Inline,
+        writerScheduler: PipeScheduler.Inline,
+        pauseWriterThreshold: 1024 * 1024,
+        resumeWriterThreshold: 512 * 1024,
+        minimumSegmentSize: ReceiveBufferSize,
+        useSynchronizationContext: false));
 
     public override string ConnectionId { get; }
 
@@ -138,7 +143,8 @@ internal sealed partial class SocketConnection : TransportConnection
         }
     }
 
-    private sealed class DuplexPipe(PipeReader input, PipeWriter output) : IDuplexPipe
+    /// <summary>An input and an output as a connection's transport.</summary>
+    internal sealed class DuplexPipe(PipeReader input, PipeWriter output) : IDuplexPipe
     {
         public PipeReader Input { get; } = input;
 
