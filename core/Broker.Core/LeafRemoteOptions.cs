@@ -40,6 +40,14 @@ public sealed class LeafRemoteOptions
     /// </summary>
     public bool WebSocketCompression { get; set; }
 
+    // Go's url.Redacted: the password, when there is one, as "xxxxx".
+    private static string Redacted(Uri url)
+    {
+        var colon = url.UserInfo.IndexOf(':', StringComparison.Ordinal);
+        var text = url.OriginalString.Trim();
+        return colon < 0 ? text : text.Replace(url.UserInfo + "@", url.UserInfo[..colon] + ":xxxxx@", StringComparison.Ordinal);
+    }
+
     /// <summary>Creates a deep copy.</summary>
     /// <returns>The copy.</returns>
     public LeafRemoteOptions Clone() => new()
@@ -72,6 +80,14 @@ public sealed class LeafRemoteOptions
                 throw new InvalidOperationException($"error parsing leafnode url [\"{url.Trim()}\"]");
             }
 
+        }
+
+        var parsed = Urls.Select(u => new Uri(u.Trim())).ToList();
+        if (parsed.Select(u => u.Scheme is "ws" or "wss").Distinct().Count() > 1)
+        {
+            // nats-server's validateLeafNode, the URLs as Go's %q prints them with passwords redacted.
+            var list = string.Join(" ", parsed.Select(u => "\"" + Redacted(u) + "\""));
+            throw new InvalidOperationException($"remote leaf node configuration cannot have a mix of websocket and non-websocket urls: [{list}]");
         }
 
         if (Tls is { } tls)

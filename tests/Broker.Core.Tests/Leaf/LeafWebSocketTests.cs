@@ -85,6 +85,36 @@ public sealed class LeafWebSocketTests
         Assert.Equal(text, (await up.NextAsync()).Data);
     }
 
+    /// <summary>
+    /// Two clustered hubs: the spoke knows only the first's websocket URL, learns the second's from
+    /// <c>ws_connect_urls</c> (not its leaf port: a WebSocket remote stays on WebSocket), and moves there when the
+    /// first stops.
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(Kinds))]
+    public async Task A_ws_spoke_fails_over_to_the_websocket_url_another_hub_announces(ServerKind kind)
+    {
+        var (routeA, routeB) = (Ports.GetFreePort(), Ports.GetFreePort());
+        static string Cluster(int listen, int other) => $"cluster {{ name: C, listen: \"127.0.0.1:{listen}\", routes: [\"nats://127.0.0.1:{other}\"] }}";
+        var hubA = await LeafHub.StartAsync(extra: Cluster(routeA, routeB), websocket: "  no_tls: true");
+        await using var hubB = await LeafHub.StartAsync(extra: Cluster(routeB, routeA), websocket: "  no_tls: true");
+        await Eventually.AssertAsync(
+            async () => (await LeafHub.GetAsync(hubA.HttpPort, "/routez")).GetProperty("num_routes").GetInt32() == 1,
+            "the hubs to form a cluster",
+            TimeSpan.FromSeconds(15));
+        await using var spoke = await LeafSpoke.StartAsync(kind, new SpokeRemote(hubA.WebSocketUrl()));
+        await hubA.WaitForLinksAsync(1);
+
+        await hubA.DisposeAsync();
+
+        await hubB.WaitForLinksAsync(1);
+        await LeafTraffic.InterestReachesTheHubAsync(hubB, spoke, "after.failover");
+
+        // nats-server names a leaf node that came through its websocket port "lid_ws" (a plain one "lid").
+        Assert.Contains("- lid_ws:", hubB.Log, StringComparison.Ordinal);
+        Assert.DoesNotContain("- lid:", hubB.Log, StringComparison.Ordinal);
+    }
+
     /// <summary>A websocket port without <c>leafnodes { }</c> on the hub: nats-server closes the upgraded connection, and the spoke keeps trying.</summary>
     [Fact]
     public async Task A_hub_that_takes_no_leaf_nodes_on_its_websocket_port_gets_no_link()

@@ -96,6 +96,16 @@ public sealed class LeafNodesConfTests
     }
 
     [Fact]
+    public void A_remote_mixing_websocket_and_other_urls_is_refused_with_nats_servers_text()
+    {
+        var mapping = ConfMappingTests.Map("leafnodes {\n  remotes: [ { urls: [\"ws://u:p@a:1\", \"nats://b:2\"] } ]\n}");
+        var error = Assert.Throws<HostConfigurationException>(() => HostSettings.Bind(new ConfigurationBuilder().AddInMemoryCollection(mapping.Settings).Build()));
+
+        // nats-server 2.9.10 at start: the same text.
+        Assert.Equal("remote leaf node configuration cannot have a mix of websocket and non-websocket urls: [\"ws://u:xxxxx@a:1\" \"nats://b:2\"]", error.Message);
+    }
+
+    [Fact]
     public void A_remote_bound_to_an_unknown_account_is_refused_with_nats_servers_text()
     {
         var mapping = ConfMappingTests.Map("leafnodes {\n  remotes: [ { url: \"nats://a:1\", account: NOPE } ]\n}");

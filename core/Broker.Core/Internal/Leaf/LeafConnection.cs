@@ -182,10 +182,7 @@ internal sealed partial class LeafConnection : ClientBase
             HubName = info.ServerName ?? info.ServerId ?? string.Empty;
         }
 
-        if (info.LeafNodeUrls is { Count: > 0 } urls)
-        {
-            remote.AddDiscovered(urls);
-        }
+        remote.AddDiscovered(info);
 
         if (info.Import is not null || info.Export is not null)
         {

@@ -19,6 +19,7 @@ internal sealed class LeafRemote
     private readonly List<Uri> urls;
     private readonly (string User, string? Password)? savedUser;
     private readonly LeafTransportOpener opener;
+    private readonly string discoveredScheme;
     private Uri? current;
     private TimeSpan connectDelay;
     private volatile LeafConnection? link;
@@ -38,6 +39,10 @@ internal sealed class LeafRemote
         savedUser = urls.Where(u => u.UserInfo.Length > 0).Select(Split).FirstOrDefault();
         var settings = new Abstractions.TransportSettings { MaxPendingOutputBytes = server.Options.MaxPending, WriteDeadline = server.Options.WriteDeadline };
         opener = new LeafTransportOpener(LeafTls.Create(options, urls), settings);
+
+        // The remote's URLs are all WebSocket or none (LeafRemoteOptions.Validate); TLS is kept for announced ones.
+        discoveredScheme = urls[0].Scheme is not ("ws" or "wss") ? "nats-leaf://"
+            : options.Tls is not null || urls.Any(u => u.Scheme == "wss") ? "wss://" : "ws://";
     }
 
     public LeafRemoteOptions Options { get; }
@@ -191,14 +196,23 @@ internal sealed class LeafRemote
         }
     }
 
-    /// <summary>Adds the URLs a hub announced (<c>host:port</c>) that are not known yet.</summary>
-    public void AddDiscovered(IEnumerable<string> hostPorts)
+    /// <summary>
+    /// Adds the URLs a hub announced (<c>host:port</c>) that are not known yet: its <c>ws_connect_urls</c> for a
+    /// WebSocket remote (whose URLs are all <c>ws://</c> or <c>wss://</c>), else its <c>leafnode_urls</c>, as
+    /// nats-server's <c>updateLeafNodeURLs</c>.
+    /// </summary>
+    public void AddDiscovered(LeafInfo info)
     {
+        if ((discoveredScheme is "nats-leaf://" ? info.LeafNodeUrls : info.WebSocketConnectUrls) is not { Count: > 0 } hostPorts)
+        {
+            return;
+        }
+
         lock (gate)
         {
             foreach (var hostPort in hostPorts)
             {
-                if (Uri.TryCreate("nats-leaf://" + hostPort, UriKind.Absolute, out var uri) && !urls.Any(u => SameHost(u, uri)))
+                if (Uri.TryCreate(discoveredScheme + hostPort, UriKind.Absolute, out var uri) && !urls.Any(u => SameHost(u, uri)))
                 {
                     urls.Add(uri);
                 }

@@ -21,9 +21,6 @@ internal sealed class LeafTransportOpener(LeafTls tls, TransportSettings setting
     // An INFO longer than this is left to the link, which refuses it.
     private const int MaxInfo = 64 * 1024;
 
-    /// <summary>The remote's TLS.</summary>
-    public LeafTls Tls => tls;
-
     /// <summary>Opens the link's transport over <paramref name="socket"/>, started, which then owns the socket.</summary>
     /// <exception cref="LeafLinkException">TLS, the upgrade or the INFO failed; the message says why.</exception>
     public async Task<LeafTransport> OpenAsync(Socket socket, Uri url, bool compress, CancellationToken stopping)
