@@ -4,8 +4,9 @@ namespace Broker.Core;
 public sealed class LeafRemoteOptions
 {
     /// <summary>
-    /// The hub's leaf node URLs, <c>nats-leaf://</c> or <c>nats://</c> (a user and password may be in the URL); tried in
-    /// turn, together with the ones the hub announces. Default empty (a remote needs at least one).
+    /// The hub's leaf node URLs, <c>nats-leaf://</c>, <c>nats://</c> or <c>tls://</c> to its leaf port, <c>ws://</c> or
+    /// <c>wss://</c> to its <c>websocket</c> port (a user and password may be in the URL); tried in turn, together with
+    /// the ones the hub announces. Default empty (a remote needs at least one).
     /// </summary>
     public IList<string> Urls { get; set; } = [];
 
@@ -27,6 +28,26 @@ public sealed class LeafRemoteOptions
     /// <summary>Subjects never sent to the hub (nats-server's <c>deny_exports</c>). Default empty.</summary>
     public IList<string> DenyExports { get; set; } = [];
 
+    /// <summary>
+    /// TLS settings (nats-server's <c>tls { }</c> of a remote): with them the link always speaks TLS. Default
+    /// <see langword="null"/>: TLS only when the hub asks for it or the URL is <c>wss://</c>.
+    /// </summary>
+    public LeafRemoteTlsOptions? Tls { get; set; }
+
+    /// <summary>
+    /// Whether a <c>ws://</c> or <c>wss://</c> link asks the hub for permessage-deflate compression (nats-server's
+    /// <c>ws_compression</c>), used when the hub's <c>websocket { compression: true }</c> agrees. Default false.
+    /// </summary>
+    public bool WebSocketCompression { get; set; }
+
+    // Go's url.Redacted: the password, when there is one, as "xxxxx".
+    private static string Redacted(Uri url)
+    {
+        var colon = url.UserInfo.IndexOf(':', StringComparison.Ordinal);
+        var text = url.OriginalString.Trim();
+        return colon < 0 ? text : text.Replace(url.UserInfo + "@", url.UserInfo[..colon] + ":xxxxx@", StringComparison.Ordinal);
+    }
+
     /// <summary>Creates a deep copy.</summary>
     /// <returns>The copy.</returns>
     public LeafRemoteOptions Clone() => new()
@@ -37,6 +58,8 @@ public sealed class LeafRemoteOptions
         Credentials = Credentials,
         DenyImports = [.. DenyImports],
         DenyExports = [.. DenyExports],
+        Tls = Tls?.Clone(),
+        WebSocketCompression = WebSocketCompression,
     };
 
     /// <summary>Checks the remote: URLs that parse and that this broker can dial, an account that exists.</summary>
@@ -57,14 +80,27 @@ public sealed class LeafRemoteOptions
                 throw new InvalidOperationException($"error parsing leafnode url [\"{url.Trim()}\"]");
             }
 
-            if (uri.Scheme is "ws" or "wss")
+        }
+
+        var parsed = Urls.Select(u => new Uri(u.Trim())).ToList();
+        if (parsed.Select(u => u.Scheme is "ws" or "wss").Distinct().Count() > 1)
+        {
+            // nats-server's validateLeafNode, the URLs as Go's %q prints them with passwords redacted.
+            var list = string.Join(" ", parsed.Select(u => "\"" + Redacted(u) + "\""));
+            throw new InvalidOperationException($"remote leaf node configuration cannot have a mix of websocket and non-websocket urls: [{list}]");
+        }
+
+        if (Tls is { } tls)
+        {
+            // nats-server's GenTLSConfig.
+            if (!string.IsNullOrEmpty(tls.CertFile) && string.IsNullOrEmpty(tls.KeyFile))
             {
-                throw new InvalidOperationException($"leafnodes: websocket remotes ({uri.Scheme}://) are not supported yet");
+                throw new InvalidOperationException("missing 'key_file' in TLS configuration");
             }
 
-            if (uri.Scheme is "tls")
+            if (string.IsNullOrEmpty(tls.CertFile) && !string.IsNullOrEmpty(tls.KeyFile))
             {
-                throw new InvalidOperationException("leafnodes: TLS remotes are not supported yet");
+                throw new InvalidOperationException("missing 'cert_file' in TLS configuration");
             }
         }
 

@@ -43,6 +43,9 @@ public sealed class TestCertificates
         CaFile = WritePem("ca.pem", Ca);
         ServerCertFile = WritePem("server.pem", Server);
         ServerKeyFile = WriteKey("server-key.pem", serverKey.ExportPkcs8PrivateKeyPem());
+        UntrustedCaFile = WritePem("untrusted-ca.pem", UntrustedCa);
+        AliceCertFile = WritePem("alice.pem", Alice);
+        AliceKeyFile = WriteKey("alice-key.pem", Alice.GetECDsaPrivateKey()!.ExportPkcs8PrivateKeyPem());
     }
 
     private static readonly Dictionary<X509Certificate2, ECDsa> issuerKeys = [];
@@ -74,6 +77,15 @@ public sealed class TestCertificates
     public string ServerCertFile { get; }
 
     public string ServerKeyFile { get; }
+
+    /// <summary>The untrusted CA as PEM: nothing the broker's certificate chains to.</summary>
+    public string UntrustedCaFile { get; }
+
+    /// <summary>Alice's certificate as PEM (a TLS client's certificate, such as a leaf node spoke's).</summary>
+    public string AliceCertFile { get; }
+
+    /// <summary>Alice's private key as PEM (PKCS#8).</summary>
+    public string AliceKeyFile { get; }
 
     /// <summary>Validates the broker's certificate against the test CA, as a client configured with it would.</summary>
     public bool ValidateServer(X509Certificate2? certificate)

@@ -14,15 +14,23 @@ internal sealed class LeafHub : IAsyncDisposable
     private readonly string config;
     private ReferenceServer server;
 
-    private LeafHub(ReferenceServer server, int leafPort, int httpPort, string config)
+    private LeafHub(ReferenceServer server, int leafPort, int httpPort, string config, string host, int webSocketPort)
     {
         this.server = server;
         LeafPort = leafPort;
         HttpPort = httpPort;
         this.config = config;
+        Host = host;
+        WebSocketPort = webSocketPort;
     }
 
     public int LeafPort { get; }
+
+    /// <summary>The address the leaf and websocket ports listen on (127.0.0.1 unless given).</summary>
+    public string Host { get; }
+
+    /// <summary>The <c>websocket</c> port, when the hub was started with one.</summary>
+    public int WebSocketPort { get; }
 
     public int HttpPort { get; }
 
@@ -31,21 +39,33 @@ internal sealed class LeafHub : IAsyncDisposable
     public string Log => server.Log;
 
     /// <summary>The leaf URL, with <paramref name="userInfo"/> (<c>user:pass</c>) when given.</summary>
-    public string LeafUrl(string? userInfo = null) => $"nats-leaf://{(userInfo is null ? "" : userInfo + "@")}127.0.0.1:{LeafPort}";
+    public string LeafUrl(string? userInfo = null) => $"nats-leaf://{(userInfo is null ? "" : userInfo + "@")}{Host}:{LeafPort}";
 
-    /// <summary>Starts a hub; <paramref name="leafBlock"/> goes inside <c>leafnodes { }</c> after <c>listen</c>, <paramref name="extra"/> at the top level.</summary>
-    public static async Task<LeafHub> StartAsync(string leafBlock = "", string extra = "")
+    /// <summary>The URL of the <c>websocket</c> port with <paramref name="scheme"/> (<c>ws</c> or <c>wss</c>).</summary>
+    public string WebSocketUrl(string scheme = "ws") => $"{scheme}://{Host}:{WebSocketPort}";
+
+    /// <summary>
+    /// Starts a hub; <paramref name="leafBlock"/> goes inside <c>leafnodes { }</c> after <c>listen</c>, <paramref name="extra"/> at the top level,
+    /// <paramref name="websocket"/> (when given) inside a <c>websocket { }</c> block after its <c>listen</c>; the leaf and websocket ports listen on <paramref name="host"/>.
+    /// </summary>
+    public static async Task<LeafHub> StartAsync(string leafBlock = "", string extra = "", string? websocket = null, string host = "127.0.0.1")
     {
         var leafPort = Ports.GetFreePort();
         var httpPort = Ports.GetFreePort();
-        var config = Config(leafPort, httpPort, leafBlock, extra);
+        var webSocketPort = websocket is null ? 0 : Ports.GetFreePort();
+        var config = Config(host, leafPort, httpPort, leafBlock, extra);
+        if (websocket is not null)
+        {
+            config += $"websocket {{\n  listen: \"{host}:{webSocketPort.ToString(CultureInfo.InvariantCulture)}\"\n{websocket}\n}}\n";
+        }
+
         var server = await ReferenceServer.StartAsync(config).ConfigureAwait(false);
-        return new LeafHub(server, leafPort, httpPort, config);
+        return new LeafHub(server, leafPort, httpPort, config, host, webSocketPort);
     }
 
-    private static string Config(int leafPort, int httpPort, string leafBlock, string extra) =>
+    private static string Config(string host, int leafPort, int httpPort, string leafBlock, string extra) =>
         $"http: \"127.0.0.1:{httpPort.ToString(CultureInfo.InvariantCulture)}\"\n" +
-        $"leafnodes {{\n  listen: \"127.0.0.1:{leafPort.ToString(CultureInfo.InvariantCulture)}\"\n{leafBlock}\n}}\n{extra}\n";
+        $"leafnodes {{\n  listen: \"{host}:{leafPort.ToString(CultureInfo.InvariantCulture)}\"\n{leafBlock}\n}}\n{extra}\n";
 
     /// <summary>Stops the hub and starts it again on the same leaf and monitoring ports.</summary>
     public async Task RestartAsync()

@@ -15,6 +15,12 @@ internal sealed record SpokeRemote(string Url)
     public string[] DenyImports { get; init; } = [];
 
     public string[] DenyExports { get; init; } = [];
+
+    /// <summary>The remote's <c>tls { }</c>: our options, written for nats-server as the same keys.</summary>
+    public LeafRemoteTlsOptions? Tls { get; init; }
+
+    /// <summary>The remote's <c>ws_compression</c>.</summary>
+    public bool WebSocketCompression { get; init; }
 }
 
 /// <summary>
@@ -64,6 +70,8 @@ internal sealed class LeafSpoke : IAsyncDisposable
                         Credentials = remote.Credentials,
                         DenyImports = [.. remote.DenyImports],
                         DenyExports = [.. remote.DenyExports],
+                        Tls = remote.Tls,
+                        WebSocketCompression = remote.WebSocketCompression,
                     });
                 }
             }).ConfigureAwait(false);
@@ -95,6 +103,20 @@ internal sealed class LeafSpoke : IAsyncDisposable
             if (remote.DenyExports.Length > 0)
             {
                 config.Append(", deny_exports: [").Append(string.Join(", ", remote.DenyExports.Select(s => $"\"{s}\""))).Append(']');
+            }
+
+            if (remote.Tls is { } tls)
+            {
+                var keys = new[] { ("cert_file", tls.CertFile), ("key_file", tls.KeyFile), ("ca_file", tls.CaFile) }
+                    .Where(k => k.Item2 is not null)
+                    .Select(k => $"{k.Item1}: \"{k.Item2}\"")
+                    .Concat(tls.Insecure ? ["insecure: true"] : []);
+                config.Append(", tls: { ").Append(string.Join(", ", keys)).Append(" }");
+            }
+
+            if (remote.WebSocketCompression)
+            {
+                config.Append(", ws_compression: true");
             }
 
             config.Append(" }\n");

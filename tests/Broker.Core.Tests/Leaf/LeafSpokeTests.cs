@@ -60,30 +60,14 @@ public sealed class LeafSpokeTests
     {
         await using var hub = await LeafHub.StartAsync();
         await using var spoke = await LeafSpoke.StartAsync(kind, new SpokeRemote(hub.LeafUrl()));
-        await using var onSpoke = await NatsClients.ConnectAsync(spoke.ClientUrl, "spoke");
-        await using var spokeSub = await onSpoke.SubscribeCoreAsync<string>("kept");
-        await onSpoke.PingAsync();
-        await hub.WaitForLinksAsync(1, "kept");
-
-        await hub.RestartAsync();
 
         // The spoke serves its own clients while the link is down.
-        await using (var local = await onSpoke.SubscribeCoreAsync<string>("local"))
+        await LeafTraffic.ComesBackAfterTheHubRestartsAsync(hub, spoke, async onSpoke =>
         {
+            await using var local = await onSpoke.SubscribeCoreAsync<string>("local");
             await onSpoke.PublishAsync("local", "still here");
             Assert.Equal("still here", (await local.NextAsync()).Data);
-        }
-
-        await hub.WaitForLinksAsync(1, "kept");
-        await using var onHub = await NatsClients.ConnectAsync(hub.ClientUrl, "hub");
-        await using var hubSub = await onHub.SubscribeCoreAsync<string>("new.on.hub");
-        await onHub.PingAsync();
-        await spoke.WaitForLinksAsync(1, "new.on.hub");
-
-        await onHub.PublishAsync("kept", "after restart");
-        Assert.Equal("after restart", (await spokeSub.NextAsync()).Data);
-        await onSpoke.PublishAsync("new.on.hub", "up again");
-        Assert.Equal("up again", (await hubSub.NextAsync()).Data);
+        });
     }
 
     [Theory]

@@ -6,8 +6,8 @@ namespace Broker.Host.Tests.ConfigFile;
 
 /// <summary>
 /// <c>leafnodes { remotes, reconnect, listen, authorization, advertise }</c>: the keys they become and the options they
-/// bind to; TLS (on remotes and on the listener), <c>hub: true</c> and WebSocket remotes are errors, <c>min_version</c> a
-/// notice. The texts nats-server
+/// bind to; a remote's <c>tls</c> block and WebSocket URLs bind, while TLS on the listener, <c>hub: true</c>, WebSocket
+/// no masking and the TLS keys a spoke does not honour are errors, <c>min_version</c> a notice. The texts nats-server
 /// gives for malformed values are compared in <see cref="ReferenceConfErrorTests"/>.
 /// </summary>
 public sealed class LeafNodesConfTests
@@ -88,16 +88,61 @@ public sealed class LeafNodesConfTests
     }
 
     [Theory]
-    [InlineData("{ url: \"nats://a:1\", tls: { } }", "\"tls\": not supported yet (TLS on leaf node remotes)")]
     [InlineData("{ url: \"nats://a:1\", hub: true }", "\"hub\": not supported yet (a remote that is the hub of the other side)")]
-    [InlineData("{ url: \"ws://a:1\" }", "\"url\": not supported yet (WebSocket leaf node remotes, ws://)")]
-    [InlineData("{ urls: [\"wss://a:1\"] }", "\"urls\": not supported yet (WebSocket leaf node remotes, wss://)")]
+    [InlineData("{ url: \"ws://a:1\", ws_no_masking: true }", "\"ws_no_masking\": not supported yet (unmasked WebSocket frames on leaf node remotes)")]
+    [InlineData("{ url: \"nats://a:1\", tls: { handshake_first: true } }", "\"handshake_first\": not supported yet (TLS before the hub's INFO, nats-server 2.10)")]
+    [InlineData("{ url: \"nats://a:1\", tls: { pinned_certs: [] } }", "\"pinned_certs\": not supported yet (on a leaf node remote's TLS)")]
+    [InlineData("{ url: \"nats://a:1\", tls: { nope: 1 } }", "error parsing tls config, unknown field [\"nope\"]")]
+    [InlineData("{ url: \"nats://a:1\", tls: { insecure: 1 } }", "error parsing tls config, expected 'insecure' to be a boolean")]
+    [InlineData("{ url: \"nats://a:1\", tls: { ca_file: 1 } }", "error parsing tls config, expected 'ca_file' to be filename")]
+    [InlineData("{ url: \"nats://a:1\", tls: { verify_cert_and_check_known_urls: true } }", "verify_cert_and_check_known_urls not supported in this context")]
     public void What_the_link_cannot_do_yet_is_an_error(string remote, string error)
     {
         var mapping = ConfMappingTests.Map($"leafnodes {{\n  remotes: [ {remote} ]\n}}");
 
         Assert.True(mapping.HasErrors);
         Assert.Contains(mapping.Diagnostics, d => d.Message.StartsWith(error, StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public void A_remotes_tls_block_and_websocket_urls_bind()
+    {
+        var mapping = ConfMappingTests.Map(
+            "leafnodes {\n  remotes: [\n" +
+            "    { url: \"tls://127.0.0.1:7422\", tls: { cert_file: \"c.pem\", key_file: \"k.pem\", ca_file: \"ca.pem\", verify: true, timeout: 0.5 } }\n" +
+            "    { urls: [\"ws://h1:80\", \"wss://h2:443\"], ws_compression: true, tls: { insecure: true } }\n" +
+            "    { url: \"nats://h3:1\", tls: { } }\n  ]\n}");
+
+        Assert.False(mapping.HasErrors, string.Join("\n", mapping.Diagnostics));
+        var settings = HostSettings.Bind(new ConfigurationBuilder().AddInMemoryCollection(mapping.Settings).Build());
+        var remotes = settings.Broker.LeafNodes.Remotes;
+        var tls = remotes[0].Tls!;
+        Assert.Equal(("c.pem", "k.pem", "ca.pem", false, TimeSpan.FromSeconds(0.5)), (tls.CertFile, tls.KeyFile, tls.CaFile, tls.Insecure, tls.Timeout));
+        Assert.Equal(["ws://h1:80", "wss://h2:443"], remotes[1].Urls);
+        Assert.True(remotes[1].Tls!.Insecure);
+        Assert.True(remotes[1].WebSocketCompression);
+        Assert.False(remotes[0].WebSocketCompression);
+        Assert.Equal(TimeSpan.FromSeconds(2), remotes[1].Tls!.Timeout);
+        Assert.NotNull(remotes[2].Tls);
+    }
+
+    [Fact]
+    public void A_certificate_without_its_key_is_refused_with_nats_servers_text()
+    {
+        var mapping = ConfMappingTests.Map("leafnodes {\n  remotes: [ { url: \"nats://a:1\", tls: { cert_file: \"c.pem\" } } ]\n}");
+        var error = Assert.Throws<HostConfigurationException>(() => HostSettings.Bind(new ConfigurationBuilder().AddInMemoryCollection(mapping.Settings).Build()));
+
+        Assert.Equal("missing 'key_file' in TLS configuration", error.Message);
+    }
+
+    [Fact]
+    public void A_remote_mixing_websocket_and_other_urls_is_refused_with_nats_servers_text()
+    {
+        var mapping = ConfMappingTests.Map("leafnodes {\n  remotes: [ { urls: [\"ws://u:p@a:1\", \"nats://b:2\"] } ]\n}");
+        var error = Assert.Throws<HostConfigurationException>(() => HostSettings.Bind(new ConfigurationBuilder().AddInMemoryCollection(mapping.Settings).Build()));
+
+        // nats-server 2.9.10 at start: the same text.
+        Assert.Equal("remote leaf node configuration cannot have a mix of websocket and non-websocket urls: [\"ws://u:xxxxx@a:1\" \"nats://b:2\"]", error.Message);
     }
 
     [Fact]

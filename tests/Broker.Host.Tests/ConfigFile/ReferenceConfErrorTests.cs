@@ -101,6 +101,12 @@ public sealed class ReferenceConfErrorTests : IDisposable
     [InlineData("leafnodes {\n  authorization { users: 1 }\n}")]
     [InlineData("leafnodes {\n  authorization { users: [ 1 ] }\n}")]
     [InlineData("leafnodes {\n  authorization { users: [ { user: a, bogus: 1 } ] }\n}")]
+    [InlineData("leafnodes {\n  remotes: [\n    { url: \"nats://a:1\", tls: { bogus: 1 } }\n  ]\n}")]
+    [InlineData("leafnodes {\n  remotes: [\n    { url: \"nats://a:1\", tls: { insecure: 1 } }\n  ]\n}")]
+    [InlineData("leafnodes {\n  remotes: [\n    { url: \"nats://a:1\", tls: { ca_file: 1 } }\n  ]\n}")]
+    [InlineData("leafnodes {\n  remotes: [\n    { url: \"nats://a:1\", tls: { timeout: true } }\n  ]\n}")]
+    [InlineData("leafnodes {\n  remotes: [\n    { url: \"nats://a:1\", tls: { timeout: \"x\" } }\n  ]\n}")]
+    [InlineData("leafnodes {\n  remotes: [\n    { url: \"nats://a:1\", tls: 1 }\n  ]\n}")]
     public async Task First_problem_matches_nats_server(string body)
     {
         var file = Path.Combine(directory, "check.conf");

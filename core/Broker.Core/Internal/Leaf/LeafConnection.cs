@@ -1,6 +1,5 @@
 using System.Buffers;
 using System.Buffers.Text;
-using System.IO.Pipelines;
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
@@ -8,7 +7,6 @@ using System.Text.Json;
 using Broker.Abstractions;
 using Broker.Core.Internal.Clients;
 using Broker.Core.Internal.Subscriptions;
-using Broker.Core.Internal.Transport;
 
 namespace Broker.Core.Internal.Leaf;
 
@@ -27,14 +25,12 @@ internal sealed partial class LeafConnection : ClientBase
     // nats-server's connectProcessTimeout: the connect-info INFO must follow our CONNECT within it.
     private static readonly TimeSpan ConnectProcessTimeout = TimeSpan.FromSeconds(2);
 
-    // How long the hub's first INFO may take (nats-server's leaf INFO wait).
-    private static readonly TimeSpan FirstInfoTimeout = TimeSpan.FromSeconds(2);
-
     private readonly LeafRemote? remote;
     private readonly LeafHub? hub;
     private readonly LeafInterest interest;
     private readonly Uri url;
-    private readonly SocketConnection connection;
+    private readonly TransportConnection connection;
+    private readonly LeafTransport transport;
     private readonly ConnectionOutput output;
     private readonly TaskCompletionSource done = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
@@ -47,14 +43,14 @@ internal sealed partial class LeafConnection : ClientBase
     private volatile bool established;
     private byte[] nonce = [];
 
-    public LeafConnection(BrokerCore server, LeafRemote remote, LeafInterest interest, Socket socket, Uri url)
-        : this(server, remote, interest, socket, url, LeafPermissions.Create(remote.Options, interest.Account.IsSystem))
+    public LeafConnection(BrokerCore server, LeafRemote remote, LeafInterest interest, LeafTransport transport, Uri url)
+        : this(server, remote, interest, transport, url, LeafPermissions.Create(remote.Options, interest.Account.IsSystem))
     {
     }
 
     /// <summary>A link a spoke opened to this broker as its hub, after <see cref="LeafHandshake"/>.</summary>
-    public LeafConnection(BrokerCore server, LeafHub hub, LeafInterest interest, Socket socket, LeafSpoke spoke)
-        : this(server, null, interest, socket, new Uri("nats-leaf://" + socket.RemoteEndPoint), spoke.Permissions)
+    public LeafConnection(BrokerCore server, LeafHub hub, LeafInterest interest, LeafTransport transport, LeafSpoke spoke)
+        : this(server, null, interest, transport, new Uri("nats-leaf://" + transport.Connection.RemoteEndPoint), spoke.Permissions)
     {
         this.hub = hub;
         Spoke = spoke;
@@ -62,7 +58,7 @@ internal sealed partial class LeafConnection : ClientBase
         HubName = spoke.Name;
     }
 
-    private LeafConnection(BrokerCore server, LeafRemote? remote, LeafInterest interest, Socket socket, Uri url, LeafPermissions permissions)
+    private LeafConnection(BrokerCore server, LeafRemote? remote, LeafInterest interest, LeafTransport transport, Uri url, LeafPermissions permissions)
         : base(server, ClientKind.Leaf, interest.Account)
     {
         this.remote = remote;
@@ -70,10 +66,10 @@ internal sealed partial class LeafConnection : ClientBase
         this.url = url;
         Echo = false;
         this.permissions = permissions;
-        var settings = new TransportSettings { MaxPendingOutputBytes = server.Options.MaxPending, WriteDeadline = server.Options.WriteDeadline };
-        connection = new SocketConnection(socket, settings, owner: null, PipeScheduler.ThreadPool);
+        this.transport = transport;
+        connection = transport.Connection;
         output = new ConnectionOutput(connection, connection.Transport.Output);
-        RemoteEndPoint = socket.RemoteEndPoint as IPEndPoint;
+        RemoteEndPoint = connection.RemoteEndPoint as IPEndPoint;
     }
 
     /// <summary>The hub's address.</summary>
@@ -111,7 +107,6 @@ internal sealed partial class LeafConnection : ClientBase
     /// <summary>Runs the link until it closes: starts the transport, reads, and closes on a fault or end of input.</summary>
     public async Task RunAsync(CancellationToken stopping)
     {
-        connection.Start();
         using var registration = stopping.Register(static state => ((LeafConnection)state!).Close("Server Shutdown"), this);
         if (Spoke is { } spoke)
         {
@@ -122,7 +117,7 @@ internal sealed partial class LeafConnection : ClientBase
         }
         else
         {
-            _ = WatchHandshakeAsync(FirstInfoTimeout, "Timeout waiting for the hub's INFO", requireInfo: true);
+            _ = WatchHandshakeAsync(LeafTransportOpener.FirstInfoTimeout, "Timeout waiting for the hub's INFO", requireInfo: true);
         }
 
         try
@@ -226,13 +221,6 @@ internal sealed partial class LeafConnection : ClientBase
                 return;
             }
 
-            if (info.TlsRequired)
-            {
-                LeafLog.Refused(Server.Logger, Redacted, "the hub requires TLS, which leaf node remotes do not support yet");
-                Close("TLS Required");
-                return;
-            }
-
             nonce = Encoding.UTF8.GetBytes(info.Nonce ?? string.Empty);
             SupportsHeaders = info.Headers && !Server.Options.NoHeaderSupport;
             HubName = info.ServerName ?? info.ServerId ?? string.Empty;
@@ -244,10 +232,7 @@ internal sealed partial class LeafConnection : ClientBase
             }
         }
 
-        if (info.LeafNodeUrls is { Count: > 0 } urls)
-        {
-            remote.AddDiscovered(urls);
-        }
+        remote.AddDiscovered(info);
 
         if (info.Import is not null || info.Export is not null)
         {
@@ -286,6 +271,9 @@ internal sealed partial class LeafConnection : ClientBase
             Domain = Server.JetStreamDomain,
             Headers = !Server.Options.NoHeaderSupport,
             JetStream = HasJetStream(),
+
+            // As nats-server: the TLS upgrade after INFO, not TLS under WebSocket frames.
+            TlsRequired = transport.Tls && !transport.WebSocket,
             DenyPublish = options.DenyImports.Count > 0 ? options.DenyImports : null,
         };
         if (options.Credentials is { } path)
@@ -371,7 +359,10 @@ internal sealed partial class LeafConnection : ClientBase
     }
 
     /// <summary>The URL without credentials, for logs and /leafz.</summary>
-    public string Redacted => url.GetLeftPart(UriPartial.Authority).Replace(url.UserInfo + "@", string.Empty, StringComparison.Ordinal);
+    public string Redacted => RedactedUrl(url);
+
+    /// <summary><paramref name="url"/> without credentials.</summary>
+    public static string RedactedUrl(Uri url) => url.GetLeftPart(UriPartial.Authority).Replace(url.UserInfo + "@", string.Empty, StringComparison.Ordinal);
 
     /// <summary>A subscription of this link delivered outside <see cref="LeafFanout"/> (through a stream import's shadow): sent on its own.</summary>
     public override void Deliver(ClientBase producer, Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)

@@ -1,7 +1,10 @@
+using System.IO.Pipelines;
 using System.Net;
 using System.Net.NetworkInformation;
 using System.Net.Sockets;
+using Broker.Abstractions;
 using Broker.Core.Internal.Accounts;
+using Broker.Core.Internal.Transport;
 
 namespace Broker.Core.Internal.Leaf;
 
@@ -156,7 +159,10 @@ internal sealed class LeafHub
             return;
         }
 
-        var link = new LeafConnection(server, this, interestFor(spoke.Account), socket, spoke);
+        var settings = new TransportSettings { MaxPendingOutputBytes = server.Options.MaxPending, WriteDeadline = server.Options.WriteDeadline };
+        var connection = new SocketConnection(socket, settings, owner: null, PipeScheduler.ThreadPool);
+        connection.Start();
+        var link = new LeafConnection(server, this, interestFor(spoke.Account), new LeafTransport(connection, Tls: false, WebSocket: false), spoke);
         await link.RunAsync(stopping).ConfigureAwait(false);
     }
 

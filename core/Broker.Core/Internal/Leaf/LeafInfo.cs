@@ -4,7 +4,7 @@ namespace Broker.Core.Internal.Leaf;
 
 /// <summary>
 /// The fields a spoke reads from a hub's INFO (nats-server's <c>Info</c>): the first one (<c>client_id</c>,
-/// <c>nonce</c>, <c>leafnode_urls</c>), the connect-info one (<c>connect_info</c>, <c>import</c>, <c>export</c>,
+/// <c>nonce</c>, <c>leafnode_urls</c>, <c>ws_connect_urls</c>), the connect-info one (<c>connect_info</c>, <c>import</c>, <c>export</c>,
 /// <c>remote_account</c>) and later asynchronous ones (new <c>leafnode_urls</c>).
 /// </summary>
 internal sealed class LeafInfo
@@ -38,6 +38,9 @@ internal sealed class LeafInfo
 
     [JsonPropertyName("leafnode_urls")]
     public List<string>? LeafNodeUrls { get; set; }
+
+    [JsonPropertyName("ws_connect_urls")]
+    public List<string>? WebSocketConnectUrls { get; set; }
 
     [JsonPropertyName("info_on_connect")]
     public bool InfoOnConnect { get; set; }

@@ -37,4 +37,10 @@ internal static partial class LeafLog
 
     [LoggerMessage(1721, LogLevel.Information, "Adding deny \"{Subject}\" for outgoing messages to account \"{Account}\"")]
     public static partial void DomainDeny(ILogger logger, string subject, string account);
+
+    [LoggerMessage(1709, LogLevel.Warning, "TLS leafnode handshake error with {Url}: {Error}")]
+    public static partial void TlsFailed(ILogger logger, string url, string error);
+
+    [LoggerMessage(1710, LogLevel.Warning, "Error soliciting websocket connection to {Url}: {Error}")]
+    public static partial void WebSocketFailed(ILogger logger, string url, string error);
 }

@@ -18,6 +18,8 @@ internal sealed class LeafRemote
     private readonly Lock gate = new();
     private readonly List<Uri> urls;
     private readonly (string User, string? Password)? savedUser;
+    private readonly LeafTransportOpener opener;
+    private readonly string discoveredScheme;
     private Uri? current;
     private TimeSpan connectDelay;
     private volatile LeafConnection? link;
@@ -35,6 +37,12 @@ internal sealed class LeafRemote
 
         // nats-server saveUserPassword: the first URL's credentials also serve announced bare URLs.
         savedUser = urls.Where(u => u.UserInfo.Length > 0).Select(Split).FirstOrDefault();
+        var settings = new Abstractions.TransportSettings { MaxPendingOutputBytes = server.Options.MaxPending, WriteDeadline = server.Options.WriteDeadline };
+        opener = new LeafTransportOpener(LeafTls.Create(options, urls), settings);
+
+        // The remote's URLs are all WebSocket or none (LeafRemoteOptions.Validate); TLS is kept for announced ones.
+        discoveredScheme = urls[0].Scheme is not ("ws" or "wss") ? "nats-leaf://"
+            : options.Tls is not null || urls.Any(u => u.Scheme == "wss") ? "wss://" : "ws://";
     }
 
     public LeafRemoteOptions Options { get; }
@@ -91,13 +99,53 @@ internal sealed class LeafRemote
             }
 
             attempts = 0;
-            var connection = new LeafConnection(server, this, interest, socket, url);
+            LeafTransport transport;
+            try
+            {
+                transport = await opener.OpenAsync(socket, url, Options.WebSocketCompression, stopping).ConfigureAwait(false);
+            }
+            catch (Exception ex) when (ex is LeafLinkException or IOException or SocketException or OperationCanceledException)
+            {
+                socket.Dispose();
+                if (stopping.IsCancellationRequested)
+                {
+                    return;
+                }
+
+                Failed(url, ex);
+                if (!await WaitAsync(server.Options.LeafNodes.ReconnectInterval, stopping).ConfigureAwait(false))
+                {
+                    return;
+                }
+
+                continue;
+            }
+
+            var connection = new LeafConnection(server, this, interest, transport, url);
             await connection.RunAsync(stopping).ConfigureAwait(false);
             link = null;
             if (!await WaitAsync(server.Options.LeafNodes.ReconnectInterval, stopping).ConfigureAwait(false))
             {
                 return;
             }
+        }
+    }
+
+    // nats-server logs a failed handshake every time (Errorf), then reconnects after the interval.
+    private void Failed(Uri url, Exception ex)
+    {
+        var redacted = LeafConnection.RedactedUrl(url);
+        switch ((ex as LeafLinkException)?.Stage)
+        {
+            case LeafLinkStage.Tls:
+                LeafLog.TlsFailed(server.Logger, redacted, ex.Message);
+                break;
+            case LeafLinkStage.WebSocket:
+                LeafLog.WebSocketFailed(server.Logger, redacted, ex.Message);
+                break;
+            default:
+                LeafLog.Closed(server.Logger, redacted, ex is LeafLinkException ? ex.Message : "Read Error: " + ex.Message);
+                break;
         }
     }
 
@@ -148,14 +196,23 @@ internal sealed class LeafRemote
         }
     }
 
-    /// <summary>Adds the URLs a hub announced (<c>host:port</c>) that are not known yet.</summary>
-    public void AddDiscovered(IEnumerable<string> hostPorts)
+    /// <summary>
+    /// Adds the URLs a hub announced (<c>host:port</c>) that are not known yet: its <c>ws_connect_urls</c> for a
+    /// WebSocket remote (whose URLs are all <c>ws://</c> or <c>wss://</c>), else its <c>leafnode_urls</c>, as
+    /// nats-server's <c>updateLeafNodeURLs</c>.
+    /// </summary>
+    public void AddDiscovered(LeafInfo info)
     {
+        if ((discoveredScheme is "nats-leaf://" ? info.LeafNodeUrls : info.WebSocketConnectUrls) is not { Count: > 0 } hostPorts)
+        {
+            return;
+        }
+
         lock (gate)
         {
             foreach (var hostPort in hostPorts)
             {
-                if (Uri.TryCreate("nats-leaf://" + hostPort, UriKind.Absolute, out var uri) && !urls.Any(u => SameHost(u, uri)))
+                if (Uri.TryCreate(discoveredScheme + hostPort, UriKind.Absolute, out var uri) && !urls.Any(u => SameHost(u, uri)))
                 {
                     urls.Add(uri);
                 }

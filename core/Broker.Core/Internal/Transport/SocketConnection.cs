@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.IO.Pipelines;
 using System.Net;
 using System.Net.Sockets;
@@ -51,7 +52,7 @@ internal sealed partial class SocketConnection : TransportConnection
         LocalEndPoint = socket.LocalEndPoint;
         RemoteEndPoint = socket.RemoteEndPoint;
 
-        input = new Pipe(InputOptions);
+        input = CreateInputPipe();
         output = new OutputBuffer(settings, below: null, outputReaderScheduler);
         Transport = new DuplexPipe(input.Reader, output.Writer);
         Features.Set<IPendingOutputFeature>(output);
@@ -60,6 +61,12 @@ internal sealed partial class SocketConnection : TransportConnection
     }
 
     private static long nextId;
+
+    /// <summary>
+    /// A connection's input: the parser runs inline on the receiving thread (no hop between the network and the
+    /// protocol), and the receive loop pauses from 1 MiB unread.
+    /// </summary>
+    internal static Pipe CreateInputPipe() => new(InputOptions);
 
     public override string ConnectionId { get; }
 
@@ -77,6 +84,16 @@ internal sealed partial class SocketConnection : TransportConnection
 
     /// <summary>When the current send began (Environment.TickCount64), or 0.</summary>
     public long SendStartedAt => Volatile.Read(ref sendStartedAt);
+
+    /// <summary>
+    /// Bytes read from the socket before this connection took it over (a leaf link's first INFO, read to decide on
+    /// TLS): the input's first bytes. Call before <see cref="Start"/>.
+    /// </summary>
+    public void Preload(ReadOnlySpan<byte> bytes)
+    {
+        input.Writer.Write(bytes);
+        input.Writer.FlushAsync().AsTask().GetAwaiter().GetResult();
+    }
 
     public void Start()
     {
@@ -139,7 +156,8 @@ internal sealed partial class SocketConnection : TransportConnection
         }
     }
 
-    private sealed class DuplexPipe(PipeReader input, PipeWriter output) : IDuplexPipe
+    /// <summary>An input and an output as a connection's transport.</summary>
+    internal sealed class DuplexPipe(PipeReader input, PipeWriter output) : IDuplexPipe
     {
         public PipeReader Input { get; } = input;
 

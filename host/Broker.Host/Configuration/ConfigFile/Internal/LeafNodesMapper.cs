@@ -8,10 +8,10 @@ namespace Broker.Host.Configuration.ConfigFile.Internal;
 /// <summary>
 /// The <c>leafnodes</c> (or <c>leaf</c>) block (nats-server opts.go parseLeafNodes, parseRemoteLeafNodes) onto
 /// <see cref="LeafNodeOptions"/>: <c>remotes</c> (<c>url</c>/<c>urls</c>, <c>no_randomize</c>, <c>account</c>,
-/// <c>credentials</c>, <c>deny_imports</c>, <c>deny_exports</c>) and <c>reconnect</c>, with nats-server's texts; the
-/// keys of accepting leaf nodes (being a hub: <c>listen</c>, <c>authorization</c>, ...) go to <see cref="LeafHubMapper"/>.
-/// A remote's <c>tls</c> block, <c>hub: true</c> and WebSocket URLs are errors (the link would run otherwise than the
-/// file says).
+/// <c>credentials</c>, <c>deny_imports</c>, <c>deny_exports</c>, <c>tls</c>) and <c>reconnect</c>, with nats-server's
+/// texts; the keys of accepting leaf nodes (being a hub: <c>listen</c>, <c>authorization</c>, ...) go to
+/// <see cref="LeafHubMapper"/>. <c>hub: true</c>, <c>ws_no_masking</c> and the TLS keys a spoke does not honour are
+/// errors (the link would run otherwise than the file says).
 /// </summary>
 /// <param name="reader">Typed reads of the values.</param>
 /// <param name="output">Where values and diagnostics go.</param>
@@ -119,11 +119,17 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
 
                     break;
                 case "tls":
-                    reader.NotYet(field, "TLS on leaf node remotes");
+                    Tls(field, prefix + ":" + nameof(LeafRemoteOptions.Tls));
                     break;
-                case "ws_compress" or "ws_compression" or "websocket_compress" or "websocket_compression" or "ws_no_masking" or "websocket_no_masking":
-                    // Only meaningful with ws:// URLs, which are refused.
-                    reader.TryBool(field, out _);
+                case "ws_compress" or "ws_compression" or "websocket_compress" or "websocket_compression":
+                    reader.SetBool(field, prefix + ":" + nameof(LeafRemoteOptions.WebSocketCompression));
+                    break;
+                case "ws_no_masking" or "websocket_no_masking":
+                    if (reader.TryBool(field, out var noMasking) && noMasking)
+                    {
+                        reader.NotYet(field, "unmasked WebSocket frames on leaf node remotes");
+                    }
+
                     break;
                 case "jetstream_cluster_migrate" or "js_cluster_migrate":
                     ignored.Ignore(field, "JetStream cluster migration");
@@ -179,13 +185,119 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
                 continue;
             }
 
-            if (uri.Scheme is "ws" or "wss")
-            {
-                output.Error(position, $"\"{field.Key}\": not supported yet (WebSocket leaf node remotes, {uri.Scheme}://); ignoring it would route messages or admit clients differently than the file says");
-                continue;
-            }
-
             output.Set(prefix + ":" + Format(index++), trimmed);
+        }
+    }
+
+    // A remote's tls block (nats-server parseTLS with isClientCtx): the client's keys; GenTLSConfig's checks are the options' own.
+    private void Tls(ConfEntry field, string prefix)
+    {
+        if (!reader.TryMap(field, out var block))
+        {
+            return;
+        }
+
+        output.Set(prefix + ":" + nameof(LeafRemoteTlsOptions.Timeout), Format(LeafRemoteTlsOptions.DefaultTimeout));
+        foreach (var item in block.Entries)
+        {
+            switch (item.Key.ToLowerInvariant())
+            {
+                case "cert_file" or "key_file" or "ca_file":
+                    if (item.Value is ConfString file)
+                    {
+                        var name = item.Key.ToLowerInvariant() switch
+                        {
+                            "cert_file" => nameof(LeafRemoteTlsOptions.CertFile),
+                            "key_file" => nameof(LeafRemoteTlsOptions.KeyFile),
+                            _ => nameof(LeafRemoteTlsOptions.CaFile),
+                        };
+                        output.Set(prefix + ":" + name, file.Value);
+                    }
+                    else
+                    {
+                        output.Error(item.KeyPosition, $"error parsing tls config, expected '{item.Key.ToLowerInvariant()}' to be filename");
+                    }
+
+                    break;
+                case "insecure":
+                    TlsBool(item, prefix + ":" + nameof(LeafRemoteTlsOptions.Insecure));
+                    break;
+                case "verify" or "verify_and_map":
+                    // A server's check of client certificates: a spoke, the TLS client, has none to make (Go ignores it there).
+                    TlsBool(item, null);
+                    break;
+                case "verify_cert_and_check_known_urls":
+                    if (item.Value is ConfBool { Value: true })
+                    {
+                        output.Error(item.KeyPosition, "verify_cert_and_check_known_urls not supported in this context");
+                    }
+                    else
+                    {
+                        TlsBool(item, null);
+                    }
+
+                    break;
+                case "timeout":
+                    TlsTimeout(item, prefix + ":" + nameof(LeafRemoteTlsOptions.Timeout));
+                    break;
+                case "cipher_suites" or "curve_preferences" or "pinned_certs" or "connection_rate_limit" or "min_version":
+                    reader.NotYet(item, "on a leaf node remote's TLS");
+                    break;
+                case "handshake_first" or "first" or "immediate":
+                    reader.NotYet(item, "TLS before the hub's INFO, nats-server 2.10");
+                    break;
+                default:
+                    if (!item.UsedAsVariable)
+                    {
+                        output.Error(item.KeyPosition, $"error parsing tls config, unknown field [\"{item.Key}\"]");
+                    }
+
+                    break;
+            }
+        }
+    }
+
+    private void TlsBool(ConfEntry item, string? key)
+    {
+        if (item.Value is not ConfBool flag)
+        {
+            output.Error(item.KeyPosition, $"error parsing tls config, expected '{item.Key.ToLowerInvariant()}' to be a boolean");
+        }
+        else if (key is not null)
+        {
+            output.Set(key, Format(flag.Value));
+        }
+    }
+
+    // Seconds (an integer or a fraction) or a Go duration; zero or less is the default.
+    private void TlsTimeout(ConfEntry item, string key)
+    {
+        double seconds;
+        switch (item.Value)
+        {
+            case ConfInteger whole:
+                seconds = whole.Value;
+                break;
+            case ConfFloat fraction:
+                seconds = fraction.Value;
+                break;
+            case ConfString text:
+                if (!Broker.Abstractions.ConfigSyntax.TryParseDuration(text.Value, out var duration, out var error))
+                {
+                    output.Error(item.KeyPosition, $"error parsing tls config, 'timeout' {error}");
+                    return;
+                }
+
+                seconds = duration.TotalSeconds;
+                break;
+            default:
+                output.Error(item.KeyPosition, "error parsing tls config, 'timeout' wrong type");
+                return;
+        }
+
+        if (seconds > 0)
+        {
+            output.Set(key, Format(TimeSpan.FromSeconds(seconds)));
         }
     }
 

@@ -1,0 +1,240 @@
+using System.Net;
+using System.Net.Security;
+using System.Security.Authentication;
+using System.Security.Cryptography;
+using System.Security.Cryptography.X509Certificates;
+
+namespace Broker.Core.Internal.Leaf;
+
+/// <summary>
+/// The client side of a remote's TLS (nats-server's <c>leafNodeGetTLSConfigForSolicit</c> and
+/// <c>doTLSClientHandshake</c>), built when the broker is: the certificate presented to a hub that verifies leaf
+/// nodes, the roots the hub's certificate must chain to (<c>ca_file</c>, else the system's), <c>insecure</c>, the
+/// handshake timeout. The hub's name is checked against the URL's host, or, for an IP address, against the first host
+/// name among the configured URLs (nats-server's <c>tlsName</c>, forgotten when it does not match).
+/// </summary>
+/// <remarks>
+/// The framework's <see cref="SslStream"/> rather than the TLS plugin: the plugin's contract
+/// (<c>IConnectionMiddleware</c>, <c>ITlsConnectionFeature</c>) secures accepted connections as the server, and a
+/// remote's <c>tls { }</c> is the leaf node block's own (nested blocks stay with their owner, docs/plugins.md), so
+/// a link the core dials does not depend on a plugin being loaded.
+/// </remarks>
+internal sealed class LeafTls
+{
+    // A hub's certificate must allow server authentication when it restricts its key usage (as Go checks).
+    private static readonly Oid ServerAuthentication = new("1.3.6.1.5.5.7.3.1");
+
+    private readonly SslStreamCertificateContext? clientCertificate;
+    private readonly X509Certificate2Collection? roots;
+    private readonly bool insecure;
+    private string? tlsName;
+
+    private LeafTls(LeafRemoteTlsOptions? options, IEnumerable<Uri> urls)
+    {
+        Configured = options is not null;
+        Timeout = options is { Timeout.Ticks: > 0 } ? options.Timeout : LeafRemoteTlsOptions.DefaultTimeout;
+        insecure = options?.Insecure ?? false;
+        if (!string.IsNullOrEmpty(options?.CertFile))
+        {
+            clientCertificate = LoadCertificate(options.CertFile, options.KeyFile!);
+        }
+
+        if (!string.IsNullOrEmpty(options?.CaFile))
+        {
+            roots = LoadRoots(options.CaFile);
+        }
+
+        tlsName = urls.Select(u => u.IdnHost).FirstOrDefault(h => !IPAddress.TryParse(h, out _));
+    }
+
+    /// <summary>Whether the remote has a <c>tls { }</c> block: the link then always speaks TLS.</summary>
+    public bool Configured { get; }
+
+    /// <summary>How long a handshake may take.</summary>
+    public TimeSpan Timeout { get; }
+
+    /// <summary>The remote's TLS, its files read now.</summary>
+    /// <exception cref="InvalidOperationException">A file cannot be read (nats-server's texts).</exception>
+    public static LeafTls Create(LeafRemoteOptions options, IEnumerable<Uri> urls) => new(options.Tls, urls);
+
+    /// <summary>Shakes hands as the client over <paramref name="inner"/>, which the returned stream then owns.</summary>
+    /// <exception cref="LeafLinkException">The handshake failed or timed out; the message says why.</exception>
+    public async Task<SslStream> AuthenticateAsync(Stream inner, Uri url, CancellationToken stopping)
+    {
+        var host = url.IdnHost;
+        var name = tlsName;
+        if (name is not null && IPAddress.TryParse(host, out _))
+        {
+            host = name;
+        }
+
+        string? failure = null;
+        var ssl = new SslStream(inner, leaveInnerStreamOpen: false);
+        var options = new SslClientAuthenticationOptions
+        {
+            TargetHost = host,
+            ClientCertificateContext = clientCertificate,
+            EnabledSslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
+            CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
+            RemoteCertificateValidationCallback = (_, certificate, chain, errors) => Check(certificate, chain, errors, host, out failure),
+        };
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping);
+        timeout.CancelAfter(Timeout);
+        try
+        {
+            await ssl.AuthenticateAsClientAsync(options, timeout.Token).ConfigureAwait(false);
+            return ssl;
+        }
+        catch (Exception ex) when (ex is AuthenticationException or IOException or OperationCanceledException or CryptographicException or InvalidOperationException)
+        {
+            await ssl.DisposeAsync().ConfigureAwait(false);
+            stopping.ThrowIfCancellationRequested();
+            if (failure is not null && failure.StartsWith("x509: certificate is valid for", StringComparison.Ordinal) && host == name)
+            {
+                // nats-server issue 1256: a saved host name that does not match is not tried again.
+                tlsName = null;
+            }
+
+            throw new LeafLinkException(LeafLinkStage.Tls, failure ?? (ex is OperationCanceledException ? "timeout" : ex.GetBaseException().Message));
+        }
+    }
+
+    private bool Check(X509Certificate? presented, X509Chain? chain, SslPolicyErrors errors, string host, out string? failure)
+    {
+        failure = null;
+        if (insecure)
+        {
+            return true;
+        }
+
+        if (presented is null || (errors & SslPolicyErrors.RemoteCertificateNotAvailable) != 0)
+        {
+            failure = "the hub presented no certificate";
+            return false;
+        }
+
+        using var certificate = new X509Certificate2(presented);
+        if ((errors & SslPolicyErrors.RemoteCertificateNameMismatch) != 0)
+        {
+            failure = $"x509: certificate is valid for {Names(certificate)}, not {host}";
+            return false;
+        }
+
+        if (roots is null)
+        {
+            failure = (errors & SslPolicyErrors.RemoteCertificateChainErrors) == 0 ? null : ChainFailure(chain);
+            return failure is null;
+        }
+
+        using var verifier = new X509Chain();
+        verifier.ChainPolicy.TrustMode = X509ChainTrustMode.CustomRootTrust;
+        verifier.ChainPolicy.CustomTrustStore.AddRange(roots);
+        verifier.ChainPolicy.RevocationMode = X509RevocationMode.NoCheck;
+        verifier.ChainPolicy.ApplicationPolicy.Add(ServerAuthentication);
+        if (chain is not null)
+        {
+            // Intermediates the hub sent along.
+            foreach (var element in chain.ChainElements)
+            {
+                verifier.ChainPolicy.ExtraStore.Add(element.Certificate);
+            }
+        }
+
+        if (verifier.Build(certificate))
+        {
+            return true;
+        }
+
+        failure = ChainFailure(verifier);
+        return false;
+    }
+
+    // Go's texts for the common cases.
+    private static string ChainFailure(X509Chain? chain)
+    {
+        var status = chain?.ChainStatus ?? [];
+        if (status.Any(s => s.Status is X509ChainStatusFlags.UntrustedRoot or X509ChainStatusFlags.PartialChain))
+        {
+            return "x509: certificate signed by unknown authority";
+        }
+
+        if (status.Any(s => s.Status is X509ChainStatusFlags.NotTimeValid))
+        {
+            return "x509: certificate has expired or is not yet valid";
+        }
+
+        return "x509: " + string.Join("; ", status.Select(s => s.StatusInformation.Trim()).Where(s => s.Length > 0).DefaultIfEmpty("certificate chain is not valid"));
+    }
+
+    private static string Names(X509Certificate2 certificate)
+    {
+        var names = certificate.Extensions.OfType<X509SubjectAlternativeNameExtension>()
+            .SelectMany(e => e.EnumerateDnsNames().Concat(e.EnumerateIPAddresses().Select(a => a.ToString())))
+            .ToList();
+        return names.Count == 0 ? "no names" : string.Join(", ", names);
+    }
+
+    private static SslStreamCertificateContext LoadCertificate(string certFile, string keyFile)
+    {
+        X509Certificate2 leaf;
+        try
+        {
+            using var pem = X509Certificate2.CreateFromPemFile(certFile, keyFile);
+
+            // A PEM key is ephemeral; a PKCS#12 round trip gives a key every platform's TLS stack accepts.
+            leaf = X509CertificateLoader.LoadPkcs12(pem.Export(X509ContentType.Pkcs12), password: null);
+        }
+        catch (Exception ex) when (ex is CryptographicException or IOException or UnauthorizedAccessException or ArgumentException)
+        {
+            throw new InvalidOperationException($"error parsing X509 certificate/key pair: {ex.Message}", ex);
+        }
+
+        var intermediates = new X509Certificate2Collection();
+        intermediates.ImportFromPemFile(certFile);
+        foreach (var cert in intermediates.Where(c => string.Equals(c.Thumbprint, leaf.Thumbprint, StringComparison.OrdinalIgnoreCase)).ToList())
+        {
+            intermediates.Remove(cert);
+        }
+
+        return SslStreamCertificateContext.Create(leaf, intermediates, offline: true);
+    }
+
+    private static X509Certificate2Collection LoadRoots(string caFile)
+    {
+        var collection = new X509Certificate2Collection();
+        try
+        {
+            collection.ImportFromPemFile(caFile);
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+        {
+            throw new InvalidOperationException(ex.Message, ex);
+        }
+        catch (CryptographicException ex)
+        {
+            throw new InvalidOperationException("failed to parse root ca certificate", ex);
+        }
+
+        return collection.Count == 0 ? throw new InvalidOperationException("failed to parse root ca certificate") : collection;
+    }
+}
+
+/// <summary>A link could not be opened: TLS or the WebSocket upgrade failed, or the hub's INFO did not come.</summary>
+internal sealed class LeafLinkException(LeafLinkStage stage, string message) : Exception(message)
+{
+    /// <summary>What failed.</summary>
+    public LeafLinkStage Stage { get; } = stage;
+}
+
+/// <summary>The steps of opening a link that can fail before the link exists.</summary>
+internal enum LeafLinkStage
+{
+    /// <summary>The hub's first INFO.</summary>
+    Info,
+
+    /// <summary>The TLS handshake.</summary>
+    Tls,
+
+    /// <summary>The WebSocket upgrade.</summary>
+    WebSocket,
+}
