@@ -77,6 +77,7 @@ public sealed partial class BrokerServer
             }
 
             core.LeafNodes?.Start();
+            core.Routes?.Start();
             core.SetRunState(BrokerRunState.Running);
             HostingLog.Ready(logger);
         }
@@ -111,6 +112,11 @@ public sealed partial class BrokerServer
         if (core.LeafNodes is { } leafNodes)
         {
             await leafNodes.StopAsync().ConfigureAwait(false);
+        }
+
+        if (core.Routes is { } routes)
+        {
+            await routes.StopAsync().ConfigureAwait(false);
         }
 
         foreach (var host in listeners)

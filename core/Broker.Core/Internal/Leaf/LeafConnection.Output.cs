@@ -15,7 +15,7 @@ internal sealed partial class LeafConnection
     /// Sends one message to the hub, with the queue groups it is to serve; false when the link is closed or the hub's
     /// permissions (and <c>deny_exports</c>) keep the subject here.
     /// </summary>
-    public bool SendMessage(ClientBase producer, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte[]?> queues)
+    public override bool SendMessage(ClientBase producer, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte[]?> queues)
     {
         if (!established || !permissions.CanPublish(subject))
         {
@@ -42,7 +42,7 @@ internal sealed partial class LeafConnection
             }
 
             var span = output.Reserve(lineLength);
-            var written = WriteMessageLine(span, withHeaders, subject, replyTo, remap ? deliverAs : default, queues, headerLength, totalLength);
+            var written = WriteMessageLine(span, withHeaders ? "HMSG "u8 : "LMSG "u8, withHeaders, subject, replyTo, remap ? deliverAs : default, queues, headerLength, totalLength);
             output.Advance(written);
             if (withHeaders)
             {
@@ -63,9 +63,13 @@ internal sealed partial class LeafConnection
         return true;
     }
 
-    private static int WriteMessageLine(Span<byte> span, bool withHeaders, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte[]?> queues, int headerLength, int totalLength)
+    /// <summary>
+    /// Writes a link's message line after <paramref name="op"/> (<c>LMSG </c>, or a route's <c>RMSG acc </c>): the
+    /// subject, then <c>+ reply queues...</c>, <c>| queues...</c> or the reply alone, then the sizes; returns its length.
+    /// </summary>
+    internal static int WriteMessageLine(Span<byte> span, ReadOnlySpan<byte> op, bool withHeaders, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte[]?> queues, int headerLength, int totalLength)
     {
-        var written = Append(span, 0, withHeaders ? "HMSG "u8 : "LMSG "u8);
+        var written = Append(span, 0, op);
         written = Append(span, written, subject);
         span[written++] = (byte)' ';
         if (queues.Length > 0)

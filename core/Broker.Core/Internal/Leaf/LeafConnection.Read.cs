@@ -188,10 +188,10 @@ internal sealed partial class LeafConnection
         Unsubscribe(args, 0);
     }
 
-    private readonly record struct MessageLine(Range Subject, Range Reply, Range Queues, int HeaderSize, int Size);
+    internal readonly record struct MessageLine(Range Subject, Range Reply, Range Queues, int HeaderSize, int Size);
 
     // LMSG <subject> [reply] <size> | <subject> + <reply> <queues...> <size> | <subject> | <queues...> <size>; HMSG adds <hdr> before <size>.
-    private static MessageLine ParseMessageLine(ReadOnlySpan<byte> args, bool withHeaders)
+    internal static MessageLine ParseMessageLine(ReadOnlySpan<byte> args, bool withHeaders)
     {
         Span<Range> parts = stackalloc Range[64];
         var count = Protocol.ArgumentSplitter.Split(args, parts);

@@ -20,7 +20,7 @@ namespace Broker.Core.Internal.Leaf;
 /// Reading is in LeafConnection.Read.cs, writing in LeafConnection.Output.cs.
 /// </summary>
 [System.Diagnostics.CodeAnalysis.SuppressMessage("Design", "CA1001", Justification = "The transport is disposed when RunAsync ends; the link has no other owner.")]
-internal sealed partial class LeafConnection : ClientBase
+internal sealed partial class LeafConnection : LinkClient, IInterestLink
 {
     // nats-server's connectProcessTimeout: the connect-info INFO must follow our CONNECT within it.
     private static readonly TimeSpan ConnectProcessTimeout = TimeSpan.FromSeconds(2);
@@ -314,13 +314,6 @@ internal sealed partial class LeafConnection : ClientBase
 
     /// <summary>The URL without credentials, for logs and /leafz.</summary>
     public string Redacted => url.GetLeftPart(UriPartial.Authority).Replace(url.UserInfo + "@", string.Empty, StringComparison.Ordinal);
-
-    /// <summary>A subscription of this link delivered outside <see cref="LeafFanout"/> (through a stream import's shadow): sent on its own.</summary>
-    public override void Deliver(ClientBase producer, Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
-    {
-        byte[]?[] queues = subscription.Queue is null ? [] : [subscription.Queue];
-        SendMessage(producer, subject, subject, replyTo, headers, payload, queues);
-    }
 }
 
 /// <summary>The hub sent something this spoke cannot parse: the link closes.</summary>

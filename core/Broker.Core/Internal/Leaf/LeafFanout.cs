@@ -5,12 +5,14 @@ using Broker.Core.Internal.Subscriptions;
 namespace Broker.Core.Internal.Leaf;
 
 /// <summary>
-/// One producer's deliveries when a match holds subscriptions of leaf node links (nats-server's
-/// <c>processMsgResults</c> with route targets): local subscriptions are served as usual; each link gets the message
-/// once, however many of its subscriptions matched, with the names of the queue groups it is to serve
-/// (<c>LMSG subject + reply q1 q2 size</c>). In a queue group local members come first: the link is the fallback
-/// when no local member took the message, as nats-server prefers local members for a client's publish. A message that
-/// came from a link never goes to another one (the broker is only a spoke).
+/// One producer's deliveries when a match holds subscriptions of links, leaf node links or routes
+/// (<see cref="LinkClient"/>; nats-server's <c>processMsgResults</c> with route targets): local subscriptions are
+/// served as usual; each link gets the message once, however many of its subscriptions matched, with the names of the
+/// queue groups it is to serve (<c>LMSG subject + reply q1 q2 size</c>, <c>RMSG acc subject ...</c>). In a queue group
+/// local members come first: a link is the fallback when no local member took the message, as nats-server prefers
+/// local members for a client's publish. A message that came from a link never goes to another one: routes are one
+/// hop (a full mesh), the broker is only a spoke, and nats-server sends neither a spoke's hub messages onto routes nor
+/// routed messages to a hub.
 /// </summary>
 /// <remarks>Made at the producer's first such match; only the producer's thread uses it, so the scratch state needs no lock.</remarks>
 internal sealed class LeafFanout(ClientBase producer)
@@ -21,11 +23,11 @@ internal sealed class LeafFanout(ClientBase producer)
     /// <summary>Delivers to every plain subscription and one member of each group; returns the deliveries made.</summary>
     public int Deliver(SubListResult result, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
-        var fromLeaf = producer.Kind == ClientKind.Leaf;
+        var fromLeaf = LinkClient.IsLink(producer.Kind);
         var delivered = 0;
         foreach (var subscription in result.Plain)
         {
-            if (subscription.Client is LeafConnection link)
+            if (subscription.Client is LinkClient link)
             {
                 if (!fromLeaf && !subscription.Closed)
                 {
@@ -74,7 +76,7 @@ internal sealed class LeafFanout(ClientBase producer)
         var delivered = 0;
         foreach (var subscription in result.Plain)
         {
-            if (subscription.Client.Kind != ClientKind.Leaf && producer.TryDeliver(subscription, subject, subject, replyTo, headers, payload))
+            if (!LinkClient.IsLink(subscription.Client.Kind) && producer.TryDeliver(subscription, subject, subject, replyTo, headers, payload))
             {
                 delivered++;
             }
@@ -125,7 +127,7 @@ internal sealed class LeafFanout(ClientBase producer)
             }
 
             var member = members[index];
-            if (member.Client.Kind == ClientKind.Leaf)
+            if (LinkClient.IsLink(member.Client.Kind))
             {
                 remote ??= member.Closed ? null : member;
                 continue;
@@ -139,13 +141,13 @@ internal sealed class LeafFanout(ClientBase producer)
 
         if (remote is not null && !local)
         {
-            AddTarget((LeafConnection)remote.Client, group.Name);
+            AddTarget((LinkClient)remote.Client, group.Name);
         }
 
         return 0;
     }
 
-    private void AddTarget(LeafConnection link, byte[]? queue)
+    private void AddTarget(LinkClient link, byte[]? queue)
     {
         for (var i = 0; i < targetCount; i++)
         {
@@ -176,7 +178,7 @@ internal sealed class LeafFanout(ClientBase producer)
 
     private struct Target
     {
-        public LeafConnection Link;
+        public LinkClient Link;
         public byte[]?[] Queues;
         public int QueueCount;
 

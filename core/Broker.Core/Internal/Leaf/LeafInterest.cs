@@ -6,11 +6,13 @@ using Broker.Core.Internal.Subscriptions;
 namespace Broker.Core.Internal.Leaf;
 
 /// <summary>
-/// The interest an account bound to a leaf node remote sends to its hubs (nats-server's leaf <c>smap</c>): every
-/// subscription in the account's index except the links' own, counted by key (<c>subject</c> or <c>subject queue</c>),
-/// plus the account's loop detection subject <c>$LDS.&lt;nuid&gt;</c>. A link gets the whole map when it connects
+/// The interest an account sends over its links, to leaf node hubs (nats-server's leaf <c>smap</c>) and to routes
+/// (its route subscription map): every subscription in the account's index except the links' own
+/// (<see cref="LinkClient.IsLink"/>), counted by key (<c>subject</c> or <c>subject queue</c>), plus, for leaf links,
+/// the account's loop detection subject <c>$LDS.&lt;nuid&gt;</c>. A link gets the whole map when it connects
 /// (<see cref="Attach"/>), then the changes: a plain key when it appears or goes, a queue key with its new weight on
-/// every change, as nats-server's <c>updateSmap</c>.
+/// every change, as nats-server's <c>updateSmap</c> and <c>updateRouteSubscriptionMap</c>. Made once per account
+/// (<see cref="Of"/>) when the broker is built.
 /// </summary>
 /// <remarks>
 /// Told of changes by the account's <see cref="SubList.Observer"/>, outside the index's lock. A subscription counts once
@@ -23,7 +25,7 @@ internal sealed class LeafInterest
     private readonly HashSet<Subscription> counted = [];
     private readonly Dictionary<string, int> counts = new(StringComparer.Ordinal);
     // Replaced as a whole under the gate, so a link closing while interest is sent does not disturb the loop.
-    private LeafConnection[] links = [];
+    private IInterestLink[] links = [];
 
     public LeafInterest(Account account)
     {
@@ -34,19 +36,41 @@ internal sealed class LeafInterest
 
     public Account Account { get; }
 
+    /// <summary>
+    /// The interest of <paramref name="account"/>, made and attached to its index the first time (what the index
+    /// already holds, its service imports, is counted then). Called while the broker is built, before any client
+    /// subscribes.
+    /// </summary>
+    public static LeafInterest Of(Account account)
+    {
+        if (account.SubList.Observer is { } existing)
+        {
+            return existing;
+        }
+
+        var interest = new LeafInterest(account);
+        account.SubList.Observer = interest;
+        foreach (var subscription in account.SubList.Snapshot())
+        {
+            interest.Added(subscription);
+        }
+
+        return interest;
+    }
+
     /// <summary>The account's loop detection subject: seeing it come back from a hub means a loop.</summary>
     public string LoopSubject { get; }
 
     public byte[] LoopSubjectBytes { get; }
 
-    /// <summary>The links of this account that are connected now.</summary>
+    /// <summary>The leaf node links of this account that are connected now.</summary>
     public LeafConnection[] Links
     {
         get
         {
             lock (gate)
             {
-                return links;
+                return [.. links.OfType<LeafConnection>()];
             }
         }
     }
@@ -54,7 +78,7 @@ internal sealed class LeafInterest
     /// <summary>A subscription was inserted into the account's index.</summary>
     public void Added(Subscription subscription)
     {
-        if (subscription.Client.Kind == ClientKind.Leaf)
+        if (LinkClient.IsLink(subscription.Client.Kind))
         {
             return;
         }
@@ -79,7 +103,7 @@ internal sealed class LeafInterest
     /// <summary>A subscription was removed from the account's index.</summary>
     public void Removed(Subscription subscription)
     {
-        if (subscription.Client.Kind == ClientKind.Leaf)
+        if (LinkClient.IsLink(subscription.Client.Kind))
         {
             return;
         }
@@ -111,7 +135,7 @@ internal sealed class LeafInterest
     }
 
     /// <summary>Adds a link that finished its handshake and sends it the whole interest, loop subject included.</summary>
-    public void Attach(LeafConnection link)
+    public void Attach(IInterestLink link)
     {
         lock (gate)
         {
@@ -121,7 +145,7 @@ internal sealed class LeafInterest
     }
 
     /// <summary>Removes a link that closed.</summary>
-    public void Detach(LeafConnection link)
+    public void Detach(IInterestLink link)
     {
         lock (gate)
         {

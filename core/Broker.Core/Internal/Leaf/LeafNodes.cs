@@ -32,7 +32,6 @@ internal sealed class LeafNodes
             return null;
         }
 
-        var interests = new Dictionary<string, LeafInterest>(StringComparer.Ordinal);
         var remotes = new List<LeafRemote>();
         foreach (var remote in options.Remotes)
         {
@@ -42,21 +41,7 @@ internal sealed class LeafNodes
                 throw new InvalidOperationException($"cannot find local account \"{name}\" specified in leafnode remote");
             }
 
-            if (!interests.TryGetValue(name, out var interest))
-            {
-                interest = new LeafInterest(account);
-                account.SubList.Observer = interest;
-
-                // What the account already holds (its service imports, made when the accounts were attached).
-                foreach (var subscription in account.SubList.Snapshot())
-                {
-                    interest.Added(subscription);
-                }
-
-                interests.Add(name, interest);
-            }
-
-            remotes.Add(new LeafRemote(server, remote, interest));
+            remotes.Add(new LeafRemote(server, remote, LeafInterest.Of(account)));
         }
 
         return new LeafNodes([.. remotes]);

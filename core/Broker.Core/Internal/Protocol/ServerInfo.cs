@@ -64,6 +64,16 @@ internal sealed class ServerInfo
     [JsonPropertyName("nonce")]
     public string? Nonce { get; set; }
 
+    /// <summary>The cluster's name, when routes are on.</summary>
+    [JsonPropertyName("cluster")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? Cluster { get; set; }
+
+    /// <summary>The cluster's client URLs (<c>host:port</c>), when routes are on and <c>no_advertise</c> is not set.</summary>
+    [JsonPropertyName("connect_urls")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public IList<string>? ConnectUrls { get; set; }
+
     [JsonPropertyName("ldm")]
     public bool? LameDuckMode { get; set; }
 

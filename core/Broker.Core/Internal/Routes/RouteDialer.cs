@@ -1,0 +1,112 @@
+using System.Net.Sockets;
+
+namespace Broker.Core.Internal.Routes;
+
+/// <summary>
+/// Dials one member (nats-server's <c>connectToRoute</c> and <c>reConnectToRoute</c>). An explicit route
+/// (<c>cluster.routes</c>) is dialled until the broker stops: a second a try, and again after its route closes; while
+/// another route to the same server is registered (both sides dialled each other and that one won), it waits for that
+/// one to close instead, as nats-server hands the solicited URL to the surviving route. An implicit route (learnt
+/// through gossip) is tried <c>connect_retries</c> more times and, once connected, dialled again only when its route
+/// lost to a duplicate that closed too.
+/// </summary>
+internal sealed class RouteDialer(ClusterRoutes cluster, Uri url, bool isExplicit)
+{
+    // nats-server's DEFAULT_ROUTE_CONNECT, DEFAULT_ROUTE_RECONNECT and DEFAULT_ROUTE_DIAL.
+    private static readonly TimeSpan ConnectDelay = TimeSpan.FromSeconds(1);
+    private static readonly TimeSpan ReconnectDelay = TimeSpan.FromSeconds(1);
+    private static readonly TimeSpan DialTimeout = TimeSpan.FromSeconds(1);
+
+    public async Task RunAsync(CancellationToken stopping)
+    {
+        var attempts = 0;
+        var connections = 0;
+        while (!stopping.IsCancellationRequested && !cluster.IsSelf(url))
+        {
+            Socket socket;
+            try
+            {
+                socket = await DialAsync(stopping).ConfigureAwait(false);
+            }
+            catch (Exception ex) when (ex is SocketException or OperationCanceledException or IOException)
+            {
+                if (stopping.IsCancellationRequested)
+                {
+                    return;
+                }
+
+                attempts++;
+                if (attempts == 1 || attempts % 60 == 0)
+                {
+                    RouteLog.ConnectFailed(cluster.Server.Logger, attempts, ex.Message);
+                }
+
+                if (!isExplicit && attempts > cluster.Options.ConnectRetries)
+                {
+                    return;
+                }
+
+                if (!await WaitAsync(ConnectDelay, stopping).ConfigureAwait(false))
+                {
+                    return;
+                }
+
+                continue;
+            }
+
+            attempts = 0;
+            connections++;
+            var route = new RouteConnection(cluster, socket, url, isExplicit);
+            cluster.Track(route);
+            await route.RunAsync(dialled: true, stopping).ConfigureAwait(false);
+            var remoteId = route.RemoteId;
+            if (remoteId.Length > 0 && cluster.RouteTo(remoteId) is { } survivor && !ReferenceEquals(survivor, route))
+            {
+                // A duplicate: the other route carries the member; take over when it goes.
+                await Task.WhenAny(survivor.Done, Task.Delay(Timeout.Infinite, stopping)).ConfigureAwait(false);
+            }
+            else if (!isExplicit && (route.IsRegistered || connections > 1))
+            {
+                // An implicit route that served and closed is not dialled again (the member, if back, dials its seeds).
+                return;
+            }
+
+            // reConnectToRoute: a random delay below 100 ms so two members dialling each other do not collide again.
+            var delay = TimeSpan.FromMilliseconds(Random.Shared.Next(100)) + (isExplicit ? ReconnectDelay : TimeSpan.Zero);
+            if (!await WaitAsync(delay, stopping).ConfigureAwait(false))
+            {
+                return;
+            }
+        }
+    }
+
+    private async Task<Socket> DialAsync(CancellationToken stopping)
+    {
+        var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        try
+        {
+            using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping);
+            timeout.CancelAfter(DialTimeout);
+            await socket.ConnectAsync(url.Host, url.Port < 0 ? 6222 : url.Port, timeout.Token).ConfigureAwait(false);
+            return socket;
+        }
+        catch
+        {
+            socket.Dispose();
+            throw;
+        }
+    }
+
+    private static async Task<bool> WaitAsync(TimeSpan delay, CancellationToken stopping)
+    {
+        try
+        {
+            await Task.Delay(delay, stopping).ConfigureAwait(false);
+            return true;
+        }
+        catch (OperationCanceledException)
+        {
+            return false;
+        }
+    }
+}
