@@ -93,7 +93,7 @@ internal sealed class ServerSettingsMapper
 
     // nats-server's parseListen: a port alone, or "host:port" split as Go's net.SplitHostPort does. Port -1 is
     // nats-server's "random port", which the settings layer turns into 0.
-    private void Listen(ConfEntry entry, string hostKey, string portKey, string? defaultHost)
+    public void Listen(ConfEntry entry, string hostKey, string portKey, string? defaultHost)
     {
         switch (entry.Value)
         {
