@@ -19,11 +19,13 @@ internal sealed class ClusterNode : IAsyncDisposable
     private readonly string name;
     private readonly string[] routes;
     private readonly (string User, string Password)? auth;
+    private readonly Action<BrokerOptions>? configure;
     private TestBroker? ours;
     private ReferenceServer? reference;
 
-    private ClusterNode(ServerKind kind, string name, int clusterPort, string[] routes, (string User, string Password)? auth)
+    private ClusterNode(ServerKind kind, string name, int clusterPort, string[] routes, (string User, string Password)? auth, Action<BrokerOptions>? configure)
     {
+        this.configure = configure;
         this.kind = kind;
         this.name = name;
         ClusterPort = clusterPort;
@@ -48,9 +50,10 @@ internal sealed class ClusterNode : IAsyncDisposable
 
     public string Log => ours is null ? reference!.Log : string.Join(Environment.NewLine, ours.Logs.Entries.Select(e => e.ToString()));
 
-    public static async Task<ClusterNode> StartAsync(ServerKind kind, string name, string[]? routes = null, (string User, string Password)? auth = null)
+    /// <summary>Starts a member; <paramref name="configure"/> adjusts our broker's options (ours only).</summary>
+    public static async Task<ClusterNode> StartAsync(ServerKind kind, string name, string[]? routes = null, (string User, string Password)? auth = null, Action<BrokerOptions>? configure = null)
     {
-        var node = new ClusterNode(kind, name, Ports.GetFreePort(), routes ?? [], auth);
+        var node = new ClusterNode(kind, name, Ports.GetFreePort(), routes ?? [], auth, configure);
         await node.StartAsync().ConfigureAwait(false);
         return node;
     }
@@ -70,6 +73,7 @@ internal sealed class ClusterNode : IAsyncDisposable
                 options.Cluster.Routes = [.. routes];
                 options.Cluster.Username = auth?.User;
                 options.Cluster.Password = auth?.Password;
+                configure?.Invoke(options);
             }).ConfigureAwait(false);
             HttpPort = ((IPEndPoint)ours.Server.GetEndPoint(BrokerServer.MonitorListenerName)).Port;
             return;

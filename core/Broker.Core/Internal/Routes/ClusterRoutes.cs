@@ -83,9 +83,14 @@ internal sealed class ClusterRoutes
     /// <summary>The cluster of <paramref name="server"/>'s options, or null when routes are off.</summary>
     public static ClusterRoutes? Create(BrokerCore server) => server.Options.Cluster.IsEnabled ? new ClusterRoutes(server) : null;
 
-    /// <summary>Binds the route port and starts accepting and dialling.</summary>
-    public void Start()
+    /// <summary>
+    /// Binds the route port and starts accepting and dialling; completes when each configured route was tried once
+    /// (registered, refused or not reachable), at most <paramref name="firstAttempts"/> later, so clients that connect
+    /// once the broker is ready find the cluster's URLs in their first INFO.
+    /// </summary>
+    public async Task StartAsync(TimeSpan firstAttempts)
     {
+        _ = Urls.Own;
         var host = Options.Host;
         var address = host is "" or "0.0.0.0" ? IPAddress.Any : host is "::" ? IPAddress.IPv6Any : IPAddress.TryParse(host, out var ip) ? ip : Dns.GetHostAddresses(host)[0];
         var socket = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
@@ -96,11 +101,15 @@ internal sealed class ClusterRoutes
         RouteLog.ClusterName(Server.Logger, Name);
         RouteLog.Listening(Server.Logger, EndPoint.ToString());
         running.Add(Task.Run(AcceptLoopAsync));
+        var dialers = new List<Task>();
         foreach (var route in Options.Routes)
         {
-            var url = new Uri(route.Trim());
-            running.Add(Task.Run(() => new RouteDialer(this, url, isExplicit: true).RunAsync(stopping.Token)));
+            var dialer = new RouteDialer(this, new Uri(route.Trim()), isExplicit: true);
+            running.Add(Task.Run(() => dialer.RunAsync(stopping.Token)));
+            dialers.Add(dialer.FirstAttempt);
         }
+
+        await Task.WhenAny(Task.WhenAll(dialers), Task.Delay(firstAttempts)).ConfigureAwait(false);
     }
 
     private async Task AcceptLoopAsync()

@@ -27,6 +27,7 @@ internal sealed partial class RouteConnection
     private readonly SocketConnection connection;
     private readonly ConnectionOutput output;
     private readonly TaskCompletionSource done = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly TaskCompletionSource settled = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly Dictionary<Account, RouteAccountLink> links = [];
     private readonly RouteAccountLink owner;
     private int closed;
@@ -95,6 +96,12 @@ internal sealed partial class RouteConnection
     /// <summary>Completes when the route has closed.</summary>
     public Task Done => done.Task;
 
+    /// <summary>
+    /// Completes when the route was registered on both sides (for a dialled route: the member answered the PING sent
+    /// after our INFO) or closed, whichever came first.
+    /// </summary>
+    public Task Settled => settled.Task;
+
     public long RoundTripNanoseconds => Volatile.Read(ref roundTripTicks) * 100;
 
     /// <summary>The links of the accounts, for /routez.</summary>
@@ -115,6 +122,12 @@ internal sealed partial class RouteConnection
         }
 
         SendProtocol(cluster.InfoLine(withNonce: true));
+        if (dialled)
+        {
+            // Not nats-server's: its PONG tells that the member has read our INFO and registered us (Settled).
+            SendProtocol("PING\r\n"u8);
+        }
+
         if (!dialled && cluster.AuthRequired)
         {
             _ = AuthTimeoutAsync();
@@ -198,6 +211,11 @@ internal sealed partial class RouteConnection
 
     private void ProcessPong()
     {
+        if (registered)
+        {
+            settled.TrySetResult();
+        }
+
         Volatile.Write(ref pingsOutstanding, 0);
         var sent = Volatile.Read(ref pingSentAt);
         if (sent != 0)
@@ -265,6 +283,10 @@ internal sealed partial class RouteConnection
         }
 
         cluster.Registered(this, info);
+        if (!solicited)
+        {
+            settled.TrySetResult();
+        }
     }
 
     /// <summary>The link of an account, or null for an account this broker does not have (its interest and messages are dropped).</summary>
@@ -322,6 +344,7 @@ internal sealed partial class RouteConnection
         }
 
         cluster.Closed(this);
+        settled.TrySetResult();
         done.TrySetResult();
     }
 

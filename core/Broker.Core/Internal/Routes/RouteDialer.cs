@@ -17,7 +17,24 @@ internal sealed class RouteDialer(ClusterRoutes cluster, Uri url, bool isExplici
     private static readonly TimeSpan ReconnectDelay = TimeSpan.FromSeconds(1);
     private static readonly TimeSpan DialTimeout = TimeSpan.FromSeconds(1);
 
+    private readonly TaskCompletionSource firstAttempt = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    /// <summary>Completes when the first dial failed, or its route was registered or closed (or the dialer stopped).</summary>
+    public Task FirstAttempt => firstAttempt.Task;
+
     public async Task RunAsync(CancellationToken stopping)
+    {
+        try
+        {
+            await DialLoopAsync(stopping).ConfigureAwait(false);
+        }
+        finally
+        {
+            firstAttempt.TrySetResult();
+        }
+    }
+
+    private async Task DialLoopAsync(CancellationToken stopping)
     {
         var attempts = 0;
         var connections = 0;
@@ -36,6 +53,7 @@ internal sealed class RouteDialer(ClusterRoutes cluster, Uri url, bool isExplici
                 }
 
                 attempts++;
+                firstAttempt.TrySetResult();
                 if (attempts == 1 || attempts % 60 == 0)
                 {
                     RouteLog.ConnectFailed(cluster.Server.Logger, attempts, ex.Message);
@@ -58,6 +76,7 @@ internal sealed class RouteDialer(ClusterRoutes cluster, Uri url, bool isExplici
             connections++;
             var route = new RouteConnection(cluster, socket, url, isExplicit);
             cluster.Track(route);
+            _ = route.Settled.ContinueWith(static (_, state) => ((TaskCompletionSource)state!).TrySetResult(), firstAttempt, CancellationToken.None, TaskContinuationOptions.None, TaskScheduler.Default);
             await route.RunAsync(dialled: true, stopping).ConfigureAwait(false);
             var remoteId = route.RemoteId;
             if (remoteId.Length > 0 && cluster.RouteTo(remoteId) is { } survivor && !ReferenceEquals(survivor, route))
