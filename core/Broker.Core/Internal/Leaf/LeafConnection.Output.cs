@@ -22,18 +22,6 @@ internal sealed partial class LeafConnection
             return false;
         }
 
-        var withHeaders = !headers.IsEmpty && SupportsHeaders;
-        var headerLength = withHeaders ? (int)headers.Length : 0;
-        var totalLength = headerLength + (int)payload.Length;
-
-        // A delivery under another subject (JetStream's) travels as reply@subject, as nats-server sends it across links.
-        var remap = !replyTo.IsEmpty && !deliverAs.SequenceEqual(subject);
-        var lineLength = MessageFrame.LineOverhead + subject.Length + replyTo.Length + 4 + (remap ? deliverAs.Length + 1 : 0);
-        foreach (var queue in queues)
-        {
-            lineLength += queue!.Length + 1;
-        }
-
         lock (output.Gate)
         {
             if (output.Completed)
@@ -41,26 +29,51 @@ internal sealed partial class LeafConnection
                 return false;
             }
 
-            var span = output.Reserve(lineLength);
-            var written = WriteMessageLine(span, withHeaders ? "HMSG "u8 : "LMSG "u8, withHeaders, subject, replyTo, remap ? deliverAs : default, queues, headerLength, totalLength);
-            output.Advance(written);
-            if (withHeaders)
-            {
-                output.Write(headers);
-            }
-
-            output.Write(payload);
-            output.Write("\r\n"u8);
+            var totalLength = AppendMessage(output, producer, "LMSG "u8, "HMSG "u8, SupportsHeaders, subject, deliverAs, replyTo, headers, payload, queues);
             OutMessages++;
             OutBytes += totalLength;
-            if (output.AddUnflushed(written + totalLength + 2))
-            {
-                producer.RequestYield();
-            }
         }
 
         producer.AddPendingFlush(this);
         return true;
+    }
+
+    /// <summary>
+    /// Appends one message frame of a link (leaf node or route) to <paramref name="output"/>, whose lock the caller
+    /// holds: the line after <paramref name="op"/> (<paramref name="headerOp"/> when headers go too: the other side
+    /// supports them), headers, payload, CRLF; asks <paramref name="producer"/> to yield when the output is far behind.
+    /// Returns the bytes of headers and payload written.
+    /// </summary>
+    internal static int AppendMessage(ConnectionOutput output, ClientBase producer, ReadOnlySpan<byte> op, ReadOnlySpan<byte> headerOp, bool supportsHeaders, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte[]?> queues)
+    {
+        var withHeaders = !headers.IsEmpty && supportsHeaders;
+        var headerLength = withHeaders ? (int)headers.Length : 0;
+        var totalLength = headerLength + (int)payload.Length;
+
+        // A delivery under another subject (JetStream's) travels as reply@subject, as nats-server sends it across links.
+        var remap = !replyTo.IsEmpty && !deliverAs.SequenceEqual(subject);
+        var lineLength = MessageFrame.LineOverhead + headerOp.Length + subject.Length + replyTo.Length + 4 + (remap ? deliverAs.Length + 1 : 0);
+        foreach (var queue in queues)
+        {
+            lineLength += queue!.Length + 1;
+        }
+
+        var span = output.Reserve(lineLength);
+        var written = WriteMessageLine(span, withHeaders ? headerOp : op, withHeaders, subject, replyTo, remap ? deliverAs : default, queues, headerLength, totalLength);
+        output.Advance(written);
+        if (withHeaders)
+        {
+            output.Write(headers);
+        }
+
+        output.Write(payload);
+        output.Write("\r\n"u8);
+        if (output.AddUnflushed(written + totalLength + 2))
+        {
+            producer.RequestYield();
+        }
+
+        return totalLength;
     }
 
     /// <summary>

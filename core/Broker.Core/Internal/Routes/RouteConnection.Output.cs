@@ -38,18 +38,6 @@ internal sealed partial class RouteConnection
             return false;
         }
 
-        var withHeaders = !headers.IsEmpty && SupportsHeaders;
-        var headerLength = withHeaders ? (int)headers.Length : 0;
-        var totalLength = headerLength + (int)payload.Length;
-
-        // A delivery under another subject (JetStream's) travels as reply@subject, as nats-server sends it across links.
-        var remap = !replyTo.IsEmpty && !deliverAs.SequenceEqual(subject);
-        var lineLength = MessageFrame.LineOverhead + rmsg.Length + subject.Length + replyTo.Length + 4 + (remap ? deliverAs.Length + 1 : 0);
-        foreach (var queue in queues)
-        {
-            lineLength += queue!.Length + 1;
-        }
-
         lock (output.Gate)
         {
             if (output.Completed)
@@ -57,22 +45,8 @@ internal sealed partial class RouteConnection
                 return false;
             }
 
-            var span = output.Reserve(lineLength);
-            var written = LeafConnection.WriteMessageLine(span, withHeaders ? hmsg : rmsg, withHeaders, subject, replyTo, remap ? deliverAs : default, queues, headerLength, totalLength);
-            output.Advance(written);
-            if (withHeaders)
-            {
-                output.Write(headers);
-            }
-
-            output.Write(payload);
-            output.Write("\r\n"u8);
+            outBytes += LeafConnection.AppendMessage(output, producer, rmsg, hmsg, SupportsHeaders, subject, deliverAs, replyTo, headers, payload, queues);
             outMessages++;
-            outBytes += totalLength;
-            if (output.AddUnflushed(written + totalLength + 2))
-            {
-                producer.RequestYield();
-            }
         }
 
         producer.AddPendingFlush(link);

@@ -1,4 +1,5 @@
 using System.Net.Sockets;
+using Broker.Core.Internal.Leaf;
 
 namespace Broker.Core.Internal.Routes;
 
@@ -43,7 +44,7 @@ internal sealed class RouteDialer(ClusterRoutes cluster, Uri url, bool isExplici
             Socket socket;
             try
             {
-                socket = await DialAsync(stopping).ConfigureAwait(false);
+                socket = await LeafRemote.DialAsync(url, 6222, DialTimeout, stopping).ConfigureAwait(false);
             }
             catch (Exception ex) when (ex is SocketException or OperationCanceledException or IOException)
             {
@@ -64,7 +65,7 @@ internal sealed class RouteDialer(ClusterRoutes cluster, Uri url, bool isExplici
                     return;
                 }
 
-                if (!await WaitAsync(ConnectDelay, stopping).ConfigureAwait(false))
+                if (!await LeafRemote.WaitAsync(ConnectDelay, stopping).ConfigureAwait(false))
                 {
                     return;
                 }
@@ -92,40 +93,10 @@ internal sealed class RouteDialer(ClusterRoutes cluster, Uri url, bool isExplici
 
             // reConnectToRoute: a random delay below 100 ms so two members dialling each other do not collide again.
             var delay = TimeSpan.FromMilliseconds(Random.Shared.Next(100)) + (isExplicit ? ReconnectDelay : TimeSpan.Zero);
-            if (!await WaitAsync(delay, stopping).ConfigureAwait(false))
+            if (!await LeafRemote.WaitAsync(delay, stopping).ConfigureAwait(false))
             {
                 return;
             }
-        }
-    }
-
-    private async Task<Socket> DialAsync(CancellationToken stopping)
-    {
-        var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
-        try
-        {
-            using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping);
-            timeout.CancelAfter(DialTimeout);
-            await socket.ConnectAsync(url.Host, url.Port < 0 ? 6222 : url.Port, timeout.Token).ConfigureAwait(false);
-            return socket;
-        }
-        catch
-        {
-            socket.Dispose();
-            throw;
-        }
-    }
-
-    private static async Task<bool> WaitAsync(TimeSpan delay, CancellationToken stopping)
-    {
-        try
-        {
-            await Task.Delay(delay, stopping).ConfigureAwait(false);
-            return true;
-        }
-        catch (OperationCanceledException)
-        {
-            return false;
         }
     }
 }
