@@ -21,8 +21,6 @@ namespace Broker.Core.Internal.Routes;
 [System.Diagnostics.CodeAnalysis.SuppressMessage("Design", "CA1001", Justification = "The transport is disposed when RunAsync ends; the route has no other owner.")]
 internal sealed partial class RouteConnection
 {
-    private static readonly TimeSpan FirstPingInterval = TimeSpan.FromSeconds(1);
-
     private readonly ClusterRoutes cluster;
     private readonly SocketConnection connection;
     private readonly ConnectionOutput output;
@@ -34,9 +32,7 @@ internal sealed partial class RouteConnection
     private volatile bool registered;
     private volatile bool connectReceived;
     private RouteInfo? remote;
-    private int pingsOutstanding;
-    private long pingSentAt;
-    private long roundTripTicks;
+    private readonly Leaf.LinkKeepAlive keepAlive;
 
     public RouteConnection(ClusterRoutes cluster, Socket socket, Uri? url, bool isExplicit)
     {
@@ -55,6 +51,7 @@ internal sealed partial class RouteConnection
         }
 
         owner = links[Server.Accounts.Global];
+        keepAlive = new Leaf.LinkKeepAlive(Server, () => IsClosed, () => SendProtocol("PING\r\n"u8), reason => Close(reason));
     }
 
     public BrokerCore Server { get; }
@@ -102,7 +99,7 @@ internal sealed partial class RouteConnection
     /// </summary>
     public Task Settled => settled.Task;
 
-    public long RoundTripNanoseconds => Volatile.Read(ref roundTripTicks) * 100;
+    public long RoundTripNanoseconds => keepAlive.RoundTripNanoseconds;
 
     /// <summary>The links of the accounts, for /routez.</summary>
     public IEnumerable<RouteAccountLink> Links => links.Values;
@@ -133,7 +130,7 @@ internal sealed partial class RouteConnection
             _ = AuthTimeoutAsync();
         }
 
-        _ = PingLoopAsync();
+        _ = keepAlive.RunAsync();
         try
         {
             await ReadLoopAsync(connection.Transport.Input).ConfigureAwait(false);
@@ -184,43 +181,12 @@ internal sealed partial class RouteConnection
         }
     }
 
-    // nats-server's setFirstPingTimer for a route: the first PING within a second, then one per ping interval; a member
-    // that leaves more than ping_max unanswered is stale.
-    private async Task PingLoopAsync()
-    {
-        var delay = Server.Options.PingInterval < FirstPingInterval ? Server.Options.PingInterval : FirstPingInterval;
-        while (!IsClosed)
-        {
-            await Task.Delay(delay).ConfigureAwait(false);
-            delay = Server.Options.PingInterval;
-            if (IsClosed)
-            {
-                return;
-            }
-
-            if (Interlocked.Increment(ref pingsOutstanding) > Server.Options.MaxPingsOutstanding)
-            {
-                Close("Stale Connection");
-                return;
-            }
-
-            Volatile.Write(ref pingSentAt, System.Diagnostics.Stopwatch.GetTimestamp());
-            SendProtocol("PING\r\n"u8);
-        }
-    }
-
     private void ProcessPong()
     {
+        keepAlive.Pong();
         if (registered)
         {
             settled.TrySetResult();
-        }
-
-        Volatile.Write(ref pingsOutstanding, 0);
-        var sent = Volatile.Read(ref pingSentAt);
-        if (sent != 0)
-        {
-            Volatile.Write(ref roundTripTicks, System.Diagnostics.Stopwatch.GetElapsedTime(sent).Ticks);
         }
     }
 
