@@ -92,6 +92,9 @@ public sealed class BrokerOptions
     /// <summary>Leaf node connections to hubs (nats-server's <c>leafnodes { }</c>). Default: none.</summary>
     public LeafNodeOptions LeafNodes { get; set; } = new();
 
+    /// <summary>Routes to other cluster members (nats-server's <c>cluster { }</c>). Default: off.</summary>
+    public ClusterOptions Cluster { get; set; } = new();
+
     /// <summary>The HTTP monitoring endpoint. Default: off.</summary>
     public MonitoringOptions Monitoring { get; set; } = new();
 
@@ -125,6 +128,7 @@ public sealed class BrokerOptions
         copy.Monitoring = Monitoring.Clone();
         copy.Operator = Operator.Clone();
         copy.LeafNodes = LeafNodes.Clone();
+        copy.Cluster = Cluster.Clone();
         return copy;
     }
 
@@ -198,6 +202,11 @@ public sealed class BrokerOptions
 
         Monitoring.Validate();
         LeafNodes.Validate(this);
+        Cluster.Validate();
+        if (Cluster.IsEnabled && Operator.IsEnabled)
+        {
+            throw new InvalidOperationException("cluster: routes in operator mode are not supported yet");
+        }
     }
 
     private static void ValidateMappings(IEnumerable<MappingOptions> mappings)

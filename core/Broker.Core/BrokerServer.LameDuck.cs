@@ -66,6 +66,9 @@ public sealed partial class BrokerServer
             }
         }
 
+        // The cluster hears it first (nats-server's lameDuckMode sends the routes an INFO with ldm).
+        core.Routes?.EnterLameDuckMode();
+
         // Nobody new can connect now: tell the clients that can hear it, then give them the grace period. Adapters'
         // connections are closed with the NATS ones.
         var clients = core.Clients.Values.OfType<IClientConnection>().OrderBy(c => c.Id).ToList();

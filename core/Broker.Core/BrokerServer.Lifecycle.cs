@@ -72,6 +72,12 @@ public sealed partial class BrokerServer
                 hostedServices.Add(service);
             }
 
+            if (core.Routes is { } routes)
+            {
+                // The configured members are tried before clients are accepted, so their first INFO lists the cluster.
+                await routes.StartAsync(RouteFirstAttempts).ConfigureAwait(false);
+            }
+
             foreach (var host in listeners)
             {
                 host.Start(stopping.Token);
@@ -88,6 +94,9 @@ public sealed partial class BrokerServer
             throw;
         }
     }
+
+    // How long the start waits for the configured routes' first attempts.
+    private static readonly TimeSpan RouteFirstAttempts = TimeSpan.FromSeconds(1);
 
     /// <summary>
     /// Stops accepting, closes every client connection, waits for them (up to 5 seconds), then stops hosted services.
@@ -113,6 +122,11 @@ public sealed partial class BrokerServer
         if (core.LeafNodes is { } leafNodes)
         {
             await leafNodes.StopAsync().ConfigureAwait(false);
+        }
+
+        if (core.Routes is { } routes)
+        {
+            await routes.StopAsync().ConfigureAwait(false);
         }
 
         foreach (var host in listeners)

@@ -63,7 +63,7 @@ public sealed class HttpServerTests
     public async Task Unknown_paths_get_gos_404()
     {
         await using var broker = await MonitoredBroker.StartAsync();
-        foreach (var path in new[] { "/nope", "/varz/", "/varzz", "/routez" })
+        foreach (var path in new[] { "/nope", "/varz/", "/varzz", "/gatewayz" })
         {
             var (status, body, response) = await broker.GetAsync(path);
             Assert.Equal(HttpStatusCode.NotFound, status);

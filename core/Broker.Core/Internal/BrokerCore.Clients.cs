@@ -28,6 +28,9 @@ internal sealed partial class BrokerCore
         RefreshInfo();
     }
 
+    /// <summary>The client listener's host and port as INFO gives them (the cluster's own <c>connect_urls</c>).</summary>
+    public (string Host, int Port) ClientHostPort => (infoTemplate.Host, infoTemplate.Port);
+
     /// <summary>Whether INFO advertises JetStream (the <c>jetstream</c> of the system account's server info).</summary>
     public bool JetStreamEnabled => infoTemplate.JetStream == true;
 
@@ -52,6 +55,11 @@ internal sealed partial class BrokerCore
         info.ClientId = client.Id;
         info.Nonce = nonce;
         info.LameDuckMode = lameDuckMode ? true : null;
+        if (Routes is { } routes)
+        {
+            info.Cluster = routes.Name;
+            info.ConnectUrls = routes.Options.NoAdvertise ? null : routes.Urls.Advertised;
+        }
 
         // As nats-server's generateClientInfoJSON: the payload limit of the client's own account.
         info.MaxPayload = ClientLimits.MaxPayload(Options, client.Account, client.JwtUser?.MaxPayload ?? -1);

@@ -46,6 +46,7 @@ internal sealed partial class BrokerCore
         ClosedClients = new ClosedConnectionRing(options.MaxClosedClients);
         Accounts.Attach(this);
         LeafNodes = Leaf.LeafNodes.Create(this);
+        Routes = Internal.Routes.ClusterRoutes.Create(this);
         AuthCallout = options.Authorization.AuthCallout is not null || options.Operator.IsEnabled ? new AuthCallout(this, options.Authorization.AuthCallout) : null;
     }
 
@@ -59,6 +60,9 @@ internal sealed partial class BrokerCore
     public AuthCallout? AuthCallout { get; }
 
     public ILogger ClientLogger { get; }
+
+    /// <summary>The routes to other cluster members, or null when <c>cluster</c> is off (a reload cannot turn it on).</summary>
+    public Internal.Routes.ClusterRoutes? Routes { get; }
 
     /// <summary>The leaf node remotes, or null when none is configured (a reload cannot add them).</summary>
     public Leaf.LeafNodes? LeafNodes { get; }

@@ -112,7 +112,7 @@ internal sealed class CommandLine
             }
         }
 
-        return TlsFlags.Apply(settings) is { } tlsError ? Failed(tlsError) : new CommandLine(command, settings, null);
+        return (TlsFlags.Apply(settings) ?? ClusterFlags.Apply(settings)) is { } flagError ? Failed(flagError) : new CommandLine(command, settings, null);
     }
 
     // What nats-server's ProcessCommandLineArgs accepts after the flags: "version" or "help", nothing else.
@@ -120,7 +120,7 @@ internal sealed class CommandLine
     {
         if (start >= args.Count)
         {
-            return TlsFlags.Apply(settings) is { } tlsError ? Failed(tlsError) : new CommandLine(command, settings, null);
+            return (TlsFlags.Apply(settings) ?? ClusterFlags.Apply(settings)) is { } flagError ? Failed(flagError) : new CommandLine(command, settings, null);
         }
 
         return args[start] switch

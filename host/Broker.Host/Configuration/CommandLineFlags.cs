@@ -24,12 +24,6 @@ internal static class CommandLineFlags
     /// <summary>The key <c>-sl</c> writes its value to; not a setting, so outside the <c>Broker</c> section.</summary>
     public const string SignalKey = "Command:Signal";
 
-    /// <summary>
-    /// The prefix of the keys cluster flags write (<c>Command:Cluster:routes</c>...): accepted, so harnesses that pass
-    /// them can start the broker, and reported with one warning, since clustering is not offered.
-    /// </summary>
-    public const string ClusterFlagsKey = "Command:Cluster:";
-
     // The usage column where descriptions start, as in nats-server's usage text.
     private const int DescriptionColumn = 37;
 
@@ -63,12 +57,12 @@ internal static class CommandLineFlags
         new(["--tlskey"], FlagKind.Text, "<file>", "Private key for server certificate", Tls, [TlsFlags.KeyKey]),
         new(["--tlsverify"], FlagKind.Switch, "", "Enable TLS, verify client certificates", Tls, [TlsFlags.VerifyKey]),
         new(["--tlscacert"], FlagKind.Text, "<file>", "Client certificate CA for verification", Tls, [TlsFlags.CaCertKey]),
-        new(["--routes"], FlagKind.Text, "<rurl-1, rurl-2>", "Routes to solicit and connect (ignored: clustering is not offered)", Cluster, [ClusterFlagsKey + "routes"]),
-        new(["--cluster", "--cluster_listen"], FlagKind.Text, "<cluster-url>", "Cluster URL for solicited routes (ignored: clustering is not offered)", Cluster, [ClusterFlagsKey + "cluster"]),
-        new(["--cluster_name"], FlagKind.Text, "<string>", "Cluster Name (ignored: clustering is not offered)", Cluster, [ClusterFlagsKey + "cluster_name"]),
-        new(["--no_advertise"], FlagKind.Switch, "", "Do not advertise known cluster information to clients (ignored)", Cluster, [ClusterFlagsKey + "no_advertise"]),
-        new(["--cluster_advertise"], FlagKind.Text, "<string>", "Cluster URL to advertise to other servers (ignored)", Cluster, [ClusterFlagsKey + "cluster_advertise"]),
-        new(["--connect_retries"], FlagKind.Integer, "<number>", "For implicit routes, number of connect retries (ignored)", Cluster, [ClusterFlagsKey + "connect_retries"]),
+        new(["--routes"], FlagKind.Text, "<rurl-1, rurl-2>", "Routes to solicit and connect", Cluster, [ClusterFlags.Prefix + "routes"]),
+        new(["--cluster", "--cluster_listen"], FlagKind.Text, "<cluster-url>", "Cluster URL for solicited routes", Cluster, [ClusterFlags.Prefix + "cluster"]),
+        new(["--cluster_name"], FlagKind.Text, "<string>", "Cluster Name, if not set one will be dynamically generated", Cluster, [ClusterFlags.Prefix + "cluster_name"]),
+        new(["--no_advertise"], FlagKind.Switch, "", "Do not advertise known cluster information to clients", Cluster, [ClusterFlags.Prefix + "no_advertise"]),
+        new(["--cluster_advertise"], FlagKind.Text, "<string>", "Cluster URL to advertise to other servers (not supported yet: refused)", Cluster, [ClusterFlags.Prefix + "cluster_advertise"]),
+        new(["--connect_retries"], FlagKind.Integer, "<number>", "For implicit routes, number of connect retries", Cluster, [ClusterFlags.Prefix + "connect_retries"]),
         new(["-h", "--help"], FlagKind.Switch, "", "Show this message", Common, [], HostCommand.Help),
         new(["-v", "--version"], FlagKind.Switch, "", "Show version", Common, [], HostCommand.Version),
     ];

@@ -77,14 +77,14 @@ internal static class HostConfiguration
     }
 
     // TLS flags replace the TLS settings of the file and the environment, as nats-server's overrideTLS replaces the
-    // file's TLS config (TlsFlags).
+    // file's TLS config (TlsFlags); --routes replaces the file's routes (ClusterFlags).
     private static IConfigurationRoot Layers(string appSettings, ConfMapping? file, IEnumerable<KeyValuePair<string, string?>> variables, IReadOnlyDictionary<string, string?> flags)
     {
         var tls = flags.GetValueOrDefault(TlsFlags.ModeKey);
         return new ConfigurationBuilder()
             .AddJsonFile(appSettings, optional: true, reloadOnChange: false)
-            .AddInMemoryCollection((file?.Settings ?? new Dictionary<string, string?>()).Where(kv => !TlsFlags.Replaces(tls, kv.Key)))
-            .AddInMemoryCollection(variables.Where(kv => !TlsFlags.Replaces(tls, kv.Key)))
+            .AddInMemoryCollection((file?.Settings ?? new Dictionary<string, string?>()).Where(kv => !TlsFlags.Replaces(tls, kv.Key) && !ClusterFlags.Replaces(flags, kv.Key)))
+            .AddInMemoryCollection(variables.Where(kv => !TlsFlags.Replaces(tls, kv.Key) && !ClusterFlags.Replaces(flags, kv.Key)))
             .AddInMemoryCollection(flags)
             .Build();
     }

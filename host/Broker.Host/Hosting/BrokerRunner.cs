@@ -225,10 +225,5 @@ internal sealed partial class BrokerRunner
                 HostLog.ConfigNotice(logger, notice.ToString());
             }
         }
-
-        if (Clustering.Flags(flags) is { Count: > 0 } cluster)
-        {
-            HostLog.ConfigNotice(logger, Clustering.Ignoring(cluster));
-        }
     }
 }

@@ -247,18 +247,6 @@ public sealed class ConfMappingErrorTests
         Assert.Equal("4333", Assert.Single(mapping.Settings).Value);
     }
 
-    // Clustering is not offered at all; its block is accepted with one clear notice, as its flags are.
-    [Fact]
-    public void A_cluster_block_is_one_notice_that_clustering_is_not_offered()
-    {
-        var mapping = ConfMappingTests.Map("port: 4333\ncluster { name: c, listen: \"127.0.0.1:-1\", routes: [\"nats://127.0.0.1:6222\"] }");
-
-        var notice = Assert.Single(mapping.Diagnostics);
-        Assert.Equal(ConfDiagnosticKind.Unsupported, notice.Kind);
-        Assert.Equal("test.conf:2:1: Clustering: not offered (this broker runs as a single server), ignoring \"cluster\"", notice.ToString());
-        Assert.False(mapping.FailsCheck);
-    }
-
     private static void AssertErrors(string conf, params string[] errors)
     {
         var mapping = ConfMappingTests.Map(conf);

@@ -97,7 +97,8 @@ public sealed class PluginBlockMappingTests
     [InlineData("accounts", "the broker reads it itself")]
     [InlineData("Line", "plugin Line reads it")]
     [InlineData("mqtt", "plugin Mqtt reads it")]
-    [InlineData("cluster", null)]
+    [InlineData("cluster", "the broker reads it itself")]
+    [InlineData("gateway", null)]
     [InlineData("my_plugin", null)]
     public void A_key_is_claimed_by_one_plugin_at_most_and_never_a_broker_key(string key, string? conflict)
     {

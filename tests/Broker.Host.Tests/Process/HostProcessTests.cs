@@ -236,12 +236,13 @@ public sealed class HostProcessTests : IDisposable
     }
 
     [Fact(Timeout = 60_000)]
-    public async Task Cluster_flags_start_a_single_server_with_one_warning()
+    public async Task Cluster_flags_start_a_cluster_member()
     {
-        await using var host = await HostProcess.StartReadyAsync(["--cluster", "nats://127.0.0.1:-1", "--cluster_name", "c", "--routes", "nats://127.0.0.1:6222"]);
+        await using var host = await HostProcess.StartReadyAsync(["--cluster", "nats://127.0.0.1:-1", "--cluster_name", "c", "--routes", $"nats://127.0.0.1:{Ports.GetFreePort()}"]);
 
-        var warning = Assert.Single(host.Lines, l => l.Contains("[WRN] ", StringComparison.Ordinal));
-        Assert.EndsWith("[WRN] Clustering: not offered (this broker runs as a single server), ignoring \"--cluster\", \"--cluster_name\", \"--routes\"", warning, StringComparison.Ordinal);
+        Assert.Contains(host.Lines, l => l.EndsWith("[INF] Cluster name is c", StringComparison.Ordinal));
+        Assert.Contains(host.Lines, l => l.Contains("[INF] Listening for route connections on 127.0.0.1:", StringComparison.Ordinal));
+        Assert.DoesNotContain(host.Lines, l => l.Contains("Clustering", StringComparison.Ordinal));
         await using var client = await ConnectNatsAsync(host);
         Assert.Equal(["PONG"], (await client.PingAndCollectAsync()).Lines);
     }

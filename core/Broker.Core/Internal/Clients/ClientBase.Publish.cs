@@ -138,7 +138,7 @@ internal abstract partial class ClientBase
     /// </summary>
     internal int DeliverToAll(SubListResult result, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
-        if (result.HasLeaf)
+        if (result.HasLink)
         {
             return CountDelivered((leafFanout ??= new Leaf.LeafFanout(this)).Deliver(result, subject, deliverAs, replyTo, headers, payload), headers.Length + payload.Length);
         }

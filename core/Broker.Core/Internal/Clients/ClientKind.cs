@@ -14,4 +14,7 @@ internal enum ClientKind
 
     /// <summary>A leaf node link to a hub (nats-server's <c>LEAF</c>): its subscriptions stand for the hub's interest.</summary>
     Leaf,
+
+    /// <summary>One account of a route to another cluster member (nats-server's <c>ROUTER</c>): its subscriptions stand for the member's interest.</summary>
+    Route,
 }

@@ -32,6 +32,15 @@ internal sealed partial class NatsClient
         }
     }
 
+    /// <summary>Sends the current INFO (the cluster's URLs changed) if the client understands asynchronous INFO.</summary>
+    public void SendAsyncInfo()
+    {
+        if (Protocol >= 1 && !IsClosed)
+        {
+            SendProtocol(Server.CreateClientInfo(this), flushNow: true);
+        }
+    }
+
     /// <summary>Closes the connection gracefully with the reason "Server Shutdown" (lame duck mode).</summary>
     public void CloseForShutdown() => BeginClose(CloseReason.ServerShutdown, default);
 

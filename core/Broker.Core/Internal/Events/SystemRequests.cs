@@ -105,7 +105,7 @@ internal sealed class SystemRequests
             "ACCOUNTZ" => endpoints.Accounts.Accountz(Query(options)),
             "HEALTHZ" => endpoints.Healthz(Query(options)),
             "JSZ" => Jsz(Query(options)),
-            "ROUTEZ" => Page(w => { w.WriteNumber("num_routes", 0); w.WriteStartArray("routes"); w.WriteEndArray(); }),
+            "ROUTEZ" => endpoints.Routez(Query(options)),
             "GATEWAYZ" => Page(w => { w.WriteStartObject("outbound_gateways"); w.WriteEndObject(); w.WriteStartObject("inbound_gateways"); w.WriteEndObject(); }),
             _ => endpoints.Leafz(Query(options)),
         });

@@ -15,23 +15,11 @@ internal sealed partial class LeafConnection
     /// Sends one message to the hub, with the queue groups it is to serve; false when the link is closed or the hub's
     /// permissions (and <c>deny_exports</c>) keep the subject here.
     /// </summary>
-    public bool SendMessage(ClientBase producer, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte[]?> queues)
+    public override bool SendMessage(ClientBase producer, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte[]?> queues)
     {
         if (!established || !permissions.CanPublish(subject))
         {
             return false;
-        }
-
-        var withHeaders = !headers.IsEmpty && SupportsHeaders;
-        var headerLength = withHeaders ? (int)headers.Length : 0;
-        var totalLength = headerLength + (int)payload.Length;
-
-        // A delivery under another subject (JetStream's) travels as reply@subject, as nats-server sends it across links.
-        var remap = !replyTo.IsEmpty && !deliverAs.SequenceEqual(subject);
-        var lineLength = MessageFrame.LineOverhead + subject.Length + replyTo.Length + 4 + (remap ? deliverAs.Length + 1 : 0);
-        foreach (var queue in queues)
-        {
-            lineLength += queue!.Length + 1;
         }
 
         lock (output.Gate)
@@ -41,31 +29,60 @@ internal sealed partial class LeafConnection
                 return false;
             }
 
-            var span = output.Reserve(lineLength);
-            var written = WriteMessageLine(span, withHeaders, subject, replyTo, remap ? deliverAs : default, queues, headerLength, totalLength);
-            output.Advance(written);
-            if (withHeaders)
-            {
-                output.Write(headers);
-            }
-
-            output.Write(payload);
-            output.Write("\r\n"u8);
+            var totalLength = AppendMessage(output, producer, "LMSG "u8, "HMSG "u8, SupportsHeaders, subject, deliverAs, replyTo, headers, payload, queues);
             OutMessages++;
             OutBytes += totalLength;
-            if (output.AddUnflushed(written + totalLength + 2))
-            {
-                producer.RequestYield();
-            }
         }
 
         producer.AddPendingFlush(this);
         return true;
     }
 
-    private static int WriteMessageLine(Span<byte> span, bool withHeaders, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte[]?> queues, int headerLength, int totalLength)
+    /// <summary>
+    /// Appends one message frame of a link (leaf node or route) to <paramref name="output"/>, whose lock the caller
+    /// holds: the line after <paramref name="op"/> (<paramref name="headerOp"/> when headers go too: the other side
+    /// supports them), headers, payload, CRLF; asks <paramref name="producer"/> to yield when the output is far behind.
+    /// Returns the bytes of headers and payload written.
+    /// </summary>
+    internal static int AppendMessage(ConnectionOutput output, ClientBase producer, ReadOnlySpan<byte> op, ReadOnlySpan<byte> headerOp, bool supportsHeaders, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte[]?> queues)
     {
-        var written = Append(span, 0, withHeaders ? "HMSG "u8 : "LMSG "u8);
+        var withHeaders = !headers.IsEmpty && supportsHeaders;
+        var headerLength = withHeaders ? (int)headers.Length : 0;
+        var totalLength = headerLength + (int)payload.Length;
+
+        // A delivery under another subject (JetStream's) travels as reply@subject, as nats-server sends it across links.
+        var remap = !replyTo.IsEmpty && !deliverAs.SequenceEqual(subject);
+        var lineLength = MessageFrame.LineOverhead + headerOp.Length + subject.Length + replyTo.Length + 4 + (remap ? deliverAs.Length + 1 : 0);
+        foreach (var queue in queues)
+        {
+            lineLength += queue!.Length + 1;
+        }
+
+        var span = output.Reserve(lineLength);
+        var written = WriteMessageLine(span, withHeaders ? headerOp : op, withHeaders, subject, replyTo, remap ? deliverAs : default, queues, headerLength, totalLength);
+        output.Advance(written);
+        if (withHeaders)
+        {
+            output.Write(headers);
+        }
+
+        output.Write(payload);
+        output.Write("\r\n"u8);
+        if (output.AddUnflushed(written + totalLength + 2))
+        {
+            producer.RequestYield();
+        }
+
+        return totalLength;
+    }
+
+    /// <summary>
+    /// Writes a link's message line after <paramref name="op"/> (<c>LMSG </c>, or a route's <c>RMSG acc </c>): the
+    /// subject, then <c>+ reply queues...</c>, <c>| queues...</c> or the reply alone, then the sizes; returns its length.
+    /// </summary>
+    internal static int WriteMessageLine(Span<byte> span, ReadOnlySpan<byte> op, bool withHeaders, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte[]?> queues, int headerLength, int totalLength)
+    {
+        var written = Append(span, 0, op);
         written = Append(span, written, subject);
         span[written++] = (byte)' ';
         if (queues.Length > 0)

@@ -20,7 +20,7 @@ namespace Broker.Core.Internal.Leaf;
 /// Reading is in LeafConnection.Read.cs, writing in LeafConnection.Output.cs.
 /// </summary>
 [System.Diagnostics.CodeAnalysis.SuppressMessage("Design", "CA1001", Justification = "The transport is disposed when RunAsync ends; the link has no other owner.")]
-internal sealed partial class LeafConnection : ClientBase
+internal sealed partial class LeafConnection : LinkClient, IInterestLink
 {
     // nats-server's connectProcessTimeout: the connect-info INFO must follow our CONNECT within it.
     private static readonly TimeSpan ConnectProcessTimeout = TimeSpan.FromSeconds(2);
@@ -142,48 +142,11 @@ internal sealed partial class LeafConnection : ClientBase
         await connection.DisposeAsync().ConfigureAwait(false);
     }
 
-    // nats-server's setFirstPingTimer for a non-client connection: the first PING after at most a second (it also
-    // measures the round trip /leafz shows), then one per ping interval; a hub that leaves more than ping_max unanswered
-    // is stale.
-    private async Task PingLoopAsync()
-    {
-        var delay = Server.Options.PingInterval < FirstPingInterval ? Server.Options.PingInterval : FirstPingInterval;
-        while (!IsClosed)
-        {
-            await Task.Delay(delay).ConfigureAwait(false);
-            delay = Server.Options.PingInterval;
-            if (IsClosed)
-            {
-                return;
-            }
+    private LinkKeepAlive? keepAlive;
 
-            if (Interlocked.Increment(ref pingsOutstanding) > Server.Options.MaxPingsOutstanding)
-            {
-                Close("Stale Connection");
-                return;
-            }
+    private void ProcessPong() => keepAlive?.Pong();
 
-            Volatile.Write(ref pingSentAt, System.Diagnostics.Stopwatch.GetTimestamp());
-            SendProtocol("PING\r\n"u8);
-        }
-    }
-
-    private static readonly TimeSpan FirstPingInterval = TimeSpan.FromSeconds(1);
-    private int pingsOutstanding;
-    private long pingSentAt;
-    private long roundTripTicks;
-
-    private void ProcessPong()
-    {
-        Volatile.Write(ref pingsOutstanding, 0);
-        var sent = Volatile.Read(ref pingSentAt);
-        if (sent != 0)
-        {
-            Volatile.Write(ref roundTripTicks, System.Diagnostics.Stopwatch.GetElapsedTime(sent).Ticks);
-        }
-    }
-
-    protected internal override long RoundTripNanoseconds => Volatile.Read(ref roundTripTicks) * 100;
+    protected internal override long RoundTripNanoseconds => keepAlive?.RoundTripNanoseconds ?? 0;
 
     // The hub's first INFO, then the connect-info INFO, must come in time (nats-server: WrongPort / Stale Leaf Node Connection).
     private async Task WatchHandshakeAsync(TimeSpan timeout, string reason, bool requireInfo)
@@ -312,7 +275,8 @@ internal sealed partial class LeafConnection : ClientBase
     {
         established = true;
         interest.Attach(this);
-        _ = PingLoopAsync();
+        keepAlive = new LinkKeepAlive(Server, () => IsClosed, () => SendProtocol("PING\r\n"u8), reason => Close(reason));
+        _ = keepAlive.RunAsync();
         LeafLog.Connected(Server.Logger, Account.Name, Redacted, HubName);
         remote?.Connected(this);
     }

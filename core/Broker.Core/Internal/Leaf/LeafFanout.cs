@@ -5,13 +5,15 @@ using Broker.Core.Internal.Subscriptions;
 namespace Broker.Core.Internal.Leaf;
 
 /// <summary>
-/// One producer's deliveries when a match holds subscriptions of leaf node links (nats-server's
-/// <c>processMsgResults</c> with route targets): local subscriptions are served as usual; each link gets the message
-/// once, however many of its subscriptions matched, with the names of the queue groups it is to serve
-/// (<c>LMSG subject + reply q1 q2 size</c>). In a queue group local members come first: the link is the fallback
-/// when no local member took the message, as nats-server prefers local members for a client's publish. A message that
-/// came from a link goes on to another link only where one of the two was accepted by this broker as the hub (the
-/// interest <see cref="LeafInterest"/> relays), never back to its own.
+/// One producer's deliveries when a match holds subscriptions of links, leaf node links or routes
+/// (<see cref="LinkClient"/>; nats-server's <c>processMsgResults</c> with route targets): local subscriptions are
+/// served as usual; each link gets the message once, however many of its subscriptions matched, with the names of the
+/// queue groups it is to serve (<c>LMSG subject + reply q1 q2 size</c>, <c>RMSG acc subject ...</c>). In a queue group
+/// local members come first: a link is the fallback when no local member took the message, as nats-server prefers
+/// local members for a client's publish. A message that came from a leaf node link goes on to another leaf node link
+/// only where one of the two was accepted by this broker as the hub (the interest <see cref="LeafInterest"/> relays),
+/// never back to its own; routes are one hop (a full mesh), and messages do not pass between routes and leaf node
+/// links (docs/scale-out.md).
 /// </summary>
 /// <remarks>Made at the producer's first such match; only the producer's thread uses it, so the scratch state needs no lock.</remarks>
 internal sealed class LeafFanout(ClientBase producer)
@@ -22,13 +24,13 @@ internal sealed class LeafFanout(ClientBase producer)
     /// <summary>Delivers to every plain subscription and one member of each group; returns the deliveries made.</summary>
     public int Deliver(SubListResult result, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
-        var fromLeaf = producer.Kind == ClientKind.Leaf;
+        var fromLink = LinkClient.IsLink(producer.Kind);
         var delivered = 0;
         foreach (var subscription in result.Plain)
         {
-            if (subscription.Client is LeafConnection link)
+            if (subscription.Client is LinkClient link)
             {
-                if (!fromLeaf && !subscription.Closed)
+                if (!fromLink && !subscription.Closed)
                 {
                     AddTarget(link, null);
                 }
@@ -40,7 +42,7 @@ internal sealed class LeafFanout(ClientBase producer)
         }
 
         // A message from a link carries the groups it is for; without them it serves no group (LeafConnection).
-        if (!fromLeaf)
+        if (!fromLink)
         {
             foreach (var group in result.Queues)
             {
@@ -83,7 +85,7 @@ internal sealed class LeafFanout(ClientBase producer)
         var delivered = 0;
         foreach (var subscription in result.Plain)
         {
-            if (subscription.Client is LeafConnection link)
+            if (subscription.Client is LinkClient link)
             {
                 if (Relays(link) && !subscription.Closed)
                 {
@@ -112,8 +114,8 @@ internal sealed class LeafFanout(ClientBase producer)
 
     // Whether a message from the producing link may go on to another link: not back, and only where one of the two is
     // a link this broker accepted (a spoke's message to the hub's other spokes or to the hub's own hub, and back down).
-    private bool Relays(LeafConnection link) =>
-        !ReferenceEquals(link, producer) && (link.IsAccepted || ((LeafConnection)producer).IsAccepted);
+    private bool Relays(LinkClient link) =>
+        !ReferenceEquals(link, producer) && link is LeafConnection leaf && producer is LeafConnection from && (leaf.IsAccepted || from.IsAccepted);
 
     private static bool Names(ReadOnlySpan<byte> queues, ReadOnlySpan<byte> name)
     {
@@ -132,7 +134,7 @@ internal sealed class LeafFanout(ClientBase producer)
 
     private int DeliverToGroup(QueueGroup group, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
-        var fromLeaf = producer.Kind == ClientKind.Leaf;
+        var fromLink = LinkClient.IsLink(producer.Kind);
         var members = group.Members;
         var start = members.Length == 1 ? 0 : Random.Shared.Next(members.Length);
         Subscription? remote = null;
@@ -145,9 +147,9 @@ internal sealed class LeafFanout(ClientBase producer)
             }
 
             var member = members[index];
-            if (member.Client is LeafConnection link)
+            if (member.Client is LinkClient link)
             {
-                remote ??= member.Closed || (fromLeaf && !Relays(link)) ? null : member;
+                remote ??= member.Closed || (fromLink && !Relays(link)) ? null : member;
                 continue;
             }
 
@@ -159,13 +161,13 @@ internal sealed class LeafFanout(ClientBase producer)
 
         if (remote is not null)
         {
-            AddTarget((LeafConnection)remote.Client, group.Name);
+            AddTarget((LinkClient)remote.Client, group.Name);
         }
 
         return 0;
     }
 
-    private void AddTarget(LeafConnection link, byte[]? queue)
+    private void AddTarget(LinkClient link, byte[]? queue)
     {
         for (var i = 0; i < targetCount; i++)
         {
@@ -196,7 +198,7 @@ internal sealed class LeafFanout(ClientBase producer)
 
     private struct Target
     {
-        public LeafConnection Link;
+        public LinkClient Link;
         public byte[]?[] Queues;
         public int QueueCount;
 

@@ -6,13 +6,16 @@ using Broker.Core.Internal.Subscriptions;
 namespace Broker.Core.Internal.Leaf;
 
 /// <summary>
-/// The interest an account bound to leaf node links sends over them (nats-server's leaf <c>smap</c>): every
-/// subscription in the account's index except the links' own, counted by key (<c>subject</c> or <c>subject queue</c>),
-/// plus the account's loop detection subject <c>$LDS.&lt;nuid&gt;</c>, plus the interest other links brought where
-/// nats-server relays it: a link this broker accepted (the broker is its hub) is told every other link's interest, a
-/// solicited link (to a hub) only that of the accepted links (<c>updateSmap</c>'s spoke rule). A link gets the whole
-/// map when it connects (<see cref="Attach"/>), then the changes: a plain key when it appears or goes, a queue key
-/// with its new weight on every change, as nats-server's <c>updateSmap</c>.
+/// The interest an account sends over its links, to leaf node links (nats-server's leaf <c>smap</c>) and to routes
+/// (its route subscription map): every subscription in the account's index except the links' own
+/// (<see cref="LinkClient.IsLink"/>), counted by key (<c>subject</c> or <c>subject queue</c>), plus, for leaf links,
+/// the account's loop detection subject <c>$LDS.&lt;nuid&gt;</c> and the interest other leaf links brought where
+/// nats-server relays it: a link this broker accepted (the broker is its hub) is told every other leaf link's interest,
+/// a solicited link (to a hub) only that of the accepted links (<c>updateSmap</c>'s spoke rule). Routes are told the
+/// local interest only (messages do not pass between routes and leaf links, docs/scale-out.md). A link gets the whole
+/// map when it connects (<see cref="Attach"/>), then the changes: a plain key when it appears or goes, a queue key with
+/// its new weight on every change, as nats-server's <c>updateSmap</c> and <c>updateRouteSubscriptionMap</c>. Made
+/// once per account (<see cref="Of"/>) when the broker is built.
 /// </summary>
 /// <remarks>
 /// Told of changes by the account's <see cref="SubList.Observer"/>, outside the index's lock. A subscription counts once
@@ -25,10 +28,10 @@ internal sealed class LeafInterest
     private readonly HashSet<Subscription> counted = [];
     private readonly Dictionary<string, int> counts = new(StringComparer.Ordinal);
     // Replaced as a whole under the gate, so a link closing while interest is sent does not disturb the loop.
-    private LeafConnection[] links = [];
+    private IInterestLink[] links = [];
 
     // What each link was last told per key (its smap): the local count plus the weights of the links it may see.
-    private readonly Dictionary<LeafConnection, Dictionary<string, int>> told = new(ReferenceEqualityComparer.Instance);
+    private readonly Dictionary<IInterestLink, Dictionary<string, int>> told = new(ReferenceEqualityComparer.Instance);
 
     public LeafInterest(Account account)
     {
@@ -39,19 +42,41 @@ internal sealed class LeafInterest
 
     public Account Account { get; }
 
+    /// <summary>
+    /// The interest of <paramref name="account"/>, made and attached to its index the first time (what the index
+    /// already holds, its service imports, is counted then). Called while the broker is built, before any client
+    /// subscribes.
+    /// </summary>
+    public static LeafInterest Of(Account account)
+    {
+        if (account.SubList.Observer is { } existing)
+        {
+            return existing;
+        }
+
+        var interest = new LeafInterest(account);
+        account.SubList.Observer = interest;
+        foreach (var subscription in account.SubList.Snapshot())
+        {
+            interest.Added(subscription);
+        }
+
+        return interest;
+    }
+
     /// <summary>The account's loop detection subject: seeing it come back from a hub means a loop.</summary>
     public string LoopSubject { get; }
 
     public byte[] LoopSubjectBytes { get; }
 
-    /// <summary>The links of this account that are connected now.</summary>
+    /// <summary>The leaf node links of this account that are connected now.</summary>
     public LeafConnection[] Links
     {
         get
         {
             lock (gate)
             {
-                return links;
+                return [.. links.OfType<LeafConnection>()];
             }
         }
     }
@@ -59,7 +84,7 @@ internal sealed class LeafInterest
     /// <summary>A subscription was inserted into the account's index.</summary>
     public void Added(Subscription subscription)
     {
-        if (subscription.Client.Kind == ClientKind.Leaf)
+        if (LinkClient.IsLink(subscription.Client.Kind))
         {
             return;
         }
@@ -81,7 +106,7 @@ internal sealed class LeafInterest
     /// <summary>A subscription was removed from the account's index.</summary>
     public void Removed(Subscription subscription)
     {
-        if (subscription.Client.Kind == ClientKind.Leaf)
+        if (LinkClient.IsLink(subscription.Client.Kind))
         {
             return;
         }
@@ -110,10 +135,10 @@ internal sealed class LeafInterest
     }
 
     /// <summary>
-    /// Adds a link that finished its handshake and sends it the whole interest, loop subject included; what it already
-    /// brought goes to the links that may see it.
+    /// Adds a link that finished its handshake and sends it the whole interest, loop subject included; what a leaf link
+    /// already brought goes to the links that may see it.
     /// </summary>
-    public void Attach(LeafConnection link)
+    public void Attach(IInterestLink link)
     {
         lock (gate)
         {
@@ -123,7 +148,7 @@ internal sealed class LeafInterest
             {
                 if (Sees(link, other))
                 {
-                    keys.UnionWith(other.HubInterest().Select(k => k.Key));
+                    keys.UnionWith(((LeafConnection)other).HubInterest().Select(k => k.Key));
                 }
             }
 
@@ -142,8 +167,8 @@ internal sealed class LeafInterest
         }
     }
 
-    /// <summary>Removes a link that closed; the interest it brought leaves the other links.</summary>
-    public void Detach(LeafConnection link)
+    /// <summary>Removes a link that closed; the interest a leaf link brought leaves the other links.</summary>
+    public void Detach(IInterestLink link)
     {
         lock (gate)
         {
@@ -170,9 +195,14 @@ internal sealed class LeafInterest
     }
 
     // Every key a link brought, refreshed on the others (it came or went).
-    private void RefreshAll(LeafConnection link)
+    private void RefreshAll(IInterestLink link)
     {
-        foreach (var (key, _) in link.HubInterest())
+        if (link is not LeafConnection leaf)
+        {
+            return;
+        }
+
+        foreach (var (key, _) in leaf.HubInterest())
         {
             Refresh(key, except: link);
         }
@@ -180,7 +210,7 @@ internal sealed class LeafInterest
 
     // Tells each link (but the one the change came from) its new count for the key: plain keys when they appear or go,
     // queue keys on every change of weight.
-    private void Refresh(string key, LeafConnection? except)
+    private void Refresh(string key, IInterestLink? except)
     {
         foreach (var link in links)
         {
@@ -212,22 +242,24 @@ internal sealed class LeafInterest
         }
     }
 
-    private int Want(LeafConnection link, string key)
+    private int Want(IInterestLink link, string key)
     {
         var n = counts.GetValueOrDefault(key);
         foreach (var other in links)
         {
             if (Sees(link, other))
             {
-                n += other.WeightOf(key);
+                n += ((LeafConnection)other).WeightOf(key);
             }
         }
 
         return n;
     }
 
-    // nats-server's updateSmap: an accepted link sees every other link's interest, a solicited one only the accepted ones'.
-    private static bool Sees(LeafConnection link, LeafConnection other) => !ReferenceEquals(link, other) && (link.IsAccepted || other.IsAccepted);
+    // nats-server's updateSmap: an accepted leaf link sees every other leaf link's interest, a solicited one only the
+    // accepted ones'; routes see none and are seen by none.
+    private static bool Sees(IInterestLink link, IInterestLink other)
+        => link is LeafConnection leaf && other is LeafConnection from && !ReferenceEquals(leaf, from) && (leaf.IsAccepted || from.IsAccepted);
 
     /// <summary>The interest keys and their counts now, for /leafz's subscription list.</summary>
     public KeyValuePair<string, int>[] Snapshot()

@@ -13,7 +13,6 @@ internal sealed class LeafNodes
     private readonly CancellationTokenSource stopping = new();
     private readonly List<Task> running = [];
     private readonly Lock gate = new();
-    private readonly Dictionary<Accounts.Account, LeafInterest> interests = new(ReferenceEqualityComparer.Instance);
 
     private LeafNodes(BrokerCore server)
     {
@@ -56,27 +55,15 @@ internal sealed class LeafNodes
         return nodes;
     }
 
-    /// <summary>The interest of <paramref name="account"/>'s links, attached to its index the first time.</summary>
+    /// <summary>
+    /// The interest of <paramref name="account"/>'s links (<see cref="LeafInterest.Of"/>, shared with routes), attached
+    /// to its index the first time; a spoke may bind an account after clients subscribed in it, which is counted then.
+    /// </summary>
     public LeafInterest InterestFor(Accounts.Account account)
     {
         lock (gate)
         {
-            if (!interests.TryGetValue(account, out var interest))
-            {
-                interest = new LeafInterest(account);
-                account.SubList.Observer = interest;
-
-                // What the account already holds (its service imports, made when the accounts were attached, or its
-                // clients' subscriptions when a spoke binds it later); one counted twice is counted once.
-                foreach (var subscription in account.SubList.Snapshot())
-                {
-                    interest.Added(subscription);
-                }
-
-                interests.Add(account, interest);
-            }
-
-            return interest;
+            return LeafInterest.Of(account);
         }
     }
 

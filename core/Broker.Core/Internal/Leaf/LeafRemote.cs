@@ -75,7 +75,7 @@ internal sealed class LeafRemote
             Socket socket;
             try
             {
-                socket = await DialAsync(url, stopping).ConfigureAwait(false);
+                socket = await DialAsync(url, 7422, DialTimeout, stopping).ConfigureAwait(false);
             }
             catch (Exception ex) when (ex is SocketException or OperationCanceledException or IOException)
             {
@@ -149,14 +149,15 @@ internal sealed class LeafRemote
         }
     }
 
-    private static async Task<Socket> DialAsync(Uri url, CancellationToken stopping)
+    /// <summary>Dials <paramref name="url"/> (<paramref name="defaultPort"/> when it names none) within <paramref name="dialTimeout"/>; a route dials the same way.</summary>
+    internal static async Task<Socket> DialAsync(Uri url, int defaultPort, TimeSpan dialTimeout, CancellationToken stopping)
     {
         var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
         try
         {
             using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping);
-            timeout.CancelAfter(DialTimeout);
-            await socket.ConnectAsync(url.Host, url.Port < 0 ? 7422 : url.Port, timeout.Token).ConfigureAwait(false);
+            timeout.CancelAfter(dialTimeout);
+            await socket.ConnectAsync(url.Host, url.Port < 0 ? defaultPort : url.Port, timeout.Token).ConfigureAwait(false);
             return socket;
         }
         catch
@@ -166,7 +167,8 @@ internal sealed class LeafRemote
         }
     }
 
-    private static async Task<bool> WaitAsync(TimeSpan delay, CancellationToken stopping)
+    /// <summary>Waits <paramref name="delay"/>; false when <paramref name="stopping"/> ended it.</summary>
+    internal static async Task<bool> WaitAsync(TimeSpan delay, CancellationToken stopping)
     {
         try
         {

@@ -63,6 +63,9 @@ internal sealed partial class MonitorEndpoints
             Connections = core.Clients.Count,
             TotalConnections = Interlocked.Read(ref statistics.TotalConnections),
             Leafnodes = core.LeafNodes?.Links.Length ?? 0,
+            Routes = core.Routes?.Routes.Length ?? 0,
+            Cluster = CreateClusterVarz(),
+            ConnectUrls = core.Routes is { Options.NoAdvertise: false } cluster ? cluster.Urls.Advertised : null,
             Leaf = CreateLeafVarz(),
 
             // Without routes, gateways or leaf nodes every message is a client message (in-process clients count as

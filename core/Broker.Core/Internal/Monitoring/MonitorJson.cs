@@ -30,6 +30,8 @@ internal static class MonitorJson
 
     public static byte[] Serialize(Leafz value) => JsonSerializer.SerializeToUtf8Bytes(value, Indented.Leafz);
 
+    public static byte[] Serialize(Routez value) => JsonSerializer.SerializeToUtf8Bytes(value, Indented.Routez);
+
     public static byte[] Serialize(Subsz value) => JsonSerializer.SerializeToUtf8Bytes(value, Indented.Subsz);
 
     public static byte[] Serialize(SublistStats value) => JsonSerializer.SerializeToUtf8Bytes(value, Indented.SublistStats);
@@ -50,6 +52,7 @@ internal static class MonitorJson
 [JsonSerializable(typeof(Varz))]
 [JsonSerializable(typeof(Connz))]
 [JsonSerializable(typeof(Leafz))]
+[JsonSerializable(typeof(Routez))]
 [JsonSerializable(typeof(Subsz))]
 [JsonSerializable(typeof(SublistStats))]
 [JsonSerializable(typeof(Accountz))]

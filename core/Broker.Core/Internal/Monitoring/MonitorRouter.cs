@@ -44,6 +44,7 @@ internal sealed class MonitorRouter
             ["/accstatz"] = ("/accstatz", endpoints.Accounts.Accstatz),
             ["/healthz"] = ("/healthz", endpoints.Healthz),
             ["/leafz"] = ("/leafz", endpoints.Leafz),
+            ["/routez"] = ("/routez", endpoints.Routez),
             ["/metrics"] = ("/metrics", _ => endpoints.Metrics()),
         };
     }

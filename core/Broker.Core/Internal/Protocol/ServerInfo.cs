@@ -69,6 +69,16 @@ internal sealed class ServerInfo
     [JsonPropertyName("domain")]
     public string? Domain { get; set; }
 
+    /// <summary>The cluster's name, when routes are on.</summary>
+    [JsonPropertyName("cluster")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? Cluster { get; set; }
+
+    /// <summary>The cluster's client URLs (<c>host:port</c>), when routes are on and <c>no_advertise</c> is not set.</summary>
+    [JsonPropertyName("connect_urls")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public IList<string>? ConnectUrls { get; set; }
+
     [JsonPropertyName("ldm")]
     public bool? LameDuckMode { get; set; }
 
@@ -121,6 +131,19 @@ internal sealed class ServerInfo
         writer.WriteNumber("client_id", ClientId);
         WriteIfSet(writer, "client_ip", ClientIp);
         WriteIfSet(writer, "nonce", Nonce);
+        WriteIfSet(writer, "cluster", Cluster);
+        WriteIfSet(writer, "domain", Domain);
+        if (ConnectUrls is { } urls)
+        {
+            writer.WriteStartArray("connect_urls");
+            foreach (var url in urls)
+            {
+                writer.WriteStringValue(url);
+            }
+
+            writer.WriteEndArray();
+        }
+
         WriteIfSet(writer, "ldm", LameDuckMode);
         WriteIfSet(writer, "xkey", XKey);
         WriteIfSet(writer, "broker_version", BrokerVersion);

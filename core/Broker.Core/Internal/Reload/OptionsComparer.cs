@@ -51,6 +51,7 @@ internal static class OptionsComparer
         new(nameof(BrokerOptions.Operator), "operator", Reloadability.Restart, o => JsonSerializer.Serialize(o.Operator)),
         new(nameof(BrokerOptions.Monitoring), "http", Reloadability.Restart, o => JsonSerializer.Serialize(o.Monitoring)),
         new(nameof(BrokerOptions.LeafNodes), "leafnodes", Reloadability.Restart, o => JsonSerializer.Serialize(o.LeafNodes)),
+        new(nameof(BrokerOptions.Cluster), "cluster", Reloadability.Restart, o => JsonSerializer.Serialize(o.Cluster)),
         new(nameof(BrokerOptions.MaxClosedClients), "max_closed_clients", Reloadability.Restart, o => o.MaxClosedClients),
         new(nameof(BrokerOptions.LameDuckDuration), "lame_duck_duration", Reloadability.Live, o => o.LameDuckDuration),
         new(nameof(BrokerOptions.LameDuckGracePeriod), "lame_duck_grace_period", Reloadability.Live, o => o.LameDuckGracePeriod),

@@ -12,16 +12,16 @@ internal sealed class SubListResult
     {
         Plain = plain;
         Queues = queues;
-        HasLeaf = Array.Exists(plain, IsLeaf) || Array.Exists(queues, static q => Array.Exists(q.Members, IsLeaf));
+        HasLink = Array.Exists(plain, IsLink) || Array.Exists(queues, static q => Array.Exists(q.Members, IsLink));
     }
 
     /// <summary>
-    /// Whether a subscription of a leaf node link is among them: deliveries then go through
+    /// Whether a subscription of a leaf node link or a route is among them: deliveries then go through
     /// <see cref="Leaf.LeafFanout"/>, which sends one message per link. Computed once per result.
     /// </summary>
-    public bool HasLeaf { get; }
+    public bool HasLink { get; }
 
-    private static bool IsLeaf(Subscription subscription) => subscription.Client.Kind == Clients.ClientKind.Leaf;
+    private static bool IsLink(Subscription subscription) => Clients.LinkClient.IsLink(subscription.Client.Kind);
 
     public Subscription[] Plain { get; }
 

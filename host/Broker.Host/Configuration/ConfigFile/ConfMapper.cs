@@ -43,6 +43,7 @@ internal sealed class ConfMapper
     private readonly SecurityRefusals refusals;
     private readonly OperatorMapper operators;
     private readonly LeafNodesMapper leafNodes;
+    private readonly ClusterMapper cluster;
     private readonly IgnoredFeatures ignored = new();
 
     // The top-level mappings block that is the global account's: nats-server keeps the last one with mappings.
@@ -63,6 +64,7 @@ internal sealed class ConfMapper
         refusals = new SecurityRefusals(reader);
         operators = new OperatorMapper(reader, output);
         leafNodes = new LeafNodesMapper(reader, output, permissions, ignored);
+        cluster = new ClusterMapper(reader, output, authorization);
     }
 
     /// <summary>Reads and maps a configuration file; a file that cannot be parsed gives one error.</summary>
@@ -119,7 +121,7 @@ internal sealed class ConfMapper
     /// <returns><see langword="true"/> for the broker's keys.</returns>
     public static bool IsBrokerKey(string key) =>
         ServerSettingsMapper.Reads(key) || AuthorizationMapper.Reads(key) || AccountsMapper.Reads(key) || MappingsMapper.Reads(key) || SecurityRefusals.Reads(key)
-        || OperatorMapper.Reads(key) || LeafNodesMapper.Reads(key);
+        || OperatorMapper.Reads(key) || LeafNodesMapper.Reads(key) || ClusterMapper.Reads(key);
 
     private void MapTopLevel(ConfEntry entry)
     {
@@ -131,6 +133,12 @@ internal sealed class ConfMapper
         if (LeafNodesMapper.Reads(entry.Key))
         {
             leafNodes.Map(entry);
+            return;
+        }
+
+        if (ClusterMapper.Reads(entry.Key))
+        {
+            cluster.Map(entry);
             return;
         }
 

@@ -27,9 +27,9 @@ public sealed class IgnoredFeaturesTests
     }
 
     [Fact]
-    public void Clustering_has_its_own_wording()
+    public void Route_error_reports_are_one_notice()
     {
-        foreach (var entry in Entries("cluster {}\nconnect_error_reports: 1"))
+        foreach (var entry in Entries("connect_error_reports: 1\nreconnect_error_reports: 1"))
         {
             ignored.TryIgnore(entry);
         }
@@ -37,7 +37,7 @@ public sealed class IgnoredFeaturesTests
         ignored.Report(output);
 
         Assert.Equal(
-            ["Unsupported test.conf:1:1: Clustering: not offered (this broker runs as a single server), ignoring \"cluster\", \"connect_error_reports\""],
+            ["Unsupported test.conf:1:1: Connect error reports: not supported yet, ignoring \"connect_error_reports\", \"reconnect_error_reports\""],
             Diagnostics(Built(output)));
     }
 

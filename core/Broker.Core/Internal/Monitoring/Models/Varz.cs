@@ -33,6 +33,10 @@ internal sealed class Varz
     [JsonPropertyName("auth_required")]
     public bool? AuthRequired { get; set; }
 
+    /// <summary>The cluster's client URLs when routes are on (and <c>no_advertise</c> is not set).</summary>
+    [JsonPropertyName("connect_urls")]
+    public IList<string>? ConnectUrls { get; set; }
+
     [JsonPropertyName("max_connections")]
     public int MaxConnections { get; set; }
 
@@ -70,7 +74,7 @@ internal sealed class Varz
     public long MaxPending { get; set; }
 
     [JsonPropertyName("cluster")]
-    public EmptyObject Cluster { get; set; } = EmptyObject.Instance;
+    public ClusterVarz Cluster { get; set; } = new();
 
     [JsonPropertyName("gateway")]
     public EmptyObject Gateway { get; set; } = EmptyObject.Instance;

@@ -70,7 +70,7 @@ internal sealed class AuthorizationMapper(ConfValueReader reader, ConfMappingBui
                     hasToken = true;
                     break;
                 case "timeout":
-                    Timeout(item);
+                    Timeout(item, Authorization(nameof(AuthorizationOptions.Timeout)));
                     break;
                 case "users":
                     blockUsers = users.Map(item, Authorization(nameof(AuthorizationOptions.Users)));
@@ -115,7 +115,8 @@ internal sealed class AuthorizationMapper(ConfValueReader reader, ConfMappingBui
     }
 
     // Float seconds, an integer number of seconds, or a Go duration string.
-    private void Timeout(ConfEntry item)
+    /// <summary>An authorization block's <c>timeout</c> (seconds, or a duration) onto <paramref name="key"/>.</summary>
+    public void Timeout(ConfEntry item, string key)
     {
         TimeSpan timeout;
         switch (item.Value)
@@ -139,6 +140,6 @@ internal sealed class AuthorizationMapper(ConfValueReader reader, ConfMappingBui
                 return;
         }
 
-        output.Set(Authorization(nameof(AuthorizationOptions.Timeout)), Format(timeout));
+        output.Set(key, Format(timeout));
     }
 }

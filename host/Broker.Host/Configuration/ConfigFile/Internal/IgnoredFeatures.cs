@@ -13,14 +13,13 @@ internal sealed class IgnoredFeatures
     public static readonly IReadOnlyDictionary<string, string> FeatureOfKey = new Dictionary<string, string>(StringComparer.OrdinalIgnoreCase)
     {
         ["mqtt"] = "MQTT",
-        ["cluster"] = Clustering.Feature,
         ["gateway"] = "Gateways",
         ["server_tags"] = "Server tags",
         ["server_metadata"] = "Server metadata",
         ["feature_flags"] = "Feature flags",
         ["client_advertise"] = "Advertising",
-        ["connect_error_reports"] = "Clustering",
-        ["reconnect_error_reports"] = "Clustering",
+        ["connect_error_reports"] = "Connect error reports",
+        ["reconnect_error_reports"] = "Connect error reports",
         ["https"] = "HTTPS monitoring",
         ["https_port"] = "HTTPS monitoring",
         ["prof_port"] = "Profiling",
@@ -77,7 +76,7 @@ internal sealed class IgnoredFeatures
         foreach (var (feature, position, keys) in ignored)
         {
             var names = string.Join(", ", keys.Select(k => $"\"{k}\""));
-            var notice = feature == Clustering.Feature ? Clustering.Ignoring(keys) : $"{feature}: not supported yet, ignoring {names}";
+            var notice = $"{feature}: not supported yet, ignoring {names}";
             output.Unsupported(position, notice);
         }
     }

@@ -1,0 +1,39 @@
+using System.Buffers;
+using Broker.Core.Internal.Accounts;
+
+namespace Broker.Core.Internal.Clients;
+
+/// <summary>
+/// A client standing for another server's interest in one account: a leaf node link (<see cref="ClientKind.Leaf"/>)
+/// or one account of a route (<see cref="ClientKind.Route"/>). Its subscriptions are the other server's interest; a
+/// message matching them is sent across once per link, with the queue groups it is to serve
+/// (<see cref="Leaf.LeafFanout"/>), and a message that came from a link never goes to another one.
+/// </summary>
+internal abstract class LinkClient(BrokerCore server, ClientKind kind, Account account) : ClientBase(server, kind, account)
+{
+    /// <summary>Whether clients of <paramref name="kind"/> are links (leaf node or route).</summary>
+    public static bool IsLink(ClientKind kind) => kind is ClientKind.Leaf or ClientKind.Route;
+
+    /// <summary>
+    /// Sends one message across the link, naming the queue groups it is to serve; false when the link is closed or
+    /// may not carry the subject.
+    /// </summary>
+    public abstract bool SendMessage(ClientBase producer, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte[]?> queues);
+
+    /// <summary>A subscription of this link delivered outside <see cref="Leaf.LeafFanout"/> (through a stream import's shadow): sent on its own.</summary>
+    public override void Deliver(ClientBase producer, Subscriptions.Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+    {
+        byte[]?[] queues = subscription.Queue is null ? [] : [subscription.Queue];
+        SendMessage(producer, subject, subject, replyTo, headers, payload, queues);
+    }
+}
+
+/// <summary>A link that receives the changes of an account's interest (<see cref="Leaf.LeafInterest"/>).</summary>
+internal interface IInterestLink
+{
+    /// <summary>Sends a change: a queue key with its new weight, a plain key appearing (1) or gone (0).</summary>
+    void SendInterest(string key, int n);
+
+    /// <summary>Sends the whole interest when the link joins, with the account's loop detection subject.</summary>
+    void SendInterestSnapshot(Dictionary<string, int> counts, string loopSubject);
+}

@@ -1,0 +1,393 @@
+using System.Net;
+using System.Net.Sockets;
+using System.Text;
+using System.Text.Json;
+
+namespace Broker.Core.Internal.Routes;
+
+/// <summary>
+/// The broker as a cluster member (nats-server's routing in <c>route.go</c>): accepts routes on
+/// <c>cluster.listen</c>, dials <c>cluster.routes</c> (<see cref="RouteDialer"/>), keeps one registered route per
+/// member server (a second one is closed, as <c>addRoute</c> does), forwards a new member's INFO to the others so they
+/// dial it (gossip, implicit routes), and tells clients the members' URLs (<see cref="ClusterUrls"/>). Every account's
+/// interest (<see cref="Leaf.LeafInterest"/>) goes to every route.
+/// </summary>
+[System.Diagnostics.CodeAnalysis.SuppressMessage("Design", "CA1001", Justification = "The token source and the listener are disposed by StopAsync, which the broker's stop always runs.")]
+internal sealed class ClusterRoutes
+{
+    private readonly Lock gate = new();
+    private readonly Dictionary<string, RouteConnection> remotes = new(StringComparer.Ordinal);
+    private readonly List<RouteConnection> all = [];
+    private readonly List<Task> running = [];
+    private readonly HashSet<string> self = new(StringComparer.OrdinalIgnoreCase);
+    private readonly CancellationTokenSource stopping = new();
+    private Socket? listener;
+    private string name;
+    private bool lameDuck;
+
+    private ClusterRoutes(BrokerCore server)
+    {
+        Server = server;
+        Options = server.Options.Cluster;
+        name = string.IsNullOrEmpty(Options.Name) ? Events.EventIds.Next() : Options.Name;
+        IsNameDynamic = string.IsNullOrEmpty(Options.Name);
+        Urls = new ClusterUrls(this);
+
+        // Every account's interest goes to every route: attached now, before any client subscribes.
+        foreach (var account in server.Accounts.All)
+        {
+            Leaf.LeafInterest.Of(account);
+        }
+    }
+
+    public BrokerCore Server { get; }
+
+    public ClusterOptions Options { get; }
+
+    /// <summary>The members' client URLs for the clients' INFO.</summary>
+    public ClusterUrls Urls { get; }
+
+    /// <summary>The cluster's name now (a dynamic one may yield to a member's).</summary>
+    public string Name
+    {
+        get
+        {
+            lock (gate)
+            {
+                return name;
+            }
+        }
+    }
+
+    /// <summary>Whether the name was made up at start and yields to a configured or larger one.</summary>
+    public bool IsNameDynamic { get; private set; }
+
+    /// <summary>The route port, once bound.</summary>
+    public IPEndPoint? EndPoint { get; private set; }
+
+    /// <summary>Whether accepted routes must authenticate.</summary>
+    public bool AuthRequired => !string.IsNullOrEmpty(Options.Username);
+
+    /// <summary>The routes registered now, one per member.</summary>
+    public RouteConnection[] Routes
+    {
+        get
+        {
+            lock (gate)
+            {
+                return [.. remotes.Values.OrderBy(r => r.Id)];
+            }
+        }
+    }
+
+    /// <summary>The cluster of <paramref name="server"/>'s options, or null when routes are off.</summary>
+    public static ClusterRoutes? Create(BrokerCore server) => server.Options.Cluster.IsEnabled ? new ClusterRoutes(server) : null;
+
+    /// <summary>
+    /// Binds the route port and starts accepting and dialling; completes when each configured route was tried once
+    /// (registered, refused or not reachable), at most <paramref name="firstAttempts"/> later, so clients that connect
+    /// once the broker is ready find the cluster's URLs in their first INFO.
+    /// </summary>
+    public async Task StartAsync(TimeSpan firstAttempts)
+    {
+        _ = Urls.Own;
+        var host = Options.Host;
+        var address = host is "" or "0.0.0.0" ? IPAddress.Any : host is "::" ? IPAddress.IPv6Any : IPAddress.TryParse(host, out var ip) ? ip : Dns.GetHostAddresses(host)[0];
+        var socket = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+        socket.Bind(new IPEndPoint(address, Options.Port < 0 ? 0 : Options.Port));
+        socket.Listen(128);
+        listener = socket;
+        EndPoint = (IPEndPoint)socket.LocalEndPoint!;
+        RouteLog.ClusterName(Server.Logger, Name);
+        RouteLog.Listening(Server.Logger, EndPoint.ToString());
+        running.Add(Task.Run(AcceptLoopAsync));
+        var dialers = new List<Task>();
+        foreach (var route in Options.Routes)
+        {
+            var dialer = new RouteDialer(this, new Uri(route.Trim()), isExplicit: true);
+            running.Add(Task.Run(() => dialer.RunAsync(stopping.Token)));
+            dialers.Add(dialer.FirstAttempt);
+        }
+
+        await Task.WhenAny(Task.WhenAll(dialers), Task.Delay(firstAttempts)).ConfigureAwait(false);
+    }
+
+    private async Task AcceptLoopAsync()
+    {
+        while (!stopping.IsCancellationRequested)
+        {
+            Socket socket;
+            try
+            {
+                socket = await listener!.AcceptAsync(stopping.Token).ConfigureAwait(false);
+            }
+            catch (Exception ex) when (ex is SocketException or ObjectDisposedException or OperationCanceledException)
+            {
+                if (stopping.IsCancellationRequested)
+                {
+                    return;
+                }
+
+                continue;
+            }
+
+            socket.NoDelay = true;
+
+            var route = new RouteConnection(this, socket, null, isExplicit: false);
+            Track(route);
+            _ = route.RunAsync(dialled: false, stopping.Token);
+        }
+    }
+
+    /// <summary>Keeps a route until it closes, so a stop closes it.</summary>
+    public void Track(RouteConnection route)
+    {
+        lock (gate)
+        {
+            all.Add(route);
+        }
+    }
+
+    /// <summary>Our route INFO (nats-server's <c>routeInfo</c>), with a nonce on the first one of a connection.</summary>
+    public byte[] InfoLine(bool withNonce, bool lameDuckMode = false)
+    {
+        var info = new RouteInfo
+        {
+            ServerId = Server.ServerId,
+            ServerName = Server.ServerName,
+            Version = Protocol.ServerInfo.CompatibleServerVersion,
+            Proto = 2,
+            Host = EndPoint is { } endPoint && !endPoint.Address.Equals(IPAddress.Any) && !endPoint.Address.Equals(IPAddress.IPv6Any) ? endPoint.Address.ToString() : Options.Host,
+            Port = EndPoint?.Port ?? Options.Port,
+            Headers = !Server.Options.NoHeaderSupport,
+            AuthRequired = AuthRequired,
+            MaxPayload = Server.Options.MaxPayload,
+            Nonce = withNonce ? Events.EventIds.Next()[..11] : null,
+            Cluster = Name,
+            Dynamic = IsNameDynamic,
+            ConnectUrls = Urls.Own,
+            LameDuckMode = lameDuckMode || lameDuck,
+        };
+        return Encoding.UTF8.GetBytes("INFO " + JsonSerializer.Serialize(info, RouteJsonContext.Default.RouteInfo) + "\r\n");
+    }
+
+    /// <summary>The credentials to send when dialling <paramref name="url"/>: its own, else the cluster's.</summary>
+    public (string User, string? Password)? UserFor(Uri url)
+    {
+        var info = url.UserInfo;
+        if (info.Length > 0)
+        {
+            var colon = info.IndexOf(':', StringComparison.Ordinal);
+            return colon < 0 ? (Uri.UnescapeDataString(info), null) : (Uri.UnescapeDataString(info[..colon]), Uri.UnescapeDataString(info[(colon + 1)..]));
+        }
+
+        return AuthRequired ? (Options.Username!, Options.Password) : null;
+    }
+
+    /// <summary>Checks an accepted route's CONNECT credentials (nats-server's <c>checkRouterAuth</c>).</summary>
+    public bool Authenticate(string? user, string? password)
+        => !AuthRequired || (string.Equals(user, Options.Username, StringComparison.Ordinal) && string.Equals(password ?? "", Options.Password ?? "", StringComparison.Ordinal));
+
+    /// <summary>
+    /// Whether a member's cluster name is ours. A dynamic name yields to a configured one or a larger one, and the
+    /// other routes are then closed (nats-server's <c>processRouteConnect</c> and <c>processRouteInfo</c>).
+    /// </summary>
+    public bool AgreeOnName(string? other, bool otherDynamic, RouteConnection route)
+    {
+        if (string.IsNullOrEmpty(other))
+        {
+            return true;
+        }
+
+        RouteConnection[] others;
+        lock (gate)
+        {
+            if (other == name)
+            {
+                return true;
+            }
+
+            if (!IsNameDynamic || (otherDynamic && string.CompareOrdinal(name, other) >= 0))
+            {
+                return false;
+            }
+
+            name = other;
+            IsNameDynamic = otherDynamic;
+            others = [.. all.Where(r => !ReferenceEquals(r, route))];
+        }
+
+        foreach (var r in others)
+        {
+            r.Close("Cluster Name Conflict");
+        }
+
+        return true;
+    }
+
+    /// <summary>Registers a route to a member; false when one to the same server is registered already.</summary>
+    public bool Register(RouteConnection route, RouteInfo info)
+    {
+        lock (gate)
+        {
+            return !stopping.IsCancellationRequested && remotes.TryAdd(info.ServerId, route);
+        }
+    }
+
+    /// <summary>A route was registered: the other members hear of it (gossip), the clients of its URLs.</summary>
+    public void Registered(RouteConnection route, RouteInfo info)
+    {
+        RouteConnection[] others;
+        lock (gate)
+        {
+            others = [.. remotes.Values.Where(r => !ReferenceEquals(r, route))];
+        }
+
+        if (others.Length > 0)
+        {
+            // forwardNewRouteInfoToKnownServers: the new member's INFO, with the address to dial it at.
+            var ip = info.Ip ?? $"nats-route://{Host(route.RemoteEndPoint?.Address)}:{info.Port}/";
+            var line = Encoding.UTF8.GetBytes("INFO " + JsonSerializer.Serialize(info.ForGossip(ip), RouteJsonContext.Default.RouteInfo) + "\r\n");
+            foreach (var other in others)
+            {
+                other.SendProtocol(line);
+            }
+        }
+
+        Urls.Changed();
+    }
+
+    private static string Host(IPAddress? address)
+    {
+        if (address is null)
+        {
+            return "127.0.0.1";
+        }
+
+        address = address.IsIPv4MappedToIPv6 ? address.MapToIPv4() : address;
+        return address.AddressFamily == AddressFamily.InterNetworkV6 ? "[" + address + "]" : address.ToString();
+    }
+
+    /// <summary>A member told us of another one (nats-server's <c>processImplicitRoute</c>): dial it unless known.</summary>
+    public void ProcessImplicitRoute(RouteInfo info)
+    {
+        if (info.ServerId == Server.ServerId || string.IsNullOrEmpty(info.Ip) || !Uri.TryCreate(info.Ip, UriKind.Absolute, out var url))
+        {
+            return;
+        }
+
+        lock (gate)
+        {
+            if (remotes.ContainsKey(info.ServerId) || stopping.IsCancellationRequested)
+            {
+                return;
+            }
+
+            // hasThisRouteConfigured: a member among cluster.routes is dialled by its own dialer.
+            var hostPort = $"{info.Host}:{info.Port}";
+            if (Options.Routes.Any(r => Uri.TryCreate(r.Trim(), UriKind.Absolute, out var u) && string.Equals($"{u.Host}:{u.Port}", hostPort, StringComparison.OrdinalIgnoreCase)))
+            {
+                return;
+            }
+
+            if (info.AuthRequired && AuthRequired)
+            {
+                url = new UriBuilder(url) { UserName = Uri.EscapeDataString(Options.Username!), Password = Uri.EscapeDataString(Options.Password ?? "") }.Uri;
+            }
+
+            running.Add(Task.Run(() => new RouteDialer(this, url, isExplicit: false).RunAsync(stopping.Token)));
+        }
+    }
+
+    /// <summary>The route registered for a member server, if any.</summary>
+    public RouteConnection? RouteTo(string serverId)
+    {
+        lock (gate)
+        {
+            return remotes.GetValueOrDefault(serverId);
+        }
+    }
+
+    /// <summary>A dialled URL reached this broker itself: it is not dialled again.</summary>
+    public void RouteToSelf(Uri? url)
+    {
+        if (url is not null)
+        {
+            lock (gate)
+            {
+                self.Add(url.Host + ":" + url.Port);
+            }
+        }
+    }
+
+    /// <summary>Whether <paramref name="url"/> is known to reach this broker itself.</summary>
+    public bool IsSelf(Uri url)
+    {
+        lock (gate)
+        {
+            return self.Contains(url.Host + ":" + url.Port);
+        }
+    }
+
+    /// <summary>A member announced lame duck mode: its client URLs leave our clients' INFO.</summary>
+    public void RemoteEntersLameDuckMode(RouteConnection route) => Urls.Changed();
+
+    /// <summary>A route closed: forgotten, and its URLs leave the clients' INFO.</summary>
+    public void Closed(RouteConnection route)
+    {
+        bool changed;
+        lock (gate)
+        {
+            all.Remove(route);
+            changed = remotes.TryGetValue(route.RemoteId, out var registered) && ReferenceEquals(registered, route) && remotes.Remove(route.RemoteId);
+        }
+
+        if (changed)
+        {
+            Urls.Changed();
+        }
+    }
+
+    /// <summary>Lame duck mode: the members hear it (INFO with <c>ldm</c>), as nats-server's <c>lameDuckMode</c> sends.</summary>
+    public void EnterLameDuckMode()
+    {
+        RouteConnection[] routes;
+        lock (gate)
+        {
+            lameDuck = true;
+            routes = [.. remotes.Values];
+        }
+
+        var line = InfoLine(withNonce: false, lameDuckMode: true);
+        foreach (var route in routes)
+        {
+            route.SendProtocol(line);
+        }
+    }
+
+    /// <summary>Stops accepting and dialling and closes the routes.</summary>
+    public async Task StopAsync()
+    {
+        await stopping.CancelAsync().ConfigureAwait(false);
+        listener?.Dispose();
+        RouteConnection[] routes;
+        Task[] tasks;
+        lock (gate)
+        {
+            routes = [.. all];
+            tasks = [.. running];
+        }
+
+        foreach (var route in routes)
+        {
+            route.Close("Server Shutdown");
+        }
+
+        await Task.WhenAll(tasks).ConfigureAwait(false);
+        await Task.WhenAll(routes.Select(r => r.Done)).ConfigureAwait(false);
+        stopping.Dispose();
+    }
+
+    /// <summary>Whether the broker is stopping.</summary>
+    public bool IsStopping => stopping.IsCancellationRequested;
+}

@@ -1,0 +1,159 @@
+using Broker.Core;
+using Broker.Host.Configuration.Conf;
+using static Broker.Host.Configuration.ConfigFile.Internal.ConfKeys;
+using static Broker.Host.Configuration.ConfigFile.Internal.ConfValueText;
+
+namespace Broker.Host.Configuration.ConfigFile.Internal;
+
+/// <summary>
+/// The <c>cluster</c> block (nats-server opts.go parseCluster) onto <see cref="ClusterOptions"/>: <c>name</c>,
+/// <c>listen</c> (or <c>host</c>/<c>net</c> and <c>port</c>), <c>routes</c>, <c>authorization</c> (one user and
+/// password, <c>timeout</c>), <c>no_advertise</c>, <c>connect_retries</c>, with nats-server's texts. <c>tls</c>,
+/// <c>permissions</c> and <c>cluster_advertise</c> are errors (routes would run otherwise than the file says).
+/// </summary>
+/// <param name="reader">Typed reads of the values.</param>
+/// <param name="output">Where values and diagnostics go.</param>
+/// <param name="authorization">Reads <c>timeout</c> as the top-level authorization's.</param>
+internal sealed class ClusterMapper(ConfValueReader reader, ConfMappingBuilder output, AuthorizationMapper authorization)
+{
+    /// <summary>Whether <paramref name="key"/> (any letter case) is <c>cluster</c>.</summary>
+    public static bool Reads(string key) => string.Equals(key, "cluster", StringComparison.OrdinalIgnoreCase);
+
+    private static string Cluster(string name) => Key(nameof(BrokerOptions.Cluster), name);
+
+    /// <summary>Maps one <c>cluster</c> block.</summary>
+    public void Map(ConfEntry entry)
+    {
+        if (entry.Value is not ConfMap block)
+        {
+            output.Error(entry.KeyPosition, $"Expected map to define cluster, got {GoType(entry.Value)}");
+            return;
+        }
+
+        foreach (var item in block.Entries)
+        {
+            switch (item.Key.ToLowerInvariant())
+            {
+                case "name":
+                    reader.SetString(item, Cluster(nameof(ClusterOptions.Name)));
+                    break;
+                case "listen":
+                    ServerSettingsMapper.Listen(output, item, Cluster(nameof(ClusterOptions.Host)), Cluster(nameof(ClusterOptions.Port)), null);
+                    break;
+                case "port":
+                    if (reader.TryInteger(item, out var port))
+                    {
+                        output.Set(Cluster(nameof(ClusterOptions.Port)), Format(port));
+                    }
+
+                    break;
+                case "host" or "net":
+                    reader.SetString(item, Cluster(nameof(ClusterOptions.Host)));
+                    break;
+                case "authorization":
+                    Authorization(item);
+                    break;
+                case "routes":
+                    Routes(item);
+                    break;
+                case "no_advertise":
+                    reader.SetBool(item, Cluster(nameof(ClusterOptions.NoAdvertise)));
+                    break;
+                case "connect_retries":
+                    if (reader.TryInteger(item, out var retries))
+                    {
+                        output.Set(Cluster(nameof(ClusterOptions.ConnectRetries)), Format(retries));
+                    }
+
+                    break;
+                case "tls":
+                    reader.NotYet(item, "TLS on routes");
+                    break;
+                case "permissions":
+                    reader.NotYet(item, "route permissions");
+                    break;
+                case "cluster_advertise" or "advertise":
+                    reader.NotYet(item, "advertising another route address");
+                    break;
+                default:
+                    reader.Unknown(item);
+                    break;
+            }
+        }
+    }
+
+    // parseAuthorization, then: one user, no token (nats-server's texts).
+    private void Authorization(ConfEntry entry)
+    {
+        if (entry.Value is not ConfMap block)
+        {
+            output.Error(entry.KeyPosition, $"Expected a map for authorization, got {GoType(entry.Value)}");
+            return;
+        }
+
+        foreach (var item in block.Entries)
+        {
+            switch (item.Key.ToLowerInvariant())
+            {
+                case "user" or "username":
+                    reader.SetString(item, Cluster(nameof(ClusterOptions.Username)));
+                    break;
+                case "pass" or "password":
+                    reader.SetString(item, Cluster(nameof(ClusterOptions.Password)));
+                    break;
+                case "token":
+                    output.Error(entry.KeyPosition, "Cluster authorization does not support tokens");
+                    return;
+                case "users":
+                    output.Error(entry.KeyPosition, "Cluster authorization does not allow multiple users");
+                    return;
+                case "timeout":
+                    authorization.Timeout(item, Cluster(nameof(ClusterOptions.AuthTimeout)));
+                    break;
+                case "permissions":
+                    reader.NotYet(item, "route permissions");
+                    break;
+                default:
+                    reader.Unknown(item);
+                    break;
+            }
+        }
+    }
+
+    // parseURLs: a list of strings; a repeated one is a warning and skipped, one that does not parse an error.
+    private void Routes(ConfEntry entry)
+    {
+        if (entry.Value is not ConfArray list)
+        {
+            reader.TypeError(entry.KeyPosition, entry.Value, "[]interface {}");
+            return;
+        }
+
+        output.RemoveSection(Cluster(nameof(ClusterOptions.Routes)));
+        var seen = new HashSet<string>(StringComparer.Ordinal);
+        var index = 0;
+        foreach (var item in list.Items)
+        {
+            if (item is not ConfString text)
+            {
+                reader.TypeError(item.Position, item, "string");
+                return;
+            }
+
+            if (!seen.Add(text.Value))
+            {
+                output.Warning(item.Position, "Duplicate route entry detected");
+                continue;
+            }
+
+            var trimmed = text.Value.Trim();
+            if (!Uri.TryCreate(trimmed, UriKind.Absolute, out var uri) || uri.Host.Length == 0)
+            {
+                output.Error(item.Position, $"error parsing route url [\"{trimmed}\"]");
+                continue;
+            }
+
+            output.Set(Cluster(nameof(ClusterOptions.Routes)) + ":" + Format(index++), trimmed);
+        }
+    }
+}

@@ -1,0 +1,165 @@
+using System.Globalization;
+using System.Net;
+using System.Net.Http;
+using System.Text;
+using System.Text.Json;
+using Broker.Core.Tests.Leaf;
+using Broker.TestKit;
+
+namespace Broker.Core.Tests.Routes;
+
+/// <summary>
+/// One cluster member on 127.0.0.1: our broker (in-process) or nats-server 2.9.10 (a process), with the same
+/// <c>cluster { }</c> (name, route port, routes, authorization) and monitoring on, so tests wait on /routez.
+/// <see cref="RestartAsync"/> keeps the route port.
+/// </summary>
+internal sealed class ClusterNode : IAsyncDisposable
+{
+    private readonly ServerKind kind;
+    private readonly string name;
+    private readonly string[] routes;
+    private readonly (string User, string Password)? auth;
+    private readonly Action<BrokerOptions>? configure;
+    private TestBroker? ours;
+    private ReferenceServer? reference;
+
+    private ClusterNode(ServerKind kind, string name, int clusterPort, string[] routes, (string User, string Password)? auth, Action<BrokerOptions>? configure)
+    {
+        this.configure = configure;
+        this.kind = kind;
+        this.name = name;
+        ClusterPort = clusterPort;
+        this.routes = routes;
+        this.auth = auth;
+    }
+
+    public ServerKind Kind => kind;
+
+    public string Name => name;
+
+    public int ClusterPort { get; }
+
+    public int HttpPort { get; private set; }
+
+    public TestBroker? Ours => ours;
+
+    public string ClientUrl => ours?.Url ?? reference!.Url;
+
+    /// <summary>This member's route URL, with <paramref name="userInfo"/> (<c>user:pass</c>) when given.</summary>
+    public string RouteUrl(string? userInfo = null) => $"nats-route://{(userInfo is null ? "" : userInfo + "@")}127.0.0.1:{ClusterPort.ToString(CultureInfo.InvariantCulture)}";
+
+    public string Log => ours is null ? reference!.Log : string.Join(Environment.NewLine, ours.Logs.Entries.Select(e => e.ToString()));
+
+    /// <summary>Starts a member; <paramref name="configure"/> adjusts our broker's options (ours only).</summary>
+    public static async Task<ClusterNode> StartAsync(ServerKind kind, string name, string[]? routes = null, (string User, string Password)? auth = null, Action<BrokerOptions>? configure = null)
+    {
+        var node = new ClusterNode(kind, name, Ports.GetFreePort(), routes ?? [], auth, configure);
+        await node.StartAsync().ConfigureAwait(false);
+        return node;
+    }
+
+    private async Task StartAsync()
+    {
+        if (kind == ServerKind.Ours)
+        {
+            ours = await TestBroker.StartAsync(options =>
+            {
+                options.ServerName = name;
+                options.Monitoring.Host = "127.0.0.1";
+                options.Monitoring.Port = 0;
+                options.Cluster.Name = "C";
+                options.Cluster.Host = "127.0.0.1";
+                options.Cluster.Port = ClusterPort;
+                options.Cluster.Routes = [.. routes];
+                options.Cluster.Username = auth?.User;
+                options.Cluster.Password = auth?.Password;
+                configure?.Invoke(options);
+            }).ConfigureAwait(false);
+            HttpPort = ((IPEndPoint)ours.Server.GetEndPoint(BrokerServer.MonitorListenerName)).Port;
+            return;
+        }
+
+        HttpPort = HttpPort == 0 ? Ports.GetFreePort() : HttpPort;
+        var config = new StringBuilder();
+        config.Append(CultureInfo.InvariantCulture, $"server_name: {name}\nhttp: \"127.0.0.1:{HttpPort}\"\n");
+        config.Append(CultureInfo.InvariantCulture, $"cluster {{\n  name: C\n  listen: \"127.0.0.1:{ClusterPort}\"\n");
+        if (routes.Length > 0)
+        {
+            config.Append("  routes: [").Append(string.Join(", ", routes.Select(r => $"\"{r}\""))).Append("]\n");
+        }
+
+        if (auth is { } credentials)
+        {
+            config.Append(CultureInfo.InvariantCulture, $"  authorization {{ user: {credentials.User}, password: {credentials.Password} }}\n");
+        }
+
+        config.Append("}\n");
+        reference = await ReferenceServer.StartAsync(config.ToString()).ConfigureAwait(false);
+    }
+
+    /// <summary>Stops the member and starts it again on the same route port (a new server id).</summary>
+    public async Task RestartAsync()
+    {
+        await StopAsync().ConfigureAwait(false);
+        await StartAsync().ConfigureAwait(false);
+    }
+
+    public async Task StopAsync()
+    {
+        if (ours is not null)
+        {
+            await ours.DisposeAsync().ConfigureAwait(false);
+            ours = null;
+        }
+
+        if (reference is not null)
+        {
+            await reference.DisposeAsync().ConfigureAwait(false);
+            reference = null;
+        }
+    }
+
+    public Task<JsonElement> RoutezAsync() => LeafHub.GetAsync(HttpPort, "/routez?subs=1");
+
+    /// <summary>Polls /routez?subs=1 until there are <paramref name="routes"/> routes and each of <paramref name="subjects"/> in their interest.</summary>
+    public Task WaitForRoutesAsync(int routes, params string[] subjects) =>
+        Eventually.AssertAsync(
+            async () =>
+            {
+                JsonElement routez;
+                try
+                {
+                    routez = await RoutezAsync().ConfigureAwait(false);
+                }
+                catch (HttpRequestException)
+                {
+                    return false;
+                }
+
+                if (routez.GetProperty("num_routes").GetInt32() != routes)
+                {
+                    return false;
+                }
+
+                var all = routez.GetProperty("routes").EnumerateArray()
+                    .SelectMany(r => r.TryGetProperty("subscriptions_list", out var list) && list.ValueKind == JsonValueKind.Array ? list.EnumerateArray().Select(s => s.GetString()!) : [])
+                    .ToHashSet(StringComparer.Ordinal);
+                return subjects.All(all.Contains);
+            },
+            $"{name} ({kind}) to have {routes} route(s) with interest in [{string.Join(", ", subjects)}]",
+            TimeSpan.FromSeconds(20));
+
+    /// <summary>Polls /routez?subs=1 until no route shows interest in <paramref name="subject"/>.</summary>
+    public Task WaitForNoInterestAsync(string subject) =>
+        Eventually.AssertAsync(
+            async () =>
+            {
+                var routez = await RoutezAsync().ConfigureAwait(false);
+                return !routez.GetProperty("routes").EnumerateArray()
+                    .Any(r => r.TryGetProperty("subscriptions_list", out var list) && list.ValueKind == JsonValueKind.Array && list.EnumerateArray().Any(s => s.GetString() == subject));
+            },
+            $"{name} ({kind}) to have no route interest in {subject}",
+            TimeSpan.FromSeconds(20));
+
+    public ValueTask DisposeAsync() => new(StopAsync());
+}
