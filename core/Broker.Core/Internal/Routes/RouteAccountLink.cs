@@ -84,7 +84,7 @@ internal sealed class RouteAccountLink : LinkClient, IInterestLink
             return;
         }
 
-        var delivered = (inbound ??= new LeafFanout(this)).DeliverFromLink(result, subject, replyTo, headers, payload, queues);
+        var delivered = (inbound ??= new LeafFanout(this)).DeliverFromLink(result, subject, subject, replyTo, headers, payload, queues);
         CountDelivered(delivered, size);
     }
 
