@@ -87,10 +87,23 @@ public sealed class ProtocolJsonTests
             ClientId = 7,
             ClientIp = "127.0.0.1",
             Nonce = "abc",
+            Cluster = "C1",
+            Domain = "edge",
+            ConnectUrls = ["127.0.0.1:4222", "[::1]:4223"],
             LameDuckMode = true,
             XKey = "XKEY",
             BrokerVersion = "0.1.0",
         };
+
+        // The full INFO sets every property, so a property the writer leaves out fails here.
+        var written = JsonDocument.Parse(JsonSerializer.Serialize(full, OracleJsonContext.Default.ServerInfo)).RootElement;
+        foreach (var property in typeof(ServerInfo).GetProperties())
+        {
+            if (property.GetCustomAttributes(typeof(JsonPropertyNameAttribute), false) is [JsonPropertyNameAttribute name])
+            {
+                Assert.True(written.TryGetProperty(name.Name, out _), $"the full INFO leaves {name.Name} unset");
+            }
+        }
 
         foreach (var info in new[] { minimal, full })
         {

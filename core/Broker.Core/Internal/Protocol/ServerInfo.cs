@@ -65,14 +65,14 @@ internal sealed class ServerInfo
     [JsonPropertyName("nonce")]
     public string? Nonce { get; set; }
 
-    /// <summary>The JetStream domain served (nats-server's <c>jetstream { domain }</c>).</summary>
-    [JsonPropertyName("domain")]
-    public string? Domain { get; set; }
-
     /// <summary>The cluster's name, when routes are on.</summary>
     [JsonPropertyName("cluster")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public string? Cluster { get; set; }
+
+    /// <summary>The JetStream domain served (nats-server's <c>jetstream { domain }</c>). The properties stand in nats-server's order, the order <see cref="ToProtocolLine"/> writes them.</summary>
+    [JsonPropertyName("domain")]
+    public string? Domain { get; set; }
 
     /// <summary>The cluster's client URLs (<c>host:port</c>), when routes are on and <c>no_advertise</c> is not set.</summary>
     [JsonPropertyName("connect_urls")]
