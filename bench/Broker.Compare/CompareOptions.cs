@@ -24,7 +24,8 @@ internal sealed record CompareOptions
           --accounts N        run every chosen row with N accounts on both servers: the row's connections in one
                               (BENCH through no_auth_user, or the import rows' own) and N-1 idle accounts, each with
                               1,000 subscriptions on the row's subjects that must receive nothing (default: the
-                              row's own configuration; the restart, leaf node and connection-scale rows never take accounts)
+                              row's own configuration; the restart, leaf node, route and connection-scale rows never
+                              take accounts)
           --first-runs N      fresh starts per server for each row's first run (the first row's pair, then N-1
                               more, alternating nats-server and ours): median and min-max (default 3; smoke 1)
           --restart-messages N  1 KiB messages of the restart row's file stream (default 1,000,000: 1 GB; smoke 2,000)

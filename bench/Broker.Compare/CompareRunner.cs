@@ -72,13 +72,13 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
         // Fresh servers for every row, so each row's first run is what a just-started server does.
         foreach (var result in report.Rows.Where(r => r.Row.IsAvailable && r.Row.Target == RowTarget.Servers))
         {
-            if (result.Row.Leaf == LeafLink.None)
+            if (result.Row.Link == ServerLink.None)
             {
                 RunOnServers([result], AccountsConfig.Apply(result.Row.ServerConfig, options.Accounts), report, cancellationToken);
             }
             else
             {
-                RunLeaf(result, report, cancellationToken);
+                RunLinked(result, report, cancellationToken);
             }
         }
 
@@ -333,11 +333,11 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
     private Measurement? TryRun(RowResult result, IWorkload workload, Side side, Dictionary<Side, ServerProcess>? servers, long count, string subject, CancellationToken cancellationToken, bool calibrating = false)
     {
         var server = servers?[side];
-        var hub = leafHubs?.GetValueOrDefault(side);
+        var hub = linkFirsts?.GetValueOrDefault(side);
         try
         {
             var endPoint = server?.EndPointFor(result.Row.Transport) ?? new NatsEndpoint(new System.Net.IPEndPoint(System.Net.IPAddress.Loopback, 0));
-            endPoint = hub is null ? endPoint : LeafEndPoint(result.Row, hub, endPoint);
+            endPoint = hub is null ? endPoint : LinkEndPoint(result.Row, hub, endPoint);
             var cpuBefore = server?.ReadCpuTime() + (hub?.ReadCpuTime() ?? TimeSpan.Zero);
             var measurement = workload.Run(endPoint, count, subject, cancellationToken);
             server?.EnsureRunning();

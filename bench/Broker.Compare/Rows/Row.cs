@@ -18,17 +18,20 @@ internal enum RowTarget
     Restart,
 }
 
-/// <summary>Whether a row's load crosses a leaf node link, and which way.</summary>
-internal enum LeafLink
+/// <summary>Whether a row's load crosses a link between two servers of one kind, which link and which way.</summary>
+internal enum ServerLink
 {
     /// <summary>One server per side (the default).</summary>
     None,
 
-    /// <summary>A hub and a spoke per side (<c>CompareRunner.Leaf.cs</c>): publishers on the spoke, subscribers on the hub.</summary>
+    /// <summary>A leaf node hub and spoke per side (<c>CompareRunner.Links.cs</c>): publishers on the spoke, subscribers on the hub.</summary>
     SpokeToHub,
 
-    /// <summary>A hub and a spoke per side: publishers on the hub, subscribers on the spoke.</summary>
+    /// <summary>A leaf node hub and spoke per side: publishers on the hub, subscribers on the spoke.</summary>
     HubToSpoke,
+
+    /// <summary>A two-member cluster per side (<c>cluster { routes }</c>): publishers on one member, subscribers on the other.</summary>
+    Route,
 }
 
 /// <summary>Which load generator drives a row.</summary>
@@ -85,10 +88,11 @@ internal sealed record Row
     public NatsTransport Transport { get; init; } = NatsTransport.Tcp;
 
     /// <summary>
-    /// With a value other than <see cref="LeafLink.None"/>, each side runs the row on a hub and a spoke of its own kind
-    /// linked by <c>leafnodes</c> (the row's <see cref="ServerConfig"/> stays <see langword="null"/>). Default none.
+    /// With a value other than <see cref="ServerLink.None"/>, each side runs the row on two servers of its own kind
+    /// linked by <c>leafnodes</c> or <c>cluster</c> routes (the row's <see cref="ServerConfig"/> stays
+    /// <see langword="null"/>). Default none.
     /// </summary>
-    public LeafLink Leaf { get; init; }
+    public ServerLink Link { get; init; }
 
     /// <summary>The load generator; a <see cref="Generator.ClientCore"/> or <see cref="Generator.C"/> row is the twin of the lean row <see cref="LeanId"/>.</summary>
     public Generator Generator { get; init; } = Generator.Lean;

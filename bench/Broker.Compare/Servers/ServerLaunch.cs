@@ -14,6 +14,9 @@ internal sealed record ServerLaunch(string Name, string FileName, IReadOnlyList<
     /// <summary>The placeholder a <see cref="Config"/> uses for the leaf node port chosen per process (<c>leafnodes { listen }</c>).</summary>
     public const string LeafPortPlaceholder = "{leaf_port}";
 
+    /// <summary>The placeholder a <see cref="Config"/> uses for the cluster port chosen per process (<c>cluster { listen }</c>).</summary>
+    public const string RoutePortPlaceholder = "{route_port}";
+
     /// <summary>The placeholder a <see cref="Config"/> uses for the monitoring port chosen per process (<c>http</c>).</summary>
     public const string HttpPortPlaceholder = "{http_port}";
 

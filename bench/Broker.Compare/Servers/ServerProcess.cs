@@ -18,6 +18,9 @@ internal enum ListenerKind
     /// <summary>The leaf node port (<c>leafnodes { listen: "127.0.0.1:{leaf_port}" }</c>); not probed at start.</summary>
     Leaf,
 
+    /// <summary>The cluster port (<c>cluster { listen: "127.0.0.1:{route_port}" }</c>); not probed at start.</summary>
+    Route,
+
     /// <summary>The monitoring port (<c>http: "127.0.0.1:{http_port}"</c>); not probed at start.</summary>
     Http,
 }
@@ -98,7 +101,7 @@ internal sealed class ServerProcess : IDisposable
         ArgumentNullException.ThrowIfNull(launch);
 
         // The NATS port, then one per placeholder the configuration uses (both servers run at once: none is shared).
-        var placeholders = new[] { (ListenerKind.WebSocket, ServerLaunch.WebSocketPortPlaceholder), (ListenerKind.Leaf, ServerLaunch.LeafPortPlaceholder), (ListenerKind.Http, ServerLaunch.HttpPortPlaceholder) }
+        var placeholders = new[] { (ListenerKind.WebSocket, ServerLaunch.WebSocketPortPlaceholder), (ListenerKind.Leaf, ServerLaunch.LeafPortPlaceholder), (ListenerKind.Route, ServerLaunch.RoutePortPlaceholder), (ListenerKind.Http, ServerLaunch.HttpPortPlaceholder) }
             .Where(p => launch.Config?.Contains(p.Item2, StringComparison.Ordinal) == true)
             .ToList();
         var ports = FreePorts(1 + placeholders.Count);
@@ -332,7 +335,7 @@ internal sealed class ServerProcess : IDisposable
     }
 
     /// <summary><paramref name="count"/> distinct free loopback ports (all held until all are chosen).</summary>
-    private static int[] FreePorts(int count)
+    public static int[] FreePorts(int count)
     {
         var sockets = new System.Net.Sockets.Socket[count];
         try

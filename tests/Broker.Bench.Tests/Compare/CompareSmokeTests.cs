@@ -69,23 +69,23 @@ public sealed class CompareSmokeTests(ITestOutputHelper output)
         Assert.Equal(0, exitCode);
     }
 
-    [Fact(Timeout = 240_000)]
-    public async Task Leaf_rows_run_across_a_hub_and_a_spoke_of_each_server_with_every_generator()
+    [Theory(Timeout = 240_000)]
+    [InlineData("leaf", new[] { "leaf-spoke2hub-128", "leaf-spoke2hub-128.core", "leaf-spoke2hub-128.c", "leaf-hub2spoke-128", "leaf-hub2spoke-128.core", "leaf-hub2spoke-128.c" })]
+    [InlineData("route", new[] { "route-pubsub-128", "route-pubsub-128.core", "route-pubsub-128.c" })]
+    public async Task Linked_rows_run_across_two_servers_of_each_kind_with_every_generator(string rows, string[] expected)
     {
         using var log = new StringWriter();
         using var timeout = new CancellationTokenSource(TimeSpan.FromMinutes(3));
-        var options = CompareOptions.Parse(["--smoke", "--no-scale", "--rows", "leaf"]);
+        var options = CompareOptions.Parse(["--smoke", "--no-scale", "--rows", rows]);
 
         CompareReport? report = null;
         var exitCode = await Task.Run(() => Program.Run(options, log, timeout.Token, out report));
         output.WriteLine(log.ToString());
 
         Assert.NotNull(report);
-        Assert.Equal(
-            ["leaf-spoke2hub-128", "leaf-spoke2hub-128.core", "leaf-spoke2hub-128.c", "leaf-hub2spoke-128", "leaf-hub2spoke-128.core", "leaf-hub2spoke-128.c"],
-            report.Rows.Select(r => r.Row.Id));
+        Assert.Equal(expected, report.Rows.Select(r => r.Row.Id));
         Assert.All(report.Rows, r => Assert.True(r.Succeeded && r.Ratio is not null, $"{r.Row.Id}: {string.Join("; ", r.Errors.SelectMany(e => e.Value))}"));
-        Assert.All(report.Rows, r => Assert.NotEqual(LeafLink.None, r.Row.Leaf));
+        Assert.All(report.Rows, r => Assert.NotEqual(ServerLink.None, r.Row.Link));
         Assert.NotEmpty(report.OursVersion);
         Assert.Equal(0, exitCode);
     }
