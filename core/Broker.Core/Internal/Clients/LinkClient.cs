@@ -7,12 +7,30 @@ namespace Broker.Core.Internal.Clients;
 /// A client standing for another server's interest in one account: a leaf node link (<see cref="ClientKind.Leaf"/>)
 /// or one account of a route (<see cref="ClientKind.Route"/>). Its subscriptions are the other server's interest; a
 /// message matching them is sent across once per link, with the queue groups it is to serve
-/// (<see cref="Leaf.LeafFanout"/>), and a message that came from a link never goes to another one.
+/// (<see cref="Leaf.LeafFanout"/>); a message that came from a link goes on to another only between leaf node links,
+/// where one of the two was accepted by this broker as the hub.
 /// </summary>
 internal abstract class LinkClient(BrokerCore server, ClientKind kind, Account account) : ClientBase(server, kind, account)
 {
+    /// <summary>
+    /// How long a link's read loop waits for the slow consumers its last read stalled before it reads on, so one stalled
+    /// subscriber slows the link without stopping it.
+    /// </summary>
+    public static readonly TimeSpan StallLimit = TimeSpan.FromMilliseconds(100);
+
     /// <summary>Whether clients of <paramref name="kind"/> are links (leaf node or route).</summary>
     public static bool IsLink(ClientKind kind) => kind is ClientKind.Leaf or ClientKind.Route;
+
+    /// <summary>
+    /// Splits a link's control line (without its CRLF) into the operation and its arguments, trimmed of spaces: the
+    /// operation ends at the first space or tab, as nats-server's parser reads route and leaf node lines.
+    /// </summary>
+    public static void SplitControlLine(ReadOnlySpan<byte> line, out ReadOnlySpan<byte> op, out ReadOnlySpan<byte> args)
+    {
+        var space = line.IndexOfAny((byte)' ', (byte)'\t');
+        op = space < 0 ? line : line[..space];
+        args = space < 0 ? [] : line[(space + 1)..].Trim((byte)' ');
+    }
 
     /// <summary>
     /// Sends one message across the link, naming the queue groups it is to serve; false when the link is closed or

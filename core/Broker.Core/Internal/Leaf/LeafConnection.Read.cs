@@ -32,7 +32,7 @@ internal sealed partial class LeafConnection
             FlushPending();
             if (Stalls.Count > 0)
             {
-                await Task.WhenAny(Task.WhenAll(Stalls), Task.Delay(ClientStallLimit)).ConfigureAwait(false);
+                await Task.WhenAny(Task.WhenAll(Stalls), Task.Delay(Clients.LinkClient.StallLimit)).ConfigureAwait(false);
                 Stalls.Clear();
             }
 
@@ -43,8 +43,6 @@ internal sealed partial class LeafConnection
             }
         }
     }
-
-    private static readonly TimeSpan ClientStallLimit = TimeSpan.FromMilliseconds(100);
 
     // Processes one complete operation at the start of the buffer; false when more input is needed.
     private bool TryProcessOne(ref ReadOnlySequence<byte> buffer, int maxLine)
@@ -61,9 +59,7 @@ internal sealed partial class LeafConnection
         }
 
         var line = lineSequence.IsSingleSegment ? lineSequence.FirstSpan : lineSequence.ToArray();
-        var space = line.IndexOfAny((byte)' ', (byte)'\t');
-        var op = space < 0 ? line : line[..space];
-        var args = space < 0 ? [] : line[(space + 1)..].Trim((byte)' ');
+        Clients.LinkClient.SplitControlLine(line, out var op, out var args);
         if (Is(op, "LMSG"u8) || Is(op, "HMSG"u8))
         {
             var message = LeafMessageLine.Parse(args, Is(op, "HMSG"u8));

@@ -327,13 +327,6 @@ internal sealed partial class LeafConnection : LinkClient, IInterestLink
 
     /// <summary><paramref name="url"/> without credentials.</summary>
     public static string RedactedUrl(Uri url) => url.GetLeftPart(UriPartial.Authority).Replace(url.UserInfo + "@", string.Empty, StringComparison.Ordinal);
-
-    /// <summary>A subscription of this link delivered outside <see cref="LeafFanout"/> (through a stream import's shadow): sent on its own.</summary>
-    public override void Deliver(ClientBase producer, Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
-    {
-        byte[]?[] queues = subscription.Queue is null ? [] : [subscription.Queue];
-        SendMessage(producer, subject, subject, replyTo, headers, payload, queues);
-    }
 }
 
 /// <summary>The hub sent something this spoke cannot parse: the link closes.</summary>

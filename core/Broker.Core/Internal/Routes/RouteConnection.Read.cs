@@ -14,8 +14,6 @@ namespace Broker.Core.Internal.Routes;
 /// </summary>
 internal sealed partial class RouteConnection
 {
-    private static readonly TimeSpan StallLimit = TimeSpan.FromMilliseconds(100);
-
     // The account links that published during the current read batch, flushed once at its end.
     private readonly List<RouteAccountLink> producers = [];
 
@@ -35,7 +33,7 @@ internal sealed partial class RouteConnection
                 producer.FlushPending();
                 if (producer.Stalls.Count > 0)
                 {
-                    await Task.WhenAny(Task.WhenAll(producer.Stalls), Task.Delay(StallLimit)).ConfigureAwait(false);
+                    await Task.WhenAny(Task.WhenAll(producer.Stalls), Task.Delay(Clients.LinkClient.StallLimit)).ConfigureAwait(false);
                     producer.Stalls.Clear();
                 }
             }
@@ -64,9 +62,7 @@ internal sealed partial class RouteConnection
         }
 
         var line = lineSequence.IsSingleSegment ? lineSequence.FirstSpan : lineSequence.ToArray();
-        var space = line.IndexOfAny((byte)' ', (byte)'\t');
-        var op = space < 0 ? line : line[..space];
-        var args = space < 0 ? [] : line[(space + 1)..].Trim((byte)' ');
+        Clients.LinkClient.SplitControlLine(line, out var op, out var args);
         if (!connectReceived && !solicited && !Is(op, "CONNECT"u8))
         {
             // An accepted route starts with CONNECT (nats-server's expectConnect); anything else is refused.
