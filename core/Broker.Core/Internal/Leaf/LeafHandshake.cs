@@ -99,7 +99,14 @@ internal static class LeafHandshake
         connectInfo.Import = subscribe;
         connectInfo.Export = publish;
         connectInfo.RemoteAccount = account.Name;
-        var permissions = LeafPermissions.ForSpoke(publish, subscribe, connect.DenyPublish, account.IsSystem);
+        // addLeafNodeConnection's blockMappingOutgoing: a spoke of another JetStream domain is never sent requests for ours.
+        var domainDeny = LeafPermissions.DomainDeny(server.JetStreamDomain, connect.Domain, account.IsSystem);
+        if (domainDeny is not null)
+        {
+            LeafLog.DomainDeny(server.Logger, domainDeny, account.Name);
+        }
+
+        var permissions = LeafPermissions.ForSpoke(publish, subscribe, connect.DenyPublish, account.IsSystem, domainDeny);
         var headers = connect.Headers && !server.Options.NoHeaderSupport;
         return new LeafSpoke(connect.Name ?? string.Empty, connect.Cluster, account, headers, permissions, connectInfo.ToProtocolLine());
     }

@@ -100,6 +100,7 @@ internal sealed class LeafHub
             Headers = !options.NoHeaderSupport,
             MaxPayload = options.MaxPayload,
             JetStream = server.JetStreamEnabled,
+            Domain = server.JetStreamDomain,
             Ip = ip,
             LeafNodeUrls = [ip],
         };

@@ -7,7 +7,7 @@ namespace Broker.Core.Internal.Leaf;
 /// The INFO a hub sends a spoke (nats-server's <c>Info</c> as <c>startLeafNodeAcceptLoop</c> fills it, in its field
 /// order): the first one with <c>client_id</c>, <c>nonce</c> and <c>leafnode_urls</c> (a spoke closes a link whose
 /// first INFO lacks them), and after the CONNECT the connect-info one (<c>connect_info</c>, the leaf user's
-/// <c>import</c>/<c>export</c> permissions, <c>remote_account</c>).
+/// <c>import</c>/<c>export</c> permissions, <c>remote_account</c>); both with the hub's JetStream <c>domain</c>.
 /// </summary>
 internal sealed class LeafHubInfo
 {
@@ -55,6 +55,11 @@ internal sealed class LeafHubInfo
     [JsonPropertyName("nonce")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
     public string? Nonce { get; set; }
+
+    /// <summary>The hub's JetStream domain (nats-server's <c>leafNodeInfo</c> sends <c>opts.JetStreamDomain</c>): a spoke of another domain keeps its own domain's API from crossing.</summary>
+    [JsonPropertyName("domain")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public string? Domain { get; set; }
 
     [JsonPropertyName("import")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]

@@ -48,26 +48,28 @@ internal sealed class LeafPermissions
     /// <summary>
     /// The permissions of a link this broker accepted as the hub, from the leaf user's: nats-server reverses them
     /// (<c>processLeafNodeConnect</c>), so what the hub sends the spoke (messages, and the spoke's interest it takes)
-    /// follows the user's <c>subscribe</c> with the spoke's <c>deny_pub</c> added, and the interest the hub sends
-    /// follows the user's <c>publish</c>.
+    /// follows the user's <c>subscribe</c> with the spoke's <c>deny_pub</c> and <paramref name="domainDeny"/> added,
+    /// and the interest the hub sends follows the user's <c>publish</c>.
     /// </summary>
-    public static LeafPermissions ForSpoke(LeafInfo.SubjectPermission? publish, LeafInfo.SubjectPermission? subscribe, IList<string>? spokeDenies, bool systemAccount)
+    public static LeafPermissions ForSpoke(LeafInfo.SubjectPermission? publish, LeafInfo.SubjectPermission? subscribe, IList<string>? spokeDenies, bool systemAccount, string? domainDeny = null)
     {
         var js = systemAccount ? SystemJetStream : ClientJetStream;
+        string[] outgoing = domainDeny is null ? [] : [domainDeny];
         return new LeafPermissions(
             Allow(publish),
             SubjectPatternSet.Create([.. publish?.Deny ?? [], .. js], allowQueue: false),
             Allow(subscribe),
-            SubjectPatternSet.Create([.. subscribe?.Deny ?? [], .. spokeDenies ?? [], .. js], allowQueue: false));
+            SubjectPatternSet.Create([.. subscribe?.Deny ?? [], .. spokeDenies ?? [], .. js, .. outgoing], allowQueue: false));
     }
 
     /// <summary>
     /// nats-server's <c>blockMappingOutgoing</c> (<c>addLeafNodeConnection</c>): a server serving JetStream domain
     /// <paramref name="ours"/> keeps requests for it (<c>$JS.&lt;ours&gt;.API.&gt;</c>) from crossing a link of a
-    /// non-system account to a hub of another domain, so a hub and a spoke never both answer one; null when nothing is denied.
+    /// non-system account to a server of another domain (the hub's, or the spoke's on a link the broker accepted), so a hub
+    /// and a spoke never both answer one; null when nothing is denied.
     /// </summary>
-    public static string? DomainDeny(string? ours, string? hubs, bool systemAccount)
-        => string.IsNullOrEmpty(ours) || systemAccount || string.Equals(ours, hubs ?? string.Empty, StringComparison.Ordinal) ? null : "$JS." + ours + ".API.>";
+    public static string? DomainDeny(string? ours, string? theirs, bool systemAccount)
+        => string.IsNullOrEmpty(ours) || systemAccount || string.Equals(ours, theirs ?? string.Empty, StringComparison.Ordinal) ? null : "$JS." + ours + ".API.>";
 
     private static SubjectPatternSet? Allow(LeafInfo.SubjectPermission? permission)
         => permission?.Allow is { Count: > 0 } allow ? SubjectPatternSet.Create(allow, allowQueue: false) : null;
