@@ -1,6 +1,4 @@
 using System.Globalization;
-using System.Net;
-using Broker.Core;
 using Broker.Core.Tests.Leaf;
 using Broker.Storage.FileStore;
 using NATS.Client.Core;
@@ -8,112 +6,164 @@ using NATS.Client.Core;
 namespace Broker.JetStream.Tests.Leaf;
 
 /// <summary>
-/// A spoke with JetStream in its own domain, linked to a nats-server 2.9.10 hub with JetStream in another: our broker
-/// (in-process, memory and file stores) or nats-server (a process) with the same <c>jetstream { domain }</c> and
-/// <c>leafnodes { remotes }</c>, monitoring on, so one scenario runs against both and waits on the same /leafz.
+/// Two JetStreams joined by a leaf node link, each in its own domain: a hub (domain <c>hub</c>, <c>leafnodes { listen }</c>)
+/// and a spoke (domain <c>edge</c>, a remote to the hub), each our broker (in-process, memory and file stores) or
+/// nats-server 2.9.10 (a process) with the same settings, monitoring on, so one scenario runs in every pairing and waits
+/// on the same /leafz. The leaf and monitoring ports and the file stores stay across <see cref="RestartHubAsync"/> and
+/// <see cref="RestartSpokeAsync"/>; the client ports do not (connect again after a restart).
 /// </summary>
-internal sealed class DomainSpoke : IAsyncDisposable
+internal sealed class DomainLink : IAsyncDisposable
 {
     public const string HubDomain = "hub";
     public const string EdgeDomain = "edge";
 
-    private readonly TempDirectory store;
-    private readonly JetStreamServer? ours;
-    private readonly ReferenceServer? reference;
+    private readonly TempDirectory store = new("js-leaf-");
+    private readonly int leafPort = Ports.GetFreePort();
+    private Side? hub;
+    private Side? spoke;
 
-    private DomainSpoke(LeafHub hub, TempDirectory store, JetStreamServer? ours, ReferenceServer? reference, int httpPort)
+    private DomainLink(ServerKind hubKind, ServerKind spokeKind)
     {
-        Hub = hub;
-        this.store = store;
-        this.ours = ours;
-        this.reference = reference;
-        HttpPort = httpPort;
+        HubKind = hubKind;
+        SpokeKind = spokeKind;
     }
 
-    public LeafHub Hub { get; }
+    public ServerKind HubKind { get; }
 
-    public ServerKind Kind => ours is null ? ServerKind.Reference : ServerKind.Ours;
+    public ServerKind SpokeKind { get; }
 
-    public string Url => ours?.Url ?? reference!.Url;
+    /// <summary>The hub's leaf port.</summary>
+    public int LeafPort => leafPort;
 
-    public int HttpPort { get; }
+    public int HubHttpPort => hub!.HttpPort;
 
-    public string Log => ours is null ? reference!.Log : string.Join(Environment.NewLine, ours.Ours!.Logs.Entries.Select(e => e.ToString()));
+    public int SpokeHttpPort => spoke!.HttpPort;
 
-    /// <summary>
-    /// Starts a hub (domain <c>hub</c>, file store in a temporary folder kept across its restarts) and the spoke (domain
-    /// <c>edge</c>) linked to it, and waits for the link (<see cref="WaitForLinkAsync"/>).
-    /// </summary>
-    public static async Task<DomainSpoke> StartAsync(ServerKind kind)
+    public string Log => $"hub ({HubKind}):\n{hub?.Log}\nspoke ({SpokeKind}):\n{spoke?.Log}";
+
+    /// <summary>Starts the hub, then the spoke, and waits for the link (<see cref="WaitForLinkAsync"/>).</summary>
+    public static async Task<DomainLink> StartAsync(ServerKind hubKind, ServerKind spokeKind)
     {
-        var spoke = await StartLinkAsync(kind);
+        var link = new DomainLink(hubKind, spokeKind);
         try
         {
-            await spoke.WaitForLinkAsync();
-            return spoke;
+            link.hub = await link.StartHubAsync(Ports.GetFreePort());
+            link.spoke = await link.StartSpokeAsync(Ports.GetFreePort());
+            await link.WaitForLinkAsync();
+            return link;
         }
         catch
         {
-            await spoke.DisposeAsync();
+            await link.DisposeAsync();
             throw;
         }
     }
 
-    private static async Task<DomainSpoke> StartLinkAsync(ServerKind kind)
+    /// <summary>Waits until both ends show the link, the hub the spoke's domain API and the spoke the hub's, with the extra subjects in their interest.</summary>
+    public async Task WaitForLinkAsync(string[]? edgeSubjects = null, string[]? hubSubjects = null)
     {
-        var store = new TempDirectory("js-leaf-");
-        var hubStore = Path.Combine(store.Path, "hub");
-        var hub = await LeafHub.StartAsync(extra: $"jetstream {{ store_dir: \"{hubStore}\", domain: {HubDomain} }}");
-        var edgeStore = Path.Combine(store.Path, "edge");
+        await WaitForHubInterestAsync(["$JS.edge.API.INFO", "$JS.edge.API.STREAM.>", "$JS.edge.API.$KV.>", .. edgeSubjects ?? []]);
+        await WaitForSpokeInterestAsync(["$JS.hub.API.INFO", "$JS.hub.API.STREAM.>", .. hubSubjects ?? []]);
+    }
+
+    /// <summary>Waits until the hub's /leafz shows the link with the spoke's interest in <paramref name="subjects"/>.</summary>
+    public Task WaitForHubInterestAsync(params string[] subjects) => LeafHub.WaitForLeafzAsync(HubHttpPort, 1, subjects, $"the hub ({HubKind})");
+
+    /// <summary>Waits until the spoke's /leafz shows the link with the hub's interest in <paramref name="subjects"/>.</summary>
+    public Task WaitForSpokeInterestAsync(params string[] subjects) => LeafHub.WaitForLeafzAsync(SpokeHttpPort, 1, subjects, $"the spoke ({SpokeKind})");
+
+    public NatsConnection ConnectHub() => new(new NatsOpts { Url = hub!.Url, RequestTimeout = TimeSpan.FromSeconds(10) });
+
+    public NatsConnection ConnectEdge() => new(new NatsOpts { Url = spoke!.Url, RequestTimeout = TimeSpan.FromSeconds(10) });
+
+    /// <summary>Stops the hub and starts it again (same leaf and monitoring ports, same store).</summary>
+    public async Task RestartHubAsync()
+    {
+        var port = hub!.HttpPort;
+        await hub.DisposeAsync();
+        hub = await StartHubAsync(port);
+    }
+
+    /// <summary>Stops the spoke and starts it again (same monitoring port, same store).</summary>
+    public async Task RestartSpokeAsync()
+    {
+        var port = spoke!.HttpPort;
+        await spoke.DisposeAsync();
+        spoke = await StartSpokeAsync(port);
+    }
+
+    private Task<Side> StartHubAsync(int httpPort) =>
+        StartSideAsync(HubKind, HubDomain, httpPort, $"leafnodes {{ listen: \"127.0.0.1:{leafPort.ToString(CultureInfo.InvariantCulture)}\" }}", options =>
+        {
+            options.LeafNodes.Hub.Host = "127.0.0.1";
+            options.LeafNodes.Hub.Port = leafPort;
+        });
+
+    private Task<Side> StartSpokeAsync(int httpPort)
+    {
+        var url = $"nats-leaf://127.0.0.1:{leafPort.ToString(CultureInfo.InvariantCulture)}";
+        return StartSideAsync(SpokeKind, EdgeDomain, httpPort, $"leafnodes {{ remotes: [ {{ url: \"{url}\" }} ] }}", options =>
+            options.LeafNodes.Remotes.Add(new Broker.Core.LeafRemoteOptions { Urls = [url] }));
+    }
+
+    private async Task<Side> StartSideAsync(ServerKind kind, string domain, int httpPort, string leafBlock, Action<Broker.Core.BrokerOptions> leafOptions)
+    {
+        var directory = Path.Combine(store.Path, domain);
         if (kind == ServerKind.Ours)
         {
             var server = await JetStreamServer.StartAsync(
                 ServerKind.Ours,
-                options => options.Domain = EdgeDomain,
+                options => options.Domain = domain,
                 [new FileStorePlugin()],
                 options =>
                 {
                     options.Monitoring.Host = "127.0.0.1";
-                    options.Monitoring.Port = 0;
-                    options.LeafNodes.Remotes.Add(new LeafRemoteOptions { Urls = [hub.LeafUrl()] });
+                    options.Monitoring.Port = httpPort;
+                    leafOptions(options);
                 },
-                storeDirectory: edgeStore);
-            var monitor = (IPEndPoint)server.Ours!.Server.GetEndPoint(BrokerServer.MonitorListenerName);
-            return new DomainSpoke(hub, store, server, null, monitor.Port);
+                storeDirectory: directory);
+            return new Side(server, null, httpPort);
         }
 
-        var httpPort = Ports.GetFreePort();
         var config = string.Create(
             CultureInfo.InvariantCulture,
-            $"http: \"127.0.0.1:{httpPort}\"\njetstream {{ store_dir: \"{edgeStore}\", domain: {EdgeDomain} }}\nleafnodes {{ remotes: [ {{ url: \"{hub.LeafUrl()}\" }} ] }}\n");
-        var reference = await ReferenceServer.StartAsync(config);
-        return new DomainSpoke(hub, store, null, reference, httpPort);
+            $"http: \"127.0.0.1:{httpPort}\"\njetstream {{ store_dir: \"{directory}\", domain: {domain} }}\n{leafBlock}\n");
+        return new Side(null, await ReferenceServer.StartAsync(config), httpPort);
     }
-
-    /// <summary>Waits until both ends show the link, the hub the spoke's domain API and the spoke the hub's.</summary>
-    public async Task WaitForLinkAsync(params string[] edgeSubjects)
-    {
-        await Hub.WaitForLinksAsync(1, ["$JS.edge.API.INFO", "$JS.edge.API.STREAM.>", "$JS.edge.API.$KV.>", .. edgeSubjects]);
-        await LeafHub.WaitForLeafzAsync(HttpPort, 1, ["$JS.hub.API.STREAM.>"], $"the spoke ({Kind})");
-    }
-
-    public NatsConnection ConnectHub() => new(new NatsOpts { Url = Hub.ClientUrl, RequestTimeout = TimeSpan.FromSeconds(10) });
-
-    public NatsConnection ConnectEdge() => new(new NatsOpts { Url = Url, RequestTimeout = TimeSpan.FromSeconds(10) });
 
     public async ValueTask DisposeAsync()
     {
-        if (ours is not null)
+        if (spoke is not null)
         {
-            await ours.DisposeAsync();
+            await spoke.DisposeAsync();
         }
 
-        if (reference is not null)
+        if (hub is not null)
         {
-            await reference.DisposeAsync();
+            await hub.DisposeAsync();
         }
 
-        await Hub.DisposeAsync();
         store.Dispose();
+    }
+
+    // One server of the link: ours or nats-server.
+    private sealed record Side(JetStreamServer? Ours, ReferenceServer? Reference, int HttpPort) : IAsyncDisposable
+    {
+        public string Url => Ours?.Url ?? Reference!.Url;
+
+        public string Log => Ours is null ? Reference!.Log : string.Join(Environment.NewLine, Ours.Ours!.Logs.Entries.Select(e => e.ToString()));
+
+        public async ValueTask DisposeAsync()
+        {
+            if (Ours is not null)
+            {
+                await Ours.DisposeAsync();
+            }
+
+            if (Reference is not null)
+            {
+                await Reference.DisposeAsync();
+            }
+        }
     }
 }
