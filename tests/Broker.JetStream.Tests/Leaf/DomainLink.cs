@@ -133,14 +133,10 @@ internal sealed class DomainLink : IAsyncDisposable
 
     public async ValueTask DisposeAsync()
     {
-        if (spoke is not null)
+        // The spoke first, so it does not dial a hub that is gone.
+        foreach (var side in new[] { spoke, hub })
         {
-            await spoke.DisposeAsync();
-        }
-
-        if (hub is not null)
-        {
-            await hub.DisposeAsync();
+            await (side?.DisposeAsync() ?? ValueTask.CompletedTask);
         }
 
         store.Dispose();
@@ -153,17 +149,6 @@ internal sealed class DomainLink : IAsyncDisposable
 
         public string Log => Ours is null ? Reference!.Log : string.Join(Environment.NewLine, Ours.Ours!.Logs.Entries.Select(e => e.ToString()));
 
-        public async ValueTask DisposeAsync()
-        {
-            if (Ours is not null)
-            {
-                await Ours.DisposeAsync();
-            }
-
-            if (Reference is not null)
-            {
-                await Reference.DisposeAsync();
-            }
-        }
+        public ValueTask DisposeAsync() => ((IAsyncDisposable?)Ours ?? Reference!).DisposeAsync();
     }
 }
