@@ -12,25 +12,22 @@ namespace Broker.JetStream.Tests.Leaf;
 /// on the same /leafz. The leaf and monitoring ports and the file stores stay across <see cref="RestartHubAsync"/> and
 /// <see cref="RestartSpokeAsync"/>; the client ports do not (connect again after a restart).
 /// </summary>
-internal sealed class DomainLink : IAsyncDisposable
+internal sealed class DomainLink(ServerKind hubKind, ServerKind spokeKind, bool accountHub) : IAsyncDisposable
 {
     public const string HubDomain = "hub";
     public const string EdgeDomain = "edge";
+
+    /// <summary>With an account hub: the hub's account with JetStream that its leaf user <c>leaf</c> and client user <c>app</c> bind.</summary>
+    public const string HubAccount = "A";
 
     private readonly TempDirectory store = new("js-leaf-");
     private readonly int leafPort = Ports.GetFreePort();
     private Side? hub;
     private Side? spoke;
 
-    private DomainLink(ServerKind hubKind, ServerKind spokeKind)
-    {
-        HubKind = hubKind;
-        SpokeKind = spokeKind;
-    }
+    public ServerKind HubKind { get; } = hubKind;
 
-    public ServerKind HubKind { get; }
-
-    public ServerKind SpokeKind { get; }
+    public ServerKind SpokeKind { get; } = spokeKind;
 
     /// <summary>The hub's leaf port.</summary>
     public int LeafPort => leafPort;
@@ -42,9 +39,12 @@ internal sealed class DomainLink : IAsyncDisposable
     public string Log => $"hub ({HubKind}):\n{hub?.Log}\nspoke ({SpokeKind}):\n{spoke?.Log}";
 
     /// <summary>Starts the hub, then the spoke, and waits for the link (<see cref="WaitForLinkAsync"/>).</summary>
-    public static async Task<DomainLink> StartAsync(ServerKind hubKind, ServerKind spokeKind)
+    /// <param name="hubKind">The hub's server.</param>
+    /// <param name="spokeKind">The spoke's server.</param>
+    /// <param name="accountHub">Whether the hub binds the link and its clients to <see cref="HubAccount"/> (users and passwords) rather than <c>$G</c>.</param>
+    public static async Task<DomainLink> StartAsync(ServerKind hubKind, ServerKind spokeKind, bool accountHub = false)
     {
-        var link = new DomainLink(hubKind, spokeKind);
+        var link = new DomainLink(hubKind, spokeKind, accountHub);
         try
         {
             link.hub = await link.StartHubAsync(Ports.GetFreePort());
@@ -72,7 +72,12 @@ internal sealed class DomainLink : IAsyncDisposable
     /// <summary>Waits until the spoke's /leafz shows the link with the hub's interest in <paramref name="subjects"/>.</summary>
     public Task WaitForSpokeInterestAsync(params string[] subjects) => LeafHub.WaitForLeafzAsync(SpokeHttpPort, 1, subjects, $"the spoke ({SpokeKind})");
 
-    public NatsConnection ConnectHub() => new(new NatsOpts { Url = hub!.Url, RequestTimeout = TimeSpan.FromSeconds(10) });
+    public NatsConnection ConnectHub() => new(new NatsOpts
+    {
+        Url = hub!.Url,
+        RequestTimeout = TimeSpan.FromSeconds(10),
+        AuthOpts = accountHub ? new NatsAuthOpts { Username = "app", Password = "p" } : NatsAuthOpts.Default,
+    });
 
     public NatsConnection ConnectEdge() => new(new NatsOpts { Url = spoke!.Url, RequestTimeout = TimeSpan.FromSeconds(10) });
 
@@ -92,16 +97,32 @@ internal sealed class DomainLink : IAsyncDisposable
         spoke = await StartSpokeAsync(port);
     }
 
-    private Task<Side> StartHubAsync(int httpPort) =>
-        StartSideAsync(HubKind, HubDomain, httpPort, $"leafnodes {{ listen: \"127.0.0.1:{leafPort.ToString(CultureInfo.InvariantCulture)}\" }}", options =>
+    private Task<Side> StartHubAsync(int httpPort)
+    {
+        var listen = $"listen: \"127.0.0.1:{leafPort.ToString(CultureInfo.InvariantCulture)}\"";
+        var config = accountHub
+            ? $"accounts {{ {HubAccount}: {{ jetstream: enabled, users: [ {{ user: app, password: p }} ] }} }}\nleafnodes {{ {listen}, authorization {{ users: [ {{ user: leaf, password: p, account: {HubAccount} }} ] }} }}"
+            : $"leafnodes {{ {listen} }}";
+        return StartSideAsync(HubKind, HubDomain, httpPort, config, options =>
         {
             options.LeafNodes.Hub.Host = "127.0.0.1";
             options.LeafNodes.Hub.Port = leafPort;
+            if (accountHub)
+            {
+                options.Accounts.Add(new Broker.Core.Auth.AccountOptions
+                {
+                    Name = HubAccount,
+                    Users = [new Broker.Core.Auth.UserOptions { User = "app", Password = "p" }],
+                    JetStream = new Broker.Core.Auth.AccountJetStreamOptions(),
+                });
+                options.LeafNodes.Hub.Users = [new Broker.Core.LeafUserOptions { User = "leaf", Password = "p", Account = HubAccount }];
+            }
         });
+    }
 
     private Task<Side> StartSpokeAsync(int httpPort)
     {
-        var url = $"nats-leaf://127.0.0.1:{leafPort.ToString(CultureInfo.InvariantCulture)}";
+        var url = $"nats-leaf://{(accountHub ? "leaf:p@" : "")}127.0.0.1:{leafPort.ToString(CultureInfo.InvariantCulture)}";
         return StartSideAsync(SpokeKind, EdgeDomain, httpPort, $"leafnodes {{ remotes: [ {{ url: \"{url}\" }} ] }}", options =>
             options.LeafNodes.Remotes.Add(new Broker.Core.LeafRemoteOptions { Urls = [url] }));
     }

@@ -112,6 +112,31 @@ public sealed class JetStreamDomainLeafTests
         }
     }
 
+    // addLeafNodeConnection maps the hub's domain for the account the leaf user binds: the spoke reaches that account's
+    // JetStream (not $G's), and that account's clients reach the spoke's.
+    [Theory(Timeout = 120_000)]
+    [MemberData(nameof(Links))]
+    public async Task A_spoke_bound_to_an_account_of_the_hub_reaches_that_accounts_JetStream(ServerKind hubKind, ServerKind spokeKind)
+    {
+        await using var link = await DomainLink.StartAsync(hubKind, spokeKind, accountHub: true);
+        await using var hub = link.ConnectHub();
+        await using var edge = link.ConnectEdge();
+        Assert.Equal("hub", (await RequestAsync(edge, "$JS.hub.API.INFO", "")).GetProperty("domain").GetString());
+        Assert.Equal("edge", (await RequestAsync(hub, "$JS.edge.API.INFO", "")).GetProperty("domain").GetString());
+        Assert.Equal(default, Error(await RequestAsync(edge, "$JS.hub.API.STREAM.CREATE.HUB", """{"name":"HUB","subjects":["hub.>"],"storage":"memory"}""")));
+        Assert.True((await InfoAsync(hub, "HUB")).TryGetProperty("config", out _), "the stream is in the hub's account");
+        Assert.Equal(default, Error(await RequestAsync(edge, "$JS.API.STREAM.CREATE.EM", """{"name":"EM","storage":"memory","mirror":{"name":"HUB","external":{"api":"$JS.hub.API"}}}""")));
+        await PublishAsync(hub, "hub", 1, 3);
+        try
+        {
+            await WaitForMessagesAsync(edge, "EM", 3, TimeSpan.FromSeconds(30));
+        }
+        catch (Exception ex) when (ex is not OperationCanceledException)
+        {
+            throw new InvalidOperationException($"EM: {await InfoAsync(edge, "EM")}\n{link.Log}", ex);
+        }
+    }
+
     // A mirror's consumer sends flow-control requests once 1 MB is in flight (nats-server's window: 32 MB / 16, asked at
     // half) and stops at 2 MB until the copy answers: 3 MB each way land only if the answers cross the link back.
     [Theory(Timeout = 180_000)]
