@@ -1,0 +1,273 @@
+using System.Collections.Concurrent;
+using System.Globalization;
+using System.Text.Json;
+using Broker.Core.Tests.Leaf;
+using Broker.TestKit;
+using NATS.Client.Core;
+using Xunit;
+
+namespace Broker.Core.Tests.Routes;
+
+/// <summary>
+/// A hub that is also a cluster member relays between its routes and its leaf node links, as nats-server 2.9.10 does
+/// (leafnode.go's updateSmap and initLeafNodeSmapAndSendSubs, route.go's updateRouteSubscriptionMap, client.go's
+/// processMsgResults): a spoke linked to hub H, H routed to member M, a client on the spoke and one on M exchanging
+/// messages, requests and queue-group work both ways; interest gone after an unsubscribe and after the spoke leaves,
+/// kept while another source holds it. Each row mixes the servers differently; the last is nats-server everywhere, the
+/// control. Every wait polls /leafz or /routez.
+/// </summary>
+public sealed class RouteLeafRelayTests
+{
+    /// <summary>(spoke, hub, member): ours as the hub, ours as the spoke and the member, all ours, all nats-server.</summary>
+    public static TheoryData<ServerKind, ServerKind, ServerKind> Topologies => new()
+    {
+        { ServerKind.Reference, ServerKind.Ours, ServerKind.Reference },
+        { ServerKind.Ours, ServerKind.Reference, ServerKind.Ours },
+        { ServerKind.Ours, ServerKind.Ours, ServerKind.Ours },
+        { ServerKind.Reference, ServerKind.Reference, ServerKind.Reference },
+    };
+
+    [Theory]
+    [MemberData(nameof(Topologies))]
+    public async Task Clients_on_the_spoke_and_on_another_member_exchange_messages_requests_and_queue_work(ServerKind spokeKind, ServerKind hubKind, ServerKind memberKind)
+    {
+        await using var net = await Topology.StartAsync(spokeKind, hubKind, memberKind);
+        await using var onSpoke = await NatsClients.ConnectAsync(net.Spoke.ClientUrl, "spoke");
+        await using var onMember = await NatsClients.ConnectAsync(net.Member.ClientUrl, "member");
+        await using var onHub = await NatsClients.ConnectAsync(net.Hub.ClientUrl, "hub");
+
+        // The spoke's interest reaches the member as the hub's RS+, the member's reaches the spoke as the hub's LS+.
+        await using var spokeSub = await onSpoke.SubscribeCoreAsync<string>("to.spoke");
+        await using var spokeService = await onSpoke.SubscribeCoreAsync<string>("svc.spoke");
+        await using var memberSub = await onMember.SubscribeCoreAsync<string>("to.member.>");
+        await using var memberService = await onMember.SubscribeCoreAsync<string>("svc.member");
+        await onSpoke.PingAsync();
+        await onMember.PingAsync();
+        await net.Member.WaitForRoutesAsync(1, "to.spoke", "svc.spoke");
+        await net.Spoke.WaitForLinksAsync(1, "to.member.>", "svc.member");
+
+        await onMember.PublishAsync("to.spoke", "down", headers: new NatsHeaders { ["X-Relay"] = "1" });
+        var down = await spokeSub.NextAsync();
+        Assert.Equal(("down", "1"), (down.Data, down.Headers?["X-Relay"].ToString()));
+        await onSpoke.PublishAsync("to.member.x", "up");
+        var up = await memberSub.NextAsync();
+        Assert.Equal(("to.member.x", "up"), (up.Subject, up.Data));
+
+        // Request/reply both ways: the requester's inbox interest crosses ahead of its request.
+        Assert.Equal("pong:m", await AnswerAsync(spokeService, onMember, "svc.spoke", "m"));
+        Assert.Equal("pong:s", await AnswerAsync(memberService, onSpoke, "svc.member", "s"));
+
+        // A queue group with members on the spoke only, then on the member only, then on both (and none on the hub).
+        var received = new ConcurrentBag<string>();
+        using var stop = new CancellationTokenSource();
+        var loops = new List<Task>();
+        var onSpokeSide = await JoinAsync(onSpoke, 2, received, loops, stop.Token);
+        await net.Member.WaitForRoutesAsync(1, "work");
+        await PublishAsync(onMember, "m1-", 30);
+        await WaitForCountAsync(received, 30);
+
+        foreach (var sub in onSpokeSide)
+        {
+            await sub.DisposeAsync();
+        }
+
+        await onSpoke.PingAsync();
+        await net.Member.WaitForNoInterestAsync("work");
+        var onMemberSide = await JoinAsync(onMember, 2, received, loops, stop.Token);
+        await net.Spoke.WaitForLinksAsync(1, "work");
+        await PublishAsync(onSpoke, "s1-", 30);
+        await WaitForCountAsync(received, 60);
+
+        onSpokeSide = await JoinAsync(onSpoke, 2, received, loops, stop.Token);
+        await net.Member.WaitForRoutesAsync(1, "work");
+        await PublishAsync(onSpoke, "s2-", 30);
+        await PublishAsync(onMember, "m2-", 30);
+        await PublishAsync(onHub, "h2-", 30);
+        await WaitForCountAsync(received, 150);
+
+        // A duplicate would arrive late: a round trip on each server lets it in before the count is checked.
+        await onSpoke.PingAsync();
+        await onHub.PingAsync();
+        await onMember.PingAsync();
+        await stop.CancelAsync();
+        foreach (var sub in onSpokeSide.Concat(onMemberSide))
+        {
+            await sub.DisposeAsync();
+        }
+
+        await Task.WhenAll(loops);
+        Assert.Equal(150, received.Count);
+        Assert.Equal(150, received.Distinct().Count());
+    }
+
+    [Theory]
+    [MemberData(nameof(Topologies))]
+    public async Task Relayed_interest_goes_with_its_last_source_after_unsubscribes_and_when_the_spoke_leaves(ServerKind spokeKind, ServerKind hubKind, ServerKind memberKind)
+    {
+        await using var net = await Topology.StartAsync(spokeKind, hubKind, memberKind);
+        await using var onSpoke = await NatsClients.ConnectAsync(net.Spoke.ClientUrl, "spoke");
+        await using var onMember = await NatsClients.ConnectAsync(net.Member.ClientUrl, "member");
+        await using var onHub = await NatsClients.ConnectAsync(net.Hub.ClientUrl, "hub");
+
+        // Unsubscribes on either side remove the relayed interest on the other.
+        var fromSpoke = await onSpoke.SubscribeCoreAsync<string>("gone.spoke");
+        var fromMember = await onMember.SubscribeCoreAsync<string>("gone.member");
+        await onSpoke.PingAsync();
+        await onMember.PingAsync();
+        await net.Member.WaitForRoutesAsync(1, "gone.spoke");
+        await net.Spoke.WaitForLinksAsync(1, "gone.member");
+        await fromSpoke.DisposeAsync();
+        await fromMember.DisposeAsync();
+        await onSpoke.PingAsync();
+        await onMember.PingAsync();
+        await net.Member.WaitForNoInterestAsync("gone.spoke");
+        await WaitForNoLeafInterestAsync(net.Spoke.HttpPort, "gone.member", "the spoke");
+
+        // Interest with two sources (the spoke's client and the hub's): it stays while one is left.
+        var sharedOnSpoke = await onSpoke.SubscribeCoreAsync<string>("shared");
+        await using var sharedOnHub = await onHub.SubscribeCoreAsync<string>("shared");
+        await onSpoke.PingAsync();
+        await onHub.PingAsync();
+        await net.Member.WaitForRoutesAsync(1, "shared");
+        await net.WaitForHubLinkAsync("shared");
+        await sharedOnSpoke.DisposeAsync();
+        await onSpoke.PingAsync();
+        await WaitForNoLeafInterestAsync(net.Hub.HttpPort, "shared", "the hub");
+        await onHub.PingAsync();
+        await net.Member.WaitForRoutesAsync(1, "shared");
+        await onMember.PublishAsync("shared", "still");
+        Assert.Equal("still", (await sharedOnHub.NextAsync()).Data);
+
+        // The spoke leaves: its interest leaves the member, the member's stays on the hub.
+        await using var kept = await onMember.SubscribeCoreAsync<string>("kept.member");
+        await using var leaving = await onSpoke.SubscribeCoreAsync<string>("spoke.only");
+        await onMember.PingAsync();
+        await onSpoke.PingAsync();
+        await net.Member.WaitForRoutesAsync(1, "spoke.only");
+        await net.Spoke.WaitForLinksAsync(1, "kept.member");
+        await net.Spoke.DisposeAsync();
+        await LeafHub.WaitForLeafzAsync(net.Hub.HttpPort, 0, [], $"the hub ({hubKind})");
+        await net.Member.WaitForNoInterestAsync("spoke.only");
+        await net.Hub.WaitForRoutesAsync(1, "kept.member");
+    }
+
+    private static async Task<string?> AnswerAsync(INatsSub<string> service, NatsConnection requester, string subject, string data)
+    {
+        var responder = Task.Run(async () =>
+        {
+            var request = await service.NextAsync();
+            await request.ReplyAsync("pong:" + request.Data);
+        });
+        var reply = await requester.RequestAsync<string, string>(subject, data);
+        await responder;
+        return reply.Data;
+    }
+
+    private static async Task<List<INatsSub<string>>> JoinAsync(NatsConnection connection, int count, ConcurrentBag<string> received, List<Task> loops, CancellationToken stop)
+    {
+        var subs = new List<INatsSub<string>>();
+        for (var i = 0; i < count; i++)
+        {
+            var sub = await connection.SubscribeCoreAsync<string>("work", queueGroup: "workers", cancellationToken: CancellationToken.None);
+            subs.Add(sub);
+            loops.Add(LeafScenarios.CollectAsync(sub, received, stop));
+        }
+
+        await connection.PingAsync(CancellationToken.None);
+        return subs;
+    }
+
+    private static async Task PublishAsync(NatsConnection connection, string prefix, int count)
+    {
+        for (var i = 0; i < count; i++)
+        {
+            await connection.PublishAsync("work", prefix + i.ToString(CultureInfo.InvariantCulture));
+        }
+
+        await connection.PingAsync();
+    }
+
+    private static async Task WaitForCountAsync(ConcurrentBag<string> received, int count) =>
+        Assert.True(await Eventually.TrueAsync(() => received.Count >= count, TimeSpan.FromSeconds(15)), $"received {received.Count} of {count}");
+
+    /// <summary>Polls /leafz?subs=1 until no link shows interest in <paramref name="subject"/>.</summary>
+    private static Task WaitForNoLeafInterestAsync(int httpPort, string subject, string who) =>
+        Eventually.AssertAsync(
+            async () =>
+            {
+                var leafz = await LeafHub.GetAsync(httpPort, "/leafz?subs=1");
+                return !Subjects(leafz).Contains(subject);
+            },
+            $"{who} to have no leaf interest in {subject}",
+            TimeSpan.FromSeconds(20));
+
+    private static HashSet<string> Subjects(JsonElement leafz) =>
+        leafz.TryGetProperty("leafs", out var leafs) && leafs.ValueKind == JsonValueKind.Array
+            ? leafs.EnumerateArray()
+                .SelectMany(l => l.TryGetProperty("subscriptions_list", out var list) && list.ValueKind == JsonValueKind.Array ? list.EnumerateArray().Select(s => s.GetString()!) : [])
+                .ToHashSet(StringComparer.Ordinal)
+            : [];
+
+    /// <summary>A spoke linked to hub H, H routed to member M (cluster C), each of the kind given, monitoring on.</summary>
+    private sealed class Topology : IAsyncDisposable
+    {
+        private Topology(LeafSpoke spoke, ClusterNode hub, ClusterNode member)
+        {
+            Spoke = spoke;
+            Hub = hub;
+            Member = member;
+        }
+
+        public LeafSpoke Spoke { get; }
+
+        public ClusterNode Hub { get; }
+
+        public ClusterNode Member { get; }
+
+        public static async Task<Topology> StartAsync(ServerKind spokeKind, ServerKind hubKind, ServerKind memberKind)
+        {
+            var leafPort = Ports.GetFreePort();
+            var hub = await ClusterNode.StartAsync(
+                hubKind,
+                "H",
+                configure: options =>
+                {
+                    options.LeafNodes.Hub.Host = "127.0.0.1";
+                    options.LeafNodes.Hub.Port = leafPort;
+                },
+                referenceConfig: $"leafnodes {{ listen: \"127.0.0.1:{leafPort.ToString(CultureInfo.InvariantCulture)}\" }}");
+            ClusterNode? member = null;
+            try
+            {
+                member = await ClusterNode.StartAsync(memberKind, "M", [hub.RouteUrl()]);
+                var spoke = await LeafSpoke.StartAsync(spokeKind, new SpokeRemote($"nats-leaf://127.0.0.1:{leafPort.ToString(CultureInfo.InvariantCulture)}"));
+                var topology = new Topology(spoke, hub, member);
+                await hub.WaitForRoutesAsync(1);
+                await member.WaitForRoutesAsync(1);
+                await spoke.WaitForLinksAsync(1);
+                await LeafHub.WaitForLeafzAsync(hub.HttpPort, 1, [], $"the hub ({hubKind})");
+                return topology;
+            }
+            catch
+            {
+                if (member is not null)
+                {
+                    await member.DisposeAsync();
+                }
+
+                await hub.DisposeAsync();
+                throw;
+            }
+        }
+
+        /// <summary>Waits until the hub's link shows the spoke's interest in <paramref name="subject"/>.</summary>
+        public Task WaitForHubLinkAsync(string subject) => LeafHub.WaitForLeafzAsync(Hub.HttpPort, 1, [subject], $"the hub ({Hub.Kind})");
+
+        public async ValueTask DisposeAsync()
+        {
+            await Spoke.DisposeAsync();
+            await Member.DisposeAsync();
+            await Hub.DisposeAsync();
+        }
+    }
+}
