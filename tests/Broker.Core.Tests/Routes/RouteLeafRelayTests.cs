@@ -151,6 +151,48 @@ public sealed class RouteLeafRelayTests
         await net.Hub.WaitForRoutesAsync(1, "kept.member");
     }
 
+    /// <summary>(hub, member): both take leaf links; the spoke is nats-server, linked to both.</summary>
+    public static TheoryData<ServerKind, ServerKind> TwoHubs => new()
+    {
+        { ServerKind.Ours, ServerKind.Reference },
+        { ServerKind.Reference, ServerKind.Ours },
+        { ServerKind.Ours, ServerKind.Ours },
+        { ServerKind.Reference, ServerKind.Reference },
+    };
+
+    [Theory]
+    [MemberData(nameof(TwoHubs))]
+    public async Task A_spoke_linked_to_two_members_hears_its_own_loop_subject_back(ServerKind hubKind, ServerKind memberKind)
+    {
+        // The spoke's $LDS subject goes from H over the route to M, which relays it down the spoke's other link.
+        var hubLeaf = Ports.GetFreePort();
+        var memberLeaf = Ports.GetFreePort();
+        await using var hub = await StartHubAsync(hubKind, "H", hubLeaf, []);
+        await using var member = await StartHubAsync(memberKind, "M", memberLeaf, [hub.RouteUrl()]);
+        await hub.WaitForRoutesAsync(1);
+        await member.WaitForRoutesAsync(1);
+        await using var spoke = await LeafSpoke.StartAsync(ServerKind.Reference, new SpokeRemote(LeafUrl(hubLeaf)), new SpokeRemote(LeafUrl(memberLeaf)));
+        await Eventually.AssertAsync(
+            () => Task.FromResult(spoke.Log.Contains("Loop detected for leafnode account=\"$G\"", StringComparison.Ordinal)),
+            "the spoke to detect the loop through the cluster",
+            TimeSpan.FromSeconds(20));
+    }
+
+    private static string LeafUrl(int port) => $"nats-leaf://127.0.0.1:{port.ToString(CultureInfo.InvariantCulture)}";
+
+    /// <summary>A cluster member (cluster C) that is also a leaf node hub on <paramref name="leafPort"/>.</summary>
+    internal static Task<ClusterNode> StartHubAsync(ServerKind kind, string name, int leafPort, string[] routes) =>
+        ClusterNode.StartAsync(
+            kind,
+            name,
+            routes,
+            configure: options =>
+            {
+                options.LeafNodes.Hub.Host = "127.0.0.1";
+                options.LeafNodes.Hub.Port = leafPort;
+            },
+            referenceConfig: $"leafnodes {{ listen: \"127.0.0.1:{leafPort.ToString(CultureInfo.InvariantCulture)}\" }}");
+
     private static async Task<string?> AnswerAsync(INatsSub<string> service, NatsConnection requester, string subject, string data)
     {
         var responder = Task.Run(async () =>
@@ -227,20 +269,12 @@ public sealed class RouteLeafRelayTests
         public static async Task<Topology> StartAsync(ServerKind spokeKind, ServerKind hubKind, ServerKind memberKind)
         {
             var leafPort = Ports.GetFreePort();
-            var hub = await ClusterNode.StartAsync(
-                hubKind,
-                "H",
-                configure: options =>
-                {
-                    options.LeafNodes.Hub.Host = "127.0.0.1";
-                    options.LeafNodes.Hub.Port = leafPort;
-                },
-                referenceConfig: $"leafnodes {{ listen: \"127.0.0.1:{leafPort.ToString(CultureInfo.InvariantCulture)}\" }}");
+            var hub = await StartHubAsync(hubKind, "H", leafPort, []);
             ClusterNode? member = null;
             try
             {
                 member = await ClusterNode.StartAsync(memberKind, "M", [hub.RouteUrl()]);
-                var spoke = await LeafSpoke.StartAsync(spokeKind, new SpokeRemote($"nats-leaf://127.0.0.1:{leafPort.ToString(CultureInfo.InvariantCulture)}"));
+                var spoke = await LeafSpoke.StartAsync(spokeKind, new SpokeRemote(LeafUrl(leafPort)));
                 var topology = new Topology(spoke, hub, member);
                 await hub.WaitForRoutesAsync(1);
                 await member.WaitForRoutesAsync(1);

@@ -1,4 +1,3 @@
-using System.Globalization;
 using System.Net;
 using Broker.TestKit;
 using NATS.Client.Core;
@@ -21,15 +20,7 @@ public sealed class RouteLeafRelayWireTests
     public async Task The_hub_turns_a_spokes_interest_into_route_interest_and_back(ServerKind kind)
     {
         var leafPort = Ports.GetFreePort();
-        await using var hub = await ClusterNode.StartAsync(
-            kind,
-            "H",
-            configure: options =>
-            {
-                options.LeafNodes.Hub.Host = "127.0.0.1";
-                options.LeafNodes.Hub.Port = leafPort;
-            },
-            referenceConfig: $"leafnodes {{ listen: \"127.0.0.1:{leafPort.ToString(CultureInfo.InvariantCulture)}\" }}");
+        await using var hub = await RouteLeafRelayTests.StartHubAsync(kind, "H", leafPort, []);
         await using var route = await RawClient.ConnectAsync(new IPEndPoint(IPAddress.Loopback, hub.ClusterPort));
         await route.SendAsync(RouteWireTests.Connect + RouteWireTests.Info);
         await hub.WaitForRoutesAsync(1);
