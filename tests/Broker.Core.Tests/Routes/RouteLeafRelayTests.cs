@@ -32,9 +32,7 @@ public sealed class RouteLeafRelayTests
     public async Task Clients_on_the_spoke_and_on_another_member_exchange_messages_requests_and_queue_work(ServerKind spokeKind, ServerKind hubKind, ServerKind memberKind)
     {
         await using var net = await Topology.StartAsync(spokeKind, hubKind, memberKind);
-        await using var onSpoke = await NatsClients.ConnectAsync(net.Spoke.ClientUrl, "spoke");
-        await using var onMember = await NatsClients.ConnectAsync(net.Member.ClientUrl, "member");
-        await using var onHub = await NatsClients.ConnectAsync(net.Hub.ClientUrl, "hub");
+        var (onSpoke, onMember, onHub) = (net.OnSpoke, net.OnMember, net.OnHub);
 
         // The spoke's interest reaches the member as the hub's RS+, the member's reaches the spoke as the hub's LS+.
         await using var spokeSub = await onSpoke.SubscribeCoreAsync<string>("to.spoke");
@@ -105,9 +103,7 @@ public sealed class RouteLeafRelayTests
     public async Task Relayed_interest_goes_with_its_last_source_after_unsubscribes_and_when_the_spoke_leaves(ServerKind spokeKind, ServerKind hubKind, ServerKind memberKind)
     {
         await using var net = await Topology.StartAsync(spokeKind, hubKind, memberKind);
-        await using var onSpoke = await NatsClients.ConnectAsync(net.Spoke.ClientUrl, "spoke");
-        await using var onMember = await NatsClients.ConnectAsync(net.Member.ClientUrl, "member");
-        await using var onHub = await NatsClients.ConnectAsync(net.Hub.ClientUrl, "hub");
+        var (onSpoke, onMember, onHub) = (net.OnSpoke, net.OnMember, net.OnHub);
 
         // Unsubscribes on either side remove the relayed interest on the other.
         var fromSpoke = await onSpoke.SubscribeCoreAsync<string>("gone.spoke");
@@ -266,21 +262,36 @@ public sealed class RouteLeafRelayTests
 
         public ClusterNode Member { get; }
 
+        /// <summary>A client of each server, connected once the spoke's link is up.</summary>
+        public NatsConnection OnSpoke { get; private set; } = null!;
+
+        public NatsConnection OnMember { get; private set; } = null!;
+
+        public NatsConnection OnHub { get; private set; } = null!;
+
         public static async Task<Topology> StartAsync(ServerKind spokeKind, ServerKind hubKind, ServerKind memberKind)
         {
             var leafPort = Ports.GetFreePort();
             var hub = await StartHubAsync(hubKind, "H", leafPort, []);
             ClusterNode? member = null;
+            Topology? topology = null;
             try
             {
                 member = await ClusterNode.StartAsync(memberKind, "M", [hub.RouteUrl()]);
-                var spoke = await LeafSpoke.StartAsync(spokeKind, new SpokeRemote(LeafUrl(leafPort)));
-                var topology = new Topology(spoke, hub, member);
+                topology = new Topology(await LeafSpoke.StartAsync(spokeKind, new SpokeRemote(LeafUrl(leafPort))), hub, member);
                 await hub.WaitForRoutesAsync(1);
                 await member.WaitForRoutesAsync(1);
-                await spoke.WaitForLinksAsync(1);
+                await topology.Spoke.WaitForLinksAsync(1);
                 await LeafHub.WaitForLeafzAsync(hub.HttpPort, 1, [], $"the hub ({hubKind})");
+                topology.OnSpoke = await NatsClients.ConnectAsync(topology.Spoke.ClientUrl, "spoke");
+                topology.OnMember = await NatsClients.ConnectAsync(member.ClientUrl, "member");
+                topology.OnHub = await NatsClients.ConnectAsync(hub.ClientUrl, "hub");
                 return topology;
+            }
+            catch when (topology is not null)
+            {
+                await topology.DisposeAsync();
+                throw;
             }
             catch
             {
@@ -299,6 +310,14 @@ public sealed class RouteLeafRelayTests
 
         public async ValueTask DisposeAsync()
         {
+            foreach (var client in new[] { OnSpoke, OnMember, OnHub })
+            {
+                if (client is not null)
+                {
+                    await client.DisposeAsync();
+                }
+            }
+
             await Spoke.DisposeAsync();
             await Member.DisposeAsync();
             await Hub.DisposeAsync();
