@@ -247,7 +247,7 @@ public sealed class RouteLeafRelayTests
             : [];
 
     /// <summary>A spoke linked to hub H, H routed to member M (cluster C), each of the kind given, monitoring on.</summary>
-    private sealed class Topology : IAsyncDisposable
+    internal sealed class Topology : IAsyncDisposable
     {
         private Topology(LeafSpoke spoke, ClusterNode hub, ClusterNode member)
         {
