@@ -20,12 +20,14 @@ internal sealed class ClusterNode : IAsyncDisposable
     private readonly string[] routes;
     private readonly (string User, string Password)? auth;
     private readonly Action<BrokerOptions>? configure;
+    private readonly string referenceConfig;
     private TestBroker? ours;
     private ReferenceServer? reference;
 
-    private ClusterNode(ServerKind kind, string name, int clusterPort, string[] routes, (string User, string Password)? auth, Action<BrokerOptions>? configure)
+    private ClusterNode(ServerKind kind, string name, int clusterPort, string[] routes, (string User, string Password)? auth, Action<BrokerOptions>? configure, string referenceConfig)
     {
         this.configure = configure;
+        this.referenceConfig = referenceConfig;
         this.kind = kind;
         this.name = name;
         ClusterPort = clusterPort;
@@ -50,10 +52,13 @@ internal sealed class ClusterNode : IAsyncDisposable
 
     public string Log => ours is null ? reference!.Log : string.Join(Environment.NewLine, ours.Logs.Entries.Select(e => e.ToString()));
 
-    /// <summary>Starts a member; <paramref name="configure"/> adjusts our broker's options (ours only).</summary>
-    public static async Task<ClusterNode> StartAsync(ServerKind kind, string name, string[]? routes = null, (string User, string Password)? auth = null, Action<BrokerOptions>? configure = null)
+    /// <summary>
+    /// Starts a member; <paramref name="configure"/> adjusts our broker's options (ours only), <paramref name="referenceConfig"/>
+    /// adds the same settings to nats-server's configuration (top level).
+    /// </summary>
+    public static async Task<ClusterNode> StartAsync(ServerKind kind, string name, string[]? routes = null, (string User, string Password)? auth = null, Action<BrokerOptions>? configure = null, string referenceConfig = "")
     {
-        var node = new ClusterNode(kind, name, Ports.GetFreePort(), routes ?? [], auth, configure);
+        var node = new ClusterNode(kind, name, Ports.GetFreePort(), routes ?? [], auth, configure, referenceConfig);
         await node.StartAsync().ConfigureAwait(false);
         return node;
     }
@@ -93,7 +98,7 @@ internal sealed class ClusterNode : IAsyncDisposable
             config.Append(CultureInfo.InvariantCulture, $"  authorization {{ user: {credentials.User}, password: {credentials.Password} }}\n");
         }
 
-        config.Append("}\n");
+        config.Append("}\n").Append(referenceConfig).Append('\n');
         reference = await ReferenceServer.StartAsync(config.ToString()).ConfigureAwait(false);
     }
 

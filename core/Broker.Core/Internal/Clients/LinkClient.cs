@@ -7,8 +7,9 @@ namespace Broker.Core.Internal.Clients;
 /// A client standing for another server's interest in one account: a leaf node link (<see cref="ClientKind.Leaf"/>)
 /// or one account of a route (<see cref="ClientKind.Route"/>). Its subscriptions are the other server's interest; a
 /// message matching them is sent across once per link, with the queue groups it is to serve
-/// (<see cref="Leaf.LeafFanout"/>); a message that came from a link goes on to another only between leaf node links,
-/// where one of the two was accepted by this broker as the hub.
+/// (<see cref="Leaf.LeafFanout"/>); a message that came from a link goes on to another link where that link was told
+/// the first one's interest (<see cref="Leaf.LeafInterest.Sees"/>: between a route and a leaf node link to a spoke of
+/// this broker, between leaf node links where one goes to a spoke, never from a route to a route).
 /// </summary>
 internal abstract class LinkClient(BrokerCore server, ClientKind kind, Account account) : ClientBase(server, kind, account)
 {
@@ -54,4 +55,10 @@ internal interface IInterestLink
 
     /// <summary>Sends the whole interest when the link joins, with the account's loop detection subject.</summary>
     void SendInterestSnapshot(Dictionary<string, int> counts, string loopSubject);
+
+    /// <summary>The interest the other side brought: keys with their weights (1 for plain subscriptions).</summary>
+    KeyValuePair<string, int>[] RemoteInterest();
+
+    /// <summary>The other side's weight for an interest key (1 for a plain subject), 0 when it has none.</summary>
+    int WeightOf(string key);
 }

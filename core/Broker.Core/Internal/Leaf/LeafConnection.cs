@@ -95,8 +95,8 @@ internal sealed partial class LeafConnection : LinkClient, IInterestLink
     /// <summary>Completes when the link has closed.</summary>
     public Task Done => done.Task;
 
-    /// <summary>The hub's interest now: keys with their weights (1 for plain subscriptions).</summary>
-    public KeyValuePair<string, int>[] HubInterest()
+    /// <summary>The other side's interest now: keys with their weights (1 for plain subscriptions).</summary>
+    public KeyValuePair<string, int>[] RemoteInterest()
     {
         lock (weightsGate)
         {

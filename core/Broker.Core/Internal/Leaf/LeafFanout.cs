@@ -10,10 +10,10 @@ namespace Broker.Core.Internal.Leaf;
 /// served as usual; each link gets the message once, however many of its subscriptions matched, with the names of the
 /// queue groups it is to serve (<c>LMSG subject + reply q1 q2 size</c>, <c>RMSG acc subject ...</c>). In a queue group
 /// local members come first: a link is the fallback when no local member took the message, as nats-server prefers
-/// local members for a client's publish. A message that came from a leaf node link goes on to another leaf node link
-/// only where one of the two was accepted by this broker as the hub (the interest <see cref="LeafInterest"/> relays),
-/// never back to its own; routes are one hop (a full mesh), and messages do not pass between routes and leaf node
-/// links (docs/scale-out.md).
+/// local members for a client's publish. A message that came from a link goes on to another link where the interest of
+/// the first was relayed to the second (<see cref="LeafInterest.Sees"/>, as nats-server's <c>processMsgResults</c>):
+/// between routes and the leaf node links to this broker's spokes both ways, from a spoke to the hub and back, never
+/// back to its own link and never from a route to a route (routes are one hop, a full mesh; docs/scale-out.md).
 /// </summary>
 /// <remarks>Made at the producer's first such match; only the producer's thread uses it, so the scratch state needs no lock.</remarks>
 internal sealed class LeafFanout(ClientBase producer)
@@ -112,10 +112,11 @@ internal sealed class LeafFanout(ClientBase producer)
         return delivered + SendToLinks(subject, subject, replyTo, headers, payload);
     }
 
-    // Whether a message from the producing link may go on to another link: not back, and only where one of the two is
-    // a link this broker accepted (a spoke's message to the hub's other spokes or to the hub's own hub, and back down).
+    // Whether a message from the producing link may go on to another link: not back, and only where the producer's
+    // interest was relayed to that link (a spoke's message to the cluster, the hub's other spokes or the hub's own hub;
+    // a route's or the hub's message down to the spokes).
     private bool Relays(LinkClient link) =>
-        !ReferenceEquals(link, producer) && link is LeafConnection leaf && producer is LeafConnection from && (leaf.IsAccepted || from.IsAccepted);
+        link is IInterestLink to && producer is IInterestLink from && LeafInterest.Sees(to, from);
 
     private static bool Names(ReadOnlySpan<byte> queues, ReadOnlySpan<byte> name)
     {

@@ -9,18 +9,20 @@ namespace Broker.Core.Internal.Leaf;
 /// The interest an account sends over its links, to leaf node links (nats-server's leaf <c>smap</c>) and to routes
 /// (its route subscription map): every subscription in the account's index except the links' own
 /// (<see cref="LinkClient.IsLink"/>), counted by key (<c>subject</c> or <c>subject queue</c>), plus, for leaf links,
-/// the account's loop detection subject <c>$LDS.&lt;nuid&gt;</c> and the interest other leaf links brought where
-/// nats-server relays it: a link this broker accepted (the broker is its hub) is told every other leaf link's interest,
-/// a solicited link (to a hub) only that of the accepted links (<c>updateSmap</c>'s spoke rule). Routes are told the
-/// local interest only (messages do not pass between routes and leaf links, docs/scale-out.md). A link gets the whole
-/// map when it connects (<see cref="Attach"/>), then the changes: a plain key when it appears or goes, a queue key with
-/// its new weight on every change, as nats-server's <c>updateSmap</c> and <c>updateRouteSubscriptionMap</c>. Made
+/// the account's loop detection subject <c>$LDS.&lt;nuid&gt;</c>, plus the interest other links brought where
+/// nats-server relays it (<see cref="Sees"/>: <c>updateSmap</c>, <c>updateLeafNodes</c> and
+/// <c>processLeafSub</c>'s route update): a leaf link to a spoke (accepted, the broker is its hub) is told every other
+/// link's interest, routes' included; a leaf link to a hub (solicited) and a route are told only that of the spokes'
+/// links. A link gets the whole map when it connects (<see cref="Attach"/>), then the changes: a plain key when it
+/// appears or goes, a queue key with its new weight (the sum over its sources) on every change, as nats-server's
+/// <c>updateSmap</c> and <c>updateRouteSubscriptionMap</c>; a key goes (LS-/RS-) only when its last source does. Made
 /// once per account (<see cref="Of"/>) when the broker is built.
 /// </summary>
 /// <remarks>
 /// Told of changes by the account's <see cref="SubList.Observer"/>, outside the index's lock. A subscription counts once
 /// (the set of counted ones), and one already closed is not counted, so a removal that overtakes its own insertion
-/// leaves nothing behind. Writes to the links happen under <see cref="gate"/> (lock order: this, then the link's output).
+/// leaves nothing behind. Writes to the links happen under <see cref="gate"/> (lock order: this, then the link's
+/// weights, then its output).
 /// </remarks>
 internal sealed class LeafInterest
 {
@@ -29,6 +31,9 @@ internal sealed class LeafInterest
     private readonly Dictionary<string, int> counts = new(StringComparer.Ordinal);
     // Replaced as a whole under the gate, so a link closing while interest is sent does not disturb the loop.
     private IInterestLink[] links = [];
+
+    // How many attached leaf links go to spokes: without one a route's interest goes nowhere (read without the gate).
+    private volatile int spokeLinks;
 
     // What each link was last told per key (its smap): the local count plus the weights of the links it may see.
     private readonly Dictionary<IInterestLink, Dictionary<string, int>> told = new(ReferenceEqualityComparer.Instance);
@@ -143,12 +148,13 @@ internal sealed class LeafInterest
         lock (gate)
         {
             links = [.. links, link];
+            spokeLinks += IsSpokeLink(link) ? 1 : 0;
             var keys = new HashSet<string>(counts.Keys, StringComparer.Ordinal);
             foreach (var other in links)
             {
                 if (Sees(link, other))
                 {
-                    keys.UnionWith(((LeafConnection)other).HubInterest().Select(k => k.Key));
+                    keys.UnionWith(other.RemoteInterest().Select(k => k.Key));
                 }
             }
 
@@ -167,7 +173,7 @@ internal sealed class LeafInterest
         }
     }
 
-    /// <summary>Removes a link that closed; the interest a leaf link brought leaves the other links.</summary>
+    /// <summary>Removes a link that closed; the interest it brought leaves the other links.</summary>
     public void Detach(IInterestLink link)
     {
         lock (gate)
@@ -178,13 +184,22 @@ internal sealed class LeafInterest
             }
 
             links = Array.FindAll(links, l => !ReferenceEquals(l, link));
+            spokeLinks -= IsSpokeLink(link) ? 1 : 0;
             RefreshAll(link);
         }
     }
 
-    /// <summary>A link's interest in <paramref name="key"/> changed (LS+ or LS-): the links that may see it are told.</summary>
-    public void LinkChanged(LeafConnection link, string key)
+    /// <summary>
+    /// A link's interest in <paramref name="key"/> changed (LS+/LS-, RS+/RS-): the links that may see it are told. A
+    /// route's change costs nothing while no spoke is linked (only spokes' links see routes' interest).
+    /// </summary>
+    public void LinkChanged(IInterestLink link, string key)
     {
+        if (link is not LeafConnection && spokeLinks == 0)
+        {
+            return;
+        }
+
         lock (gate)
         {
             if (told.ContainsKey(link))
@@ -197,12 +212,7 @@ internal sealed class LeafInterest
     // Every key a link brought, refreshed on the others (it came or went).
     private void RefreshAll(IInterestLink link)
     {
-        if (link is not LeafConnection leaf)
-        {
-            return;
-        }
-
-        foreach (var (key, _) in leaf.HubInterest())
+        foreach (var (key, _) in link.RemoteInterest())
         {
             Refresh(key, except: link);
         }
@@ -249,17 +259,25 @@ internal sealed class LeafInterest
         {
             if (Sees(link, other))
             {
-                n += ((LeafConnection)other).WeightOf(key);
+                n += other.WeightOf(key);
             }
         }
 
         return n;
     }
 
-    // nats-server's updateSmap: an accepted leaf link sees every other leaf link's interest, a solicited one only the
-    // accepted ones'; routes see none and are seen by none.
-    private static bool Sees(IInterestLink link, IInterestLink other)
-        => link is LeafConnection leaf && other is LeafConnection from && !ReferenceEquals(leaf, from) && (leaf.IsAccepted || from.IsAccepted);
+    /// <summary>
+    /// Whether <paramref name="link"/> is told the interest <paramref name="other"/> brought, and so is sent the messages
+    /// that came from it (<see cref="LeafFanout"/>). nats-server's rules: a leaf link to a spoke sees every other link
+    /// (leaf links and routes: <c>initLeafNodeSmapAndSendSubs</c> takes all subscriptions for it); a leaf link to a hub
+    /// and a route see only the spokes' links (<c>updateSmap</c>'s solicited filter, <c>processLeafSub</c> updating
+    /// the routes for a spoke's interest only); a route never sees another route (routes are one hop).
+    /// </summary>
+    public static bool Sees(IInterestLink link, IInterestLink other)
+        => !ReferenceEquals(link, other) && (IsSpokeLink(link) || IsSpokeLink(other));
+
+    // A leaf link this broker accepted: the other side is its spoke.
+    private static bool IsSpokeLink(IInterestLink link) => link is LeafConnection { IsAccepted: true };
 
     /// <summary>The interest keys and their counts now, for /leafz's subscription list.</summary>
     public KeyValuePair<string, int>[] Snapshot()

@@ -29,7 +29,7 @@ internal sealed partial class MonitorEndpoints
                 continue;
             }
 
-            var interest = link.HubInterest();
+            var interest = link.RemoteInterest();
             (leafz.Leafs ??= []).Add(new LeafzEntry
             {
                 Account = link.Account.Name,

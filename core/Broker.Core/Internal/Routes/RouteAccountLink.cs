@@ -10,9 +10,11 @@ namespace Broker.Core.Internal.Routes;
 /// <summary>
 /// One account of a route (nats-server's <c>ROUTER</c> client seen from one account): the member's interest in the
 /// account as subscriptions of this client (one per <c>subject</c> or <c>subject queue</c> key, as RS+ names them),
-/// the member's messages published into the account (<see cref="LeafFanout.DeliverFromLink"/>: local subscribers and
-/// the named queue groups, never another link), and ours sent as <c>RMSG acc ...</c> on the route. It receives the
-/// account's interest changes (<see cref="IInterestLink"/>) and writes them as RS+/RS-.
+/// the member's messages published into the account (<see cref="LeafFanout.DeliverFromLink"/>: local subscribers, the
+/// named queue groups and the leaf node links to this broker's spokes, never another route), and ours sent as
+/// <c>RMSG acc ...</c> on the route. It receives the account's interest changes (<see cref="IInterestLink"/>: the local
+/// interest and that of the spokes) and writes them as RS+/RS-; its own changes go to the spokes' links
+/// (<see cref="LeafInterest.LinkChanged"/>).
 /// </summary>
 internal sealed class RouteAccountLink : LinkClient, IInterestLink
 {
@@ -43,35 +45,48 @@ internal sealed class RouteAccountLink : LinkClient, IInterestLink
         }
     }
 
+    /// <summary>The member's weight for an interest key (1 for a plain subject), 0 when it has none.</summary>
+    public int WeightOf(string key)
+    {
+        lock (weightsGate)
+        {
+            return weights.GetValueOrDefault(key);
+        }
+    }
+
     /// <summary>RS+ <c>subject [queue weight]</c> (the account already taken off): the member's interest, a subscription per key.</summary>
     public void AddInterest(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, ReadOnlySpan<byte> key, int weight)
     {
         var keyString = Encoding.UTF8.GetString(key);
+        bool known;
         lock (weightsGate)
         {
-            var known = weights.ContainsKey(keyString);
+            known = weights.ContainsKey(keyString);
             weights[keyString] = weight;
-            if (known)
-            {
-                return;
-            }
         }
 
-        AddSubscription(new Subscription(this, subject.ToArray(), queue.IsEmpty ? null : queue.ToArray(), key.ToArray()), 0);
+        if (!known)
+        {
+            AddSubscription(new Subscription(this, subject.ToArray(), queue.IsEmpty ? null : queue.ToArray(), key.ToArray()), 0);
+        }
+
+        LeafInterest.Of(Account).LinkChanged(this, keyString);
     }
 
     /// <summary>RS- <c>subject [queue]</c>: the key exactly.</summary>
     public void RemoveInterest(ReadOnlySpan<byte> key)
     {
+        var keyString = Encoding.UTF8.GetString(key);
         lock (weightsGate)
         {
-            weights.Remove(Encoding.UTF8.GetString(key));
+            weights.Remove(keyString);
         }
 
         Unsubscribe(key, 0);
+        LeafInterest.Of(Account).LinkChanged(this, keyString);
     }
 
-    /// <summary>A message from the member: to local subscribers and one local member of each named queue group.</summary>
+    /// <summary>A message from the member: to local subscribers, one member of each named queue group and the spokes' links.</summary>
     public void Publish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte> queues)
     {
         var size = headers.Length + payload.Length;

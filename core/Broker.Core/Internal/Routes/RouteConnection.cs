@@ -28,6 +28,7 @@ internal sealed partial class RouteConnection
     private readonly TaskCompletionSource settled = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly Dictionary<Account, RouteAccountLink> links = [];
     private readonly RouteAccountLink owner;
+    private readonly Dictionary<string, RouteAccountLink>.AlternateLookup<ReadOnlySpan<char>> linksByName;
     private int closed;
     private volatile bool registered;
     private volatile bool connectReceived;
@@ -51,6 +52,7 @@ internal sealed partial class RouteConnection
         }
 
         owner = links[Server.Accounts.Global];
+        linksByName = links.ToDictionary(l => l.Key.Name, l => l.Value, StringComparer.Ordinal).GetAlternateLookup<ReadOnlySpan<char>>();
         keepAlive = new Leaf.LinkKeepAlive(Server, () => IsClosed, () => SendProtocol("PING\r\n"u8), reason => Close(reason));
     }
 
@@ -255,11 +257,19 @@ internal sealed partial class RouteConnection
         }
     }
 
-    /// <summary>The link of an account, or null for an account this broker does not have (its interest and messages are dropped).</summary>
+    /// <summary>
+    /// The link of an account, or null for an account this broker does not have (its interest and messages are
+    /// dropped). Looked up by the name's characters, without a string per message.
+    /// </summary>
     private RouteAccountLink? LinkOf(ReadOnlySpan<byte> accountName)
     {
-        var name = Encoding.UTF8.GetString(accountName);
-        return Server.Accounts.TryGet(name, out var account) && links.TryGetValue(account, out var link) ? link : null;
+        if (accountName.Length > 256)
+        {
+            return null;
+        }
+
+        Span<char> name = stackalloc char[256];
+        return Encoding.UTF8.TryGetChars(accountName, name, out var length) && linksByName.TryGetValue(name[..length], out var link) ? link : null;
     }
 
     /// <summary>Logs <paramref name="message"/>, sends it as -ERR when given, and closes.</summary>
