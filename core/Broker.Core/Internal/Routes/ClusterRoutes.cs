@@ -148,6 +148,18 @@ internal sealed class ClusterRoutes
         }
     }
 
+    /// <summary>
+    /// Completes when the routes accepted so far registered or closed; dialers wait for it, since dialling a member whose
+    /// own dial is mid-handshake lets each side keep a different connection and close the other (both lost).
+    /// </summary>
+    public Task InboundHandshakes()
+    {
+        lock (gate)
+        {
+            return Task.WhenAll(all.Where(r => r.WasAccepted && !r.Settled.IsCompleted).Select(r => r.Settled));
+        }
+    }
+
     /// <summary>Our route INFO (nats-server's <c>routeInfo</c>), with a nonce on the first one of a connection.</summary>
     public byte[] InfoLine(bool withNonce, bool lameDuckMode = false)
     {
@@ -259,12 +271,7 @@ internal sealed class ClusterRoutes
 
     private static string Host(IPAddress? address)
     {
-        if (address is null)
-        {
-            return "127.0.0.1";
-        }
-
-        address = address.IsIPv4MappedToIPv6 ? address.MapToIPv4() : address;
+        address = address is null ? IPAddress.Loopback : address.IsIPv4MappedToIPv6 ? address.MapToIPv4() : address;
         return address.AddressFamily == AddressFamily.InterNetworkV6 ? "[" + address + "]" : address.ToString();
     }
 

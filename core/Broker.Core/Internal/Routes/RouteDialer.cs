@@ -41,6 +41,16 @@ internal sealed class RouteDialer(ClusterRoutes cluster, Uri url, bool isExplici
         var connections = 0;
         while (!stopping.IsCancellationRequested && !cluster.IsSelf(url))
         {
+            // A member dialling us now is let finish first (ClusterRoutes.InboundHandshakes), at most a dial timeout.
+            if (cluster.InboundHandshakes() is { IsCompleted: false } inbound)
+            {
+                await Task.WhenAny(inbound, Task.Delay(DialTimeout, stopping)).ConfigureAwait(false);
+                if (stopping.IsCancellationRequested)
+                {
+                    return;
+                }
+            }
+
             Socket socket;
             try
             {
