@@ -43,21 +43,18 @@ internal sealed class RouteAccountLink : LinkClient, IInterestLink
         }
     }
 
-    /// <summary>RS+ <c>subject [queue weight]</c> (the account already taken off): the member's interest, a subscription per key.</summary>
+    /// <summary>RS+ <c>subject [queue weight]</c> (the account already taken off): the member's interest, a subscription per key weighing <paramref name="weight"/> in queue picks.</summary>
     public void AddInterest(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, ReadOnlySpan<byte> key, int weight)
     {
         var keyString = Encoding.UTF8.GetString(key);
+        bool known;
         lock (weightsGate)
         {
-            var known = weights.ContainsKey(keyString);
+            known = weights.ContainsKey(keyString);
             weights[keyString] = weight;
-            if (known)
-            {
-                return;
-            }
         }
 
-        AddSubscription(new Subscription(this, subject.ToArray(), queue.IsEmpty ? null : queue.ToArray(), key.ToArray()), 0);
+        SetInterest(subject, queue, key, weight, known);
     }
 
     /// <summary>RS- <c>subject [queue]</c>: the key exactly.</summary>
