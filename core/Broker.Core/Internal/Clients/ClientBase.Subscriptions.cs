@@ -83,6 +83,15 @@ internal abstract partial class ClientBase
         return SubscribeOutcome.Added;
     }
 
+    /// <summary>The subscription with <paramref name="sid"/>, if any.</summary>
+    protected Subscription? FindSubscription(ReadOnlySpan<byte> sid)
+    {
+        lock (subscriptionsLock)
+        {
+            return subscriptions.GetValueOrDefault(Encoding.UTF8.GetString(sid));
+        }
+    }
+
     /// <summary>
     /// UNSUB: removes now, or after <paramref name="max"/> deliveries in total. Unknown sids are ignored.
     /// </summary>

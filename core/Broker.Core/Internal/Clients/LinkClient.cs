@@ -39,6 +39,22 @@ internal abstract class LinkClient(BrokerCore server, ClientKind kind, Account a
     /// </summary>
     public abstract bool SendMessage(ClientBase producer, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte[]?> queues);
 
+    /// <summary>
+    /// The other side's interest in <paramref name="key"/> (<c>subject</c> or <c>subject queue</c>, as RS+/LS+ name it):
+    /// a subscription of this link the first time (<paramref name="known"/> false), else only its queue weight changes.
+    /// </summary>
+    protected void SetInterest(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, ReadOnlySpan<byte> key, int weight, bool known)
+    {
+        if (!known)
+        {
+            AddSubscription(new Subscriptions.Subscription(this, subject.ToArray(), queue.IsEmpty ? null : queue.ToArray(), key.ToArray()) { QueueWeight = weight }, 0);
+        }
+        else if (FindSubscription(key) is { } subscription)
+        {
+            subscription.QueueWeight = weight;
+        }
+    }
+
     /// <summary>A subscription of this link delivered outside <see cref="Leaf.LeafFanout"/> (through a stream import's shadow): sent on its own.</summary>
     public override void Deliver(ClientBase producer, Subscriptions.Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {

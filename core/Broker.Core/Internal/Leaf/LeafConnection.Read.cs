@@ -174,12 +174,7 @@ internal sealed partial class LeafConnection
             weights[keyString] = weight;
         }
 
-        if (!known)
-        {
-            var queue = count == 3 ? args[parts[1]].ToArray() : null;
-            AddSubscription(new Subscription(this, subject.ToArray(), queue, key.ToArray()), 0);
-        }
-
+        SetInterest(subject, count == 3 ? args[parts[1]] : default, key, weight, known);
         interest.LinkChanged(this, keyString);
     }
 

@@ -9,8 +9,9 @@ namespace Broker.Core.Internal.Leaf;
 /// (<see cref="LinkClient"/>; nats-server's <c>processMsgResults</c> with route targets): local subscriptions are
 /// served as usual; each link gets the message once, however many of its subscriptions matched, with the names of the
 /// queue groups it is to serve (<c>LMSG subject + reply q1 q2 size</c>, <c>RMSG acc subject ...</c>). In a queue group
-/// local members come first: a link is the fallback when no local member took the message, as nats-server prefers
-/// local members for a client's publish. A message that came from a link goes on to another link where the interest of
+/// a client's message goes to a member drawn by weight, a route's member counting the weight its RS+ gave (a leaf node
+/// link's is the fallback when no local member takes it), as nats-server picks; a link's message to a local member
+/// first. A message that came from a link goes on to another link where the interest of
 /// the first was relayed to the second (<see cref="LeafInterest.Sees"/>, as nats-server's <c>processMsgResults</c>):
 /// between routes and the leaf node links to this broker's spokes both ways, from a spoke to the hub and back, never
 /// back to its own link and never from a route to a route (routes are one hop, a full mesh; docs/scale-out.md).
@@ -133,11 +134,15 @@ internal sealed class LeafFanout(ClientBase producer)
         return false;
     }
 
+    // processMsgResults' queue pick. A client's message: a member drawn by weight (a link's counts its RS+/LS+ weight,
+    // as nats-server's shadowed queue subscriptions), then the next ones in turn; a route's member is sent to like a
+    // local one, a leaf node link's is the fallback when no local member or route takes it. A link's message: local
+    // members only, a link (where it relays) as the fallback.
     private int DeliverToGroup(QueueGroup group, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
         var fromLink = LinkClient.IsLink(producer.Kind);
         var members = group.Members;
-        var start = members.Length == 1 ? 0 : Random.Shared.Next(members.Length);
+        var start = members.Length == 1 ? 0 : fromLink || !group.HasLink ? Random.Shared.Next(members.Length) : WeightedStart(members);
         Subscription? remote = null;
         for (var i = 0; i < members.Length; i++)
         {
@@ -150,7 +155,18 @@ internal sealed class LeafFanout(ClientBase producer)
             var member = members[index];
             if (member.Client is LinkClient link)
             {
-                remote ??= member.Closed || (fromLink && !Relays(link)) ? null : member;
+                if (member.Closed || (fromLink && !Relays(link)))
+                {
+                    continue;
+                }
+
+                if (!fromLink && link.Kind == ClientKind.Route)
+                {
+                    AddTarget(link, group.Name);
+                    return 0;
+                }
+
+                remote ??= member;
                 continue;
             }
 
@@ -163,6 +179,28 @@ internal sealed class LeafFanout(ClientBase producer)
         if (remote is not null)
         {
             AddTarget((LinkClient)remote.Client, group.Name);
+        }
+
+        return 0;
+    }
+
+    // The member a weighted draw lands on: each counts its QueueWeight (1 but for a link's), as if repeated that often.
+    private static int WeightedStart(Subscription[] members)
+    {
+        var total = 0L;
+        foreach (var member in members)
+        {
+            total += member.QueueWeight;
+        }
+
+        var draw = Random.Shared.NextInt64(total);
+        for (var i = 0; i < members.Length; i++)
+        {
+            draw -= members[i].QueueWeight;
+            if (draw < 0)
+            {
+                return i;
+            }
         }
 
         return 0;

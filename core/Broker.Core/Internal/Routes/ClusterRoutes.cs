@@ -84,9 +84,9 @@ internal sealed class ClusterRoutes
     public static ClusterRoutes? Create(BrokerCore server) => server.Options.Cluster.IsEnabled ? new ClusterRoutes(server) : null;
 
     /// <summary>
-    /// Binds the route port and starts accepting and dialling; completes when each configured route was tried once
-    /// (registered, refused or not reachable), at most <paramref name="firstAttempts"/> later, so clients that connect
-    /// once the broker is ready find the cluster's URLs in their first INFO.
+    /// Binds the route port, dials the configured routes, then accepts; completes when each configured route was tried
+    /// once (registered, refused or not reachable), at most <paramref name="firstAttempts"/> later, so clients that
+    /// connect once the broker is ready find the cluster's URLs in their first INFO.
     /// </summary>
     public async Task StartAsync(TimeSpan firstAttempts)
     {
@@ -95,21 +95,23 @@ internal sealed class ClusterRoutes
         var address = host is "" or "0.0.0.0" ? IPAddress.Any : host is "::" ? IPAddress.IPv6Any : IPAddress.TryParse(host, out var ip) ? ip : Dns.GetHostAddresses(host)[0];
         var socket = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
         socket.Bind(new IPEndPoint(address, Options.Port < 0 ? 0 : Options.Port));
-        socket.Listen(128);
         listener = socket;
         EndPoint = (IPEndPoint)socket.LocalEndPoint!;
         RouteLog.ClusterName(Server.Logger, Name);
-        RouteLog.Listening(Server.Logger, EndPoint.ToString());
-        running.Add(Task.Run(AcceptLoopAsync));
-        var dialers = new List<Task>();
+        var dialers = new List<RouteDialer>();
         foreach (var route in Options.Routes)
         {
             var dialer = new RouteDialer(this, new Uri(route.Trim()), isExplicit: true);
             running.Add(Task.Run(() => dialer.RunAsync(stopping.Token)));
-            dialers.Add(dialer.FirstAttempt);
+            dialers.Add(dialer);
         }
 
-        await Task.WhenAny(Task.WhenAll(dialers), Task.Delay(firstAttempts)).ConfigureAwait(false);
+        // Members are dialled before our port takes their dials (250 ms at most): a member's dial crossing ours is refused.
+        await Task.WhenAny(Task.WhenAll(dialers.Select(d => d.FirstDial)), Task.Delay(TimeSpan.FromMilliseconds(250))).ConfigureAwait(false);
+        socket.Listen(128);
+        RouteLog.Listening(Server.Logger, EndPoint.ToString());
+        running.Add(Task.Run(AcceptLoopAsync));
+        await Task.WhenAny(Task.WhenAll(dialers.Select(d => d.FirstAttempt)), Task.Delay(firstAttempts)).ConfigureAwait(false);
     }
 
     private async Task AcceptLoopAsync()
@@ -145,6 +147,18 @@ internal sealed class ClusterRoutes
         lock (gate)
         {
             all.Add(route);
+        }
+    }
+
+    /// <summary>
+    /// When the routes accepted so far registered or closed: dialling a member mid-way through its own dial to us could
+    /// leave each side keeping a different connection and closing the other (both lost).
+    /// </summary>
+    public Task InboundHandshakes()
+    {
+        lock (gate)
+        {
+            return Task.WhenAll(all.Where(r => r.WasAccepted && !r.Settled.IsCompleted).Select(r => r.Settled));
         }
     }
 
@@ -259,12 +273,7 @@ internal sealed class ClusterRoutes
 
     private static string Host(IPAddress? address)
     {
-        if (address is null)
-        {
-            return "127.0.0.1";
-        }
-
-        address = address.IsIPv4MappedToIPv6 ? address.MapToIPv4() : address;
+        address = address is null ? IPAddress.Loopback : address.IsIPv4MappedToIPv6 ? address.MapToIPv4() : address;
         return address.AddressFamily == AddressFamily.InterNetworkV6 ? "[" + address + "]" : address.ToString();
     }
 

@@ -54,7 +54,7 @@ internal sealed class RouteAccountLink : LinkClient, IInterestLink
         }
     }
 
-    /// <summary>RS+ <c>subject [queue weight]</c> (the account already taken off): the member's interest, a subscription per key.</summary>
+    /// <summary>RS+ <c>subject [queue weight]</c> (the account already taken off): the member's interest, a subscription per key weighing <paramref name="weight"/> in queue picks.</summary>
     public void AddInterest(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, ReadOnlySpan<byte> key, int weight)
     {
         var keyString = Encoding.UTF8.GetString(key);
@@ -65,11 +65,7 @@ internal sealed class RouteAccountLink : LinkClient, IInterestLink
             weights[keyString] = weight;
         }
 
-        if (!known)
-        {
-            AddSubscription(new Subscription(this, subject.ToArray(), queue.IsEmpty ? null : queue.ToArray(), key.ToArray()), 0);
-        }
-
+        SetInterest(subject, queue, key, weight, known);
         LeafInterest.Of(Account).LinkChanged(this, keyString);
     }
 

@@ -40,6 +40,7 @@ internal sealed partial class RouteConnection
         this.cluster = cluster;
         Server = cluster.Server;
         Url = url;
+        WasAccepted = url is null;
         IsExplicit = isExplicit;
         Id = Server.NextClientId();
         var settings = new TransportSettings { MaxPendingOutputBytes = Server.Options.MaxPending, WriteDeadline = Server.Options.WriteDeadline };
@@ -66,6 +67,9 @@ internal sealed partial class RouteConnection
 
     /// <summary>Whether we dialled the member.</summary>
     public bool DidSolicit => solicited;
+
+    /// <summary>Whether the member dialled us (the route came through our route port).</summary>
+    public bool WasAccepted { get; }
 
     /// <summary>Whether the URL dialled is one of <c>cluster.routes</c>.</summary>
     public bool IsExplicit { get; }

@@ -19,9 +19,13 @@ internal sealed class RouteDialer(ClusterRoutes cluster, Uri url, bool isExplici
     private static readonly TimeSpan DialTimeout = TimeSpan.FromSeconds(1);
 
     private readonly TaskCompletionSource firstAttempt = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly TaskCompletionSource firstDial = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
     /// <summary>Completes when the first dial failed, or its route was registered or closed (or the dialer stopped).</summary>
     public Task FirstAttempt => firstAttempt.Task;
+
+    /// <summary>Completes when the first dial connected or failed (or the dialer stopped).</summary>
+    public Task FirstDial => firstDial.Task;
 
     public async Task RunAsync(CancellationToken stopping)
     {
@@ -31,6 +35,7 @@ internal sealed class RouteDialer(ClusterRoutes cluster, Uri url, bool isExplici
         }
         finally
         {
+            firstDial.TrySetResult();
             firstAttempt.TrySetResult();
         }
     }
@@ -41,6 +46,16 @@ internal sealed class RouteDialer(ClusterRoutes cluster, Uri url, bool isExplici
         var connections = 0;
         while (!stopping.IsCancellationRequested && !cluster.IsSelf(url))
         {
+            // A member dialling us now is let finish first (ClusterRoutes.InboundHandshakes), at most a dial timeout.
+            if (cluster.InboundHandshakes() is { IsCompleted: false } inbound)
+            {
+                await Task.WhenAny(inbound, Task.Delay(DialTimeout, stopping)).ConfigureAwait(false);
+                if (stopping.IsCancellationRequested)
+                {
+                    return;
+                }
+            }
+
             Socket socket;
             try
             {
@@ -54,6 +69,7 @@ internal sealed class RouteDialer(ClusterRoutes cluster, Uri url, bool isExplici
                 }
 
                 attempts++;
+                firstDial.TrySetResult();
                 firstAttempt.TrySetResult();
                 if (attempts == 1 || attempts % 60 == 0)
                 {
@@ -77,6 +93,7 @@ internal sealed class RouteDialer(ClusterRoutes cluster, Uri url, bool isExplici
             connections++;
             var route = new RouteConnection(cluster, socket, url, isExplicit);
             cluster.Track(route);
+            firstDial.TrySetResult();
             _ = route.Settled.ContinueWith(static (_, state) => ((TaskCompletionSource)state!).TrySetResult(), firstAttempt, CancellationToken.None, TaskContinuationOptions.None, TaskScheduler.Default);
             await route.RunAsync(dialled: true, stopping).ConfigureAwait(false);
             var remoteId = route.RemoteId;

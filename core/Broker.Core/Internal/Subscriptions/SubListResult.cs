@@ -12,7 +12,7 @@ internal sealed class SubListResult
     {
         Plain = plain;
         Queues = queues;
-        HasLink = Array.Exists(plain, IsLink) || Array.Exists(queues, static q => Array.Exists(q.Members, IsLink));
+        HasLink = Array.Exists(plain, IsLink) || Array.Exists(queues, static q => q.HasLink);
     }
 
     /// <summary>
@@ -21,7 +21,7 @@ internal sealed class SubListResult
     /// </summary>
     public bool HasLink { get; }
 
-    private static bool IsLink(Subscription subscription) => Clients.LinkClient.IsLink(subscription.Client.Kind);
+    internal static bool IsLink(Subscription subscription) => Clients.LinkClient.IsLink(subscription.Client.Kind);
 
     public Subscription[] Plain { get; }
 
@@ -37,7 +37,11 @@ internal sealed class QueueGroup
     {
         Name = name;
         Members = members;
+        HasLink = Array.Exists(members, SubListResult.IsLink);
     }
+
+    /// <summary>Whether a member is a link's (a route's or leaf node link's), whose queue weight counts in a pick.</summary>
+    public bool HasLink { get; }
 
     public byte[] Name { get; }
 

@@ -34,6 +34,13 @@ internal sealed class Subscription
     /// <summary>Auto-unsubscribe limit (UNSUB sid max); 0 means none.</summary>
     public long Max;
 
+    /// <summary>
+    /// For a link's queue interest, the weight its RS+ or LS+ gave (the other side's members): a queue pick counts the
+    /// subscription that many times, as nats-server's sublist shadows a remote queue subscription <c>qw</c> times. A
+    /// later RS+/LS+ of the key changes it in place (results in the match cache see it). 1 for any other subscription.
+    /// </summary>
+    public int QueueWeight = 1;
+
     /// <summary>Set once the subscription has been removed, so late deliveries from cached results are dropped.</summary>
     public volatile bool Closed;
 

@@ -8,7 +8,9 @@ namespace Broker.Core.Internal.Transport;
 
 /// <summary>
 /// A bound TCP listener. It also enforces the write deadline of its connections with one periodic sweep, which is
-/// cheaper than a timer per send.
+/// cheaper than a timer per send. The port is bound (and a port 0 picked) at once, but connections are taken (the
+/// socket listens) only from the first <see cref="AcceptAsync"/>, when the broker starts accepting: as nats-server
+/// listens in its <c>AcceptLoop</c>, a client that connects earlier is refused rather than left waiting unserved.
 /// </summary>
 internal sealed class SocketListener : IConnectionListener
 {
@@ -18,6 +20,7 @@ internal sealed class SocketListener : IConnectionListener
     private readonly ConcurrentDictionary<SocketConnection, byte> connections = new();
     private readonly Timer? deadlineSweep;
     private int unbound;
+    private int listening;
 
     public SocketListener(EndPoint endPoint, TransportSettings settings, PipeScheduler outputReaderScheduler)
     {
@@ -33,7 +36,6 @@ internal sealed class SocketListener : IConnectionListener
         // port and share its connections. .NET already sets SO_REUSEADDR on Unix TCP listeners, so a restarted
         // broker still binds its port while old connections linger in TIME_WAIT.
         listenSocket.Bind(endPoint);
-        listenSocket.Listen(512);
         EndPoint = listenSocket.LocalEndPoint!;
 
         if (settings.WriteDeadline > TimeSpan.Zero)
@@ -52,6 +54,11 @@ internal sealed class SocketListener : IConnectionListener
             Socket socket;
             try
             {
+                if (Interlocked.Exchange(ref listening, 1) == 0)
+                {
+                    listenSocket.Listen(512);
+                }
+
                 socket = await listenSocket.AcceptAsync(cancellationToken).ConfigureAwait(false);
             }
             catch (Exception ex) when (ex is SocketException or ObjectDisposedException or OperationCanceledException)
