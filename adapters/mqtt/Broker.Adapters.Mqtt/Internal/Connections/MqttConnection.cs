@@ -54,11 +54,23 @@ internal sealed partial class MqttConnection : IPacketHandler
 
     public override string ToString() => status.Name;
 
+    /// <summary>
+    /// The connection's one loop, from the first byte to the teardown: reads and hands each read to
+    /// <see cref="PacketSession.ProcessAsync"/>. The handler's list of connections is left here too, so the
+    /// handler keeps no state machine of its own per connection (issue 25).
+    /// </summary>
     public async Task RunAsync(CancellationToken cancellationToken)
     {
         try
         {
-            await packets.ReadLoopAsync(cancellationToken).ConfigureAwait(false);
+            while (!status.IsClosing)
+            {
+                var result = await packets.ReadAsync(cancellationToken).ConfigureAwait(false);
+                if (!await packets.ProcessAsync(result, cancellationToken).ConfigureAwait(false))
+                {
+                    break;
+                }
+            }
         }
         catch (MqttProtocolException ex)
         {
@@ -75,8 +87,15 @@ internal sealed partial class MqttConnection : IPacketHandler
         }
         finally
         {
-            await CloseAsync().ConfigureAwait(false);
-            await FlushRetainedAsync().ConfigureAwait(false);
+            try
+            {
+                await CloseAsync().ConfigureAwait(false);
+                await FlushRetainedAsync().ConfigureAwait(false);
+            }
+            finally
+            {
+                handler.Remove(this);
+            }
         }
     }
 
