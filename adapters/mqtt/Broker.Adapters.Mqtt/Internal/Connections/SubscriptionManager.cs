@@ -259,7 +259,7 @@ internal sealed partial class SubscriptionManager
             client = buses.OwnPublishes!;
         }
 
-        subscription.BusSubscriptions.Add(client.Subscribe(subject, subscription.QueueGroup, (in BusMessage message) => Deliver(target, message)));
+        subscription.AddBusSubscription(client.Subscribe(subject, subscription.QueueGroup, (in BusMessage message) => Deliver(target, message)));
     }
 
     private byte Refuse(string filter, string reason, byte v5Code)
