@@ -9,7 +9,7 @@ namespace Broker.Adapters.Mqtt.Internal.Sessions;
 internal sealed class MqttSession
 {
     private readonly Lock gate = new();
-    private readonly Dictionary<string, SubscriptionRecord> subscriptions = new(StringComparer.Ordinal);
+    private readonly FilterTable<SubscriptionRecord> subscriptions = new();
 
     // The QoS 2 and shared-subscription state below is made with its first entry: most sessions never have any, and
     // a session is resident as long as its client stays connected (issue 25). Guarded by gate.
@@ -41,7 +41,7 @@ internal sealed class MqttSession
             }
             foreach (var subscription in record.Subscriptions)
             {
-                subscriptions[subscription.Filter] = subscription;
+                subscriptions.Set(subscription.Filter, subscription);
             }
         }
     }
@@ -68,7 +68,7 @@ internal sealed class MqttSession
         {
             lock (gate)
             {
-                return [.. subscriptions.Values];
+                return subscriptions.ToArray();
             }
         }
     }
@@ -79,7 +79,7 @@ internal sealed class MqttSession
         lock (gate)
         {
             var existed = subscriptions.ContainsKey(record.Filter);
-            subscriptions[record.Filter] = record;
+            subscriptions.Set(record.Filter, record);
             return existed;
         }
     }
@@ -255,7 +255,7 @@ internal sealed class MqttSession
     {
         lock (gate)
         {
-            return new(ClientId, [.. subscriptions.Values], ExpiryInterval, releasing is not { Count: > 0 } ? null : [.. releasing], kept is not { Count: > 0 } ? null : [.. kept]);
+            return new(ClientId, subscriptions.ToArray(), ExpiryInterval, releasing is not { Count: > 0 } ? null : [.. releasing], kept is not { Count: > 0 } ? null : [.. kept]);
         }
     }
 
