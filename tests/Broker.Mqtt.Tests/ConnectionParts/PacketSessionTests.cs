@@ -20,7 +20,7 @@ public sealed class PacketSessionTests
         var (session, status, _) = Session();
         var connect = Connect("split");
         var subscribe = Packet(0x82, U16(1), Str("a/b"), [0]);
-        var loop = session.ReadLoopAsync(CancellationToken.None);
+        var loop = ReadLoopAsync(session);
 
         await connection.ClientOutput.WriteAsync(connect.AsMemory(0, 5));
         await Task.Delay(50);
@@ -41,7 +41,7 @@ public sealed class PacketSessionTests
     {
         var (session, _, _) = Session();
         await connection.ClientOutput.WriteAsync(Packet(0x30, Str("t"), [1]));
-        var refused = await Assert.ThrowsAsync<MqttProtocolException>(() => session.ReadLoopAsync(CancellationToken.None));
+        var refused = await Assert.ThrowsAsync<MqttProtocolException>(() => ReadLoopAsync(session));
         Assert.Equal("the first packet should be a CONNECT (16), got 48", refused.Message);
         Assert.Empty(handler.Received);
     }
@@ -52,7 +52,7 @@ public sealed class PacketSessionTests
         var (session, _, _) = Session();
         session.MarkConnected(60);
         await connection.ClientOutput.WriteAsync(Connect("again"));
-        var refused = await Assert.ThrowsAsync<MqttProtocolException>(() => session.ReadLoopAsync(CancellationToken.None));
+        var refused = await Assert.ThrowsAsync<MqttProtocolException>(() => ReadLoopAsync(session));
         Assert.Equal(ReasonCode.ProtocolError, refused.Reason);
         Assert.Equal("received a second CONNECT packet", refused.Message);
     }
@@ -65,7 +65,7 @@ public sealed class PacketSessionTests
 
         // The header announces 200 bytes; none of them is sent.
         await connection.ClientOutput.WriteAsync(new byte[] { 0x30, 0xC8, 0x01 });
-        var refused = await Assert.ThrowsAsync<MqttProtocolException>(() => session.ReadLoopAsync(CancellationToken.None));
+        var refused = await Assert.ThrowsAsync<MqttProtocolException>(() => ReadLoopAsync(session));
         Assert.Equal(ReasonCode.PacketTooLarge, refused.Reason);
         Assert.Equal("packet of 203 bytes exceeds the maximum packet size 100", refused.Message);
     }
@@ -78,7 +78,7 @@ public sealed class PacketSessionTests
         var (session, _, _) = Session();
         session.MarkConnected(60);
         await connection.ClientOutput.WriteAsync(packet);
-        var refused = await Assert.ThrowsAsync<MqttProtocolException>(() => session.ReadLoopAsync(CancellationToken.None));
+        var refused = await Assert.ThrowsAsync<MqttProtocolException>(() => ReadLoopAsync(session));
         Assert.Equal(ReasonCode.MalformedPacket, refused.Reason);
         Assert.Equal(message, refused.Message);
     }
@@ -90,7 +90,7 @@ public sealed class PacketSessionTests
         session.MarkConnected(60);
         await connection.ClientOutput.WriteAsync(new byte[] { 0xC0, 0 });
         await connection.ClientOutput.CompleteAsync();
-        await session.ReadLoopAsync(CancellationToken.None);
+        await ReadLoopAsync(session);
 
         Assert.Equal([(0xD0, "")], connection.Sent(output));
         Assert.Empty(handler.Received);
@@ -118,7 +118,7 @@ public sealed class PacketSessionTests
     public async Task Closing_from_outside_wakes_the_read_loop_and_keeps_the_first_reason()
     {
         var (session, status, _) = Session();
-        var loop = session.ReadLoopAsync(CancellationToken.None);
+        var loop = ReadLoopAsync(session);
         status.RequestClose("keep alive timeout");
         status.Close("later reason");
         await loop;
@@ -129,6 +129,14 @@ public sealed class PacketSessionTests
         Assert.Equal("client sent DISCONNECT", status.Reason);
         Assert.True(status.TryBeginTeardown());
         Assert.False(status.TryBeginTeardown());
+    }
+
+    /// <summary>What the connection's loop does with the session (MqttConnection.RunAsync): read, process, until the input ends.</summary>
+    private static async Task ReadLoopAsync(PacketSession session)
+    {
+        while (await session.ProcessAsync(await session.ReadAsync(CancellationToken.None), CancellationToken.None))
+        {
+        }
     }
 
     private (PacketSession Session, ConnectionStatus Status, PacketOutput Output) Session(int maxPacketSize = 1 << 20)

@@ -15,7 +15,8 @@ namespace Broker.JetStream.Internal.Consumers;
 internal sealed class DeliveryFormat(string stream, string consumer, bool headersOnly)
 {
     private readonly byte[] ackPrefix = Encoding.UTF8.GetBytes("$JS.ACK." + stream + "." + consumer + ".");
-    private byte[] ackBuffer = new byte[256];
+    // Made with the first delivery: a consumer that has delivered nothing (an idle MQTT QoS 1 subscription's) holds none.
+    private byte[]? ackBuffer;
     private ArrayBufferWriter<byte>? headersOnlyBuffer;
 
     /// <summary>The subject the consumer subscribes to for its acknowledgements.</summary>
@@ -27,9 +28,9 @@ internal sealed class DeliveryFormat(string stream, string consumer, bool header
     /// <summary>Formats the ack reply subject into the runner's buffer; valid until the next call.</summary>
     public ReadOnlySpan<byte> AckSubject(ulong deliveryCount, ulong streamSeq, ulong consumerSeq, long timestamp, ulong numPending)
     {
-        if (ackBuffer.Length < ackPrefix.Length + 110)
+        if (ackBuffer is null || ackBuffer.Length < ackPrefix.Length + 110)
         {
-            ackBuffer = new byte[ackPrefix.Length + 128];
+            ackBuffer = new byte[Math.Max(256, ackPrefix.Length + 128)];
         }
 
         var span = ackBuffer.AsSpan();

@@ -9,6 +9,11 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 /// </summary>
 internal sealed class ActiveSubscription
 {
+    // The bus subscriptions that feed it: the subject's, and the parent subject's for a filter ending in /# (two fields
+    // rather than a list: a session is resident as long as its client is connected; issue 25).
+    private IBusSubscription? busSubscription;
+    private IBusSubscription? parentSubscription;
+
     public ActiveSubscription(SubscriptionRecord record, string subject, string? queueGroup, string topicFilter)
     {
         Record = record;
@@ -35,19 +40,27 @@ internal sealed class ActiveSubscription
     /// <summary>The QoS messages are delivered with at most.</summary>
     public byte Qos => Record.Qos;
 
-    public List<IBusSubscription> BusSubscriptions { get; } = new(2);
-
     /// <summary>The deliveries of its JetStream consumer (QoS 1 and 2), or <see langword="null"/>.</summary>
     public DurableFeed? Feed { get; set; }
 
+    /// <summary>Adds a bus subscription that feeds it (at most two: the subject's, then its parent's).</summary>
+    public void AddBusSubscription(IBusSubscription subscription)
+    {
+        if (busSubscription is null)
+        {
+            busSubscription = subscription;
+        }
+        else
+        {
+            parentSubscription = subscription;
+        }
+    }
+
     public void Unsubscribe()
     {
-        foreach (var subscription in BusSubscriptions)
-        {
-            subscription.Dispose();
-        }
-
-        BusSubscriptions.Clear();
+        busSubscription?.Dispose();
+        parentSubscription?.Dispose();
+        busSubscription = parentSubscription = null;
         Feed?.Subscription?.Dispose();
         Feed = null;
     }

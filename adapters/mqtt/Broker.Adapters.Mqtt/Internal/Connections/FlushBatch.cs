@@ -10,7 +10,8 @@ internal sealed class FlushBatch
 {
     private static long nextStamp;
 
-    private PacketOutput[] pending = new PacketOutput[8];
+    // Made when a batch first lists an output: a subscriber that only receives from NATS publishers never does (issue 25).
+    private PacketOutput[]? pending;
     private int count;
 
     /// <summary>The batch of the read loop running on this thread, or <see langword="null"/>.</summary>
@@ -28,6 +29,7 @@ internal sealed class FlushBatch
 
     public void Add(PacketOutput output)
     {
+        pending ??= new PacketOutput[8];
         if (count == pending.Length)
         {
             Array.Resize(ref pending, count * 2);
@@ -42,7 +44,7 @@ internal sealed class FlushBatch
         Current = null;
         for (var i = 0; i < count; i++)
         {
-            pending[i].Flush();
+            pending![i].Flush();
             pending[i] = null!;
         }
 

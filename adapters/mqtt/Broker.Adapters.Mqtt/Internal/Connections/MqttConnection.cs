@@ -29,8 +29,8 @@ internal sealed partial class MqttConnection : IPacketHandler
     private readonly PacketOutput output;
     private readonly PacketSession packets;
 
-    // The parts that exist once CONNECT was accepted (null before, or when it was refused).
-    private InboundQosFlow? inboundQos;
+    // The parts that exist once CONNECT was accepted (null before, or when it was refused); the client's publishes
+    // from its first PUBLISH or PUBREL on (Inbound).
     private OutboundQosFlow? outboundQos;
     private InboundPublishes? inbound;
     private SubscriptionManager? subscriptions;
@@ -54,11 +54,23 @@ internal sealed partial class MqttConnection : IPacketHandler
 
     public override string ToString() => status.Name;
 
+    /// <summary>
+    /// The connection's one loop, from the first byte to the teardown: reads and hands each read to
+    /// <see cref="PacketSession.ProcessAsync"/>. The handler's list of connections is left here too, so the
+    /// handler keeps no state machine of its own per connection (issue 25).
+    /// </summary>
     public async Task RunAsync(CancellationToken cancellationToken)
     {
         try
         {
-            await packets.ReadLoopAsync(cancellationToken).ConfigureAwait(false);
+            while (!status.IsClosing)
+            {
+                var result = await packets.ReadAsync(cancellationToken).ConfigureAwait(false);
+                if (!await packets.ProcessAsync(result, cancellationToken).ConfigureAwait(false))
+                {
+                    break;
+                }
+            }
         }
         catch (MqttProtocolException ex)
         {
@@ -75,8 +87,15 @@ internal sealed partial class MqttConnection : IPacketHandler
         }
         finally
         {
-            await CloseAsync().ConfigureAwait(false);
-            await FlushRetainedAsync().ConfigureAwait(false);
+            try
+            {
+                await CloseAsync().ConfigureAwait(false);
+                await FlushRetainedAsync().ConfigureAwait(false);
+            }
+            finally
+            {
+                handler.Remove(this);
+            }
         }
     }
 
@@ -104,9 +123,9 @@ internal sealed partial class MqttConnection : IPacketHandler
 
     ValueTask IPacketHandler.ConnectAsync(ReadOnlyMemory<byte> body, CancellationToken cancellationToken) => HandleConnectAsync(body, cancellationToken);
 
-    void IPacketHandler.Publish(byte flags, ReadOnlyMemory<byte> body) => inbound!.Handle(flags, body);
+    void IPacketHandler.Publish(byte flags, ReadOnlyMemory<byte> body) => Inbound().Handle(flags, body);
 
-    void IPacketHandler.PubRel(ReadOnlySpan<byte> body) => inbound!.Release(body);
+    void IPacketHandler.PubRel(ReadOnlySpan<byte> body) => Inbound().Release(body);
 
     void IPacketHandler.DeliveryAck(PacketType type, ReadOnlySpan<byte> body) => outboundQos!.Acknowledged(type, body);
 
@@ -124,10 +143,24 @@ internal sealed partial class MqttConnection : IPacketHandler
     private void StartParts(MqttSession attached, BusConnections connected, MqttAccount state)
     {
         var store = state.Sessions.Store;
-        inboundQos = new InboundQosFlow(output, attached, store, status, logger, v5, options.ReceiveMaximum);
         outboundQos = new OutboundQosFlow(output, attached, store, state, v5, v5 ? clientReceiveMaximum : ushort.MaxValue);
         var outbound = new OutboundPublishes(output, outboundQos, status, logger, clientMaximumPacketSize, clientTopicAliasMaximum);
-        inbound = new InboundPublishes(options, state, state.Retained, connected, attached, inboundQos, status, logger, v5);
         subscriptions = new SubscriptionManager(state, state.Retained, store, options, connected, attached, output, outbound, outboundQos.Limit, status, logger, v5);
+    }
+
+    /// <summary>
+    /// The client's publishes (with their acknowledgements, <see cref="InboundQosFlow"/>), made by the read loop with the
+    /// first PUBLISH or PUBREL after CONNECT: a client that only subscribes never holds them (issue 25).
+    /// </summary>
+    private InboundPublishes Inbound()
+    {
+        if (inbound is null)
+        {
+            var state = accountState!;
+            var acknowledgements = new InboundQosFlow(output, session!, state.Sessions.Store, status, logger, v5, options.ReceiveMaximum);
+            inbound = new InboundPublishes(options, state, state.Retained, buses!, session!, acknowledgements, status, logger, v5);
+        }
+
+        return inbound;
     }
 }

@@ -49,20 +49,17 @@ internal sealed class MqttProtocolHandler : IProtocolHandler, IHostedService, IA
     /// <summary>The connections being served now.</summary>
     public IEnumerable<MqttConnection> Connections => connections.Keys;
 
-    public async Task OnConnectionAsync(TransportConnection connection, CancellationToken cancellationToken)
+    /// <summary>Serves one connection: its own loop (<see cref="MqttConnection.RunAsync"/>) is the task, and leaves the list when it ends.</summary>
+    public Task OnConnectionAsync(TransportConnection connection, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(connection);
         var client = new MqttConnection(this, connection);
         connections.TryAdd(client, 0);
-        try
-        {
-            await client.RunAsync(cancellationToken).ConfigureAwait(false);
-        }
-        finally
-        {
-            connections.TryRemove(client, out _);
-        }
+        return client.RunAsync(cancellationToken);
     }
+
+    /// <summary>A connection's loop ended (<see cref="MqttConnection.RunAsync"/>).</summary>
+    internal void Remove(MqttConnection connection) => connections.TryRemove(connection, out _);
 
     public Task StartAsync(CancellationToken cancellationToken)
     {

@@ -6,8 +6,9 @@ using Broker.Adapters.Mqtt.Internal.Codec;
 namespace Broker.Adapters.Mqtt.Internal.Connections;
 
 /// <summary>
-/// The packets of one connection as they come: a read loop that frames them, checks what the fixed header allows and
-/// hands each to <see cref="IPacketHandler"/> in order; PINGREQ is answered here. Keeps what the keep alive and the
+/// The packets of one connection as they come: each read's packets are framed, checked against what the fixed header
+/// allows and handed to <see cref="IPacketHandler"/> in order (the connection's loop reads and calls
+/// <see cref="ProcessAsync"/>); PINGREQ is answered here. Keeps what the keep alive and the
 /// CONNECT timeout are measured against. Deliveries the loop's packets cause are flushed once per batch read
 /// (<see cref="FlushBatch"/>).
 /// </summary>
@@ -60,41 +61,47 @@ internal sealed class PacketSession
     /// <summary>Whether nothing came for 1.5 times the keep alive (MQTT-3.1.2-24).</summary>
     public bool KeepAliveExpired(long now) => keepAliveSeconds > 0 && now - Volatile.Read(ref lastInputAt) > keepAliveSeconds * 1500L;
 
-    public async Task ReadLoopAsync(CancellationToken cancellationToken)
+    /// <summary>The next input: waits while none has come (the connection's only wait while it is idle).</summary>
+    public ValueTask<ReadResult> ReadAsync(CancellationToken cancellationToken) => input.ReadAsync(cancellationToken);
+
+    /// <summary>
+    /// Handles the packets of one read, then flushes what they caused; false when the input ended. Completes
+    /// synchronously (no state machine kept) unless a packet's handling has to wait (CONNECT, a SUBSCRIBE that creates
+    /// a JetStream consumer): an idle connection then holds only its owner's loop (issue 25).
+    /// </summary>
+    public async ValueTask<bool> ProcessAsync(ReadResult result, CancellationToken cancellationToken)
     {
-        while (!status.IsClosing)
+        var buffer = result.Buffer;
+        Volatile.Write(ref lastInputAt, Environment.TickCount64);
+        batch.Begin();
+        try
         {
-            var result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
-            var buffer = result.Buffer;
-            Volatile.Write(ref lastInputAt, Environment.TickCount64);
-            batch.Begin();
-            try
+            while (!status.IsClosing && TryFrame(ref buffer, out var header, out var body))
             {
-                while (!status.IsClosing && TryFrame(ref buffer, out var header, out var body))
+                var work = DispatchAsync(header, body, cancellationToken);
+                if (!work.IsCompletedSuccessfully)
                 {
-                    var work = DispatchAsync(header, body, cancellationToken);
-                    if (!work.IsCompletedSuccessfully)
-                    {
-                        // The batch belongs to this thread; whatever continues after the await starts a new one.
-                        batch.End();
-                        await work.ConfigureAwait(false);
-                        batch.Begin();
-                    }
+                    // The batch belongs to this thread; whatever continues after the await starts a new one.
+                    batch.End();
+                    await work.ConfigureAwait(false);
+                    batch.Begin();
                 }
             }
-            finally
-            {
-                input.AdvanceTo(buffer.Start, buffer.End);
-                batch.End();
-            }
-
-            output.Flush();
-            if (result.IsCompleted || result.IsCanceled)
-            {
-                status.NoteReason(result.IsCompleted ? "client closed the connection" : "closed by the server");
-                return;
-            }
         }
+        finally
+        {
+            input.AdvanceTo(buffer.Start, buffer.End);
+            batch.End();
+        }
+
+        output.Flush();
+        if (result.IsCompleted || result.IsCanceled)
+        {
+            status.NoteReason(result.IsCompleted ? "client closed the connection" : "closed by the server");
+            return false;
+        }
+
+        return true;
     }
 
     /// <summary>Ends the input and gives back the buffer of packets that spanned segments (the connection is closing).</summary>

@@ -19,7 +19,7 @@ internal sealed partial class SubscriptionManager
     private const string SharePrefix = "$share/";
 
     // The connection's subscriptions by topic filter. Changed by the read loop; deliveries hold their own reference.
-    private readonly Dictionary<string, ActiveSubscription> subscriptions = new(StringComparer.Ordinal);
+    private readonly FilterTable<ActiveSubscription> subscriptions = new();
     private readonly IQosSource qosSource;
     private readonly RetainedMessages retained;
     private readonly ISessionStore store;
@@ -215,7 +215,7 @@ internal sealed partial class SubscriptionManager
             existed = true;
         }
 
-        subscriptions[record.Filter] = next;
+        subscriptions.Set(record.Filter, next);
         session.SetSubscription(record);
         subscription = next;
         return record.Qos;
@@ -259,7 +259,7 @@ internal sealed partial class SubscriptionManager
             client = buses.OwnPublishes!;
         }
 
-        subscription.BusSubscriptions.Add(client.Subscribe(subject, subscription.QueueGroup, (in BusMessage message) => Deliver(target, message)));
+        subscription.AddBusSubscription(client.Subscribe(subject, subscription.QueueGroup, (in BusMessage message) => Deliver(target, message)));
     }
 
     private byte Refuse(string filter, string reason, byte v5Code)
@@ -337,7 +337,7 @@ internal sealed partial class SubscriptionManager
     /// <summary>Ends every bus subscription (the connection is closing); the session keeps the records.</summary>
     public void RemoveAll()
     {
-        foreach (var subscription in subscriptions.Values)
+        foreach (var subscription in subscriptions.ToArray())
         {
             subscription.Unsubscribe();
         }

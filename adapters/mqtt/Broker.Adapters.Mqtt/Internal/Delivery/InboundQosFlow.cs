@@ -15,8 +15,9 @@ namespace Broker.Adapters.Mqtt.Internal.Delivery;
 /// </summary>
 internal sealed class InboundQosFlow
 {
-    // Acknowledgements of the client's QoS 1 and 2 publishes, in order, each waiting for its message to be stored.
-    private readonly Queue<PublishAck> publishAcks = new();
+    // Acknowledgements of the client's QoS 1 and 2 publishes, in order, each waiting for its message to be stored; made
+    // when the first has to wait (a subscriber that never publishes at QoS 1 or 2 holds none; issue 25).
+    private Queue<PublishAck>? publishAcks;
     private readonly Lock publishAcksLock = new();
     private readonly PacketOutput output;
     private readonly MqttSession session;
@@ -129,13 +130,13 @@ internal sealed class InboundQosFlow
     {
         lock (publishAcksLock)
         {
-            if (stored is null && publishAcks.Count == 0)
+            if (stored is null && (publishAcks is null || publishAcks.Count == 0))
             {
                 output.WriteAck(type, packetId, v5, reason, text);
                 return;
             }
 
-            publishAcks.Enqueue(new PublishAck(type, packetId, reason, stored, text, held));
+            (publishAcks ??= new()).Enqueue(new PublishAck(type, packetId, reason, stored, text, held));
         }
 
         if (stored is null || stored.IsCompleted)
@@ -152,7 +153,7 @@ internal sealed class InboundQosFlow
         var failed = false;
         lock (publishAcksLock)
         {
-            while (publishAcks.TryPeek(out var head) && (head.Stored is null || head.Stored.IsCompleted))
+            while (publishAcks is not null && publishAcks.TryPeek(out var head) && (head.Stored is null || head.Stored.IsCompleted))
             {
                 publishAcks.Dequeue();
                 var reason = head.Reason;

@@ -1,3 +1,5 @@
+using Broker.Adapters.Mqtt.Internal.Sessions;
+
 namespace Broker.Adapters.Mqtt.Internal.Delivery;
 
 /// <summary>
@@ -15,23 +17,27 @@ internal readonly record struct Inflight(string? AckSubject, string? Consumer, u
 /// <summary>
 /// The outgoing QoS 1 and 2 deliveries of one connection by packet identifier, bounded by the client's receive
 /// maximum (MQTT-3.3.4-7). Identifiers of outgoing QoS 2 exchanges waiting for PUBCOMP are not reused meanwhile
-/// (MQTT-2.2.1-3). Not thread-safe: the connection guards it with its write lock.
+/// (MQTT-2.2.1-3). Not thread-safe: the connection guards it with its write lock. Its tables are made with the first
+/// QoS 1 or 2 delivery: a QoS 0 subscriber never holds them (issue 25).
 /// </summary>
 internal sealed class InflightDeliveries
 {
-    private readonly Dictionary<ushort, Inflight> byPacketId = [];
-    private readonly Dictionary<(string Consumer, ulong Sequence), ushort> byMessage = [];
+    private Dictionary<ushort, Inflight>? byPacketId;
+    private Dictionary<(string Consumer, ulong Sequence), ushort>? byMessage;
     private ushort last;
 
-    public int Count => byPacketId.Count;
+    public int Count => byPacketId?.Count ?? 0;
 
     /// <summary>
     /// Assigns the delivery a packet identifier: the one it had when it is a redelivery of a message still in flight
-    /// (<paramref name="duplicate"/> then), else a free one. False when <paramref name="limit"/> deliveries are in flight.
+    /// (<paramref name="duplicate"/> then), else a free one, never one of <paramref name="session"/>'s outgoing QoS 2
+    /// exchanges between PUBREC and PUBCOMP. False when <paramref name="limit"/> deliveries are in flight.
     /// </summary>
-    public bool TryAdd(in Inflight delivery, int limit, Func<ushort, bool> inUseElsewhere, out ushort packetId, out bool duplicate)
+    public bool TryAdd(in Inflight delivery, int limit, MqttSession session, out ushort packetId, out bool duplicate)
     {
         duplicate = delivery.Redelivered;
+        byPacketId ??= [];
+        byMessage ??= [];
         if (delivery.Consumer is { } consumer && byMessage.TryGetValue((consumer, delivery.Sequence), out packetId))
         {
             byPacketId[packetId] = delivery;
@@ -50,7 +56,7 @@ internal sealed class InflightDeliveries
         for (var tries = 0; tries < ushort.MaxValue; tries++)
         {
             candidate = candidate == ushort.MaxValue ? (ushort)1 : (ushort)(candidate + 1);
-            if (!byPacketId.ContainsKey(candidate) && !inUseElsewhere(candidate))
+            if (!byPacketId.ContainsKey(candidate) && !session.IsReleasing(candidate))
             {
                 last = candidate;
                 packetId = candidate;
@@ -70,14 +76,15 @@ internal sealed class InflightDeliveries
     /// <summary>Settles a delivery the client acknowledged; false for an identifier not in flight.</summary>
     public bool TryRemove(ushort packetId, out Inflight delivery)
     {
-        if (!byPacketId.Remove(packetId, out delivery))
+        delivery = default;
+        if (byPacketId is null || !byPacketId.Remove(packetId, out delivery))
         {
             return false;
         }
 
         if (delivery.Consumer is { } consumer)
         {
-            byMessage.Remove((consumer, delivery.Sequence));
+            byMessage!.Remove((consumer, delivery.Sequence));
         }
 
         return true;
@@ -86,18 +93,23 @@ internal sealed class InflightDeliveries
     /// <summary>Forgets the delivery of a stored message when it is in flight (a redelivery the broker drops).</summary>
     public void RemoveMessage(in Inflight delivery)
     {
-        if (delivery.Consumer is { } consumer && byMessage.Remove((consumer, delivery.Sequence), out var packetId))
+        if (delivery.Consumer is { } consumer && byMessage is not null && byMessage.Remove((consumer, delivery.Sequence), out var packetId))
         {
-            byPacketId.Remove(packetId);
+            byPacketId!.Remove(packetId);
         }
     }
 
     /// <summary>Takes every delivery still in flight (the connection is closing).</summary>
     public List<Inflight> TakeAll()
     {
+        if (byPacketId is null)
+        {
+            return [];
+        }
+
         var all = new List<Inflight>(byPacketId.Values);
         byPacketId.Clear();
-        byMessage.Clear();
+        byMessage!.Clear();
         return all;
     }
 }

@@ -24,9 +24,6 @@ internal sealed class OutboundQosFlow
     private readonly IQosSource qos;
     private readonly bool v5;
 
-    // The session's outgoing QoS 2 identifiers between PUBREC and PUBCOMP, which deliveries must not reuse.
-    private readonly Func<ushort, bool> releasing;
-
     /// <summary><paramref name="limit"/>: deliveries in flight at most, the client's receive maximum (MQTT 5) or nats-server's 65535 per session.</summary>
     public OutboundQosFlow(PacketOutput output, MqttSession session, ISessionStore store, IQosSource qos, bool v5, int limit)
     {
@@ -37,7 +34,6 @@ internal sealed class OutboundQosFlow
         this.qos = qos;
         this.v5 = v5;
         Limit = limit;
-        releasing = session.IsReleasing;
     }
 
     /// <summary>Deliveries in flight at most (also the consumers' max_ack_pending).</summary>
@@ -49,7 +45,7 @@ internal sealed class OutboundQosFlow
     /// in the step that writes the delivery.
     /// </summary>
     public bool TryAssign(in Inflight pending, out ushort packetId, out bool duplicate)
-        => inflight.TryAdd(pending, Limit, releasing, out packetId, out duplicate);
+        => inflight.TryAdd(pending, Limit, session, out packetId, out duplicate);
 
     /// <summary>
     /// A delivery the broker drops instead of sending (too large for the client, MQTT-3.1.2-25; expired,

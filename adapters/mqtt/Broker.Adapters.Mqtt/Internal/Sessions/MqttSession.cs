@@ -9,16 +9,19 @@ namespace Broker.Adapters.Mqtt.Internal.Sessions;
 internal sealed class MqttSession
 {
     private readonly Lock gate = new();
-    private readonly Dictionary<string, SubscriptionRecord> subscriptions = new(StringComparer.Ordinal);
-    private readonly HashSet<ushort> awaitingRelease = [];
+    private readonly FilterTable<SubscriptionRecord> subscriptions = new();
+
+    // The QoS 2 and shared-subscription state below is made with its first entry: most sessions never have any, and
+    // a session is resident as long as its client stays connected (issue 25). Guarded by gate.
+    private HashSet<ushort>? awaitingRelease;
 
     // The incoming QoS 2 publishes held until PUBREL (a persistent session on JetStream), by packet id.
-    private readonly Dictionary<ushort, HeldPublish> held = [];
+    private Dictionary<ushort, HeldPublish>? held;
 
     // The identifiers read back from the store after a restart and not resent since (see TryAwaitRelease).
-    private readonly HashSet<ushort> restored = [];
-    private readonly HashSet<ushort> releasing = [];
-    private readonly List<KeptDelivery> kept = [];
+    private HashSet<ushort>? restored;
+    private HashSet<ushort>? releasing;
+    private List<KeptDelivery>? kept;
     private Task saving = Task.CompletedTask;
 
     public MqttSession(string clientId, SessionRecord? record = null)
@@ -27,11 +30,18 @@ internal sealed class MqttSession
         if (record is not null)
         {
             ExpiryInterval = record.ExpiryInterval;
-            releasing.UnionWith(record.Releasing ?? []);
-            kept.AddRange(record.Kept ?? []);
+            if (record.Releasing is { Count: > 0 } ids)
+            {
+                releasing = [.. ids];
+            }
+
+            if (record.Kept is { Count: > 0 } deliveries)
+            {
+                kept = [.. deliveries];
+            }
             foreach (var subscription in record.Subscriptions)
             {
-                subscriptions[subscription.Filter] = subscription;
+                subscriptions.Set(subscription.Filter, subscription);
             }
         }
     }
@@ -58,7 +68,7 @@ internal sealed class MqttSession
         {
             lock (gate)
             {
-                return [.. subscriptions.Values];
+                return subscriptions.ToArray();
             }
         }
     }
@@ -69,7 +79,7 @@ internal sealed class MqttSession
         lock (gate)
         {
             var existed = subscriptions.ContainsKey(record.Filter);
-            subscriptions[record.Filter] = record;
+            subscriptions.Set(record.Filter, record);
             return existed;
         }
     }
@@ -96,12 +106,12 @@ internal sealed class MqttSession
     {
         lock (gate)
         {
-            if (restored.Remove(packetId))
+            if (restored?.Remove(packetId) == true)
             {
                 return !duplicate;
             }
 
-            return awaitingRelease.Add(packetId);
+            return (awaitingRelease ??= []).Add(packetId);
         }
     }
 
@@ -115,10 +125,10 @@ internal sealed class MqttSession
         {
             foreach (var publish in publishes)
             {
-                if (awaitingRelease.Add(publish.PacketId))
+                if ((awaitingRelease ??= []).Add(publish.PacketId))
                 {
-                    restored.Add(publish.PacketId);
-                    held[publish.PacketId] = publish;
+                    (restored ??= []).Add(publish.PacketId);
+                    (held ??= [])[publish.PacketId] = publish;
                 }
             }
         }
@@ -129,7 +139,7 @@ internal sealed class MqttSession
     {
         lock (gate)
         {
-            held[publish.PacketId] = publish;
+            (held ??= [])[publish.PacketId] = publish;
         }
     }
 
@@ -138,13 +148,14 @@ internal sealed class MqttSession
     {
         lock (gate)
         {
-            if (!held.Remove(packetId, out publish))
+            publish = null;
+            if (held is null || !held.Remove(packetId, out publish))
             {
                 return false;
             }
 
-            restored.Remove(packetId);
-            awaitingRelease.Remove(packetId);
+            restored?.Remove(packetId);
+            awaitingRelease?.Remove(packetId);
             return true;
         }
     }
@@ -154,9 +165,9 @@ internal sealed class MqttSession
     {
         lock (gate)
         {
-            restored.Remove(packetId);
-            held.Remove(packetId);
-            return awaitingRelease.Remove(packetId);
+            restored?.Remove(packetId);
+            held?.Remove(packetId);
+            return awaitingRelease?.Remove(packetId) == true;
         }
     }
 
@@ -166,7 +177,7 @@ internal sealed class MqttSession
         {
             lock (gate)
             {
-                return awaitingRelease.Count;
+                return awaitingRelease?.Count ?? 0;
             }
         }
     }
@@ -176,7 +187,7 @@ internal sealed class MqttSession
     {
         lock (gate)
         {
-            releasing.Add(packetId);
+            (releasing ??= []).Add(packetId);
         }
     }
 
@@ -185,7 +196,7 @@ internal sealed class MqttSession
     {
         lock (gate)
         {
-            return releasing.Remove(packetId);
+            return releasing?.Remove(packetId) == true;
         }
     }
 
@@ -194,7 +205,7 @@ internal sealed class MqttSession
     {
         lock (gate)
         {
-            return releasing.Contains(packetId);
+            return releasing?.Contains(packetId) == true;
         }
     }
 
@@ -205,7 +216,7 @@ internal sealed class MqttSession
         {
             lock (gate)
             {
-                return [.. releasing];
+                return releasing is null ? [] : [.. releasing];
             }
         }
     }
@@ -215,7 +226,7 @@ internal sealed class MqttSession
     {
         lock (gate)
         {
-            kept.Add(delivery);
+            (kept ??= []).Add(delivery);
         }
     }
 
@@ -224,7 +235,7 @@ internal sealed class MqttSession
     {
         lock (gate)
         {
-            return kept.RemoveAll(k => k.Sequence == sequence) > 0;
+            return kept?.RemoveAll(k => k.Sequence == sequence) > 0;
         }
     }
 
@@ -235,7 +246,7 @@ internal sealed class MqttSession
         {
             lock (gate)
             {
-                return [.. kept];
+                return kept is null ? [] : [.. kept];
             }
         }
     }
@@ -244,7 +255,7 @@ internal sealed class MqttSession
     {
         lock (gate)
         {
-            return new(ClientId, [.. subscriptions.Values], ExpiryInterval, releasing.Count == 0 ? null : [.. releasing], kept.Count == 0 ? null : [.. kept]);
+            return new(ClientId, subscriptions.ToArray(), ExpiryInterval, releasing is not { Count: > 0 } ? null : [.. releasing], kept is not { Count: > 0 } ? null : [.. kept]);
         }
     }
 
@@ -253,6 +264,12 @@ internal sealed class MqttSession
     {
         lock (gate)
         {
+            if (saving.IsCompleted && !Persistent)
+            {
+                // Nothing to order after and nothing to store (a clean session): no continuation kept per session.
+                return;
+            }
+
             saving = saving.ContinueWith(
                 static (_, state) =>
                 {
