@@ -91,12 +91,13 @@ internal sealed class ListenerHost
     {
         // Leave the accept loop at once; the connection's work starts on the thread pool. The built-in NATS handler
         // without middleware is the exception: its start (INFO queued, the place taken, the first read posted) is a
-        // few microseconds that never block, and a hop per connection made opening 10,000 of them slower than
-        // nats-server (issue 24). Middleware and plugin handlers may do more before their first wait.
+        // few microseconds that never block, and a thread-pool hop there sat on every connection's way to its INFO
+        // (issue 24). Middleware and plugin handlers may do more before their first wait.
         if (middleware.Count > 0 || handler is not NatsProtocolHandler)
         {
             await Task.Yield();
         }
+
         connection.Features.Set(definition);
         var current = connection;
         try
