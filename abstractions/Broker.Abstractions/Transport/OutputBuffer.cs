@@ -23,9 +23,26 @@ public sealed class OutputBuffer : IPendingOutputFeature
     public OutputBuffer(TransportSettings settings, IPendingOutputFeature? below = null, PipeScheduler? readerScheduler = null)
     {
         ArgumentNullException.ThrowIfNull(settings);
-        pipe = new Pipe(settings.CreateOutputPipeOptions(readerScheduler));
+        pipe = new Pipe(OptionsFor(settings, readerScheduler));
         writer = new CountingWriter(pipe.Writer);
         this.below = below;
+    }
+
+    // The options of the last settings seen: a listener's connections share its settings instance, so they share one
+    // PipeOptions instead of one each (issue 25). A different settings instance or scheduler replaces the entry.
+    private static CachedOptions? lastOptions;
+
+    private static PipeOptions OptionsFor(TransportSettings settings, PipeScheduler? readerScheduler)
+    {
+        var cached = Volatile.Read(ref lastOptions);
+        if (cached is not null && ReferenceEquals(cached.Settings, settings) && ReferenceEquals(cached.Scheduler, readerScheduler))
+        {
+            return cached.Options;
+        }
+
+        var options = settings.CreateOutputPipeOptions(readerScheduler);
+        Volatile.Write(ref lastOptions, new CachedOptions(settings, readerScheduler, options));
+        return options;
     }
 
     /// <summary>Where the application writes (hand this out as the connection's output).</summary>
@@ -40,6 +57,8 @@ public sealed class OutputBuffer : IPendingOutputFeature
     /// <summary>Reports bytes the send loop has handed on. Called by the send loop only.</summary>
     /// <param name="bytes">The number of bytes.</param>
     public void MarkSent(long bytes) => Volatile.Write(ref sent, sent + bytes);
+
+    private sealed record CachedOptions(TransportSettings Settings, PipeScheduler? Scheduler, PipeOptions Options);
 
     // Counts committed bytes: one add per Advance, no allocation. The output contract allows one writer at a time.
     private sealed class CountingWriter(PipeWriter inner) : PipeWriter

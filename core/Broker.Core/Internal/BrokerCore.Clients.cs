@@ -49,7 +49,8 @@ internal sealed partial class BrokerCore
         infoTemplate = info;
     }
 
-    public byte[] CreateClientInfo(NatsClient client, bool lameDuckMode = false, string? nonce = null)
+    /// <summary>The INFO line for <paramref name="client"/>, in this thread's scratch buffer (<see cref="ServerInfo.WriteProtocolLine"/>).</summary>
+    public ReadOnlySpan<byte> CreateClientInfo(NatsClient client, bool lameDuckMode = false, string? nonce = null)
     {
         var info = infoTemplate.Clone();
         info.ClientId = client.Id;
@@ -67,7 +68,7 @@ internal sealed partial class BrokerCore
             ? (address.IsIPv4MappedToIPv6 ? address.MapToIPv4() : address).ToString()
             : null;
         client.DescribeTransport(info);
-        return info.ToProtocolLine();
+        return info.WriteProtocolLine();
     }
 
     private readonly ConnectionAdmission admission = new();

@@ -27,6 +27,13 @@ public sealed class AllocationBudgetTests
         "ServiceImportBenchmarks.RequestThroughImportIntoMappings128",
     ];
 
+    // A connection's set-up and close is not steady state: what the connection holds while open is made once per
+    // connection (issues 24 and 25), a stated budget.
+    private static readonly HashSet<string> PerConnection =
+    [
+        "ConnectionSetupBenchmarks.ConnectSubscribePingClose",
+    ];
+
     public static TheoryData<string> CaseIds => [.. Cases.Select(c => c.Id)];
 
     [Theory]
@@ -62,7 +69,8 @@ public sealed class AllocationBudgetTests
             && !b.Key.StartsWith("WebSocketFramingBenchmarks.Bcl", StringComparison.Ordinal)
             && !(b.Key.StartsWith("WebSocketFramingBenchmarks.", StringComparison.Ordinal) && b.Key.Contains("Deflate=True", StringComparison.Ordinal))
             && !AmortizedPerCommitRound.Contains(b.Key)
-            && !PerRequestRoute.Contains(b.Key));
+            && !PerRequestRoute.Contains(b.Key)
+            && !PerConnection.Contains(b.Key));
 
         Assert.All(steadyState, budget => Assert.Equal(0, budget.Value));
     }

@@ -44,7 +44,7 @@ internal static class AccountBinding
     /// </summary>
     public static byte[]? InfoAfterFirstPong(NatsClient client, ConnectOptions options) =>
         options.TakeFirstInfoPong() && ClientLimits.LowersMaxPayload(client.Server.Options, client.Account, client.JwtUser?.MaxPayload ?? -1)
-            ? client.Server.CreateClientInfo(client)
+            ? client.Server.CreateClientInfo(client).ToArray()
             : null;
 
     /// <summary>

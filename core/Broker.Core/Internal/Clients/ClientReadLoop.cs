@@ -57,7 +57,71 @@ internal sealed class ClientReadLoop
             }
 
             client.StartTimers();
-            await ReadLoopAsync(cancellationToken).ConfigureAwait(false);
+
+            // The read loop is this method's own (not a second async method awaited from here): one state machine
+            // per connection instead of two (issue 25). A return from it goes to the clean-up below.
+            while (!client.IsClosed)
+            {
+                var input = transport.Input;
+                var result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
+                var buffer = result.Buffer;
+                keepAlive.InputReceived();
+
+                var options = client.Server.Options;
+                var limits = new ParserLimits(options.MaxControlLine, ClientLimits.MaxPayload(options, client.Account, claims.MaxPayload));
+                var status = Parse(ref buffer, limits, out var error);
+                var yielded = status == ParseStatus.Stopped && client.YieldRequested && !client.IsClosed;
+
+                // One flush per batch for everything it produced: deliveries to subscribers and our own replies.
+                client.FlushPending();
+                if (client.Stalls.Count > 0)
+                {
+                    await StallPolicy.WaitAsync(client.Stalls, cancellationToken).ConfigureAwait(false);
+                }
+
+                if (client.Callout is { } callout && callout.TakePending() is { } answer)
+                {
+                    // CONNECT went to the authorization callout: what followed it waits for the answer.
+                    input.AdvanceTo(buffer.Start);
+                    callout.Complete(await answer.WaitAsync(cancellationToken).ConfigureAwait(false));
+                    await CompleteSettledConnectAsync(cancellationToken).ConfigureAwait(false);
+                    continue;
+                }
+
+                if (client.TakeSettling() is { } settling)
+                {
+                    // CONNECT registered or changed its account: what followed it waits until the plugins applied that.
+                    input.AdvanceTo(buffer.Start);
+                    await CompleteConnectAsync(settling, cancellationToken).ConfigureAwait(false);
+                    continue;
+                }
+
+                if (yielded)
+                {
+                    // A subscriber asked us to pause between messages: keep the rest of the input for the next batch.
+                    input.AdvanceTo(buffer.Start);
+                    continue;
+                }
+
+                if (status == ParseStatus.Error)
+                {
+                    input.AdvanceTo(buffer.Start);
+                    OnProtocolError(error);
+                    return;
+                }
+
+                if (status == ParseStatus.Stopped || result.IsCanceled)
+                {
+                    input.AdvanceTo(buffer.Start);
+                    return;
+                }
+
+                input.AdvanceTo(buffer.Start, buffer.End);
+                if (result.IsCompleted)
+                {
+                    return;
+                }
+            }
         }
         catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
         {
@@ -73,72 +137,6 @@ internal sealed class ClientReadLoop
         {
             client.BeginClose(CloseReason.ClientClosed, default);
             await client.CleanupAsync().ConfigureAwait(false);
-        }
-    }
-
-    private async Task ReadLoopAsync(CancellationToken cancellationToken)
-    {
-        while (!client.IsClosed)
-        {
-            var input = transport.Input;
-            var result = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
-            var buffer = result.Buffer;
-            keepAlive.InputReceived();
-
-            var options = client.Server.Options;
-            var limits = new ParserLimits(options.MaxControlLine, ClientLimits.MaxPayload(options, client.Account, claims.MaxPayload));
-            var status = Parse(ref buffer, limits, out var error);
-            var yielded = status == ParseStatus.Stopped && client.YieldRequested && !client.IsClosed;
-
-            // One flush per batch for everything it produced: deliveries to subscribers and our own replies.
-            client.FlushPending();
-            if (client.Stalls.Count > 0)
-            {
-                await StallPolicy.WaitAsync(client.Stalls, cancellationToken).ConfigureAwait(false);
-            }
-
-            if (client.Callout is { } callout && callout.TakePending() is { } answer)
-            {
-                // CONNECT went to the authorization callout: what followed it waits for the answer.
-                input.AdvanceTo(buffer.Start);
-                callout.Complete(await answer.WaitAsync(cancellationToken).ConfigureAwait(false));
-                await CompleteSettledConnectAsync(cancellationToken).ConfigureAwait(false);
-                continue;
-            }
-
-            if (client.TakeSettling() is { } settling)
-            {
-                // CONNECT registered or changed its account: what followed it waits until the plugins applied that.
-                input.AdvanceTo(buffer.Start);
-                await CompleteConnectAsync(settling, cancellationToken).ConfigureAwait(false);
-                continue;
-            }
-
-            if (yielded)
-            {
-                // A subscriber asked us to pause between messages: keep the rest of the input for the next batch.
-                input.AdvanceTo(buffer.Start);
-                continue;
-            }
-
-            if (status == ParseStatus.Error)
-            {
-                input.AdvanceTo(buffer.Start);
-                OnProtocolError(error);
-                return;
-            }
-
-            if (status == ParseStatus.Stopped || result.IsCanceled)
-            {
-                input.AdvanceTo(buffer.Start);
-                return;
-            }
-
-            input.AdvanceTo(buffer.Start, buffer.End);
-            if (result.IsCompleted)
-            {
-                return;
-            }
         }
     }
 

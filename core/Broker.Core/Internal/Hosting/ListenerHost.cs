@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using Broker.Abstractions;
 using Microsoft.Extensions.Logging;
 
@@ -15,9 +14,13 @@ internal sealed class ListenerHost
     private readonly IProtocolHandler handler;
     private readonly IReadOnlyList<IConnectionMiddleware> middleware;
     private readonly ILogger logger;
-    private readonly ConcurrentDictionary<Task, byte> connections = new();
     private Task acceptLoop = Task.CompletedTask;
     private int accepting;
+
+    // Connections being served, counted rather than kept in a set: a set cost every connection an entry and a
+    // continuation to remove it (issue 24). Draining waits for the count to reach zero.
+    private int active;
+    private TaskCompletionSource? drained;
 
     public ListenerHost(ListenerDefinition definition, IConnectionListener listener, IProtocolHandler handler, IReadOnlyList<IConnectionMiddleware> middleware, ILogger logger)
     {
@@ -36,7 +39,7 @@ internal sealed class ListenerHost
     public bool IsAccepting => Volatile.Read(ref accepting) != 0;
 
     /// <summary>Connections of this listener being served now.</summary>
-    public int ActiveConnections => connections.Count;
+    public int ActiveConnections => Volatile.Read(ref active);
 
     public void Start(CancellationToken stopping)
     {
@@ -55,11 +58,14 @@ internal sealed class ListenerHost
     /// <summary>Waits for the connections of this listener to finish, at most <paramref name="timeout"/>.</summary>
     public async Task DrainAsync(TimeSpan timeout)
     {
-        var pending = connections.Keys.ToArray();
-        if (pending.Length > 0)
+        var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Volatile.Write(ref drained, done);
+        if (Volatile.Read(ref active) == 0)
         {
-            await Task.WhenAny(Task.WhenAll(pending), Task.Delay(timeout)).ConfigureAwait(false);
+            done.TrySetResult();
         }
+
+        await Task.WhenAny(done.Task, Task.Delay(timeout)).ConfigureAwait(false);
 
         await listener.DisposeAsync().ConfigureAwait(false);
     }
@@ -70,9 +76,8 @@ internal sealed class ListenerHost
         {
             while (await listener.AcceptAsync(stopping).ConfigureAwait(false) is { } connection)
             {
-                var task = ServeAsync(connection, stopping);
-                connections.TryAdd(task, 0);
-                _ = task.ContinueWith(static (t, state) => ((ConcurrentDictionary<Task, byte>)state!).TryRemove(t, out _), connections, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+                Interlocked.Increment(ref active);
+                _ = ServeAsync(connection, stopping);
             }
         }
         finally
@@ -84,8 +89,15 @@ internal sealed class ListenerHost
 
     private async Task ServeAsync(TransportConnection connection, CancellationToken stopping)
     {
-        // Leave the accept loop at once; the connection's work starts on the thread pool.
-        await Task.Yield();
+        // Leave the accept loop at once; the connection's work starts on the thread pool. The built-in NATS handler
+        // without middleware is the exception: its start (INFO queued, the place taken, the first read posted) is a
+        // few microseconds that never block, and a thread-pool hop there sat on every connection's way to its INFO
+        // (issue 24). Middleware and plugin handlers may do more before their first wait.
+        if (middleware.Count > 0 || handler is not NatsProtocolHandler)
+        {
+            await Task.Yield();
+        }
+
         connection.Features.Set(definition);
         var current = connection;
         try
@@ -128,6 +140,13 @@ internal sealed class ListenerHost
 #pragma warning restore CA1031
             {
                 HostingLog.ConnectionFailed(logger, definition.Name, connection.RemoteEndPoint?.ToString() ?? "?", ex);
+            }
+            finally
+            {
+                if (Interlocked.Decrement(ref active) == 0)
+                {
+                    Volatile.Read(ref drained)?.TrySetResult();
+                }
             }
         }
     }

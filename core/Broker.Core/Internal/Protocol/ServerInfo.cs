@@ -96,20 +96,32 @@ internal sealed class ServerInfo
     /// process's first connection, docs/benchmarks.md issue 24). Strings are escaped by the writer's default encoder,
     /// the serializer's default.
     /// </remarks>
-    public byte[] ToProtocolLine()
+    public byte[] ToProtocolLine() => WriteProtocolLine().ToArray();
+
+    /// <summary>
+    /// The INFO protocol line in this thread's scratch buffer, valid until the thread writes the next one: a
+    /// connection's INFO is copied into its output at once, so it allocates no buffer, writer or array (issue 24).
+    /// </summary>
+    public ReadOnlySpan<byte> WriteProtocolLine()
     {
-        var buffer = new ArrayBufferWriter<byte>(512);
+        var buffer = lineBuffer ??= new ArrayBufferWriter<byte>(512);
+        buffer.ResetWrittenCount();
         "INFO "u8.CopyTo(buffer.GetSpan(5));
         buffer.Advance(5);
-        using (var writer = new Utf8JsonWriter(buffer))
-        {
-            WriteObject(writer);
-        }
-
+        var writer = lineWriter ??= new Utf8JsonWriter(buffer);
+        writer.Reset(buffer);
+        WriteObject(writer);
+        writer.Flush();
         "\r\n"u8.CopyTo(buffer.GetSpan(2));
         buffer.Advance(2);
-        return buffer.WrittenSpan.ToArray();
+        return buffer.WrittenSpan;
     }
+
+    [ThreadStatic]
+    private static ArrayBufferWriter<byte>? lineBuffer;
+
+    [ThreadStatic]
+    private static Utf8JsonWriter? lineWriter;
 
     private void WriteObject(Utf8JsonWriter writer)
     {

@@ -49,7 +49,6 @@ internal sealed partial class SocketConnection : TransportConnection
         this.owner = owner;
         Settings = settings;
         ConnectionId = "tcp-" + Interlocked.Increment(ref nextId).ToString(System.Globalization.CultureInfo.InvariantCulture);
-        LocalEndPoint = socket.LocalEndPoint;
         RemoteEndPoint = socket.RemoteEndPoint;
 
         input = CreateInputPipe();
@@ -72,7 +71,30 @@ internal sealed partial class SocketConnection : TransportConnection
 
     public override IDuplexPipe Transport { get; set; }
 
-    public override EndPoint? LocalEndPoint { get; }
+    /// <summary>
+    /// The local endpoint, read from the socket when first asked (an INFO on a non-client listener, /connz): most
+    /// connections never ask, and reading it costs an endpoint and its address (issue 25). Null once the socket is closed.
+    /// </summary>
+    public override EndPoint? LocalEndPoint
+    {
+        get
+        {
+            if (localEndPoint is null)
+            {
+                try
+                {
+                    localEndPoint = socket.LocalEndPoint;
+                }
+                catch (Exception ex) when (ex is ObjectDisposedException or SocketException)
+                {
+                }
+            }
+
+            return localEndPoint;
+        }
+    }
+
+    private EndPoint? localEndPoint;
 
     public override EndPoint? RemoteEndPoint { get; }
 

@@ -47,6 +47,8 @@ internal sealed class SocketListener : IConnectionListener
 
     public EndPoint EndPoint { get; }
 
+    // One accept loop calls this per connection: a pooled state machine instead of a new one per accept (issue 24).
+    [System.Runtime.CompilerServices.AsyncMethodBuilder(typeof(System.Runtime.CompilerServices.PoolingAsyncValueTaskMethodBuilder<>))]
     public async ValueTask<TransportConnection?> AcceptAsync(CancellationToken cancellationToken = default)
     {
         while (true)

@@ -11,7 +11,8 @@ namespace Broker.Core.Internal.Transport;
 /// </summary>
 internal sealed class SocketSender : SocketAsyncEventArgs, IValueTaskSource<int>
 {
-    private readonly List<ArraySegment<byte>> segments = [];
+    // Made at the first send of more than one segment: most connections never make one (issue 25).
+    private List<ArraySegment<byte>>? segments;
     private ManualResetValueTaskSourceCore<int> source = new() { RunContinuationsAsynchronously = false };
 
     public SocketSender()
@@ -37,6 +38,7 @@ internal sealed class SocketSender : SocketAsyncEventArgs, IValueTaskSource<int>
                 SetBuffer(null, 0, 0);
             }
 
+            var segments = this.segments ??= [];
             segments.Clear();
             foreach (var memory in buffers)
             {
