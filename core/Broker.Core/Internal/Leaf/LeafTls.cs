@@ -12,6 +12,9 @@ namespace Broker.Core.Internal.Leaf;
 /// nodes, the roots the hub's certificate must chain to (<c>ca_file</c>, else the system's), <c>insecure</c>, the
 /// handshake timeout. The hub's name is checked against the URL's host, or, for an IP address, against the first host
 /// name among the configured URLs (nats-server's <c>tlsName</c>, forgotten when it does not match).
+/// Routes use it on both sides (<see cref="ForRoutes"/>): the dialling member as the client, presenting its certificate,
+/// and the accepting one as the server, requiring the member's certificate to chain to the same roots (nats-server's
+/// <c>getTLSConfig</c> forces <c>RequireAndVerifyClientCert</c> and mirrors the roots into the client CAs).
 /// </summary>
 /// <remarks>
 /// The framework's <see cref="SslStream"/> rather than the TLS plugin: the plugin's contract
@@ -21,8 +24,10 @@ namespace Broker.Core.Internal.Leaf;
 /// </remarks>
 internal sealed class LeafTls
 {
-    // A hub's certificate must allow server authentication when it restricts its key usage (as Go checks).
+    // A hub's certificate must allow server authentication when it restricts its key usage, a client's certificate
+    // client authentication (as Go checks).
     private static readonly Oid ServerAuthentication = new("1.3.6.1.5.5.7.3.1");
+    private static readonly Oid ClientAuthentication = new("1.3.6.1.5.5.7.3.2");
 
     private readonly SslStreamCertificateContext? clientCertificate;
     private readonly X509Certificate2Collection? roots;
@@ -31,6 +36,7 @@ internal sealed class LeafTls
 
     private LeafTls(LeafRemoteTlsOptions? options, IEnumerable<Uri> urls)
     {
+        Options = options;
         Configured = options is not null;
         Timeout = options is { Timeout.Ticks: > 0 } ? options.Timeout : LeafRemoteTlsOptions.DefaultTimeout;
         insecure = options?.Insecure ?? false;
@@ -47,6 +53,9 @@ internal sealed class LeafTls
         tlsName = urls.Select(u => u.IdnHost).FirstOrDefault(h => !IPAddress.TryParse(h, out _));
     }
 
+    /// <summary>The options the files were read from (null without a <c>tls { }</c> block).</summary>
+    public LeafRemoteTlsOptions? Options { get; }
+
     /// <summary>Whether the remote has a <c>tls { }</c> block: the link then always speaks TLS.</summary>
     public bool Configured { get; }
 
@@ -56,6 +65,62 @@ internal sealed class LeafTls
     /// <summary>The remote's TLS, its files read now.</summary>
     /// <exception cref="InvalidOperationException">A file cannot be read (nats-server's texts).</exception>
     public static LeafTls Create(LeafRemoteOptions options, IEnumerable<Uri> urls) => new(options.Tls, urls);
+
+    /// <summary>The cluster's route TLS (<c>cluster.tls</c>), its files read now; <paramref name="routes"/> give the saved host name.</summary>
+    /// <exception cref="InvalidOperationException">A file cannot be read (nats-server's texts).</exception>
+    public static LeafTls ForRoutes(LeafRemoteTlsOptions options, IEnumerable<Uri> routes) => new(options, routes);
+
+    /// <summary>
+    /// Shakes hands as the server over <paramref name="inner"/> (an accepted route), which the returned stream then owns:
+    /// our certificate is presented and the peer's is required and must chain to <c>ca_file</c> (else the system's
+    /// roots) for client authentication. <c>insecure</c> does not apply here, as in Go.
+    /// </summary>
+    /// <exception cref="LeafLinkException">The handshake failed or timed out; the message says why.</exception>
+    public async Task<SslStream> AuthenticateAsServerAsync(Stream inner, CancellationToken stopping)
+    {
+        string? failure = null;
+        var ssl = new SslStream(inner, leaveInnerStreamOpen: false);
+        var options = new SslServerAuthenticationOptions
+        {
+            ServerCertificateContext = clientCertificate,
+            ClientCertificateRequired = true,
+            EnabledSslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
+            CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
+            RemoteCertificateValidationCallback = (_, certificate, chain, errors) => CheckClient(certificate, chain, errors, out failure),
+        };
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping);
+        timeout.CancelAfter(Timeout);
+        try
+        {
+            await ssl.AuthenticateAsServerAsync(options, timeout.Token).ConfigureAwait(false);
+            return ssl;
+        }
+        catch (Exception ex) when (ex is AuthenticationException or IOException or OperationCanceledException or CryptographicException or InvalidOperationException)
+        {
+            await ssl.DisposeAsync().ConfigureAwait(false);
+            stopping.ThrowIfCancellationRequested();
+            throw new LeafLinkException(LeafLinkStage.Tls, failure ?? (ex is OperationCanceledException ? "timeout" : ex.GetBaseException().Message));
+        }
+    }
+
+    // Go's verifyClientCertificate texts (Go 1.19, nats-server 2.9.10's).
+    private bool CheckClient(X509Certificate? presented, X509Chain? chain, SslPolicyErrors errors, out string? failure)
+    {
+        if (presented is null || (errors & SslPolicyErrors.RemoteCertificateNotAvailable) != 0)
+        {
+            failure = "tls: client didn't provide a certificate";
+            return false;
+        }
+
+        using var certificate = new X509Certificate2(presented);
+        failure = Verify(certificate, chain, errors, ClientAuthentication);
+        if (failure is not null)
+        {
+            failure = "tls: failed to verify client certificate: " + failure;
+        }
+
+        return failure is null;
+    }
 
     /// <summary>Shakes hands as the client over <paramref name="inner"/>, which the returned stream then owns.</summary>
     /// <exception cref="LeafLinkException">The handshake failed or timed out; the message says why.</exception>
@@ -120,17 +185,23 @@ internal sealed class LeafTls
             return false;
         }
 
+        failure = Verify(certificate, chain, errors, ServerAuthentication);
+        return failure is null;
+    }
+
+    // The chain to ca_file's roots (else the system's, as the framework checked), for the given key usage; null when it holds.
+    private string? Verify(X509Certificate2 certificate, X509Chain? chain, SslPolicyErrors errors, Oid usage)
+    {
         if (roots is null)
         {
-            failure = (errors & SslPolicyErrors.RemoteCertificateChainErrors) == 0 ? null : ChainFailure(chain);
-            return failure is null;
+            return (errors & SslPolicyErrors.RemoteCertificateChainErrors) == 0 ? null : ChainFailure(chain);
         }
 
         using var verifier = new X509Chain();
         verifier.ChainPolicy.TrustMode = X509ChainTrustMode.CustomRootTrust;
         verifier.ChainPolicy.CustomTrustStore.AddRange(roots);
         verifier.ChainPolicy.RevocationMode = X509RevocationMode.NoCheck;
-        verifier.ChainPolicy.ApplicationPolicy.Add(ServerAuthentication);
+        verifier.ChainPolicy.ApplicationPolicy.Add(usage);
         if (chain is not null)
         {
             // Intermediates the hub sent along.
@@ -140,13 +211,7 @@ internal sealed class LeafTls
             }
         }
 
-        if (verifier.Build(certificate))
-        {
-            return true;
-        }
-
-        failure = ChainFailure(verifier);
-        return false;
+        return verifier.Build(certificate) ? null : ChainFailure(verifier);
     }
 
     // Go's texts for the common cases.

@@ -24,6 +24,7 @@ internal sealed class ClusterRoutes
     private Socket? listener;
     private string name;
     private bool lameDuck;
+    private (string Host, int Port)? advertised;
 
     private ClusterRoutes(BrokerCore server)
     {
@@ -32,6 +33,8 @@ internal sealed class ClusterRoutes
         name = string.IsNullOrEmpty(Options.Name) ? Events.EventIds.Next() : Options.Name;
         IsNameDynamic = string.IsNullOrEmpty(Options.Name);
         Urls = new ClusterUrls(this);
+        Permissions = Leaf.LeafPermissions.ForRoute(Leaf.LeafInfo.SubjectPermission.From(Options.Permissions?.Publish), Leaf.LeafInfo.SubjectPermission.From(Options.Permissions?.Subscribe));
+        Opener = new RouteOpener(this, Options.Tls is { } tls ? Leaf.LeafTls.ForRoutes(tls, Options.Routes.Select(r => new Uri(r.Trim()))) : null);
 
         // Every account's interest goes to every route: attached now, before any client subscribes.
         foreach (var account in server.Accounts.All)
@@ -46,6 +49,12 @@ internal sealed class ClusterRoutes
 
     /// <summary>The members' client URLs for the clients' INFO.</summary>
     public ClusterUrls Urls { get; }
+
+    /// <summary>The routes' import and export permissions (<c>cluster.permissions</c>), or null.</summary>
+    public Leaf.LeafPermissions? Permissions { get; }
+
+    /// <summary>Opens routes over their sockets (TLS first when configured).</summary>
+    public RouteOpener Opener { get; }
 
     /// <summary>The cluster's name now (a dynamic one may yield to a member's).</summary>
     public string Name
@@ -98,8 +107,14 @@ internal sealed class ClusterRoutes
         socket.Listen(128);
         listener = socket;
         EndPoint = (IPEndPoint)socket.LocalEndPoint!;
+        advertised = Advertised(Options.Advertise, EndPoint.Port);
         RouteLog.ClusterName(Server.Logger, Name);
         RouteLog.Listening(Server.Logger, EndPoint.ToString());
+        if (Options.Tls is { Insecure: true })
+        {
+            RouteLog.TlsInsecure(Server.Logger);
+        }
+
         running.Add(Task.Run(AcceptLoopAsync));
         var dialers = new List<Task>();
         foreach (var route in Options.Routes)
@@ -132,10 +147,17 @@ internal sealed class ClusterRoutes
             }
 
             socket.NoDelay = true;
+            _ = AcceptAsync(socket);
+        }
+    }
 
-            var route = new RouteConnection(this, socket, null, isExplicit: false);
+    // The handshake (TLS first when configured) off the accept loop.
+    private async Task AcceptAsync(Socket socket)
+    {
+        if (await Opener.OpenAsync(socket, null, isExplicit: false, stopping.Token).ConfigureAwait(false) is { } route)
+        {
             Track(route);
-            _ = route.RunAsync(dialled: false, stopping.Token);
+            await route.RunAsync(dialled: false, stopping.Token).ConfigureAwait(false);
         }
     }
 
@@ -157,18 +179,59 @@ internal sealed class ClusterRoutes
             ServerName = Server.ServerName,
             Version = Protocol.ServerInfo.CompatibleServerVersion,
             Proto = 2,
-            Host = EndPoint is { } endPoint && !endPoint.Address.Equals(IPAddress.Any) && !endPoint.Address.Equals(IPAddress.IPv6Any) ? endPoint.Address.ToString() : Options.Host,
-            Port = EndPoint?.Port ?? Options.Port,
+            Host = advertised?.Host ?? (EndPoint is { } endPoint && !endPoint.Address.Equals(IPAddress.Any) && !endPoint.Address.Equals(IPAddress.IPv6Any) ? endPoint.Address.ToString() : Options.Host),
+            Port = advertised?.Port ?? EndPoint?.Port ?? Options.Port,
+            Ip = advertised is { } a ? $"nats-route://{(a.Host.Contains(':', StringComparison.Ordinal) ? "[" + a.Host + "]" : a.Host)}:{a.Port}/" : null,
             Headers = !Server.Options.NoHeaderSupport,
             AuthRequired = AuthRequired,
+            TlsRequired = Opener.TlsRequired,
+            TlsVerify = Opener.TlsRequired,
             MaxPayload = Server.Options.MaxPayload,
             Nonce = withNonce ? Events.EventIds.Next()[..11] : null,
             Cluster = Name,
             Dynamic = IsNameDynamic,
             ConnectUrls = Urls.Own,
             LameDuckMode = lameDuckMode || lameDuck,
+            Import = Leaf.LeafInfo.SubjectPermission.From(Options.Permissions?.Publish),
+            Export = Leaf.LeafInfo.SubjectPermission.From(Options.Permissions?.Subscribe),
         };
         return Encoding.UTF8.GetBytes("INFO " + JsonSerializer.Serialize(info, RouteJsonContext.Default.RouteInfo) + "\r\n");
+    }
+
+    // setRouteInfoHostPortAndIP with Go's parseHostPort: host[:port], the route port when none is given.
+    private static (string Host, int Port)? Advertised(string? advertise, int routePort)
+    {
+        if (string.IsNullOrEmpty(advertise))
+        {
+            return null;
+        }
+
+        var text = advertise.Trim();
+        var bracket = text.StartsWith('[') ? text.IndexOf(']', StringComparison.Ordinal) : -1;
+        var colon = text.LastIndexOf(':');
+        string host;
+        string port;
+        if (bracket > 0)
+        {
+            host = text[1..bracket];
+            port = bracket + 1 < text.Length && text[bracket + 1] == ':' ? text[(bracket + 2)..] : routePort.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        }
+        else if (colon < 0)
+        {
+            (host, port) = (text, routePort.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        }
+        else if (text.IndexOf(':', StringComparison.Ordinal) != colon)
+        {
+            throw new InvalidOperationException($"Error setting route INFO with Cluster.Advertise value of {advertise}, err=address {text}: too many colons in address");
+        }
+        else
+        {
+            (host, port) = (text[..colon], text[(colon + 1)..]);
+        }
+
+        return int.TryParse(port.Trim(), System.Globalization.NumberStyles.AllowLeadingSign, System.Globalization.CultureInfo.InvariantCulture, out var number)
+            ? (host.Trim(), number)
+            : throw new InvalidOperationException($"Error setting route INFO with Cluster.Advertise value of {advertise}, err=strconv.Atoi: parsing \"{port.Trim()}\": invalid syntax");
     }
 
     /// <summary>The credentials to send when dialling <paramref name="url"/>: its own, else the cluster's.</summary>
