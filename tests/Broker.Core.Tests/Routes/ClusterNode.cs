@@ -10,7 +10,8 @@ namespace Broker.Core.Tests.Routes;
 
 /// <summary>
 /// One cluster member on 127.0.0.1: our broker (in-process) or nats-server 2.9.10 (a process), with the same
-/// <c>cluster { }</c> (name, route port, routes, authorization) and monitoring on, so tests wait on /routez.
+/// <c>cluster { }</c> (name, route port, routes, authorization, and the <see cref="RouteSetup"/> given: TLS, permissions,
+/// advertise) and monitoring on, so tests wait on /routez.
 /// <see cref="RestartAsync"/> keeps the route port.
 /// </summary>
 internal sealed class ClusterNode : IAsyncDisposable
@@ -20,11 +21,13 @@ internal sealed class ClusterNode : IAsyncDisposable
     private readonly string[] routes;
     private readonly (string User, string Password)? auth;
     private readonly Action<BrokerOptions>? configure;
+    private readonly RouteSetup? setup;
     private TestBroker? ours;
     private ReferenceServer? reference;
 
-    private ClusterNode(ServerKind kind, string name, int clusterPort, string[] routes, (string User, string Password)? auth, Action<BrokerOptions>? configure)
+    private ClusterNode(ServerKind kind, string name, int clusterPort, string[] routes, (string User, string Password)? auth, Action<BrokerOptions>? configure, RouteSetup? setup)
     {
+        this.setup = setup;
         this.configure = configure;
         this.kind = kind;
         this.name = name;
@@ -51,9 +54,9 @@ internal sealed class ClusterNode : IAsyncDisposable
     public string Log => ours is null ? reference!.Log : string.Join(Environment.NewLine, ours.Logs.Entries.Select(e => e.ToString()));
 
     /// <summary>Starts a member; <paramref name="configure"/> adjusts our broker's options (ours only).</summary>
-    public static async Task<ClusterNode> StartAsync(ServerKind kind, string name, string[]? routes = null, (string User, string Password)? auth = null, Action<BrokerOptions>? configure = null)
+    public static async Task<ClusterNode> StartAsync(ServerKind kind, string name, string[]? routes = null, (string User, string Password)? auth = null, Action<BrokerOptions>? configure = null, RouteSetup? setup = null)
     {
-        var node = new ClusterNode(kind, name, Ports.GetFreePort(), routes ?? [], auth, configure);
+        var node = new ClusterNode(kind, name, Ports.GetFreePort(), routes ?? [], auth, configure, setup);
         await node.StartAsync().ConfigureAwait(false);
         return node;
     }
@@ -73,6 +76,7 @@ internal sealed class ClusterNode : IAsyncDisposable
                 options.Cluster.Routes = [.. routes];
                 options.Cluster.Username = auth?.User;
                 options.Cluster.Password = auth?.Password;
+                setup?.Apply(options.Cluster, ClusterPort);
                 configure?.Invoke(options);
             }).ConfigureAwait(false);
             HttpPort = ((IPEndPoint)ours.Server.GetEndPoint(BrokerServer.MonitorListenerName)).Port;
@@ -93,7 +97,7 @@ internal sealed class ClusterNode : IAsyncDisposable
             config.Append(CultureInfo.InvariantCulture, $"  authorization {{ user: {credentials.User}, password: {credentials.Password} }}\n");
         }
 
-        config.Append("}\n");
+        config.Append(setup?.Conf(ClusterPort) ?? "").Append("}\n");
         reference = await ReferenceServer.StartAsync(config.ToString()).ConfigureAwait(false);
     }
 
@@ -162,4 +166,20 @@ internal sealed class ClusterNode : IAsyncDisposable
             TimeSpan.FromSeconds(20));
 
     public ValueTask DisposeAsync() => new(StopAsync());
+}
+
+/// <summary>
+/// More of a member's <c>cluster { }</c>, the same for both kinds: the lines nats-server's file gets (given the route
+/// port) and what they set on our broker's <see cref="ClusterOptions"/>.
+/// </summary>
+internal sealed record RouteSetup(Func<int, string> Conf, Action<ClusterOptions, int> Apply)
+{
+    /// <summary>Route TLS with the test CA's member certificate, trusting <paramref name="caFile"/>.</summary>
+    public static RouteSetup Tls(string caFile, bool insecure = false)
+    {
+        var certificates = TestCertificates.Shared;
+        return new RouteSetup(
+            _ => $"  tls {{ cert_file: \"{certificates.NodeCertFile}\", key_file: \"{certificates.NodeKeyFile}\", ca_file: \"{caFile}\"{(insecure ? ", insecure: true" : "")}, timeout: 2 }}\n",
+            (cluster, _) => cluster.Tls = new LeafRemoteTlsOptions { CertFile = certificates.NodeCertFile, KeyFile = certificates.NodeKeyFile, CaFile = caFile, Insecure = insecure });
+    }
 }

@@ -99,8 +99,15 @@ internal sealed class LeafTls
         {
             await ssl.DisposeAsync().ConfigureAwait(false);
             stopping.ThrowIfCancellationRequested();
-            throw new LeafLinkException(LeafLinkStage.Tls, failure ?? (ex is OperationCanceledException ? "timeout" : ex.GetBaseException().Message));
+            throw new LeafLinkException(LeafLinkStage.Tls, failure ?? (ex is OperationCanceledException ? "timeout" : RemoteAlert(ex.GetBaseException().Message)));
         }
+    }
+
+    // OpenSSL's "...:sslv3 alert bad certificate" (the peer refused our certificate) in Go's words, "remote error: tls: bad certificate".
+    private static string RemoteAlert(string message)
+    {
+        var at = message.IndexOf(" alert ", StringComparison.Ordinal);
+        return at >= 0 && message.Contains("SSL routines", StringComparison.Ordinal) ? "remote error: tls: " + message[(at + " alert ".Length)..] : message;
     }
 
     // Go's verifyClientCertificate texts (Go 1.19, nats-server 2.9.10's).
@@ -160,7 +167,7 @@ internal sealed class LeafTls
                 tlsName = null;
             }
 
-            throw new LeafLinkException(LeafLinkStage.Tls, failure ?? (ex is OperationCanceledException ? "timeout" : ex.GetBaseException().Message));
+            throw new LeafLinkException(LeafLinkStage.Tls, failure ?? (ex is OperationCanceledException ? "timeout" : RemoteAlert(ex.GetBaseException().Message)));
         }
     }
 

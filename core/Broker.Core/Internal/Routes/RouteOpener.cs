@@ -25,7 +25,7 @@ internal sealed class RouteOpener(ClusterRoutes cluster, LeafTls? tls)
     public async Task<RouteConnection?> OpenAsync(Socket socket, Uri? url, bool isExplicit, CancellationToken stopping)
     {
         var id = cluster.Server.NextClientId();
-        var remote = socket.RemoteEndPoint as IPEndPoint;
+        var remote = socket.RemoteEndPoint is IPEndPoint { Address.IsIPv4MappedToIPv6: true } mapped ? new IPEndPoint(mapped.Address.MapToIPv4(), mapped.Port) : socket.RemoteEndPoint as IPEndPoint;
         if (tls is null)
         {
             var plain = new SocketConnection(socket, settings, owner: null, PipeScheduler.ThreadPool);
@@ -48,7 +48,7 @@ internal sealed class RouteOpener(ClusterRoutes cluster, LeafTls? tls)
         {
             var name = remote?.ToString() ?? "?";
             RouteLog.TlsHandshakeFailed(cluster.Server.Logger, name, id, ex.Message);
-            RouteLog.Closed(cluster.Server.Logger, name, id, "TLS Handshake Error");
+            RouteLog.Closed(cluster.Server.Logger, name, id, "TLS Handshake Failure");
             return null;
         }
         catch (OperationCanceledException)
