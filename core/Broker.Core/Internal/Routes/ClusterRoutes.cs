@@ -10,10 +10,11 @@ namespace Broker.Core.Internal.Routes;
 /// <c>cluster.listen</c>, dials <c>cluster.routes</c> (<see cref="RouteDialer"/>), keeps one registered route per
 /// member server (a second one is closed, as <c>addRoute</c> does), forwards a new member's INFO to the others so they
 /// dial it (gossip, implicit routes), and tells clients the members' URLs (<see cref="ClusterUrls"/>). Every account's
-/// interest (<see cref="Leaf.LeafInterest"/>) goes to every route.
+/// interest (<see cref="Leaf.LeafInterest"/>) goes to every route. What it tells members and checks of them (route INFO,
+/// advertise, credentials) is in ClusterRoutes.Info.cs.
 /// </summary>
 [System.Diagnostics.CodeAnalysis.SuppressMessage("Design", "CA1001", Justification = "The token source and the listener are disposed by StopAsync, which the broker's stop always runs.")]
-internal sealed class ClusterRoutes
+internal sealed partial class ClusterRoutes
 {
     private readonly Lock gate = new();
     private readonly Dictionary<string, RouteConnection> remotes = new(StringComparer.Ordinal);
@@ -169,87 +170,6 @@ internal sealed class ClusterRoutes
             all.Add(route);
         }
     }
-
-    /// <summary>Our route INFO (nats-server's <c>routeInfo</c>), with a nonce on the first one of a connection.</summary>
-    public byte[] InfoLine(bool withNonce, bool lameDuckMode = false)
-    {
-        var info = new RouteInfo
-        {
-            ServerId = Server.ServerId,
-            ServerName = Server.ServerName,
-            Version = Protocol.ServerInfo.CompatibleServerVersion,
-            Proto = 2,
-            Host = advertised?.Host ?? (EndPoint is { } endPoint && !endPoint.Address.Equals(IPAddress.Any) && !endPoint.Address.Equals(IPAddress.IPv6Any) ? endPoint.Address.ToString() : Options.Host),
-            Port = advertised?.Port ?? EndPoint?.Port ?? Options.Port,
-            Ip = advertised is { } a ? $"nats-route://{(a.Host.Contains(':', StringComparison.Ordinal) ? "[" + a.Host + "]" : a.Host)}:{a.Port}/" : null,
-            Headers = !Server.Options.NoHeaderSupport,
-            AuthRequired = AuthRequired,
-            TlsRequired = Opener.TlsRequired,
-            TlsVerify = Opener.TlsRequired,
-            MaxPayload = Server.Options.MaxPayload,
-            Nonce = withNonce ? Events.EventIds.Next()[..11] : null,
-            Cluster = Name,
-            Dynamic = IsNameDynamic,
-            ConnectUrls = Urls.Own,
-            LameDuckMode = lameDuckMode || lameDuck,
-            Import = Leaf.LeafInfo.SubjectPermission.From(Options.Permissions?.Publish),
-            Export = Leaf.LeafInfo.SubjectPermission.From(Options.Permissions?.Subscribe),
-        };
-        return Encoding.UTF8.GetBytes("INFO " + JsonSerializer.Serialize(info, RouteJsonContext.Default.RouteInfo) + "\r\n");
-    }
-
-    // setRouteInfoHostPortAndIP with Go's parseHostPort: host[:port], the route port when none is given.
-    private static (string Host, int Port)? Advertised(string? advertise, int routePort)
-    {
-        if (string.IsNullOrEmpty(advertise))
-        {
-            return null;
-        }
-
-        var text = advertise.Trim();
-        var bracket = text.StartsWith('[') ? text.IndexOf(']', StringComparison.Ordinal) : -1;
-        var colon = text.LastIndexOf(':');
-        string host;
-        string port;
-        if (bracket > 0)
-        {
-            host = text[1..bracket];
-            port = bracket + 1 < text.Length && text[bracket + 1] == ':' ? text[(bracket + 2)..] : routePort.ToString(System.Globalization.CultureInfo.InvariantCulture);
-        }
-        else if (colon < 0)
-        {
-            (host, port) = (text, routePort.ToString(System.Globalization.CultureInfo.InvariantCulture));
-        }
-        else if (text.IndexOf(':', StringComparison.Ordinal) != colon)
-        {
-            throw new InvalidOperationException($"Error setting route INFO with Cluster.Advertise value of {advertise}, err=address {text}: too many colons in address");
-        }
-        else
-        {
-            (host, port) = (text[..colon], text[(colon + 1)..]);
-        }
-
-        return int.TryParse(port.Trim(), System.Globalization.NumberStyles.AllowLeadingSign, System.Globalization.CultureInfo.InvariantCulture, out var number)
-            ? (host.Trim(), number)
-            : throw new InvalidOperationException($"Error setting route INFO with Cluster.Advertise value of {advertise}, err=strconv.Atoi: parsing \"{port.Trim()}\": invalid syntax");
-    }
-
-    /// <summary>The credentials to send when dialling <paramref name="url"/>: its own, else the cluster's.</summary>
-    public (string User, string? Password)? UserFor(Uri url)
-    {
-        var info = url.UserInfo;
-        if (info.Length > 0)
-        {
-            var colon = info.IndexOf(':', StringComparison.Ordinal);
-            return colon < 0 ? (Uri.UnescapeDataString(info), null) : (Uri.UnescapeDataString(info[..colon]), Uri.UnescapeDataString(info[(colon + 1)..]));
-        }
-
-        return AuthRequired ? (Options.Username!, Options.Password) : null;
-    }
-
-    /// <summary>Checks an accepted route's CONNECT credentials (nats-server's <c>checkRouterAuth</c>).</summary>
-    public bool Authenticate(string? user, string? password)
-        => !AuthRequired || (string.Equals(user, Options.Username, StringComparison.Ordinal) && string.Equals(password ?? "", Options.Password ?? "", StringComparison.Ordinal));
 
     /// <summary>
     /// Whether a member's cluster name is ours. A dynamic name yields to a configured one or a larger one, and the
