@@ -16,10 +16,6 @@ public sealed class RouteAdvertiseTests
 {
     public static TheoryData<ServerKind> Kinds => new() { ServerKind.Ours, ServerKind.Reference };
 
-    private const string Connect = "CONNECT {\"echo\":true,\"verbose\":false,\"pedantic\":false,\"tls_required\":false,\"headers\":true,\"name\":\"NFAKEROUTE\",\"cluster\":\"C\"}\r\n";
-
-    private const string Info = "INFO {\"server_id\":\"NFAKEROUTE\",\"server_name\":\"fake\",\"version\":\"2.9.10\",\"proto\":2,\"host\":\"127.0.0.1\",\"port\":1,\"headers\":true,\"max_payload\":1048576,\"cluster\":\"C\"}\r\n";
-
     // The route port as the advertised port under another name of this host.
     private static readonly RouteSetup Advertise = new(
         port => $"  advertise: \"localhost:{port.ToString(CultureInfo.InvariantCulture)}\"\n",
@@ -59,7 +55,7 @@ public sealed class RouteAdvertiseTests
         var advertiserKind = forwarderKind == ServerKind.Ours ? ServerKind.Reference : ServerKind.Ours;
         await using var b = await ClusterNode.StartAsync(forwarderKind, "B");
         await using var member = await RawClient.ConnectAsync(new IPEndPoint(IPAddress.Loopback, b.ClusterPort));
-        await member.SendAsync(Connect + Info + "PING\r\n");
+        await member.SendAsync(RouteWireTests.Connect + RouteWireTests.Info + "PING\r\n");
         await b.WaitForRoutesAsync(1);
 
         await using var a = await ClusterNode.StartAsync(advertiserKind, "A", [b.RouteUrl()], setup: Advertise);

@@ -1,6 +1,4 @@
-using System.Collections.Concurrent;
 using Broker.TestKit;
-using NATS.Client.Core;
 using Xunit;
 
 namespace Broker.Core.Tests.Routes;
@@ -30,68 +28,8 @@ public sealed class RouteTlsTests
 
     [Theory]
     [MemberData(nameof(Kinds))]
-    public async Task A_mixed_cluster_over_tls_carries_messages_and_queue_requests(ServerKind seedKind)
-    {
-        await using var a = await ClusterNode.StartAsync(seedKind, "A", setup: Tls);
-        await using var b = await ClusterNode.StartAsync(ServerKind.Reference, "B", [a.RouteUrl()], setup: Tls);
-        await using var c = await ClusterNode.StartAsync(ServerKind.Ours, "C", [a.RouteUrl()], setup: Tls);
-        await a.WaitForRoutesAsync(2);
-        await b.WaitForRoutesAsync(2);
-        await c.WaitForRoutesAsync(2);
-
-        await using var onA = await NatsClients.ConnectAsync(a.ClientUrl, "a");
-        await using var onB = await NatsClients.ConnectAsync(b.ClientUrl, "b");
-        await using var onC = await NatsClients.ConnectAsync(c.ClientUrl, "c");
-        await using var subB = await onB.SubscribeCoreAsync<string>("to.b");
-        await using var subC = await onC.SubscribeCoreAsync<string>("to.c");
-        await onB.PingAsync();
-        await onC.PingAsync();
-        await a.WaitForRoutesAsync(2, "to.b", "to.c");
-        await c.WaitForRoutesAsync(2, "to.b");
-        await b.WaitForRoutesAsync(2, "to.c");
-
-        await onA.PublishAsync("to.b", "a-to-b", headers: new NatsHeaders { ["X-Tls"] = "1" });
-        var atB = await subB.NextAsync();
-        Assert.Equal(("a-to-b", "1"), (atB.Data, atB.Headers?["X-Tls"].ToString()));
-        await onB.PublishAsync("to.c", "b-to-c");
-        Assert.Equal("b-to-c", (await subC.NextAsync()).Data);
-        await onC.PublishAsync("to.b", "c-to-b");
-        Assert.Equal("c-to-b", (await subB.NextAsync()).Data);
-
-        // A queue group with a member on each server: every request answered once, by one member.
-        var answered = new ConcurrentBag<string>();
-        using var stop = new CancellationTokenSource();
-        var members = new List<(INatsSub<string> Sub, Task Loop)>();
-        foreach (var connection in new[] { onA, onB, onC })
-        {
-            var sub = await connection.SubscribeCoreAsync<string>("svc", queueGroup: "workers");
-            members.Add((sub, Serve(sub, connection.Opts.Name, answered, stop.Token)));
-            await connection.PingAsync();
-        }
-
-        await a.WaitForRoutesAsync(2, "svc");
-        await b.WaitForRoutesAsync(2, "svc");
-        await c.WaitForRoutesAsync(2, "svc");
-        const int count = 30;
-        for (var i = 0; i < count; i++)
-        {
-            var requester = new[] { onA, onB, onC }[i % 3];
-            var reply = await requester.RequestAsync<string, string>("svc", $"r{i}");
-            Assert.EndsWith($":r{i}", reply.Data, StringComparison.Ordinal);
-        }
-
-        await onA.PingAsync();
-        await onB.PingAsync();
-        await onC.PingAsync();
-        Assert.Equal(count, answered.Count);
-        Assert.Equal(count, answered.Distinct().Count());
-        await stop.CancelAsync();
-        foreach (var (sub, loop) in members)
-        {
-            await sub.DisposeAsync();
-            await loop;
-        }
-    }
+    public Task A_mixed_cluster_over_tls_carries_messages_requests_and_queue_requests(ServerKind seedKind)
+        => RouteClusterTests.MixedClusterCarriesTrafficAsync(seedKind, Tls, queueRequests: true);
 
     [Theory]
     [MemberData(nameof(SeedAndWrongCa))]
@@ -126,61 +64,8 @@ public sealed class RouteTlsTests
     }
 
     [Fact]
-    public async Task A_cluster_of_brokers_over_tls_takes_a_restarted_member_back()
-    {
-        await using var a = await ClusterNode.StartAsync(ServerKind.Ours, "A", setup: Tls);
-        await using var b = await ClusterNode.StartAsync(ServerKind.Ours, "B", [a.RouteUrl()], setup: Tls);
-        await using var c = await ClusterNode.StartAsync(ServerKind.Ours, "C", [a.RouteUrl(), b.RouteUrl()], setup: Tls);
-        await a.WaitForRoutesAsync(2);
-        await b.WaitForRoutesAsync(2);
-        await c.WaitForRoutesAsync(2);
+    public Task A_cluster_of_brokers_over_tls_takes_a_restarted_member_back() => RouteClusterTests.BrokersReplaceARestartedMemberAsync(Tls);
 
-        await using var onA = await NatsClients.ConnectAsync(a.ClientUrl, "a");
-        await using var subA = await onA.SubscribeCoreAsync<string>("in.a");
-        await onA.PingAsync();
-        await c.WaitForRoutesAsync(2, "in.a");
-        await b.WaitForRoutesAsync(2, "in.a");
-
-        await c.RestartAsync();
-        await c.WaitForRoutesAsync(2, "in.a");
-        await a.WaitForRoutesAsync(2);
-        await b.WaitForRoutesAsync(2);
-        await using var onC = await NatsClients.ConnectAsync(c.ClientUrl, "c");
-        await onC.PublishAsync("in.a", "after-restart");
-        Assert.Equal("after-restart", (await subA.NextAsync()).Data);
-        await using var onB = await NatsClients.ConnectAsync(b.ClientUrl, "b");
-        await onB.PublishAsync("in.a", "from-b");
-        Assert.Equal("from-b", (await subA.NextAsync()).Data);
-    }
-
-    private static async Task WaitForLogAsync(ClusterNode node, string text, int times) =>
-        Assert.True(
-            await Eventually.TrueAsync(() => Count(node.Log, text) >= times, TimeSpan.FromSeconds(15)),
-            $"expected \"{text}\" {times} time(s) in {node.Name} ({node.Kind}):\n{node.Log}");
-
-    private static int Count(string log, string text)
-    {
-        var count = 0;
-        for (var at = log.IndexOf(text, StringComparison.Ordinal); at >= 0; at = log.IndexOf(text, at + text.Length, StringComparison.Ordinal))
-        {
-            count++;
-        }
-
-        return count;
-    }
-
-    private static async Task Serve(INatsSub<string> sub, string? name, ConcurrentBag<string> answered, CancellationToken stop)
-    {
-        try
-        {
-            await foreach (var request in sub.Msgs.ReadAllAsync(stop))
-            {
-                answered.Add(request.Data!);
-                await request.ReplyAsync($"{name}:{request.Data}", cancellationToken: stop);
-            }
-        }
-        catch (OperationCanceledException)
-        {
-        }
-    }
+    private static Task WaitForLogAsync(ClusterNode node, string text, int times) =>
+        Leaf.LeafTlsTests.WaitForLogAsync(() => node.Log, $"{node.Name} ({node.Kind})", text, times);
 }

@@ -16,9 +16,9 @@ public sealed class RouteWireTests
 {
     public static TheoryData<ServerKind> Kinds => new() { ServerKind.Ours, ServerKind.Reference };
 
-    private const string Connect = "CONNECT {\"echo\":true,\"verbose\":false,\"pedantic\":false,\"tls_required\":false,\"headers\":true,\"name\":\"NFAKEROUTE\",\"cluster\":\"C\"}\r\n";
+    internal const string Connect = "CONNECT {\"echo\":true,\"verbose\":false,\"pedantic\":false,\"tls_required\":false,\"headers\":true,\"name\":\"NFAKEROUTE\",\"cluster\":\"C\"}\r\n";
 
-    private const string Info = "INFO {\"server_id\":\"NFAKEROUTE\",\"server_name\":\"fake\",\"version\":\"2.9.10\",\"proto\":2,\"host\":\"127.0.0.1\",\"port\":1,\"headers\":true,\"max_payload\":1048576,\"cluster\":\"C\"}\r\n";
+    internal const string Info = "INFO {\"server_id\":\"NFAKEROUTE\",\"server_name\":\"fake\",\"version\":\"2.9.10\",\"proto\":2,\"host\":\"127.0.0.1\",\"port\":1,\"headers\":true,\"max_payload\":1048576,\"cluster\":\"C\"}\r\n";
 
     [Theory]
     [MemberData(nameof(Kinds))]

@@ -1,4 +1,5 @@
 using System.Net;
+using System.Runtime.CompilerServices;
 using System.Net.Security;
 using System.Security.Authentication;
 using System.Security.Cryptography;
@@ -76,30 +77,35 @@ internal sealed class LeafTls
     /// roots) for client authentication. <c>insecure</c> does not apply here, as in Go.
     /// </summary>
     /// <exception cref="LeafLinkException">The handshake failed or timed out; the message says why.</exception>
-    public async Task<SslStream> AuthenticateAsServerAsync(Stream inner, CancellationToken stopping)
+    public Task<SslStream> AuthenticateAsServerAsync(Stream inner, CancellationToken stopping)
     {
-        string? failure = null;
-        var ssl = new SslStream(inner, leaveInnerStreamOpen: false);
+        var failure = new StrongBox<string?>();
         var options = new SslServerAuthenticationOptions
         {
             ServerCertificateContext = clientCertificate,
             ClientCertificateRequired = true,
             EnabledSslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
             CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
-            RemoteCertificateValidationCallback = (_, certificate, chain, errors) => CheckClient(certificate, chain, errors, out failure),
+            RemoteCertificateValidationCallback = (_, certificate, chain, errors) => CheckClient(certificate, chain, errors, out failure.Value),
         };
+        return ShakeHandsAsync(new SslStream(inner, leaveInnerStreamOpen: false), (ssl, token) => ssl.AuthenticateAsServerAsync(options, token), failure, stopping);
+    }
+
+    // One handshake within the timeout; a failure disposes the stream and says why (the check's text, else the error's).
+    private async Task<SslStream> ShakeHandsAsync(SslStream ssl, Func<SslStream, CancellationToken, Task> handshake, StrongBox<string?> failure, CancellationToken stopping)
+    {
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping);
         timeout.CancelAfter(Timeout);
         try
         {
-            await ssl.AuthenticateAsServerAsync(options, timeout.Token).ConfigureAwait(false);
+            await handshake(ssl, timeout.Token).ConfigureAwait(false);
             return ssl;
         }
         catch (Exception ex) when (ex is AuthenticationException or IOException or OperationCanceledException or CryptographicException or InvalidOperationException)
         {
             await ssl.DisposeAsync().ConfigureAwait(false);
             stopping.ThrowIfCancellationRequested();
-            throw new LeafLinkException(LeafLinkStage.Tls, failure ?? (ex is OperationCanceledException ? "timeout" : RemoteAlert(ex.GetBaseException().Message)));
+            throw new LeafLinkException(LeafLinkStage.Tls, failure.Value ?? (ex is OperationCanceledException ? "timeout" : RemoteAlert(ex.GetBaseException().Message)));
         }
     }
 
@@ -140,34 +146,24 @@ internal sealed class LeafTls
             host = name;
         }
 
-        string? failure = null;
-        var ssl = new SslStream(inner, leaveInnerStreamOpen: false);
+        var failure = new StrongBox<string?>();
         var options = new SslClientAuthenticationOptions
         {
             TargetHost = host,
             ClientCertificateContext = clientCertificate,
             EnabledSslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
             CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
-            RemoteCertificateValidationCallback = (_, certificate, chain, errors) => Check(certificate, chain, errors, host, out failure),
+            RemoteCertificateValidationCallback = (_, certificate, chain, errors) => Check(certificate, chain, errors, host, out failure.Value),
         };
-        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping);
-        timeout.CancelAfter(Timeout);
         try
         {
-            await ssl.AuthenticateAsClientAsync(options, timeout.Token).ConfigureAwait(false);
-            return ssl;
+            return await ShakeHandsAsync(new SslStream(inner, leaveInnerStreamOpen: false), (ssl, token) => ssl.AuthenticateAsClientAsync(options, token), failure, stopping).ConfigureAwait(false);
         }
-        catch (Exception ex) when (ex is AuthenticationException or IOException or OperationCanceledException or CryptographicException or InvalidOperationException)
+        catch (LeafLinkException ex) when (ex.Message.StartsWith("x509: certificate is valid for", StringComparison.Ordinal) && host == name)
         {
-            await ssl.DisposeAsync().ConfigureAwait(false);
-            stopping.ThrowIfCancellationRequested();
-            if (failure is not null && failure.StartsWith("x509: certificate is valid for", StringComparison.Ordinal) && host == name)
-            {
-                // nats-server issue 1256: a saved host name that does not match is not tried again.
-                tlsName = null;
-            }
-
-            throw new LeafLinkException(LeafLinkStage.Tls, failure ?? (ex is OperationCanceledException ? "timeout" : RemoteAlert(ex.GetBaseException().Message)));
+            // nats-server issue 1256: a saved host name that does not match is not tried again.
+            tlsName = null;
+            throw;
         }
     }
 
