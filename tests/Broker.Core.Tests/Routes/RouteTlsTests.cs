@@ -61,6 +61,10 @@ public sealed class RouteTlsTests
         // The member trusts nothing the seed chains to, but insecure skips the check; the seed checks the member's certificate against its own ca_file.
         await a.WaitForRoutesAsync(1);
         Assert.Contains("TLS certificate chain and hostname of solicited routes will not be verified. DO NOT USE IN PRODUCTION!", member.Log, StringComparison.Ordinal);
+
+        // /varz describes the route listener's TLS as nats-server's does.
+        var cluster = (await Leaf.LeafHub.GetAsync(member.HttpPort, "/varz")).GetProperty("cluster");
+        Assert.Equal((true, true, 2.0), (cluster.GetProperty("tls_required").GetBoolean(), cluster.GetProperty("tls_verify").GetBoolean(), cluster.GetProperty("tls_timeout").GetDouble()));
     }
 
     [Fact]
