@@ -1,3 +1,5 @@
+using Broker.Core.Auth;
+
 namespace Broker.Core;
 
 /// <summary>
@@ -38,6 +40,33 @@ public sealed class ClusterOptions
     /// <summary>How many times a member learnt through gossip (an implicit route) is dialled again after a failure. Default 0.</summary>
     public int ConnectRetries { get; set; }
 
+    /// <summary>
+    /// TLS on every route (<c>cluster.tls</c>, the keys of a leaf node remote's <c>tls { }</c>): both sides shake hands
+    /// before anything else is sent, the dialling member presenting <see cref="LeafRemoteTlsOptions.CertFile"/> as its
+    /// client certificate and the accepting one requiring it (nats-server forces <c>verify</c> on routes); both
+    /// certificates must chain to <see cref="LeafRemoteTlsOptions.CaFile"/> (else the system's roots), and a dialled
+    /// member's must name the route URL's host unless <see cref="LeafRemoteTlsOptions.Insecure"/>. Default
+    /// <see langword="null"/>: routes in clear text.
+    /// </summary>
+    public LeafRemoteTlsOptions? Tls { get; set; }
+
+    /// <summary>
+    /// The routes' permissions (<c>cluster.permissions</c>, nats-server's <c>RoutePermissions</c>):
+    /// <see cref="PermissionsOptions.Publish"/> is <c>import</c>, the subjects whose interest the broker asks members
+    /// for (RS+ goes out for no others, so members send no messages on them: <c>canImport</c>);
+    /// <see cref="PermissionsOptions.Subscribe"/> is <c>export</c>, the subjects members may receive (a member's RS+
+    /// outside them is ignored, <c>canExport</c>, and no message on a denied subject is sent even to a wider interest).
+    /// <see cref="PermissionsOptions.AllowResponses"/> is refused. Default <see langword="null"/>: every subject both ways.
+    /// </summary>
+    public PermissionsOptions? Permissions { get; set; }
+
+    /// <summary>
+    /// The route address members are told to dial this broker at (<c>cluster.advertise</c>, <c>host[:port]</c>, the
+    /// route port when it has none): the route INFO's <c>host</c>, <c>port</c> and <c>ip</c>, which members gossip to
+    /// the others. Default <see langword="null"/>: the route listener's address, and members use the address they see.
+    /// </summary>
+    public string? Advertise { get; set; }
+
     /// <summary>Whether routes are on (<see cref="Port"/> not 0).</summary>
     public bool IsEnabled => Port != 0;
 
@@ -47,6 +76,8 @@ public sealed class ClusterOptions
     {
         var copy = (ClusterOptions)MemberwiseClone();
         copy.Routes = [.. Routes];
+        copy.Tls = Tls?.Clone();
+        copy.Permissions = Permissions?.Clone();
         return copy;
     }
 
@@ -69,6 +100,15 @@ public sealed class ClusterOptions
             throw new InvalidOperationException($"cluster: port {Port} is out of range");
         }
 
+        Tls?.Validate();
+        if (Permissions is { } permissions)
+        {
+            permissions.Validate();
+            if (permissions.AllowResponses is not null)
+            {
+                throw new InvalidOperationException("Cluster permissions do not support dynamic responses");
+            }
+        }
         foreach (var route in Routes)
         {
             if (!Uri.TryCreate(route.Trim(), UriKind.Absolute, out var uri) || uri.Host.Length == 0)

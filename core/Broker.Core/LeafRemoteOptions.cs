@@ -90,19 +90,7 @@ public sealed class LeafRemoteOptions
             throw new InvalidOperationException($"remote leaf node configuration cannot have a mix of websocket and non-websocket urls: [{list}]");
         }
 
-        if (Tls is { } tls)
-        {
-            // nats-server's GenTLSConfig.
-            if (!string.IsNullOrEmpty(tls.CertFile) && string.IsNullOrEmpty(tls.KeyFile))
-            {
-                throw new InvalidOperationException("missing 'key_file' in TLS configuration");
-            }
-
-            if (string.IsNullOrEmpty(tls.CertFile) && !string.IsNullOrEmpty(tls.KeyFile))
-            {
-                throw new InvalidOperationException("missing 'cert_file' in TLS configuration");
-            }
-        }
+        Tls?.Validate();
 
         if (!AccountExists(options, Account))
         {

@@ -32,6 +32,21 @@ public sealed class LeafRemoteTlsOptions
     /// <summary>How long the handshake may take (<c>timeout</c>). Default <see cref="DefaultTimeout"/> (2 seconds).</summary>
     public TimeSpan Timeout { get; set; } = DefaultTimeout;
 
+    /// <summary>nats-server's <c>GenTLSConfig</c> checks: a certificate comes with its key.</summary>
+    /// <exception cref="InvalidOperationException">One of the pair is missing; the message says which.</exception>
+    internal void Validate()
+    {
+        if (!string.IsNullOrEmpty(CertFile) && string.IsNullOrEmpty(KeyFile))
+        {
+            throw new InvalidOperationException("missing 'key_file' in TLS configuration");
+        }
+
+        if (string.IsNullOrEmpty(CertFile) && !string.IsNullOrEmpty(KeyFile))
+        {
+            throw new InvalidOperationException("missing 'cert_file' in TLS configuration");
+        }
+    }
+
     /// <summary>Creates a copy.</summary>
     /// <returns>The copy.</returns>
     public LeafRemoteTlsOptions Clone() => (LeafRemoteTlsOptions)MemberwiseClone();

@@ -35,6 +35,20 @@ public sealed class TestCertificates
         serverRequest.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension([new("1.3.6.1.5.5.7.3.1")], false));
         Server = Sign(serverRequest, Ca).CopyWithPrivateKey(serverKey);
 
+        // A cluster member's certificate: presented as the server and as the client of a route (nats-server checks both usages).
+        var nodeKey = ECDsa.Create(ECCurve.NamedCurves.nistP256);
+        var nodeRequest = new CertificateRequest("CN=node, O=Broker Tests", nodeKey, HashAlgorithmName.SHA256);
+        var nodeNames = new SubjectAlternativeNameBuilder();
+        nodeNames.AddDnsName("localhost");
+        nodeNames.AddIpAddress(IPAddress.Loopback);
+        nodeRequest.CertificateExtensions.Add(nodeNames.Build());
+        nodeRequest.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension([new("1.3.6.1.5.5.7.3.1"), new("1.3.6.1.5.5.7.3.2")], false));
+        using (var node = Sign(nodeRequest, Ca))
+        {
+            NodeCertFile = WritePem("node.pem", node);
+        }
+
+        NodeKeyFile = WriteKey("node-key.pem", nodeKey.ExportPkcs8PrivateKeyPem());
         Alice = CreateClient("CN=alice, OU=eng, O=Acme", Ca, email: "alice@acme.test");
         Bob = CreateClient("CN=bob, O=Acme", Ca, dns: "bob.acme.test");
         Carol = CreateClient("CN=carol, O=Acme", Ca);
@@ -86,6 +100,12 @@ public sealed class TestCertificates
 
     /// <summary>Alice's private key as PEM (PKCS#8).</summary>
     public string AliceKeyFile { get; }
+
+    /// <summary>A cluster member's certificate as PEM, signed by the test CA, naming localhost and 127.0.0.1, for server and client authentication.</summary>
+    public string NodeCertFile { get; }
+
+    /// <summary>The private key of <see cref="NodeCertFile"/> as PEM (PKCS#8).</summary>
+    public string NodeKeyFile { get; }
 
     /// <summary>Validates the broker's certificate against the test CA, as a client configured with it would.</summary>
     public bool ValidateServer(X509Certificate2? certificate)

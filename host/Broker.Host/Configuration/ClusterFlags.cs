@@ -6,8 +6,7 @@ namespace Broker.Host.Configuration;
 /// nats-server's cluster flags turned into <c>Broker:Cluster:*</c> settings, as its <c>overrideCluster</c> and
 /// <c>mergeRoutes</c> do: <c>--cluster nats://[user:pass@]host:port</c> (port <c>-1</c>: a free one; an empty URL turns
 /// routes off) replaces the listen address and the route credentials, <c>--routes a,b</c> replaces the file's routes,
-/// <c>--cluster_name</c>, <c>--no_advertise</c> and <c>--connect_retries</c> set theirs.
-/// <c>--cluster_advertise</c> is refused (routes would be dialled otherwise than asked).
+/// <c>--cluster_name</c>, <c>--cluster_advertise</c>, <c>--no_advertise</c> and <c>--connect_retries</c> set theirs.
 /// </summary>
 internal static class ClusterFlags
 {
@@ -34,7 +33,8 @@ internal static class ClusterFlags
                 "cluster_name" => Set(settings, "Name", value),
                 "no_advertise" => Set(settings, "NoAdvertise", value),
                 "connect_retries" => Set(settings, "ConnectRetries", value),
-                _ => "--cluster_advertise: not supported yet (advertising another route address); ignoring it would route messages differently than asked",
+                "cluster_advertise" => Set(settings, "Advertise", value),
+                _ => null,
             };
             if (error is not null)
             {

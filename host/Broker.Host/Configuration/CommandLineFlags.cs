@@ -61,7 +61,7 @@ internal static class CommandLineFlags
         new(["--cluster", "--cluster_listen"], FlagKind.Text, "<cluster-url>", "Cluster URL for solicited routes", Cluster, [ClusterFlags.Prefix + "cluster"]),
         new(["--cluster_name"], FlagKind.Text, "<string>", "Cluster Name, if not set one will be dynamically generated", Cluster, [ClusterFlags.Prefix + "cluster_name"]),
         new(["--no_advertise"], FlagKind.Switch, "", "Do not advertise known cluster information to clients", Cluster, [ClusterFlags.Prefix + "no_advertise"]),
-        new(["--cluster_advertise"], FlagKind.Text, "<string>", "Cluster URL to advertise to other servers (not supported yet: refused)", Cluster, [ClusterFlags.Prefix + "cluster_advertise"]),
+        new(["--cluster_advertise"], FlagKind.Text, "<string>", "Cluster URL to advertise to other servers", Cluster, [ClusterFlags.Prefix + "cluster_advertise"]),
         new(["--connect_retries"], FlagKind.Integer, "<number>", "For implicit routes, number of connect retries", Cluster, [ClusterFlags.Prefix + "connect_retries"]),
         new(["-h", "--help"], FlagKind.Switch, "", "Show this message", Common, [], HostCommand.Help),
         new(["-v", "--version"], FlagKind.Switch, "", "Show version", Common, [], HostCommand.Version),

@@ -117,10 +117,13 @@ public sealed class LeafTlsTests
     }
 
     // Each failed attempt is logged (nats-server logs every one); two mean the spoke dialled again.
-    internal static async Task WaitForLogAsync(LeafSpoke spoke, string text, int times) =>
+    internal static Task WaitForLogAsync(LeafSpoke spoke, string text, int times) => WaitForLogAsync(() => spoke.Log, "the spoke", text, times);
+
+    /// <summary>Polls <paramref name="log"/> until <paramref name="text"/> is in it <paramref name="times"/> times.</summary>
+    internal static async Task WaitForLogAsync(Func<string> log, string who, string text, int times) =>
         Assert.True(
-            await Eventually.TrueAsync(() => Count(spoke.Log, text) >= times, TimeSpan.FromSeconds(15)),
-            $"expected \"{text}\" {times} time(s) in:\n{spoke.Log}");
+            await Eventually.TrueAsync(() => Count(log(), text) >= times, TimeSpan.FromSeconds(15)),
+            $"expected \"{text}\" {times} time(s) in {who}:\n{log()}");
 
     private static int Count(string log, string text)
     {

@@ -10,7 +10,8 @@ namespace Broker.Core.Tests.Routes;
 
 /// <summary>
 /// One cluster member on 127.0.0.1: our broker (in-process) or nats-server 2.9.10 (a process), with the same
-/// <c>cluster { }</c> (name, route port, routes, authorization) and monitoring on, so tests wait on /routez.
+/// <c>cluster { }</c> (name, route port, routes, authorization, and the <see cref="RouteSetup"/> given: TLS, permissions,
+/// advertise) and monitoring on, so tests wait on /routez.
 /// <see cref="RestartAsync"/> keeps the route port.
 /// </summary>
 internal sealed class ClusterNode : IAsyncDisposable
@@ -20,12 +21,14 @@ internal sealed class ClusterNode : IAsyncDisposable
     private readonly string[] routes;
     private readonly (string User, string Password)? auth;
     private readonly Action<BrokerOptions>? configure;
+    private readonly RouteSetup? setup;
     private readonly string referenceConfig;
     private TestBroker? ours;
     private ReferenceServer? reference;
 
-    private ClusterNode(ServerKind kind, string name, int clusterPort, string[] routes, (string User, string Password)? auth, Action<BrokerOptions>? configure, string referenceConfig)
+    private ClusterNode(ServerKind kind, string name, int clusterPort, string[] routes, (string User, string Password)? auth, Action<BrokerOptions>? configure, RouteSetup? setup, string referenceConfig)
     {
+        this.setup = setup;
         this.configure = configure;
         this.referenceConfig = referenceConfig;
         this.kind = kind;
@@ -56,9 +59,9 @@ internal sealed class ClusterNode : IAsyncDisposable
     /// Starts a member; <paramref name="configure"/> adjusts our broker's options (ours only), <paramref name="referenceConfig"/>
     /// adds the same settings to nats-server's configuration (top level).
     /// </summary>
-    public static async Task<ClusterNode> StartAsync(ServerKind kind, string name, string[]? routes = null, (string User, string Password)? auth = null, Action<BrokerOptions>? configure = null, string referenceConfig = "")
+    public static async Task<ClusterNode> StartAsync(ServerKind kind, string name, string[]? routes = null, (string User, string Password)? auth = null, Action<BrokerOptions>? configure = null, RouteSetup? setup = null, string referenceConfig = "")
     {
-        var node = new ClusterNode(kind, name, Ports.GetFreePort(), routes ?? [], auth, configure, referenceConfig);
+        var node = new ClusterNode(kind, name, Ports.GetFreePort(), routes ?? [], auth, configure, setup, referenceConfig);
         await node.StartAsync().ConfigureAwait(false);
         return node;
     }
@@ -78,6 +81,7 @@ internal sealed class ClusterNode : IAsyncDisposable
                 options.Cluster.Routes = [.. routes];
                 options.Cluster.Username = auth?.User;
                 options.Cluster.Password = auth?.Password;
+                setup?.Apply(options.Cluster, ClusterPort);
                 configure?.Invoke(options);
             }).ConfigureAwait(false);
             HttpPort = ((IPEndPoint)ours.Server.GetEndPoint(BrokerServer.MonitorListenerName)).Port;
@@ -98,7 +102,7 @@ internal sealed class ClusterNode : IAsyncDisposable
             config.Append(CultureInfo.InvariantCulture, $"  authorization {{ user: {credentials.User}, password: {credentials.Password} }}\n");
         }
 
-        config.Append("}\n").Append(referenceConfig).Append('\n');
+        config.Append(setup?.Conf(ClusterPort) ?? "").Append("}\n").Append(referenceConfig).Append('\n');
         reference = await ReferenceServer.StartAsync(config.ToString()).ConfigureAwait(false);
     }
 
@@ -167,4 +171,20 @@ internal sealed class ClusterNode : IAsyncDisposable
             TimeSpan.FromSeconds(20));
 
     public ValueTask DisposeAsync() => new(StopAsync());
+}
+
+/// <summary>
+/// More of a member's <c>cluster { }</c>, the same for both kinds: the lines nats-server's file gets (given the route
+/// port) and what they set on our broker's <see cref="ClusterOptions"/>.
+/// </summary>
+internal sealed record RouteSetup(Func<int, string> Conf, Action<ClusterOptions, int> Apply)
+{
+    /// <summary>Route TLS with the test CA's member certificate, trusting <paramref name="caFile"/>.</summary>
+    public static RouteSetup Tls(string caFile, bool insecure = false)
+    {
+        var certificates = TestCertificates.Shared;
+        return new RouteSetup(
+            _ => $"  tls {{ cert_file: \"{certificates.NodeCertFile}\", key_file: \"{certificates.NodeKeyFile}\", ca_file: \"{caFile}\"{(insecure ? ", insecure: true" : "")}, timeout: 2 }}\n",
+            (cluster, _) => cluster.Tls = new LeafRemoteTlsOptions { CertFile = certificates.NodeCertFile, KeyFile = certificates.NodeKeyFile, CaFile = caFile, Insecure = insecure });
+    }
 }

@@ -17,12 +17,20 @@ public sealed class RouteClusterTests
 
     [Theory]
     [MemberData(nameof(Kinds))]
-    public async Task A_mixed_cluster_forms_through_gossip_and_carries_messages_replies_and_queue_groups(ServerKind seedKind)
+    public Task A_mixed_cluster_forms_through_gossip_and_carries_messages_replies_and_queue_groups(ServerKind seedKind)
+        => MixedClusterCarriesTrafficAsync(seedKind, setup: null, queueRequests: false);
+
+    /// <summary>
+    /// The seed (<paramref name="seedKind"/>), a nats-server and one of ours dialling it, each with <paramref name="setup"/>:
+    /// the cluster forms through gossip and carries messages with headers, requests, a queue group (messages, or
+    /// requests with <paramref name="queueRequests"/>), and interest removals.
+    /// </summary>
+    internal static async Task MixedClusterCarriesTrafficAsync(ServerKind seedKind, RouteSetup? setup, bool queueRequests)
     {
         // The seed, a nats-server and one of ours dialling it; the two learn of each other from the seed's gossip.
-        await using var a = await ClusterNode.StartAsync(seedKind, "A");
-        await using var b = await ClusterNode.StartAsync(ServerKind.Reference, "B", [a.RouteUrl()]);
-        await using var c = await ClusterNode.StartAsync(ServerKind.Ours, "C", [a.RouteUrl()]);
+        await using var a = await ClusterNode.StartAsync(seedKind, "A", setup: setup);
+        await using var b = await ClusterNode.StartAsync(ServerKind.Reference, "B", [a.RouteUrl()], setup: setup);
+        await using var c = await ClusterNode.StartAsync(ServerKind.Ours, "C", [a.RouteUrl()], setup: setup);
         await a.WaitForRoutesAsync(2);
         await b.WaitForRoutesAsync(2);
         await c.WaitForRoutesAsync(2);
@@ -61,42 +69,7 @@ public sealed class RouteClusterTests
         await responder;
 
         // A queue group with a member on each server: every message once across the cluster.
-        var received = new ConcurrentBag<string>();
-        using var stop = new CancellationTokenSource();
-        var members = new List<(INatsSub<string> Sub, Task Loop)>();
-        foreach (var connection in new[] { onA, onB, onC })
-        {
-            var sub = await connection.SubscribeCoreAsync<string>("work", queueGroup: "workers");
-            members.Add((sub, Collect(sub, received, stop.Token)));
-            await connection.PingAsync();
-        }
-
-        await a.WaitForRoutesAsync(2, "work");
-        await b.WaitForRoutesAsync(2, "work");
-        await c.WaitForRoutesAsync(2, "work");
-        const int count = 60;
-        foreach (var publisher in new[] { onA, onB, onC })
-        {
-            for (var i = 0; i < count / 3; i++)
-            {
-                await publisher.PublishAsync("work", $"{publisher.Opts.Name}-{i}");
-            }
-
-            await publisher.PingAsync();
-        }
-
-        Assert.True(await Eventually.TrueAsync(() => received.Count >= count, TimeSpan.FromSeconds(10)), $"received {received.Count} of {count}");
-        await onA.PingAsync();
-        await onB.PingAsync();
-        await onC.PingAsync();
-        Assert.Equal(count, received.Count);
-        Assert.Equal(count, received.Distinct().Count());
-        await stop.CancelAsync();
-        foreach (var (sub, loop) in members)
-        {
-            await sub.DisposeAsync();
-            await loop;
-        }
+        await QueueGroupTakesEachOnceAsync([a, b, c], [onA, onB, onC], queueRequests);
 
         // Interest removed on unsubscribe and when a client disconnects.
         await subB.UnsubscribeAsync();
@@ -133,11 +106,14 @@ public sealed class RouteClusterTests
     }
 
     [Fact]
-    public async Task A_cluster_of_brokers_carries_messages_and_replaces_a_restarted_member()
+    public Task A_cluster_of_brokers_carries_messages_and_replaces_a_restarted_member() => BrokersReplaceARestartedMemberAsync(setup: null);
+
+    /// <summary>Three of ours with <paramref name="setup"/>: C restarts, A and B take it back, messages cross, one route per pair.</summary>
+    internal static async Task BrokersReplaceARestartedMemberAsync(RouteSetup? setup)
     {
-        await using var a = await ClusterNode.StartAsync(ServerKind.Ours, "A");
-        await using var b = await ClusterNode.StartAsync(ServerKind.Ours, "B", [a.RouteUrl()]);
-        await using var c = await ClusterNode.StartAsync(ServerKind.Ours, "C", [a.RouteUrl(), b.RouteUrl()]);
+        await using var a = await ClusterNode.StartAsync(ServerKind.Ours, "A", setup: setup);
+        await using var b = await ClusterNode.StartAsync(ServerKind.Ours, "B", [a.RouteUrl()], setup: setup);
+        await using var c = await ClusterNode.StartAsync(ServerKind.Ours, "C", [a.RouteUrl(), b.RouteUrl()], setup: setup);
         await a.WaitForRoutesAsync(2);
         await b.WaitForRoutesAsync(2);
         await c.WaitForRoutesAsync(2);
@@ -204,13 +180,70 @@ public sealed class RouteClusterTests
             "the client to forget the member that left");
     }
 
-    private static async Task Collect(INatsSub<string> sub, ConcurrentBag<string> received, CancellationToken stop)
+    /// <summary>
+    /// A queue group with a member on the client of each node: 60 messages (or 30 requests, each answered) from the
+    /// clients in turn are taken once each across the cluster.
+    /// </summary>
+    internal static async Task QueueGroupTakesEachOnceAsync(ClusterNode[] nodes, NatsConnection[] clients, bool requests)
+    {
+        var received = new ConcurrentBag<string>();
+        using var stop = new CancellationTokenSource();
+        var members = new List<(INatsSub<string> Sub, Task Loop)>();
+        foreach (var connection in clients)
+        {
+            var sub = await connection.SubscribeCoreAsync<string>("work", queueGroup: "workers");
+            members.Add((sub, Serve(sub, connection.Opts.Name, received, stop.Token)));
+            await connection.PingAsync();
+        }
+
+        foreach (var node in nodes)
+        {
+            await node.WaitForRoutesAsync(nodes.Length - 1, "work");
+        }
+
+        var count = requests ? 30 : 60;
+        for (var i = 0; i < count; i++)
+        {
+            var sender = clients[i % clients.Length];
+            if (requests)
+            {
+                var reply = await sender.RequestAsync<string, string>("work", $"{sender.Opts.Name}-{i}");
+                Assert.EndsWith($":{sender.Opts.Name}-{i}", reply.Data, StringComparison.Ordinal);
+            }
+            else
+            {
+                await sender.PublishAsync("work", $"{sender.Opts.Name}-{i}");
+            }
+        }
+
+        Assert.True(await Eventually.TrueAsync(() => received.Count >= count, TimeSpan.FromSeconds(10)), $"received {received.Count} of {count}");
+        foreach (var client in clients)
+        {
+            await client.PingAsync();
+        }
+
+        Assert.Equal(count, received.Count);
+        Assert.Equal(count, received.Distinct().Count());
+        await stop.CancelAsync();
+        foreach (var (sub, loop) in members)
+        {
+            await sub.DisposeAsync();
+            await loop;
+        }
+    }
+
+    // A member: takes each message, and answers it when it is a request.
+    private static async Task Serve(INatsSub<string> sub, string? name, ConcurrentBag<string> received, CancellationToken stop)
     {
         try
         {
             await foreach (var message in sub.Msgs.ReadAllAsync(stop))
             {
                 received.Add(message.Data!);
+                if (message.ReplyTo is not null)
+                {
+                    await message.ReplyAsync($"{name}:{message.Data}", cancellationToken: stop);
+                }
             }
         }
         catch (OperationCanceledException)

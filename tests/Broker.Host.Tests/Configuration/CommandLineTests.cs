@@ -169,12 +169,13 @@ public sealed class CommandLineTests
     [Fact]
     public void Cluster_flags_become_the_cluster_settings_as_in_nats_server()
     {
-        var commandLine = Parse("-p -1 --cluster nats://r:s3cret@127.0.0.1:-1 --cluster_name c --routes nats://127.0.0.1:6222,nats://h:6223 --no_advertise --connect_retries 3");
+        var commandLine = Parse("-p -1 --cluster nats://r:s3cret@127.0.0.1:-1 --cluster_name c --routes nats://127.0.0.1:6222,nats://h:6223 --no_advertise --connect_retries 3 --cluster_advertise h.example:7244");
 
         Assert.Null(commandLine.Error);
         Assert.Equal("-1", commandLine.Settings["Broker:Port"]);
         Assert.Equal(("127.0.0.1", "-1", "r", "s3cret"), (commandLine.Settings["Broker:Cluster:Host"], commandLine.Settings["Broker:Cluster:Port"], commandLine.Settings["Broker:Cluster:Username"], commandLine.Settings["Broker:Cluster:Password"]));
         Assert.Equal(("c", "true", "3"), (commandLine.Settings["Broker:Cluster:Name"], commandLine.Settings["Broker:Cluster:NoAdvertise"], commandLine.Settings["Broker:Cluster:ConnectRetries"]));
+        Assert.Equal("h.example:7244", commandLine.Settings["Broker:Cluster:Advertise"]);
         Assert.Equal(("nats://127.0.0.1:6222", "nats://h:6223"), (commandLine.Settings["Broker:Cluster:Routes:0"], commandLine.Settings["Broker:Cluster:Routes:1"]));
         Assert.DoesNotContain(commandLine.Settings.Keys, k => k.StartsWith("Command:", StringComparison.Ordinal));
     }
@@ -182,7 +183,6 @@ public sealed class CommandLineTests
     [Theory]
     [InlineData("--cluster nats://127.0.0.1", "missing port in address")]
     [InlineData("--cluster nats://u@127.0.0.1:6222", "expected cluster password to be set")]
-    [InlineData("--cluster_advertise h:1", "--cluster_advertise: not supported yet (advertising another route address); ignoring it would route messages differently than asked")]
     public void Cluster_flags_are_refused_as_in_nats_server(string args, string error) => Assert.Equal(error, Parse(args).Error);
 
     [Theory]

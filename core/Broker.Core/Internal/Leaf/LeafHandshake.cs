@@ -91,8 +91,8 @@ internal static class LeafHandshake
 
         // nats-server's connect-info INFO: the user's subscribe permission is what the spoke may import, its publish
         // what the spoke may export.
-        var publish = Permission(user.Permissions?.Source.Publish);
-        var subscribe = Permission(user.Permissions?.Source.Subscribe);
+        var publish = LeafInfo.SubjectPermission.From(user.Permissions?.Source.Publish);
+        var subscribe = LeafInfo.SubjectPermission.From(user.Permissions?.Source.Subscribe);
         var connectInfo = template.Clone();
         connectInfo.ClientId = info.ClientId;
         connectInfo.ConnectInfo = true;
@@ -154,11 +154,6 @@ internal static class LeafHandshake
     }
 
     private static string BoundAccount(string? account) => string.IsNullOrEmpty(account) ? Account.GlobalName : account;
-
-    private static LeafInfo.SubjectPermission? Permission(SubjectPermissionOptions? permission) =>
-        permission is null || (permission.Allow.Count == 0 && permission.Deny.Count == 0)
-            ? null
-            : new LeafInfo.SubjectPermission { Allow = permission.Allow.Count > 0 ? [.. permission.Allow] : null, Deny = permission.Deny.Count > 0 ? [.. permission.Deny] : null };
 
     private static LeafSpoke? Refuse(BrokerCore server, Socket socket, string peer, string error, string reason)
     {

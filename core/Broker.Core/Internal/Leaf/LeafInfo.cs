@@ -64,10 +64,18 @@ internal sealed class LeafInfo
     internal sealed class SubjectPermission
     {
         [JsonPropertyName("allow")]
+        [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
         public List<string>? Allow { get; set; }
 
         [JsonPropertyName("deny")]
+        [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
         public List<string>? Deny { get; set; }
+
+        /// <summary>The wire form of configured lists; null when there are none (Go's <c>omitempty</c>).</summary>
+        public static SubjectPermission? From(Broker.Core.Auth.SubjectPermissionOptions? permission) =>
+            permission is null || (permission.Allow.Count == 0 && permission.Deny.Count == 0)
+                ? null
+                : new SubjectPermission { Allow = permission.Allow.Count > 0 ? [.. permission.Allow] : null, Deny = permission.Deny.Count > 0 ? [.. permission.Deny] : null };
     }
 }
 

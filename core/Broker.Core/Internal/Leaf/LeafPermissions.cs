@@ -63,6 +63,19 @@ internal sealed class LeafPermissions
     }
 
     /// <summary>
+    /// A route's permissions (nats-server's <c>setRoutePermissions</c>): <c>import</c> is its publish side (which
+    /// interest the broker sends: <see cref="CanPublish"/>, <c>canImport</c>), <c>export</c> its subscribe side (which
+    /// member interest the broker takes: <see cref="CanSubscribe"/>, <c>canExport</c>; messages on a denied subject are
+    /// not sent: <see cref="DeniesDelivery"/>); null when the cluster has neither.
+    /// </summary>
+    public static LeafPermissions? ForRoute(LeafInfo.SubjectPermission? import, LeafInfo.SubjectPermission? export)
+        => import is null && export is null ? null : new LeafPermissions(
+            Allow(export),
+            SubjectPatternSet.Create(export?.Deny ?? [], allowQueue: false),
+            Allow(import),
+            SubjectPatternSet.Create(import?.Deny ?? [], allowQueue: false));
+
+    /// <summary>
     /// nats-server's <c>blockMappingOutgoing</c> (<c>addLeafNodeConnection</c>): a server serving JetStream domain
     /// <paramref name="ours"/> keeps requests for it (<c>$JS.&lt;ours&gt;.API.&gt;</c>) from crossing a link of a
     /// non-system account to a server of another domain (the hub's, or the spoke's on a link the broker accepted), so a hub
@@ -84,6 +97,9 @@ internal sealed class LeafPermissions
 
         return subscribeDeny.IsEmpty || !subscribeDeny.MatchesPlain(subject, SubjectPatternSet.Mode.Tokens);
     }
+
+    /// <summary>Whether a message on <paramref name="subject"/> is kept from the link by a subscribe deny (nats-server's <c>checkDenySub</c>).</summary>
+    public bool DeniesDelivery(ReadOnlySpan<byte> subject) => !subscribeDeny.IsEmpty && subscribeDeny.MatchesPlain(subject, SubjectPatternSet.Mode.Tokens);
 
     /// <summary>Whether a message on <paramref name="subject"/> (or the hub's interest in it) may cross to the hub (nats-server's <c>pubAllowed</c>).</summary>
     public bool CanPublish(ReadOnlySpan<byte> subject)

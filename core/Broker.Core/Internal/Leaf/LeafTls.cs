@@ -1,4 +1,5 @@
 using System.Net;
+using System.Runtime.CompilerServices;
 using System.Net.Security;
 using System.Security.Authentication;
 using System.Security.Cryptography;
@@ -12,6 +13,9 @@ namespace Broker.Core.Internal.Leaf;
 /// nodes, the roots the hub's certificate must chain to (<c>ca_file</c>, else the system's), <c>insecure</c>, the
 /// handshake timeout. The hub's name is checked against the URL's host, or, for an IP address, against the first host
 /// name among the configured URLs (nats-server's <c>tlsName</c>, forgotten when it does not match).
+/// Routes use it on both sides (<see cref="ForRoutes"/>): the dialling member as the client, presenting its certificate,
+/// and the accepting one as the server, requiring the member's certificate to chain to the same roots (nats-server's
+/// <c>getTLSConfig</c> forces <c>RequireAndVerifyClientCert</c> and mirrors the roots into the client CAs).
 /// </summary>
 /// <remarks>
 /// The framework's <see cref="SslStream"/> rather than the TLS plugin: the plugin's contract
@@ -21,8 +25,10 @@ namespace Broker.Core.Internal.Leaf;
 /// </remarks>
 internal sealed class LeafTls
 {
-    // A hub's certificate must allow server authentication when it restricts its key usage (as Go checks).
+    // A hub's certificate must allow server authentication when it restricts its key usage, a client's certificate
+    // client authentication (as Go checks).
     private static readonly Oid ServerAuthentication = new("1.3.6.1.5.5.7.3.1");
+    private static readonly Oid ClientAuthentication = new("1.3.6.1.5.5.7.3.2");
 
     private readonly SslStreamCertificateContext? clientCertificate;
     private readonly X509Certificate2Collection? roots;
@@ -31,6 +37,7 @@ internal sealed class LeafTls
 
     private LeafTls(LeafRemoteTlsOptions? options, IEnumerable<Uri> urls)
     {
+        Options = options;
         Configured = options is not null;
         Timeout = options is { Timeout.Ticks: > 0 } ? options.Timeout : LeafRemoteTlsOptions.DefaultTimeout;
         insecure = options?.Insecure ?? false;
@@ -47,6 +54,9 @@ internal sealed class LeafTls
         tlsName = urls.Select(u => u.IdnHost).FirstOrDefault(h => !IPAddress.TryParse(h, out _));
     }
 
+    /// <summary>The options the files were read from (null without a <c>tls { }</c> block).</summary>
+    public LeafRemoteTlsOptions? Options { get; }
+
     /// <summary>Whether the remote has a <c>tls { }</c> block: the link then always speaks TLS.</summary>
     public bool Configured { get; }
 
@@ -56,6 +66,74 @@ internal sealed class LeafTls
     /// <summary>The remote's TLS, its files read now.</summary>
     /// <exception cref="InvalidOperationException">A file cannot be read (nats-server's texts).</exception>
     public static LeafTls Create(LeafRemoteOptions options, IEnumerable<Uri> urls) => new(options.Tls, urls);
+
+    /// <summary>The cluster's route TLS (<c>cluster.tls</c>), its files read now; <paramref name="routes"/> give the saved host name.</summary>
+    /// <exception cref="InvalidOperationException">A file cannot be read (nats-server's texts).</exception>
+    public static LeafTls ForRoutes(LeafRemoteTlsOptions options, IEnumerable<Uri> routes) => new(options, routes);
+
+    /// <summary>
+    /// Shakes hands as the server over <paramref name="inner"/> (an accepted route), which the returned stream then owns:
+    /// our certificate is presented and the peer's is required and must chain to <c>ca_file</c> (else the system's
+    /// roots) for client authentication. <c>insecure</c> does not apply here, as in Go.
+    /// </summary>
+    /// <exception cref="LeafLinkException">The handshake failed or timed out; the message says why.</exception>
+    public Task<SslStream> AuthenticateAsServerAsync(Stream inner, CancellationToken stopping)
+    {
+        var failure = new StrongBox<string?>();
+        var options = new SslServerAuthenticationOptions
+        {
+            ServerCertificateContext = clientCertificate,
+            ClientCertificateRequired = true,
+            EnabledSslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
+            CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
+            RemoteCertificateValidationCallback = (_, certificate, chain, errors) => CheckClient(certificate, chain, errors, out failure.Value),
+        };
+        return ShakeHandsAsync(new SslStream(inner, leaveInnerStreamOpen: false), (ssl, token) => ssl.AuthenticateAsServerAsync(options, token), failure, stopping);
+    }
+
+    // One handshake within the timeout; a failure disposes the stream and says why (the check's text, else the error's).
+    private async Task<SslStream> ShakeHandsAsync(SslStream ssl, Func<SslStream, CancellationToken, Task> handshake, StrongBox<string?> failure, CancellationToken stopping)
+    {
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping);
+        timeout.CancelAfter(Timeout);
+        try
+        {
+            await handshake(ssl, timeout.Token).ConfigureAwait(false);
+            return ssl;
+        }
+        catch (Exception ex) when (ex is AuthenticationException or IOException or OperationCanceledException or CryptographicException or InvalidOperationException)
+        {
+            await ssl.DisposeAsync().ConfigureAwait(false);
+            stopping.ThrowIfCancellationRequested();
+            throw new LeafLinkException(LeafLinkStage.Tls, failure.Value ?? (ex is OperationCanceledException ? "timeout" : RemoteAlert(ex.GetBaseException().Message)));
+        }
+    }
+
+    // OpenSSL's "...:sslv3 alert bad certificate" (the peer refused our certificate) in Go's words, "remote error: tls: bad certificate".
+    private static string RemoteAlert(string message)
+    {
+        var at = message.IndexOf(" alert ", StringComparison.Ordinal);
+        return at >= 0 && message.Contains("SSL routines", StringComparison.Ordinal) ? "remote error: tls: " + message[(at + " alert ".Length)..] : message;
+    }
+
+    // Go's verifyClientCertificate texts (Go 1.19, nats-server 2.9.10's).
+    private bool CheckClient(X509Certificate? presented, X509Chain? chain, SslPolicyErrors errors, out string? failure)
+    {
+        if (presented is null || (errors & SslPolicyErrors.RemoteCertificateNotAvailable) != 0)
+        {
+            failure = "tls: client didn't provide a certificate";
+            return false;
+        }
+
+        using var certificate = new X509Certificate2(presented);
+        failure = Verify(certificate, chain, errors, ClientAuthentication);
+        if (failure is not null)
+        {
+            failure = "tls: failed to verify client certificate: " + failure;
+        }
+
+        return failure is null;
+    }
 
     /// <summary>Shakes hands as the client over <paramref name="inner"/>, which the returned stream then owns.</summary>
     /// <exception cref="LeafLinkException">The handshake failed or timed out; the message says why.</exception>
@@ -68,34 +146,24 @@ internal sealed class LeafTls
             host = name;
         }
 
-        string? failure = null;
-        var ssl = new SslStream(inner, leaveInnerStreamOpen: false);
+        var failure = new StrongBox<string?>();
         var options = new SslClientAuthenticationOptions
         {
             TargetHost = host,
             ClientCertificateContext = clientCertificate,
             EnabledSslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
             CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
-            RemoteCertificateValidationCallback = (_, certificate, chain, errors) => Check(certificate, chain, errors, host, out failure),
+            RemoteCertificateValidationCallback = (_, certificate, chain, errors) => Check(certificate, chain, errors, host, out failure.Value),
         };
-        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping);
-        timeout.CancelAfter(Timeout);
         try
         {
-            await ssl.AuthenticateAsClientAsync(options, timeout.Token).ConfigureAwait(false);
-            return ssl;
+            return await ShakeHandsAsync(new SslStream(inner, leaveInnerStreamOpen: false), (ssl, token) => ssl.AuthenticateAsClientAsync(options, token), failure, stopping).ConfigureAwait(false);
         }
-        catch (Exception ex) when (ex is AuthenticationException or IOException or OperationCanceledException or CryptographicException or InvalidOperationException)
+        catch (LeafLinkException ex) when (ex.Message.StartsWith("x509: certificate is valid for", StringComparison.Ordinal) && host == name)
         {
-            await ssl.DisposeAsync().ConfigureAwait(false);
-            stopping.ThrowIfCancellationRequested();
-            if (failure is not null && failure.StartsWith("x509: certificate is valid for", StringComparison.Ordinal) && host == name)
-            {
-                // nats-server issue 1256: a saved host name that does not match is not tried again.
-                tlsName = null;
-            }
-
-            throw new LeafLinkException(LeafLinkStage.Tls, failure ?? (ex is OperationCanceledException ? "timeout" : ex.GetBaseException().Message));
+            // nats-server issue 1256: a saved host name that does not match is not tried again.
+            tlsName = null;
+            throw;
         }
     }
 
@@ -120,17 +188,23 @@ internal sealed class LeafTls
             return false;
         }
 
+        failure = Verify(certificate, chain, errors, ServerAuthentication);
+        return failure is null;
+    }
+
+    // The chain to ca_file's roots (else the system's, as the framework checked), for the given key usage; null when it holds.
+    private string? Verify(X509Certificate2 certificate, X509Chain? chain, SslPolicyErrors errors, Oid usage)
+    {
         if (roots is null)
         {
-            failure = (errors & SslPolicyErrors.RemoteCertificateChainErrors) == 0 ? null : ChainFailure(chain);
-            return failure is null;
+            return (errors & SslPolicyErrors.RemoteCertificateChainErrors) == 0 ? null : ChainFailure(chain);
         }
 
         using var verifier = new X509Chain();
         verifier.ChainPolicy.TrustMode = X509ChainTrustMode.CustomRootTrust;
         verifier.ChainPolicy.CustomTrustStore.AddRange(roots);
         verifier.ChainPolicy.RevocationMode = X509RevocationMode.NoCheck;
-        verifier.ChainPolicy.ApplicationPolicy.Add(ServerAuthentication);
+        verifier.ChainPolicy.ApplicationPolicy.Add(usage);
         if (chain is not null)
         {
             // Intermediates the hub sent along.
@@ -140,13 +214,7 @@ internal sealed class LeafTls
             }
         }
 
-        if (verifier.Build(certificate))
-        {
-            return true;
-        }
-
-        failure = ChainFailure(verifier);
-        return false;
+        return verifier.Build(certificate) ? null : ChainFailure(verifier);
     }
 
     // Go's texts for the common cases.

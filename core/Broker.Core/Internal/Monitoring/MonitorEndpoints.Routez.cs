@@ -71,7 +71,9 @@ internal sealed partial class MonitorEndpoints
             ClusterPort = routes.EndPoint?.Port ?? options.Port,
             AuthTimeout = options.AuthTimeout.TotalSeconds,
             Urls = options.Routes.Count == 0 ? null : [.. options.Routes.Select(r => new Uri(r.Trim())).Select(u => u.Host + ":" + u.Port.ToString(System.Globalization.CultureInfo.InvariantCulture))],
-            TlsTimeout = 2,
+            TlsTimeout = options.Tls?.Timeout.TotalSeconds ?? 2,
+            TlsRequired = options.Tls is null ? null : true,
+            TlsVerify = options.Tls is null ? null : true,
         };
     }
 }

@@ -10,10 +10,11 @@ namespace Broker.Core.Internal.Routes;
 /// <c>cluster.listen</c>, dials <c>cluster.routes</c> (<see cref="RouteDialer"/>), keeps one registered route per
 /// member server (a second one is closed, as <c>addRoute</c> does), forwards a new member's INFO to the others so they
 /// dial it (gossip, implicit routes), and tells clients the members' URLs (<see cref="ClusterUrls"/>). Every account's
-/// interest (<see cref="Leaf.LeafInterest"/>) goes to every route.
+/// interest (<see cref="Leaf.LeafInterest"/>) goes to every route. What it tells members and checks of them (route INFO,
+/// advertise, credentials) is in ClusterRoutes.Info.cs.
 /// </summary>
 [System.Diagnostics.CodeAnalysis.SuppressMessage("Design", "CA1001", Justification = "The token source and the listener are disposed by StopAsync, which the broker's stop always runs.")]
-internal sealed class ClusterRoutes
+internal sealed partial class ClusterRoutes
 {
     private readonly Lock gate = new();
     private readonly Dictionary<string, RouteConnection> remotes = new(StringComparer.Ordinal);
@@ -24,6 +25,7 @@ internal sealed class ClusterRoutes
     private Socket? listener;
     private string name;
     private bool lameDuck;
+    private (string Host, int Port)? advertised;
 
     private ClusterRoutes(BrokerCore server)
     {
@@ -32,6 +34,8 @@ internal sealed class ClusterRoutes
         name = string.IsNullOrEmpty(Options.Name) ? Events.EventIds.Next() : Options.Name;
         IsNameDynamic = string.IsNullOrEmpty(Options.Name);
         Urls = new ClusterUrls(this);
+        Permissions = Leaf.LeafPermissions.ForRoute(Leaf.LeafInfo.SubjectPermission.From(Options.Permissions?.Publish), Leaf.LeafInfo.SubjectPermission.From(Options.Permissions?.Subscribe));
+        Opener = new RouteOpener(this, Options.Tls is { } tls ? Leaf.LeafTls.ForRoutes(tls, Options.Routes.Select(r => new Uri(r.Trim()))) : null);
 
         // Every account's interest goes to every route: attached now, before any client subscribes.
         foreach (var account in server.Accounts.All)
@@ -46,6 +50,12 @@ internal sealed class ClusterRoutes
 
     /// <summary>The members' client URLs for the clients' INFO.</summary>
     public ClusterUrls Urls { get; }
+
+    /// <summary>The routes' import and export permissions (<c>cluster.permissions</c>), or null.</summary>
+    public Leaf.LeafPermissions? Permissions { get; }
+
+    /// <summary>Opens routes over their sockets (TLS first when configured).</summary>
+    public RouteOpener Opener { get; }
 
     /// <summary>The cluster's name now (a dynamic one may yield to a member's).</summary>
     public string Name
@@ -97,7 +107,13 @@ internal sealed class ClusterRoutes
         socket.Bind(new IPEndPoint(address, Options.Port < 0 ? 0 : Options.Port));
         listener = socket;
         EndPoint = (IPEndPoint)socket.LocalEndPoint!;
+        advertised = Advertised(Options.Advertise, EndPoint.Port);
         RouteLog.ClusterName(Server.Logger, Name);
+        if (Options.Tls is { Insecure: true })
+        {
+            RouteLog.TlsInsecure(Server.Logger);
+        }
+
         var dialers = new List<RouteDialer>();
         foreach (var route in Options.Routes)
         {
@@ -134,10 +150,17 @@ internal sealed class ClusterRoutes
             }
 
             socket.NoDelay = true;
+            _ = AcceptAsync(socket);
+        }
+    }
 
-            var route = new RouteConnection(this, socket, null, isExplicit: false);
+    // The handshake (TLS first when configured) off the accept loop.
+    private async Task AcceptAsync(Socket socket)
+    {
+        if (await Opener.OpenAsync(socket, null, isExplicit: false, stopping.Token).ConfigureAwait(false) is { } route)
+        {
             Track(route);
-            _ = route.RunAsync(dialled: false, stopping.Token);
+            await route.RunAsync(dialled: false, stopping.Token).ConfigureAwait(false);
         }
     }
 
@@ -161,46 +184,6 @@ internal sealed class ClusterRoutes
             return Task.WhenAll(all.Where(r => r.WasAccepted && !r.Settled.IsCompleted).Select(r => r.Settled));
         }
     }
-
-    /// <summary>Our route INFO (nats-server's <c>routeInfo</c>), with a nonce on the first one of a connection.</summary>
-    public byte[] InfoLine(bool withNonce, bool lameDuckMode = false)
-    {
-        var info = new RouteInfo
-        {
-            ServerId = Server.ServerId,
-            ServerName = Server.ServerName,
-            Version = Protocol.ServerInfo.CompatibleServerVersion,
-            Proto = 2,
-            Host = EndPoint is { } endPoint && !endPoint.Address.Equals(IPAddress.Any) && !endPoint.Address.Equals(IPAddress.IPv6Any) ? endPoint.Address.ToString() : Options.Host,
-            Port = EndPoint?.Port ?? Options.Port,
-            Headers = !Server.Options.NoHeaderSupport,
-            AuthRequired = AuthRequired,
-            MaxPayload = Server.Options.MaxPayload,
-            Nonce = withNonce ? Events.EventIds.Next()[..11] : null,
-            Cluster = Name,
-            Dynamic = IsNameDynamic,
-            ConnectUrls = Urls.Own,
-            LameDuckMode = lameDuckMode || lameDuck,
-        };
-        return Encoding.UTF8.GetBytes("INFO " + JsonSerializer.Serialize(info, RouteJsonContext.Default.RouteInfo) + "\r\n");
-    }
-
-    /// <summary>The credentials to send when dialling <paramref name="url"/>: its own, else the cluster's.</summary>
-    public (string User, string? Password)? UserFor(Uri url)
-    {
-        var info = url.UserInfo;
-        if (info.Length > 0)
-        {
-            var colon = info.IndexOf(':', StringComparison.Ordinal);
-            return colon < 0 ? (Uri.UnescapeDataString(info), null) : (Uri.UnescapeDataString(info[..colon]), Uri.UnescapeDataString(info[(colon + 1)..]));
-        }
-
-        return AuthRequired ? (Options.Username!, Options.Password) : null;
-    }
-
-    /// <summary>Checks an accepted route's CONNECT credentials (nats-server's <c>checkRouterAuth</c>).</summary>
-    public bool Authenticate(string? user, string? password)
-        => !AuthRequired || (string.Equals(user, Options.Username, StringComparison.Ordinal) && string.Equals(password ?? "", Options.Password ?? "", StringComparison.Ordinal));
 
     /// <summary>
     /// Whether a member's cluster name is ours. A dynamic name yields to a configured one or a larger one, and the

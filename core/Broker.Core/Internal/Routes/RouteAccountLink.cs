@@ -109,7 +109,7 @@ internal sealed class RouteAccountLink : LinkClient, IInterestLink
     /// <summary>An interest change of the account: RS+ with the weight for a queue key, RS+ or RS- for a plain one.</summary>
     public void SendInterest(string key, int n)
     {
-        if (RouteInterestFilter.MaySend(key))
+        if (MaySend(key))
         {
             route.SendProtocol(Encoding.UTF8.GetBytes(InterestLine(key, n)));
         }
@@ -121,7 +121,7 @@ internal sealed class RouteAccountLink : LinkClient, IInterestLink
         var lines = new StringBuilder();
         foreach (var (key, n) in counts)
         {
-            if (RouteInterestFilter.MaySend(key))
+            if (MaySend(key))
             {
                 lines.Append(InterestLine(key, n));
             }
@@ -132,6 +132,9 @@ internal sealed class RouteAccountLink : LinkClient, IInterestLink
             route.SendProtocol(Encoding.UTF8.GetBytes(lines.ToString()));
         }
     }
+
+    // Never JetStream's API; only what cluster.permissions.import allows (nats-server's canImport on the key's subject).
+    private bool MaySend(string key) => RouteInterestFilter.MaySend(key) && (route.Permissions is not { } permissions || permissions.CanPublish(Encoding.UTF8.GetBytes(LeafInterest.SubjectOf(key))));
 
     // addRouteSubOrUnsubProtoToBuf: "RS+ acc key[ weight]" while n > 0 (the weight for queue keys), "RS- acc key" at 0.
     private string InterestLine(string key, int n)

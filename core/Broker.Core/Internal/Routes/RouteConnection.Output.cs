@@ -33,7 +33,7 @@ internal sealed partial class RouteConnection
     /// </summary>
     public bool SendMessage(ClientBase producer, RouteAccountLink link, byte[] rmsg, byte[] hmsg, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, ReadOnlySpan<byte[]?> queues)
     {
-        if (!registered)
+        if (!registered || (cluster.Permissions is { } permissions && permissions.DeniesDelivery(subject)))
         {
             return false;
         }

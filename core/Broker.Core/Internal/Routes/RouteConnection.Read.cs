@@ -192,6 +192,12 @@ internal sealed partial class RouteConnection
             return;
         }
 
+        if (Permissions is { } permissions && !permissions.CanSubscribe(args[parts[1]]))
+        {
+            // canExport: nats-server ignores it ("Can not export ..., ignoring remote subscription request").
+            return;
+        }
+
         var weight = 1;
         if (count == 4 && (!Utf8Parser.TryParse(args[parts[3]], out weight, out var consumed) || consumed != args[parts[3]].Length || weight < 0))
         {

@@ -22,7 +22,7 @@ namespace Broker.Core.Internal.Routes;
 internal sealed partial class RouteConnection
 {
     private readonly ClusterRoutes cluster;
-    private readonly SocketConnection connection;
+    private readonly TransportConnection connection;
     private readonly ConnectionOutput output;
     private readonly TaskCompletionSource done = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly TaskCompletionSource settled = new(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -35,18 +35,18 @@ internal sealed partial class RouteConnection
     private RouteInfo? remote;
     private readonly Leaf.LinkKeepAlive keepAlive;
 
-    public RouteConnection(ClusterRoutes cluster, Socket socket, Uri? url, bool isExplicit)
+    /// <summary>A route over <paramref name="connection"/>, started (in clear text or after TLS: <see cref="RouteOpener"/>).</summary>
+    public RouteConnection(ClusterRoutes cluster, TransportConnection connection, IPEndPoint? remote, ulong id, Uri? url, bool isExplicit)
     {
         this.cluster = cluster;
+        this.connection = connection;
         Server = cluster.Server;
         Url = url;
         WasAccepted = url is null;
         IsExplicit = isExplicit;
-        Id = Server.NextClientId();
-        var settings = new TransportSettings { MaxPendingOutputBytes = Server.Options.MaxPending, WriteDeadline = Server.Options.WriteDeadline };
-        connection = new SocketConnection(socket, settings, owner: null, PipeScheduler.ThreadPool);
+        Id = id;
         output = new ConnectionOutput(connection, connection.Transport.Output);
-        RemoteEndPoint = socket.RemoteEndPoint as IPEndPoint;
+        RemoteEndPoint = remote;
         foreach (var account in Server.Accounts.All)
         {
             links[account] = new RouteAccountLink(this, account);
@@ -58,6 +58,9 @@ internal sealed partial class RouteConnection
     }
 
     public BrokerCore Server { get; }
+
+    /// <summary>The cluster's import and export permissions, or null (<c>cluster.permissions</c>).</summary>
+    public Leaf.LeafPermissions? Permissions => cluster.Permissions;
 
     /// <summary>The route's id (<c>rid</c> in /routez and logs).</summary>
     public ulong Id { get; }
@@ -116,7 +119,6 @@ internal sealed partial class RouteConnection
     public async Task RunAsync(bool dialled, CancellationToken stopping)
     {
         solicited = dialled;
-        connection.Start();
         RouteLog.Created(Server.Logger, Name, Id);
         using var registration = stopping.Register(static state => ((RouteConnection)state!).Close("Server Shutdown"), this);
         if (dialled)
@@ -167,6 +169,7 @@ internal sealed partial class RouteConnection
             Cluster = cluster.Name,
             Dynamic = cluster.IsNameDynamic,
             Headers = !Server.Options.NoHeaderSupport,
+            TlsRequired = cluster.Opener.TlsRequired,
         };
         var user = cluster.UserFor(Url!);
         if (user is { } credentials)

@@ -89,9 +89,22 @@ internal sealed class RouteDialer(ClusterRoutes cluster, Uri url, bool isExplici
                 continue;
             }
 
+            if (await cluster.Opener.OpenAsync(socket, url, isExplicit, stopping).ConfigureAwait(false) is not { } route)
+            {
+                // The TLS handshake failed (logged): dialled again as after a closed route (reConnectToRoute).
+                attempts++;
+                firstAttempt.TrySetResult();
+                if (stopping.IsCancellationRequested || (!isExplicit && attempts > cluster.Options.ConnectRetries)
+                    || !await LeafRemote.WaitAsync(TimeSpan.FromMilliseconds(Random.Shared.Next(100)) + ReconnectDelay, stopping).ConfigureAwait(false))
+                {
+                    return;
+                }
+
+                continue;
+            }
+
             attempts = 0;
             connections++;
-            var route = new RouteConnection(cluster, socket, url, isExplicit);
             cluster.Track(route);
             firstDial.TrySetResult();
             _ = route.Settled.ContinueWith(static (_, state) => ((TaskCompletionSource)state!).TrySetResult(), firstAttempt, CancellationToken.None, TaskContinuationOptions.None, TaskScheduler.Default);

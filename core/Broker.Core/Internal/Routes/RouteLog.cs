@@ -28,4 +28,10 @@ internal static partial class RouteLog
 
     [LoggerMessage(1856, LogLevel.Information, "{Remote} - rid:{Id} - Registering remote route \"{ServerId}\" ({ServerName})")]
     public static partial void Registered(ILogger logger, string remote, ulong id, string serverId, string serverName);
+
+    [LoggerMessage(1857, LogLevel.Warning, "{Remote} - rid:{Id} - TLS route handshake error: {Reason}")]
+    public static partial void TlsHandshakeFailed(ILogger logger, string remote, ulong id, string reason);
+
+    [LoggerMessage(1858, LogLevel.Warning, "TLS certificate chain and hostname of solicited routes will not be verified. DO NOT USE IN PRODUCTION!")]
+    public static partial void TlsInsecure(ILogger logger);
 }

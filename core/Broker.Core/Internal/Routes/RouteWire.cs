@@ -43,6 +43,10 @@ internal sealed class RouteInfo
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
     public bool TlsRequired { get; set; }
 
+    [JsonPropertyName("tls_verify")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public bool TlsVerify { get; set; }
+
     [JsonPropertyName("max_payload")]
     public int MaxPayload { get; set; }
 
@@ -73,6 +77,14 @@ internal sealed class RouteInfo
     [JsonPropertyName("ldm")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
     public bool LameDuckMode { get; set; }
+
+    [JsonPropertyName("import")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public Leaf.LeafInfo.SubjectPermission? Import { get; set; }
+
+    [JsonPropertyName("export")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]
+    public Leaf.LeafInfo.SubjectPermission? Export { get; set; }
 
     [JsonPropertyName("gateway")]
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)]

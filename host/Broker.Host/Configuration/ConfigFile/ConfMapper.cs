@@ -64,7 +64,7 @@ internal sealed class ConfMapper
         refusals = new SecurityRefusals(reader);
         operators = new OperatorMapper(reader, output);
         leafNodes = new LeafNodesMapper(reader, output, permissions, ignored);
-        cluster = new ClusterMapper(reader, output, authorization);
+        cluster = new ClusterMapper(reader, output, authorization, permissions, leafNodes);
     }
 
     /// <summary>Reads and maps a configuration file; a file that cannot be parsed gives one error.</summary>

@@ -103,4 +103,10 @@ internal sealed class ClusterVarz
 
     [JsonPropertyName("tls_timeout")]
     public double? TlsTimeout { get; set; }
+
+    [JsonPropertyName("tls_required")]
+    public bool? TlsRequired { get; set; }
+
+    [JsonPropertyName("tls_verify")]
+    public bool? TlsVerify { get; set; }
 }

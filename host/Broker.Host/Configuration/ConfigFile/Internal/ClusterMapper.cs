@@ -8,13 +8,16 @@ namespace Broker.Host.Configuration.ConfigFile.Internal;
 /// <summary>
 /// The <c>cluster</c> block (nats-server opts.go parseCluster) onto <see cref="ClusterOptions"/>: <c>name</c>,
 /// <c>listen</c> (or <c>host</c>/<c>net</c> and <c>port</c>), <c>routes</c>, <c>authorization</c> (one user and
-/// password, <c>timeout</c>), <c>no_advertise</c>, <c>connect_retries</c>, with nats-server's texts. <c>tls</c>,
-/// <c>permissions</c> and <c>cluster_advertise</c> are errors (routes would run otherwise than the file says).
+/// password, <c>timeout</c>), <c>no_advertise</c>, <c>connect_retries</c>, <c>tls</c> (a leaf node remote's keys, read
+/// by <see cref="LeafNodesMapper"/>), <c>permissions</c> (<c>import</c>/<c>export</c> as a user's <c>publish</c>/<c>subscribe</c>,
+/// read by <see cref="PermissionsMapper"/>) and <c>advertise</c>/<c>cluster_advertise</c>, with nats-server's texts.
 /// </summary>
 /// <param name="reader">Typed reads of the values.</param>
 /// <param name="output">Where values and diagnostics go.</param>
 /// <param name="authorization">Reads <c>timeout</c> as the top-level authorization's.</param>
-internal sealed class ClusterMapper(ConfValueReader reader, ConfMappingBuilder output, AuthorizationMapper authorization)
+/// <param name="permissions">Reads <c>permissions</c>.</param>
+/// <param name="links">Reads <c>tls</c> as a leaf node remote's.</param>
+internal sealed class ClusterMapper(ConfValueReader reader, ConfMappingBuilder output, AuthorizationMapper authorization, PermissionsMapper permissions, LeafNodesMapper links)
 {
     /// <summary>Whether <paramref name="key"/> (any letter case) is <c>cluster</c>.</summary>
     public static bool Reads(string key) => string.Equals(key, "cluster", StringComparison.OrdinalIgnoreCase);
@@ -67,19 +70,39 @@ internal sealed class ClusterMapper(ConfValueReader reader, ConfMappingBuilder o
 
                     break;
                 case "tls":
-                    reader.NotYet(item, "TLS on routes");
+                    links.Tls(item, Cluster(nameof(ClusterOptions.Tls)), "on routes' TLS", routes: true);
                     break;
                 case "permissions":
-                    reader.NotYet(item, "route permissions");
+                    Permissions(item);
                     break;
                 case "cluster_advertise" or "advertise":
-                    reader.NotYet(item, "advertising another route address");
+                    if (item.Value is ConfString advertise)
+                    {
+                        output.Set(Cluster(nameof(ClusterOptions.Advertise)), advertise.Value);
+                    }
+                    else
+                    {
+                        output.Error(item.KeyPosition, $"interface conversion: interface {{}} is {GoType(item.Value)}, not string");
+                    }
+
                     break;
                 default:
                     reader.Unknown(item);
                     break;
             }
         }
+    }
+
+    // parseUserPermissions, without dynamic responses (nats-server's text).
+    private void Permissions(ConfEntry entry)
+    {
+        if (entry.Value is ConfMap block && block.Entries.Any(e => e.Key.ToLowerInvariant() is "allow_responses" or "publish_allow_responses"))
+        {
+            output.Error(entry.KeyPosition, "Cluster permissions do not support dynamic responses");
+            return;
+        }
+
+        permissions.Map(entry, Cluster(nameof(ClusterOptions.Permissions)));
     }
 
     // parseAuthorization, then: one user, no token (nats-server's texts).

@@ -190,7 +190,14 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
     }
 
     // A remote's tls block (nats-server parseTLS with isClientCtx): the client's keys; GenTLSConfig's checks are the options' own.
-    private void Tls(ConfEntry field, string prefix)
+    private void Tls(ConfEntry field, string prefix) => Tls(field, prefix, "on a leaf node remote's TLS", routes: false);
+
+    /// <summary>
+    /// A <c>tls { }</c> block of a link onto <see cref="LeafRemoteTlsOptions"/> keys under <paramref name="prefix"/>:
+    /// a leaf node remote's, or the cluster's (<paramref name="routes"/>: <c>verify</c> is always on there, as
+    /// nats-server forces it, and <c>verify_and_map</c> is refused); keys not offered are refused naming <paramref name="where"/>.
+    /// </summary>
+    internal void Tls(ConfEntry field, string prefix, string where, bool routes)
     {
         if (!reader.TryMap(field, out var block))
         {
@@ -222,6 +229,9 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
                 case "insecure":
                     TlsBool(item, prefix + ":" + nameof(LeafRemoteTlsOptions.Insecure));
                     break;
+                case "verify_and_map" when routes && item.Value is ConfBool { Value: true }:
+                    reader.NotYet(item, "routes authenticated by their certificate");
+                    break;
                 case "verify" or "verify_and_map":
                     // A server's check of client certificates: a spoke, the TLS client, has none to make (Go ignores it there).
                     TlsBool(item, null);
@@ -241,7 +251,7 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
                     TlsTimeout(item, prefix + ":" + nameof(LeafRemoteTlsOptions.Timeout));
                     break;
                 case "cipher_suites" or "curve_preferences" or "pinned_certs" or "connection_rate_limit" or "min_version":
-                    reader.NotYet(item, "on a leaf node remote's TLS");
+                    reader.NotYet(item, where);
                     break;
                 case "handshake_first" or "first" or "immediate":
                     reader.NotYet(item, "TLS before the hub's INFO, nats-server 2.10");
