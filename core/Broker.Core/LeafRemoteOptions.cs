@@ -92,16 +92,7 @@ public sealed class LeafRemoteOptions
 
         if (Tls is { } tls)
         {
-            // nats-server's GenTLSConfig.
-            if (!string.IsNullOrEmpty(tls.CertFile) && string.IsNullOrEmpty(tls.KeyFile))
-            {
-                throw new InvalidOperationException("missing 'key_file' in TLS configuration");
-            }
-
-            if (string.IsNullOrEmpty(tls.CertFile) && !string.IsNullOrEmpty(tls.KeyFile))
-            {
-                throw new InvalidOperationException("missing 'cert_file' in TLS configuration");
-            }
+            LeafRemoteTlsOptions.CheckKeyPair(tls.CertFile, tls.KeyFile);
         }
 
         if (!AccountExists(options, Account))

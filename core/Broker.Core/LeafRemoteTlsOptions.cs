@@ -35,4 +35,18 @@ public sealed class LeafRemoteTlsOptions
     /// <summary>Creates a copy.</summary>
     /// <returns>The copy.</returns>
     public LeafRemoteTlsOptions Clone() => (LeafRemoteTlsOptions)MemberwiseClone();
+
+    // nats-server's GenTLSConfig: a certificate and its key come together.
+    internal static void CheckKeyPair(string? certFile, string? keyFile)
+    {
+        if (!string.IsNullOrEmpty(certFile) && string.IsNullOrEmpty(keyFile))
+        {
+            throw new InvalidOperationException("missing 'key_file' in TLS configuration");
+        }
+
+        if (string.IsNullOrEmpty(certFile) && !string.IsNullOrEmpty(keyFile))
+        {
+            throw new InvalidOperationException("missing 'cert_file' in TLS configuration");
+        }
+    }
 }

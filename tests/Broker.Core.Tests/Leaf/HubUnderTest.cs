@@ -8,7 +8,7 @@ namespace Broker.Core.Tests.Leaf;
 /// 2.9.10 (<see cref="LeafHub"/>) with the same settings, monitoring on, so a scenario runs against both and waits on
 /// the same /leafz.
 /// </summary>
-internal sealed class HubUnderTest : IAsyncDisposable
+internal sealed class HubUnderTest : ILeafHubUnderTest, IAsyncDisposable
 {
     private readonly TestBroker? ours;
     private readonly LeafHub? reference;

@@ -9,7 +9,7 @@ namespace Broker.Core.Tests.Leaf;
 /// A nats-server 2.9.10 hub accepting leaf nodes on 127.0.0.1 (<c>leafnodes { listen }</c>) with its monitoring port
 /// on, so tests can wait for a link and its interest on the hub's /leafz. <see cref="RestartAsync"/> keeps the ports.
 /// </summary>
-internal sealed class LeafHub : IAsyncDisposable
+internal sealed class LeafHub : ILeafHubUnderTest, IAsyncDisposable
 {
     private readonly string config;
     private ReferenceServer server;

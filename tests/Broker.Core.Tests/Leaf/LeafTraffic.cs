@@ -12,7 +12,7 @@ namespace Broker.Core.Tests.Leaf;
 internal static class LeafTraffic
 {
     /// <summary>A spoke client's subscription shows in the hub's /leafz: the link is up and carries interest.</summary>
-    public static async Task InterestReachesTheHubAsync(LeafHub hub, LeafSpoke spoke, string subject)
+    public static async Task InterestReachesTheHubAsync(ILeafHubUnderTest hub, LeafSpoke spoke, string subject)
     {
         await using var onSpoke = await NatsClients.ConnectAsync(spoke.ClientUrl, "spoke");
         await using var sub = await onSpoke.SubscribeCoreAsync<string>(subject);
@@ -48,7 +48,7 @@ internal static class LeafTraffic
         Assert.Equal("up again", (await hubSub.NextAsync()).Data);
     }
 
-    public static async Task CrossesBothWaysAsync(LeafHub hub, LeafSpoke spoke)
+    public static async Task CrossesBothWaysAsync(ILeafHubUnderTest hub, LeafSpoke spoke)
     {
         await using var onHub = await NatsClients.ConnectAsync(hub.ClientUrl, "hub");
         await using var onSpoke = await NatsClients.ConnectAsync(spoke.ClientUrl, "spoke");
@@ -82,4 +82,14 @@ internal static class LeafTraffic
         Assert.Equal("last", (await spokeSub.NextAsync()).Data);
         Assert.Equal(20, member1.Msgs.Count + member2.Msgs.Count);
     }
+}
+
+/// <summary>A hub the traffic checks run against: nats-server's (<see cref="LeafHub"/>) or either kind (<see cref="HubUnderTest"/>).</summary>
+internal interface ILeafHubUnderTest
+{
+    /// <summary>The hub's client URL.</summary>
+    string ClientUrl { get; }
+
+    /// <summary>Waits until the hub has <paramref name="links"/> links, and each subject of <paramref name="subjects"/> in a link's interest.</summary>
+    Task WaitForLinksAsync(int links, params string[] subjects);
 }

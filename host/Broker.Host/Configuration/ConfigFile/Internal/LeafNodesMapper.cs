@@ -23,6 +23,9 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
 
     private int remotes;
 
+    // The listener's TLS timeout, once its tls block is read (the default authorization timeout follows it).
+    private TimeSpan? hubTlsTimeout;
+
     /// <summary>Whether <paramref name="key"/> (any letter case) is <c>leafnodes</c> or <c>leaf</c>.</summary>
     public static bool Reads(string key)
         => string.Equals(key, "leafnodes", StringComparison.OrdinalIgnoreCase) || string.Equals(key, "leaf", StringComparison.OrdinalIgnoreCase);
@@ -50,6 +53,9 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
                     }
 
                     break;
+                case "tls":
+                    Tls(item, Key(nameof(BrokerOptions.LeafNodes), nameof(LeafNodeOptions.Hub), nameof(LeafHubOptions.Tls)), hub: true);
+                    break;
                 default:
                     if (!hub.TryMap(item))
                     {
@@ -58,6 +64,12 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
 
                     break;
             }
+        }
+
+        if (hubTlsTimeout is { } tlsTimeout && !hub.AuthTimeoutSet)
+        {
+            // nats-server's getDefaultAuthTimeout: with TLS, the TLS timeout and a second more for the CONNECT.
+            output.Set(Key(nameof(BrokerOptions.LeafNodes), nameof(LeafNodeOptions.Hub), nameof(LeafHubOptions.AuthTimeout)), Format(tlsTimeout + TimeSpan.FromSeconds(1)));
         }
     }
 
@@ -119,7 +131,7 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
 
                     break;
                 case "tls":
-                    Tls(field, prefix + ":" + nameof(LeafRemoteOptions.Tls));
+                    Tls(field, prefix + ":" + nameof(LeafRemoteOptions.Tls), hub: false);
                     break;
                 case "ws_compress" or "ws_compression" or "websocket_compress" or "websocket_compression":
                     reader.SetBool(field, prefix + ":" + nameof(LeafRemoteOptions.WebSocketCompression));
@@ -189,15 +201,17 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
         }
     }
 
-    // A remote's tls block (nats-server parseTLS with isClientCtx): the client's keys; GenTLSConfig's checks are the options' own.
-    private void Tls(ConfEntry field, string prefix)
+    // A remote's or the listener's (hub) tls block (nats-server parseTLS with isClientCtx for both): the same keys onto
+    // LeafRemoteTlsOptions or LeafHubTlsOptions, whose names match; GenTLSConfig's checks are the options' own.
+    private void Tls(ConfEntry field, string prefix, bool hub)
     {
         if (!reader.TryMap(field, out var block))
         {
             return;
         }
 
-        output.Set(prefix + ":" + nameof(LeafRemoteTlsOptions.Timeout), Format(LeafRemoteTlsOptions.DefaultTimeout));
+        var timeout = LeafRemoteTlsOptions.DefaultTimeout;
+        output.Set(prefix + ":" + nameof(LeafRemoteTlsOptions.Timeout), Format(timeout));
         foreach (var item in block.Entries)
         {
             switch (item.Key.ToLowerInvariant())
@@ -222,9 +236,20 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
                 case "insecure":
                     TlsBool(item, prefix + ":" + nameof(LeafRemoteTlsOptions.Insecure));
                     break;
-                case "verify" or "verify_and_map":
+                case "verify":
                     // A server's check of client certificates: a spoke, the TLS client, has none to make (Go ignores it there).
-                    TlsBool(item, null);
+                    TlsBool(item, hub ? prefix + ":" + nameof(LeafHubTlsOptions.Verify) : null);
+                    break;
+                case "verify_and_map":
+                    if (hub && item.Value is ConfBool { Value: true })
+                    {
+                        reader.NotYet(item, "leaf node users named by their TLS certificates (verify_and_map)");
+                    }
+                    else
+                    {
+                        TlsBool(item, null);
+                    }
+
                     break;
                 case "verify_cert_and_check_known_urls":
                     if (item.Value is ConfBool { Value: true })
@@ -238,10 +263,10 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
 
                     break;
                 case "timeout":
-                    TlsTimeout(item, prefix + ":" + nameof(LeafRemoteTlsOptions.Timeout));
+                    timeout = TlsTimeout(item, prefix + ":" + nameof(LeafRemoteTlsOptions.Timeout)) ?? timeout;
                     break;
                 case "cipher_suites" or "curve_preferences" or "pinned_certs" or "connection_rate_limit" or "min_version":
-                    reader.NotYet(item, "on a leaf node remote's TLS");
+                    reader.NotYet(item, hub ? "on the leaf node listener's TLS" : "on a leaf node remote's TLS");
                     break;
                 case "handshake_first" or "first" or "immediate":
                     reader.NotYet(item, "TLS before the hub's INFO, nats-server 2.10");
@@ -254,6 +279,11 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
 
                     break;
             }
+        }
+
+        if (hub)
+        {
+            hubTlsTimeout = timeout;
         }
     }
 
@@ -269,8 +299,8 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
         }
     }
 
-    // Seconds (an integer or a fraction) or a Go duration; zero or less is the default.
-    private void TlsTimeout(ConfEntry item, string key)
+    // Seconds (an integer or a fraction) or a Go duration; zero or less is the default. The timeout set, if any.
+    private TimeSpan? TlsTimeout(ConfEntry item, string key)
     {
         double seconds;
         switch (item.Value)
@@ -285,20 +315,23 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
                 if (!Broker.Abstractions.ConfigSyntax.TryParseDuration(text.Value, out var duration, out var error))
                 {
                     output.Error(item.KeyPosition, $"error parsing tls config, 'timeout' {error}");
-                    return;
+                    return null;
                 }
 
                 seconds = duration.TotalSeconds;
                 break;
             default:
                 output.Error(item.KeyPosition, "error parsing tls config, 'timeout' wrong type");
-                return;
+                return null;
         }
 
-        if (seconds > 0)
+        if (seconds <= 0)
         {
-            output.Set(key, Format(TimeSpan.FromSeconds(seconds)));
+            return null;
         }
+
+        output.Set(key, Format(TimeSpan.FromSeconds(seconds)));
+        return TimeSpan.FromSeconds(seconds);
     }
 
     // nats-server's expandPath: a leading ~ is the home directory.
