@@ -34,6 +34,9 @@ internal static class LeafHandshake
 {
     private const int MaxConnectLine = 64 * 1024;
 
+    // nats-server's ErrTooManyAccountConnections, which a leaf node link over its account's limit is told.
+    private const string TooManyLinks = "maximum account active connections exceeded";
+
     /// <summary>
     /// Runs the handshake over <paramref name="socket"/>, then TLS when <paramref name="tls"/> is given; the spoke and
     /// the link's started transport (owning the socket, what followed the CONNECT its first input), or null when the
@@ -147,6 +150,14 @@ internal static class LeafHandshake
         if (user is null || !server.Accounts.TryGet(user.Account, out var account))
         {
             return Refuse(server, stream, socket, peer, "Authorization Violation", "authentication error");
+        }
+
+        if (account.Limits.MaxLeafNodes >= 0 && (account.SubList.Observer?.Links.Length ?? 0) >= account.Limits.MaxLeafNodes)
+        {
+            // registerWithAccount: the account's leaf node links are at its limit (max_leafnodes, a JWT's limits.leaf;
+            // 0: none at all). A user of the leaf block fails its user check with it (registerLeafWithAccount).
+            var error = string.IsNullOrEmpty(options.User) && options.Users.Count == 0 ? TooManyLinks : "Authorization Violation";
+            return Refuse(server, stream, socket, peer, error, TooManyLinks);
         }
 
         // nats-server's connect-info INFO: the user's subscribe permission is what the spoke may import, its publish
