@@ -60,6 +60,21 @@ internal sealed class HubUnderTest : ILeafHubUnderTest, IAsyncDisposable
         return new HubUnderTest(broker, null, broker.Server.Core.LeafNodes!.Hub!.EndPoint!.Port, monitor.Port);
     }
 
+    /// <summary>Starts a hub in operator mode under <paramref name="op"/>, its accounts preloaded (ours: a memory resolver).</summary>
+    public static Task<HubUnderTest> StartInOperatorModeAsync(ServerKind kind, TestOperator op) =>
+        StartAsync(
+            kind,
+            o =>
+            {
+                o.Operator.Operators = [op.Jwt];
+                o.Operator.Resolver = Broker.Core.Auth.AccountResolverType.Memory;
+                foreach (var (key, jwt) in op.AccountJwts)
+                {
+                    o.Operator.ResolverPreload[key] = jwt;
+                }
+            },
+            extra: op.ConfigLines());
+
     /// <summary>Waits until the hub has <paramref name="links"/> links, and each subject of <paramref name="subjects"/> in a link's interest.</summary>
     public Task WaitForLinksAsync(int links, params string[] subjects) => LeafHub.WaitForLeafzAsync(HttpPort, links, subjects, $"the hub ({Kind})");
 

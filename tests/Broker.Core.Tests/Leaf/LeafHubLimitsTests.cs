@@ -30,18 +30,7 @@ public sealed class LeafHubLimitsTests : IDisposable
         });
         var (firstUser, firstJwt) = TestOperator.CreateUser(account);
         var (secondUser, secondJwt) = TestOperator.CreateUser(account);
-        await using var hub = await HubUnderTest.StartAsync(
-            hubKind,
-            o =>
-            {
-                o.Operator.Operators = [op.Jwt];
-                o.Operator.Resolver = AccountResolverType.Memory;
-                foreach (var (key, jwt) in op.AccountJwts)
-                {
-                    o.Operator.ResolverPreload[key] = jwt;
-                }
-            },
-            extra: op.ConfigLines());
+        await using var hub = await HubUnderTest.StartInOperatorModeAsync(hubKind, op);
         await using var first = await LeafSpoke.StartAsync(ServerKind.Reference, new SpokeRemote(hub.LeafUrl()) { Credentials = TestJwt.WriteCreds(directory, "first", firstJwt, firstUser) });
         await hub.WaitForLinksAsync(1);
         await using var second = await LeafSpoke.StartAsync(ServerKind.Ours, new SpokeRemote(hub.LeafUrl()) { Credentials = TestJwt.WriteCreds(directory, "second", secondJwt, secondUser) });
