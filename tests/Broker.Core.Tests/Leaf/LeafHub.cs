@@ -117,3 +117,13 @@ internal sealed class LeafHub : ILeafHubUnderTest, IAsyncDisposable
 
     public ValueTask DisposeAsync() => server.DisposeAsync();
 }
+
+/// <summary>A hub the traffic checks run against: nats-server's (<see cref="LeafHub"/>) or either kind (<see cref="HubUnderTest"/>).</summary>
+internal interface ILeafHubUnderTest
+{
+    /// <summary>The hub's client URL.</summary>
+    string ClientUrl { get; }
+
+    /// <summary>Waits until the hub has <paramref name="links"/> links, and each subject of <paramref name="subjects"/> in a link's interest.</summary>
+    Task WaitForLinksAsync(int links, params string[] subjects);
+}
