@@ -2,7 +2,7 @@ namespace Broker.Core;
 
 /// <summary>
 /// Accepting leaf node connections: the broker as the hub of nats-server (or broker) spokes (nats-server's
-/// <c>leafnodes { listen, authorization, advertise, no_advertise }</c>). Default: not listening.
+/// <c>leafnodes { listen, authorization, advertise, no_advertise, tls }</c>). Default: not listening.
 /// </summary>
 public sealed class LeafHubOptions
 {
@@ -30,11 +30,21 @@ public sealed class LeafHubOptions
     /// <summary>The account the single user (or a spoke without credentials) is bound to (<c>authorization.account</c>). Default <see langword="null"/>: <c>$G</c>.</summary>
     public string? Account { get; set; }
 
-    /// <summary>How long a spoke may take to send its CONNECT (<c>authorization.timeout</c>). Default 2 seconds.</summary>
+    /// <summary>
+    /// How long a spoke may take to send its CONNECT (<c>authorization.timeout</c>). Default 2 seconds (a
+    /// configuration file with <c>tls</c> and no <c>authorization.timeout</c> sets the TLS timeout plus 1 second, as
+    /// nats-server does).
+    /// </summary>
     public TimeSpan AuthTimeout { get; set; } = TimeSpan.FromSeconds(2);
 
     /// <summary>Spoke users, each bound to its account (<c>authorization.users</c>). Default empty.</summary>
     public IList<LeafUserOptions> Users { get; set; } = [];
+
+    /// <summary>
+    /// TLS on the listener (nats-server's <c>leafnodes.tls</c>). Default <see langword="null"/>: spokes connect in
+    /// clear text.
+    /// </summary>
+    public LeafHubTlsOptions? Tls { get; set; }
 
     /// <summary>Whether the broker accepts leaf node connections.</summary>
     public bool IsEnabled => Port != 0;
@@ -51,6 +61,7 @@ public sealed class LeafHubOptions
         Password = Password,
         Account = Account,
         AuthTimeout = AuthTimeout,
+        Tls = Tls?.Clone(),
         Users = [.. Users.Select(u => new LeafUserOptions { User = u.User, Password = u.Password, Account = u.Account })],
     };
 
@@ -60,6 +71,7 @@ public sealed class LeafHubOptions
     public void Validate(BrokerOptions options)
     {
         ArgumentNullException.ThrowIfNull(options);
+        Tls?.Validate();
         if (Users.Count > 0)
         {
             if (!string.IsNullOrEmpty(User))

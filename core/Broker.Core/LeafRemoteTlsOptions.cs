@@ -34,20 +34,23 @@ public sealed class LeafRemoteTlsOptions
 
     /// <summary>nats-server's <c>GenTLSConfig</c> checks: a certificate comes with its key.</summary>
     /// <exception cref="InvalidOperationException">One of the pair is missing; the message says which.</exception>
-    internal void Validate()
-    {
-        if (!string.IsNullOrEmpty(CertFile) && string.IsNullOrEmpty(KeyFile))
-        {
-            throw new InvalidOperationException("missing 'key_file' in TLS configuration");
-        }
-
-        if (string.IsNullOrEmpty(CertFile) && !string.IsNullOrEmpty(KeyFile))
-        {
-            throw new InvalidOperationException("missing 'cert_file' in TLS configuration");
-        }
-    }
+    internal void Validate() => CheckKeyPair(CertFile, KeyFile);
 
     /// <summary>Creates a copy.</summary>
     /// <returns>The copy.</returns>
     public LeafRemoteTlsOptions Clone() => (LeafRemoteTlsOptions)MemberwiseClone();
+
+    // nats-server's GenTLSConfig: a certificate and its key come together.
+    internal static void CheckKeyPair(string? certFile, string? keyFile)
+    {
+        if (!string.IsNullOrEmpty(certFile) && string.IsNullOrEmpty(keyFile))
+        {
+            throw new InvalidOperationException("missing 'key_file' in TLS configuration");
+        }
+
+        if (string.IsNullOrEmpty(certFile) && !string.IsNullOrEmpty(keyFile))
+        {
+            throw new InvalidOperationException("missing 'cert_file' in TLS configuration");
+        }
+    }
 }

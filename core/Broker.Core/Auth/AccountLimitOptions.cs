@@ -15,7 +15,10 @@ public sealed class AccountLimitOptions
     /// <summary>Largest payload a connection of the account may publish (<c>max_payload</c>). Default -1.</summary>
     public int MaxPayload { get; set; } = -1;
 
-    /// <summary>Most leafnode connections of the account (<c>max_leafnodes</c>); accepted, not used yet. Default -1.</summary>
+    /// <summary>
+    /// Most leaf node links of the account (<c>max_leafnodes</c>): a spoke beyond it is refused by the hub, as
+    /// nats-server's <c>registerWithAccount</c>. Default -1 (no limit).
+    /// </summary>
     public int MaxLeafNodes { get; set; } = -1;
 
     /// <summary>Creates a copy.</summary>

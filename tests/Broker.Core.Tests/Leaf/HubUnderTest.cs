@@ -8,7 +8,7 @@ namespace Broker.Core.Tests.Leaf;
 /// 2.9.10 (<see cref="LeafHub"/>) with the same settings, monitoring on, so a scenario runs against both and waits on
 /// the same /leafz.
 /// </summary>
-internal sealed class HubUnderTest : IAsyncDisposable
+internal sealed class HubUnderTest : ILeafHubUnderTest, IAsyncDisposable
 {
     private readonly TestBroker? ours;
     private readonly LeafHub? reference;
@@ -59,6 +59,21 @@ internal sealed class HubUnderTest : IAsyncDisposable
         var monitor = (IPEndPoint)broker.Server.GetEndPoint(BrokerServer.MonitorListenerName);
         return new HubUnderTest(broker, null, broker.Server.Core.LeafNodes!.Hub!.EndPoint!.Port, monitor.Port);
     }
+
+    /// <summary>Starts a hub in operator mode under <paramref name="op"/>, its accounts preloaded (ours: a memory resolver).</summary>
+    public static Task<HubUnderTest> StartInOperatorModeAsync(ServerKind kind, TestOperator op) =>
+        StartAsync(
+            kind,
+            o =>
+            {
+                o.Operator.Operators = [op.Jwt];
+                o.Operator.Resolver = Broker.Core.Auth.AccountResolverType.Memory;
+                foreach (var (key, jwt) in op.AccountJwts)
+                {
+                    o.Operator.ResolverPreload[key] = jwt;
+                }
+            },
+            extra: op.ConfigLines());
 
     /// <summary>Waits until the hub has <paramref name="links"/> links, and each subject of <paramref name="subjects"/> in a link's interest.</summary>
     public Task WaitForLinksAsync(int links, params string[] subjects) => LeafHub.WaitForLeafzAsync(HttpPort, links, subjects, $"the hub ({Kind})");

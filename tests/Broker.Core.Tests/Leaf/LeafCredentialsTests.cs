@@ -42,18 +42,7 @@ public sealed class LeafCredentialsTests(ITestOutputHelper output) : IDisposable
         var (clientUser, clientJwt) = TestOperator.CreateUser(account);
         var clientCreds = TestJwt.WriteCreds(directory, "client", clientJwt, clientUser);
 
-        await using var hub = await HubUnderTest.StartAsync(
-            hubKind,
-            o =>
-            {
-                o.Operator.Operators = [op.Jwt];
-                o.Operator.Resolver = AccountResolverType.Memory;
-                foreach (var (key, jwt) in op.AccountJwts)
-                {
-                    o.Operator.ResolverPreload[key] = jwt;
-                }
-            },
-            extra: op.ConfigLines());
+        await using var hub = await HubUnderTest.StartInOperatorModeAsync(hubKind, op);
         await using var spoke = await LeafSpoke.StartAsync(kind, new SpokeRemote(hub.LeafUrl()) { Credentials = creds });
         await using var onSpoke = await NatsClients.ConnectAsync(spoke.ClientUrl, "spoke");
         await using var onHub = await NatsClients.ConnectAsync(hub.ClientUrl, "hub", o => o with { AuthOpts = o.AuthOpts with { CredsFile = clientCreds } });

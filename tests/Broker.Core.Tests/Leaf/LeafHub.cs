@@ -9,7 +9,7 @@ namespace Broker.Core.Tests.Leaf;
 /// A nats-server 2.9.10 hub accepting leaf nodes on 127.0.0.1 (<c>leafnodes { listen }</c>) with its monitoring port
 /// on, so tests can wait for a link and its interest on the hub's /leafz. <see cref="RestartAsync"/> keeps the ports.
 /// </summary>
-internal sealed class LeafHub : IAsyncDisposable
+internal sealed class LeafHub : ILeafHubUnderTest, IAsyncDisposable
 {
     private readonly string config;
     private ReferenceServer server;
@@ -116,4 +116,14 @@ internal sealed class LeafHub : IAsyncDisposable
     }
 
     public ValueTask DisposeAsync() => server.DisposeAsync();
+}
+
+/// <summary>A hub the traffic checks run against: nats-server's (<see cref="LeafHub"/>) or either kind (<see cref="HubUnderTest"/>).</summary>
+internal interface ILeafHubUnderTest
+{
+    /// <summary>The hub's client URL.</summary>
+    string ClientUrl { get; }
+
+    /// <summary>Waits until the hub has <paramref name="links"/> links, and each subject of <paramref name="subjects"/> in a link's interest.</summary>
+    Task WaitForLinksAsync(int links, params string[] subjects);
 }

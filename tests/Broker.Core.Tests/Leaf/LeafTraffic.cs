@@ -12,7 +12,7 @@ namespace Broker.Core.Tests.Leaf;
 internal static class LeafTraffic
 {
     /// <summary>A spoke client's subscription shows in the hub's /leafz: the link is up and carries interest.</summary>
-    public static async Task InterestReachesTheHubAsync(LeafHub hub, LeafSpoke spoke, string subject)
+    public static async Task InterestReachesTheHubAsync(ILeafHubUnderTest hub, LeafSpoke spoke, string subject)
     {
         await using var onSpoke = await NatsClients.ConnectAsync(spoke.ClientUrl, "spoke");
         await using var sub = await onSpoke.SubscribeCoreAsync<string>(subject);
@@ -48,7 +48,7 @@ internal static class LeafTraffic
         Assert.Equal("up again", (await hubSub.NextAsync()).Data);
     }
 
-    public static async Task CrossesBothWaysAsync(LeafHub hub, LeafSpoke spoke)
+    public static async Task CrossesBothWaysAsync(ILeafHubUnderTest hub, LeafSpoke spoke)
     {
         await using var onHub = await NatsClients.ConnectAsync(hub.ClientUrl, "hub");
         await using var onSpoke = await NatsClients.ConnectAsync(spoke.ClientUrl, "spoke");

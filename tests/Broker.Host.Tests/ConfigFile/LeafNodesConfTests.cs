@@ -64,13 +64,64 @@ public sealed class LeafNodesConfTests
     }
 
     [Fact]
-    public void Tls_on_the_listener_is_an_error_and_min_version_a_notice()
+    public void Min_version_is_a_notice()
     {
         var mapping = ConfMappingTests.Map("leafnodes {\n  listen: 7422\n  tls { }\n  min_version: \"2.8.0\"\n}");
 
-        Assert.True(mapping.HasErrors);
-        Assert.Contains(mapping.Diagnostics, d => d.Message.StartsWith("\"tls\": not supported yet (TLS on the leaf node listener)", StringComparison.Ordinal));
+        Assert.False(mapping.HasErrors, string.Join("\n", mapping.Diagnostics));
         Assert.Contains(mapping.Diagnostics, d => d.ToString() == "test.conf:4:3: Leaf node minimum version: not supported yet, ignoring \"min_version\"");
+    }
+
+    /// <summary>
+    /// The listener's tls block (nats-server parseLeafNodes, parseTLS, GenTLSConfig): its files, verify, insecure and
+    /// timeout; without <c>authorization.timeout</c> the CONNECT may take the TLS timeout and a second more
+    /// (getDefaultAuthTimeout), with it the given one.
+    /// </summary>
+    [Theory]
+    [InlineData("", 3.0, 2.0)]
+    [InlineData(", timeout: 5", 6.0, 5.0)]
+    [InlineData(", timeout: \"500ms\"", 1.5, 0.5)]
+    public void Tls_on_the_listener_binds_with_nats_servers_timeouts(string timeout, double auth, double tls)
+    {
+        var mapping = ConfMappingTests.Map($"leafnodes {{\n  listen: 7422\n  tls {{ cert_file: \"c.pem\", key_file: \"k.pem\", ca_file: \"ca.pem\", verify: true, insecure: true{timeout} }}\n}}");
+
+        Assert.False(mapping.HasErrors, string.Join("\n", mapping.Diagnostics));
+        var hub = HostSettings.Bind(new ConfigurationBuilder().AddInMemoryCollection(mapping.Settings).Build()).Broker.LeafNodes.Hub;
+        var options = Assert.IsType<Broker.Core.LeafHubTlsOptions>(hub.Tls);
+        Assert.Equal(("c.pem", "k.pem", "ca.pem", true, true), (options.CertFile, options.KeyFile, options.CaFile, options.Verify, options.Insecure));
+        Assert.Equal((TimeSpan.FromSeconds(tls), TimeSpan.FromSeconds(auth)), (options.Timeout, hub.AuthTimeout));
+    }
+
+    [Fact]
+    public void An_authorization_timeout_is_kept_beside_tls()
+    {
+        var mapping = ConfMappingTests.Map("leafnodes {\n  listen: 7422\n  authorization { timeout: 4 }\n  tls { cert_file: \"c.pem\", key_file: \"k.pem\" }\n}");
+
+        var hub = HostSettings.Bind(new ConfigurationBuilder().AddInMemoryCollection(mapping.Settings).Build()).Broker.LeafNodes.Hub;
+        Assert.Equal(TimeSpan.FromSeconds(4), hub.AuthTimeout);
+        Assert.False(hub.Tls!.Verify);
+    }
+
+    [Theory]
+    [InlineData("tls { cert_file: \"c.pem\" }", "missing 'key_file' in TLS configuration")]
+    [InlineData("tls { key_file: \"k.pem\" }", "missing 'cert_file' in TLS configuration")]
+    public void A_listener_certificate_without_its_key_is_refused_with_nats_servers_text(string block, string text)
+    {
+        var mapping = ConfMappingTests.Map($"leafnodes {{\n  listen: 7422\n  {block}\n}}");
+        var error = Assert.Throws<HostConfigurationException>(() => HostSettings.Bind(new ConfigurationBuilder().AddInMemoryCollection(mapping.Settings).Build()));
+
+        Assert.Equal(text, error.Message);
+    }
+
+    [Theory]
+    [InlineData("verify_and_map: true", "\"verify_and_map\": not supported yet (leaf node users named by their TLS certificates (verify_and_map))")]
+    [InlineData("pinned_certs: []", "\"pinned_certs\": not supported yet (on the leaf node listener's TLS)")]
+    public void What_the_listener_cannot_do_yet_is_an_error(string key, string error)
+    {
+        var mapping = ConfMappingTests.Map($"leafnodes {{\n  listen: 7422\n  tls {{ cert_file: \"c.pem\", key_file: \"k.pem\", {key} }}\n}}");
+
+        Assert.True(mapping.HasErrors);
+        Assert.Contains(mapping.Diagnostics, d => d.Message.StartsWith(error, StringComparison.Ordinal));
     }
 
     /// <summary>nats-server's validateLeafNodeAuthOptions and validateLeafNode texts (nats-server -t gives them with the block's position).</summary>

@@ -184,7 +184,7 @@ internal sealed partial class LeafConnection
     }
 
     /// <summary>Appends a protocol line and flushes it.</summary>
-    private void SendProtocol(ReadOnlySpan<byte> line)
+    internal void SendProtocol(ReadOnlySpan<byte> line)
     {
         lock (output.Gate)
         {

@@ -1,8 +1,6 @@
 using System.Buffers;
-using System.Buffers.Text;
 using System.IO.Pipelines;
 using System.Text;
-using Broker.Core.Internal.Subscriptions;
 
 namespace Broker.Core.Internal.Leaf;
 
@@ -81,15 +79,16 @@ internal sealed partial class LeafConnection
         }
         else if (Is(op, "LS+"u8))
         {
-            ProcessInterest(args);
+            peer.Add(args);
         }
         else if (Is(op, "LS-"u8))
         {
-            ProcessInterestRemoved(args);
+            peer.Remove(args);
         }
         else if (Is(op, "INFO"u8))
         {
-            ProcessInfo(args);
+            // A 2.9 spoke sends no INFO (2.10+ ones only to negotiate compression, which the hub does not offer).
+            handshake?.ProcessInfo(args);
         }
         else if (Is(op, "-ERR"u8))
         {
@@ -115,90 +114,23 @@ internal sealed partial class LeafConnection
         if (error.Contains("Loop detected", StringComparison.Ordinal))
         {
             // The hub saw our loop subject come back (nats-server's leafProcessErr): wait before trying again.
-            remote?.DelayNextConnect(LoopReconnectDelay);
-            LeafLog.LoopDetected(Server.Logger, LoopMessage());
-            Close("Protocol Violation");
+            LoopDetected(sendError: false);
         }
+    }
+
+    /// <summary>
+    /// A loop: our loop detection subject came back (<paramref name="sendError"/>: we tell the other side) or the other
+    /// side saw it; the link closes and a remote waits before it tries again.
+    /// </summary>
+    internal void LoopDetected(bool sendError)
+    {
+        var message = LoopMessage();
+        remote?.DelayNextConnect(LoopReconnectDelay);
+        LeafLog.LoopDetected(Server.Logger, message);
+        Close("Protocol Violation", sendError ? $"-ERR '{message}'\r\n" : null);
     }
 
     private string LoopMessage() => $"Loop detected for leafnode account=\"{Account.Name}\". Delaying attempt to reconnect for {Monitoring.GoFormat.Duration(LoopReconnectDelay)}";
-
-    // LS+ <subject> [<queue> <weight>]: the hub's interest, as a subscription of this link keyed by "subject [queue]".
-    private void ProcessInterest(ReadOnlySpan<byte> args)
-    {
-        Span<Range> parts = stackalloc Range[4];
-        var count = Protocol.ArgumentSplitter.Split(args, parts);
-        if (count is not (1 or 3))
-        {
-            throw new LeafProtocolException($"processLeafSub Parse Error: '{Encoding.UTF8.GetString(args)}'");
-        }
-
-        var subject = args[parts[0]];
-        if (subject.SequenceEqual(interest.LoopSubjectBytes))
-        {
-            // Our own loop detection subject came back: the hub reaches us twice (nats-server's handleLeafNodeLoop).
-            var message = LoopMessage();
-            remote?.DelayNextConnect(LoopReconnectDelay);
-            LeafLog.LoopDetected(Server.Logger, message);
-            Close("Protocol Violation", $"-ERR '{message}'\r\n");
-            return;
-        }
-
-        // A spoke drops interest it may not serve (the hub told it its permissions); a hub closes the link that sent
-        // it (leafSubPermViolation). $LDS. and _GR_ subjects always pass.
-        var exempt = subject.StartsWith("$LDS."u8) || subject.StartsWith("$GR."u8) || subject.StartsWith("_GR_."u8);
-        if (!exempt && !SubjectValidator.HasWildcard(subject) && !permissions.CanPublish(subject))
-        {
-            if (IsAccepted)
-            {
-                var error = $"Permissions Violation for Subscription to \"{Encoding.UTF8.GetString(subject)}\"";
-                LeafLog.RemoteError(Server.Logger, Redacted, error);
-                Close("Protocol Violation", $"-ERR '{error}'\r\n");
-            }
-
-            return;
-        }
-
-        var key = count == 1 ? subject : args[parts[0].Start..parts[1].End];
-        var weight = 1;
-        if (count == 3 && (!Utf8Parser.TryParse(args[parts[2]], out weight, out var consumed) || consumed != args[parts[2]].Length || weight < 0))
-        {
-            weight = 1;
-        }
-
-        var keyString = Encoding.UTF8.GetString(key);
-        bool known;
-        lock (weightsGate)
-        {
-            known = weights.ContainsKey(keyString);
-            weights[keyString] = weight;
-        }
-
-        SetInterest(subject, count == 3 ? args[parts[1]] : default, key, weight, known);
-        interest.LinkChanged(this, keyString);
-    }
-
-    /// <summary>The other side's weight for an interest key (1 for a plain subject), 0 when it has none.</summary>
-    public int WeightOf(string key)
-    {
-        lock (weightsGate)
-        {
-            return weights.GetValueOrDefault(key);
-        }
-    }
-
-    // LS- <subject> [<queue>]: the key exactly.
-    private void ProcessInterestRemoved(ReadOnlySpan<byte> args)
-    {
-        var key = Encoding.UTF8.GetString(args);
-        lock (weightsGate)
-        {
-            weights.Remove(key);
-        }
-
-        Unsubscribe(args, 0);
-        interest.LinkChanged(this, key);
-    }
 
     private static ReadOnlySpan<byte> JetStreamAckPrefix => "$JS.ACK."u8;
 

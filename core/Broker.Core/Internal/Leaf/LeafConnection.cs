@@ -1,5 +1,3 @@
-using System.Buffers;
-using System.Buffers.Text;
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
@@ -12,36 +10,30 @@ namespace Broker.Core.Internal.Leaf;
 
 /// <summary>
 /// One leaf node link (nats-server's <c>LEAF</c> client). Solicited (a <see cref="LeafRemote"/>, the broker the
-/// spoke): the handshake (the hub's INFO, our CONNECT without <c>lang</c>, the hub's connect-info INFO with our
-/// permissions, then our interest). Accepted (<see cref="LeafHub"/>, the broker the hub): the handshake is done by
-/// <see cref="LeafHandshake"/>, the link sends the connect-info INFO and its interest. Either way the other side's
-/// interest becomes subscriptions of this client in the bound account (one per <c>subject</c> or
-/// <c>subject queue</c> key), its messages are published into the account, ours are sent as LMSG/HMSG.
-/// Reading is in LeafConnection.Read.cs, writing in LeafConnection.Output.cs.
+/// spoke): the handshake is <see cref="LeafSpokeHandshake"/>'s (the hub's INFO, our CONNECT without <c>lang</c>, the
+/// hub's connect-info INFO with our permissions), then our interest. Accepted (<see cref="LeafHub"/>, the broker the
+/// hub): the handshake is done by <see cref="LeafHandshake"/>, the link sends the connect-info INFO and its interest.
+/// Either way the other side's interest (<see cref="LeafPeerInterest"/>) becomes subscriptions of this client in the
+/// bound account (one per <c>subject</c> or <c>subject queue</c> key), its messages are published into the account,
+/// ours are sent as LMSG/HMSG. Reading is in LeafConnection.Read.cs, writing in LeafConnection.Output.cs.
 /// </summary>
 [System.Diagnostics.CodeAnalysis.SuppressMessage("Design", "CA1001", Justification = "The transport is disposed when RunAsync ends; the link has no other owner.")]
 internal sealed partial class LeafConnection : LinkClient, IInterestLink
 {
-    // nats-server's connectProcessTimeout: the connect-info INFO must follow our CONNECT within it.
-    private static readonly TimeSpan ConnectProcessTimeout = TimeSpan.FromSeconds(2);
-
     private readonly LeafRemote? remote;
     private readonly LeafHub? hub;
     private readonly LeafInterest interest;
     private readonly Uri url;
     private readonly TransportConnection connection;
-    private readonly LeafTransport transport;
     private readonly ConnectionOutput output;
     private readonly TaskCompletionSource done = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
-    // The hub's queue weights by key, for /leafz; changed by the read loop only.
-    private readonly Dictionary<string, int> weights = new(StringComparer.Ordinal);
-    private readonly Lock weightsGate = new();
+    private readonly LeafPeerInterest peer;
+    private readonly LeafSpokeHandshake? handshake;
 
     private volatile LeafPermissions permissions;
     private int closed;
     private volatile bool established;
-    private byte[] nonce = [];
 
     public LeafConnection(BrokerCore server, LeafRemote remote, LeafInterest interest, LeafTransport transport, Uri url)
         : this(server, remote, interest, transport, url, LeafPermissions.Create(remote.Options, interest.Account.IsSystem))
@@ -66,10 +58,11 @@ internal sealed partial class LeafConnection : LinkClient, IInterestLink
         this.url = url;
         Echo = false;
         this.permissions = permissions;
-        this.transport = transport;
         connection = transport.Connection;
         output = new ConnectionOutput(connection, connection.Transport.Output);
         RemoteEndPoint = connection.RemoteEndPoint as IPEndPoint;
+        peer = new LeafPeerInterest(this, interest);
+        handshake = remote is null ? null : new LeafSpokeHandshake(this, remote, transport, url);
     }
 
     /// <summary>The hub's address.</summary>
@@ -78,8 +71,15 @@ internal sealed partial class LeafConnection : LinkClient, IInterestLink
     /// <summary>The other side's server name: the hub's (its id when it sends none), or the spoke's for an accepted link.</summary>
     public string HubName { get; private set; } = string.Empty;
 
+    /// <summary>What the link may carry: the hub's permissions (and <c>deny_*</c>), or the spoke user's reversed.</summary>
+    internal LeafPermissions LinkPermissions
+    {
+        get => permissions;
+        set => permissions = value;
+    }
+
     /// <summary>The account the hub bound the link to, when it said (<c>remote_account</c>).</summary>
-    public string? RemoteAccount { get; private set; }
+    public string? RemoteAccount { get; internal set; }
 
     /// <summary>The spoke of a link this broker accepted as the hub; null for a solicited link.</summary>
     public LeafSpoke? Spoke { get; }
@@ -96,13 +96,10 @@ internal sealed partial class LeafConnection : LinkClient, IInterestLink
     public Task Done => done.Task;
 
     /// <summary>The other side's interest now: keys with their weights (1 for plain subscriptions).</summary>
-    public KeyValuePair<string, int>[] RemoteInterest()
-    {
-        lock (weightsGate)
-        {
-            return [.. weights];
-        }
-    }
+    public KeyValuePair<string, int>[] RemoteInterest() => peer.Snapshot();
+
+    /// <summary>The other side's weight for an interest key (1 for a plain subject), 0 when it has none.</summary>
+    public int WeightOf(string key) => peer.WeightOf(key);
 
     /// <summary>Runs the link until it closes: starts the transport, reads, and closes on a fault or end of input.</summary>
     public async Task RunAsync(CancellationToken stopping)
@@ -117,7 +114,7 @@ internal sealed partial class LeafConnection : LinkClient, IInterestLink
         }
         else
         {
-            _ = WatchHandshakeAsync(LeafTransportOpener.FirstInfoTimeout, "Timeout waiting for the hub's INFO", requireInfo: true);
+            handshake!.Start();
         }
 
         try
@@ -148,130 +145,22 @@ internal sealed partial class LeafConnection : LinkClient, IInterestLink
 
     protected internal override long RoundTripNanoseconds => keepAlive?.RoundTripNanoseconds ?? 0;
 
-    // The hub's first INFO, then the connect-info INFO, must come in time (nats-server: WrongPort / Stale Leaf Node Connection).
-    private async Task WatchHandshakeAsync(TimeSpan timeout, string reason, bool requireInfo)
+    /// <summary>The hub's first INFO: whether both ends speak headers, and the hub's name.</summary>
+    internal void HubInfo(bool headers, string name)
     {
-        await Task.Delay(timeout).ConfigureAwait(false);
-        if (requireInfo ? nonceReceived == 0 : !established)
-        {
-            Close(reason);
-        }
+        SupportsHeaders = headers;
+        HubName = name;
     }
 
-    private int nonceReceived;
+    /// <summary>A subscription standing for a key of the other side's interest (<see cref="LeafPeerInterest"/>).</summary>
+    internal void SetPeerInterest(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> queue, ReadOnlySpan<byte> key, int weight, bool known)
+        => SetInterest(subject, queue, key, weight, known);
 
-    // Our JetStream domain's API (`$JS.<domain>.API.>`) when the hub serves another domain: kept from leaving (set at the first INFO).
-    private string? domainDeny;
-
-    /// <summary>An INFO from the hub: the first starts our CONNECT, the connect-info one finishes the handshake.</summary>
-    private void ProcessInfo(ReadOnlySpan<byte> json)
-    {
-        if (remote is null)
-        {
-            // A 2.9 spoke sends no INFO (2.10+ ones only to negotiate compression, which the hub does not offer).
-            return;
-        }
-
-        var info = JsonSerializer.Deserialize(json, LeafJsonContext.Default.LeafInfo) ?? throw new LeafProtocolException("empty INFO");
-        var first = Interlocked.Exchange(ref nonceReceived, 1) == 0;
-        if (first)
-        {
-            // A leaf port's INFO has a client id and the leaf URLs; anything else is another kind of port.
-            if (info.ClientId == 0 || info.LeafNodeUrls is null)
-            {
-                LeafLog.Refused(Server.Logger, Redacted, "Attempted To Connect To Wrong Port");
-                Close("Wrong Port");
-                return;
-            }
-
-            nonce = Encoding.UTF8.GetBytes(info.Nonce ?? string.Empty);
-            SupportsHeaders = info.Headers && !Server.Options.NoHeaderSupport;
-            HubName = info.ServerName ?? info.ServerId ?? string.Empty;
-            domainDeny = LeafPermissions.DomainDeny(Server.JetStreamDomain, info.Domain, Account.IsSystem);
-            if (domainDeny is not null)
-            {
-                LeafLog.DomainDeny(Server.Logger, domainDeny, Account.Name);
-                permissions = LeafPermissions.Create(remote.Options, Account.IsSystem, domainDeny: domainDeny);
-            }
-        }
-
-        remote.AddDiscovered(info);
-
-        if (info.Import is not null || info.Export is not null)
-        {
-            permissions = LeafPermissions.Create(remote.Options, Account.IsSystem, info.Import, info.Export, domainDeny);
-        }
-
-        if (info.RemoteAccount is { } remoteAccount)
-        {
-            RemoteAccount = remoteAccount;
-        }
-
-        if (first)
-        {
-            SendConnect(remote);
-            if (info.InfoOnConnect)
-            {
-                _ = WatchHandshakeAsync(ConnectProcessTimeout, "Stale Leaf Node Connection", requireInfo: false);
-                return;
-            }
-        }
-
-        if ((first || info.ConnectInfo) && !established)
-        {
-            Establish();
-        }
-    }
-
-    private void SendConnect(LeafRemote remote)
-    {
-        var options = remote.Options;
-        var connect = new LeafConnect
-        {
-            Version = Protocol.ServerInfo.CompatibleServerVersion,
-            ServerId = Server.ServerId,
-            Name = Server.ServerName,
-            Domain = Server.JetStreamDomain,
-            Headers = !Server.Options.NoHeaderSupport,
-            JetStream = HasJetStream(),
-
-            // As nats-server: the TLS upgrade after INFO, not TLS under WebSocket frames.
-            TlsRequired = transport.Tls && !transport.WebSocket,
-            DenyPublish = options.DenyImports.Count > 0 ? options.DenyImports : null,
-        };
-        if (options.Credentials is { } path)
-        {
-            var (jwt, seed) = Jwt.CredsFile.Parse(File.ReadAllText(path));
-            using var key = NATS.NKeys.KeyPair.FromSeed(seed);
-            var signature = new byte[64];
-            key.Sign(nonce, signature);
-            connect.Jwt = jwt;
-            connect.Signature = Base64Url.EncodeToString(signature);
-        }
-        else if (remote.UserFor(url) is { } user)
-        {
-            connect.User = user.User;
-            connect.Password = user.Password;
-        }
-
-        var line = new ArrayBufferWriter<byte>();
-        line.Write("CONNECT "u8);
-        using (var writer = new Utf8JsonWriter(line))
-        {
-            JsonSerializer.Serialize(writer, connect, LeafJsonContext.Default.LeafConnect);
-        }
-
-        line.Write("\r\n"u8);
-        SendProtocol(line.WrittenSpan);
-    }
-
-    // nats-server's jetStreamConfigured for the link's account: its own JetStream limits, or $G while no other account is configured.
-    private bool HasJetStream()
-        => Server.JetStreamEnabled && !Account.IsSystem
-            && (Account.JetStream is not null || (Account.IsGlobal && Server.Accounts.All.All(a => a.IsGlobal || a.IsSystem)));
+    /// <summary>The subscription of an interest key the other side removed.</summary>
+    internal void RemovePeerSubscription(ReadOnlySpan<byte> key) => Unsubscribe(key, 0);
 
     // The connect-info INFO came (or the hub sends none): bind, then send our interest, as leafNodeFinishConnectProcess.
-    private void Establish()
+    internal void Establish()
     {
         established = true;
         interest.Attach(this);

@@ -1,10 +1,14 @@
+using System.IO.Pipelines;
 using System.Net;
+using System.Net.Security;
 using System.Net.Sockets;
 using System.Text;
 using System.Text.Json;
+using Broker.Abstractions;
 using Broker.Core.Auth;
 using Broker.Core.Internal.Accounts;
 using Broker.Core.Internal.Auth;
+using Broker.Core.Internal.Transport;
 
 namespace Broker.Core.Internal.Leaf;
 
@@ -17,6 +21,9 @@ namespace Broker.Core.Internal.Leaf;
 /// <param name="ConnectInfo">The connect-info INFO line to send before the interest.</param>
 internal sealed record LeafSpoke(string Name, string? Cluster, Account Account, bool Headers, LeafPermissions Permissions, byte[] ConnectInfo);
 
+/// <summary>A spoke that passed the handshake, with its link's started transport.</summary>
+internal sealed record LeafAccepted(LeafSpoke Spoke, LeafTransport Transport);
+
 /// <summary>
 /// The hub's side of a spoke's handshake (nats-server's <c>createLeafNode</c> for an accepted connection and
 /// <c>processLeafNodeConnect</c>): the first INFO with a nonce, the CONNECT read within the authorization timeout,
@@ -27,8 +34,15 @@ internal static class LeafHandshake
 {
     private const int MaxConnectLine = 64 * 1024;
 
-    /// <summary>Runs the handshake; the spoke, or null when the connection was refused (and closed).</summary>
-    public static async Task<LeafSpoke?> AcceptAsync(BrokerCore server, LeafHubInfo template, Socket socket, CancellationToken stopping)
+    // nats-server's ErrTooManyAccountConnections, which a leaf node link over its account's limit is told.
+    private const string TooManyLinks = "maximum account active connections exceeded";
+
+    /// <summary>
+    /// Runs the handshake over <paramref name="socket"/>, then TLS when <paramref name="tls"/> is given; the spoke and
+    /// the link's started transport (owning the socket, what followed the CONNECT its first input), or null when the
+    /// connection was refused (and closed).
+    /// </summary>
+    public static async Task<LeafAccepted?> AcceptAsync(BrokerCore server, LeafHubInfo template, LeafHubTls? tls, Socket socket, TransportSettings settings, CancellationToken stopping)
     {
         var options = server.Options.LeafNodes.Hub;
         var nonce = Authenticator.CreateNonce();
@@ -38,22 +52,71 @@ internal static class LeafHandshake
         var peer = socket.RemoteEndPoint?.ToString() ?? "?";
         await socket.SendAsync(info.ToProtocolLine(), SocketFlags.None, stopping).ConfigureAwait(false);
 
+        // createLeafNode: INFO in clear text, then the spoke starts TLS (a spoke that does not is closed).
+        Stream stream = new NetworkStream(socket, ownsSocket: tls is not null);
+        if (tls is not null)
+        {
+            try
+            {
+                stream = await tls.AuthenticateAsync(stream, stopping).ConfigureAwait(false);
+            }
+            catch (LeafLinkException ex)
+            {
+                if (ex.Message == LeafHubTls.TimedOut)
+                {
+                    LeafLog.SpokeRefused(server.Logger, peer, ex.Message);
+                }
+                else
+                {
+                    LeafLog.TlsFailed(server.Logger, peer, ex.Message);
+                }
+
+                socket.Dispose();
+                return null;
+            }
+        }
+
         byte[]? line;
+        byte[] rest;
         using (var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping))
         {
             timeout.CancelAfter(options.AuthTimeout);
-            line = await ReadLineAsync(socket, timeout.Token).ConfigureAwait(false);
+            (line, rest) = await ReadLineAsync(stream, timeout.Token).ConfigureAwait(false);
         }
 
-        if (line is null)
+        var spoke = line is null
+            ? Refuse(server, stream, socket, peer, "Authentication Timeout", "Authentication Timeout")
+            : Connect(server, options, info, template, line, stream, socket, peer);
+        if (spoke is null)
         {
-            return Refuse(server, socket, peer, "Authentication Timeout", "Authentication Timeout");
+            return null;
         }
 
+        TransportConnection connection;
+        if (stream is SslStream ssl)
+        {
+            var secure = new LeafStreamConnection(ssl, settings, socket.LocalEndPoint, socket.RemoteEndPoint, rest);
+            secure.Start();
+            connection = secure;
+        }
+        else
+        {
+            var plain = new SocketConnection(socket, settings, owner: null, PipeScheduler.ThreadPool);
+            plain.Preload(rest);
+            plain.Start();
+            connection = plain;
+        }
+
+        return new LeafAccepted(spoke, new LeafTransport(connection, Tls: tls is not null, WebSocket: false));
+    }
+
+    // processLeafNodeConnect: the CONNECT checked, the spoke authenticated and bound to its user's account.
+    private static LeafSpoke? Connect(BrokerCore server, LeafHubOptions options, LeafHubInfo info, LeafHubInfo template, byte[] line, Stream stream, Socket socket, string peer)
+    {
         var text = line.AsSpan();
         if (text.Length < 8 || !System.Text.Ascii.EqualsIgnoreCase(text[..8], "CONNECT "u8))
         {
-            return Refuse(server, socket, peer, "Authorization Violation", "authentication error");
+            return Refuse(server, stream, socket, peer, "Authorization Violation", "authentication error");
         }
 
         LeafConnect? connect;
@@ -68,25 +131,33 @@ internal static class LeafHandshake
 
         if (connect is null)
         {
-            return Refuse(server, socket, peer, "Protocol Error", "malformed CONNECT");
+            return Refuse(server, stream, socket, peer, "Protocol Error", "malformed CONNECT");
         }
 
         if (connect.Lang is not null)
         {
             // A client dialled the leaf port (nats-server's ErrClientConnectedToLeafNodePort).
-            return Refuse(server, socket, peer, "attempted to connect to leaf node port", "attempted to connect to leaf node port");
+            return Refuse(server, stream, socket, peer, "attempted to connect to leaf node port", "attempted to connect to leaf node port");
         }
 
         if (connect.Gateway is { } gateway)
         {
             var error = $"Rejecting connection from gateway \"{gateway}\" on the leafnode port";
-            return Refuse(server, socket, peer, error, error);
+            return Refuse(server, stream, socket, peer, error, error);
         }
 
-        var user = Authenticate(server, options, connect, nonce, (socket.RemoteEndPoint as IPEndPoint)?.Address);
+        var user = Authenticate(server, options, connect, info.Nonce ?? string.Empty, (socket.RemoteEndPoint as IPEndPoint)?.Address);
         if (user is null || !server.Accounts.TryGet(user.Account, out var account))
         {
-            return Refuse(server, socket, peer, "Authorization Violation", "authentication error");
+            return Refuse(server, stream, socket, peer, "Authorization Violation", "authentication error");
+        }
+
+        if (account.Limits.MaxLeafNodes >= 0 && (account.SubList.Observer?.Links.Length ?? 0) >= account.Limits.MaxLeafNodes)
+        {
+            // registerWithAccount: the account's leaf node links are at its limit (max_leafnodes, a JWT's limits.leaf;
+            // 0: none at all). A user of the leaf block fails its user check with it (registerLeafWithAccount).
+            var error = string.IsNullOrEmpty(options.User) && options.Users.Count == 0 ? TooManyLinks : "Authorization Violation";
+            return Refuse(server, stream, socket, peer, error, TooManyLinks);
         }
 
         // nats-server's connect-info INFO: the user's subscribe permission is what the spoke may import, its publish
@@ -155,69 +226,63 @@ internal static class LeafHandshake
 
     private static string BoundAccount(string? account) => string.IsNullOrEmpty(account) ? Account.GlobalName : account;
 
-    private static LeafSpoke? Refuse(BrokerCore server, Socket socket, string peer, string error, string reason)
+    private static LeafSpoke? Refuse(BrokerCore server, Stream stream, Socket socket, string peer, string error, string reason)
     {
         LeafLog.SpokeRefused(server.Logger, peer, reason);
         try
         {
-            socket.Send(Encoding.UTF8.GetBytes($"-ERR '{error}'\r\n"));
+            stream.Write(Encoding.UTF8.GetBytes($"-ERR '{error}'\r\n"));
+            stream.Flush();
             socket.Shutdown(SocketShutdown.Both);
         }
-        catch (SocketException)
+        catch (Exception ex) when (ex is IOException or SocketException or ObjectDisposedException or InvalidOperationException or NotSupportedException)
         {
             // The spoke went first.
         }
 
+        stream.Dispose();
         socket.Dispose();
         return null;
     }
 
-    // The CONNECT line, read without consuming what follows it (peeked first, then exactly the line taken): the link's
-    // reader starts right after it. Null when the time ran out, the spoke closed, or the line is too long.
-    private static async Task<byte[]?> ReadLineAsync(Socket socket, CancellationToken cancellation)
+    // The CONNECT line, and what came after it (the link's reader starts there). A null line when the time ran out,
+    // the spoke closed, or the line is too long.
+    private static async Task<(byte[]? Line, byte[] After)> ReadLineAsync(Stream stream, CancellationToken cancellation)
     {
-        var buffer = new byte[MaxConnectLine];
+        var buffer = new byte[4096];
+        var length = 0;
         try
         {
-            var seen = 0;
             while (true)
             {
-                var peeked = await socket.ReceiveAsync(buffer, SocketFlags.Peek, cancellation).ConfigureAwait(false);
-                if (peeked == 0)
-                {
-                    return null;
-                }
-
-                var end = buffer.AsSpan(0, peeked).IndexOf("\r\n"u8);
+                var end = buffer.AsSpan(0, length).IndexOf("\r\n"u8);
                 if (end >= 0)
                 {
-                    var line = new byte[end + 2];
-                    var taken = 0;
-                    while (taken < line.Length)
-                    {
-                        taken += await socket.ReceiveAsync(line.AsMemory(taken), SocketFlags.None, cancellation).ConfigureAwait(false);
-                    }
-
-                    return line[..end];
+                    return (buffer[..end], buffer[(end + 2)..length]);
                 }
 
-                if (peeked == buffer.Length)
+                if (length == MaxConnectLine)
                 {
-                    return null;
+                    return (null, []);
                 }
 
-                if (peeked == seen)
+                if (length == buffer.Length)
                 {
-                    // Nothing new yet: wait a moment rather than spin on the same peek.
-                    await Task.Delay(10, cancellation).ConfigureAwait(false);
+                    Array.Resize(ref buffer, Math.Min(buffer.Length * 2, MaxConnectLine));
                 }
 
-                seen = peeked;
+                var read = await stream.ReadAsync(buffer.AsMemory(length), cancellation).ConfigureAwait(false);
+                if (read == 0)
+                {
+                    return (null, []);
+                }
+
+                length += read;
             }
         }
-        catch (Exception ex) when (ex is OperationCanceledException or SocketException or ObjectDisposedException)
+        catch (Exception ex) when (ex is OperationCanceledException or IOException or SocketException or ObjectDisposedException)
         {
-            return null;
+            return (null, []);
         }
     }
 }

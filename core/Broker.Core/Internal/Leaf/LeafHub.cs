@@ -1,4 +1,3 @@
-using System.IO.Pipelines;
 using System.Net;
 using System.Net.NetworkInformation;
 using System.Net.Sockets;
@@ -18,6 +17,7 @@ internal sealed class LeafHub
 {
     private readonly BrokerCore server;
     private readonly Func<Account, LeafInterest> interestFor;
+    private readonly LeafHubTls? tls;
     private readonly Lock gate = new();
     private readonly List<Task> running = [];
     private LeafConnection[] links = [];
@@ -28,6 +28,7 @@ internal sealed class LeafHub
     {
         this.server = server;
         this.interestFor = interestFor;
+        tls = server.Options.LeafNodes.Hub.Tls is { } tlsOptions ? new LeafHubTls(tlsOptions) : null;
     }
 
     /// <summary>The bound listen address, once started.</summary>
@@ -98,6 +99,8 @@ internal sealed class LeafHub
             Host = host,
             Port = port,
             Headers = !options.NoHeaderSupport,
+            TlsRequired = tls is not null,
+            TlsVerify = tls is { Verify: true },
             MaxPayload = options.MaxPayload,
             JetStream = server.JetStreamEnabled,
             Domain = server.JetStreamDomain,
@@ -144,26 +147,24 @@ internal sealed class LeafHub
 
     private async Task ServeAsync(Socket socket, CancellationToken stopping)
     {
-        LeafSpoke? spoke;
+        LeafAccepted? accepted;
         try
         {
-            spoke = await LeafHandshake.AcceptAsync(server, info, socket, stopping).ConfigureAwait(false);
+            var settings = new TransportSettings { MaxPendingOutputBytes = server.Options.MaxPending, WriteDeadline = server.Options.WriteDeadline };
+            accepted = await LeafHandshake.AcceptAsync(server, info, tls, socket, settings, stopping).ConfigureAwait(false);
         }
-        catch (Exception ex) when (ex is SocketException or ObjectDisposedException or OperationCanceledException)
+        catch (Exception ex) when (ex is SocketException or ObjectDisposedException or OperationCanceledException or IOException)
         {
             socket.Dispose();
             return;
         }
 
-        if (spoke is null)
+        if (accepted is null)
         {
             return;
         }
 
-        var settings = new TransportSettings { MaxPendingOutputBytes = server.Options.MaxPending, WriteDeadline = server.Options.WriteDeadline };
-        var connection = new SocketConnection(socket, settings, owner: null, PipeScheduler.ThreadPool);
-        connection.Start();
-        var link = new LeafConnection(server, this, interestFor(spoke.Account), new LeafTransport(connection, Tls: false, WebSocket: false), spoke);
+        var link = new LeafConnection(server, this, interestFor(accepted.Spoke.Account), accepted.Transport, accepted.Spoke);
         await link.RunAsync(stopping).ConfigureAwait(false);
     }
 

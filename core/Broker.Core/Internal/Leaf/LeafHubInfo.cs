@@ -38,6 +38,14 @@ internal sealed class LeafHubInfo
     [JsonPropertyName("auth_required")]
     public bool AuthRequired { get; set; } = true;
 
+    [JsonPropertyName("tls_required")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public bool TlsRequired { get; set; }
+
+    [JsonPropertyName("tls_verify")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public bool TlsVerify { get; set; }
+
     [JsonPropertyName("max_payload")]
     public int MaxPayload { get; set; }
 

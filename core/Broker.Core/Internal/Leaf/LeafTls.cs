@@ -200,6 +200,17 @@ internal sealed class LeafTls
             return (errors & SslPolicyErrors.RemoteCertificateChainErrors) == 0 ? null : ChainFailure(chain);
         }
 
+        failure = VerifyChain(certificate, chain, roots, ServerAuthentication);
+        return failure is null;
+    }
+
+    /// <summary>
+    /// Checks that <paramref name="certificate"/> chains to one of <paramref name="roots"/> (with the intermediates
+    /// the peer sent along in <paramref name="chain"/>) and allows <paramref name="usage"/> when it restricts its key
+    /// usage, as Go checks; null when it does, else Go's text of why not.
+    /// </summary>
+    internal static string? VerifyChain(X509Certificate2 certificate, X509Chain? chain, X509Certificate2Collection roots, Oid usage)
+    {
         using var verifier = new X509Chain();
         verifier.ChainPolicy.TrustMode = X509ChainTrustMode.CustomRootTrust;
         verifier.ChainPolicy.CustomTrustStore.AddRange(roots);
@@ -207,7 +218,6 @@ internal sealed class LeafTls
         verifier.ChainPolicy.ApplicationPolicy.Add(usage);
         if (chain is not null)
         {
-            // Intermediates the hub sent along.
             foreach (var element in chain.ChainElements)
             {
                 verifier.ChainPolicy.ExtraStore.Add(element.Certificate);
@@ -217,8 +227,8 @@ internal sealed class LeafTls
         return verifier.Build(certificate) ? null : ChainFailure(verifier);
     }
 
-    // Go's texts for the common cases.
-    private static string ChainFailure(X509Chain? chain)
+    /// <summary>Go's texts for the common cases of a chain that does not verify.</summary>
+    internal static string ChainFailure(X509Chain? chain)
     {
         var status = chain?.ChainStatus ?? [];
         if (status.Any(s => s.Status is X509ChainStatusFlags.UntrustedRoot or X509ChainStatusFlags.PartialChain))
@@ -242,7 +252,9 @@ internal sealed class LeafTls
         return names.Count == 0 ? "no names" : string.Join(", ", names);
     }
 
-    private static SslStreamCertificateContext LoadCertificate(string certFile, string keyFile)
+    /// <summary>The certificate of <paramref name="certFile"/> with its key and the intermediates after it.</summary>
+    /// <exception cref="InvalidOperationException">The pair cannot be read (nats-server's text).</exception>
+    internal static SslStreamCertificateContext LoadCertificate(string certFile, string keyFile)
     {
         X509Certificate2 leaf;
         try
@@ -267,7 +279,9 @@ internal sealed class LeafTls
         return SslStreamCertificateContext.Create(leaf, intermediates, offline: true);
     }
 
-    private static X509Certificate2Collection LoadRoots(string caFile)
+    /// <summary>The certificates of <paramref name="caFile"/>.</summary>
+    /// <exception cref="InvalidOperationException">The file cannot be read or holds none (nats-server's texts).</exception>
+    internal static X509Certificate2Collection LoadRoots(string caFile)
     {
         var collection = new X509Certificate2Collection();
         try

@@ -62,7 +62,9 @@ internal sealed partial class MonitorEndpoints
             varz.Host = string.IsNullOrEmpty(hub.Host) ? null : hub.Host;
             varz.Port = core.LeafNodes?.Hub?.EndPoint?.Port ?? hub.Port;
             varz.AuthTimeout = hub.AuthTimeout.TotalSeconds;
-            varz.TlsTimeout = 2;
+            varz.TlsTimeout = hub.Tls is { Timeout.Ticks: > 0 } tls ? tls.Timeout.TotalSeconds : 2;
+            varz.TlsRequired = hub.Tls is not null;
+            varz.TlsVerify = hub.Tls is { Verify: true };
         }
 
         if (remotes.Count == 0)

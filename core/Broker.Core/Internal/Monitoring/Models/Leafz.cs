@@ -73,6 +73,14 @@ internal sealed class LeafVarz
     [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
     public double TlsTimeout { get; set; }
 
+    [JsonPropertyName("tls_required")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public bool TlsRequired { get; set; }
+
+    [JsonPropertyName("tls_verify")]
+    [JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingDefault)]
+    public bool TlsVerify { get; set; }
+
     [JsonPropertyName("remotes")]
     public List<LeafRemoteVarz>? Remotes { get; set; }
 }

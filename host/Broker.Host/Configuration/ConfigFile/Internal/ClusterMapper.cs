@@ -70,7 +70,7 @@ internal sealed class ClusterMapper(ConfValueReader reader, ConfMappingBuilder o
 
                     break;
                 case "tls":
-                    links.Tls(item, Cluster(nameof(ClusterOptions.Tls)), "on routes' TLS", routes: true);
+                    links.Tls(item, Cluster(nameof(ClusterOptions.Tls)), "on routes' TLS", hub: false, routes: true);
                     break;
                 case "permissions":
                     Permissions(item);

@@ -10,8 +10,8 @@ namespace Broker.Host.Configuration.ConfigFile.Internal;
 /// The hub keys of a <c>leafnodes</c> block (nats-server opts.go parseLeafNodes, parseLeafAuthorization,
 /// parseLeafUsers) onto <see cref="LeafHubOptions"/>: <c>listen</c>/<c>port</c>/<c>host</c>, <c>authorization</c>
 /// (<c>user</c>, <c>password</c>, <c>account</c>, <c>timeout</c>, <c>users</c>), <c>advertise</c> and
-/// <c>no_advertise</c>, with nats-server's texts. <c>tls</c> on the listener is an error (not offered yet) and
-/// <c>min_version</c> is ignored with a notice.
+/// <c>no_advertise</c>, with nats-server's texts; <c>min_version</c> is ignored with a notice. The listener's
+/// <c>tls</c> block is read with the remotes' by <see cref="LeafNodesMapper"/>.
 /// </summary>
 /// <param name="reader">Typed reads of the values.</param>
 /// <param name="output">Where values and diagnostics go.</param>
@@ -20,6 +20,9 @@ internal sealed class LeafHubMapper(ConfValueReader reader, ConfMappingBuilder o
 {
     /// <summary>The feature <c>min_version</c>'s notice names.</summary>
     public const string MinVersionFeature = "Leaf node minimum version";
+
+    /// <summary>Whether a block gave <c>authorization.timeout</c> (else it follows the TLS timeout).</summary>
+    public bool AuthTimeoutSet { get; private set; }
 
     private static string Hub(string property) => Key(nameof(BrokerOptions.LeafNodes), nameof(LeafNodeOptions.Hub), property);
 
@@ -50,9 +53,6 @@ internal sealed class LeafHubMapper(ConfValueReader reader, ConfMappingBuilder o
                 return true;
             case "no_advertise":
                 reader.SetBool(item, Hub(nameof(LeafHubOptions.NoAdvertise)));
-                return true;
-            case "tls":
-                reader.NotYet(item, "TLS on the leaf node listener");
                 return true;
             case "min_version" or "minimum_version":
                 ignored.Ignore(item, MinVersionFeature);
@@ -86,6 +86,7 @@ internal sealed class LeafHubMapper(ConfValueReader reader, ConfMappingBuilder o
                         _ => 1.0,
                     };
                     output.Set(Hub(nameof(LeafHubOptions.AuthTimeout)), Format(TimeSpan.FromSeconds(seconds)));
+                    AuthTimeoutSet = true;
                     break;
                 case "users":
                     Users(field);

@@ -23,6 +23,9 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
 
     private int remotes;
 
+    // The listener's TLS timeout, once its tls block is read (the default authorization timeout follows it).
+    private TimeSpan? hubTlsTimeout;
+
     /// <summary>Whether <paramref name="key"/> (any letter case) is <c>leafnodes</c> or <c>leaf</c>.</summary>
     public static bool Reads(string key)
         => string.Equals(key, "leafnodes", StringComparison.OrdinalIgnoreCase) || string.Equals(key, "leaf", StringComparison.OrdinalIgnoreCase);
@@ -50,6 +53,9 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
                     }
 
                     break;
+                case "tls":
+                    Tls(item, Key(nameof(BrokerOptions.LeafNodes), nameof(LeafNodeOptions.Hub), nameof(LeafHubOptions.Tls)), hub: true);
+                    break;
                 default:
                     if (!hub.TryMap(item))
                     {
@@ -58,6 +64,12 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
 
                     break;
             }
+        }
+
+        if (hubTlsTimeout is { } tlsTimeout && !hub.AuthTimeoutSet)
+        {
+            // nats-server's getDefaultAuthTimeout: with TLS, the TLS timeout and a second more for the CONNECT.
+            output.Set(Key(nameof(BrokerOptions.LeafNodes), nameof(LeafNodeOptions.Hub), nameof(LeafHubOptions.AuthTimeout)), Format(tlsTimeout + TimeSpan.FromSeconds(1)));
         }
     }
 
@@ -119,7 +131,7 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
 
                     break;
                 case "tls":
-                    Tls(field, prefix + ":" + nameof(LeafRemoteOptions.Tls));
+                    Tls(field, prefix + ":" + nameof(LeafRemoteOptions.Tls), hub: false);
                     break;
                 case "ws_compress" or "ws_compression" or "websocket_compress" or "websocket_compression":
                     reader.SetBool(field, prefix + ":" + nameof(LeafRemoteOptions.WebSocketCompression));
@@ -189,22 +201,26 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
         }
     }
 
-    // A remote's tls block (nats-server parseTLS with isClientCtx): the client's keys; GenTLSConfig's checks are the options' own.
-    private void Tls(ConfEntry field, string prefix) => Tls(field, prefix, "on a leaf node remote's TLS", routes: false);
+    // A remote's or the listener's (hub) tls block (nats-server parseTLS with isClientCtx for both): the same keys onto
+    // LeafRemoteTlsOptions or LeafHubTlsOptions, whose names match; GenTLSConfig's checks are the options' own.
+    private void Tls(ConfEntry field, string prefix, bool hub)
+        => Tls(field, prefix, hub ? "on the leaf node listener's TLS" : "on a leaf node remote's TLS", hub, routes: false);
 
     /// <summary>
-    /// A <c>tls { }</c> block of a link onto <see cref="LeafRemoteTlsOptions"/> keys under <paramref name="prefix"/>:
-    /// a leaf node remote's, or the cluster's (<paramref name="routes"/>: <c>verify</c> is always on there, as
-    /// nats-server forces it, and <c>verify_and_map</c> is refused); keys not offered are refused naming <paramref name="where"/>.
+    /// A <c>tls { }</c> block of a link onto <see cref="LeafRemoteTlsOptions"/> (or <see cref="LeafHubTlsOptions"/>
+    /// for the leaf listener, <paramref name="hub"/>) keys under <paramref name="prefix"/>: a leaf node remote's, the
+    /// listener's, or the cluster's (<paramref name="routes"/>: <c>verify</c> is always on there, as nats-server forces
+    /// it, and <c>verify_and_map</c> is refused); keys not offered are refused naming <paramref name="where"/>.
     /// </summary>
-    internal void Tls(ConfEntry field, string prefix, string where, bool routes)
+    internal void Tls(ConfEntry field, string prefix, string where, bool hub, bool routes)
     {
         if (!reader.TryMap(field, out var block))
         {
             return;
         }
 
-        output.Set(prefix + ":" + nameof(LeafRemoteTlsOptions.Timeout), Format(LeafRemoteTlsOptions.DefaultTimeout));
+        var timeout = LeafRemoteTlsOptions.DefaultTimeout;
+        output.Set(prefix + ":" + nameof(LeafRemoteTlsOptions.Timeout), Format(timeout));
         foreach (var item in block.Entries)
         {
             switch (item.Key.ToLowerInvariant())
@@ -232,9 +248,20 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
                 case "verify_and_map" when routes && item.Value is ConfBool { Value: true }:
                     reader.NotYet(item, "routes authenticated by their certificate");
                     break;
-                case "verify" or "verify_and_map":
+                case "verify":
                     // A server's check of client certificates: a spoke, the TLS client, has none to make (Go ignores it there).
-                    TlsBool(item, null);
+                    TlsBool(item, hub ? prefix + ":" + nameof(LeafHubTlsOptions.Verify) : null);
+                    break;
+                case "verify_and_map":
+                    if (hub && item.Value is ConfBool { Value: true })
+                    {
+                        reader.NotYet(item, "leaf node users named by their TLS certificates (verify_and_map)");
+                    }
+                    else
+                    {
+                        TlsBool(item, null);
+                    }
+
                     break;
                 case "verify_cert_and_check_known_urls":
                     if (item.Value is ConfBool { Value: true })
@@ -248,7 +275,7 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
 
                     break;
                 case "timeout":
-                    TlsTimeout(item, prefix + ":" + nameof(LeafRemoteTlsOptions.Timeout));
+                    timeout = TlsTimeout(item, prefix + ":" + nameof(LeafRemoteTlsOptions.Timeout)) ?? timeout;
                     break;
                 case "cipher_suites" or "curve_preferences" or "pinned_certs" or "connection_rate_limit" or "min_version":
                     reader.NotYet(item, where);
@@ -265,6 +292,11 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
                     break;
             }
         }
+
+        if (hub)
+        {
+            hubTlsTimeout = timeout;
+        }
     }
 
     private void TlsBool(ConfEntry item, string? key)
@@ -279,8 +311,8 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
         }
     }
 
-    // Seconds (an integer or a fraction) or a Go duration; zero or less is the default.
-    private void TlsTimeout(ConfEntry item, string key)
+    // Seconds (an integer or a fraction) or a Go duration; zero or less is the default. The timeout set, if any.
+    private TimeSpan? TlsTimeout(ConfEntry item, string key)
     {
         double seconds;
         switch (item.Value)
@@ -295,20 +327,23 @@ internal sealed class LeafNodesMapper(ConfValueReader reader, ConfMappingBuilder
                 if (!Broker.Abstractions.ConfigSyntax.TryParseDuration(text.Value, out var duration, out var error))
                 {
                     output.Error(item.KeyPosition, $"error parsing tls config, 'timeout' {error}");
-                    return;
+                    return null;
                 }
 
                 seconds = duration.TotalSeconds;
                 break;
             default:
                 output.Error(item.KeyPosition, "error parsing tls config, 'timeout' wrong type");
-                return;
+                return null;
         }
 
-        if (seconds > 0)
+        if (seconds <= 0)
         {
-            output.Set(key, Format(TimeSpan.FromSeconds(seconds)));
+            return null;
         }
+
+        output.Set(key, Format(TimeSpan.FromSeconds(seconds)));
+        return TimeSpan.FromSeconds(seconds);
     }
 
     // nats-server's expandPath: a leading ~ is the home directory.
