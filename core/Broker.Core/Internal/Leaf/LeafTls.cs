@@ -200,8 +200,7 @@ internal sealed class LeafTls
             return (errors & SslPolicyErrors.RemoteCertificateChainErrors) == 0 ? null : ChainFailure(chain);
         }
 
-        failure = VerifyChain(certificate, chain, roots, ServerAuthentication);
-        return failure is null;
+        return VerifyChain(certificate, chain, roots, usage);
     }
 
     /// <summary>
