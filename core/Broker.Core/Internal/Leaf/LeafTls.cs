@@ -78,24 +78,41 @@ internal sealed class LeafTls
     /// </summary>
     /// <exception cref="LeafLinkException">The handshake failed or timed out; the message says why.</exception>
     public Task<SslStream> AuthenticateAsServerAsync(Stream inner, CancellationToken stopping)
+        => AuthenticateAsServerAsync(inner, clientCertificate, roots, verifyClients: true, Timeout, "timeout", stopping);
+
+    /// <summary>
+    /// The server side for an accepted route (<paramref name="verifyClients"/> always) or leaf node spoke (with
+    /// <c>verify</c>): <paramref name="certificate"/> presented (none configured fails every handshake, as Go's
+    /// <c>tls.Server</c>), the peer's certificate required and chained to <paramref name="roots"/> (else the system's)
+    /// for client authentication; <paramref name="timedOut"/> is the failure's text when <paramref name="timeout"/> passes.
+    /// </summary>
+    /// <exception cref="LeafLinkException">The handshake failed or timed out; the message says why.</exception>
+    internal static Task<SslStream> AuthenticateAsServerAsync(Stream inner, SslStreamCertificateContext? certificate, X509Certificate2Collection? roots, bool verifyClients, TimeSpan timeout, string timedOut, CancellationToken stopping)
     {
         var failure = new StrongBox<string?>();
+        if (certificate is null)
+        {
+            failure.Value = "tls: no certificates configured";
+            return ShakeHandsAsync(new SslStream(inner, leaveInnerStreamOpen: false), (_, _) => Task.FromException(new AuthenticationException(failure.Value)), failure, timeout, timedOut, stopping);
+        }
+
         var options = new SslServerAuthenticationOptions
         {
-            ServerCertificateContext = clientCertificate,
-            ClientCertificateRequired = true,
+            ServerCertificateContext = certificate,
+            ClientCertificateRequired = verifyClients,
             EnabledSslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
             CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
-            RemoteCertificateValidationCallback = (_, certificate, chain, errors) => CheckClient(certificate, chain, errors, out failure.Value),
+            AllowRenegotiation = false,
+            RemoteCertificateValidationCallback = (_, presented, chain, errors) => !verifyClients || CheckClient(presented, chain, errors, roots, out failure.Value),
         };
-        return ShakeHandsAsync(new SslStream(inner, leaveInnerStreamOpen: false), (ssl, token) => ssl.AuthenticateAsServerAsync(options, token), failure, stopping);
+        return ShakeHandsAsync(new SslStream(inner, leaveInnerStreamOpen: false), (ssl, token) => ssl.AuthenticateAsServerAsync(options, token), failure, timeout, timedOut, stopping);
     }
 
     // One handshake within the timeout; a failure disposes the stream and says why (the check's text, else the error's).
-    private async Task<SslStream> ShakeHandsAsync(SslStream ssl, Func<SslStream, CancellationToken, Task> handshake, StrongBox<string?> failure, CancellationToken stopping)
+    private static async Task<SslStream> ShakeHandsAsync(SslStream ssl, Func<SslStream, CancellationToken, Task> handshake, StrongBox<string?> failure, TimeSpan limit, string timedOut, CancellationToken stopping)
     {
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(stopping);
-        timeout.CancelAfter(Timeout);
+        timeout.CancelAfter(limit);
         try
         {
             await handshake(ssl, timeout.Token).ConfigureAwait(false);
@@ -105,7 +122,7 @@ internal sealed class LeafTls
         {
             await ssl.DisposeAsync().ConfigureAwait(false);
             stopping.ThrowIfCancellationRequested();
-            throw new LeafLinkException(LeafLinkStage.Tls, failure.Value ?? (ex is OperationCanceledException ? "timeout" : RemoteAlert(ex.GetBaseException().Message)));
+            throw new LeafLinkException(LeafLinkStage.Tls, ex is OperationCanceledException ? failure.Value ?? timedOut : failure.Value ?? RemoteAlert(ex.GetBaseException().Message));
         }
     }
 
@@ -117,7 +134,7 @@ internal sealed class LeafTls
     }
 
     // Go's verifyClientCertificate texts (Go 1.19, nats-server 2.9.10's).
-    private bool CheckClient(X509Certificate? presented, X509Chain? chain, SslPolicyErrors errors, out string? failure)
+    private static bool CheckClient(X509Certificate? presented, X509Chain? chain, SslPolicyErrors errors, X509Certificate2Collection? roots, out string? failure)
     {
         if (presented is null || (errors & SslPolicyErrors.RemoteCertificateNotAvailable) != 0)
         {
@@ -126,7 +143,7 @@ internal sealed class LeafTls
         }
 
         using var certificate = new X509Certificate2(presented);
-        failure = Verify(certificate, chain, errors, ClientAuthentication);
+        failure = Verify(certificate, chain, errors, roots, ClientAuthentication);
         if (failure is not null)
         {
             failure = "tls: failed to verify client certificate: " + failure;
@@ -157,7 +174,7 @@ internal sealed class LeafTls
         };
         try
         {
-            return await ShakeHandsAsync(new SslStream(inner, leaveInnerStreamOpen: false), (ssl, token) => ssl.AuthenticateAsClientAsync(options, token), failure, stopping).ConfigureAwait(false);
+            return await ShakeHandsAsync(new SslStream(inner, leaveInnerStreamOpen: false), (ssl, token) => ssl.AuthenticateAsClientAsync(options, token), failure, Timeout, "timeout", stopping).ConfigureAwait(false);
         }
         catch (LeafLinkException ex) when (ex.Message.StartsWith("x509: certificate is valid for", StringComparison.Ordinal) && host == name)
         {
@@ -188,12 +205,12 @@ internal sealed class LeafTls
             return false;
         }
 
-        failure = Verify(certificate, chain, errors, ServerAuthentication);
+        failure = Verify(certificate, chain, errors, roots, ServerAuthentication);
         return failure is null;
     }
 
     // The chain to ca_file's roots (else the system's, as the framework checked), for the given key usage; null when it holds.
-    private string? Verify(X509Certificate2 certificate, X509Chain? chain, SslPolicyErrors errors, Oid usage)
+    private static string? Verify(X509Certificate2 certificate, X509Chain? chain, SslPolicyErrors errors, X509Certificate2Collection? roots, Oid usage)
     {
         if (roots is null)
         {

@@ -11,7 +11,7 @@ namespace Broker.Core.Internal.Routes;
 /// Turns a route's socket into a <see cref="RouteConnection"/> over its started transport. With <c>cluster.tls</c> the
 /// TLS handshake comes first, before either side sends anything (nats-server 2.9.10's <c>createRoute</c>): the dialling
 /// member is the client (<see cref="LeafTls.AuthenticateAsync"/>, the route URL's host checked), the accepting one the
-/// server requiring the member's certificate (<see cref="LeafTls.AuthenticateAsServerAsync"/>). A failed handshake is
+/// server requiring the member's certificate (<see cref="LeafTls.AuthenticateAsServerAsync(Stream, CancellationToken)"/>). A failed handshake is
 /// logged as nats-server's <c>TLS route handshake error: ...</c> and the socket closed; the dialler tries again.
 /// </summary>
 internal sealed class RouteOpener(ClusterRoutes cluster, LeafTls? tls)
