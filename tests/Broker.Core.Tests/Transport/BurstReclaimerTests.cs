@@ -4,7 +4,7 @@ namespace Broker.Core.Tests.Transport;
 
 /// <summary>
 /// The compacting collection after a burst of clients has gone (issue 25): only once enough of them and half the peak
-/// have closed, and the closes have stopped; once per burst.
+/// have closed, and the closes have stopped; once per burst. And after a burst has arrived, once the opens have stopped.
 /// </summary>
 public sealed class BurstReclaimerTests
 {
@@ -35,11 +35,13 @@ public sealed class BurstReclaimerTests
         Close(few, BurstReclaimer.MinimumGone - 1);
         Assert.False(few.Tick(Environment.TickCount64 + QuietMs + 1000));
 
+        // (Their arrival is collected first, as a burst that arrived.)
         var mostStay = new BurstReclaimer(timed: false);
         Open(mostStay, 4 * BurstReclaimer.MinimumGone);
+        Assert.True(mostStay.Tick(Environment.TickCount64 + QuietMs + 1000));
         Close(mostStay, BurstReclaimer.MinimumGone + 1);
         Assert.False(mostStay.Tick(Environment.TickCount64 + QuietMs + 1000));
-        Assert.Equal(0, few.Collections + mostStay.Collections);
+        Assert.Equal(1, few.Collections + mostStay.Collections);
     }
 
     [Fact]
@@ -55,6 +57,26 @@ public sealed class BurstReclaimerTests
         Assert.False(reclaimer.Tick(closedAt));
         Assert.True(reclaimer.Tick(closedAt + QuietMs + 1000));
         Assert.False(reclaimer.Tick(closedAt + (2 * QuietMs) + 1000));
+        Assert.Equal(1, reclaimer.Collections);
+    }
+
+    [Fact]
+    public void A_burst_that_arrived_is_collected_once_after_the_opens_stopped()
+    {
+        var arrivalQuietMs = (long)BurstReclaimer.ArrivalQuiet.TotalMilliseconds;
+        var reclaimer = new BurstReclaimer(timed: false);
+        Open(reclaimer, BurstReclaimer.MinimumArrived - 1);
+        Assert.False(reclaimer.Tick(Environment.TickCount64 + arrivalQuietMs + 1000));
+
+        Open(reclaimer, 1);
+        var openedAt = Environment.TickCount64;
+        Assert.False(reclaimer.Tick(openedAt));
+        Assert.True(reclaimer.Tick(openedAt + arrivalQuietMs + 1000));
+        Assert.Equal(1, reclaimer.Collections);
+
+        // Counting starts from what is open: a few more are not worth another pause, nor is the same set later.
+        Open(reclaimer, 10);
+        Assert.False(reclaimer.Tick(Environment.TickCount64 + arrivalQuietMs + 1000));
         Assert.Equal(1, reclaimer.Collections);
     }
 
