@@ -125,7 +125,7 @@ internal abstract partial class ClientBase
         batchInMessages++;
         batchInBytes += size;
 
-        var delivered = DeliverToAll(MatchPublished(subject), subject, deliverAs, replyTo, headers, payload);
+        var delivered = DeliverToAll(matchCache.Match(Account.SubList, subject), subject, deliverAs, replyTo, headers, payload);
         if (delivered == 0 && NoResponders && !replyTo.IsEmpty)
         {
             SendNoResponders(subject, replyTo);

@@ -8,25 +8,26 @@ namespace Broker.Core.Internal.Clients;
 /// costs one comparison with the last subject instead of hashing it and probing the shared cache, whose buckets
 /// every publishing core reads (nats-server keeps a per-client result cache for the same reason).
 /// </summary>
-internal abstract partial class ClientBase
+/// <remarks>
+/// A mutable struct held in a field of <see cref="ClientBase"/> (called on the field, never copied), so a connection
+/// pays no object of its own for it; only the producer's own thread (one batch at a time) touches it.
+/// </remarks>
+internal struct PublishMatchCache
 {
     // Longest subject remembered; longer ones always go to the shared cache.
-    private const int MatchCacheSubjectLimit = 256;
+    private const int SubjectLimit = 256;
 
-    // Only the producer's own thread (one batch at a time) touches these.
     private byte[]? lastSubject;
     private int lastSubjectLength;
     private long lastGeneration;
     private SubListResult? lastResult;
 
     /// <summary>Drops the remembered result: it belongs to the subject index of the account the client leaves.</summary>
-    private void ForgetMatchCache() => lastResult = null;
+    public void Forget() => lastResult = null;
 
-    /// <summary>The subscriptions matching <paramref name="subject"/>, from the one-entry cache when it is current.</summary>
-    private SubListResult MatchPublished(ReadOnlySpan<byte> subject)
+    /// <summary>The subscriptions of <paramref name="list"/> matching <paramref name="subject"/>, from the cache when it is current.</summary>
+    public SubListResult Match(SubList list, ReadOnlySpan<byte> subject)
     {
-        var list = Account.SubList;
-
         // Read before matching: any insert or remove after this bumps the generation, so a result that misses a
         // change is never remembered as current.
         var generation = list.Generation;
@@ -37,9 +38,9 @@ internal abstract partial class ClientBase
         }
 
         var result = list.Match(subject);
-        if (subject.Length <= MatchCacheSubjectLimit)
+        if (subject.Length <= SubjectLimit)
         {
-            lastSubject ??= new byte[MatchCacheSubjectLimit];
+            lastSubject ??= new byte[SubjectLimit];
             subject.CopyTo(lastSubject);
             lastSubjectLength = subject.Length;
             lastGeneration = generation;
