@@ -22,6 +22,9 @@ namespace Broker.Benchmarks.Libraries;
 /// about 64 KiB) written into the transport's input pipe; measured until the unmasked (inflated) bytes the NATS parser
 /// would read are in the protocol's input pipe. Ours is the real receive loop of a started connection; the BCL's is
 /// the loop a move would need (<c>ReceiveAsync</c> into the input pipe's memory, then a flush).</item>
+/// <item><c>OwnDeliver*</c>: the whole send path of a started connection, as the broker drives it: the batch written to
+/// the connection's output and flushed, which runs the send loop on the flushing thread (issue 24), framing into the
+/// transport below; measured until the frames are in that transport's output. No BCL twin: it is our path only.</item>
 /// </list>
 /// Every pipe runs its continuations inline, so both sides do all their work on the benchmark thread. The client
 /// frames are made by a BCL client socket; the setup checks that each side decodes what the other encodes.
@@ -47,6 +50,8 @@ public class WebSocketFramingBenchmarks
     private WebSocketConnection ownSender = null!;
     private InMemoryConnection ownInner = null!;
     private WebSocketConnection ownReceiver = null!;
+    private InMemoryConnection ownDelivererInner = null!;
+    private WebSocketConnection ownDeliverer = null!;
 
     private WebSocket bclSender = null!;
     private Pipe bclFromClient = null!;
@@ -79,6 +84,9 @@ public class WebSocketFramingBenchmarks
         ownInner = new InMemoryConnection();
         ownReceiver = new WebSocketConnection(ownInner, session, NullLogger.Instance);
         ownReceiver.Start();
+        ownDelivererInner = new InMemoryConnection();
+        ownDeliverer = new WebSocketConnection(ownDelivererInner, session, NullLogger.Instance);
+        ownDeliverer.Start();
 
         bclSender = WebSocket.CreateFromStream(new PipeDuplexStream(NewInlinePipe().Reader, wire.Writer), ServerOptions(Deflate));
         bclFromClient = NewInlinePipe();
@@ -95,6 +103,8 @@ public class WebSocketFramingBenchmarks
         // The peer's end of input ends the receive loop (a socket's close does in production).
         ownInner.PeerInput.Complete();
         ownReceiver.DisposeAsync().AsTask().Wait(TimeSpan.FromSeconds(5));
+        ownDelivererInner.PeerInput.Complete();
+        ownDeliverer.DisposeAsync().AsTask().Wait(TimeSpan.FromSeconds(5));
         ownSender.DisposeAsync().AsTask().Wait(TimeSpan.FromSeconds(5));
         bclFromClient.Writer.Complete();
         bclReceiver.Abort();
@@ -113,6 +123,12 @@ public class WebSocketFramingBenchmarks
 
     [Benchmark]
     public long BclSend64K() => BclSend(msgBatch64K);
+
+    [Benchmark]
+    public long OwnDeliver16x128() => OwnDeliver(msgBatch16);
+
+    [Benchmark]
+    public long OwnDeliver64K() => OwnDeliver(msgBatch64K);
 
     [Benchmark]
     public long OwnReceive16x128() => OwnReceive(clientFrames16, pubBytes16.Length);
@@ -135,6 +151,14 @@ public class WebSocketFramingBenchmarks
         WriteDataFrames(ownSender, wire.Writer, batch);
         Complete(wire.Writer.FlushAsync());
         return Drain(wire.Reader, null);
+    }
+
+    private long OwnDeliver(byte[] batch)
+    {
+        var output = ownDeliverer.Transport.Output;
+        output.Write(batch);
+        Complete(output.FlushAsync());
+        return Drain(ownDelivererInner.PeerOutput, null);
     }
 
     private long BclSend(byte[] batch)
@@ -203,6 +227,12 @@ public class WebSocketFramingBenchmarks
             Drain(wire.Reader, bcl);
             Expect(DecodeAsClient(own.ToArray(), batch.Length, Deflate), batch, "own send");
             Expect(DecodeAsClient(bcl.ToArray(), batch.Length, Deflate), batch, "BCL send");
+            var delivered = new MemoryStream();
+            var output = ownDeliverer.Transport.Output;
+            output.Write(batch);
+            Complete(output.FlushAsync());
+            Drain(ownDelivererInner.PeerOutput, delivered);
+            Expect(DecodeAsClient(delivered.ToArray(), batch.Length, Deflate), batch, "own deliver");
             Console.WriteLine($"// {batch.Length} B of MSG lines, deflate {Deflate}: own frame {own.Length} B, BCL frame {bcl.Length} B");
         }
 

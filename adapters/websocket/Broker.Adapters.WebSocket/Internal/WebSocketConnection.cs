@@ -52,7 +52,9 @@ internal sealed partial class WebSocketConnection : TransportConnection
             resumeWriterThreshold: 512 * 1024,
             useSynchronizationContext: false));
         // What waits here counts on top of what the connection below still holds (the shared feature bag has its count).
-        output = new OutputBuffer(inner.Settings, inner.Features.Get<IPendingOutputFeature>());
+        // The send loop runs inline on the thread that flushes (the producer's): framing is a copy into the connection
+        // below, whose own send loop is the one hop to the socket. On the thread pool it was a second hop per flush.
+        output = new OutputBuffer(inner.Settings, inner.Features.Get<IPendingOutputFeature>(), PipeScheduler.Inline);
         Features.Set<IPendingOutputFeature>(output);
         Transport = new DuplexPipe(input.Reader, output.Writer);
     }
