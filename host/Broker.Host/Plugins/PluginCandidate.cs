@@ -1,6 +1,6 @@
+using System.Runtime.Loader;
 using Broker.Abstractions;
 using Broker.Host.Configuration.ConfigFile;
-using McMaster.NETCore.Plugins;
 
 namespace Broker.Host.Plugins;
 
@@ -10,13 +10,13 @@ namespace Broker.Host.Plugins;
 /// </summary>
 internal sealed class PluginCandidate
 {
-    public PluginCandidate(string name, string folder, PluginManifest manifest, Type startupType, PluginLoader loader)
+    public PluginCandidate(string name, string folder, PluginManifest manifest, Type startupType, AssemblyLoadContext loadContext)
     {
         Name = name;
         Folder = folder;
         Manifest = manifest;
         StartupType = startupType;
-        Loader = loader;
+        LoadContext = loadContext;
     }
 
     /// <summary>The plugin's folder name, which log lines name it by.</summary>
@@ -31,8 +31,8 @@ internal sealed class PluginCandidate
     /// <summary>The type implementing <see cref="IBrokerPlugin"/>.</summary>
     public Type StartupType { get; }
 
-    /// <summary>The loader owning the plugin's load context; kept for the life of the process.</summary>
-    public PluginLoader Loader { get; }
+    /// <summary>The plugin's own load context (McMaster's); kept for the life of the process.</summary>
+    public AssemblyLoadContext LoadContext { get; }
 }
 
 /// <summary>What the plugin catalog found in a plugins folder.</summary>

@@ -133,8 +133,8 @@ internal sealed partial class PluginCatalog
     // assembly runs none, and the attribute is the contract's own type).
     private PluginCandidate? Inspect(string name, string folder, string assemblyPath, List<PluginCandidate> found, PluginBlocks blocks)
     {
-        var loader = PluginLoaders.Create(assemblyPath);
-        var assembly = loader.LoadDefaultAssembly();
+        var context = PluginLoaders.Create(assemblyPath);
+        var assembly = context.LoadFromAssemblyPath(assemblyPath);
         var manifest = PluginManifests.Read(assembly);
         var attribute = assembly.GetCustomAttribute<BrokerPluginAttribute>();
         if (manifest is null || attribute is null)
@@ -167,7 +167,7 @@ internal sealed partial class PluginCatalog
         }
 
         PluginLog.Found(logger, manifest.Id, manifest.Version.ToString(), folder);
-        return new PluginCandidate(name, folder, manifest, attribute.StartupType, loader);
+        return new PluginCandidate(name, folder, manifest, attribute.StartupType, context);
     }
 
     // The plugin's block (its id in lower case, nats-server's style, and its aliases) and its other top-level keys. A

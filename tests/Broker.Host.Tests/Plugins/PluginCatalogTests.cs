@@ -190,6 +190,38 @@ public sealed class PluginCatalogTests : IDisposable
     }
 
     [Fact]
+    public void A_plugin_finds_a_dependency_in_an_additional_probing_path_of_its_runtimeconfig()
+    {
+        // McMaster's PluginLoader reads every runtimeconfig for probing paths; the catalog has McMaster's reader read
+        // only the files that name some, so a plugin that names one must still find what it keeps there.
+        SamplePlugin.CopyProbeTo(plugins);
+        var folder = Path.Combine(plugins, SamplePlugin.ProbeAssemblyName);
+        var elsewhere = Path.Combine(Path.GetTempPath(), "broker-probing-" + Guid.NewGuid().ToString("N"));
+        Directory.CreateDirectory(elsewhere);
+        try
+        {
+            const string Binder = "Microsoft.Extensions.Configuration.Binder.dll";
+            File.Move(Path.Combine(folder, Binder), Path.Combine(elsewhere, Binder));
+            var probingPaths = System.Text.Json.JsonSerializer.Serialize(new[] { elsewhere });
+            File.WriteAllText(
+                Path.Combine(folder, SamplePlugin.ProbeAssemblyName + ".runtimeconfig.json"),
+                "{\"runtimeOptions\":{\"tfm\":\"net10.0\",\"additionalProbingPaths\":" + probingPaths + "}}");
+
+            var loaded = Assert.Single(Load(new() { ["Plugins:Probe:Greeting"] = "hi" }));
+
+            var report = Assert.Single(loaded.Services, d => d.ServiceType == typeof(Microsoft.Extensions.Hosting.IHostedService));
+            var probeContext = AssemblyLoadContext.GetLoadContext(report.ImplementationFactory!.Method.DeclaringType!.Assembly)!;
+            var own = Assert.Single(probeContext.Assemblies, a => a.GetName().Name == "Microsoft.Extensions.Configuration.Binder");
+            Assert.StartsWith(elsewhere, own.Location, StringComparison.Ordinal);
+            Assert.Empty(logs.Errors);
+        }
+        finally
+        {
+            SamplePlugin.Delete(elsewhere);
+        }
+    }
+
+    [Fact]
     public void A_missing_plugins_folder_loads_nothing()
     {
         var found = new PluginCatalog(CreateLogger()).Discover(Path.Combine(plugins, "absent"), configured: true);
