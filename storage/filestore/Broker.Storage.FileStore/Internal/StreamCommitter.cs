@@ -210,11 +210,26 @@ internal sealed partial class StreamCommitter
         return cancellationToken.CanBeCanceled ? new ValueTask(task.WaitAsync(cancellationToken)) : new ValueTask(task);
     }
 
-    /// <summary>An append was made: counted for the next round's refill wait, and a round scheduled. Caller holds <c>sync</c>.</summary>
-    public void Appended()
+    /// <summary>
+    /// An append was made: counted for the next round's refill wait, and a round scheduled; under a sync interval,
+    /// when the tail block's file can take the new records as they are, no round is woken for them and the caller
+    /// writes them itself after releasing <c>sync</c> (<see cref="WriteTail"/>, true). Caller holds <c>sync</c>.
+    /// </summary>
+    public bool Appended()
     {
         appendsSinceRound++;
-        ScheduleCommit();
+        if (SyncEveryRound || !TailWritable())
+        {
+            ScheduleCommit();
+            return false;
+        }
+
+        if (RoundOwed())
+        {
+            ScheduleCommit();
+        }
+
+        return true;
     }
 
     /// <summary>Wakes the committer once per round. Caller holds <c>sync</c>.</summary>
