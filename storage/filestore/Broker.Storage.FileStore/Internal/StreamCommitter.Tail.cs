@@ -38,6 +38,13 @@ internal sealed partial class StreamCommitter
             ulong last;
             lock (sync)
             {
+                // A limit that moved the first sequence owes its head marker before the records after it, as a round
+                // writes it (a marker may roll the tail to a new block: the round takes over then).
+                if (!closed && failure is null)
+                {
+                    ledger.WriteHeadMarker();
+                }
+
                 if (closed || failure is not null || !TailWritable())
                 {
                     ScheduleCommit();
@@ -103,10 +110,11 @@ internal sealed partial class StreamCommitter
     }
 
     /// <summary>
-    /// Whether a round is owed for something other than the tail's records: a head marker, rewrites, a new block
-    /// file, the sequence reservation running low, waits or an fsync asked for. Caller holds <c>sync</c>.
+    /// Whether a round is owed for something other than the tail's records and a head marker (<see cref="WriteTail"/>
+    /// writes both): rewrites, a new block file, the sequence reservation running low, waits or an fsync asked for.
+    /// Caller holds <c>sync</c>.
     /// </summary>
     private bool RoundOwed() =>
-        ledger.HeadDirty || ledger.PendingRewrites > 0 || blocks.NewFiles || waiters is not null || forceSyncWanted
+        ledger.PendingRewrites > 0 || blocks.NewFiles || waiters is not null || forceSyncWanted
         || reservation.NextFor(ledger.Last, closing: false) != 0;
 }
