@@ -74,7 +74,7 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
         {
             if (result.Row.Link == ServerLink.None)
             {
-                RunOnServers([result], AccountsConfig.Apply(result.Row.ServerConfig, options.Accounts), report, cancellationToken);
+                RunOnServers([result], AccountsConfig.Apply(result.Row.ServerConfig, options.Accounts), AccountsConfig.Apply(result.Row.OursServerConfig ?? result.Row.ServerConfig, options.Accounts), report, cancellationToken);
             }
             else
             {
@@ -98,14 +98,14 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
             && (options.RowFilter.Count == 0 || options.RowFilter.Any(prefix => row.Id.StartsWith(prefix, StringComparison.Ordinal)));
 
     /// <summary>
-    /// Starts a nats-server and one of ours with <paramref name="config"/> (each process writes its own file, with
-    /// its own ports), runs the rows, stops both. A server that does not start fails the rows on its side (ours
+    /// Starts a nats-server with <paramref name="config"/> and one of ours with <paramref name="oursConfig"/> (each
+    /// process writes its own file, with its own ports), runs the rows, stops both. A server that does not start fails the rows on its side (ours
     /// refusing a feature it does not have yet marks them not supported instead) and the other side still runs them,
     /// so a row can be proven against nats-server alone.
     /// </summary>
-    private void RunOnServers(List<RowResult> rows, string? config, CompareReport report, CancellationToken cancellationToken)
+    private void RunOnServers(List<RowResult> rows, string? config, string? oursConfig, CompareReport report, CancellationToken cancellationToken)
     {
-        var (nats, ours) = LaunchesFor(rows, config);
+        var (nats, ours) = LaunchesFor(rows, config, oursConfig);
         var servers = new Dictionary<Side, ServerProcess>();
         try
         {
@@ -161,27 +161,29 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
         }
     }
 
-    /// <summary>The launches of both servers with the row's configuration (null: their defaults).</summary>
-    private (ServerLaunch Nats, ServerLaunch Ours) LaunchesFor(List<RowResult> rows, string? config)
+    /// <summary>The launches of both servers with their configurations (null: their defaults).</summary>
+    private (ServerLaunch Nats, ServerLaunch Ours) LaunchesFor(List<RowResult> rows, string? config, string? oursConfig)
     {
-        var nats = natsLaunch;
-        var ours = oursLaunch;
-        if (config is not null)
-        {
-            if (HarnessCertificate.IsUsedBy(config))
-            {
-                certificate ??= HarnessCertificate.Create();
-                config = certificate.Substitute(config);
-            }
+        // A TLS row's configuration makes the NATS port TLS-only, so every client of these servers (the readiness
+        // probe too) must upgrade and pin the certificate.
+        var tls = rows.Any(r => r.Row.Transport == NatsTransport.Tls);
+        return (WithConfig(natsLaunch, config, tls), WithConfig(oursLaunch, oursConfig, tls));
+    }
 
-            // A TLS row's configuration makes the NATS port TLS-only, so every client of these servers (the
-            // readiness probe too) must upgrade and pin the certificate.
-            var tls = rows.Any(r => r.Row.Transport == NatsTransport.Tls) ? certificate?.Certificate : null;
-            nats = nats with { Config = config, TlsCertificate = tls };
-            ours = ours with { Config = config, TlsCertificate = tls };
+    private ServerLaunch WithConfig(ServerLaunch launch, string? config, bool tls)
+    {
+        if (config is null)
+        {
+            return launch;
         }
 
-        return (nats, ours);
+        if (HarnessCertificate.IsUsedBy(config))
+        {
+            certificate ??= HarnessCertificate.Create();
+            config = certificate.Substitute(config);
+        }
+
+        return launch with { Config = config, TlsCertificate = tls ? certificate?.Certificate : null };
     }
 
     /// <summary>

@@ -25,3 +25,20 @@ public sealed class FileStoreConformanceEncryptedCompressed : StreamStoreConform
         Key = "conformance-test-key-0123456789abcdef",
     });
 }
+
+/// <summary>
+/// The suite under <c>sync_interval: 2m</c> with small blocks and encryption: appends write their own records (block
+/// rolls, head markers of limits, removals and purges between them), the committer the rest.
+/// </summary>
+public sealed class FileStoreConformanceSyncInterval : StreamStoreConformanceTests
+{
+    protected override bool IsDurable => true;
+
+    protected override IStreamStoreProvider CreateProvider() => new FileStoreProvider(new FileStoreOptions
+    {
+        SyncInterval = TimeSpan.FromMinutes(2),
+        BlockSize = 4096,
+        Cipher = FileStoreCipher.ChaCha20Poly1305,
+        Key = "conformance-test-key-0123456789abcdef",
+    });
+}

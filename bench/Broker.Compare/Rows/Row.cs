@@ -81,6 +81,14 @@ internal sealed record Row
     public string? ServerConfig { get; init; }
 
     /// <summary>
+    /// Text of the configuration our server alone is started with, where it differs from <see cref="ServerConfig"/>
+    /// (nats-server keeps <see cref="ServerConfig"/>): an option of ours nats-server refuses, such as
+    /// <c>jetstream { sync_interval: 2m }</c>, which 2.9.10 does not parse but behaves as always. Same placeholders;
+    /// <see langword="null"/> (the default): <see cref="ServerConfig"/> for both.
+    /// </summary>
+    public string? OursServerConfig { get; init; }
+
+    /// <summary>
     /// What the row's connections speak: bare TCP on the NATS port (default), TLS on the NATS port (the
     /// <see cref="ServerConfig"/> must make it TLS-only with the harness certificate), or WebSocket on the port the
     /// configuration opens at <c>{ws_port}</c>.

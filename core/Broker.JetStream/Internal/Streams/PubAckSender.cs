@@ -14,7 +14,7 @@ namespace Broker.JetStream.Internal.Streams;
 /// <c>"duplicate":true</c> as they apply) or <c>{"error":..}</c>, sent to the publisher's reply subject once the store
 /// says the message is durable. An ack the store cannot confirm yet waits in a queue that one task serves with one
 /// durability wait for all of them. The ack is formatted into a per-thread buffer, so an ack sent at once allocates
-/// nothing.
+/// nothing; a held ack's reply subject waits in a pooled array, returned once the ack is sent.
 /// </summary>
 /// <remarks><c>durableGate</c> (<i>leaf</i>) guards the queue of waiting acks.</remarks>
 internal sealed class PubAckSender
@@ -28,8 +28,11 @@ internal sealed class PubAckSender
     private readonly ILogger logger;
     private readonly byte[] prefix;
     private readonly Lock durableGate = new();
-    private readonly Queue<(ulong Sequence, byte[] Reply, bool Duplicate)> durableAcks = new();
+    private readonly Queue<(ulong Sequence, byte[] Reply, int ReplyLength, bool Duplicate)> durableAcks = new();
     private bool durableWaiterRunning;
+
+    // The highest sequence queued since the queue was last empty (a duplicate's ack names an older one).
+    private ulong durableTarget;
 
     /// <param name="store">The stream's store, asked for durability.</param>
     /// <param name="client">The stream's bus client, which sends the acks.</param>
@@ -100,9 +103,12 @@ internal sealed class PubAckSender
     /// <summary>Holds a pub ack until the store reports the message durable; one wait serves every queued ack.</summary>
     private void QueueDurableAck(ReadOnlySpan<byte> reply, ulong sequence, bool duplicate)
     {
+        var copy = ArrayPool<byte>.Shared.Rent(reply.Length);
+        reply.CopyTo(copy);
         lock (durableGate)
         {
-            durableAcks.Enqueue((sequence, reply.ToArray(), duplicate));
+            durableAcks.Enqueue((sequence, copy, reply.Length, duplicate));
+            durableTarget = Math.Max(durableTarget, sequence);
             if (durableWaiterRunning)
             {
                 return;
@@ -125,10 +131,11 @@ internal sealed class PubAckSender
                 if (durableAcks.Count == 0)
                 {
                     durableWaiterRunning = false;
+                    durableTarget = 0;
                     return;
                 }
 
-                target = durableAcks.Max(a => a.Sequence);
+                target = durableTarget;
             }
 
             try
@@ -142,8 +149,14 @@ internal sealed class PubAckSender
                 JetStreamLog.DurabilityFailed(logger, name, ex);
                 lock (durableGate)
                 {
+                    foreach (var dropped in durableAcks)
+                    {
+                        ArrayPool<byte>.Shared.Return(dropped.Reply);
+                    }
+
                     durableAcks.Clear();
                     durableWaiterRunning = false;
+                    durableTarget = 0;
                 }
 
                 return;
@@ -152,7 +165,7 @@ internal sealed class PubAckSender
             var durable = store.DurableSequence;
             while (true)
             {
-                (ulong Sequence, byte[] Reply, bool Duplicate) next;
+                (ulong Sequence, byte[] Reply, int ReplyLength, bool Duplicate) next;
                 lock (durableGate)
                 {
                     if (!durableAcks.TryPeek(out next) || next.Sequence > durable)
@@ -164,7 +177,8 @@ internal sealed class PubAckSender
                 }
 
                 var length = FormatAck(buffer, next.Sequence, next.Duplicate);
-                client.Publish(next.Reply, default, ReadOnlySequence<byte>.Empty, new ReadOnlySequence<byte>(buffer, 0, length));
+                client.Publish(next.Reply.AsSpan(0, next.ReplyLength), default, ReadOnlySequence<byte>.Empty, new ReadOnlySequence<byte>(buffer, 0, length));
+                ArrayPool<byte>.Shared.Return(next.Reply);
             }
         }
     }

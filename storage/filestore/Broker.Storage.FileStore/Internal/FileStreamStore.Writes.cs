@@ -15,6 +15,7 @@ internal sealed partial class FileStreamStore
         var accounted = RecordFormat.AccountedSize(subject.Length, (int)headers.Length, (int)payload.Length);
         var recordLength = RecordFormat.MessageLength(subject.Length, (int)headers.Length, (int)payload.Length, key is not null);
         StoreResult result;
+        bool writeTail;
         lock (sync)
         {
             if (committer.Closed)
@@ -46,7 +47,12 @@ internal sealed partial class FileStreamStore
             var sequence = ledger.Append(subject, headers, payload, recordLength, accounted, options.Timestamp, out var timestamp, options.TimeToLive);
             ledger.EnforceLimitsAfterAppend(config, subject);
             result = new StoreResult(StoreStatus.Stored, sequence, timestamp);
-            committer.Appended();
+            writeTail = committer.Appended();
+        }
+
+        if (writeTail)
+        {
+            committer.WriteTail();
         }
 
         updates?.Invoke(1, (long)accounted, result.Sequence, subject);

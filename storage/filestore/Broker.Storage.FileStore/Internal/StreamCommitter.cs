@@ -9,8 +9,9 @@ namespace Broker.Storage.FileStore.Internal;
 /// loop per stream runs rounds back to back: take every byte appended since the last round (under the state lock),
 /// write it (outside it), fdatasync each file written, fsync the directory when a block file was created, then
 /// complete every wait registered before the round took its bytes. Publishes arriving while a sync runs share the
-/// next one. Under <see cref="FileStoreOptions.SyncInterval"/> a round completes its waits after the write, and the
-/// data is fsynced on the interval (and by <see cref="FlushAsync"/>). Owns the durable sequence, the waits for it,
+/// next one. Under <see cref="FileStoreOptions.SyncInterval"/> an append writes its own record when it can
+/// (<c>.Tail.cs</c>), a round completes its waits after the write, and the data is fsynced on the interval (and by
+/// <see cref="FlushAsync"/>). Owns the durable sequence, the waits for it,
 /// the store's open/closed/failed state, and <c>ioSync</c>, the lock that makes file writes other than appends into
 /// the tail cache one at a time (its rounds, and the store's erase, compaction, purge, truncate and close).
 /// </summary>
@@ -210,11 +211,26 @@ internal sealed partial class StreamCommitter
         return cancellationToken.CanBeCanceled ? new ValueTask(task.WaitAsync(cancellationToken)) : new ValueTask(task);
     }
 
-    /// <summary>An append was made: counted for the next round's refill wait, and a round scheduled. Caller holds <c>sync</c>.</summary>
-    public void Appended()
+    /// <summary>
+    /// An append was made: counted for the next round's refill wait, and a round scheduled; under a sync interval,
+    /// when the tail block's file can take the new records as they are, no round is woken for them and the caller
+    /// writes them itself after releasing <c>sync</c> (<see cref="WriteTail"/>, true). Caller holds <c>sync</c>.
+    /// </summary>
+    public bool Appended()
     {
         appendsSinceRound++;
-        ScheduleCommit();
+        if (SyncEveryRound || !TailWritable())
+        {
+            ScheduleCommit();
+            return false;
+        }
+
+        if (RoundOwed())
+        {
+            ScheduleCommit();
+        }
+
+        return true;
     }
 
     /// <summary>Wakes the committer once per round. Caller holds <c>sync</c>.</summary>
