@@ -20,10 +20,13 @@ internal static class JetStreamOptionsReader
         "max_file_store", "max_file", "domain", "limits", "default_js_domain", "strict",
     ];
 
-    // nats-server keeps the file store's settings in this block; here the file store plugin owns them, in its own
-    // block. Ignoring them would run unencrypted, or with another durability, than the file says: refused.
-    private static readonly string[] FileStoreKeys =
-        ["cipher", "key", "ek", "encryption_key", "prev_key", "prev_ek", "prev_encryption_key", "sync_interval", "sync", "tpm"];
+    // nats-server keeps the file store's settings in this block; here the file store plugin owns them (the host hands
+    // them over from a configuration file's jetstream block). Ignoring them would run unencrypted, or with another
+    // durability, than the settings say: refused.
+    private static readonly string[] FileStoreKeys = ["cipher", "key", "ek", "encryption_key", "sync_interval", "sync"];
+
+    // Key rotation and TPM-sealed keys: not served by the file store either.
+    private static readonly string[] UnservedStoreKeys = ["prev_key", "prev_ek", "prev_encryption_key", "tpm"];
 
     // Keys that shape clustered JetStream or tune nats-server's internals: a single server has nothing they change.
     private static readonly string[] WarnedKeys =
@@ -50,7 +53,12 @@ internal static class JetStreamOptionsReader
             var key = child.Key;
             if (FileStoreKeys.Contains(key, StringComparer.OrdinalIgnoreCase))
             {
-                throw section.Refuse(key, $"the file store reads {key} from its own block: write it as filestore {{ {key}: ... }} (docs/durability.md)");
+                throw section.Refuse(key, $"the file store reads {key} from its own section: write it as Plugins:FileStore:{key} (docs/durability.md)");
+            }
+
+            if (UnservedStoreKeys.Contains(key, StringComparer.OrdinalIgnoreCase))
+            {
+                throw section.Refuse(key, $"{key} is not served: the file store has no key rotation nor TPM-sealed keys (docs/durability.md)");
             }
 
             if (WarnedKeys.Contains(key, StringComparer.OrdinalIgnoreCase))

@@ -60,7 +60,7 @@ internal sealed class ConfMapper
         authorization = new AuthorizationMapper(reader, output, users, permissions, known);
         mappings = new MappingsMapper(reader, output);
         accounts = new AccountsMapper(reader, output, users, permissions, known, mappings);
-        pluginBlocks = new PluginBlockMapper(reader, output);
+        pluginBlocks = new PluginBlockMapper(reader, output, plugins);
         refusals = new SecurityRefusals(reader);
         operators = new OperatorMapper(reader, output);
         leafNodes = new LeafNodesMapper(reader, output, permissions, ignored);

@@ -12,7 +12,8 @@ namespace Broker.Host.Configuration.ConfigFile.Internal;
 /// </summary>
 /// <param name="reader">Reports values of the wrong type.</param>
 /// <param name="output">Where values, positions and diagnostics go.</param>
-internal sealed class PluginBlockMapper(ConfValueReader reader, ConfMappingBuilder output)
+/// <param name="plugins">The blocks the loaded plugins read, to find the file store's.</param>
+internal sealed class PluginBlockMapper(ConfValueReader reader, ConfMappingBuilder output, PluginBlocks plugins)
 {
     // nats-server keys that the broker's own plugins serve. Without the plugin the file would ask for something the
     // broker then does not do (serve clear text where the file says TLS), so an unclaimed one is an error.
@@ -43,6 +44,24 @@ internal sealed class PluginBlockMapper(ConfValueReader reader, ConfMappingBuild
     // Where nats-server reads the store directory: at the top level, or as one of these in the jetstream block.
     private static readonly HashSet<string> StoreDirectoryKeys = new(["store_dir", "storedir", "store"], StringComparer.OrdinalIgnoreCase);
 
+    // nats-server keeps the file store's settings in its jetstream block (2.10's sync_interval, the cipher and key);
+    // here the file store plugin reads them, so they go to its section under its own names.
+    private static readonly Dictionary<string, string> JetStreamFileStoreKeys = new(StringComparer.OrdinalIgnoreCase)
+    {
+        ["sync_interval"] = "sync_interval",
+        ["sync"] = "sync_interval",
+        ["cipher"] = "cipher",
+        ["key"] = "key",
+        ["ek"] = "key",
+        ["encryption_key"] = "key",
+    };
+
+    private const string FileStoreBlock = "filestore";
+
+    // The file store settings written in each block, so one written in both is an error rather than a silent choice.
+    private readonly HashSet<string> fileStoreKeysFromJetStream = new(StringComparer.OrdinalIgnoreCase);
+    private readonly HashSet<string> fileStoreKeysFromOwnBlock = new(StringComparer.OrdinalIgnoreCase);
+
     private bool storeDirectorySeen;
 
     /// <summary>A top-level key a loaded plugin reads: verbatim into its section.</summary>
@@ -53,7 +72,36 @@ internal sealed class PluginBlockMapper(ConfValueReader reader, ConfMappingBuild
             return;
         }
 
-        Flatten(block.Target, entry.Value, entry.KeyPosition);
+        if (block.Whole && entry.Value is ConfMap { Count: > 0 } settings && IsBlockOf(block, FileStoreBlock))
+        {
+            foreach (var setting in settings.Entries)
+            {
+                RefuseWrittenTwice(setting, fileStoreKeysFromOwnBlock, fileStoreKeysFromJetStream, setting.Key);
+            }
+        }
+
+        if (block.Whole && entry.Value is ConfMap { Count: > 0 } jetStream && IsBlockOf(block, "jetstream")
+            && jetStream.Entries.Any(setting => JetStreamFileStoreKeys.ContainsKey(setting.Key)))
+        {
+            foreach (var setting in jetStream.Entries)
+            {
+                if (JetStreamFileStoreKeys.TryGetValue(setting.Key, out var storeKey))
+                {
+                    MoveToFileStore(setting, storeKey);
+                }
+                else
+                {
+                    Flatten(block.Target + ":" + setting.Key, setting.Value, setting.KeyPosition);
+                }
+            }
+
+            output.SetPosition(block.Target, entry.KeyPosition);
+        }
+        else
+        {
+            Flatten(block.Target, entry.Value, entry.KeyPosition);
+        }
+
         if (block.Whole && entry.Value is ConfMap { Count: > 0 })
         {
             // The block's own key is set too (to ""), so the plugin can tell a written block from settings that reached
@@ -80,6 +128,36 @@ internal sealed class PluginBlockMapper(ConfValueReader reader, ConfMappingBuild
         }
 
         return true;
+    }
+
+    private static bool IsBlockOf(PluginBlock block, string key) => string.Equals(block.Key, key, StringComparison.OrdinalIgnoreCase);
+
+    // A file store setting written in the jetstream block, as nats-server's files have it: into the file store's section.
+    private void MoveToFileStore(ConfEntry setting, string storeKey)
+    {
+        if (!plugins.TryGet(FileStoreBlock, out var fileStore) || !fileStore.Whole)
+        {
+            output.Error(setting.KeyPosition, $"\"{setting.Key}\" is read by plugin FileStore, which is not loaded");
+            return;
+        }
+
+        if (RefuseWrittenTwice(setting, fileStoreKeysFromJetStream, fileStoreKeysFromOwnBlock, storeKey))
+        {
+            Flatten(fileStore.Target + ":" + storeKey, setting.Value, setting.KeyPosition);
+        }
+    }
+
+    // False (and an error) when the other block wrote the setting too.
+    private bool RefuseWrittenTwice(ConfEntry setting, HashSet<string> written, HashSet<string> other, string storeKey)
+    {
+        written.Add(storeKey);
+        if (!other.Contains(storeKey))
+        {
+            return true;
+        }
+
+        output.Error(setting.KeyPosition, $"\"{storeKey}\" is written in both the jetstream and the filestore block");
+        return false;
     }
 
     // nats-server takes the store directory from the top level or from the jetstream block, and refuses both.
