@@ -17,13 +17,14 @@ public sealed class ReceiveBatchTests
     [MemberData(nameof(Servers))]
     public async Task Large_and_small_messages_in_big_batches_arrive_in_order_and_intact(ServerKind kind)
     {
-        await using var server = await ServerUnderTest.StartAsync(kind);
-        await using var subscriber = await NatsClients.ConnectAsync(server.Url, "subscriber");
-        await using var publisher = await NatsClients.ConnectAsync(server.Url, "publisher");
-        await using var sub = await subscriber.SubscribeCoreAsync<byte[]>("batch.data");
-        await subscriber.PingAsync();
-
         const int Count = 270;
+        await using var server = await ServerUnderTest.StartAsync(kind);
+
+        // One connection both ways: the server reads the batches from it and writes the deliveries back to it.
+        await using var publisher = await NatsClients.ConnectAsync(server.Url, "batches");
+        await using var sub = await publisher.SubscribeCoreAsync<byte[]>("batch.data");
+        await publisher.PingAsync();
+
         var publishing = Task.Run(async () =>
         {
             for (var i = 0; i < Count; i++)
