@@ -31,7 +31,7 @@ internal sealed partial class SocketConnection
     private async Task ReceiveLoopAsync()
     {
         var writer = input.Writer;
-        var waitForData = true;
+        var sizing = default(ReceiveSizing);
         var draining = false;
         try
         {
@@ -47,13 +47,14 @@ internal sealed partial class SocketConnection
                     continue;
                 }
 
-                if (waitForData)
+                if (sizing.WaitFirst)
                 {
-                    // A zero-byte receive waits for data without holding a buffer, so idle connections cost no memory.
+                    // A zero-byte receive waits for data without holding a buffer, so idle connections cost no memory;
+                    // a busy one skips it (ReceiveSizing).
                     await socket.ReceiveAsync(Memory<byte>.Empty, SocketFlags.None).ConfigureAwait(false);
                 }
 
-                var memory = writer.GetMemory(ReceiveBufferSize);
+                var memory = writer.GetMemory(sizing.Size);
                 var received = await socket.ReceiveAsync(memory, SocketFlags.None).ConfigureAwait(false);
                 if (received == 0)
                 {
@@ -61,7 +62,7 @@ internal sealed partial class SocketConnection
                 }
 
                 writer.Advance(received);
-                waitForData = received < memory.Length;
+                sizing.Record(received, memory.Length);
                 var flush = await writer.FlushAsync().ConfigureAwait(false);
                 if (flush.IsCanceled)
                 {

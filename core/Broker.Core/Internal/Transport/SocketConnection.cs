@@ -13,9 +13,6 @@ namespace Broker.Core.Internal.Transport;
 /// </summary>
 internal sealed partial class SocketConnection : TransportConnection
 {
-    // Receives ask for this much buffer; a read that fills it is followed by another read without waiting.
-    private const int ReceiveBufferSize = 16 * 1024;
-
     // The parser runs inline on the receiving thread: no hop between the socket and the protocol. One instance for
     // every connection (the options are the same; issue 25).
     private static readonly PipeOptions InputOptions = new(
@@ -23,7 +20,7 @@ internal sealed partial class SocketConnection : TransportConnection
         writerScheduler: PipeScheduler.Inline,
         pauseWriterThreshold: 1024 * 1024,
         resumeWriterThreshold: 512 * 1024,
-        minimumSegmentSize: ReceiveBufferSize,
+        minimumSegmentSize: ReceiveSizing.MinSize,
         useSynchronizationContext: false);
 
     private readonly Socket socket;
