@@ -1,0 +1,232 @@
+using System.Buffers.Binary;
+using System.Text;
+using Broker.Abstractions;
+using Broker.Storage.FileStore.Internal.Crypto;
+using Broker.Storage.FileStore.Internal.Format;
+using Broker.Storage.FileStore.Internal.Io;
+using Microsoft.Extensions.Logging;
+
+namespace Broker.Storage.FileStore.Internal;
+
+/// <summary>The write rounds and the slot files (<c>o.dat</c>, <c>o2.dat</c>) of a consumer's state.</summary>
+internal sealed partial class FileConsumerStore
+{
+    /// <summary>
+    /// The write rounds of one burst of changes, on the thread pool: rounds while changes keep coming, then the store
+    /// is idle (no task, no open file) until the next change queues it again.
+    /// </summary>
+    void IThreadPoolWorkItem.Execute()
+    {
+        while (true)
+        {
+            TaskCompletionSource? stopping = null;
+            bool write;
+            lock (sync)
+            {
+                write = !stopped && scheduled && failure is null;
+                if (!write)
+                {
+                    running = false;
+                    stopping = idle;
+                    idle = null;
+                }
+            }
+
+            if (!write)
+            {
+                stopping?.TrySetResult();
+                return;
+            }
+
+            try
+            {
+                WriteRound(sync: false);
+            }
+            catch (IOException ex)
+            {
+                TaskCompletionSource? pending;
+                lock (sync)
+                {
+                    failure = ex;
+                    pending = waiters;
+                    waiters = null;
+                }
+
+                CloseSlots();
+                FileStoreLog.ConsumerWriteFailed(logger, config.Name, ex);
+                pending?.TrySetException(ex);
+            }
+        }
+    }
+
+    /// <summary>Writes the latest state into the older slot and syncs it (always under the default policy).</summary>
+    private void WriteRound(bool sync)
+    {
+        byte[] payload;
+        long roundVersion;
+        TaskCompletionSource? roundWaiters;
+        bool syncNow;
+        lock (this.sync)
+        {
+            scheduled = false;
+            roundWaiters = waiters;
+            waiters = null;
+            syncNow = sync || forceSync || options.SyncInterval is null;
+            forceSync = false;
+            roundVersion = version;
+            if (writtenVersion >= version && (!syncNow || syncedVersion >= writtenVersion))
+            {
+                roundWaiters?.TrySetResult();
+                return;
+            }
+
+            var builder = new BinaryBuilder(64 + (state.Pending.Count * 24) + (state.Redelivered.Count * 16));
+            ConsumerStateCodec.Encode(builder, state);
+            payload = key is null ? builder.Written.ToArray() : key.SealFile(builder.Written, "consumer state"u8);
+        }
+
+        if (writtenVersion < roundVersion)
+        {
+            slotCounter++;
+            var index = (int)(slotCounter % 2);
+            var file = slots[index] ??= OpenSlot(index);
+            var data = new byte[12 + payload.Length + 4];
+            BinaryPrimitives.WriteUInt64LittleEndian(data, slotCounter);
+            BinaryPrimitives.WriteInt32LittleEndian(data.AsSpan(8), payload.Length);
+            payload.CopyTo(data, 12);
+            BinaryPrimitives.WriteUInt32LittleEndian(data.AsSpan(data.Length - 4), Crc32C.Compute(data.AsSpan(0, data.Length - 4)));
+            file.Write(data, 0);
+            if (file.Length > data.Length)
+            {
+                file.SetLength(data.Length);
+            }
+
+            if (syncNow)
+            {
+                file.Sync();
+            }
+        }
+        else if (syncNow)
+        {
+            slots[(int)(slotCounter % 2)]?.Sync();
+        }
+
+        if (syncNow)
+        {
+            // Synced: nothing needs the files until the next change.
+            CloseSlots();
+        }
+
+        lock (this.sync)
+        {
+            writtenVersion = Math.Max(writtenVersion, roundVersion);
+            if (syncNow)
+            {
+                syncedVersion = Math.Max(syncedVersion, roundVersion);
+            }
+        }
+
+        roundWaiters?.TrySetResult();
+    }
+
+    private IStorageFile OpenSlot(int index)
+    {
+        var path = Path.Combine(directory, SlotFiles[index]);
+        if ((slotsCreated & (1 << index)) != 0)
+        {
+            return fs.Open(path, create: false);
+        }
+
+        var existed = fs.FileExists(path);
+        var file = fs.Open(path, create: true);
+        if (!existed)
+        {
+            file.Sync();
+            fs.SyncDirectory(directory);
+        }
+
+        slotsCreated |= 1 << index;
+        return file;
+    }
+
+    /// <summary>
+    /// Creates both (empty) slot files of a new consumer folder before its <c>meta.inf</c>, whose directory sync then
+    /// makes their entries durable too: the first state write opens them without syncing file and folder again.
+    /// </summary>
+    private void CreateSlots()
+    {
+        for (var index = 0; index < SlotFiles.Length; index++)
+        {
+            fs.Open(Path.Combine(directory, SlotFiles[index]), create: true).Dispose();
+        }
+
+        slotsCreated = (1 << SlotFiles.Length) - 1;
+    }
+
+    private void CloseSlots()
+    {
+        for (var index = 0; index < slots.Length; index++)
+        {
+            slots[index]?.Dispose();
+            slots[index] = null;
+        }
+    }
+
+    private void WriteMeta()
+    {
+        var encoded = ConsumerStateCodec.EncodeConfig(config);
+        AtomicFile.Write(fs, Path.Combine(directory, MetaFile), key is null ? encoded : key.SealFile(encoded, "consumer meta"u8));
+    }
+
+    /// <summary>Loads the newer valid slot.</summary>
+    private void LoadState()
+    {
+        ulong best = 0;
+        for (var index = 0; index < SlotFiles.Length; index++)
+        {
+            var data = fs.ReadAll(Path.Combine(directory, SlotFiles[index]));
+            if (data is not null)
+            {
+                slotsCreated |= 1 << index;
+            }
+
+            if (data is null || data.Length < 16)
+            {
+                continue;
+            }
+
+            var counter = BinaryPrimitives.ReadUInt64LittleEndian(data);
+            var length = BinaryPrimitives.ReadInt32LittleEndian(data.AsSpan(8));
+            if (length < 0 || 12 + (long)length + 4 > data.Length
+                || BinaryPrimitives.ReadUInt32LittleEndian(data.AsSpan(12 + length)) != Crc32C.Compute(data.AsSpan(0, 12 + length))
+                || counter <= best)
+            {
+                continue;
+            }
+
+            var payload = data.AsSpan(12, length).ToArray();
+            if (key is not null)
+            {
+                payload = key.OpenFile(payload, "consumer state"u8)!;
+                if (payload is null)
+                {
+                    continue;
+                }
+            }
+
+            try
+            {
+                state = ConsumerStateCodec.Decode(payload);
+                best = counter;
+                hasState = true;
+            }
+            catch (InvalidDataException)
+            {
+                FileStoreLog.ConsumerUnreadable(logger, directory);
+            }
+        }
+
+        slotCounter = best;
+        version = writtenVersion = syncedVersion = 0;
+    }
+}
