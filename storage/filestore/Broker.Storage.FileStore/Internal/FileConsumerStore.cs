@@ -1,8 +1,6 @@
-using System.Buffers.Binary;
 using System.Text;
 using Broker.Abstractions;
 using Broker.Storage.FileStore.Internal.Crypto;
-using Broker.Storage.FileStore.Internal.Format;
 using Broker.Storage.FileStore.Internal.Io;
 using Microsoft.Extensions.Logging;
 
@@ -383,60 +381,5 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
         }
 
         pending?.TrySetResult();
-    }
-
-    private void Changed()
-    {
-        version++;
-        if (Persistent && !stopped && started)
-        {
-            Schedule();
-        }
-    }
-
-    private Task RegisterWaiter()
-    {
-        waiters ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        Schedule();
-        return waiters.Task;
-    }
-
-    /// <summary>Wants a round, queueing one unless one is queued or running (it takes the change). <c>sync</c> held.</summary>
-    private void Schedule()
-    {
-        if (scheduled || failure is not null)
-        {
-            return;
-        }
-
-        scheduled = true;
-        if (!running)
-        {
-            running = true;
-            ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
-        }
-    }
-
-    private void Start()
-    {
-        started = true;
-        if (options.SyncInterval is { } interval)
-        {
-            syncTimer = new Timer(
-                _ =>
-                {
-                    lock (sync)
-                    {
-                        if (syncedVersion < writtenVersion && !stopped)
-                        {
-                            forceSync = true;
-                            _ = RegisterWaiter();
-                        }
-                    }
-                },
-                null,
-                interval,
-                interval);
-        }
     }
 }

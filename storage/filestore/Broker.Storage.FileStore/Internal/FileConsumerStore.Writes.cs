@@ -1,16 +1,67 @@
 using System.Buffers.Binary;
-using System.Text;
-using Broker.Abstractions;
-using Broker.Storage.FileStore.Internal.Crypto;
 using Broker.Storage.FileStore.Internal.Format;
 using Broker.Storage.FileStore.Internal.Io;
-using Microsoft.Extensions.Logging;
 
 namespace Broker.Storage.FileStore.Internal;
 
-/// <summary>The write rounds and the slot files (<c>o.dat</c>, <c>o2.dat</c>) of a consumer's state.</summary>
+/// <summary>A consumer's state on disk: when write rounds run, what they write, and its slot files (<c>o.dat</c>, <c>o2.dat</c>).</summary>
 internal sealed partial class FileConsumerStore
 {
+    private void Changed()
+    {
+        version++;
+        if (Persistent && !stopped && started)
+        {
+            Schedule();
+        }
+    }
+
+    private Task RegisterWaiter()
+    {
+        waiters ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Schedule();
+        return waiters.Task;
+    }
+
+    /// <summary>Wants a round, queueing one unless one is queued or running (it takes the change). <c>sync</c> held.</summary>
+    private void Schedule()
+    {
+        if (scheduled || failure is not null)
+        {
+            return;
+        }
+
+        scheduled = true;
+        if (!running)
+        {
+            running = true;
+            ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
+        }
+    }
+
+    private void Start()
+    {
+        started = true;
+        if (options.SyncInterval is { } interval)
+        {
+            syncTimer = new Timer(
+                _ =>
+                {
+                    lock (sync)
+                    {
+                        if (syncedVersion < writtenVersion && !stopped)
+                        {
+                            forceSync = true;
+                            _ = RegisterWaiter();
+                        }
+                    }
+                },
+                null,
+                interval,
+                interval);
+        }
+    }
+
     /// <summary>
     /// The write rounds of one burst of changes, on the thread pool: rounds while changes keep coming, then the store
     /// is idle (no task, no open file) until the next change queues it again.
