@@ -155,11 +155,13 @@ internal sealed partial class FileConsumerStore
             if (syncNow)
             {
                 file.Sync();
+                MakeEntryDurable(index);
             }
         }
-        else if (syncNow)
+        else if (syncNow && slots[(int)(slotCounter % 2)] is { } written)
         {
-            slots[(int)(slotCounter % 2)]?.Sync();
+            written.Sync();
+            MakeEntryDurable((int)(slotCounter % 2));
         }
 
         if (syncNow)
@@ -180,38 +182,20 @@ internal sealed partial class FileConsumerStore
         roundWaiters?.TrySetResult();
     }
 
-    private IStorageFile OpenSlot(int index)
-    {
-        var path = Path.Combine(directory, SlotFiles[index]);
-        if ((slotsCreated & (1 << index)) != 0)
-        {
-            return fs.Open(path, create: false);
-        }
-
-        var existed = fs.FileExists(path);
-        var file = fs.Open(path, create: true);
-        if (!existed)
-        {
-            file.Sync();
-            fs.SyncDirectory(directory);
-        }
-
-        slotsCreated |= 1 << index;
-        return file;
-    }
+    /// <summary>Opens a slot for a round, creating it the first time (durable with the round's sync, <see cref="MakeEntryDurable"/>).</summary>
+    private IStorageFile OpenSlot(int index) => fs.Open(Path.Combine(directory, SlotFiles[index]), create: (slotsCreated & (1 << index)) == 0);
 
     /// <summary>
-    /// Creates both (empty) slot files of a new consumer folder before its <c>meta.inf</c>, whose directory sync then
-    /// makes their entries durable too: the first state write opens them without syncing file and folder again.
+    /// After a slot's data sync: a slot file this store created gets its folder synced once, which makes its entry
+    /// durable (the data sync before it made the contents so; an empty new file needs no sync of its own).
     /// </summary>
-    private void CreateSlots()
+    private void MakeEntryDurable(int index)
     {
-        for (var index = 0; index < SlotFiles.Length; index++)
+        if ((slotsCreated & (1 << index)) == 0)
         {
-            fs.Open(Path.Combine(directory, SlotFiles[index]), create: true).Dispose();
+            fs.SyncDirectory(directory);
+            slotsCreated |= 1 << index;
         }
-
-        slotsCreated = (1 << SlotFiles.Length) - 1;
     }
 
     private void CloseSlots()

@@ -44,7 +44,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     // A round is queued on the thread pool or running: one at a time, and none while idle.
     private bool running;
 
-    // Which slot files exist durably (bit per slot), so a round opens them without creating or syncing.
+    // Which slot files exist durably (bit per slot): a round opens them without creating them or syncing their folder.
     private int slotsCreated;
     private bool forceSync;
     private ulong slotCounter;
@@ -124,7 +124,6 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
             }
 
             DurableDirectory.Create(fs, directory);
-            store.CreateSlots();
             store.WriteMeta();
             store.Start();
         }
@@ -226,7 +225,6 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
                 if (!wasPersistent)
                 {
                     DurableDirectory.Create(fs, directory);
-                    CreateSlots();
                 }
 
                 WriteMeta();
