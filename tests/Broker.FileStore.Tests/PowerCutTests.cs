@@ -107,6 +107,57 @@ public sealed class PowerCutTests
         Assert.Equal(new SequencePair(2, 61), state.Delivered);
     }
 
+    [Fact(Timeout = 60_000)]
+    public async Task Idle_consumers_hold_no_open_file_and_their_flushed_state_survives_the_cut()
+    {
+        // Issue 25: a consumer kept its state slot files open for its whole life, so 10,000 MQTT QoS 1 subscriptions
+        // (a consumer each) took 10,000 descriptors beside their sockets.
+        using var fixture = new StoreFixture(simulated: true);
+        var disk = fixture.Disk!;
+        var store = await fixture.CreateAsync();
+        for (var i = 1; i <= 10; i++)
+        {
+            Put(store, "S.a", "m" + i);
+        }
+
+        await store.FlushAsync();
+        var streamFiles = disk.OpenFiles;
+        const int Consumers = 300;
+        var flushes = new List<Task>();
+        for (var i = 0; i < Consumers; i++)
+        {
+            var consumer = store.OpenConsumerStore(new ConsumerStoreConfig { Name = "C" + i, Durable = true });
+            consumer.SetStarting(1);
+            consumer.UpdateDelivered(1, 1, 1, 5);
+            consumer.UpdateDelivered(2, 2, 1, 6);
+            consumer.UpdateAcks(1, 1);
+            flushes.Add(consumer.FlushAsync().AsTask());
+        }
+
+        await Task.WhenAll(flushes);
+        Assert.Equal(streamFiles, disk.OpenFiles);
+
+        // An acknowledgement of an idle consumer opens its file for the write only.
+        var first = store.ConsumerStores.Single(c => c.Config.Name == "C0");
+        first.UpdateAcks(2, 2);
+        await first.FlushAsync();
+        Assert.Equal(streamFiles, disk.OpenFiles);
+        var flushed = store.ConsumerStores.ToDictionary(c => c.Config.Name, c => c.GetState());
+        Assert.NotEqual(flushed["C1"].AckFloor, flushed["C0"].AckFloor);
+
+        fixture.Disk = disk.PowerCut();
+        await store.DisposeAsync();
+        await using var reopened = await fixture.ReopenAsync();
+        Assert.Equal(Consumers, reopened.ConsumerStores.Count);
+        foreach (var consumer in reopened.ConsumerStores)
+        {
+            var state = consumer.GetState();
+            Assert.Equal(new SequencePair(2, 2), state.Delivered);
+            Assert.Equal(flushed[consumer.Config.Name].AckFloor, state.AckFloor);
+            Assert.Equal(flushed[consumer.Config.Name].Pending.Keys.Order(), state.Pending.Keys.Order());
+        }
+    }
+
     [Fact(Timeout = 30_000)]
     public async Task Concurrent_waits_share_syncs()
     {

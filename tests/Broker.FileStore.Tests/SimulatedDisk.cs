@@ -28,6 +28,7 @@ internal sealed class SimulatedDisk : IStorageFileSystem
     private readonly object sync;
     private readonly State state;
     private bool dead;
+    private int openFiles;
 
     public SimulatedDisk(string root)
         : this(new State(root), new object())
@@ -42,6 +43,9 @@ internal sealed class SimulatedDisk : IStorageFileSystem
 
     /// <summary>Fsyncs (file and directory) performed.</summary>
     public long Syncs => state.Syncs;
+
+    /// <summary>Files opened through this instance and not yet disposed (a process's open descriptors).</summary>
+    public int OpenFiles => Volatile.Read(ref openFiles);
 
     /// <summary>Bytes read through this instance (recovery cost).</summary>
     public long BytesRead { get; private set; }
@@ -147,6 +151,7 @@ internal sealed class SimulatedDisk : IStorageFileSystem
                 state.Files[path] = inode;
             }
 
+            Interlocked.Increment(ref openFiles);
             return new SimulatedFile(this, inode);
         }
     }
@@ -406,6 +411,8 @@ internal sealed class SimulatedDisk : IStorageFileSystem
 
     private sealed class SimulatedFile(SimulatedDisk disk, Inode inode) : IStorageFile
     {
+        private bool disposed;
+
         public long Length
         {
             get
@@ -487,6 +494,11 @@ internal sealed class SimulatedDisk : IStorageFileSystem
 
         public void Dispose()
         {
+            if (!disposed)
+            {
+                disposed = true;
+                Interlocked.Decrement(ref disk.openFiles);
+            }
         }
 
         private void Grow(int size)

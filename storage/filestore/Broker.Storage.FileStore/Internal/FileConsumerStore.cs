@@ -1,8 +1,6 @@
-using System.Buffers.Binary;
 using System.Text;
 using Broker.Abstractions;
 using Broker.Storage.FileStore.Internal.Crypto;
-using Broker.Storage.FileStore.Internal.Format;
 using Broker.Storage.FileStore.Internal.Io;
 using Microsoft.Extensions.Logging;
 
@@ -11,11 +9,16 @@ namespace Broker.Storage.FileStore.Internal;
 /// <summary>
 /// A consumer's persisted state in <c>obs/&lt;name&gt;/</c>: <c>meta.inf</c> (configuration and engine metadata) and two
 /// state slots <c>o.dat</c> / <c>o2.dat</c> written alternately, each whole with a counter and a checksum, so a torn
-/// write leaves the previous state readable. Changes are group-committed like the stream's appends: a background
-/// writer encodes the latest state, writes it and fdatasyncs once for every change made meanwhile; under a sync
-/// interval it writes at once and syncs on the interval. Consumers marked memory-only keep nothing on disk.
+/// write leaves the previous state readable. Changes are group-committed like the stream's appends: a write round on
+/// the thread pool encodes the latest state, writes it and fdatasyncs once for every change made meanwhile; under a
+/// sync interval it writes at once and syncs on the interval. Consumers marked memory-only keep nothing on disk.
 /// </summary>
-internal sealed class FileConsumerStore : IConsumerStore, IDisposable
+/// <remarks>
+/// An idle consumer holds no task and no open file: a change queues one round (this store is its work item) unless
+/// one is queued or running, and a round closes the slot files once the state it wrote is synced, so ten thousand
+/// consumers of a store need ten thousand descriptors neither at rest nor while they are created.
+/// </remarks>
+internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, IThreadPoolWorkItem
 {
     private const string MetaFile = "meta.inf";
     private static readonly string[] SlotFiles = ["o.dat", "o2.dat"];
@@ -27,7 +30,6 @@ internal sealed class FileConsumerStore : IConsumerStore, IDisposable
     private readonly StreamKey? key;
     private readonly FileStoreOptions options;
     private readonly ILogger logger;
-    private readonly SemaphoreSlim signal = new(0, int.MaxValue);
     private readonly IStorageFile?[] slots = new IStorageFile?[2];
 
     private ConsumerStoreConfig config;
@@ -36,11 +38,21 @@ internal sealed class FileConsumerStore : IConsumerStore, IDisposable
     private long version;
     private long writtenVersion;
     private long syncedVersion;
+    // A round is wanted (set by a change or a flush, cleared as a round takes the state).
     private bool scheduled;
+
+    // A round is queued on the thread pool or running: one at a time, and none while idle.
+    private bool running;
+
+    // Which slot files exist durably (bit per slot): a round opens them without creating them or syncing their folder.
+    private int slotsCreated;
     private bool forceSync;
     private ulong slotCounter;
     private TaskCompletionSource? waiters;
-    private Task? writer;
+
+    // Completed when the running round ends, for a stop that waits for it.
+    private TaskCompletionSource? idle;
+    private bool started;
     private Timer? syncTimer;
     private bool stopped;
     private Exception? failure;
@@ -216,7 +228,7 @@ internal sealed class FileConsumerStore : IConsumerStore, IDisposable
                 }
 
                 WriteMeta();
-                if (writer is null)
+                if (!started)
                 {
                     Start();
                 }
@@ -309,18 +321,18 @@ internal sealed class FileConsumerStore : IConsumerStore, IDisposable
         }
     }
 
-    /// <summary>Releases the writer's signal and timer (after <see cref="CloseAsync"/> or <see cref="DeleteAsync"/>).</summary>
+    /// <summary>Releases the sync timer (after <see cref="CloseAsync"/> or <see cref="DeleteAsync"/>).</summary>
     public void Dispose()
     {
         syncTimer?.Dispose();
-        signal.Dispose();
     }
 
-    /// <summary>Stops the writer after writing (and syncing) the latest state.</summary>
+    /// <summary>Stops writing after writing (and syncing) the latest state.</summary>
     public ValueTask CloseAsync() => StopAsync(writeFinal: true);
 
     private async ValueTask StopAsync(bool writeFinal)
     {
+        Task? round = null;
         lock (sync)
         {
             if (stopped)
@@ -329,6 +341,11 @@ internal sealed class FileConsumerStore : IConsumerStore, IDisposable
             }
 
             stopped = true;
+            if (running)
+            {
+                idle = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+                round = idle.Task;
+            }
         }
 
         if (syncTimer is not null)
@@ -336,10 +353,9 @@ internal sealed class FileConsumerStore : IConsumerStore, IDisposable
             await syncTimer.DisposeAsync().ConfigureAwait(false);
         }
 
-        signal.Release();
-        if (writer is not null)
+        if (round is not null)
         {
-            await writer.ConfigureAwait(false);
+            await round.ConfigureAwait(false);
         }
 
         if (writeFinal && Persistent && failure is null)
@@ -354,11 +370,7 @@ internal sealed class FileConsumerStore : IConsumerStore, IDisposable
             }
         }
 
-        foreach (var slot in slots)
-        {
-            slot?.Dispose();
-        }
-
+        CloseSlots();
         TaskCompletionSource? pending;
         lock (sync)
         {
@@ -367,215 +379,5 @@ internal sealed class FileConsumerStore : IConsumerStore, IDisposable
         }
 
         pending?.TrySetResult();
-    }
-
-    private void Changed()
-    {
-        version++;
-        if (Persistent && !stopped && !scheduled && writer is not null)
-        {
-            scheduled = true;
-            signal.Release();
-        }
-    }
-
-    private Task RegisterWaiter()
-    {
-        waiters ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        if (!scheduled)
-        {
-            scheduled = true;
-            signal.Release();
-        }
-
-        return waiters.Task;
-    }
-
-    private void Start()
-    {
-        writer = Task.Run(RunWriterAsync);
-        if (options.SyncInterval is { } interval)
-        {
-            syncTimer = new Timer(
-                _ =>
-                {
-                    lock (sync)
-                    {
-                        if (syncedVersion < writtenVersion && !stopped)
-                        {
-                            forceSync = true;
-                            _ = RegisterWaiter();
-                        }
-                    }
-                },
-                null,
-                interval,
-                interval);
-        }
-    }
-
-    private async Task RunWriterAsync()
-    {
-        while (true)
-        {
-            await signal.WaitAsync().ConfigureAwait(false);
-            lock (sync)
-            {
-                if (stopped)
-                {
-                    return;
-                }
-            }
-
-            try
-            {
-                WriteRound(sync: false);
-            }
-            catch (IOException ex)
-            {
-                TaskCompletionSource? pending;
-                lock (sync)
-                {
-                    failure = ex;
-                    pending = waiters;
-                    waiters = null;
-                }
-
-                FileStoreLog.ConsumerWriteFailed(logger, config.Name, ex);
-                pending?.TrySetException(ex);
-                return;
-            }
-        }
-    }
-
-    /// <summary>Writes the latest state into the older slot and syncs it (always under the default policy).</summary>
-    private void WriteRound(bool sync)
-    {
-        byte[] payload;
-        long roundVersion;
-        TaskCompletionSource? roundWaiters;
-        bool syncNow;
-        lock (this.sync)
-        {
-            scheduled = false;
-            roundWaiters = waiters;
-            waiters = null;
-            syncNow = sync || forceSync || options.SyncInterval is null;
-            forceSync = false;
-            roundVersion = version;
-            if (writtenVersion >= version && (!syncNow || syncedVersion >= writtenVersion))
-            {
-                roundWaiters?.TrySetResult();
-                return;
-            }
-
-            var builder = new BinaryBuilder(64 + (state.Pending.Count * 24) + (state.Redelivered.Count * 16));
-            ConsumerStateCodec.Encode(builder, state);
-            payload = key is null ? builder.Written.ToArray() : key.SealFile(builder.Written, "consumer state"u8);
-        }
-
-        if (writtenVersion < roundVersion)
-        {
-            slotCounter++;
-            var index = (int)(slotCounter % 2);
-            var file = slots[index] ??= OpenSlot(index);
-            var data = new byte[12 + payload.Length + 4];
-            BinaryPrimitives.WriteUInt64LittleEndian(data, slotCounter);
-            BinaryPrimitives.WriteInt32LittleEndian(data.AsSpan(8), payload.Length);
-            payload.CopyTo(data, 12);
-            BinaryPrimitives.WriteUInt32LittleEndian(data.AsSpan(data.Length - 4), Crc32C.Compute(data.AsSpan(0, data.Length - 4)));
-            file.Write(data, 0);
-            if (file.Length > data.Length)
-            {
-                file.SetLength(data.Length);
-            }
-
-            if (syncNow)
-            {
-                file.Sync();
-            }
-        }
-        else if (syncNow)
-        {
-            slots[(int)(slotCounter % 2)]?.Sync();
-        }
-
-        lock (this.sync)
-        {
-            writtenVersion = Math.Max(writtenVersion, roundVersion);
-            if (syncNow)
-            {
-                syncedVersion = Math.Max(syncedVersion, roundVersion);
-            }
-        }
-
-        roundWaiters?.TrySetResult();
-    }
-
-    private IStorageFile OpenSlot(int index)
-    {
-        var path = Path.Combine(directory, SlotFiles[index]);
-        var existed = fs.FileExists(path);
-        var file = fs.Open(path, create: true);
-        if (!existed)
-        {
-            file.Sync();
-            fs.SyncDirectory(directory);
-        }
-
-        return file;
-    }
-
-    private void WriteMeta()
-    {
-        var encoded = ConsumerStateCodec.EncodeConfig(config);
-        AtomicFile.Write(fs, Path.Combine(directory, MetaFile), key is null ? encoded : key.SealFile(encoded, "consumer meta"u8));
-    }
-
-    /// <summary>Loads the newer valid slot.</summary>
-    private void LoadState()
-    {
-        ulong best = 0;
-        for (var index = 0; index < SlotFiles.Length; index++)
-        {
-            var data = fs.ReadAll(Path.Combine(directory, SlotFiles[index]));
-            if (data is null || data.Length < 16)
-            {
-                continue;
-            }
-
-            var counter = BinaryPrimitives.ReadUInt64LittleEndian(data);
-            var length = BinaryPrimitives.ReadInt32LittleEndian(data.AsSpan(8));
-            if (length < 0 || 12 + (long)length + 4 > data.Length
-                || BinaryPrimitives.ReadUInt32LittleEndian(data.AsSpan(12 + length)) != Crc32C.Compute(data.AsSpan(0, 12 + length))
-                || counter <= best)
-            {
-                continue;
-            }
-
-            var payload = data.AsSpan(12, length).ToArray();
-            if (key is not null)
-            {
-                payload = key.OpenFile(payload, "consumer state"u8)!;
-                if (payload is null)
-                {
-                    continue;
-                }
-            }
-
-            try
-            {
-                state = ConsumerStateCodec.Decode(payload);
-                best = counter;
-                hasState = true;
-            }
-            catch (InvalidDataException)
-            {
-                FileStoreLog.ConsumerUnreadable(logger, directory);
-            }
-        }
-
-        slotCounter = best;
-        version = writtenVersion = syncedVersion = 0;
     }
 }

@@ -37,7 +37,8 @@ internal sealed partial class FileStreamStore : IStreamStore
     private readonly string blocksDirectory;
     private readonly StreamKey? key;
     private readonly byte[]? keySalt;
-    private readonly List<FileConsumerStore> consumers = [];
+    // By name: a stream of an MQTT broker may hold a consumer per QoS 1 subscription, tens of thousands.
+    private readonly Dictionary<string, FileConsumerStore> consumers = new(StringComparer.Ordinal);
     private readonly BlockSet blocks;
     private readonly SubjectCounters subjects;
     private readonly StreamLedger ledger;
@@ -235,11 +236,10 @@ internal sealed partial class FileStreamStore : IStreamStore
             lock (sync)
             {
                 ThrowIfUnusable();
-                var existing = consumers.Find(c => c.Config.Name == config.Name);
-                if (existing is null)
+                if (!consumers.TryGetValue(config.Name, out var existing))
                 {
                     var consumer = FileConsumerStore.Create(this, fs, Path.Combine(directory, ConsumersFolder, FileConsumerStore.FolderName(config.Name)), config, key, options, logger);
-                    consumers.Add(consumer);
+                    consumers.Add(config.Name, consumer);
                     return consumer;
                 }
 
@@ -264,7 +264,7 @@ internal sealed partial class FileStreamStore : IStreamStore
         {
             lock (sync)
             {
-                return [.. consumers];
+                return [.. consumers.Values];
             }
         }
     }
@@ -273,7 +273,11 @@ internal sealed partial class FileStreamStore : IStreamStore
     {
         lock (sync)
         {
-            consumers.Remove(consumer);
+            var name = consumer.Config.Name;
+            if (consumers.TryGetValue(name, out var current) && ReferenceEquals(current, consumer))
+            {
+                consumers.Remove(name);
+            }
         }
     }
 
@@ -341,7 +345,7 @@ internal sealed partial class FileStreamStore : IStreamStore
             var consumer = FileConsumerStore.Open(this, fs, Path.Combine(root, name), key, options, logger);
             if (consumer is not null)
             {
-                consumers.Add(consumer);
+                consumers[consumer.Config.Name] = consumer;
             }
         }
     }
@@ -350,7 +354,7 @@ internal sealed partial class FileStreamStore : IStreamStore
     {
         lock (sync)
         {
-            return [.. consumers];
+            return [.. consumers.Values];
         }
     }
 

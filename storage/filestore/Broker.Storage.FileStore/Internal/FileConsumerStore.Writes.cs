@@ -1,0 +1,267 @@
+using System.Buffers.Binary;
+using Broker.Storage.FileStore.Internal.Format;
+using Broker.Storage.FileStore.Internal.Io;
+
+namespace Broker.Storage.FileStore.Internal;
+
+/// <summary>A consumer's state on disk: when write rounds run, what they write, and its slot files (<c>o.dat</c>, <c>o2.dat</c>).</summary>
+internal sealed partial class FileConsumerStore
+{
+    private void Changed()
+    {
+        version++;
+        if (Persistent && !stopped && started)
+        {
+            Schedule();
+        }
+    }
+
+    private Task RegisterWaiter()
+    {
+        waiters ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Schedule();
+        return waiters.Task;
+    }
+
+    /// <summary>Wants a round, queueing one unless one is queued or running (it takes the change). <c>sync</c> held.</summary>
+    private void Schedule()
+    {
+        if (scheduled || failure is not null)
+        {
+            return;
+        }
+
+        scheduled = true;
+        if (!running)
+        {
+            running = true;
+            ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
+        }
+    }
+
+    private void Start()
+    {
+        started = true;
+        if (options.SyncInterval is { } interval)
+        {
+            syncTimer = new Timer(
+                _ =>
+                {
+                    lock (sync)
+                    {
+                        if (syncedVersion < writtenVersion && !stopped)
+                        {
+                            forceSync = true;
+                            _ = RegisterWaiter();
+                        }
+                    }
+                },
+                null,
+                interval,
+                interval);
+        }
+    }
+
+    /// <summary>
+    /// The write rounds of one burst of changes, on the thread pool: rounds while changes keep coming, then the store
+    /// is idle (no task, no open file) until the next change queues it again.
+    /// </summary>
+    void IThreadPoolWorkItem.Execute()
+    {
+        while (true)
+        {
+            TaskCompletionSource? stopping = null;
+            bool write;
+            lock (sync)
+            {
+                write = !stopped && scheduled && failure is null;
+                if (!write)
+                {
+                    running = false;
+                    stopping = idle;
+                    idle = null;
+                }
+            }
+
+            if (!write)
+            {
+                stopping?.TrySetResult();
+                return;
+            }
+
+            try
+            {
+                WriteRound(sync: false);
+            }
+            catch (IOException ex)
+            {
+                TaskCompletionSource? pending;
+                lock (sync)
+                {
+                    failure = ex;
+                    pending = waiters;
+                    waiters = null;
+                }
+
+                CloseSlots();
+                FileStoreLog.ConsumerWriteFailed(logger, config.Name, ex);
+                pending?.TrySetException(ex);
+            }
+        }
+    }
+
+    /// <summary>Writes the latest state into the older slot and syncs it (always under the default policy).</summary>
+    private void WriteRound(bool sync)
+    {
+        byte[] payload;
+        long roundVersion;
+        TaskCompletionSource? roundWaiters;
+        bool syncNow;
+        lock (this.sync)
+        {
+            scheduled = false;
+            roundWaiters = waiters;
+            waiters = null;
+            syncNow = sync || forceSync || options.SyncInterval is null;
+            forceSync = false;
+            roundVersion = version;
+            if (writtenVersion >= version && (!syncNow || syncedVersion >= writtenVersion))
+            {
+                roundWaiters?.TrySetResult();
+                return;
+            }
+
+            var builder = new BinaryBuilder(64 + (state.Pending.Count * 24) + (state.Redelivered.Count * 16));
+            ConsumerStateCodec.Encode(builder, state);
+            payload = key is null ? builder.Written.ToArray() : key.SealFile(builder.Written, "consumer state"u8);
+        }
+
+        if (writtenVersion < roundVersion)
+        {
+            slotCounter++;
+            var index = (int)(slotCounter % 2);
+            var file = slots[index] ??= OpenSlot(index);
+            var data = new byte[12 + payload.Length + 4];
+            BinaryPrimitives.WriteUInt64LittleEndian(data, slotCounter);
+            BinaryPrimitives.WriteInt32LittleEndian(data.AsSpan(8), payload.Length);
+            payload.CopyTo(data, 12);
+            BinaryPrimitives.WriteUInt32LittleEndian(data.AsSpan(data.Length - 4), Crc32C.Compute(data.AsSpan(0, data.Length - 4)));
+            file.Write(data, 0);
+            if (file.Length > data.Length)
+            {
+                file.SetLength(data.Length);
+            }
+
+            if (syncNow)
+            {
+                file.Sync();
+                MakeEntryDurable(index);
+            }
+        }
+        else if (syncNow && slots[(int)(slotCounter % 2)] is { } written)
+        {
+            written.Sync();
+            MakeEntryDurable((int)(slotCounter % 2));
+        }
+
+        if (syncNow)
+        {
+            // Synced: nothing needs the files until the next change.
+            CloseSlots();
+        }
+
+        lock (this.sync)
+        {
+            writtenVersion = Math.Max(writtenVersion, roundVersion);
+            if (syncNow)
+            {
+                syncedVersion = Math.Max(syncedVersion, roundVersion);
+            }
+        }
+
+        roundWaiters?.TrySetResult();
+    }
+
+    /// <summary>Opens a slot for a round, creating it the first time (durable with the round's sync, <see cref="MakeEntryDurable"/>).</summary>
+    private IStorageFile OpenSlot(int index) => fs.Open(Path.Combine(directory, SlotFiles[index]), create: (slotsCreated & (1 << index)) == 0);
+
+    /// <summary>
+    /// After a slot's data sync: a slot file this store created gets its folder synced once, which makes its entry
+    /// durable (the data sync before it made the contents so; an empty new file needs no sync of its own).
+    /// </summary>
+    private void MakeEntryDurable(int index)
+    {
+        if ((slotsCreated & (1 << index)) == 0)
+        {
+            fs.SyncDirectory(directory);
+            slotsCreated |= 1 << index;
+        }
+    }
+
+    private void CloseSlots()
+    {
+        for (var index = 0; index < slots.Length; index++)
+        {
+            slots[index]?.Dispose();
+            slots[index] = null;
+        }
+    }
+
+    private void WriteMeta()
+    {
+        var encoded = ConsumerStateCodec.EncodeConfig(config);
+        AtomicFile.Write(fs, Path.Combine(directory, MetaFile), key is null ? encoded : key.SealFile(encoded, "consumer meta"u8));
+    }
+
+    /// <summary>Loads the newer valid slot.</summary>
+    private void LoadState()
+    {
+        ulong best = 0;
+        for (var index = 0; index < SlotFiles.Length; index++)
+        {
+            var data = fs.ReadAll(Path.Combine(directory, SlotFiles[index]));
+            if (data is not null)
+            {
+                slotsCreated |= 1 << index;
+            }
+
+            if (data is null || data.Length < 16)
+            {
+                continue;
+            }
+
+            var counter = BinaryPrimitives.ReadUInt64LittleEndian(data);
+            var length = BinaryPrimitives.ReadInt32LittleEndian(data.AsSpan(8));
+            if (length < 0 || 12 + (long)length + 4 > data.Length
+                || BinaryPrimitives.ReadUInt32LittleEndian(data.AsSpan(12 + length)) != Crc32C.Compute(data.AsSpan(0, 12 + length))
+                || counter <= best)
+            {
+                continue;
+            }
+
+            var payload = data.AsSpan(12, length).ToArray();
+            if (key is not null)
+            {
+                payload = key.OpenFile(payload, "consumer state"u8)!;
+                if (payload is null)
+                {
+                    continue;
+                }
+            }
+
+            try
+            {
+                state = ConsumerStateCodec.Decode(payload);
+                best = counter;
+                hasState = true;
+            }
+            catch (InvalidDataException)
+            {
+                FileStoreLog.ConsumerUnreadable(logger, directory);
+            }
+        }
+
+        slotCounter = best;
+        version = writtenVersion = syncedVersion = 0;
+    }
+}
