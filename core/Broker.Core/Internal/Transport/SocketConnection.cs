@@ -29,7 +29,6 @@ internal sealed partial class SocketConnection : TransportConnection
     private readonly Socket socket;
     private readonly Pipe input;
     private readonly OutputBuffer output;
-    private readonly SocketSender sender = new();
     private readonly CancellationTokenSource closed = new();
     private readonly SocketListener? owner;
     private Task receiveTask = Task.CompletedTask;
@@ -162,7 +161,6 @@ internal sealed partial class SocketConnection : TransportConnection
             }
             socket.Dispose();
             SignalClosed();
-            sender.Dispose();
             closed.Dispose();
         }
     }
