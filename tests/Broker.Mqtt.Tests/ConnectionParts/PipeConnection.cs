@@ -47,7 +47,7 @@ internal sealed class PipeConnection : TransportConnection
     /// <summary>The status, output and session of a connected client, as the connection wires them.</summary>
     public (ConnectionStatus Status, PacketOutput Output) Parts()
     {
-        var status = new ConnectionStatus("pipe", Transport.Input);
+        var status = new ConnectionStatus(this);
         return (status, new PacketOutput(this, status, Microsoft.Extensions.Logging.Abstractions.NullLogger.Instance));
     }
 

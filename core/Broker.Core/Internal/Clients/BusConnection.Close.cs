@@ -15,10 +15,43 @@ namespace Broker.Core.Internal.Clients;
 /// </summary>
 internal sealed partial class BusConnection
 {
-    private readonly CancellationTokenSource closed = new();
+    // Made when Closed is first asked for: an adapter that never watches it (MQTT) holds none (issue 25). Once the
+    // close was signalled (signalled = 1), a token asked for later is cancelled at once.
+    private CancellationTokenSource? closed;
+    private int signalled;
     private string? closeReason;
 
-    public CancellationToken Closed => closed.Token;
+    public CancellationToken Closed
+    {
+        get
+        {
+            if (Volatile.Read(ref closed) is { } made)
+            {
+                return made.Token;
+            }
+
+            if (Volatile.Read(ref signalled) != 0)
+            {
+                return new CancellationToken(canceled: true);
+            }
+
+            var source = new CancellationTokenSource();
+            if (Interlocked.CompareExchange(ref closed, source, null) is { } other)
+            {
+                source.Dispose();
+                return other.Token;
+            }
+
+            // Both sides write, then read the other's field, with full fences: either the close sees this source or
+            // this sees the close.
+            if (Volatile.Read(ref signalled) != 0)
+            {
+                source.Cancel();
+            }
+
+            return source.Token;
+        }
+    }
 
     public string? CloseReason => Volatile.Read(ref closeReason);
 
@@ -141,7 +174,7 @@ internal sealed partial class BusConnection
 
         ClosedAt = DateTimeOffset.UtcNow;
         Server.ClosedClients.Record(this, []);
-        _ = closed.CancelAsync();
+        SignalClosed();
     }
 
     private void Cleanup()
@@ -154,6 +187,16 @@ internal sealed partial class BusConnection
         Server.ClosedClients.Record(this, subscriptions);
         Server.Events?.ClientDisconnected(this);
         InProcessLog.ConnectionClosed(logger, this, ClosedReasonText);
-        _ = closed.CancelAsync();
+        SignalClosed();
+    }
+
+    /// <summary>Cancels <see cref="Closed"/>, if anyone asked for it yet; its callbacks run on the thread pool.</summary>
+    private void SignalClosed()
+    {
+        Interlocked.Exchange(ref signalled, 1);
+        if (Volatile.Read(ref closed) is { } source)
+        {
+            _ = source.CancelAsync();
+        }
     }
 }

@@ -13,8 +13,9 @@ internal abstract partial class ClientBase
 {
     private static readonly ReadOnlySequence<byte> NoRespondersHeaderPrefix = new("NATS/1.0 503\r\nNats-Subject: "u8.ToArray());
 
-    // Clients that received deliveries during this producer's current batch; flushed once by FlushPending.
-    private ClientBase?[] pendingFlush = new ClientBase?[4];
+    // Clients that received deliveries during this producer's current batch; flushed once by FlushPending. Empty
+    // until the client first produces: a client that only subscribes holds no array (issue 25).
+    private ClientBase?[] pendingFlush = [];
     private int pendingFlushCount;
     private long flushStamp;
 
@@ -60,7 +61,7 @@ internal abstract partial class ClientBase
         target.listedInStamp = flushStamp;
         if (pendingFlushCount == pendingFlush.Length)
         {
-            Array.Resize(ref pendingFlush, pendingFlush.Length * 2);
+            Array.Resize(ref pendingFlush, Math.Max(pendingFlush.Length * 2, 4));
         }
 
         pendingFlush[pendingFlushCount++] = target;

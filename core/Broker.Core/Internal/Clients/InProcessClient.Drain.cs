@@ -22,13 +22,18 @@ internal partial class InProcessClient : IThreadPoolWorkItem
     // Batches one drain takes before it gives its thread back to the pool (rescheduling itself).
     private const int BatchesPerDrain = 16;
 
-    private readonly DeliveryQueue queue = new();
+    // Made with the first message for a handler: a client that is never sent one holds no queue (issue 25). Once made
+    // it stays; the drain runs only after a message was queued, so it always finds one.
+    private DeliveryQueue? queue;
 
     // 0: no drain scheduled or running; 1: one is.
     private int drainState;
 
     /// <summary>Bytes waiting for this client's handlers.</summary>
-    public long QueuedBytes => queue.QueuedBytes;
+    public long QueuedBytes => Volatile.Read(ref queue)?.QueuedBytes ?? 0;
+
+    /// <summary>The handlers' queue, made by the first producer that needs it.</summary>
+    private DeliveryQueue Queue => Volatile.Read(ref queue) ?? Interlocked.CompareExchange(ref queue, new DeliveryQueue(), null) ?? queue!;
 
     /// <summary>
     /// Ends a producer's batch for this client: schedules a drain. Returns a task when the handlers are far behind
@@ -37,13 +42,18 @@ internal partial class InProcessClient : IThreadPoolWorkItem
     /// </summary>
     public override Task? FlushOutput()
     {
-        if (queue.HasIncoming && Interlocked.CompareExchange(ref drainState, 1, 0) == 0)
+        if (Volatile.Read(ref queue) is not { } pending)
+        {
+            return null;
+        }
+
+        if (pending.HasIncoming && Interlocked.CompareExchange(ref drainState, 1, 0) == 0)
         {
             Server.ScheduleDrain(this);
         }
 
         var limit = Server.Options.MaxPending;
-        return queue.StallWhileAbove(limit / 4 * 3, limit / 2);
+        return pending.StallWhileAbove(limit / 4 * 3, limit / 2);
     }
 
     void IThreadPoolWorkItem.Execute()
@@ -71,7 +81,7 @@ internal partial class InProcessClient : IThreadPoolWorkItem
                 return;
             }
 
-            var batch = queue.Take();
+            var batch = queue!.Take();
             if (batch is null)
             {
                 // A full fence between clearing the flag and looking again: a producer that found the flag set after

@@ -15,7 +15,8 @@ namespace Broker.Core.Internal.Clients;
 /// </summary>
 internal partial class InProcessClient
 {
-    private readonly Lock repliesLock = new();
+    // Made with the first request: most clients (an adapter's connection among them) never make one (issue 25).
+    private Lock? repliesLock;
     // Created with the reply subscription, on the first request.
     private ConcurrentDictionary<long, PendingRequest>? requests;
     private Subscription? replies;
@@ -60,7 +61,8 @@ internal partial class InProcessClient
     /// <summary>The reply subjects' prefix, subscribing <c>prefix.*</c> first if needed (again after a reload removed it).</summary>
     private byte[] EnsureReplySubscription()
     {
-        lock (repliesLock)
+        var gate = Volatile.Read(ref repliesLock) ?? Interlocked.CompareExchange(ref repliesLock, new Lock(), null) ?? repliesLock;
+        lock (gate)
         {
             if (replies is { Closed: false })
             {

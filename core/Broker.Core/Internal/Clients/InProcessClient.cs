@@ -106,7 +106,7 @@ internal partial class InProcessClient : ClientBase, IBusClient
             return;
         }
 
-        var queued = queue.Enqueue(subscription, subject, replyTo, headers, payload);
+        var queued = Queue.Enqueue(subscription, subject, replyTo, headers, payload);
         Interlocked.Increment(ref OutMessages);
         Interlocked.Add(ref OutBytes, headers.Length + payload.Length);
         if (queued > Server.Options.MaxPending / 4 * 3)

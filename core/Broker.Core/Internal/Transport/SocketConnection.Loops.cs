@@ -108,7 +108,20 @@ internal sealed partial class SocketConnection
                 if (!buffer.IsEmpty)
                 {
                     Volatile.Write(ref sendStartedAt, Math.Max(Environment.TickCount64, 1));
-                    await sender.SendAsync(socket, buffer).ConfigureAwait(false);
+
+                    // Rented for this send only: an idle connection holds none. A send that failed is not returned.
+                    var sender = SocketSenderPool.Rent();
+                    try
+                    {
+                        await sender.SendAsync(socket, buffer).ConfigureAwait(false);
+                    }
+                    catch
+                    {
+                        sender.Dispose();
+                        throw;
+                    }
+
+                    SocketSenderPool.Return(sender);
                     Volatile.Write(ref sendStartedAt, 0);
                     output.MarkSent(buffer.Length);
                 }

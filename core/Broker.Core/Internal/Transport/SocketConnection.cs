@@ -26,7 +26,6 @@ internal sealed partial class SocketConnection : TransportConnection
     private readonly Socket socket;
     private readonly Pipe input;
     private readonly OutputBuffer output;
-    private readonly SocketSender sender = new();
     private readonly CancellationTokenSource closed = new();
     private readonly SocketListener? owner;
     private Task receiveTask = Task.CompletedTask;
@@ -45,7 +44,7 @@ internal sealed partial class SocketConnection : TransportConnection
         this.socket = socket;
         this.owner = owner;
         Settings = settings;
-        ConnectionId = "tcp-" + Interlocked.Increment(ref nextId).ToString(System.Globalization.CultureInfo.InvariantCulture);
+        id = Interlocked.Increment(ref nextId);
         RemoteEndPoint = socket.RemoteEndPoint;
 
         input = CreateInputPipe();
@@ -58,13 +57,17 @@ internal sealed partial class SocketConnection : TransportConnection
 
     private static long nextId;
 
+    // The number in ConnectionId, whose text is made when asked for (a log line's fallback when there is no remote end
+    // point): an idle connection keeps no string for it (issue 25).
+    private readonly long id;
+
     /// <summary>
     /// A connection's input: the parser runs inline on the receiving thread (no hop between the network and the
     /// protocol), and the receive loop pauses from 1 MiB unread.
     /// </summary>
     internal static Pipe CreateInputPipe() => new(InputOptions);
 
-    public override string ConnectionId { get; }
+    public override string ConnectionId => "tcp-" + id.ToString(System.Globalization.CultureInfo.InvariantCulture);
 
     public override IDuplexPipe Transport { get; set; }
 
@@ -159,7 +162,6 @@ internal sealed partial class SocketConnection : TransportConnection
             }
             socket.Dispose();
             SignalClosed();
-            sender.Dispose();
             closed.Dispose();
         }
     }

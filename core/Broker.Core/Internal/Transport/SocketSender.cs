@@ -6,8 +6,9 @@ using System.Threading.Tasks.Sources;
 namespace Broker.Core.Internal.Transport;
 
 /// <summary>
-/// A reusable, awaitable send operation: one per connection, so a send allocates nothing, and a multi-segment
-/// buffer goes out in one vectored send.
+/// A reusable, awaitable send operation, so a send allocates nothing, and a multi-segment buffer goes out in one
+/// vectored send. Rented from <see cref="SocketSenderPool"/> for one send and returned after it, as Kestrel's socket
+/// transport does: an idle connection holds none (issue 25).
 /// </summary>
 internal sealed class SocketSender : SocketAsyncEventArgs, IValueTaskSource<int>
 {
@@ -57,6 +58,20 @@ internal sealed class SocketSender : SocketAsyncEventArgs, IValueTaskSource<int>
         return SocketError == SocketError.Success
             ? new ValueTask<int>(BytesTransferred)
             : ValueTask.FromException<int>(new SocketException((int)SocketError));
+    }
+
+    /// <summary>Forgets the buffers of the last send, so a pooled sender keeps no connection's memory alive.</summary>
+    public void Reset()
+    {
+        if (BufferList is not null)
+        {
+            BufferList = null;
+            segments?.Clear();
+        }
+        else if (Buffer is not null || MemoryBuffer.Length > 0)
+        {
+            SetBuffer(null, 0, 0);
+        }
     }
 
     int IValueTaskSource<int>.GetResult(short token) => source.GetResult(token);

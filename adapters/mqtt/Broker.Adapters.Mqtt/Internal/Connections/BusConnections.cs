@@ -8,9 +8,10 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 /// MQTT 5 no-local subscriptions need a second one with the same credentials and echo off, opened with the first such
 /// subscription; from then on the client's publishes go through it, so they never reach its no-local subscriptions
 /// but do reach the others (on <see cref="Bus"/>). The bus delivers from a queue, not on the publisher's thread, so
-/// which connection published is known only this way.
+/// which connection published is known only this way. The credentials are kept for that second connection only, so
+/// a client that cannot make no-local subscriptions (MQTT 3.1.1) is given none to keep.
 /// </summary>
-internal sealed class BusConnections(IMessageBus broker, TransportConnection transport, BusConnectOptions credentials, IBusConnection bus)
+internal sealed class BusConnections(IMessageBus broker, TransportConnection transport, BusConnectOptions? credentials, IBusConnection bus)
 {
     private IBusConnection? ownPublishes;
 
@@ -29,6 +30,11 @@ internal sealed class BusConnections(IMessageBus broker, TransportConnection tra
         if (ownPublishes is not null)
         {
             return true;
+        }
+
+        if (credentials is null)
+        {
+            throw new InvalidOperationException("No-local subscriptions are MQTT 5's; this client's credentials were not kept.");
         }
 
         var connecting = broker.ConnectAsync(transport, new BusConnectOptions

@@ -1,4 +1,4 @@
-using System.IO.Pipelines;
+using Broker.Abstractions;
 
 namespace Broker.Adapters.Mqtt.Internal.Connections;
 
@@ -8,14 +8,27 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 /// refused CONNECT, the client's DISCONNECT). Closing from outside the read loop wakes the loop's pending read, and
 /// the loop then tears the connection down.
 /// </summary>
-internal sealed class ConnectionStatus(string name, PipeReader input)
+internal sealed class ConnectionStatus(TransportConnection transport)
 {
     private volatile bool closing;
     private string? reason;
     private int closed;
 
-    /// <summary>The connection in logs: its remote end point, then also the client id once CONNECT named it.</summary>
-    public string Name { get; set; } = name;
+    /// <summary>The client id once CONNECT named it; <see langword="null"/> before.</summary>
+    public string? ClientId { get; set; }
+
+    /// <summary>
+    /// The connection in logs: its remote end point (or the transport's id), then also the client id once CONNECT named
+    /// it. Made when a log event asks for it, so an idle connection holds no name string (issue 25).
+    /// </summary>
+    public string Name
+    {
+        get
+        {
+            var remote = transport.RemoteEndPoint?.ToString() ?? transport.ConnectionId;
+            return ClientId is { } clientId ? $"{remote} - \"{clientId}\"" : remote;
+        }
+    }
 
     /// <summary>Whether the connection is closing: nothing more is read, deliveries are no longer sent.</summary>
     public bool IsClosing => closing;
@@ -44,7 +57,7 @@ internal sealed class ConnectionStatus(string name, PipeReader input)
     public void MarkClosing() => closing = true;
 
     /// <summary>Wakes the read loop from outside it: its pending read returns cancelled and it tears down.</summary>
-    public void WakeReader() => input.CancelPendingRead();
+    public void WakeReader() => transport.Transport.Input.CancelPendingRead();
 
     /// <summary>Closes from outside the read loop: <see cref="Close"/>, then <see cref="WakeReader"/>.</summary>
     public void RequestClose(string text)

@@ -54,7 +54,7 @@ internal sealed partial class MqttConnection
             assigned = true;
         }
 
-        status.Name = $"{status.Name} - \"{clientId}\"";
+        status.ClientId = clientId;
         will = connect.Will;
         keepAliveSeconds = connect.KeepAlive;
         ushort? serverKeepAlive = null;
@@ -143,7 +143,8 @@ internal sealed partial class MqttConnection
             return;
         }
 
-        buses = new BusConnections(handler.Bus, transport, credentials, connected);
+        // MQTT 5's no-local subscriptions open a second bus connection with the same credentials; 3.1.1 keeps none.
+        buses = new BusConnections(handler.Bus, transport, v5 ? credentials : null, connected);
         AttachResult attached;
         try
         {

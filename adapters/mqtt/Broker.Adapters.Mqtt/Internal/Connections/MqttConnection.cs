@@ -29,25 +29,38 @@ internal sealed partial class MqttConnection : IPacketHandler
     private readonly PacketOutput output;
     private readonly PacketSession packets;
 
+    // The listener's stop token: the loop's reads do not wait on it (see RunAsync).
+    private readonly CancellationToken stopping;
+
     // The parts that exist once CONNECT was accepted (null before, or when it was refused); the client's publishes
     // from its first PUBLISH or PUBREL on (Inbound).
     private OutboundQosFlow? outboundQos;
     private InboundPublishes? inbound;
     private SubscriptionManager? subscriptions;
 
-    public MqttConnection(MqttProtocolHandler handler, TransportConnection transport)
+    public MqttConnection(MqttProtocolHandler handler, TransportConnection transport, CancellationToken stopping)
     {
         this.handler = handler;
         this.transport = transport;
+        this.stopping = stopping;
         options = handler.Options;
         logger = handler.Logger;
-        status = new ConnectionStatus(transport.RemoteEndPoint?.ToString() ?? transport.ConnectionId, transport.Transport.Input);
+        status = new ConnectionStatus(transport);
         output = new PacketOutput(transport, status, logger);
         packets = new PacketSession(transport, options.MaxPacketSize, output, status, this);
     }
 
     /// <summary>The client id once CONNECT was accepted.</summary>
     public string? ClientId => session?.ClientId;
+
+    /// <summary>Wakes the loop's pending read once the connection's stop token fired (see <see cref="RunAsync"/>).</summary>
+    public void WakeIfStopping()
+    {
+        if (stopping.IsCancellationRequested)
+        {
+            status.WakeReader();
+        }
+    }
 
     /// <summary>Whether a flush is queued and has not run yet (benchmarks wait for it).</summary>
     public bool FlushPending => output.FlushPending;
@@ -59,14 +72,21 @@ internal sealed partial class MqttConnection : IPacketHandler
     /// <see cref="PacketSession.ProcessAsync"/>. The handler's list of connections is left here too, so the
     /// handler keeps no state machine of its own per connection (issue 25).
     /// </summary>
-    public async Task RunAsync(CancellationToken cancellationToken)
+    public async Task RunAsync()
     {
         try
         {
             while (!status.IsClosing)
             {
-                var result = await packets.ReadAsync(cancellationToken).ConfigureAwait(false);
-                if (!await packets.ProcessAsync(result, cancellationToken).ConfigureAwait(false))
+                // The read waits without the stop token: a token on every pending read is a registration per idle
+                // connection (issue 25). The handler wakes the reads of its connections once, when the token fires.
+                var result = await packets.ReadAsync(CancellationToken.None).ConfigureAwait(false);
+                if (result.IsCanceled)
+                {
+                    stopping.ThrowIfCancellationRequested();
+                }
+
+                if (!await packets.ProcessAsync(result, stopping).ConfigureAwait(false))
                 {
                     break;
                 }
@@ -76,7 +96,7 @@ internal sealed partial class MqttConnection : IPacketHandler
         {
             OnViolation(ex);
         }
-        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        catch (OperationCanceledException) when (stopping.IsCancellationRequested)
         {
             SendDisconnect(0x8B, "server shutting down");
             status.NoteReason("server shutting down");

@@ -18,6 +18,9 @@ internal sealed class MqttProtocolHandler : IProtocolHandler, IHostedService, IA
 
     private readonly ConcurrentDictionary<MqttConnection, byte> connections = new();
     private readonly CancellationTokenSource stopping = new();
+
+    // The stop tokens connections were handed with (a listener's), each watched once for all its connections.
+    private readonly ConcurrentDictionary<CancellationToken, CancellationTokenRegistration> stopTokens = new();
     private Task sweeper = Task.CompletedTask;
 
     /// <param name="options">The adapter's options.</param>
@@ -53,9 +56,37 @@ internal sealed class MqttProtocolHandler : IProtocolHandler, IHostedService, IA
     public Task OnConnectionAsync(TransportConnection connection, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(connection);
-        var client = new MqttConnection(this, connection);
+        var client = new MqttConnection(this, connection, cancellationToken);
         connections.TryAdd(client, 0);
-        return client.RunAsync(cancellationToken);
+        WatchStopToken(cancellationToken);
+        return client.RunAsync();
+    }
+
+    /// <summary>
+    /// Wakes the pending read of every connection handed with <paramref name="token"/> when it fires; a connection's loop then finds its
+    /// token cancelled and says goodbye (<see cref="MqttConnection.RunAsync"/>). One registration per token, made with
+    /// its first connection (a token already cancelled wakes them at once), instead of one per pending read.
+    /// </summary>
+    private void WatchStopToken(CancellationToken token)
+    {
+        if (!token.CanBeCanceled || stopTokens.ContainsKey(token))
+        {
+            return;
+        }
+
+        var registration = token.UnsafeRegister(static state => ((MqttProtocolHandler)state!).WakeStopping(), this);
+        if (!stopTokens.TryAdd(token, registration))
+        {
+            registration.Dispose();
+        }
+    }
+
+    private void WakeStopping()
+    {
+        foreach (var connection in connections.Keys)
+        {
+            connection.WakeIfStopping();
+        }
     }
 
     /// <summary>A connection's loop ended (<see cref="MqttConnection.RunAsync"/>).</summary>
@@ -83,6 +114,11 @@ internal sealed class MqttProtocolHandler : IProtocolHandler, IHostedService, IA
 
         await sweeper.ConfigureAwait(false);
         await Accounts.DisposeAsync().ConfigureAwait(false);
+        foreach (var (_, registration) in stopTokens)
+        {
+            await registration.DisposeAsync().ConfigureAwait(false);
+        }
+
         stopping.Dispose();
     }
 

@@ -15,9 +15,10 @@ namespace Broker.Adapters.Mqtt.Internal.Delivery;
 /// </summary>
 internal sealed class OutboundQosFlow
 {
-    // The output's lock (PacketOutput.writeLock): guards inflight.
+    // The output's lock (PacketOutput.writeLock): guards inflight, which is made with the first QoS 1 or 2 delivery
+    // (a QoS 0 subscriber never holds it; issue 25).
     private readonly Lock writeLock;
-    private readonly InflightDeliveries inflight = new();
+    private InflightDeliveries? inflight;
     private readonly PacketOutput output;
     private readonly MqttSession session;
     private readonly ISessionStore store;
@@ -45,7 +46,7 @@ internal sealed class OutboundQosFlow
     /// in the step that writes the delivery.
     /// </summary>
     public bool TryAssign(in Inflight pending, out ushort packetId, out bool duplicate)
-        => inflight.TryAdd(pending, Limit, session, out packetId, out duplicate);
+        => (inflight ??= new InflightDeliveries()).TryAdd(pending, Limit, session, out packetId, out duplicate);
 
     /// <summary>
     /// A delivery the broker drops instead of sending (too large for the client, MQTT-3.1.2-25; expired,
@@ -58,7 +59,7 @@ internal sealed class OutboundQosFlow
         {
             lock (writeLock)
             {
-                inflight.RemoveMessage(delivery);
+                inflight?.RemoveMessage(delivery);
             }
 
             session.ScheduleSave(store);
@@ -72,7 +73,7 @@ internal sealed class OutboundQosFlow
 
         lock (writeLock)
         {
-            inflight.RemoveMessage(delivery);
+            inflight?.RemoveMessage(delivery);
         }
 
         qos.Qos?.Ack(ack);
@@ -86,7 +87,7 @@ internal sealed class OutboundQosFlow
         bool known;
         lock (writeLock)
         {
-            known = type != PacketType.PubComp && inflight.TryRemove(packetId, out settled);
+            known = type != PacketType.PubComp && inflight is { } table && table.TryRemove(packetId, out settled);
         }
 
         switch (type)
@@ -156,10 +157,15 @@ internal sealed class OutboundQosFlow
     /// </summary>
     public async Task ReturnInflightAsync(ILogger logger)
     {
-        List<Inflight> left;
+        List<Inflight>? left;
         lock (writeLock)
         {
-            left = inflight.TakeAll();
+            left = inflight?.TakeAll();
+        }
+
+        if (left is null)
+        {
+            return;
         }
 
         List<Inflight>? shared = null;
