@@ -39,9 +39,9 @@ internal static class RowCatalog
         new() { Id = "js-source-follow-128", Title = "JetStream: a source following an async publisher (window 1,000), 128 B, memory streams", PayloadSize = 128, ServerConfig = JetStreamConfig, Workload = () => new StreamCopyWorkload(128, StreamCopyMode.SourceFollow), Unit = "messages sourced" },
         new() { Id = "js-file-pub-async-128", Title = "JetStream: async publish (window 1,000), 128 B, file stream", PayloadSize = 128, ServerConfig = JetStreamConfig, Workload = () => new JetStreamPublishWorkload(128, window: 1000, storage: "file"), Unit = "messages acknowledged" },
         new() { Id = "js-file-pub-async100-128", Title = "JetStream: async publish (window 100), 128 B, file stream", PayloadSize = 128, ServerConfig = JetStreamConfig, Workload = () => new JetStreamPublishWorkload(128, window: 100, storage: "file"), Unit = "messages acknowledged" },
-        new() { Id = "js-file-pub-async100-128-si2m", Title = "JetStream: async publish (window 100), 128 B, file stream, ours with filestore { sync_interval: 2m } (nats-server's default; 2.9.10 refuses the key)", PayloadSize = 128, ServerConfig = JetStreamConfig, OursServerConfig = JetStreamSyncInterval2mConfig, Workload = () => new JetStreamPublishWorkload(128, window: 100, storage: "file"), Unit = "messages acknowledged" },
+        new() { Id = "js-file-pub-async100-128-si2m", Title = "JetStream: async publish (window 100), 128 B, file stream, ours with jetstream { sync_interval: \"2m\" } (nats-server's default; 2.9.10 refuses the key)", PayloadSize = 128, ServerConfig = JetStreamConfig, OursServerConfig = JetStreamSyncInterval2mConfig, Workload = () => new JetStreamPublishWorkload(128, window: 100, storage: "file"), Unit = "messages acknowledged" },
         new() { Id = "js-file-pub-sync-128", Title = "JetStream: synchronous publish, 128 B, file stream", PayloadSize = 128, ServerConfig = JetStreamConfig, Workload = () => new JetStreamPublishWorkload(128, window: 1, storage: "file"), Unit = "messages acknowledged" },
-        new() { Id = "js-file-pub-sync-128-si2m", Title = "JetStream: synchronous publish, 128 B, file stream, ours with filestore { sync_interval: 2m } (nats-server's default; 2.9.10 refuses the key)", PayloadSize = 128, ServerConfig = JetStreamConfig, OursServerConfig = JetStreamSyncInterval2mConfig, Workload = () => new JetStreamPublishWorkload(128, window: 1, storage: "file"), Unit = "messages acknowledged" },
+        new() { Id = "js-file-pub-sync-128-si2m", Title = "JetStream: synchronous publish, 128 B, file stream, ours with jetstream { sync_interval: \"2m\" } (nats-server's default; 2.9.10 refuses the key)", PayloadSize = 128, ServerConfig = JetStreamConfig, OursServerConfig = JetStreamSyncInterval2mConfig, Workload = () => new JetStreamPublishWorkload(128, window: 1, storage: "file"), Unit = "messages acknowledged" },
         new() { Id = "js-file-ordered-128", Title = "JetStream: ordered consumer, 128 B, file stream of 500,000", PayloadSize = 128, ServerConfig = JetStreamConfig, FixedCount = FileStreamMessages, Workload = () => new JetStreamConsumeWorkload(128, ConsumeMode.Ordered, storage: "file") },
         new() { Id = "js-file-fetch-ack-128", Title = "JetStream: durable pull fetch 100 + explicit acks, 128 B, file stream of 500,000", PayloadSize = 128, ServerConfig = JetStreamConfig, FixedCount = FileStreamMessages, Workload = () => new JetStreamConsumeWorkload(128, ConsumeMode.FetchAck, storage: "file"), Unit = "messages received and acknowledged" },
         new() { Id = "js-file-restart", Title = "JetStream: restart with a 1 KiB-message file stream (default 1,000,000: 1 GB)", PayloadSize = StreamRestartWorkload.PayloadSize, Target = RowTarget.Restart, Workload = () => new StreamRestartWorkload(), Unit = "messages recovered per second of restart (process start until STREAM.INFO shows them all)" },
@@ -117,15 +117,14 @@ internal static class RowCatalog
     /// <see cref="JetStreamConfig"/> with nats-server's durability policy (fsync every 2 minutes, acknowledged once
     /// written to the operating system) for our server, whose default fsyncs before each acknowledgement. Our server
     /// alone runs it: nats-server 2.9.10 refuses <c>sync_interval</c> (2.10 added it, in <c>jetstream { }</c>) and
-    /// always behaves as 2m; ours reads it from the file store's own block (docs/durability.md).
+    /// always behaves as 2m; ours hands it from the jetstream block to the file store (docs/durability.md). Quoted, as
+    /// nats-server's durations are: an unquoted <c>2m</c> is the number 2,000,000 (seconds).
     /// </summary>
     private const string JetStreamSyncInterval2mConfig = """
         jetstream {
           store_dir: "{store_dir}"
           max_memory_store: 8GB
-        }
-        filestore {
-          sync_interval: 2m
+          sync_interval: "2m"
         }
         """;
 

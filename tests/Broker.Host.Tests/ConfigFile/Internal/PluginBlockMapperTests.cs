@@ -10,7 +10,9 @@ public sealed class PluginBlockMapperTests
     private readonly ConfMappingBuilder output = new();
     private readonly PluginBlockMapper mapper;
 
-    public PluginBlockMapperTests() => mapper = new PluginBlockMapper(new ConfValueReader(output), output);
+    private readonly PluginBlocks plugins = new();
+
+    public PluginBlockMapperTests() => mapper = new PluginBlockMapper(new ConfValueReader(output), output, plugins);
 
     [Fact]
     public void A_block_is_flattened_into_the_plugins_section_with_positions()
@@ -26,6 +28,30 @@ public sealed class PluginBlockMapperTests
         Assert.Equal(new ConfPosition("test.conf", 3, 15), mapping.Positions["Plugins:Tls:list:1:x"]);
         Assert.Equal(new ConfPosition("test.conf", 1, 1), mapping.Positions["Plugins:Tls"]);
         Assert.Empty(mapping.Diagnostics);
+    }
+
+    [Fact]
+    public void The_file_store_settings_of_the_jetstream_block_go_to_the_file_store_under_its_names()
+    {
+        plugins.Add("filestore", "FileStore", whole: true);
+
+        mapper.Map(Entry("jetstream {\n  store_dir: /d\n  sync: \"2m\"\n  ek: k\n  cipher: aes\n}"), new PluginBlock("jetstream", "JetStream", Whole: true));
+
+        var mapping = Built(output);
+        Assert.Equal(
+            ["Plugins:FileStore:cipher=aes", "Plugins:FileStore:key=k", "Plugins:FileStore:sync_interval=2m", "Plugins:JetStream=", "Plugins:JetStream:store_dir=/d"],
+            Settings(mapping));
+        Assert.Equal(new ConfPosition("test.conf", 4, 3), mapping.Positions["Plugins:FileStore:key"]);
+        Assert.Empty(mapping.Diagnostics);
+    }
+
+    [Fact]
+    public void A_file_store_setting_in_the_jetstream_block_without_the_file_store_plugin_is_an_error()
+    {
+        mapper.Map(Entry("jetstream {\n  cipher: aes\n}"), new PluginBlock("jetstream", "JetStream", Whole: true));
+
+        var diagnostic = Assert.Single(Built(output).Diagnostics);
+        Assert.Equal("\"cipher\" is read by plugin FileStore, which is not loaded", diagnostic.Message);
     }
 
     [Fact]
