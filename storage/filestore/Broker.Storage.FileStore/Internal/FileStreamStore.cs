@@ -258,16 +258,7 @@ internal sealed partial class FileStreamStore : IStreamStore
         }
     }
 
-    public IReadOnlyList<IConsumerStore> ConsumerStores
-    {
-        get
-        {
-            lock (sync)
-            {
-                return [.. consumers.Values];
-            }
-        }
-    }
+    public IReadOnlyList<IConsumerStore> ConsumerStores => SnapshotConsumers();
 
     internal void ForgetConsumer(FileConsumerStore consumer)
     {
