@@ -106,11 +106,15 @@ internal sealed partial class BusConnection
     /// <summary>Closes on the broker's initiative; cleaned up on the thread pool, since the caller may be any producer.</summary>
     private void CloseByBroker(string reason, bool abortTransport)
     {
-        if (!TryClose(reason))
+        if (TryClose(reason))
         {
-            return;
+            EndClosed(reason, abortTransport);
         }
+    }
 
+    /// <summary>Ends the output and the transport of a client <see cref="TryClose"/> marked closed, and cleans it up.</summary>
+    private void EndClosed(string reason, bool abortTransport)
+    {
         lock (output.Gate)
         {
             if (abortTransport)
@@ -133,14 +137,17 @@ internal sealed partial class BusConnection
 
     private void OnSlowConsumer()
     {
+        // Counted only by the close that marks it (an adapter that writes its own output, such as MQTT's, may find the
+        // same client too far behind at the same moment, and counts it in Close).
         var reason = ClosedState.SlowConsumerPendingBytes.ToText();
-        if (!IsClosed)
+        if (!TryClose(reason))
         {
-            Interlocked.Increment(ref Server.Statistics.SlowConsumers);
-            InProcessLog.SlowConsumer(logger, this, reason);
+            return;
         }
 
-        CloseByBroker(reason, abortTransport: true);
+        Interlocked.Increment(ref Server.Statistics.SlowConsumers);
+        InProcessLog.SlowConsumer(logger, this, reason);
+        EndClosed(reason, abortTransport: true);
     }
 
     /// <summary>Marks the client closed with a reason; false when it was closed already.</summary>

@@ -32,6 +32,7 @@ internal sealed partial class BusConnection
             return;
         }
 
+        bool slowConsumer;
         lock (output.Gate)
         {
             if (output.Completed)
@@ -39,39 +40,60 @@ internal sealed partial class BusConnection
                 return;
             }
 
-            var before = output.Written;
-            BusThread.InOutputCallback = true;
-            try
+            // As for a NATS client (nats-server's queueOutbound): a message that would pass max_pending is not
+            // appended and the connection is closed as a slow consumer. The encoded size is known only after
+            // encoding; the bytes the message carries stand for it.
+            slowConsumer = output.WouldPassMaxPending(subject.Length + replyTo.Length + headers.Length + payload.Length);
+            if (!slowConsumer && !Encode(producer, subscription, encode, new BusMessage(subject, replyTo, headers, payload)))
             {
-                encode(new BusMessage(subject, replyTo, headers, payload), output);
-            }
-#pragma warning disable CA1031 // A faulty encoder must not break delivery to the other subscribers of this message.
-            catch (Exception ex)
-#pragma warning restore CA1031
-            {
-                InProcessLog.OutputHandlerFailed(logger, this, subscription.SubjectString, ex);
-            }
-            finally
-            {
-                BusThread.InOutputCallback = false;
-            }
-
-            var written = output.Written - before;
-            if (written == 0)
-            {
-                // The adapter chose not to send this one (MQTT's no-local, a packet too large for the client).
                 return;
-            }
-
-            Interlocked.Increment(ref OutMessages);
-            Interlocked.Add(ref OutBytes, headers.Length + payload.Length);
-            if (output.AddUnflushed(written))
-            {
-                producer.RequestYield();
             }
         }
 
+        if (slowConsumer)
+        {
+            OnSlowConsumer();
+            return;
+        }
+
         producer.AddPendingFlush(this);
+    }
+
+    /// <summary>Runs an output subscription's encoder under the output lock; false when it wrote nothing.</summary>
+    private bool Encode(ClientBase producer, Subscription subscription, BusOutputHandler encode, in BusMessage message)
+    {
+        var before = output.Written;
+        BusThread.InOutputCallback = true;
+        try
+        {
+            encode(message, output);
+        }
+#pragma warning disable CA1031 // A faulty encoder must not break delivery to the other subscribers of this message.
+        catch (Exception ex)
+#pragma warning restore CA1031
+        {
+            InProcessLog.OutputHandlerFailed(logger, this, subscription.SubjectString, ex);
+        }
+        finally
+        {
+            BusThread.InOutputCallback = false;
+        }
+
+        var written = output.Written - before;
+        if (written == 0)
+        {
+            // The adapter chose not to send this one (MQTT's no-local, a packet too large for the client).
+            return false;
+        }
+
+        Interlocked.Increment(ref OutMessages);
+        Interlocked.Add(ref OutBytes, message.Headers.Length + message.Payload.Length);
+        if (output.AddUnflushed(written))
+        {
+            producer.RequestYield();
+        }
+
+        return true;
     }
 
     public void WriteOutput<TState>(TState state, BusOutputWriter<TState> write)
@@ -111,7 +133,10 @@ internal sealed partial class BusConnection
     public override Task? FlushOutput()
     {
         var stall = output.Flush(this, out var slowConsumer);
-        if (slowConsumer)
+
+        // What waits for the handlers (an adapter that writes its own output, such as MQTT's, from them) is output not
+        // yet sent too: it counts towards max_pending with what the transport holds.
+        if (slowConsumer || (QueuedBytes > 0 && PendingBytes > connection.Settings.MaxPendingOutputBytes))
         {
             OnSlowConsumer();
             return null;

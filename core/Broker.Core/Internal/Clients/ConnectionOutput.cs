@@ -39,6 +39,11 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
     // Bytes written since the last flush, and in total (for adapters' encoders, to see whether they wrote anything).
     private long unflushedBytes;
 
+    // What waited to be sent at the last exact look (WouldPassMaxPending), and Written then: pending can only have
+    // grown by what was appended since, so most appends are judged without asking the transport.
+    private long pendingAtCheck;
+    private long writtenAtCheck;
+
     public ConnectionOutput(TransportConnection connection, PipeWriter writer)
     {
         this.connection = connection;
@@ -96,6 +101,30 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
         {
             Write(segment.Span);
         }
+    }
+
+    /// <summary>
+    /// Whether appending <paramref name="bytes"/> would leave more than max_pending waiting to be sent (the bytes the
+    /// transport holds and those not yet passed to it): nats-server's <c>queueOutbound</c> check, made before the
+    /// append, so a connection never holds more than max_pending; the caller then closes it as a slow consumer
+    /// instead of appending. False without a byte count from the transport (the write deadline decides there).
+    /// </summary>
+    public bool WouldPassMaxPending(long bytes)
+    {
+        var limit = connection.Settings.MaxPendingOutputBytes;
+        if (pendingAtCheck + (Written - writtenAtCheck) + bytes <= limit)
+        {
+            return false;
+        }
+
+        if (connection.Features.Get<IPendingOutputFeature>() is not { } pending)
+        {
+            return false;
+        }
+
+        pendingAtCheck = pending.PendingOutputBytes + headUsed;
+        writtenAtCheck = Written;
+        return pendingAtCheck + bytes > limit;
     }
 
     /// <summary>

@@ -26,7 +26,7 @@ internal sealed partial class NatsClient
         var totalLength = headerLength + (int)payload.Length;
         var sid = subscription.Sid;
         var lineLength = MessageFrame.LineOverhead + subject.Length + sid.Length + replyTo.Length;
-
+        bool slowConsumer;
         lock (output.Gate)
         {
             if (output.Completed)
@@ -34,13 +34,25 @@ internal sealed partial class NatsClient
                 return;
             }
 
-            MessageFrame.Write(output, withHeaders, subject, sid, replyTo, headers, payload, headerLength, totalLength, lineLength);
-            OutMessages++;
-            OutBytes += totalLength;
-            if (output.AddUnflushed(lineLength + totalLength))
+            // nats-server's queueOutbound: a message that would pass max_pending is not appended, and the client is
+            // closed as a slow consumer (below, with the lock released).
+            slowConsumer = output.WouldPassMaxPending(lineLength + totalLength);
+            if (!slowConsumer)
             {
-                producer.RequestYield();
+                MessageFrame.Write(output, withHeaders, subject, sid, replyTo, headers, payload, headerLength, totalLength, lineLength);
+                OutMessages++;
+                OutBytes += totalLength;
+                if (output.AddUnflushed(lineLength + totalLength))
+                {
+                    producer.RequestYield();
+                }
             }
+        }
+
+        if (slowConsumer)
+        {
+            OnSlowConsumer();
+            return;
         }
 
         if (trace.Enabled)

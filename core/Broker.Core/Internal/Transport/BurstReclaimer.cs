@@ -1,4 +1,5 @@
 using System.Runtime;
+using System.Runtime.InteropServices;
 
 namespace Broker.Core.Internal.Transport;
 
@@ -18,8 +19,11 @@ namespace Broker.Core.Internal.Transport;
 /// until something allocates again, which an idle server never does; so once <see cref="MinimumArrived"/> connections
 /// more than at the last collection are open and none has opened or closed for <see cref="ArrivalQuiet"/>, the same
 /// collection gives that garbage back (issue 25: at 1,000 idle connections it was half of what each one cost).
+/// After the collection the C heap is trimmed too: what the runtime allocated natively for the connections (socket
+/// and handle bookkeeping) was freed as they closed, but glibc keeps freed pages in its arenas until asked
+/// (<c>malloc_trim</c>); at 10,000 connections gone that was 9-14 MB, most of what stayed above the baseline.
 /// </summary>
-internal sealed class BurstReclaimer
+internal sealed partial class BurstReclaimer
 {
     /// <summary>Connections that must have closed since the peak before a collection is worth its pause.</summary>
     public const int MinimumGone = 256;
@@ -107,6 +111,31 @@ internal sealed class BurstReclaimer
 
         GCSettings.LargeObjectHeapCompactionMode = GCLargeObjectHeapCompactionMode.CompactOnce;
         GC.Collect(GC.MaxGeneration, GCCollectionMode.Aggressive, blocking: true, compacting: true);
+        TrimNativeHeap();
         return true;
     }
+
+    // Set once malloc_trim turned out to be missing (a C library other than glibc): never tried again.
+    private static bool trimUnavailable;
+
+    /// <summary>Gives the C heap's free pages back to the system (glibc's <c>malloc_trim</c>); nothing elsewhere.</summary>
+    private static void TrimNativeHeap()
+    {
+        if (!OperatingSystem.IsLinux() || trimUnavailable)
+        {
+            return;
+        }
+
+        try
+        {
+            _ = MallocTrim(0);
+        }
+        catch (Exception ex) when (ex is EntryPointNotFoundException or DllNotFoundException)
+        {
+            trimUnavailable = true;
+        }
+    }
+
+    [LibraryImport("libc", EntryPoint = "malloc_trim")]
+    private static partial int MallocTrim(nuint pad);
 }
