@@ -46,6 +46,16 @@ public sealed class PluginBlockMapperTests
     }
 
     [Fact]
+    public void The_js_alias_hands_them_over_too()
+    {
+        plugins.Add("filestore", "FileStore", whole: true);
+
+        mapper.Map(Entry("js {\n  sync_interval: always\n}"), new PluginBlock("js", "JetStream", Whole: true));
+
+        Assert.Equal(["Plugins:FileStore:sync_interval=always", "Plugins:JetStream="], Settings(Built(output)));
+    }
+
+    [Fact]
     public void A_file_store_setting_in_the_jetstream_block_without_the_file_store_plugin_is_an_error()
     {
         mapper.Map(Entry("jetstream {\n  cipher: aes\n}"), new PluginBlock("jetstream", "JetStream", Whole: true));

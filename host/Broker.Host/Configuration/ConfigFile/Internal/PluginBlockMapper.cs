@@ -56,7 +56,7 @@ internal sealed class PluginBlockMapper(ConfValueReader reader, ConfMappingBuild
         ["encryption_key"] = "key",
     };
 
-    private const string FileStoreBlock = "filestore";
+    private const string FileStorePlugin = "FileStore";
 
     // The file store settings written in each block, so one written in both is an error rather than a silent choice.
     private readonly HashSet<string> fileStoreKeysFromJetStream = new(StringComparer.OrdinalIgnoreCase);
@@ -72,7 +72,7 @@ internal sealed class PluginBlockMapper(ConfValueReader reader, ConfMappingBuild
             return;
         }
 
-        if (block.Whole && entry.Value is ConfMap { Count: > 0 } settings && IsBlockOf(block, FileStoreBlock))
+        if (entry.Value is ConfMap { Count: > 0 } settings && IsBlockOf(block, FileStorePlugin))
         {
             foreach (var setting in settings.Entries)
             {
@@ -80,7 +80,7 @@ internal sealed class PluginBlockMapper(ConfValueReader reader, ConfMappingBuild
             }
         }
 
-        if (block.Whole && entry.Value is ConfMap { Count: > 0 } jetStream && IsBlockOf(block, "jetstream")
+        if (entry.Value is ConfMap { Count: > 0 } jetStream && IsBlockOf(block, "JetStream")
             && jetStream.Entries.Any(setting => JetStreamFileStoreKeys.ContainsKey(setting.Key)))
         {
             foreach (var setting in jetStream.Entries)
@@ -130,12 +130,13 @@ internal sealed class PluginBlockMapper(ConfValueReader reader, ConfMappingBuild
         return true;
     }
 
-    private static bool IsBlockOf(PluginBlock block, string key) => string.Equals(block.Key, key, StringComparison.OrdinalIgnoreCase);
+    // The plugin's whole block under any of its names (jetstream or js).
+    private static bool IsBlockOf(PluginBlock block, string pluginId) => block.Whole && string.Equals(block.PluginId, pluginId, StringComparison.OrdinalIgnoreCase);
 
     // A file store setting written in the jetstream block, as nats-server's files have it: into the file store's section.
     private void MoveToFileStore(ConfEntry setting, string storeKey)
     {
-        if (!plugins.TryGet(FileStoreBlock, out var fileStore) || !fileStore.Whole)
+        if (plugins.All.FirstOrDefault(b => IsBlockOf(b, FileStorePlugin)) is not { } fileStore)
         {
             output.Error(setting.KeyPosition, $"\"{setting.Key}\" is read by plugin FileStore, which is not loaded");
             return;
