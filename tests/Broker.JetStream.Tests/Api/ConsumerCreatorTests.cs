@@ -46,14 +46,14 @@ public sealed class ConsumerCreatorTests : IAsyncLifetime
     {
         var stream = await StreamAsync("A");
 
-        var first = creator.Add(stream, Durable("d"), ConsumerAction.Create);
-        var again = creator.Add(stream, Durable("d"), ConsumerAction.CreateOrUpdate);
+        var first = creator.Add(stream, Durable("d"), ConsumerAction.Create, out _);
+        var again = creator.Add(stream, Durable("d"), ConsumerAction.CreateOrUpdate, out _);
 
         Assert.Same(first, again);
         Assert.Same(first, stream.FindConsumer("d"));
-        Assert.Equal(ApiErrors.ConsumerExists, Refusal(() => creator.Add(stream, Durable("d", "a.x"), ConsumerAction.Create)));
-        Assert.Equal(ApiErrors.ConsumerDoesNotExist, Refusal(() => creator.Add(stream, Durable("e"), ConsumerAction.Update)));
-        Assert.Equal(ApiErrors.ConsumerBadDurableName, Refusal(() => creator.Add(stream, new ConsumerConfig { Name = "a.b", AckPolicy = ConsumerAckPolicy.Explicit }, ConsumerAction.Create)));
+        Assert.Equal(ApiErrors.ConsumerExists, Refusal(() => creator.Add(stream, Durable("d", "a.x"), ConsumerAction.Create, out _)));
+        Assert.Equal(ApiErrors.ConsumerDoesNotExist, Refusal(() => creator.Add(stream, Durable("e"), ConsumerAction.Update, out _)));
+        Assert.Equal(ApiErrors.ConsumerBadDurableName, Refusal(() => creator.Add(stream, new ConsumerConfig { Name = "a.b", AckPolicy = ConsumerAckPolicy.Explicit }, ConsumerAction.Create, out _)));
     }
 
     [Fact(Timeout = 30_000)]
@@ -61,7 +61,7 @@ public sealed class ConsumerCreatorTests : IAsyncLifetime
     {
         var stream = await StreamAsync("E");
 
-        var consumer = creator.Add(stream, new ConsumerConfig { AckPolicy = ConsumerAckPolicy.Explicit }, ConsumerAction.CreateOrUpdate);
+        var consumer = creator.Add(stream, new ConsumerConfig { AckPolicy = ConsumerAckPolicy.Explicit }, ConsumerAction.CreateOrUpdate, out _);
 
         Assert.False(string.IsNullOrEmpty(consumer.Name));
         Assert.Equal(consumer.Name, consumer.Config.Name);
@@ -72,9 +72,9 @@ public sealed class ConsumerCreatorTests : IAsyncLifetime
     public async Task The_streams_consumer_limit_is_kept()
     {
         var stream = await StreamAsync("L", maxConsumers: 1);
-        creator.Add(stream, Durable("one"), ConsumerAction.Create);
+        creator.Add(stream, Durable("one"), ConsumerAction.Create, out _);
 
-        Assert.Equal(ApiErrors.MaximumConsumersLimit, Refusal(() => creator.Add(stream, Durable("two"), ConsumerAction.Create)));
+        Assert.Equal(ApiErrors.MaximumConsumersLimit, Refusal(() => creator.Add(stream, Durable("two"), ConsumerAction.Create, out _)));
     }
 
     [Fact(Timeout = 30_000)]
@@ -82,11 +82,11 @@ public sealed class ConsumerCreatorTests : IAsyncLifetime
     {
         var stream = await StreamAsync("W", RetentionPolicy.WorkQueue);
 
-        Assert.Equal(ApiErrors.ConsumerWorkQueueRequiresExplicitAck, Refusal(() => creator.Add(stream, Durable("n", ack: ConsumerAckPolicy.All), ConsumerAction.Create)));
-        creator.Add(stream, Durable("a", "w.a.>"), ConsumerAction.Create);
-        Assert.Equal(ApiErrors.ConsumerWorkQueueMultipleUnfiltered, Refusal(() => creator.Add(stream, Durable("all"), ConsumerAction.Create)));
-        Assert.Equal(ApiErrors.ConsumerWorkQueueNotUnique, Refusal(() => creator.Add(stream, Durable("sub", "w.a.b"), ConsumerAction.Create)));
-        creator.Add(stream, Durable("b", "w.b.>"), ConsumerAction.Create);
+        Assert.Equal(ApiErrors.ConsumerWorkQueueRequiresExplicitAck, Refusal(() => creator.Add(stream, Durable("n", ack: ConsumerAckPolicy.All), ConsumerAction.Create, out _)));
+        creator.Add(stream, Durable("a", "w.a.>"), ConsumerAction.Create, out _);
+        Assert.Equal(ApiErrors.ConsumerWorkQueueMultipleUnfiltered, Refusal(() => creator.Add(stream, Durable("all"), ConsumerAction.Create, out _)));
+        Assert.Equal(ApiErrors.ConsumerWorkQueueNotUnique, Refusal(() => creator.Add(stream, Durable("sub", "w.a.b"), ConsumerAction.Create, out _)));
+        creator.Add(stream, Durable("b", "w.b.>"), ConsumerAction.Create, out _);
 
         Assert.Equal(["a", "b"], stream.ConsumersByName().Select(c => c.Name));
     }

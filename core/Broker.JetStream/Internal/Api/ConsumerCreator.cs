@@ -14,8 +14,11 @@ namespace Broker.JetStream.Internal.Api;
 /// </summary>
 internal sealed class ConsumerCreator(JetStreamOptions options, ISubjectInterest? interest, JetStreamAccount? account = null)
 {
-    /// <summary>nats-server <c>addConsumer</c>: defaults, checks, an existing consumer updated or a new one started.</summary>
-    public Consumer Add(MessageStream stream, ConsumerConfig config, ConsumerAction action)
+    /// <summary>
+    /// nats-server <c>addConsumer</c>: defaults, checks, an existing consumer updated or a new one started;
+    /// <paramref name="info"/> is the create response's (a new consumer's as it started, before any delivery).
+    /// </summary>
+    public Consumer Add(MessageStream stream, ConsumerConfig config, ConsumerAction action, out ConsumerInfoModel info)
     {
         var streamConfig = stream.Config;
         var accountMaxAckPending = account?.MaxAckPending ?? 0;
@@ -49,6 +52,7 @@ internal sealed class ConsumerCreator(JetStreamOptions options, ISubjectInterest
             }
 
             existing.UpdateConfig(ConfigForCompare(config, current));
+            info = existing.Info();
             return existing;
         }
 
@@ -132,7 +136,7 @@ internal sealed class ConsumerCreator(JetStreamOptions options, ISubjectInterest
         }
 
         stream.AddConsumer(consumer);
-        consumer.Start();
+        info = consumer.StartWithInfo();
         account?.Advisories.ConsumerAction(stream.Name, name, StreamActionKind.Create);
         return consumer;
     }

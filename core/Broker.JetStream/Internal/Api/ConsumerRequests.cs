@@ -76,8 +76,8 @@ internal sealed class ConsumerRequests(Func<string, MessageStream?> findStream, 
         Consumer? consumer = null;
         try
         {
-            consumer = creator.Add(stream, config, create.Action);
-            response.With(consumer.Info(), JetStreamJson.Context.ConsumerInfoModel);
+            consumer = creator.Add(stream, config, create.Action, out var info);
+            response.With(info, JetStreamJson.Context.ConsumerInfoModel);
         }
         catch (ApiException ex)
         {

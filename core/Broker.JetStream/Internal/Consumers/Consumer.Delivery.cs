@@ -50,7 +50,19 @@ internal sealed partial class Consumer : IDeliverySource
 
     void IDeliverySource.Delivered(ulong sequence) => stream.OnAcknowledged(this, sequence);
 
-    void IDeliverySource.Failed(Exception exception) => JetStreamLog.DeliveryFailed(account.Logger, stream.Name, Name, exception);
+    void IDeliverySource.Failed(Exception exception)
+    {
+        lock (gate)
+        {
+            // A send taken just before a delete meets the consumer's disposed client: it goes with the consumer, unlogged.
+            if (closed && exception is ObjectDisposedException)
+            {
+                return;
+            }
+        }
+
+        JetStreamLog.DeliveryFailed(account.Logger, stream.Name, Name, exception);
+    }
 
     /// <summary>Picks the next send: a control message, else the next deliverable message. Lock held.</summary>
     private bool TryTake(ref DeliverySend send)

@@ -10,27 +10,33 @@ internal sealed partial class Consumer
     {
         lock (gate)
         {
-            var now = GoTime.NowNanoseconds();
-            pull?.Expire(now, cursor.Delivered);
-            var paused = pause.Remaining(now);
-            return new ConsumerInfoModel
-            {
-                Stream = stream.Name,
-                Name = Name,
-                Created = Created,
-                Config = config.Clone(),
-                Delivered = cursor.DeliveredInfo,
-                AckFloor = acks.FloorInfo,
-                NumAckPending = acks.Count,
-                NumRedelivered = acks.RedeliveredCount,
-                NumWaiting = pull?.Count ?? 0,
-                NumPending = cursor.NumPending(),
-                PushBound = push is { Active: true },
-                Paused = paused > 0,
-                PauseRemaining = paused,
-                PriorityGroups = priority?.Info(),
-            };
+            return InfoLocked();
         }
+    }
+
+    /// <summary>The info under the lock (the create response's snapshot is taken with <see cref="StartWithInfo"/>).</summary>
+    private ConsumerInfoModel InfoLocked()
+    {
+        var now = GoTime.NowNanoseconds();
+        pull?.Expire(now, cursor.Delivered);
+        var paused = pause.Remaining(now);
+        return new ConsumerInfoModel
+        {
+            Stream = stream.Name,
+            Name = Name,
+            Created = Created,
+            Config = config.Clone(),
+            Delivered = cursor.DeliveredInfo,
+            AckFloor = acks.FloorInfo,
+            NumAckPending = acks.Count,
+            NumRedelivered = acks.RedeliveredCount,
+            NumWaiting = pull?.Count ?? 0,
+            NumPending = cursor.NumPending(),
+            PushBound = push is { Active: true },
+            Paused = paused > 0,
+            PauseRemaining = paused,
+            PriorityGroups = priority?.Info(),
+        };
     }
 
     /// <summary>

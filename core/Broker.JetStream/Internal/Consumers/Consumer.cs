@@ -149,22 +149,41 @@ internal sealed partial class Consumer
     {
         lock (gate)
         {
-            subscriptions.Add(Client.Subscribe(format.AckWildcard, null, OnAck));
-            subscriptions.Add(Client.Subscribe($"$JS.API.CONSUMER.MSG.NEXT.{stream.Name}.{Name}", null, OnNextRequest));
-            if (config.FlowControl)
-            {
-                subscriptions.Add(Client.Subscribe($"$JS.FC.{stream.Name}.{Name}.*", null, OnFlowControl));
-            }
-
-            push?.Start(config, cursor.LastDelivered);
-
-            // nats-server setLeader: replay through what the stream holds now, a full rate-limit bucket.
-            var replay = config.ReplayPolicy == ReplayPolicy.Original;
-            pacer.Start(replay, replay ? stream.Store.GetState().LastSequence : 0, config.RateLimit, config.IsPush, stream.Config.MaxMsgSize);
-            inactivity.Schedule();
-            pause.Schedule();
-            acks.Start();
+            StartLocked();
         }
+    }
+
+    /// <summary>
+    /// <see cref="Start"/>, returning the info as it stands before anything is delivered (nats-server snapshots it in
+    /// <c>setLeader</c> for the create response): a message stored meanwhile may be delivered before the response is
+    /// built, and a mirror takes the response's delivered sequence as where its copy starts.
+    /// </summary>
+    public ConsumerInfoModel StartWithInfo()
+    {
+        lock (gate)
+        {
+            StartLocked();
+            return InfoLocked();
+        }
+    }
+
+    private void StartLocked()
+    {
+        subscriptions.Add(Client.Subscribe(format.AckWildcard, null, OnAck));
+        subscriptions.Add(Client.Subscribe($"$JS.API.CONSUMER.MSG.NEXT.{stream.Name}.{Name}", null, OnNextRequest));
+        if (config.FlowControl)
+        {
+            subscriptions.Add(Client.Subscribe($"$JS.FC.{stream.Name}.{Name}.*", null, OnFlowControl));
+        }
+
+        push?.Start(config, cursor.LastDelivered);
+
+        // nats-server setLeader: replay through what the stream holds now, a full rate-limit bucket.
+        var replay = config.ReplayPolicy == ReplayPolicy.Original;
+        pacer.Start(replay, replay ? stream.Store.GetState().LastSequence : 0, config.RateLimit, config.IsPush, stream.Config.MaxMsgSize);
+        inactivity.Schedule();
+        pause.Schedule();
+        acks.Start();
     }
 
     /// <summary>Stops delivering, drops the subscriptions and timers, and keeps (or deletes) the state.</summary>
