@@ -56,6 +56,20 @@ public sealed class PluginBlockMapperTests
     }
 
     [Fact]
+    public void An_unquoted_sync_interval_is_seconds_with_nats_servers_warning()
+    {
+        plugins.Add("filestore", "FileStore", whole: true);
+
+        // Unquoted, 2m is the number 2,000,000 to nats-server's lexer, as it is to ours.
+        mapper.Map(Entry("jetstream {\n  sync: 2m\n}"), new PluginBlock("jetstream", "JetStream", Whole: true));
+
+        var mapping = Built(output);
+        Assert.Equal(["Plugins:FileStore:sync_interval=2000000", "Plugins:JetStream="], Settings(mapping));
+        var warning = Assert.Single(mapping.Diagnostics);
+        Assert.Equal("invalid use of field \"sync\": sync should be converted to a duration", warning.Message);
+    }
+
+    [Fact]
     public void A_file_store_setting_in_the_jetstream_block_without_the_file_store_plugin_is_an_error()
     {
         mapper.Map(Entry("jetstream {\n  cipher: aes\n}"), new PluginBlock("jetstream", "JetStream", Whole: true));

@@ -142,6 +142,12 @@ internal sealed class PluginBlockMapper(ConfValueReader reader, ConfMappingBuild
             return;
         }
 
+        if (storeKey == "sync_interval" && setting.Value is ConfInteger)
+        {
+            // nats-server's parseDuration: a bare number is seconds, with its warning (an unquoted 2m is 2,000,000).
+            output.Warning(setting.KeyPosition, $"invalid use of field \"{setting.Key}\": {setting.Key} should be converted to a duration");
+        }
+
         if (RefuseWrittenTwice(setting, fileStoreKeysFromJetStream, fileStoreKeysFromOwnBlock, storeKey))
         {
             Flatten(fileStore.Target + ":" + storeKey, setting.Value, setting.KeyPosition);
