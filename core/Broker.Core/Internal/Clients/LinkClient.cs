@@ -26,11 +26,30 @@ internal abstract class LinkClient(BrokerCore server, ClientKind kind, Account a
     /// Splits a link's control line (without its CRLF) into the operation and its arguments, trimmed of spaces: the
     /// operation ends at the first space or tab, as nats-server's parser reads route and leaf node lines.
     /// </summary>
-    public static void SplitControlLine(ReadOnlySpan<byte> line, out ReadOnlySpan<byte> op, out ReadOnlySpan<byte> args)
+    private static void SplitControlLine(ReadOnlySpan<byte> line, out ReadOnlySpan<byte> op, out ReadOnlySpan<byte> args)
     {
         var space = line.IndexOfAny((byte)' ', (byte)'\t');
         op = space < 0 ? line : line[..space];
         args = space < 0 ? [] : line[(space + 1)..].Trim((byte)' ');
+    }
+
+    /// <summary>
+    /// Reads the control line at <paramref name="reader"/>'s position and splits it (<see cref="SplitControlLine"/>);
+    /// false when its CRLF has not arrived yet, <paramref name="tooLong"/> then telling whether the input waiting for it
+    /// already passes <paramref name="maxLine"/> (nats-server's "Maximum Control Line Exceeded").
+    /// </summary>
+    public static bool TryReadControlLine(ref SequenceReader<byte> reader, int maxLine, out bool tooLong, out ReadOnlySpan<byte> op, out ReadOnlySpan<byte> args)
+    {
+        if (!reader.TryReadTo(out ReadOnlySequence<byte> line, "\r\n"u8))
+        {
+            tooLong = reader.Sequence.Length > maxLine;
+            op = args = default;
+            return false;
+        }
+
+        tooLong = false;
+        SplitControlLine(line.IsSingleSegment ? line.FirstSpan : line.ToArray(), out op, out args);
+        return true;
     }
 
     /// <summary>

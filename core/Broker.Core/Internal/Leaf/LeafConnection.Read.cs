@@ -46,18 +46,11 @@ internal sealed partial class LeafConnection
     private bool TryProcessOne(ref ReadOnlySequence<byte> buffer, int maxLine)
     {
         var reader = new SequenceReader<byte>(buffer);
-        if (!reader.TryReadTo(out ReadOnlySequence<byte> lineSequence, "\r\n"u8))
+        if (!Clients.LinkClient.TryReadControlLine(ref reader, maxLine, out var tooLong, out var op, out var args))
         {
-            if (buffer.Length > maxLine)
-            {
-                throw new LeafProtocolException("Maximum Control Line Exceeded");
-            }
-
-            return false;
+            return tooLong ? throw new LeafProtocolException("Maximum Control Line Exceeded") : false;
         }
 
-        var line = lineSequence.IsSingleSegment ? lineSequence.FirstSpan : lineSequence.ToArray();
-        Clients.LinkClient.SplitControlLine(line, out var op, out var args);
         if (Is(op, "LMSG"u8) || Is(op, "HMSG"u8))
         {
             var message = LeafMessageLine.Parse(args, Is(op, "HMSG"u8));

@@ -51,18 +51,11 @@ internal sealed partial class RouteConnection
     private bool TryProcessOne(ref ReadOnlySequence<byte> buffer, int maxLine)
     {
         var reader = new SequenceReader<byte>(buffer);
-        if (!reader.TryReadTo(out ReadOnlySequence<byte> lineSequence, "\r\n"u8))
+        if (!Clients.LinkClient.TryReadControlLine(ref reader, maxLine, out var tooLong, out var op, out var args))
         {
-            if (buffer.Length > maxLine)
-            {
-                throw new RouteProtocolException("Maximum Control Line Exceeded");
-            }
-
-            return false;
+            return tooLong ? throw new RouteProtocolException("Maximum Control Line Exceeded") : false;
         }
 
-        var line = lineSequence.IsSingleSegment ? lineSequence.FirstSpan : lineSequence.ToArray();
-        Clients.LinkClient.SplitControlLine(line, out var op, out var args);
         if (!connectReceived && !solicited && !Is(op, "CONNECT"u8))
         {
             // An accepted route starts with CONNECT (nats-server's expectConnect); anything else is refused.
