@@ -14,9 +14,6 @@ internal sealed class ClosedConnectionRing
     private readonly Queue<ClosedConnection> items = new();
     private readonly Lock sync = new();
 
-    // The texts many records repeat (addresses, client names, languages and versions, close reasons, sids) held once.
-    private readonly SharedText shared = new();
-
     public ClosedConnectionRing(int capacity)
     {
         this.capacity = capacity;
@@ -58,7 +55,6 @@ internal sealed class ClosedConnectionRing
                 items.Dequeue();
             }
 
-            connection.ShareText(shared);
             items.Enqueue(connection);
         }
     }
@@ -72,3 +68,16 @@ internal sealed class ClosedConnectionRing
         }
     }
 }
+
+/// <summary>
+/// A closed connection as /connz shows it: its final <see cref="ConnInfo"/> (never handed out itself; each answer
+/// gets a copy), plus what only some queries show.
+/// </summary>
+/// <param name="Info">The final view, copied for each answer.</param>
+/// <param name="AuthorizedUser">The user it authenticated as, shown with <c>auth</c>.</param>
+/// <param name="Account">
+/// The name of the account the connection was in, empty for the global account (nats-server's <c>closedClient.acc</c>).
+/// </param>
+/// <param name="Subscriptions">The subscriptions it had when it closed.</param>
+/// <param name="Jwt">In operator mode, what its user JWT gave it (/connz <c>jwt</c>, <c>issuer_key</c>, <c>name_tag</c>, <c>tags</c> with <c>auth</c>).</param>
+internal sealed record ClosedConnection(ConnInfo Info, string? AuthorizedUser, string Account, SubDetail[] Subscriptions, Auth.JwtUser? Jwt = null);

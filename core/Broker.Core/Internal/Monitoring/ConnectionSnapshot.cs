@@ -37,9 +37,6 @@ internal static class ConnectionSnapshot
         return new ClosedConnection(info, client.AuthorizedUser, account, Details(subscriptions, withAccount: false), (client as Clients.NatsClient)?.JwtUser);
     }
 
-    /// <summary>The round trip as /connz writes it.</summary>
-    public static string RoundTripText(TimeSpan roundTrip) => GoFormat.Duration(TruncateRoundTrip(roundTrip));
-
     /// <summary>The user JWT's fields /connz shows with <c>auth</c> (nats-server: <c>jwt</c>, <c>issuer_key</c>, <c>tags</c>, <c>name_tag</c>).</summary>
     public static void AddJwt(ConnInfo info, Auth.JwtUser? jwt)
     {
@@ -105,7 +102,7 @@ internal static class ConnectionSnapshot
             Ip = address?.ToString() ?? string.Empty,
             Port = endPoint?.Port ?? 0,
             Start = client.StartedAt.UtcDateTime,
-            Rtt = RoundTripText(roundTrip),
+            Rtt = GoFormat.Duration(TruncateRoundTrip(roundTrip)),
             RoundTrip = roundTrip,
             PendingBytes = connection.PendingBytes,
             InMsgs = Interlocked.Read(ref client.InMessages),
