@@ -16,7 +16,7 @@ public sealed class ClosedConnectionRingTests
     public void Equal_strings_are_held_once_and_let_go_as_records_drop_out()
     {
         var ring = new ClosedConnectionRing(3);
-        var records = Enumerable.Range(0, 5).Select(i => Record((ulong)i + 1, $"subject.{i % 2}")).ToArray();
+        var records = Enumerable.Range(0, 5).Select(i => Record((ulong)i + 1, $"name.{i % 2}")).ToArray();
         foreach (var record in records)
         {
             ring.Add(record);
@@ -28,17 +28,16 @@ public sealed class ClosedConnectionRingTests
         // Built from distinct string instances: the ring keeps one of each.
         Assert.Same(kept[0].Profile, kept[1].Profile);
         Assert.Same(kept[0].Profile.Ip, kept[2].Profile.Ip);
-        Assert.Same(kept[0].Name, kept[1].Name);
-        Assert.Same(kept[0].Subscriptions[0].Sid, kept[1].Subscriptions[0].Sid);
-        Assert.Same(kept[0].Subscriptions[0].Subject, kept[2].Subscriptions[0].Subject);
+        Assert.Same(kept[0].Name, kept[2].Name);
 
-        // Held: the profile's type, address, reason, lang, version; the name; sid "1"; two subjects.
-        Assert.Equal((Strings: 9, Profiles: 1), ring.SharedCounts);
+        // Held: the profile's type, address, reason, lang, version; two names.
+        Assert.Equal((Strings: 7, Profiles: 1), ring.SharedCounts);
 
-        // Records that differ only in their subject: once every record with "subject.1" dropped out, so did it.
-        ring.Add(Record(6, "subject.0"));
-        ring.Add(Record(7, "subject.0"));
-        Assert.Equal((Strings: 8, Profiles: 1), ring.SharedCounts);
+        // Records that differ only in their name: once every record named "name.1" dropped out, so did the name.
+        ring.Add(Record(6, "name.0"));
+        ring.Add(Record(7, "name.0"));
+        Assert.Equal((Strings: 6, Profiles: 1), ring.SharedCounts);
+        Assert.Equal(["name.0", "name.0", "name.0"], ring.Snapshot().Select(c => c.ToInfo().Name));
     }
 
     [Fact]
@@ -53,7 +52,7 @@ public sealed class ClosedConnectionRingTests
         info.Uptime = GoFormat.Uptime(info.Stop!.Value - info.Start);
         info.Idle = GoFormat.Uptime(info.Stop!.Value - info.LastActivity);
         info.Subscriptions = 2;
-        var record = new ClosedConnection(info, Profile(info, "Slow Consumer (Pending Bytes)"), [new("b", "q", "10", 3, 5), new("a", null, "9", 1, 0)]);
+        var record = new ClosedConnection(info, Profile(info, "Slow Consumer (Pending Bytes)"), [new("b"u8.ToArray(), "q"u8.ToArray(), "10"u8.ToArray(), 3, 5), new("a"u8.ToArray(), null, "9"u8.ToArray(), 1, 0)]);
         var ring = new ClosedConnectionRing(10);
         ring.Add(record);
 
@@ -65,12 +64,13 @@ public sealed class ClosedConnectionRingTests
             JsonSerializer.Serialize(ring.Snapshot()[0].SubscriptionDetails(), OmitNulls));
     }
 
-    private static ClosedConnection Record(ulong cid, string subject)
+    private static ClosedConnection Record(ulong cid, string name)
     {
         var info = Info(cid);
 
         // new string(...) so that equal strings are distinct instances, as each connection's are.
-        return new ClosedConnection(info, Profile(info, new string("Client Closed".AsSpan())), [new(new string(subject.AsSpan()), null, new string("1".AsSpan()), 0, 0)]);
+        info.Name = new string(name.AsSpan());
+        return new ClosedConnection(info, Profile(info, new string("Client Closed".AsSpan())), [new("a"u8.ToArray(), null, "1"u8.ToArray(), 0, 0)]);
     }
 
     private static ConnInfo Info(ulong cid)

@@ -8,8 +8,8 @@ namespace Broker.Core.Internal.Monitoring;
 /// The last N closed connections with their final statistics, for <c>/connz?state=closed</c> (nats-server's
 /// <c>closedRingBuffer</c>). Adding past the capacity drops the oldest. Closing is not a hot path: one lock.
 /// Records are compact (<see cref="ClosedConnection"/>) and share equal strings and profiles through counted tables,
-/// released as records drop out, so a full ring of 10,000 holds one "127.0.0.1", one client version, one subject
-/// per distinct subject (issue 25: the ring was most of what stayed after 10,000 clients left).
+/// released as records drop out, so a full ring of 10,000 holds one "127.0.0.1", one client version, one name per
+/// distinct name (issue 25: the ring was most of what stayed after 10,000 clients left).
 /// </summary>
 internal sealed class ClosedConnectionRing
 {
@@ -96,12 +96,6 @@ internal sealed class ClosedConnectionRing
 
         connection.Profile = profiles.Acquire(p)!;
         connection.Name = strings.Acquire(connection.Name);
-        var subscriptions = connection.Subscriptions;
-        for (var i = 0; i < subscriptions.Length; i++)
-        {
-            var s = subscriptions[i];
-            subscriptions[i] = s with { Subject = strings.Acquire(s.Subject)!, Queue = strings.Acquire(s.Queue), Sid = strings.Acquire(s.Sid)! };
-        }
     }
 
     private void Forget(ClosedConnection connection)
@@ -117,12 +111,6 @@ internal sealed class ClosedConnectionRing
         }
 
         strings.Release(connection.Name);
-        foreach (var s in connection.Subscriptions)
-        {
-            strings.Release(s.Subject);
-            strings.Release(s.Queue);
-            strings.Release(s.Sid);
-        }
     }
 
     /// <summary>The remembered connections, oldest first.</summary>

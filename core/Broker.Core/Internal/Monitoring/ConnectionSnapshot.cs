@@ -59,10 +59,11 @@ internal static class ConnectionSnapshot
         for (var i = 0; i < kept.Length; i++)
         {
             var s = subscriptions[i];
-            kept[i] = new ClosedSubscription(s.SubjectString, s.QueueString, s.SidString, Interlocked.Read(ref s.Delivered), s.Max);
+            kept[i] = new ClosedSubscription(s.Subject, s.Queue, s.Sid, Interlocked.Read(ref s.Delivered), s.Max);
         }
 
-        Array.Sort(kept, static (a, b) => a.Sid.Length != b.Sid.Length ? a.Sid.Length.CompareTo(b.Sid.Length) : string.CompareOrdinal(a.Sid, b.Sid));
+        // By sid as Details orders them (shorter first, then ordinal: UTF-8 byte order is the same as UTF-16's here).
+        Array.Sort(kept, static (a, b) => a.Sid.Length != b.Sid.Length ? a.Sid.Length.CompareTo(b.Sid.Length) : a.Sid.AsSpan().SequenceCompareTo(b.Sid));
         return kept;
     }
 
