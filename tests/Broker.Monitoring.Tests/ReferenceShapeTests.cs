@@ -33,7 +33,7 @@ public sealed class ReferenceShapeTests
         await Eventually.AssertAsync(async () => HasClosedShape(await GetAsync(reference.Http, "/connz?state=closed")), "the reference to record the close");
         await Eventually.AssertAsync(async () => HasClosedShape(await ours.GetJsonAsync("/connz?state=closed")), "us to record the close");
 
-        foreach (var path in new[] { "/varz", "/connz?subs=detail", "/connz?subs=1", "/connz?state=closed&sort=reason", "/subsz", "/subsz?subs=1&test=foo", "/accountz", "/accountz?acc=%24G", "/connz?auth=true", "/accstatz", "/accstatz?unused=1" })
+        foreach (var path in new[] { "/varz", "/connz?subs=detail", "/connz?subs=1", "/connz?state=closed&sort=reason", "/connz?state=closed&subs=detail&auth=true", "/subsz", "/subsz?subs=1&test=foo", "/accountz", "/accountz?acc=%24G", "/connz?auth=true", "/accstatz", "/accstatz?unused=1" })
         {
             var expected = await GetAsync(reference.Http, path);
             var actual = await ours.GetJsonAsync(path);

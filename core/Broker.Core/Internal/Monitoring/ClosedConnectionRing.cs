@@ -7,12 +7,17 @@ namespace Broker.Core.Internal.Monitoring;
 /// <summary>
 /// The last N closed connections with their final statistics, for <c>/connz?state=closed</c> (nats-server's
 /// <c>closedRingBuffer</c>). Adding past the capacity drops the oldest. Closing is not a hot path: one lock.
+/// Records are compact (<see cref="ClosedConnection"/>) and share equal strings and profiles through counted tables,
+/// released as records drop out, so a full ring of 10,000 holds one "127.0.0.1", one client version, one name per
+/// distinct name (issue 25: the ring was most of what stayed after 10,000 clients left).
 /// </summary>
 internal sealed class ClosedConnectionRing
 {
     private readonly int capacity;
     private readonly Queue<ClosedConnection> items = new();
     private readonly Lock sync = new();
+    private readonly SharedValues<ClosedProfile> profiles = new();
+    private readonly SharedValues<string> strings = new(StringComparer.Ordinal);
 
     public ClosedConnectionRing(int capacity)
     {
@@ -52,11 +57,60 @@ internal sealed class ClosedConnectionRing
         {
             if (items.Count == capacity)
             {
-                items.Dequeue();
+                Forget(items.Dequeue());
             }
 
+            Share(connection);
             items.Enqueue(connection);
         }
+    }
+
+    /// <summary>Distinct strings and profiles the records share now (tests read it).</summary>
+    internal (int Strings, int Profiles) SharedCounts
+    {
+        get
+        {
+            lock (sync)
+            {
+                return (strings.Count, profiles.Count);
+            }
+        }
+    }
+
+    // Under the lock: the record takes the shared copies of its strings; Forget releases exactly what Share took.
+    private void Share(ClosedConnection connection)
+    {
+        var p = connection.Profile;
+        if (!profiles.Contains(p))
+        {
+            // The first of its kind: its own strings are shared too (the address, language and version of other kinds).
+            p = p with
+            {
+                Type = strings.Acquire(p.Type)!,
+                Ip = strings.Acquire(p.Ip)!,
+                Reason = strings.Acquire(p.Reason),
+                Lang = strings.Acquire(p.Lang),
+                Version = strings.Acquire(p.Version),
+            };
+        }
+
+        connection.Profile = profiles.Acquire(p)!;
+        connection.Name = strings.Acquire(connection.Name);
+    }
+
+    private void Forget(ClosedConnection connection)
+    {
+        var p = connection.Profile;
+        if (profiles.Release(p))
+        {
+            strings.Release(p.Type);
+            strings.Release(p.Ip);
+            strings.Release(p.Reason);
+            strings.Release(p.Lang);
+            strings.Release(p.Version);
+        }
+
+        strings.Release(connection.Name);
     }
 
     /// <summary>The remembered connections, oldest first.</summary>
@@ -68,16 +122,3 @@ internal sealed class ClosedConnectionRing
         }
     }
 }
-
-/// <summary>
-/// A closed connection as /connz shows it: its final <see cref="ConnInfo"/> (never handed out itself; each answer
-/// gets a copy), plus what only some queries show.
-/// </summary>
-/// <param name="Info">The final view, copied for each answer.</param>
-/// <param name="AuthorizedUser">The user it authenticated as, shown with <c>auth</c>.</param>
-/// <param name="Account">
-/// The name of the account the connection was in, empty for the global account (nats-server's <c>closedClient.acc</c>).
-/// </param>
-/// <param name="Subscriptions">The subscriptions it had when it closed.</param>
-/// <param name="Jwt">In operator mode, what its user JWT gave it (/connz <c>jwt</c>, <c>issuer_key</c>, <c>name_tag</c>, <c>tags</c> with <c>auth</c>).</param>
-internal sealed record ClosedConnection(ConnInfo Info, string? AuthorizedUser, string Account, SubDetail[] Subscriptions, Auth.JwtUser? Jwt = null);

@@ -22,20 +22,53 @@ internal static class ConnectionSnapshot
         return info;
     }
 
-    /// <summary>The final view of a connection that has just closed, with the subscriptions it had.</summary>
+    /// <summary>The final view of a connection that has just closed, with the subscriptions it had, as the ring keeps it.</summary>
     public static ClosedConnection Closed(ClientBase client, Subscription[] subscriptions)
     {
         var connection = (IClientConnection)client;
         var stop = connection.ClosedAt?.UtcDateTime ?? DateTime.UtcNow;
         var info = Open(client, stop);
         info.Stop = stop;
-        info.Reason = connection.ClosedReasonText is { Length: > 0 } reason ? reason : null;
-        info.Subscriptions = subscriptions.Length;
+
         // nats-server keeps the account's name only when it is not the global account (server.go saveClosedClient),
         // so /connz?acc=$G&state=closed finds none: the same here.
-        var account = client.Account.IsGlobal ? "" : client.Account.Name;
-        return new ClosedConnection(info, client.AuthorizedUser, account, Details(subscriptions, withAccount: false), (client as Clients.NatsClient)?.JwtUser);
+        var profile = new ClosedProfile(
+            info.Type,
+            info.Ip,
+            connection.ClosedReasonText is { Length: > 0 } reason ? reason : null,
+            info.Lang,
+            info.Version,
+            info.TlsVersion,
+            info.TlsCipherSuite,
+            info.TlsFirst,
+            client.AuthorizedUser,
+            client.Account.IsGlobal ? "" : client.Account.Name,
+            (client as Clients.NatsClient)?.JwtUser);
+        return new ClosedConnection(info, profile, Kept(subscriptions));
     }
+
+    /// <summary>A closed connection's subscriptions as the ring keeps them, in /connz's order (by sid).</summary>
+    private static ClosedSubscription[] Kept(Subscription[] subscriptions)
+    {
+        if (subscriptions.Length == 0)
+        {
+            return [];
+        }
+
+        var kept = new ClosedSubscription[subscriptions.Length];
+        for (var i = 0; i < kept.Length; i++)
+        {
+            var s = subscriptions[i];
+            kept[i] = new ClosedSubscription(s.Subject, s.Queue, s.Sid, Interlocked.Read(ref s.Delivered), s.Max);
+        }
+
+        // By sid as Details orders them (shorter first, then ordinal: UTF-8 byte order is the same as UTF-16's here).
+        Array.Sort(kept, static (a, b) => a.Sid.Length != b.Sid.Length ? a.Sid.Length.CompareTo(b.Sid.Length) : a.Sid.AsSpan().SequenceCompareTo(b.Sid));
+        return kept;
+    }
+
+    /// <summary>The round trip as /connz shows it (Go's duration form, whole microseconds below a millisecond).</summary>
+    public static string Rtt(TimeSpan roundTrip) => GoFormat.Duration(TruncateRoundTrip(roundTrip));
 
     /// <summary>The user JWT's fields /connz shows with <c>auth</c> (nats-server: <c>jwt</c>, <c>issuer_key</c>, <c>tags</c>, <c>name_tag</c>).</summary>
     public static void AddJwt(ConnInfo info, Auth.JwtUser? jwt)
@@ -102,7 +135,7 @@ internal static class ConnectionSnapshot
             Ip = address?.ToString() ?? string.Empty,
             Port = endPoint?.Port ?? 0,
             Start = client.StartedAt.UtcDateTime,
-            Rtt = GoFormat.Duration(TruncateRoundTrip(roundTrip)),
+            Rtt = Rtt(roundTrip),
             RoundTrip = roundTrip,
             PendingBytes = connection.PendingBytes,
             InMsgs = Interlocked.Read(ref client.InMessages),

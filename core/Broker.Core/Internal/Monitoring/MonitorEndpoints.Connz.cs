@@ -151,12 +151,12 @@ internal sealed partial class MonitorEndpoints
                 }
 
                 total++;
-                if (skipClosed || (cid > 0 && closed.Info.Cid != cid) || (user.Length > 0 && closed.AuthorizedUser != user))
+                if (skipClosed || (cid > 0 && closed.Cid != cid) || (user.Length > 0 && closed.AuthorizedUser != user))
                 {
                     continue;
                 }
 
-                var info = closed.Info.Clone();
+                var info = closed.ToInfo();
                 if (auth)
                 {
                     info.AuthorizedUser = closed.AuthorizedUser;
@@ -166,7 +166,7 @@ internal sealed partial class MonitorEndpoints
 
                 if (subs || subsDetail)
                 {
-                    AddSubscriptions(info, closed.Subscriptions, subsDetail);
+                    AddSubscriptions(info, closed.SubscriptionDetails(), subsDetail);
                 }
 
                 infos.Add(info);
