@@ -56,6 +56,9 @@ internal sealed partial class NatsClient : ClientBase, IClientConnection, IKeepA
     /// <summary>Runs the connection (<see cref="ClientReadLoop"/>) until it ends.</summary>
     public Task RunAsync(CancellationToken cancellationToken) => reader.RunAsync(cancellationToken);
 
+    /// <summary>Wakes the read loop's pending (or next) read, which then sees the stop token (server shutdown).</summary>
+    public void CancelPendingRead() => transport.Input.CancelPendingRead();
+
     public IPEndPoint? RemoteEndPoint => transport.RemoteEndPoint;
 
     /// <summary>TLS on this connection (established, or to be started after INFO), or <see langword="null"/>.</summary>
