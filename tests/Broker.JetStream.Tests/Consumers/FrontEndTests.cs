@@ -117,7 +117,7 @@ public sealed class FrontEndTests
     public void Push_delivers_only_while_someone_listens()
     {
         var push = new PushDelivery("S", "C", interest, outbox, static () => { });
-        push.Start(new ConsumerConfig { DeliverSubject = "deliver" }, 0);
+        push.Start(new ConsumerConfig { DeliverSubject = "deliver" }, 0, watchWhileActive: false);
         Assert.False(push.Active);
         Assert.NotEqual(0, push.InactiveSince);
         Assert.False(push.CanDeliver());
@@ -133,12 +133,40 @@ public sealed class FrontEndTests
         push.Stop();
     }
 
+    [Fact(Timeout = 30_000)]
+    public async Task A_listened_push_consumer_without_heartbeat_or_threshold_holds_no_timer_until_its_listener_goes()
+    {
+        // 10,000 idle MQTT QoS 1 consumers each woke every second to ask whether their subscriber was still there.
+        var fired = 0;
+        interest.Listening.Add("deliver");
+        var push = new PushDelivery("S", "C", interest, outbox, () => Interlocked.Increment(ref fired));
+        push.Start(new ConsumerConfig { DeliverSubject = "deliver" }, 0, watchWhileActive: false);
+        Assert.True(push.Active);
+
+        await Task.Delay(1_500);
+        Assert.Equal(0, Volatile.Read(ref fired));
+        Assert.True(push.IsBound());
+
+        // The subscriber leaves: info says so at once, and the next delivery attempt starts the 100 ms watch.
+        interest.Listening.Remove("deliver");
+        Assert.False(push.IsBound());
+        Assert.False(push.CanDeliver());
+        var deadline = DateTime.UtcNow.AddSeconds(10);
+        while (Volatile.Read(ref fired) == 0 && DateTime.UtcNow < deadline)
+        {
+            await Task.Delay(20);
+        }
+
+        Assert.NotEqual(0, Volatile.Read(ref fired));
+        push.Stop();
+    }
+
     [Fact]
     public void Push_flow_control_asks_at_half_the_window_and_pauses_until_answered()
     {
         interest.Listening.Add("deliver");
         var push = new PushDelivery("S", "C", interest, outbox, static () => { });
-        push.Start(new ConsumerConfig { DeliverSubject = "deliver", FlowControl = true, Heartbeat = Second }, 0);
+        push.Start(new ConsumerConfig { DeliverSubject = "deliver", FlowControl = true, Heartbeat = Second }, 0, watchWhileActive: false);
 
         // The window starts at 2 MiB: the request goes past 1 MiB, delivery pauses past 2 MiB.
         push.AfterDelivery(1024 * 1024 + 1);
@@ -175,7 +203,7 @@ public sealed class FrontEndTests
         clock.Stop();
 
         var push = new PushDelivery("S", "C", interest, outbox, static () => { });
-        push.Start(new ConsumerConfig { DeliverSubject = "deliver" }, 0);
+        push.Start(new ConsumerConfig { DeliverSubject = "deliver" }, 0, watchWhileActive: true);
         var pushClock = new InactivityClock(created: 0, push, pull: null, static () => { });
         pushClock.Configure(new ConsumerConfig { InactiveThreshold = Second });
         var since = push.InactiveSince;

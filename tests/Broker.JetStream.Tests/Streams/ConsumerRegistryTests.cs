@@ -83,4 +83,70 @@ public sealed class ConsumerRegistryTests() : MemoryStreamTests("js-registry-")
         registry.OnAcknowledged(a, 2, RetentionPolicy.Interest);
         Assert.Equal(1UL, Stream.Store.GetState().Messages);
     }
+
+    [Fact(Timeout = 60_000)]
+    public Task Adding_and_removing_many_consumers_does_not_copy_the_list_each_time()
+    {
+        // 2,000 consumers added then removed one at a time: a full copy per change allocates about 2 x 16 MB of
+        // arrays (O(n^2)); growing by doubling and compacting the holes stays well under 1 MB.
+        var registry = new ConsumerRegistry(Stream.Store);
+        var all = Enumerable.Range(0, 2_000).Select(i => NewConsumer($"c{i:D4}")).ToArray();
+        registry.Add(all[0]);
+        registry.Remove(all[0]);
+
+        var before = GC.GetAllocatedBytesForCurrentThread();
+        foreach (var consumer in all)
+        {
+            registry.Add(consumer);
+        }
+
+        foreach (var consumer in all)
+        {
+            registry.Remove(consumer);
+        }
+
+        var allocated = GC.GetAllocatedBytesForCurrentThread() - before;
+        Assert.True(allocated < 1_000_000, $"{allocated:N0} B allocated");
+        Assert.Equal(0, registry.Count);
+        Assert.Empty(registry.Snapshot);
+        return Task.CompletedTask;
+    }
+
+    [Fact(Timeout = 60_000)]
+    public Task Removed_consumers_leave_the_snapshot_and_the_rest_stay_findable_after_compaction()
+    {
+        var registry = new ConsumerRegistry(Stream.Store);
+        var all = Enumerable.Range(0, 100).Select(i => NewConsumer($"c{i:D3}", $"s.{i}")).ToArray();
+        foreach (var consumer in all)
+        {
+            registry.Add(consumer);
+        }
+
+        var held = registry.Snapshot;
+        for (var i = 1; i < all.Length; i += 2)
+        {
+            registry.Remove(all[i]);
+        }
+
+        var kept = all.Where((_, i) => i % 2 == 0).ToArray();
+        Assert.Equal(50, registry.Count);
+        Assert.Equal(kept.ToHashSet(), registry.Snapshot.ToHashSet());
+        Assert.All(kept, c => Assert.Same(c, registry.Find(c.Name)));
+        Assert.False(registry.HasInterestIn("s.1"u8));
+        Assert.True(registry.HasInterestIn("s.2"u8));
+
+        // A snapshot read before never shows a consumer twice, and the registry keeps working after compaction.
+        Assert.Equal(held.Count(), held.Distinct().Count());
+        var replacement = NewConsumer("c000", "s.x");
+        registry.Add(replacement);
+        registry.Remove(all[2]);
+        registry.Add(all[1]);
+        Assert.Same(replacement, registry.Find("c000"));
+        Assert.Null(registry.Find("c002"));
+        Assert.Equal(50, registry.Count);
+        Assert.Contains(all[1], registry.Snapshot);
+        Assert.DoesNotContain(all[0], registry.Snapshot);
+        Assert.True(registry.HasInterestIn("s.x"u8));
+        return Task.CompletedTask;
+    }
 }

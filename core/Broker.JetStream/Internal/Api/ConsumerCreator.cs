@@ -75,7 +75,7 @@ internal sealed class ConsumerCreator(JetStreamOptions options, ISubjectInterest
             }
 
             var others = stream.ConsumersSnapshot;
-            if (others.Length > 0)
+            if (!others.IsEmpty)
             {
                 var filters = FiltersOf(config);
                 if (filters.Count == 0)

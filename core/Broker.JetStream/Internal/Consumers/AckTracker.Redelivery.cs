@@ -9,16 +9,21 @@ namespace Broker.JetStream.Internal.Consumers;
 /// </summary>
 internal sealed partial class AckTracker
 {
-    // Messages to redeliver, in order.
-    private readonly List<ulong> redeliverQueue = [];
-    private readonly HashSet<ulong> redeliverSet = [];
+    // Messages to redeliver, in order, and the same as a set; made with the first redelivery queued (issue 25: an
+    // idle consumer holds neither, 96 B).
+    private List<ulong>? redeliverQueue;
+    private HashSet<ulong>? redeliverSet;
     private readonly Action onPendingDue;
     private Timer? pendingTimer;
     private bool pendingTimerArmed;
     private bool stopped;
 
     /// <summary>Messages queued for redelivery.</summary>
-    public int RedeliverQueueCount => redeliverQueue.Count;
+    public int RedeliverQueueCount => redeliverQueue?.Count ?? 0;
+
+    private List<ulong> RedeliverQueue => redeliverQueue ??= [];
+
+    private HashSet<ulong> RedeliverSet => redeliverSet ??= [];
 
     /// <summary>Arms the redelivery timer for what the store brought back pending (the consumer starts).</summary>
     public void Start()
@@ -43,11 +48,11 @@ internal sealed partial class AckTracker
     /// </summary>
     public ulong NextRedelivery(IStreamStore streamStore, StoredMessage message)
     {
-        while (redeliverQueue.Count > 0)
+        while (redeliverQueue is { Count: > 0 } queue)
         {
-            var sequence = redeliverQueue[0];
-            redeliverQueue.RemoveAt(0);
-            redeliverSet.Remove(sequence);
+            var sequence = queue[0];
+            queue.RemoveAt(0);
+            redeliverSet!.Remove(sequence);
             var count = redeliveries[sequence] = redeliveries.GetValueOrDefault(sequence) + 1;
             var deliveryCount = count + 1;
             if (config.MaxDeliver > 0 && deliveryCount > (ulong)config.MaxDeliver)
@@ -83,8 +88,8 @@ internal sealed partial class AckTracker
             redeliveries.Remove(sequence);
         }
 
-        redeliverQueue.Insert(0, sequence);
-        redeliverSet.Add(sequence);
+        RedeliverQueue.Insert(0, sequence);
+        RedeliverSet.Add(sequence);
     }
 
     /// <summary>Queues every pending delivery for redelivery, in stream order (the deliver subject changed).</summary>
@@ -92,9 +97,9 @@ internal sealed partial class AckTracker
     {
         foreach (var sequence in pending.Keys.Order())
         {
-            if (redeliverSet.Add(sequence))
+            if (RedeliverSet.Add(sequence))
             {
-                redeliverQueue.Add(sequence);
+                RedeliverQueue.Add(sequence);
             }
         }
     }
@@ -151,7 +156,7 @@ internal sealed partial class AckTracker
             var elapsed = now - delivery.Timestamp;
             if (elapsed >= deadline)
             {
-                if (!redeliverSet.Contains(sequence))
+                if (redeliverSet?.Contains(sequence) != true)
                 {
                     (expired ??= []).Add(sequence);
                 }
@@ -175,8 +180,8 @@ internal sealed partial class AckTracker
                     continue;
                 }
 
-                redeliverSet.Add(entry);
-                redeliverQueue.Add(entry);
+                RedeliverSet.Add(entry);
+                RedeliverQueue.Add(entry);
                 pending[entry] = pending[entry] with { Timestamp = now };
             }
 
@@ -226,8 +231,8 @@ internal sealed partial class AckTracker
 
         var next = delivered.Stream + 1;
         pending.Clear();
-        redeliverQueue.RemoveAll(s => s < next);
-        redeliverSet.RemoveWhere(s => s < next);
+        redeliverQueue?.RemoveAll(s => s < next);
+        redeliverSet?.RemoveWhere(s => s < next);
         var state = new ConsumerState
         {
             Delivered = delivered,
@@ -243,9 +248,9 @@ internal sealed partial class AckTracker
 
     private void RemoveFromRedeliverQueue(ulong sequence)
     {
-        if (redeliverSet.Remove(sequence))
+        if (redeliverSet?.Remove(sequence) == true)
         {
-            redeliverQueue.Remove(sequence);
+            redeliverQueue!.Remove(sequence);
         }
     }
 }

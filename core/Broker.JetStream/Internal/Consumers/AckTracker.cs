@@ -212,9 +212,9 @@ internal sealed partial class AckTracker
             store.UpdateDelivered(delivery.ConsumerSequence, streamSeq, deliveryCount, due);
             SchedulePendingCheck(Math.Max(delay, 1_000_000));
         }
-        else if (redeliverSet.Add(streamSeq))
+        else if (RedeliverSet.Add(streamSeq))
         {
-            redeliverQueue.Add(streamSeq);
+            RedeliverQueue.Add(streamSeq);
         }
 
         return true;

@@ -32,7 +32,7 @@ internal sealed partial class Consumer
             NumRedelivered = acks.RedeliveredCount,
             NumWaiting = pull?.Count ?? 0,
             NumPending = cursor.NumPending(),
-            PushBound = push is { Active: true },
+            PushBound = push is not null && push.IsBound(),
             Paused = paused > 0,
             PauseRemaining = paused,
             PriorityGroups = priority?.Info(),
@@ -52,9 +52,9 @@ internal sealed partial class Consumer
             config = updated;
             acks.Configure(updated);
             pull?.Configure(updated);
-            push?.Configure(updated);
             format.HeadersOnly = updated.HeadersOnly;
             inactivity.Configure(updated);
+            push?.Configure(updated, cursor.LastDelivered, inactivity.Threshold > 0);
             pause.Change(updated.PauseUntil);
             (priority ??= ConsumerPriority.For(updated, gate, cursor, acks, events, Kick))?.Configure(updated);
             if (rateChanged)

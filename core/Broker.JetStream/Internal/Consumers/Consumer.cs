@@ -176,7 +176,7 @@ internal sealed partial class Consumer
             subscriptions.Add(Client.Subscribe($"$JS.FC.{stream.Name}.{Name}.*", null, OnFlowControl));
         }
 
-        push?.Start(config, cursor.LastDelivered);
+        push?.Start(config, cursor.LastDelivered, inactivity.Threshold > 0);
 
         // nats-server setLeader: replay through what the stream holds now, a full rate-limit bucket.
         var replay = config.ReplayPolicy == ReplayPolicy.Original;

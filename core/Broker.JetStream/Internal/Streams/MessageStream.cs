@@ -155,7 +155,7 @@ internal sealed partial class MessageStream
         Metadata = JsonSerializer.SerializeToUtf8Bytes(new StoredStreamMetadata { Config = config, Created = created }, JetStreamJson.Context.StoredStreamMetadata),
     };
 
-    public Consumer[] ConsumersSnapshot => consumers.Snapshot;
+    public ConsumerSnapshot ConsumersSnapshot => consumers.Snapshot;
 
     public int ConsumerCount => consumers.Count;
 
