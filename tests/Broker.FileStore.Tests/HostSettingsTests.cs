@@ -21,7 +21,7 @@ public sealed class HostSettingsTests : IDisposable
     [Theory(Timeout = 60_000)]
     [InlineData("cipher: aes\n  key: s3cr3t")]
     [InlineData("ek: s3cr3t")]
-    [InlineData("sync_interval: 2m")]
+    [InlineData("sync_interval: \"2m\"")]
     [InlineData("sync: always")]
     public async Task File_store_keys_in_the_jetstream_block_are_taken_as_nats_server_takes_them(string keys)
     {
@@ -34,6 +34,7 @@ public sealed class HostSettingsTests : IDisposable
     [InlineData("cipher: rot13", "\"rot13\" is not aes or chachapoly")]
     [InlineData("sync_interval: \"soon\"", "Plugins:FileStore:sync_interval: time: invalid duration \"soon\"")]
     [InlineData("prev_key: old", "prev_key is not served")]
+    [InlineData("sync_interval: 2m", "invalid use of field \"sync_interval\": sync_interval should be converted to a duration")]
     public async Task A_bad_file_store_value_in_the_jetstream_block_is_refused_by_the_file_store(string keys, string refusal)
     {
         var (exitCode, output) = await CheckAsync($"jetstream {{\n  store_dir: \"{directory}\"\n  {keys}\n}}\n");
