@@ -1,13 +1,14 @@
 using System.IO.Pipelines;
-using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
-using System.Text;
+using System.Net;
 using System.Text.Json;
+using System.Text;
 using Broker.Abstractions;
 using Broker.Core.Auth;
 using Broker.Core.Internal.Accounts;
 using Broker.Core.Internal.Auth;
+using Broker.Core.Internal.Clients;
 using Broker.Core.Internal.Transport;
 
 namespace Broker.Core.Internal.Leaf;
@@ -60,7 +61,7 @@ internal static class LeafHandshake
             {
                 stream = await tls.AuthenticateAsync(stream, stopping).ConfigureAwait(false);
             }
-            catch (LeafLinkException ex)
+            catch (LinkException ex)
             {
                 if (ex.Message == LeafHubTls.TimedOut)
                 {

@@ -1,5 +1,6 @@
 using System.Net.Security;
 using System.Security.Cryptography.X509Certificates;
+using Broker.Core.Internal.Clients;
 
 namespace Broker.Core.Internal.Leaf;
 
@@ -10,7 +11,7 @@ namespace Broker.Core.Internal.Leaf;
 /// hub's INFO in clear text; it must finish within the timeout.
 /// </summary>
 /// <remarks>
-/// The framework's <see cref="SslStream"/>, as <see cref="LeafTls"/> (the client side, whose certificate loading and
+/// The framework's <see cref="SslStream"/>, as <see cref="LinkTls"/> (the client side, whose certificate loading and
 /// chain check this shares) and for the same reason: the TLS plugin secures the client port, the leaf node block's
 /// <c>tls { }</c> is the core's own.
 /// </remarks>
@@ -28,12 +29,12 @@ internal sealed class LeafHubTls
         Timeout = options.Timeout.Ticks > 0 ? options.Timeout : LeafRemoteTlsOptions.DefaultTimeout;
         if (!string.IsNullOrEmpty(options.CertFile))
         {
-            certificate = LeafTls.LoadCertificate(options.CertFile, options.KeyFile!);
+            certificate = LinkTls.LoadCertificate(options.CertFile, options.KeyFile!);
         }
 
         if (!string.IsNullOrEmpty(options.CaFile))
         {
-            roots = LeafTls.LoadRoots(options.CaFile);
+            roots = LinkTls.LoadRoots(options.CaFile);
         }
     }
 
@@ -43,10 +44,10 @@ internal sealed class LeafHubTls
     /// <summary>Whether spokes must present a certificate (<c>tls_verify</c> in the INFO).</summary>
     public bool Verify => verify;
 
-    /// <summary>Shakes hands as the server over <paramref name="inner"/>, which the returned stream then owns (<see cref="LeafTls"/>'s server side).</summary>
-    /// <exception cref="LeafLinkException">The handshake failed (the message says why) or timed out (<see cref="TimedOut"/>).</exception>
+    /// <summary>Shakes hands as the server over <paramref name="inner"/>, which the returned stream then owns (<see cref="LinkTls"/>'s server side).</summary>
+    /// <exception cref="LinkException">The handshake failed (the message says why) or timed out (<see cref="TimedOut"/>).</exception>
     public Task<SslStream> AuthenticateAsync(Stream inner, CancellationToken stopping)
-        => LeafTls.AuthenticateAsServerAsync(inner, certificate, roots, verify, Timeout, TimedOut, stopping);
+        => LinkTls.AuthenticateAsServerAsync(inner, certificate, roots, verify, Timeout, TimedOut, stopping);
 
     /// <summary>nats-server's log text for a handshake that did not finish in time.</summary>
     public const string TimedOut = "TLS handshake timeout";

@@ -1,4 +1,5 @@
 using System.Net.Sockets;
+using Broker.Core.Internal.Clients;
 using Microsoft.Extensions.Logging;
 
 namespace Broker.Core.Internal.Leaf;
@@ -38,7 +39,7 @@ internal sealed class LeafRemote
         // nats-server saveUserPassword: the first URL's credentials also serve announced bare URLs.
         savedUser = urls.Where(u => u.UserInfo.Length > 0).Select(Split).FirstOrDefault();
         var settings = new Abstractions.TransportSettings { MaxPendingOutputBytes = server.Options.MaxPending, WriteDeadline = server.Options.WriteDeadline };
-        opener = new LeafTransportOpener(LeafTls.Create(options, urls), settings);
+        opener = new LeafTransportOpener(LinkTls.Create(options, urls), settings);
 
         // The remote's URLs are all WebSocket or none (LeafRemoteOptions.Validate); TLS is kept for announced ones.
         discoveredScheme = urls[0].Scheme is not ("ws" or "wss") ? "nats-leaf://"
@@ -104,7 +105,7 @@ internal sealed class LeafRemote
             {
                 transport = await opener.OpenAsync(socket, url, Options.WebSocketCompression, stopping).ConfigureAwait(false);
             }
-            catch (Exception ex) when (ex is LeafLinkException or IOException or SocketException or OperationCanceledException)
+            catch (Exception ex) when (ex is LinkException or IOException or SocketException or OperationCanceledException)
             {
                 socket.Dispose();
                 if (stopping.IsCancellationRequested)
@@ -135,16 +136,16 @@ internal sealed class LeafRemote
     private void Failed(Uri url, Exception ex)
     {
         var redacted = LeafConnection.RedactedUrl(url);
-        switch ((ex as LeafLinkException)?.Stage)
+        switch ((ex as LinkException)?.Stage)
         {
-            case LeafLinkStage.Tls:
+            case LinkStage.Tls:
                 LeafLog.TlsFailed(server.Logger, redacted, ex.Message);
                 break;
-            case LeafLinkStage.WebSocket:
+            case LinkStage.WebSocket:
                 LeafLog.WebSocketFailed(server.Logger, redacted, ex.Message);
                 break;
             default:
-                LeafLog.Closed(server.Logger, redacted, ex is LeafLinkException ? ex.Message : "Read Error: " + ex.Message);
+                LeafLog.Closed(server.Logger, redacted, ex is LinkException ? ex.Message : "Read Error: " + ex.Message);
                 break;
         }
     }

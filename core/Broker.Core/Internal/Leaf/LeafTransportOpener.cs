@@ -2,6 +2,7 @@ using System.IO.Pipelines;
 using System.Net.Sockets;
 using System.Text.Json;
 using Broker.Abstractions;
+using Broker.Core.Internal.Clients;
 using Broker.Core.Internal.Transport;
 
 namespace Broker.Core.Internal.Leaf;
@@ -13,7 +14,7 @@ namespace Broker.Core.Internal.Leaf;
 /// text and, when the remote has a <c>tls { }</c> block or the INFO says <c>tls_required</c>, the client handshake
 /// follows. The INFO read here is handed to the link as its first input, so the link processes it as before.
 /// </summary>
-internal sealed class LeafTransportOpener(LeafTls tls, TransportSettings settings)
+internal sealed class LeafTransportOpener(LinkTls tls, TransportSettings settings)
 {
     /// <summary>How long the hub's first INFO (or the upgrade response) may take.</summary>
     public static readonly TimeSpan FirstInfoTimeout = TimeSpan.FromSeconds(2);
@@ -22,7 +23,7 @@ internal sealed class LeafTransportOpener(LeafTls tls, TransportSettings setting
     private const int MaxInfo = 64 * 1024;
 
     /// <summary>Opens the link's transport over <paramref name="socket"/>, started, which then owns the socket.</summary>
-    /// <exception cref="LeafLinkException">TLS, the upgrade or the INFO failed; the message says why.</exception>
+    /// <exception cref="LinkException">TLS, the upgrade or the INFO failed; the message says why.</exception>
     public async Task<LeafTransport> OpenAsync(Socket socket, Uri url, bool compress, CancellationToken stopping)
     {
         var local = socket.LocalEndPoint;
@@ -81,12 +82,12 @@ internal sealed class LeafTransportOpener(LeafTls tls, TransportSettings setting
             }
             catch (OperationCanceledException) when (!stopping.IsCancellationRequested)
             {
-                throw new LeafLinkException(LeafLinkStage.Info, "Timeout waiting for the hub's INFO");
+                throw new LinkException(LinkStage.Info, "Timeout waiting for the hub's INFO");
             }
 
             if (read == 0)
             {
-                throw new LeafLinkException(LeafLinkStage.Info, "EOF before the hub's INFO");
+                throw new LinkException(LinkStage.Info, "EOF before the hub's INFO");
             }
 
             length += read;

@@ -1,6 +1,7 @@
 using System.Net.WebSockets;
 using System.Security.Cryptography;
 using System.Text;
+using Broker.Core.Internal.Clients;
 
 namespace Broker.Core.Internal.Leaf;
 
@@ -31,7 +32,7 @@ internal static class LeafWebSocket
     private const string Deflate = "permessage-deflate; server_no_context_takeover; client_no_context_takeover";
 
     /// <summary>Upgrades <paramref name="stream"/> (TCP or TLS) and returns the link's byte stream, which owns it.</summary>
-    /// <exception cref="LeafLinkException">The hub refused the upgrade or did not answer in time.</exception>
+    /// <exception cref="LinkException">The hub refused the upgrade or did not answer in time.</exception>
     public static async Task<Stream> UpgradeAsync(Stream stream, Uri url, bool compress, TimeSpan wait, CancellationToken stopping)
     {
         var key = Convert.ToBase64String(RandomNumberGenerator.GetBytes(16));
@@ -49,12 +50,12 @@ internal static class LeafWebSocket
         }
         catch (OperationCanceledException) when (!stopping.IsCancellationRequested)
         {
-            throw new LeafLinkException(LeafLinkStage.WebSocket, "timeout waiting for the upgrade response");
+            throw new LinkException(LinkStage.WebSocket, "timeout waiting for the upgrade response");
         }
 
         if (!Accepted(response, key, out var extensions))
         {
-            throw new LeafLinkException(LeafLinkStage.WebSocket, "invalid websocket connection");
+            throw new LinkException(LinkStage.WebSocket, "invalid websocket connection");
         }
 
         // nats-server's wsPMCExtensionSupport: a hub without compression answers without the extension.
@@ -62,7 +63,7 @@ internal static class LeafWebSocket
         if (deflate && !(extensions.Contains("server_no_context_takeover", StringComparison.OrdinalIgnoreCase)
             && extensions.Contains("client_no_context_takeover", StringComparison.OrdinalIgnoreCase)))
         {
-            throw new LeafLinkException(LeafLinkStage.WebSocket, "compression negotiation error");
+            throw new LinkException(LinkStage.WebSocket, "compression negotiation error");
         }
 
         var socket = WebSocket.CreateFromStream(stream, new WebSocketCreationOptions
@@ -83,12 +84,12 @@ internal static class LeafWebSocket
         {
             if (length == buffer.Length)
             {
-                throw new LeafLinkException(LeafLinkStage.WebSocket, "invalid websocket connection: response too long");
+                throw new LinkException(LinkStage.WebSocket, "invalid websocket connection: response too long");
             }
 
             if (await stream.ReadAsync(buffer.AsMemory(length, 1), cancellation).ConfigureAwait(false) == 0)
             {
-                throw new LeafLinkException(LeafLinkStage.WebSocket, "EOF");
+                throw new LinkException(LinkStage.WebSocket, "EOF");
             }
 
             length++;

@@ -1,7 +1,8 @@
-using System.Net;
 using System.Net.Sockets;
-using System.Text;
+using System.Net;
 using System.Text.Json;
+using System.Text;
+using Broker.Core.Internal.Clients;
 
 namespace Broker.Core.Internal.Routes;
 
@@ -35,7 +36,7 @@ internal sealed partial class ClusterRoutes
         IsNameDynamic = string.IsNullOrEmpty(Options.Name);
         Urls = new ClusterUrls(this);
         Permissions = Leaf.LeafPermissions.ForRoute(Leaf.LeafInfo.SubjectPermission.From(Options.Permissions?.Publish), Leaf.LeafInfo.SubjectPermission.From(Options.Permissions?.Subscribe));
-        Opener = new RouteOpener(this, Options.Tls is { } tls ? Leaf.LeafTls.ForRoutes(tls, Options.Routes.Select(r => new Uri(r.Trim()))) : null);
+        Opener = new RouteOpener(this, Options.Tls is { } tls ? LinkTls.ForRoutes(tls, Options.Routes.Select(r => new Uri(r.Trim()))) : null);
 
         // Every account's interest goes to every route: attached now, before any client subscribes.
         foreach (var account in server.Accounts.All)

@@ -1,7 +1,8 @@
 using System.IO.Pipelines;
-using System.Net;
 using System.Net.Sockets;
+using System.Net;
 using Broker.Abstractions;
+using Broker.Core.Internal.Clients;
 using Broker.Core.Internal.Leaf;
 using Broker.Core.Internal.Transport;
 
@@ -10,11 +11,11 @@ namespace Broker.Core.Internal.Routes;
 /// <summary>
 /// Turns a route's socket into a <see cref="RouteConnection"/> over its started transport. With <c>cluster.tls</c> the
 /// TLS handshake comes first, before either side sends anything (nats-server 2.9.10's <c>createRoute</c>): the dialling
-/// member is the client (<see cref="LeafTls.AuthenticateAsync"/>, the route URL's host checked), the accepting one the
-/// server requiring the member's certificate (<see cref="LeafTls.AuthenticateAsServerAsync(Stream, CancellationToken)"/>). A failed handshake is
+/// member is the client (<see cref="LinkTls.AuthenticateAsync"/>, the route URL's host checked), the accepting one the
+/// server requiring the member's certificate (<see cref="LinkTls.AuthenticateAsServerAsync(Stream, CancellationToken)"/>). A failed handshake is
 /// logged as nats-server's <c>TLS route handshake error: ...</c> and the socket closed; the dialler tries again.
 /// </summary>
-internal sealed class RouteOpener(ClusterRoutes cluster, LeafTls? tls)
+internal sealed class RouteOpener(ClusterRoutes cluster, LinkTls? tls)
 {
     private readonly TransportSettings settings = new() { MaxPendingOutputBytes = cluster.Server.Options.MaxPending, WriteDeadline = cluster.Server.Options.WriteDeadline };
 
@@ -44,7 +45,7 @@ internal sealed class RouteOpener(ClusterRoutes cluster, LeafTls? tls)
             secured.Start();
             return new RouteConnection(cluster, secured, remote, id, url, isExplicit);
         }
-        catch (LeafLinkException ex)
+        catch (LinkException ex)
         {
             var name = remote?.ToString() ?? "?";
             RouteLog.TlsHandshakeFailed(cluster.Server.Logger, name, id, ex.Message);

@@ -5,7 +5,7 @@ using System.Security.Authentication;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 
-namespace Broker.Core.Internal.Leaf;
+namespace Broker.Core.Internal.Clients;
 
 /// <summary>
 /// The client side of a remote's TLS (nats-server's <c>leafNodeGetTLSConfigForSolicit</c> and
@@ -23,7 +23,7 @@ namespace Broker.Core.Internal.Leaf;
 /// remote's <c>tls { }</c> is the leaf node block's own (nested blocks stay with their owner, docs/plugins.md), so
 /// a link the core dials does not depend on a plugin being loaded.
 /// </remarks>
-internal sealed class LeafTls
+internal sealed class LinkTls
 {
     // A hub's certificate must allow server authentication when it restricts its key usage, a client's certificate
     // client authentication (as Go checks).
@@ -35,7 +35,7 @@ internal sealed class LeafTls
     private readonly bool insecure;
     private string? tlsName;
 
-    private LeafTls(LeafRemoteTlsOptions? options, IEnumerable<Uri> urls)
+    private LinkTls(LeafRemoteTlsOptions? options, IEnumerable<Uri> urls)
     {
         Options = options;
         Configured = options is not null;
@@ -65,18 +65,18 @@ internal sealed class LeafTls
 
     /// <summary>The remote's TLS, its files read now.</summary>
     /// <exception cref="InvalidOperationException">A file cannot be read (nats-server's texts).</exception>
-    public static LeafTls Create(LeafRemoteOptions options, IEnumerable<Uri> urls) => new(options.Tls, urls);
+    public static LinkTls Create(LeafRemoteOptions options, IEnumerable<Uri> urls) => new(options.Tls, urls);
 
     /// <summary>The cluster's route TLS (<c>cluster.tls</c>), its files read now; <paramref name="routes"/> give the saved host name.</summary>
     /// <exception cref="InvalidOperationException">A file cannot be read (nats-server's texts).</exception>
-    public static LeafTls ForRoutes(LeafRemoteTlsOptions options, IEnumerable<Uri> routes) => new(options, routes);
+    public static LinkTls ForRoutes(LeafRemoteTlsOptions options, IEnumerable<Uri> routes) => new(options, routes);
 
     /// <summary>
     /// Shakes hands as the server over <paramref name="inner"/> (an accepted route), which the returned stream then owns:
     /// our certificate is presented and the peer's is required and must chain to <c>ca_file</c> (else the system's
     /// roots) for client authentication. <c>insecure</c> does not apply here, as in Go.
     /// </summary>
-    /// <exception cref="LeafLinkException">The handshake failed or timed out; the message says why.</exception>
+    /// <exception cref="LinkException">The handshake failed or timed out; the message says why.</exception>
     public Task<SslStream> AuthenticateAsServerAsync(Stream inner, CancellationToken stopping)
         => AuthenticateAsServerAsync(inner, clientCertificate, roots, verifyClients: true, Timeout, "timeout", stopping);
 
@@ -86,7 +86,7 @@ internal sealed class LeafTls
     /// <c>tls.Server</c>), the peer's certificate required and chained to <paramref name="roots"/> (else the system's)
     /// for client authentication; <paramref name="timedOut"/> is the failure's text when <paramref name="timeout"/> passes.
     /// </summary>
-    /// <exception cref="LeafLinkException">The handshake failed or timed out; the message says why.</exception>
+    /// <exception cref="LinkException">The handshake failed or timed out; the message says why.</exception>
     internal static Task<SslStream> AuthenticateAsServerAsync(Stream inner, SslStreamCertificateContext? certificate, X509Certificate2Collection? roots, bool verifyClients, TimeSpan timeout, string timedOut, CancellationToken stopping)
     {
         var failure = new StrongBox<string?>();
@@ -122,7 +122,7 @@ internal sealed class LeafTls
         {
             await ssl.DisposeAsync().ConfigureAwait(false);
             stopping.ThrowIfCancellationRequested();
-            throw new LeafLinkException(LeafLinkStage.Tls, ex is OperationCanceledException ? failure.Value ?? timedOut : failure.Value ?? RemoteAlert(ex.GetBaseException().Message));
+            throw new LinkException(LinkStage.Tls, ex is OperationCanceledException ? failure.Value ?? timedOut : failure.Value ?? RemoteAlert(ex.GetBaseException().Message));
         }
     }
 
@@ -153,7 +153,7 @@ internal sealed class LeafTls
     }
 
     /// <summary>Shakes hands as the client over <paramref name="inner"/>, which the returned stream then owns.</summary>
-    /// <exception cref="LeafLinkException">The handshake failed or timed out; the message says why.</exception>
+    /// <exception cref="LinkException">The handshake failed or timed out; the message says why.</exception>
     public async Task<SslStream> AuthenticateAsync(Stream inner, Uri url, CancellationToken stopping)
     {
         var host = url.IdnHost;
@@ -176,7 +176,7 @@ internal sealed class LeafTls
         {
             return await ShakeHandsAsync(new SslStream(inner, leaveInnerStreamOpen: false), (ssl, token) => ssl.AuthenticateAsClientAsync(options, token), failure, Timeout, "timeout", stopping).ConfigureAwait(false);
         }
-        catch (LeafLinkException ex) when (ex.Message.StartsWith("x509: certificate is valid for", StringComparison.Ordinal) && host == name)
+        catch (LinkException ex) when (ex.Message.StartsWith("x509: certificate is valid for", StringComparison.Ordinal) && host == name)
         {
             // nats-server issue 1256: a saved host name that does not match is not tried again.
             tlsName = null;
@@ -315,24 +315,4 @@ internal sealed class LeafTls
 
         return collection.Count == 0 ? throw new InvalidOperationException("failed to parse root ca certificate") : collection;
     }
-}
-
-/// <summary>A link could not be opened: TLS or the WebSocket upgrade failed, or the hub's INFO did not come.</summary>
-internal sealed class LeafLinkException(LeafLinkStage stage, string message) : Exception(message)
-{
-    /// <summary>What failed.</summary>
-    public LeafLinkStage Stage { get; } = stage;
-}
-
-/// <summary>The steps of opening a link that can fail before the link exists.</summary>
-internal enum LeafLinkStage
-{
-    /// <summary>The hub's first INFO.</summary>
-    Info,
-
-    /// <summary>The TLS handshake.</summary>
-    Tls,
-
-    /// <summary>The WebSocket upgrade.</summary>
-    WebSocket,
 }
