@@ -115,6 +115,11 @@ internal sealed partial class BrokerRunner
                 pidFile = PidFile.Write(pidPath);
             }
 
+            if (await StartupWarmUp.RunAsync().ConfigureAwait(false) is { } skipped)
+            {
+                HostLog.WarmUpSkipped(logger, skipped);
+            }
+
             await server.StartAsync().ConfigureAwait(false);
             portsFile = WritePortsFile(server);
         }

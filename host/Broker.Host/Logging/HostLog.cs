@@ -47,4 +47,7 @@ internal static partial class HostLog
 
     [LoggerMessage(714, LogLevel.Information, "Reloaded: {Change}")]
     public static partial void ReloadedSetting(ILogger logger, string change);
+
+    [LoggerMessage(715, LogLevel.Debug, "Start-up warm-up skipped: {Reason}")]
+    public static partial void WarmUpSkipped(ILogger logger, string reason);
 }
