@@ -13,10 +13,12 @@ namespace Broker.Core.Internal.Transport;
 /// <remarks>
 /// Not a pool that never gives back: <see cref="TrimIdle"/> (its own timer, once a block exists) releases the blocks
 /// nobody needed during a whole <see cref="IdlePeriod"/>, and <see cref="ReleaseAll"/> empties it before the
-/// reclaimer's collection (<see cref="BurstReclaimer"/>), so what a burst of closes leaves here goes back to the system with the rest. Blocks are plain arrays
-/// (not pinned): released ones are ordinary garbage that a compacting collection returns. Blocks of 16 KiB, the
-/// output pipes' segment size; a pipe asks the shared array pool for anything larger (the pipe does it, seeing
-/// <see cref="MaxBufferSize"/>). Kestrel's PinnedBlockMemoryPool, with its eviction of idle blocks, is the model.
+/// reclaimer's collection (<see cref="BurstReclaimer"/>), so what a burst of closes leaves here goes back to the
+/// system with the rest. Blocks are plain arrays (not pinned): released ones are ordinary garbage that a compacting
+/// collection returns. Blocks of 16 KiB, the output pipes' segment size; a pipe asks the shared array pool for
+/// anything larger (the pipe does it, seeing <see cref="MaxBufferSize"/>). The in-process clients' delivery queues
+/// hold their messages in its blocks too (<see cref="Clients.DeliveryQueue"/>). Kestrel's PinnedBlockMemoryPool,
+/// with its eviction of idle blocks, is the model.
 /// </remarks>
 internal sealed class OutputSegmentPool : MemoryPool<byte>
 {
