@@ -231,7 +231,14 @@ public sealed partial class BrokerServer
         var handlers = provider.GetServices<IProtocolHandler>().ToDictionary(h => h.Protocol, StringComparer.Ordinal);
         var middleware = provider.GetServices<IConnectionMiddleware>().ToDictionary(m => m.Name, StringComparer.Ordinal);
         var options = core.Options;
-        var settings = new TransportSettings { MaxPendingOutputBytes = options.MaxPending, WriteDeadline = options.WriteDeadline };
+        var settings = new TransportSettings
+        {
+            MaxPendingOutputBytes = options.MaxPending,
+            WriteDeadline = options.WriteDeadline,
+
+            // Segments a closed connection gives back serve the others (a slow-consumer storm; OutputSegmentPool).
+            OutputPool = OutputSegmentPool.Default,
+        };
 
         var configurators = provider.GetServices<IListenerConfigurator>().ToArray();
         var seen = new HashSet<string>(StringComparer.Ordinal);

@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.IO.Pipelines;
 
 namespace Broker.Abstractions;
@@ -18,6 +19,14 @@ public sealed record TransportSettings
     /// </summary>
     public TimeSpan WriteDeadline { get; init; } = TimeSpan.FromSeconds(10);
 
+    /// <summary>
+    /// Where output pipes made with <see cref="CreateOutputPipeOptions"/> take their segments. Default
+    /// <see langword="null"/>: the pipe's default (the shared array pool). The broker's listeners set a pool that
+    /// hands a closed connection's segments to the connections still writing and gives idle ones back to the system,
+    /// so what a slow consumer held when it was cut off is reused instead of waiting for a collection.
+    /// </summary>
+    public MemoryPool<byte>? OutputPool { get; init; }
+
     // The output pipe's segment size (CreateOutputPipeOptions).
     private const int OutputSegmentSize = 16 * 1024;
 
@@ -36,6 +45,7 @@ public sealed record TransportSettings
         return new PipeOptions(
             readerScheduler: readerScheduler ?? PipeScheduler.ThreadPool,
             writerScheduler: PipeScheduler.Inline,
+            pool: OutputPool,
             pauseWriterThreshold: limit / 4 * 3,
             resumeWriterThreshold: limit / 2,
             minimumSegmentSize: OutputSegmentSize,

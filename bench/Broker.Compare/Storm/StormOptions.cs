@@ -17,6 +17,7 @@ internal sealed record StormOptions
           --max-pending B     max_pending of both servers, in bytes (default 4194304: 4 MiB)
           --runs N            runs per server, each on a fresh process, servers alternating; the median is reported (default 3)
           --server S          ours, nats-server or both (default both)
+          --host-dll PATH     our host's Broker.Host.dll to run (default: this repository's build), to alternate builds
           --no-write          do not update docs/reliability.md
         """;
 
@@ -35,6 +36,9 @@ internal sealed record StormOptions
     public SoakTarget Server { get; init; } = SoakTarget.Both;
 
     public bool Write { get; init; } = true;
+
+    /// <summary>Our host to run instead of this repository's build (another branch's output, to alternate builds).</summary>
+    public string? HostDll { get; init; }
 
     /// <summary>
     /// How far the publisher may run ahead of the slowest fast subscriber. Big enough to keep every server busy,
@@ -69,6 +73,7 @@ internal sealed record StormOptions
                 "--runs" => options with { Runs = CommandLineValues.Count(Value(), option, 1) },
                 "--server" => options with { Server = CommandLineValues.Target(Value()) },
                 "--no-write" => options with { Write = false },
+                "--host-dll" => options with { HostDll = Value() },
                 _ => throw new ArgumentException($"Unknown option {option}."),
             };
         }

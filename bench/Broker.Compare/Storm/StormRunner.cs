@@ -35,7 +35,7 @@ internal static class StormRunner
 
         if (options.Server != SoakTarget.NatsServer)
         {
-            var hostDll = OurBroker.LocateHost(null, log);
+            var hostDll = OurBroker.LocateHost(options.HostDll, log);
             starts.Add(("ours", () => MqttServer.StartOnConfig("ours", hostDll, null, ports => Config(ports, options))));
         }
 

@@ -1,21 +1,25 @@
 using System.Buffers;
 using Broker.Abstractions;
 using Broker.Core.Internal.Subscriptions;
+using Broker.Core.Internal.Transport;
 
 namespace Broker.Core.Internal.Clients;
 
 /// <summary>
 /// Messages waiting for the handlers of one in-process client. Producers on any thread copy each message into the
 /// incoming batch under a short lock; the client's drain swaps the incoming batch with its own and runs the handlers
-/// with no lock held. Two batches are kept and reused, their bytes in arrays rented from the shared pool that grow to
-/// fit and go back to it when the batch is drained, so the steady state allocates nothing per message and a client
+/// with no lock held. Two batches are kept and reused, their bytes in 16 KiB blocks of the output segment pool taken as
+/// they fill and given back when the batch is drained, so the steady state allocates nothing per message and a client
 /// with nothing queued holds no bytes (issue 25: a burst left up to 1 MiB per batch behind, two per client).
 /// </summary>
+/// <remarks>
+/// Blocks rather than one array that doubles (issue 24 item 3): a batch holds what is queued plus less than a block,
+/// never a copy while growing, and nothing on the large object heap; the doubling arrays of the slow-consumer storm's
+/// stalled MQTT subscribers (128 KiB to 1 MiB each) went back to the shared array pool, which kept about 30 MB of them
+/// after the storm. A message larger than a block gets an array of its own from the shared array pool.
+/// </remarks>
 internal sealed class DeliveryQueue
 {
-    // Bytes a batch rents at first.
-    private const int InitialBytes = 4 * 1024;
-
     // Messages a batch has room for at first, and above which a drained batch starts small again.
     private const int InitialEntries = 16;
     private const int RetainedEntries = 4096;
@@ -45,13 +49,13 @@ internal sealed class DeliveryQueue
         lock (gate)
         {
             var batch = incoming;
-            var offset = batch.Reserve(size);
-            var span = batch.Data.AsSpan(offset, size);
+            var data = batch.Reserve(size, out var chunk, out var offset);
+            var span = data.AsSpan(offset, size);
             subject.CopyTo(span);
             replyTo.CopyTo(span[subject.Length..]);
             headers.CopyTo(span[(subject.Length + replyTo.Length)..]);
             payload.CopyTo(span[(subject.Length + replyTo.Length + headerLength)..]);
-            batch.Add(new Entry(subscription, offset, subject.Length, replyTo.Length, headerLength, size));
+            batch.Add(new Entry(subscription, chunk, offset, subject.Length, replyTo.Length, headerLength, size));
             return queuedBytes += size;
         }
     }
@@ -112,21 +116,32 @@ internal sealed class DeliveryQueue
     }
 
     /// <summary>
-    /// A message waiting for a handler: its subscription and where its parts lie in the batch's bytes (subject, reply,
-    /// headers and payload, one after the other).
+    /// A message waiting for a handler: its subscription and where its parts lie in the batch's bytes (the chunk, then
+    /// subject, reply, headers and payload one after the other from the offset).
     /// </summary>
-    public readonly record struct Entry(Subscription Subscription, int Offset, int SubjectLength, int ReplyLength, int HeaderLength, int Size);
+    public readonly record struct Entry(Subscription Subscription, int Chunk, int Offset, int SubjectLength, int ReplyLength, int HeaderLength, int Size);
 
     /// <summary>Messages and their bytes; written by producers under the queue's lock, read by the drain after a swap.</summary>
     public sealed class Batch
     {
+        // Chunk slots kept by a drained batch; beyond them (a burst of several MiB) the slot arrays start small again.
+        private const int RetainedChunks = 256;
+
         public int Count;
         // Empty until the first message: a client that never gets one (an adapter's connection with output
         // subscriptions only) costs two small objects.
         private Entry[] entries = [];
 
-        public byte[] Data { get; private set; } = [];
+        // The arrays holding the messages, filled one after the other, and the pool blocks they belong to (null for
+        // a message's own array from the shared array pool).
+        private byte[][] chunks = [];
+        private OutputSegmentPool.Block?[] blocks = [];
+        private int chunkCount;
 
+        // Bytes used in the last chunk.
+        private int lastUsed;
+
+        /// <summary>Bytes of the messages in the batch.</summary>
         public int Used { get; private set; }
 
         public ReadOnlySpan<Entry> Entries => entries.AsSpan(0, Count);
@@ -134,7 +149,7 @@ internal sealed class DeliveryQueue
         /// <summary>The message at <paramref name="entry"/> as handlers see it.</summary>
         public BusMessage View(in Entry entry)
         {
-            var data = Data;
+            var data = chunks[entry.Chunk];
             var replyAt = entry.Offset + entry.SubjectLength;
             var headersAt = replyAt + entry.ReplyLength;
             var payloadAt = headersAt + entry.HeaderLength;
@@ -145,19 +160,43 @@ internal sealed class DeliveryQueue
                 new ReadOnlySequence<byte>(data, payloadAt, entry.Size - (payloadAt - entry.Offset)));
         }
 
-        public int Reserve(int size)
+        /// <summary>Room for a message of <paramref name="size"/> bytes: the array, its chunk and the offset in it.</summary>
+        public byte[] Reserve(int size, out int chunk, out int offset)
         {
-            if (Data.Length - Used < size)
+            Used += size;
+            if (chunkCount > 0 && chunks[chunkCount - 1].Length - lastUsed >= size)
             {
-                var grown = ArrayPool<byte>.Shared.Rent(Math.Max(Math.Max(Data.Length * 2, Used + size), InitialBytes));
-                Data.AsSpan(0, Used).CopyTo(grown);
-                Return(Data);
-                Data = grown;
+                chunk = chunkCount - 1;
+                offset = lastUsed;
+                lastUsed += size;
+                return chunks[chunk];
             }
 
-            var offset = Used;
-            Used += size;
-            return offset;
+            byte[] data;
+            OutputSegmentPool.Block? block = null;
+            if (size <= OutputSegmentPool.BlockSize)
+            {
+                block = OutputSegmentPool.Default.RentBlock();
+                data = block.Array;
+            }
+            else
+            {
+                data = ArrayPool<byte>.Shared.Rent(size);
+            }
+
+            if (chunkCount == chunks.Length)
+            {
+                var slots = Math.Max(chunks.Length * 2, 4);
+                Array.Resize(ref chunks, slots);
+                Array.Resize(ref blocks, slots);
+            }
+
+            chunks[chunkCount] = data;
+            blocks[chunkCount] = block;
+            chunk = chunkCount++;
+            offset = 0;
+            lastUsed = size;
+            return data;
         }
 
         public void Add(in Entry entry)
@@ -177,20 +216,35 @@ internal sealed class DeliveryQueue
             Array.Clear(entries, 0, Count);
             Count = 0;
             Used = 0;
-            Return(Data);
-            Data = [];
+            for (var i = 0; i < chunkCount; i++)
+            {
+                if (blocks[i] is { } block)
+                {
+                    block.Dispose();
+                }
+                else
+                {
+                    ArrayPool<byte>.Shared.Return(chunks[i]);
+                }
+            }
+
+            if (chunkCount > RetainedChunks)
+            {
+                chunks = [];
+                blocks = [];
+            }
+            else
+            {
+                Array.Clear(chunks, 0, chunkCount);
+                Array.Clear(blocks, 0, chunkCount);
+            }
+
+            chunkCount = 0;
+            lastUsed = 0;
 
             if (entries.Length > RetainedEntries)
             {
                 entries = new Entry[InitialEntries];
-            }
-        }
-
-        private static void Return(byte[] data)
-        {
-            if (data.Length > 0)
-            {
-                ArrayPool<byte>.Shared.Return(data);
             }
         }
     }

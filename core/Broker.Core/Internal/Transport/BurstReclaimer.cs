@@ -22,6 +22,8 @@ namespace Broker.Core.Internal.Transport;
 /// After the collection the C heap is trimmed too: what the runtime allocated natively for the connections (socket
 /// and handle bookkeeping) was freed as they closed, but glibc keeps freed pages in its arenas until asked
 /// (<c>malloc_trim</c>); at 10,000 connections gone that was 9-14 MB, most of what stayed above the baseline.
+/// The output segment pool is emptied before the collection, so the segments closed connections left there (a
+/// slow-consumer storm's cut-off subscribers) are returned with the rest.
 /// </summary>
 internal sealed partial class BurstReclaimer
 {
@@ -44,6 +46,7 @@ internal sealed partial class BurstReclaimer
 
     private readonly Lock gate = new();
     private readonly bool timed;
+    private readonly OutputSegmentPool? pool;
     private Timer? timer;
     private int open;
     private int peak;
@@ -53,13 +56,15 @@ internal sealed partial class BurstReclaimer
     private long unsent;
 
     /// <param name="timed">Whether the shared timer calls <see cref="Tick"/>; tests call it themselves.</param>
-    internal BurstReclaimer(bool timed)
+    /// <param name="pool">The output segment pool it empties before collecting, if any.</param>
+    internal BurstReclaimer(bool timed, OutputSegmentPool? pool = null)
     {
         this.timed = timed;
+        this.pool = pool;
     }
 
     /// <summary>The process's reclaimer: the GC is the process's, so is the decision.</summary>
-    public static BurstReclaimer Shared { get; } = new(timed: true);
+    public static BurstReclaimer Shared { get; } = new(timed: true, OutputSegmentPool.Default);
 
     /// <summary>Collections run so far (tests and benchmarks read it).</summary>
     public int Collections { get; private set; }
@@ -109,6 +114,7 @@ internal sealed partial class BurstReclaimer
             Collections++;
         }
 
+        pool?.ReleaseAll();
         GCSettings.LargeObjectHeapCompactionMode = GCLargeObjectHeapCompactionMode.CompactOnce;
         GC.Collect(GC.MaxGeneration, GCCollectionMode.Aggressive, blocking: true, compacting: true);
         TrimNativeHeap();
