@@ -86,6 +86,7 @@ internal abstract partial class ClientBase
         pendingFlushCount = 0;
         flushStamp = 0;
         YieldRequested = false;
+        matchCache.PublishHits();
         if (batchInMessages != 0)
         {
             if (!IsSystemClient)

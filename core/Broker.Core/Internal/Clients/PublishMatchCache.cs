@@ -22,8 +22,28 @@ internal struct PublishMatchCache
     private long lastGeneration;
     private SubListResult? lastResult;
 
+    // The index the remembered result came from, and the hits it answered since they were last added to that index's
+    // /subsz count: added once per producer batch (PublishHits) rather than by an interlocked add per publish.
+    private SubList? lastList;
+    private int pendingHits;
+
     /// <summary>Drops the remembered result: it belongs to the subject index of the account the client leaves.</summary>
-    public void Forget() => lastResult = null;
+    public void Forget()
+    {
+        PublishHits();
+        lastResult = null;
+        lastList = null;
+    }
+
+    /// <summary>Adds the hits answered since the last call to the index's <c>/subsz</c> figures; called at the end of each producer batch.</summary>
+    public void PublishHits()
+    {
+        if (pendingHits != 0)
+        {
+            lastList!.CountCacheHits(pendingHits);
+            pendingHits = 0;
+        }
+    }
 
     /// <summary>The subscriptions of <paramref name="list"/> matching <paramref name="subject"/>, from the cache when it is current.</summary>
     public SubListResult Match(SubList list, ReadOnlySpan<byte> subject)
@@ -31,9 +51,9 @@ internal struct PublishMatchCache
         // Read before matching: any insert or remove after this bumps the generation, so a result that misses a
         // change is never remembered as current.
         var generation = list.Generation;
-        if (lastResult is { } cached && generation == lastGeneration && subject.SequenceEqual(lastSubject.AsSpan(0, lastSubjectLength)))
+        if (lastResult is { } cached && generation == lastGeneration && ReferenceEquals(list, lastList) && subject.SequenceEqual(lastSubject.AsSpan(0, lastSubjectLength)))
         {
-            list.CountCacheHit();
+            pendingHits++;
             return cached;
         }
 
@@ -45,6 +65,11 @@ internal struct PublishMatchCache
             lastSubjectLength = subject.Length;
             lastGeneration = generation;
             lastResult = result;
+            if (!ReferenceEquals(list, lastList))
+            {
+                PublishHits();
+                lastList = list;
+            }
         }
 
         return result;

@@ -1,3 +1,5 @@
+using System.Runtime.CompilerServices;
+
 namespace Broker.Core.Internal.Protocol;
 
 /// <summary>Splits protocol arguments on whitespace into at most four spans, without allocating.</summary>
@@ -56,13 +58,60 @@ internal static class ArgumentSplitter
         out ReadOnlySpan<byte> a3,
         bool includeLineBreaks)
     {
-        Span<Range> parts = stackalloc Range[4];
-        var count = Split(args, parts, includeLineBreaks);
-        a0 = count > 0 ? args[parts[0]] : default;
-        a1 = count > 1 ? args[parts[1]] : default;
-        a2 = count > 2 ? args[parts[2]] : default;
-        a3 = count > 3 ? args[parts[3]] : default;
+        // One pass that hands out spans as it finds them: every PUB, HPUB, SUB and UNSUB comes through here, and a
+        // table of ranges on the stack (with its stack cookie) then sliced again cost more than the scan itself.
+        a1 = default;
+        a2 = default;
+        a3 = default;
+        var i = 0;
+        if (!Next(args, ref i, includeLineBreaks, out a0))
+        {
+            return 0;
+        }
+
+        if (!Next(args, ref i, includeLineBreaks, out a1))
+        {
+            return 1;
+        }
+
+        if (!Next(args, ref i, includeLineBreaks, out a2))
+        {
+            return 2;
+        }
+
+        if (!Next(args, ref i, includeLineBreaks, out a3))
+        {
+            return 3;
+        }
+
+        var count = 4;
+        while (Next(args, ref i, includeLineBreaks, out _))
+        {
+            count++;
+        }
+
         return count;
+    }
+
+    /// <summary>The argument starting at or after <paramref name="index"/>, which is moved past it; false when none is left.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static bool Next(ReadOnlySpan<byte> args, scoped ref int index, bool includeLineBreaks, out ReadOnlySpan<byte> argument)
+    {
+        var i = index;
+        while (i < args.Length && IsSeparator(args[i], includeLineBreaks))
+        {
+            i++;
+        }
+
+        var start = i;
+        while (i < args.Length && !IsSeparator(args[i], includeLineBreaks))
+        {
+            i++;
+        }
+
+        index = i;
+        argument = args[start..i];
+        return i > start;
     }
 
     /// <summary>Skips leading spaces and tabs.</summary>

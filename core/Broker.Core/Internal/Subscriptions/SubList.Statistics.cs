@@ -114,6 +114,8 @@ internal sealed partial class SubList
 
         public void Increment() => Interlocked.Increment(ref cells[Thread.GetCurrentProcessorId() & (cells.Length - 1)].Value);
 
+        public void Add(long value) => Interlocked.Add(ref cells[Thread.GetCurrentProcessorId() & (cells.Length - 1)].Value, value);
+
         public long Sum()
         {
             long sum = 0;

@@ -178,10 +178,10 @@ internal sealed partial class SubList
     }
 
     /// <summary>
-    /// Counts a match a per-connection cache answered without calling <see cref="Match"/>, so <c>/subsz</c>'s hit
-    /// rate still covers every publish.
+    /// Counts <paramref name="hits"/> matches a per-connection cache answered without calling <see cref="Match"/>, so
+    /// <c>/subsz</c>'s hit rate still covers every publish.
     /// </summary>
-    public void CountCacheHit() => cacheHits.Increment();
+    public void CountCacheHits(int hits) => cacheHits.Add(hits);
 
     /// <summary>Whether a subscription belongs to a queue group (an empty queue name counts as none).</summary>
     internal static bool IsQueue(Subscription subscription) => subscription.Queue is { Length: > 0 };
