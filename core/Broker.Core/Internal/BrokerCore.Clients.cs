@@ -89,7 +89,7 @@ internal sealed partial class BrokerCore
             return false;
         }
 
-        Clients[client.Id] = client;
+        clients.Set(client.Id, client);
         return true;
     }
 
@@ -102,7 +102,7 @@ internal sealed partial class BrokerCore
     {
         // Its account's place too (once, however often this runs; nothing when it was never admitted there).
         client.ReleaseAccount();
-        if (Clients.TryRemove(client.Id, out _))
+        if (clients.TryRemove(client.Id, out _))
         {
             admission.Release();
         }

@@ -10,6 +10,11 @@ public sealed class BurstReclaimerTests
 {
     private static readonly long QuietMs = (long)BurstReclaimer.Quiet.TotalMilliseconds;
 
+    private static readonly long RetireQuietMs = (long)BurstReclaimer.RetireQuiet.TotalMilliseconds;
+
+    // The thread pool's size where it does not matter.
+    private const int Threads = 8;
+
     [Fact]
     public void A_burst_that_has_gone_is_collected_once_after_the_quiet_period()
     {
@@ -18,12 +23,12 @@ public sealed class BurstReclaimerTests
         Close(reclaimer, BurstReclaimer.MinimumGone + 5);
         var closedAt = Environment.TickCount64;
 
-        Assert.False(reclaimer.Tick(closedAt));
-        Assert.True(reclaimer.Tick(closedAt + QuietMs + 1000));
+        Assert.False(reclaimer.Tick(closedAt, Threads));
+        Assert.True(reclaimer.Tick(closedAt + QuietMs + 1000, Threads));
         Assert.Equal(1, reclaimer.Collections);
 
         // The peak starts again from what is open: nothing more to give back.
-        Assert.False(reclaimer.Tick(closedAt + (2 * QuietMs) + 1000));
+        Assert.False(reclaimer.Tick(closedAt + (2 * QuietMs) + 1000, Threads));
         Assert.Equal(1, reclaimer.Collections);
     }
 
@@ -33,14 +38,14 @@ public sealed class BurstReclaimerTests
         var few = new BurstReclaimer(timed: false);
         Open(few, BurstReclaimer.MinimumGone - 1);
         Close(few, BurstReclaimer.MinimumGone - 1);
-        Assert.False(few.Tick(Environment.TickCount64 + QuietMs + 1000));
+        Assert.False(few.Tick(Environment.TickCount64 + QuietMs + 1000, Threads));
 
         // (Their arrival is collected first, as a burst that arrived.)
         var mostStay = new BurstReclaimer(timed: false);
         Open(mostStay, 4 * BurstReclaimer.MinimumGone);
-        Assert.True(mostStay.Tick(Environment.TickCount64 + QuietMs + 1000));
+        Assert.True(mostStay.Tick(Environment.TickCount64 + QuietMs + 1000, Threads));
         Close(mostStay, BurstReclaimer.MinimumGone + 1);
-        Assert.False(mostStay.Tick(Environment.TickCount64 + QuietMs + 1000));
+        Assert.False(mostStay.Tick(Environment.TickCount64 + QuietMs + 1000, Threads));
         Assert.Equal(1, few.Collections + mostStay.Collections);
     }
 
@@ -50,13 +55,13 @@ public sealed class BurstReclaimerTests
         var reclaimer = new BurstReclaimer(timed: false);
         Open(reclaimer, 10);
         reclaimer.Closed(BurstReclaimer.MinimumUnsent / 2);
-        Assert.False(reclaimer.Tick(Environment.TickCount64 + QuietMs + 1000));
+        Assert.False(reclaimer.Tick(Environment.TickCount64 + QuietMs + 1000, Threads));
 
         reclaimer.Closed(BurstReclaimer.MinimumUnsent / 2);
         var closedAt = Environment.TickCount64;
-        Assert.False(reclaimer.Tick(closedAt));
-        Assert.True(reclaimer.Tick(closedAt + QuietMs + 1000));
-        Assert.False(reclaimer.Tick(closedAt + (2 * QuietMs) + 1000));
+        Assert.False(reclaimer.Tick(closedAt, Threads));
+        Assert.True(reclaimer.Tick(closedAt + QuietMs + 1000, Threads));
+        Assert.False(reclaimer.Tick(closedAt + (2 * QuietMs) + 1000, Threads));
         Assert.Equal(1, reclaimer.Collections);
     }
 
@@ -66,18 +71,59 @@ public sealed class BurstReclaimerTests
         var arrivalQuietMs = (long)BurstReclaimer.ArrivalQuiet.TotalMilliseconds;
         var reclaimer = new BurstReclaimer(timed: false);
         Open(reclaimer, BurstReclaimer.MinimumArrived - 1);
-        Assert.False(reclaimer.Tick(Environment.TickCount64 + arrivalQuietMs + 1000));
+        Assert.False(reclaimer.Tick(Environment.TickCount64 + arrivalQuietMs + 1000, Threads));
 
         Open(reclaimer, 1);
         var openedAt = Environment.TickCount64;
-        Assert.False(reclaimer.Tick(openedAt));
-        Assert.True(reclaimer.Tick(openedAt + arrivalQuietMs + 1000));
+        Assert.False(reclaimer.Tick(openedAt, Threads));
+        Assert.True(reclaimer.Tick(openedAt + arrivalQuietMs + 1000, Threads));
         Assert.Equal(1, reclaimer.Collections);
 
         // Counting starts from what is open: a few more are not worth another pause, nor is the same set later.
         Open(reclaimer, 10);
-        Assert.False(reclaimer.Tick(Environment.TickCount64 + arrivalQuietMs + 1000));
+        Assert.False(reclaimer.Tick(Environment.TickCount64 + arrivalQuietMs + 1000, Threads));
         Assert.Equal(1, reclaimer.Collections);
+    }
+
+    [Fact]
+    public void After_a_burst_has_gone_the_workers_it_created_retiring_are_collected_once()
+    {
+        var reclaimer = new BurstReclaimer(timed: false);
+        Open(reclaimer, BurstReclaimer.MinimumGone + 10);
+        Close(reclaimer, BurstReclaimer.MinimumGone + 10);
+        var at = Environment.TickCount64 + QuietMs + 1000;
+        Assert.True(reclaimer.Tick(at, poolThreads: 30));
+
+        // The pool as large as at the collection, then just fallen: not yet.
+        Assert.False(reclaimer.Tick(at + 5000, poolThreads: 30));
+        Assert.False(reclaimer.Tick(at + 21_000, poolThreads: 14));
+
+        // Fallen and held: once more, and only once.
+        Assert.True(reclaimer.Tick(at + 21_000 + RetireQuietMs, poolThreads: 14));
+        Assert.False(reclaimer.Tick(at + 25_000, poolThreads: 12));
+        Assert.False(reclaimer.Tick(at + 25_000 + RetireQuietMs, poolThreads: 12));
+        Assert.Equal(2, reclaimer.Collections);
+    }
+
+    [Fact]
+    public void Workers_retiring_after_the_watch_or_after_an_arrival_are_left_alone()
+    {
+        var watchMs = (long)BurstReclaimer.RetireWatch.TotalMilliseconds;
+        var gone = new BurstReclaimer(timed: false);
+        Open(gone, BurstReclaimer.MinimumGone + 10);
+        Close(gone, BurstReclaimer.MinimumGone + 10);
+        var at = Environment.TickCount64 + QuietMs + 1000;
+        Assert.True(gone.Tick(at, poolThreads: 30));
+        Assert.False(gone.Tick(at + watchMs + 1, poolThreads: 10));
+        Assert.False(gone.Tick(at + watchMs + 1 + RetireQuietMs, poolThreads: 10));
+
+        var arrived = new BurstReclaimer(timed: false);
+        Open(arrived, BurstReclaimer.MinimumArrived);
+        var openedAt = Environment.TickCount64 + 1000;
+        Assert.True(arrived.Tick(openedAt, poolThreads: 30));
+        Assert.False(arrived.Tick(openedAt + 21_000, poolThreads: 10));
+        Assert.False(arrived.Tick(openedAt + 21_000 + RetireQuietMs, poolThreads: 10));
+        Assert.Equal(2, gone.Collections + arrived.Collections);
     }
 
     private static void Open(BurstReclaimer reclaimer, int count)

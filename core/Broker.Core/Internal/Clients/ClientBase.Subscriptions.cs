@@ -133,6 +133,7 @@ internal abstract partial class ClientBase
 
             subscription.Closed = true;
             subscriptions.Remove(subscription.SidString);
+            ShrinkSubscriptionsIfSparse();
             shadows = subscription.Shadows;
             subscription.Shadows = null;
         }
@@ -141,6 +142,32 @@ internal abstract partial class ClientBase
         ShadowSubscriptions.Remove(shadows);
         Account.ReverseRoutes.SubscriptionRemoved(subscription.Subject);
         OnSubscriptionRemoved(subscription);
+    }
+
+    /// <summary>How many subscriptions the client's map holds without growing (tests read it).</summary>
+    internal int SubscriptionCapacity
+    {
+        get
+        {
+            lock (subscriptionsLock)
+            {
+                return subscriptions.Capacity;
+            }
+        }
+    }
+
+    /// <summary>The capacity from which a subscription map a quarter full is shrunk.</summary>
+    internal const int ShrinkSubscriptionsFrom = 1024;
+
+    // A client that held thousands of subscriptions (an adapter's bus client serving 10,000 MQTT QoS 1 sessions) keeps
+    // its map's grown buckets after they went: a Dictionary never shrinks by itself (issue 25: 420 KB after 10,000
+    // sessions left). Trimming to twice what is left whenever it falls under a quarter keeps the copies linear overall.
+    private void ShrinkSubscriptionsIfSparse()
+    {
+        if (subscriptions.Capacity >= ShrinkSubscriptionsFrom && subscriptions.Count < subscriptions.Capacity / 4)
+        {
+            subscriptions.TrimExcess(subscriptions.Count * 2);
+        }
     }
 
     /// <summary>Called after a subscription was removed (the NATS client traces it as nats-server's DELSUB).</summary>

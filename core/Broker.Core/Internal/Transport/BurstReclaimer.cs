@@ -22,6 +22,12 @@ namespace Broker.Core.Internal.Transport;
 /// After the collection the C heap is trimmed too: what the runtime allocated natively for the connections (socket
 /// and handle bookkeeping) was freed as they closed, but glibc keeps freed pages in its arenas until asked
 /// (<c>malloc_trim</c>); at 10,000 connections gone that was 9-14 MB, most of what stayed above the baseline.
+/// Each collection is two: what the first finds dead but finalizable (socket handles and the graph they hold, 3.3 MB
+/// after 10,000 left) is only queued for its finalizer, so a second collection after the finalizers ran frees it.
+/// And the thread pool's workers that the burst created retire only after 20 s idle; what they held natively (glibc
+/// arenas, 2.5-3 MB after 10,000 left) is freed after the trim. So after a burst has gone the reclaimer watches the
+/// pool for up to <see cref="RetireWatch"/>: once it has fewer threads than at the collection and that number held for
+/// <see cref="RetireQuiet"/>, it collects and trims once more.
 /// The output segment pool is emptied before the collection, so the segments closed connections left there (a
 /// slow-consumer storm's cut-off subscribers) are returned with the rest.
 /// </summary>
@@ -42,6 +48,12 @@ internal sealed partial class BurstReclaimer
     /// <summary>How long no connection may have opened or closed: an arriving burst is over.</summary>
     public static readonly TimeSpan ArrivalQuiet = TimeSpan.FromMilliseconds(500);
 
+    /// <summary>How long after a burst has gone the pool's retiring workers are waited for (the pool retires a worker 20 s idle).</summary>
+    public static readonly TimeSpan RetireWatch = TimeSpan.FromSeconds(60);
+
+    /// <summary>How long the pool's thread count must hold after falling: the idle workers retire within a second or two.</summary>
+    public static readonly TimeSpan RetireQuiet = TimeSpan.FromSeconds(1);
+
     private static readonly TimeSpan Period = TimeSpan.FromMilliseconds(250);
 
     private readonly Lock gate = new();
@@ -54,6 +66,13 @@ internal sealed partial class BurstReclaimer
     private long lastCloseAt;
     private long lastOpenAt;
     private long unsent;
+
+    // After a burst has gone: until when the pool's retiring workers are watched (0: not watching), the pool's
+    // threads at the collection, and the last count seen with when it was first seen.
+    private long watchRetireUntil;
+    private int threadsAtCollection;
+    private int threadsSeen;
+    private long threadsSeenSince;
 
     /// <param name="timed">Whether the shared timer calls <see cref="Tick"/>; tests call it themselves.</param>
     /// <param name="pool">The output segment pool it empties before collecting, if any.</param>
@@ -79,7 +98,7 @@ internal sealed partial class BurstReclaimer
             lastOpenAt = Environment.TickCount64;
             if (timed)
             {
-                timer ??= new Timer(static state => ((BurstReclaimer)state!).Tick(Environment.TickCount64), this, Period, Period);
+                timer ??= new Timer(static state => ((BurstReclaimer)state!).Tick(Environment.TickCount64, ThreadPool.ThreadCount), this, Period, Period);
             }
         }
     }
@@ -95,30 +114,59 @@ internal sealed partial class BurstReclaimer
         }
     }
 
-    /// <summary>One look at the counts; collects when a burst has gone or arrived. Returns whether it collected.</summary>
-    internal bool Tick(long now)
+    /// <summary>
+    /// One look at the counts and at the thread pool's <paramref name="poolThreads"/>; collects when a burst has gone or
+    /// arrived, or when the workers a burst that went created have retired. Returns whether it collected.
+    /// </summary>
+    internal bool Tick(long now, int poolThreads)
     {
         lock (gate)
         {
             var burstGone = peak - open >= MinimumGone && open <= peak / 2;
             var leftQuietly = (burstGone || unsent >= MinimumUnsent) && now - lastCloseAt >= (long)Quiet.TotalMilliseconds;
             var arrivedQuietly = open - settled >= MinimumArrived && now - Math.Max(lastOpenAt, lastCloseAt) >= (long)ArrivalQuiet.TotalMilliseconds;
-            if (!leftQuietly && !arrivedQuietly)
+            if (poolThreads != threadsSeen)
+            {
+                threadsSeen = poolThreads;
+                threadsSeenSince = now;
+            }
+
+            if (watchRetireUntil != 0 && now > watchRetireUntil)
+            {
+                watchRetireUntil = 0;
+            }
+
+            var retired = watchRetireUntil != 0 && poolThreads < threadsAtCollection && now - threadsSeenSince >= (long)RetireQuiet.TotalMilliseconds;
+            if (!leftQuietly && !arrivedQuietly && !retired)
             {
                 return false;
             }
 
+            // A burst that went leaves workers that retire later: watch for them (again after each such burst).
+            watchRetireUntil = leftQuietly ? now + (long)RetireWatch.TotalMilliseconds : 0;
+            threadsAtCollection = poolThreads;
             peak = open;
             settled = open;
             unsent = 0;
             Collections++;
         }
 
+        Collect();
+        return true;
+    }
+
+    private void Collect()
+    {
+        // The segments closed connections left in the pool (a storm's cut-off subscribers) go with the rest.
         pool?.ReleaseAll();
         GCSettings.LargeObjectHeapCompactionMode = GCLargeObjectHeapCompactionMode.CompactOnce;
         GC.Collect(GC.MaxGeneration, GCCollectionMode.Aggressive, blocking: true, compacting: true);
+
+        // What the collection found dead but finalizable is freed by the next one, once its finalizer ran.
+        GC.WaitForPendingFinalizers();
+        GCSettings.LargeObjectHeapCompactionMode = GCLargeObjectHeapCompactionMode.CompactOnce;
+        GC.Collect(GC.MaxGeneration, GCCollectionMode.Aggressive, blocking: true, compacting: true);
         TrimNativeHeap();
-        return true;
     }
 
     // Set once malloc_trim turned out to be missing (a C library other than glibc): never tried again.
