@@ -95,9 +95,9 @@ public sealed class OutputSegmentPoolTests
         reclaimer.Opened();
         reclaimer.Closed(BurstReclaimer.MinimumUnsent);
 
-        Assert.False(reclaimer.Tick(Environment.TickCount64));
+        Assert.False(reclaimer.Tick(Environment.TickCount64, poolThreads: 4));
         Assert.Equal(8, pool.Pooled);
-        Assert.True(reclaimer.Tick(Environment.TickCount64 + (long)BurstReclaimer.Quiet.TotalMilliseconds + 1000));
+        Assert.True(reclaimer.Tick(Environment.TickCount64 + (long)BurstReclaimer.Quiet.TotalMilliseconds + 1000, poolThreads: 4));
         Assert.Equal(0, pool.Pooled);
     }
 }
