@@ -14,7 +14,7 @@ namespace Broker.JetStream.Internal.Consumers;
 /// which pull request may take them (<see cref="ConsumerPriority"/>, 2.11's priority groups), how they look on the wire (<see cref="DeliveryFormat"/>), who sends them (<see cref="DeliveryRunner"/>, control
 /// messages from the <see cref="ConsumerOutbox"/> first), the front end that says where they go: a deliver subject
 /// (<see cref="PushDelivery"/>) or the reply subjects of pull requests (<see cref="PullRequests"/>), and when nobody
-/// used it for too long (<see cref="InactivityClock"/>). The consumer takes
+/// used it for too long (<see cref="InactivityClock"/>); <see cref="ConsumerSubscriptions"/> listens on the bus. The consumer takes
 /// what comes in (acknowledgements, pull requests, flow-control replies, timers, the stream's events:
 /// <c>.Inbound.cs</c>), prepares each send (<c>.Delivery.cs</c>), and reports and updates itself (<c>.Info.cs</c>).
 /// </summary>
@@ -40,7 +40,7 @@ internal sealed partial class Consumer
     private readonly InactivityClock inactivity;
     private readonly ConsumerPause pause;
     private ConsumerPriority? priority;
-    private readonly List<IBusSubscription> subscriptions = [];
+    private readonly ConsumerSubscriptions subscriptions;
     private ConsumerConfig config;
     private bool closed;
 
@@ -60,6 +60,7 @@ internal sealed partial class Consumer
         pacer = new DeliveryPacer(Kick);
         format = new DeliveryFormat(stream.Name, name, config.HeadersOnly);
         runner = new DeliveryRunner(Client, this);
+        subscriptions = new ConsumerSubscriptions(this, Client, format);
 
         // Push or pull is fixed for a consumer's life (an update may not change it).
         if (config.IsPush)
@@ -169,12 +170,7 @@ internal sealed partial class Consumer
 
     private void StartLocked()
     {
-        subscriptions.Add(Client.Subscribe(format.AckWildcard, null, OnAck));
-        subscriptions.Add(Client.Subscribe($"$JS.API.CONSUMER.MSG.NEXT.{stream.Name}.{Name}", null, OnNextRequest));
-        if (config.FlowControl)
-        {
-            subscriptions.Add(Client.Subscribe($"$JS.FC.{stream.Name}.{Name}.*", null, OnFlowControl));
-        }
+        subscriptions.Start(stream.Name, config.FlowControl);
 
         push?.Start(config, cursor.LastDelivered, inactivity.Threshold > 0);
 
@@ -197,12 +193,7 @@ internal sealed partial class Consumer
             }
 
             closed = true;
-            foreach (var subscription in subscriptions)
-            {
-                subscription.Dispose();
-            }
-
-            subscriptions.Clear();
+            subscriptions.Stop();
             acks.Stop();
             push?.Stop();
             inactivity.Stop();
