@@ -54,7 +54,7 @@ internal sealed partial class Consumer : IDeliverySource
     {
         lock (gate)
         {
-            // A send taken just before a delete meets the consumer's disposed client: it goes with the consumer, unlogged.
+            // A send taken just before its stream stopped meets the stream's disposed client: it goes with the consumer, unlogged.
             if (closed && exception is ObjectDisposedException)
             {
                 return;

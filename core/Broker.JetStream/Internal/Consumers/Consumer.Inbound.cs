@@ -7,7 +7,7 @@ namespace Broker.JetStream.Internal.Consumers;
 
 /// <summary>
 /// What comes in, handed under the lock to the collaborator it concerns, then a kick of the runner when delivery may go
-/// on: acknowledgements of each kind and pull requests (read from the bus by <see cref="ConsumerSubscriptions"/>), flow-control replies,
+/// on: acknowledgements of each kind and pull requests (read from the bus by the stream's <see cref="ConsumerInbox"/>), flow-control replies,
 /// the collaborators' timers, and the stream's events (a message removed, a purge, whether a message needs an ack).
 /// </summary>
 internal sealed partial class Consumer

@@ -14,7 +14,7 @@ namespace Broker.JetStream.Internal.Consumers;
 /// which pull request may take them (<see cref="ConsumerPriority"/>, 2.11's priority groups), how they look on the wire (<see cref="DeliveryFormat"/>), who sends them (<see cref="DeliveryRunner"/>, control
 /// messages from the <see cref="ConsumerOutbox"/> first), the front end that says where they go: a deliver subject
 /// (<see cref="PushDelivery"/>) or the reply subjects of pull requests (<see cref="PullRequests"/>), and when nobody
-/// used it for too long (<see cref="InactivityClock"/>); <see cref="ConsumerSubscriptions"/> listens on the bus. The consumer takes
+/// used it for too long (<see cref="InactivityClock"/>); the stream's <see cref="ConsumerInbox"/> is its bus side. The consumer takes
 /// what comes in (acknowledgements, pull requests, flow-control replies, timers, the stream's events:
 /// <c>.Inbound.cs</c>), prepares each send (<c>.Delivery.cs</c>), and reports and updates itself (<c>.Info.cs</c>).
 /// </summary>
@@ -40,7 +40,7 @@ internal sealed partial class Consumer
     private readonly InactivityClock inactivity;
     private readonly ConsumerPause pause;
     private ConsumerPriority? priority;
-    private readonly ConsumerSubscriptions subscriptions;
+    private IBusSubscription? flowControl;
     private ConsumerConfig config;
     private bool closed;
 
@@ -52,7 +52,7 @@ internal sealed partial class Consumer
         this.config = config;
         Store = store;
         Created = created;
-        Client = account.Bus.CreateClient(new BusClientOptions { Name = $"JetStream consumer {stream.Name} > {name}", Account = account.BusAccount });
+        Client = stream.ConsumerInbox.Client;
         events = new ConsumerEvents(stream.Name, name, account.Interest, account.Options.Domain, outbox, account.Logger, account.Name);
         cursor = new StreamCursor(stream.Store);
         cursor.SetFilters(config);
@@ -60,7 +60,6 @@ internal sealed partial class Consumer
         pacer = new DeliveryPacer(Kick);
         format = new DeliveryFormat(stream.Name, name, config.HeadersOnly);
         runner = new DeliveryRunner(Client, this);
-        subscriptions = new ConsumerSubscriptions(this, Client, format);
 
         // Push or pull is fixed for a consumer's life (an update may not change it).
         if (config.IsPush)
@@ -84,7 +83,11 @@ internal sealed partial class Consumer
 
     public IConsumerStore Store { get; }
 
+    /// <summary>The client of the stream's <see cref="ConsumerInbox"/>, shared by its consumers.</summary>
     public IBusClient Client { get; }
+
+    /// <summary>The ack subject's format; the stream's <see cref="ConsumerInbox"/> reads acknowledgements with it.</summary>
+    public DeliveryFormat Format => format;
 
     public MessageStream Stream => stream;
 
@@ -170,7 +173,11 @@ internal sealed partial class Consumer
 
     private void StartLocked()
     {
-        subscriptions.Start(stream.Name, config.FlowControl);
+        // Acknowledgements and pull requests come through the stream's ConsumerInbox, routed by name.
+        if (config.FlowControl)
+        {
+            flowControl = Client.Subscribe($"$JS.FC.{stream.Name}.{Name}.*", null, (in BusMessage message) => OnFlowControl(message.Subject));
+        }
 
         push?.Start(config, cursor.LastDelivered, inactivity.Threshold > 0);
 
@@ -182,7 +189,7 @@ internal sealed partial class Consumer
         acks.Start();
     }
 
-    /// <summary>Stops delivering, drops the subscriptions and timers, and keeps (or deletes) the state.</summary>
+    /// <summary>Stops delivering, drops the subscription and timers, and keeps (or deletes) the state; the client is the stream's.</summary>
     public async Task StopAsync(bool deleteData)
     {
         lock (gate)
@@ -193,7 +200,7 @@ internal sealed partial class Consumer
             }
 
             closed = true;
-            subscriptions.Stop();
+            flowControl?.Dispose();
             acks.Stop();
             push?.Stop();
             inactivity.Stop();
@@ -213,8 +220,6 @@ internal sealed partial class Consumer
             account.Advisories.ConsumerAction(stream.Name, Name, StreamActionKind.Delete);
             await Store.DeleteAsync().ConfigureAwait(false);
         }
-
-        await Client.DisposeAsync().ConfigureAwait(false);
     }
 
     /// <summary>Deletes the consumer: removed from its stream, state deleted (API delete, inactivity).</summary>
