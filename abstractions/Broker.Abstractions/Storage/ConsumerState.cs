@@ -28,11 +28,21 @@ public sealed class ConsumerState
     /// <summary>Everything at or below these sequences is acknowledged.</summary>
     public SequencePair AckFloor { get; set; }
 
-    /// <summary>Deliveries awaiting acknowledgement, by stream sequence.</summary>
-    public Dictionary<ulong, PendingDelivery> Pending { get; } = [];
+    // Made on first use: the state of a consumer that delivered nothing (an idle MQTT QoS 1 subscription's) holds neither.
+    private Dictionary<ulong, PendingDelivery>? pending;
+    private Dictionary<ulong, ulong>? redelivered;
 
-    /// <summary>Messages delivered more than once: stream sequence to the number of redeliveries (deliveries - 1).</summary>
-    public Dictionary<ulong, ulong> Redelivered { get; } = [];
+    /// <summary>Deliveries awaiting acknowledgement, by stream sequence (made by the first read: prefer <see cref="PendingCount"/> to ask whether there are any).</summary>
+    public Dictionary<ulong, PendingDelivery> Pending => pending ??= [];
+
+    /// <summary>Messages delivered more than once: stream sequence to the number of redeliveries (deliveries - 1); made by the first read like <see cref="Pending"/>.</summary>
+    public Dictionary<ulong, ulong> Redelivered => redelivered ??= [];
+
+    /// <summary>How many deliveries await acknowledgement, without making <see cref="Pending"/>.</summary>
+    public int PendingCount => pending?.Count ?? 0;
+
+    /// <summary>How many messages were redelivered, without making <see cref="Redelivered"/>.</summary>
+    public int RedeliveredCount => redelivered?.Count ?? 0;
 
     /// <summary>
     /// Sets the stream sequence delivery starts after (<see cref="IConsumerStore.SetStarting"/>): the delivered and
@@ -91,10 +101,10 @@ public sealed class ConsumerState
         {
             Pending[streamSequence] = new PendingDelivery(consumerSequence, timestamp);
         }
-        else if (Pending.TryGetValue(streamSequence, out var pending))
+        else if (Pending.TryGetValue(streamSequence, out var delivery))
         {
             // A redelivery: the original consumer sequence stays, only the time moves.
-            Pending[streamSequence] = pending with { Timestamp = timestamp };
+            Pending[streamSequence] = delivery with { Timestamp = timestamp };
         }
 
         Delivered = new SequencePair(Math.Max(Delivered.Consumer, consumerSequence), Math.Max(Delivered.Stream, streamSequence));
@@ -131,8 +141,8 @@ public sealed class ConsumerState
             return false;
         }
 
-        var changed = Redelivered.Remove(streamSequence);
-        if (consumerSequence <= AckFloor.Consumer || !Pending.ContainsKey(streamSequence))
+        var changed = redelivered?.Remove(streamSequence) == true;
+        if (consumerSequence <= AckFloor.Consumer || pending?.ContainsKey(streamSequence) != true)
         {
             return changed;
         }
@@ -158,9 +168,9 @@ public sealed class ConsumerState
             return true;
         }
 
-        if (Pending.Remove(streamSequence, out var pending) && consumerSequence > pending.ConsumerSequence && pending.ConsumerSequence > 0)
+        if (Pending.Remove(streamSequence, out var delivery) && consumerSequence > delivery.ConsumerSequence && delivery.ConsumerSequence > 0)
         {
-            consumerSequence = pending.ConsumerSequence;
+            consumerSequence = delivery.ConsumerSequence;
         }
 
         if (Pending.Count == 0)
@@ -207,14 +217,20 @@ public sealed class ConsumerState
     public ConsumerState Clone()
     {
         var copy = new ConsumerState { Delivered = Delivered, AckFloor = AckFloor };
-        foreach (var (sequence, pending) in Pending)
+        if (pending is not null)
         {
-            copy.Pending[sequence] = pending;
+            foreach (var (sequence, delivery) in pending)
+            {
+                copy.Pending[sequence] = delivery;
+            }
         }
 
-        foreach (var (sequence, count) in Redelivered)
+        if (redelivered is not null)
         {
-            copy.Redelivered[sequence] = count;
+            foreach (var (sequence, count) in redelivered)
+            {
+                copy.Redelivered[sequence] = count;
+            }
         }
 
         return copy;

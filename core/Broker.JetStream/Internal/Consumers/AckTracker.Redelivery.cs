@@ -28,7 +28,7 @@ internal sealed partial class AckTracker
     /// <summary>Arms the redelivery timer for what the store brought back pending (the consumer starts).</summary>
     public void Start()
     {
-        if (pending.Count > 0)
+        if (Count > 0)
         {
             SchedulePendingCheck(AckWait);
         }
@@ -53,7 +53,7 @@ internal sealed partial class AckTracker
             var sequence = queue[0];
             queue.RemoveAt(0);
             redeliverSet!.Remove(sequence);
-            var count = redeliveries[sequence] = redeliveries.GetValueOrDefault(sequence) + 1;
+            var count = Redeliveries[sequence] = Redeliveries.GetValueOrDefault(sequence) + 1;
             var deliveryCount = count + 1;
             if (config.MaxDeliver > 0 && deliveryCount > (ulong)config.MaxDeliver)
             {
@@ -62,7 +62,7 @@ internal sealed partial class AckTracker
                     events.MaxDeliveries(sequence, deliveryCount - 1);
                 }
 
-                pending.Remove(sequence);
+                Pending.Remove(sequence);
                 continue;
             }
 
@@ -72,8 +72,8 @@ internal sealed partial class AckTracker
             }
 
             // Gone from the stream meanwhile: nothing to redeliver.
-            pending.Remove(sequence);
-            redeliveries.Remove(sequence);
+            Pending.Remove(sequence);
+            Redeliveries.Remove(sequence);
         }
 
         return 0;
@@ -82,10 +82,10 @@ internal sealed partial class AckTracker
     /// <summary>Puts back at the head of the queue a redelivery taken by <see cref="NextRedelivery"/> but not sent.</summary>
     public void Requeue(ulong sequence, ulong deliveryCount)
     {
-        redeliveries[sequence] = deliveryCount - 2;
-        if (redeliveries[sequence] == 0)
+        Redeliveries[sequence] = deliveryCount - 2;
+        if (Redeliveries[sequence] == 0)
         {
-            redeliveries.Remove(sequence);
+            Redeliveries.Remove(sequence);
         }
 
         RedeliverQueue.Insert(0, sequence);
@@ -95,7 +95,7 @@ internal sealed partial class AckTracker
     /// <summary>Queues every pending delivery for redelivery, in stream order (the deliver subject changed).</summary>
     public void RedeliverAll()
     {
-        foreach (var sequence in pending.Keys.Order())
+        foreach (var sequence in Pending.Keys.Order())
         {
             if (RedeliverSet.Add(sequence))
             {
@@ -125,7 +125,7 @@ internal sealed partial class AckTracker
     public bool CheckPending(long now, ulong firstSequence)
     {
         pendingTimerArmed = false;
-        if (stopped || pending.Count == 0)
+        if (stopped || Count == 0)
         {
             return false;
         }
@@ -135,7 +135,7 @@ internal sealed partial class AckTracker
         var backoff = config.BackOff;
         var next = backoff is { Count: > 0 } ? backoff[^1] : ackWait;
         List<ulong>? expired = null;
-        foreach (var (sequence, delivery) in pending)
+        foreach (var (sequence, delivery) in Pending)
         {
             if (sequence < firstSequence)
             {
@@ -147,7 +147,7 @@ internal sealed partial class AckTracker
             var deadline = ackWait;
             if (backoff is { Count: > 0 })
             {
-                var count = (int)Math.Min(redeliveries.GetValueOrDefault(sequence), (ulong)backoff.Count - 1);
+                var count = (int)Math.Min(Redeliveries.GetValueOrDefault(sequence), (ulong)backoff.Count - 1);
                 deadline = backoff[count];
                 var following = backoff[Math.Min(count + 1, backoff.Count - 1)];
                 next = Math.Min(next, following);
@@ -175,20 +175,20 @@ internal sealed partial class AckTracker
                 if ((entry & (1UL << 63)) != 0)
                 {
                     var gone = entry & ~(1UL << 63);
-                    pending.Remove(gone);
-                    redeliveries.Remove(gone);
+                    Pending.Remove(gone);
+                    Redeliveries.Remove(gone);
                     continue;
                 }
 
                 RedeliverSet.Add(entry);
                 RedeliverQueue.Add(entry);
-                pending[entry] = pending[entry] with { Timestamp = now };
+                Pending[entry] = Pending[entry] with { Timestamp = now };
             }
 
             kick = true;
         }
 
-        if (pending.Count > 0)
+        if (Count > 0)
         {
             SchedulePendingCheck(next);
         }
@@ -201,11 +201,11 @@ internal sealed partial class AckTracker
     /// <param name="delivered">The last consumer and stream sequences delivered (the floor when nothing is left pending).</param>
     public void OnRemoved(ulong sequence, SequencePair delivered)
     {
-        if (pending.Remove(sequence, out var delivery))
+        if (Pending.Remove(sequence, out var delivery))
         {
-            redeliveries.Remove(sequence);
+            Redeliveries.Remove(sequence);
             RemoveFromRedeliverQueue(sequence);
-            if (pending.Count == 0)
+            if (Pending.Count == 0)
             {
                 floorConsumer = delivered.Consumer;
                 floorStream = delivered.Stream;
@@ -230,7 +230,7 @@ internal sealed partial class AckTracker
         }
 
         var next = delivered.Stream + 1;
-        pending.Clear();
+        pending?.Clear();
         redeliverQueue?.RemoveAll(s => s < next);
         redeliverSet?.RemoveWhere(s => s < next);
         var state = new ConsumerState
@@ -238,9 +238,12 @@ internal sealed partial class AckTracker
             Delivered = delivered,
             AckFloor = new SequencePair(floorConsumer, floorStream),
         };
-        foreach (var (sequence, count) in redeliveries)
+        if (redeliveries is not null)
         {
-            state.Redelivered[sequence] = count;
+            foreach (var (sequence, count) in redeliveries)
+            {
+                state.Redelivered[sequence] = count;
+            }
         }
 
         store.Update(state);

@@ -17,9 +17,10 @@ internal sealed partial class AckTracker
     private readonly IConsumerStore store;
     private readonly ConsumerEvents events;
 
-    // Deliveries awaiting acknowledgement and redelivery counts, by stream sequence.
-    private readonly Dictionary<ulong, PendingDelivery> pending = [];
-    private readonly Dictionary<ulong, ulong> redeliveries = [];
+    // Deliveries awaiting acknowledgement and redelivery counts, by stream sequence. Made with the first delivery (and
+    // the first redelivery): an idle consumer (an MQTT QoS 1 subscription's) holds neither.
+    private Dictionary<ulong, PendingDelivery>? pending;
+    private Dictionary<ulong, ulong>? redeliveries;
     private ConsumerConfig config;
 
     // The ack floor (nats-server adflr, asflr): everything at or below it is acknowledged.
@@ -38,11 +39,15 @@ internal sealed partial class AckTracker
         this.onPendingDue = onPendingDue;
     }
 
+    private Dictionary<ulong, PendingDelivery> Pending => pending ??= [];
+
+    private Dictionary<ulong, ulong> Redeliveries => redeliveries ??= [];
+
     /// <summary>Deliveries awaiting acknowledgement (<c>num_ack_pending</c>).</summary>
-    public int Count => pending.Count;
+    public int Count => pending?.Count ?? 0;
 
     /// <summary>Messages delivered more than once and not yet acknowledged (<c>num_redelivered</c>).</summary>
-    public int RedeliveredCount => redeliveries.Count;
+    public int RedeliveredCount => redeliveries?.Count ?? 0;
 
     /// <summary>The ack floor: the last consumer and stream sequences below which everything is acknowledged.</summary>
     public SequencePair Floor => new(floorConsumer, floorStream);
@@ -54,7 +59,7 @@ internal sealed partial class AckTracker
     public SequenceInfo FloorInfo => new() { Consumer = floorConsumer, Stream = floorStream, LastActive = LastAcknowledged == 0 ? null : LastAcknowledged };
 
     /// <summary>Whether <c>max_ack_pending</c> holds new deliveries back.</summary>
-    public bool AtMaxAckPending => config.MaxAckPending > 0 && pending.Count >= config.MaxAckPending;
+    public bool AtMaxAckPending => config.MaxAckPending > 0 && Count >= config.MaxAckPending;
 
     /// <summary>How long a delivery waits for its acknowledgement (ns): <c>ack_wait</c>, 30 s by default.</summary>
     public long AckWait => config.AckWait > 0 ? config.AckWait : 30_000_000_000;
@@ -77,12 +82,12 @@ internal sealed partial class AckTracker
         floorStream = state.AckFloor.Stream;
         foreach (var (sequence, delivery) in state.Pending)
         {
-            pending[sequence] = delivery;
+            Pending[sequence] = delivery;
         }
 
         foreach (var (sequence, count) in state.Redelivered)
         {
-            redeliveries[sequence] = count;
+            Redeliveries[sequence] = count;
         }
     }
 
@@ -96,7 +101,7 @@ internal sealed partial class AckTracker
         }
         else
         {
-            pending[sequence] = pending.TryGetValue(sequence, out var existing)
+            Pending[sequence] = Pending.TryGetValue(sequence, out var existing)
                 ? existing with { Timestamp = now }
                 : new PendingDelivery(consumerSequence, now);
             if (pendingTimer is null || !pendingTimerArmed)
@@ -125,16 +130,16 @@ internal sealed partial class AckTracker
         switch (config.AckPolicy)
         {
             case ConsumerAckPolicy.Explicit:
-                if (pending.Remove(streamSeq, out var delivery))
+                if (Pending.Remove(streamSeq, out var delivery))
                 {
                     sampled = sampleDeliveries != 0 && events.SampleAck(config.SampleFrequency, streamSeq, consumerSeq, sampleDeliveries, delivery.Timestamp);
 
-                    wasFull = config.MaxAckPending > 0 && pending.Count + 1 >= config.MaxAckPending;
+                    wasFull = config.MaxAckPending > 0 && Pending.Count + 1 >= config.MaxAckPending;
                     consumerSeq = delivery.ConsumerSequence;
                     acknowledged.Add(streamSeq);
                 }
 
-                if (pending.Count == 0)
+                if (Pending.Count == 0)
                 {
                     floorConsumer = delivered.Consumer;
                     floorStream = delivered.Stream;
@@ -145,7 +150,7 @@ internal sealed partial class AckTracker
                     floorStream = streamSeq;
                     for (var next = streamSeq + 1; next <= delivered.Stream; next++)
                     {
-                        if (pending.TryGetValue(next, out var later))
+                        if (Pending.TryGetValue(next, out var later))
                         {
                             floorConsumer = later.ConsumerSequence - 1;
                             floorStream = next - 1;
@@ -154,7 +159,7 @@ internal sealed partial class AckTracker
                     }
                 }
 
-                redeliveries.Remove(streamSeq);
+                Redeliveries.Remove(streamSeq);
                 RemoveFromRedeliverQueue(streamSeq);
                 break;
             case ConsumerAckPolicy.All:
@@ -163,13 +168,13 @@ internal sealed partial class AckTracker
                     return false;
                 }
 
-                wasFull = config.MaxAckPending > 0 && pending.Count >= config.MaxAckPending;
+                wasFull = config.MaxAckPending > 0 && Pending.Count >= config.MaxAckPending;
                 floorConsumer = consumerSeq;
                 floorStream = streamSeq;
-                foreach (var sequence in pending.Keys.Where(s => s <= streamSeq).ToList())
+                foreach (var sequence in Pending.Keys.Where(s => s <= streamSeq).ToList())
                 {
-                    pending.Remove(sequence);
-                    redeliveries.Remove(sequence);
+                    Pending.Remove(sequence);
+                    Redeliveries.Remove(sequence);
                     RemoveFromRedeliverQueue(sequence);
                     acknowledged.Add(sequence);
                 }
@@ -196,7 +201,7 @@ internal sealed partial class AckTracker
     /// <returns>Whether delivery should run.</returns>
     public bool Nak(ulong streamSeq, ulong consumerSeq, ulong deliveryCount, string argument, ulong nextDeliverySequence)
     {
-        if (consumerSeq <= floorConsumer || consumerSeq >= nextDeliverySequence || !pending.TryGetValue(streamSeq, out var delivery))
+        if (consumerSeq <= floorConsumer || consumerSeq >= nextDeliverySequence || !Pending.TryGetValue(streamSeq, out var delivery))
         {
             return false;
         }
@@ -208,7 +213,7 @@ internal sealed partial class AckTracker
             // Due for redelivery when ack_wait would expire "delay" from now.
             RemoveFromRedeliverQueue(streamSeq);
             var due = GoTime.NowNanoseconds() - AckWait + delay;
-            pending[streamSeq] = delivery with { Timestamp = due };
+            Pending[streamSeq] = delivery with { Timestamp = due };
             store.UpdateDelivered(delivery.ConsumerSequence, streamSeq, deliveryCount, due);
             SchedulePendingCheck(Math.Max(delay, 1_000_000));
         }
@@ -223,17 +228,17 @@ internal sealed partial class AckTracker
     /// <summary><c>+WPI</c>: the delivery's ack wait starts again.</summary>
     public void Progress(ulong streamSeq)
     {
-        if (pending.TryGetValue(streamSeq, out var delivery))
+        if (Pending.TryGetValue(streamSeq, out var delivery))
         {
             var now = GoTime.NowNanoseconds();
-            pending[streamSeq] = delivery with { Timestamp = now };
-            store.UpdateDelivered(delivery.ConsumerSequence, streamSeq, redeliveries.GetValueOrDefault(streamSeq) + 1, now);
+            Pending[streamSeq] = delivery with { Timestamp = now };
+            store.UpdateDelivered(delivery.ConsumerSequence, streamSeq, Redeliveries.GetValueOrDefault(streamSeq) + 1, now);
             RemoveFromRedeliverQueue(streamSeq);
         }
     }
 
     /// <summary>Whether <paramref name="sequence"/> was delivered and awaits its acknowledgement.</summary>
-    public bool IsPending(ulong sequence) => pending.ContainsKey(sequence);
+    public bool IsPending(ulong sequence) => pending?.ContainsKey(sequence) == true;
 
     /// <summary>
     /// Whether <paramref name="sequence"/> (a match of the consumer) still needs an acknowledgement (nats-server
@@ -241,7 +246,7 @@ internal sealed partial class AckTracker
     /// </summary>
     public bool NeedsAck(ulong sequence, ulong nextStreamSequence) => config.AckPolicy switch
     {
-        ConsumerAckPolicy.Explicit => sequence > floorStream && (sequence >= nextStreamSequence || pending.ContainsKey(sequence)),
+        ConsumerAckPolicy.Explicit => sequence > floorStream && (sequence >= nextStreamSequence || IsPending(sequence)),
         _ => sequence > floorStream,
     };
 

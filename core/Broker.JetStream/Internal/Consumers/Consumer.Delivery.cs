@@ -11,11 +11,6 @@ namespace Broker.JetStream.Internal.Consumers;
 /// </summary>
 internal sealed partial class Consumer : IDeliverySource
 {
-    private readonly StoredMessage scratch = new();
-
-    // Whether max ack pending held the last look for a message back (a no-wait request then keeps waiting).
-    private bool blockedByAckPending;
-
     /// <summary>Asks for delivery; runs it on this thread unless a runner is already at work.</summary>
     public void Kick() => runner.Kick();
 
@@ -54,7 +49,7 @@ internal sealed partial class Consumer : IDeliverySource
     {
         lock (gate)
         {
-            // A send taken just before a delete meets the consumer's disposed client: it goes with the consumer, unlogged.
+            // A send taken just before its stream stopped meets the stream's disposed client: it goes with the consumer, unlogged.
             if (closed && exception is ObjectDisposedException)
             {
                 return;
@@ -68,7 +63,7 @@ internal sealed partial class Consumer : IDeliverySource
     private bool TryTake(ref DeliverySend send)
     {
         // First, so that the advisory of a pause that just ended goes out with this look.
-        var paused = pause.Holds();
+        var paused = pause is not null && pause.Holds();
         if (outbox.TryTake(ref send))
         {
             return true;
@@ -92,7 +87,7 @@ internal sealed partial class Consumer : IDeliverySource
         {
             if (!push.CanDeliver())
             {
-                pacer.CheckReplayCaughtUp(cursor.StreamSequence);
+                pacer?.CheckReplayCaughtUp(cursor.StreamSequence);
                 return false;
             }
 
@@ -104,36 +99,36 @@ internal sealed partial class Consumer : IDeliverySource
             if (request is null)
             {
                 // A 408 or 423 Next answered goes out now.
-                pacer.CheckReplayCaughtUp(cursor.StreamSequence);
+                pacer?.CheckReplayCaughtUp(cursor.StreamSequence);
                 return outbox.TryTake(ref send);
             }
 
             target = request.Reply;
         }
 
-        if (pacer.HeldNotDue())
+        if (pacer is not null && pacer.HeldNotDue())
         {
             // A paced message waits for its time; the pace timer kicks the runner then.
             return false;
         }
 
-        var fromHeld = pacer.Holding;
+        var fromHeld = pacer is not null && pacer.Holding;
         var replayDone = false;
-        var deliveryCount = fromHeld ? TakeHeld(out replayDone) : 0;
+        var deliveryCount = fromHeld ? selector.TakeHeld(pacer!, out replayDone) : 0;
         if (deliveryCount == 0)
         {
             fromHeld = false;
             replayDone = false;
-            deliveryCount = NextMessage();
+            deliveryCount = selector.Next();
         }
 
         if (deliveryCount == 0)
         {
-            pacer.CheckReplayCaughtUp(cursor.StreamSequence);
+            pacer?.CheckReplayCaughtUp(cursor.StreamSequence);
             if (request is not null)
             {
                 // Nothing more to deliver now: no-wait requests end here, unless only max ack pending holds messages back.
-                if (!blockedByAckPending)
+                if (!selector.BlockedByAckPending)
                 {
                     pull!.EndOfStream();
                 }
@@ -148,14 +143,14 @@ internal sealed partial class Consumer : IDeliverySource
             return false;
         }
 
-        var message = scratch;
+        var message = selector.Message;
 
         // Counted off when taken, as nats-server does before any pacing wait: a held message is no longer pending.
         var counted = !fromHeld && deliveryCount == 1 && cursor.CountOff(message.Sequence);
 
         // nats-server charges the same size to a pull request's max_bytes, the rate limit and flow control.
         var size = format.DeliverySize(message, deliveryCount, cursor.DeliverySequence, cursor.NumPending());
-        if (pacer.MustWait(message, deliveryCount, pacer.RateLimited ? size : 0, replayDone))
+        if (pacer is not null && pacer.MustWait(message, deliveryCount, pacer.RateLimited ? size : 0, replayDone))
         {
             return false;
         }
@@ -206,47 +201,5 @@ internal sealed partial class Consumer : IDeliverySource
         send.Headers = priority is null ? format.Headers(message) : priority.Deliver(request, format.Headers(message));
         send.Payload = format.Payload(message);
         return true;
-    }
-
-    /// <summary>
-    /// Loads the next message to deliver into the scratch message: a redelivery first, then the last-per-subject
-    /// list, then the next match at the stream sequence (unless max ack pending is reached). Returns its delivery count,
-    /// 0 when nothing is deliverable. Lock held.
-    /// </summary>
-    private ulong NextMessage()
-    {
-        var deliveryCount = acks.NextRedelivery(stream.Store, scratch);
-        if (deliveryCount != 0)
-        {
-            return deliveryCount;
-        }
-
-        if (cursor.TryLoadFromSkipList(scratch))
-        {
-            return 1;
-        }
-
-        blockedByAckPending = acks.AtMaxAckPending;
-        if (blockedByAckPending)
-        {
-            return 0;
-        }
-
-        return cursor.TryLoadNext(scratch) ? 1UL : 0UL;
-    }
-
-    /// <summary>
-    /// Loads the held message (now due) into the scratch message: its delivery count, or 0 when it went meanwhile
-    /// (removed from the stream, or acknowledged before its redelivery). Lock held.
-    /// </summary>
-    private ulong TakeHeld(out bool replayDone)
-    {
-        var sequence = pacer.TakeHeld(out var deliveryCount, out replayDone);
-        if (deliveryCount > 1 && !acks.IsPending(sequence))
-        {
-            return 0;
-        }
-
-        return stream.Store.Load(sequence, scratch) == LoadStatus.Found ? deliveryCount : 0;
     }
 }

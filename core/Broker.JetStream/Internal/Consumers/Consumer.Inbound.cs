@@ -7,68 +7,16 @@ namespace Broker.JetStream.Internal.Consumers;
 
 /// <summary>
 /// What comes in, handed under the lock to the collaborator it concerns, then a kick of the runner when delivery may go
-/// on: acknowledgements (nats-server <c>processAck</c>: the body says ack, <c>-NAK</c>, <c>+WPI</c>, <c>+NXT</c> or
-/// <c>+TERM</c>; an ack with a reply subject is confirmed with an empty message), pull requests, flow-control replies,
+/// on: acknowledgements of each kind and pull requests (read from the bus by the stream's <see cref="ConsumerInbox"/>), flow-control replies,
 /// the collaborators' timers, and the stream's events (a message removed, a purge, whether a message needs an ack).
 /// </summary>
 internal sealed partial class Consumer
 {
-    private void OnAck(in BusMessage message)
-    {
-        if (!format.TryParseAckSubject(message.Subject, out var streamSeq, out var consumerSeq, out var deliveryCount))
-        {
-            return;
-        }
-
-        var body = message.Payload.IsSingleSegment ? message.Payload.FirstSpan : message.Payload.ToArray();
-        var confirm = !message.ReplyTo.IsEmpty;
-        if (body.IsEmpty || body.SequenceEqual("+ACK"u8) || body.SequenceEqual("+OK"u8))
-        {
-            Acknowledge(streamSeq, consumerSeq, sampleDeliveries: deliveryCount);
-        }
-        else if (body.StartsWith("+NXT"u8))
-        {
-            Acknowledge(streamSeq, consumerSeq, sampleDeliveries: deliveryCount);
-            if (confirm)
-            {
-                OnNextRequest(message.ReplyTo, body[4..]);
-            }
-
-            confirm = false;
-        }
-        else if (body.StartsWith("-NAK"u8))
-        {
-            Nak(streamSeq, consumerSeq, deliveryCount, body[4..]);
-        }
-        else if (body.SequenceEqual("+WPI"u8))
-        {
-            lock (gate)
-            {
-                acks.Progress(streamSeq);
-            }
-        }
-        else if (body.StartsWith("+TERM"u8))
-        {
-            Acknowledge(streamSeq, consumerSeq);
-            lock (gate)
-            {
-                events.Terminated(streamSeq, consumerSeq, deliveryCount);
-            }
-
-            Kick();
-        }
-
-        if (confirm)
-        {
-            Client.Publish(message.ReplyTo, default, ReadOnlySequence<byte>.Empty, ReadOnlySequence<byte>.Empty);
-        }
-    }
-
     /// <summary>
     /// Acknowledges (<see cref="AckTracker.Acknowledge"/>), then tells the stream what is acknowledged (interest and
     /// work-queue retention) outside the lock; a positive ack (not a term) passes its delivery count for sampling.
     /// </summary>
-    private void Acknowledge(ulong streamSeq, ulong consumerSeq, ulong sampleDeliveries = 0)
+    public void Acknowledge(ulong streamSeq, ulong consumerSeq, ulong sampleDeliveries = 0)
     {
         var acknowledged = new List<ulong>(1);
         bool kick;
@@ -93,7 +41,8 @@ internal sealed partial class Consumer
         }
     }
 
-    private void Nak(ulong streamSeq, ulong consumerSeq, ulong deliveryCount, ReadOnlySpan<byte> argument)
+    /// <summary>A negative acknowledgement (<c>-NAK</c>, with an optional delay): the message is redelivered.</summary>
+    public void Nak(ulong streamSeq, ulong consumerSeq, ulong deliveryCount, ReadOnlySpan<byte> argument)
     {
         var text = Encoding.UTF8.GetString(argument).Trim();
         lock (gate)
@@ -102,6 +51,27 @@ internal sealed partial class Consumer
             {
                 return;
             }
+        }
+
+        Kick();
+    }
+
+    /// <summary>Work in progress (<c>+WPI</c>): the ack wait of the delivery starts again.</summary>
+    public void Progress(ulong streamSeq)
+    {
+        lock (gate)
+        {
+            acks.Progress(streamSeq);
+        }
+    }
+
+    /// <summary>Terminated (<c>+TERM</c>): acknowledged, never redelivered, advised.</summary>
+    public void Terminate(ulong streamSeq, ulong consumerSeq, ulong deliveryCount)
+    {
+        Acknowledge(streamSeq, consumerSeq);
+        lock (gate)
+        {
+            events.Terminated(streamSeq, consumerSeq, deliveryCount);
         }
 
         Kick();
@@ -124,18 +94,8 @@ internal sealed partial class Consumer
         }
     }
 
-    private void OnNextRequest(in BusMessage message)
-    {
-        if (message.ReplyTo.IsEmpty)
-        {
-            return;
-        }
-
-        var body = message.Payload.IsSingleSegment ? message.Payload.FirstSpan : message.Payload.ToArray();
-        OnNextRequest(message.ReplyTo, body);
-    }
-
-    private void OnNextRequest(ReadOnlySpan<byte> replySpan, ReadOnlySpan<byte> body)
+    /// <summary>A pull request (<c>MSG.NEXT</c>, or an ack with <c>+NXT</c>): push consumers answer 409.</summary>
+    public void OnNextRequest(ReadOnlySpan<byte> replySpan, ReadOnlySpan<byte> body)
     {
         var reply = replySpan.ToArray();
         lock (gate)
@@ -183,11 +143,11 @@ internal sealed partial class Consumer
     }
 
     /// <summary>The client answered a flow-control request: the bytes it covered are released and the window grows.</summary>
-    private void OnFlowControl(in BusMessage message)
+    public void OnFlowControl(ReadOnlySpan<byte> subject)
     {
         lock (gate)
         {
-            if (push is null || !push.OnFlowControl(message.Subject))
+            if (push is null || !push.OnFlowControl(subject))
             {
                 return;
             }

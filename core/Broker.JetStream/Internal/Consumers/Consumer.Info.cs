@@ -19,7 +19,7 @@ internal sealed partial class Consumer
     {
         var now = GoTime.NowNanoseconds();
         pull?.Expire(now, cursor.Delivered);
-        var paused = pause.Remaining(now);
+        var paused = pause?.Remaining(now) ?? 0;
         return new ConsumerInfoModel
         {
             Stream = stream.Name,
@@ -53,13 +53,17 @@ internal sealed partial class Consumer
             acks.Configure(updated);
             pull?.Configure(updated);
             format.HeadersOnly = updated.HeadersOnly;
-            inactivity.Configure(updated);
-            push?.Configure(updated, cursor.LastDelivered, inactivity.Threshold > 0);
-            pause.Change(updated.PauseUntil);
-            (priority ??= ConsumerPriority.For(updated, gate, cursor, acks, events, Kick))?.Configure(updated);
-            if (rateChanged)
+            ConfigureInactivity(updated);
+            push?.Configure(updated, cursor.LastDelivered, HasInactivityThreshold);
+            if (pause is not null || updated.PauseUntil is not null)
             {
-                pacer.SetRateLimit(updated.RateLimit, updated.IsPush, stream.Config.MaxMsgSize);
+                Pause.Change(updated.PauseUntil);
+            }
+
+            (priority ??= ConsumerPriority.For(updated, gate, cursor, acks, events, Kick))?.Configure(updated);
+            if (rateChanged && (pacer is not null || updated.RateLimit > 0))
+            {
+                (pacer ??= new DeliveryPacer(Kick)).SetRateLimit(updated.RateLimit, updated.IsPush, stream.Config.MaxMsgSize);
             }
 
             if (deliverChanged && push is not null)
@@ -72,7 +76,7 @@ internal sealed partial class Consumer
 
             cursor.SetFilters(updated);
             Store.UpdateConfig(StoredConsumerMetadata.StoreConfig(Name, updated, Created));
-            inactivity.Schedule();
+            inactivity?.Schedule();
             if (acks.Count > 0)
             {
                 acks.SchedulePendingCheck(Math.Min(acks.AckWait, 100_000_000));

@@ -11,10 +11,10 @@ namespace Broker.JetStream.Internal.Consumers;
 /// collaborators that each keep their own state: where it is in the stream (<see cref="StreamCursor"/>), what it
 /// delivered and awaits acknowledgements for and what to redeliver (<see cref="AckTracker"/>, with
 /// <see cref="ConsumerEvents"/> for advisories and ack metrics), how deliveries are paced (<see cref="DeliveryPacer"/>) or paused (<see cref="ConsumerPause"/>),
-/// which pull request may take them (<see cref="ConsumerPriority"/>, 2.11's priority groups), how they look on the wire (<see cref="DeliveryFormat"/>), who sends them (<see cref="DeliveryRunner"/>, control
+/// which pull request may take them (<see cref="ConsumerPriority"/>, 2.11's priority groups), which message goes next (<see cref="DeliverySelector"/>), how they look on the wire (<see cref="DeliveryFormat"/>), who sends them (<see cref="DeliveryRunner"/>, control
 /// messages from the <see cref="ConsumerOutbox"/> first), the front end that says where they go: a deliver subject
 /// (<see cref="PushDelivery"/>) or the reply subjects of pull requests (<see cref="PullRequests"/>), and when nobody
-/// used it for too long (<see cref="InactivityClock"/>). The consumer takes
+/// used it for too long (<see cref="InactivityClock"/>); the stream's <see cref="ConsumerInbox"/> is its bus side. The consumer takes
 /// what comes in (acknowledgements, pull requests, flow-control replies, timers, the stream's events:
 /// <c>.Inbound.cs</c>), prepares each send (<c>.Delivery.cs</c>), and reports and updates itself (<c>.Info.cs</c>).
 /// </summary>
@@ -32,15 +32,19 @@ internal sealed partial class Consumer
     private readonly ConsumerEvents events;
     private readonly StreamCursor cursor;
     private readonly AckTracker acks;
-    private readonly DeliveryPacer pacer;
+    // Made when the consumer replays at the original pace or is rate limited (a configuration update may set a limit).
+    private DeliveryPacer? pacer;
     private readonly DeliveryFormat format;
+    private readonly DeliverySelector selector;
     private readonly DeliveryRunner runner;
     private readonly PushDelivery? push;
     private readonly PullRequests? pull;
-    private readonly InactivityClock inactivity;
-    private readonly ConsumerPause pause;
+
+    // Made when configured: an inactivity threshold (or an ephemeral's default), a pause deadline, by creation or update.
+    private InactivityClock? inactivity;
+    private ConsumerPause? pause;
     private ConsumerPriority? priority;
-    private readonly List<IBusSubscription> subscriptions = [];
+    private IBusSubscription? flowControl;
     private ConsumerConfig config;
     private bool closed;
 
@@ -52,13 +56,13 @@ internal sealed partial class Consumer
         this.config = config;
         Store = store;
         Created = created;
-        Client = account.Bus.CreateClient(new BusClientOptions { Name = $"JetStream consumer {stream.Name} > {name}", Account = account.BusAccount });
+        Client = stream.ConsumerInbox.Client;
         events = new ConsumerEvents(stream.Name, name, account.Interest, account.Options.Domain, outbox, account.Logger, account.Name);
         cursor = new StreamCursor(stream.Store);
         cursor.SetFilters(config);
         acks = new AckTracker(config, store, events, CheckPending);
-        pacer = new DeliveryPacer(Kick);
         format = new DeliveryFormat(stream.Name, name, config.HeadersOnly);
+        selector = new DeliverySelector(cursor, acks, stream.Store);
         runner = new DeliveryRunner(Client, this);
 
         // Push or pull is fixed for a consumer's life (an update may not change it).
@@ -71,9 +75,7 @@ internal sealed partial class Consumer
             pull = new PullRequests(config, account.Interest, outbox, () => cursor.NumPending() + (ulong)acks.RedeliverQueueCount == 0, OnFrontEndTimer);
         }
 
-        inactivity = new InactivityClock(created, push, pull, () => _ = CheckInactivityAsync());
-        inactivity.Configure(config);
-        pause = new ConsumerPause(this, account.Engine.Pauses, events);
+        ConfigureInactivity(config);
         priority = ConsumerPriority.For(config, gate, cursor, acks, events, Kick);
     }
 
@@ -83,7 +85,11 @@ internal sealed partial class Consumer
 
     public IConsumerStore Store { get; }
 
+    /// <summary>The client of the stream's <see cref="ConsumerInbox"/>, shared by its consumers.</summary>
     public IBusClient Client { get; }
+
+    /// <summary>The ack subject's format; the stream's <see cref="ConsumerInbox"/> reads acknowledgements with it.</summary>
+    public DeliveryFormat Format => format;
 
     public MessageStream Stream => stream;
 
@@ -103,6 +109,21 @@ internal sealed partial class Consumer
 
     public bool IsDurable => config.IsDurable;
 
+    private ConsumerPause Pause => pause ??= new ConsumerPause(this, account.Engine.Pauses, events);
+
+    private bool HasInactivityThreshold => inactivity is { Threshold: > 0 };
+
+    /// <summary>Takes the inactivity threshold of a configuration; the clock is made with the first threshold. Lock held (or constructing).</summary>
+    private void ConfigureInactivity(ConsumerConfig current)
+    {
+        if (inactivity is null && InactivityClock.ThresholdOf(current) <= 0)
+        {
+            return;
+        }
+
+        (inactivity ??= new InactivityClock(Created, push, pull, () => _ = CheckInactivityAsync())).Configure(current);
+    }
+
     /// <summary>Creates a new consumer (validated configuration, unique name) positioned by its deliver policy.</summary>
     public static Consumer Create(MessageStream stream, string name, ConsumerConfig config)
     {
@@ -112,7 +133,10 @@ internal sealed partial class Consumer
         lock (consumer.gate)
         {
             consumer.acks.StartAt(consumer.cursor.SelectStart(config));
-            consumer.pause.Initialize(config.PauseUntil, announce: true);
+            if (config.PauseUntil is not null)
+            {
+                consumer.Pause.Initialize(config.PauseUntil, announce: true);
+            }
         }
 
         return consumer;
@@ -124,7 +148,11 @@ internal sealed partial class Consumer
         var consumer = new Consumer(stream, metadata.Name, metadata.Config, store, metadata.Created);
         lock (consumer.gate)
         {
-            consumer.pause.Initialize(metadata.Config.PauseUntil, announce: false);
+            if (metadata.Config.PauseUntil is not null)
+            {
+                consumer.Pause.Initialize(metadata.Config.PauseUntil, announce: false);
+            }
+
             if (store.HasState)
             {
                 // nats-server applyState: positions, ack floor, pending deliveries, redelivery counts.
@@ -169,24 +197,28 @@ internal sealed partial class Consumer
 
     private void StartLocked()
     {
-        subscriptions.Add(Client.Subscribe(format.AckWildcard, null, OnAck));
-        subscriptions.Add(Client.Subscribe($"$JS.API.CONSUMER.MSG.NEXT.{stream.Name}.{Name}", null, OnNextRequest));
+        // Acknowledgements and pull requests come through the stream's ConsumerInbox, routed by name.
         if (config.FlowControl)
         {
-            subscriptions.Add(Client.Subscribe($"$JS.FC.{stream.Name}.{Name}.*", null, OnFlowControl));
+            flowControl = Client.Subscribe($"$JS.FC.{stream.Name}.{Name}.*", null, (in BusMessage message) => OnFlowControl(message.Subject));
         }
 
-        push?.Start(config, cursor.LastDelivered, inactivity.Threshold > 0);
+        push?.Start(config, cursor.LastDelivered, HasInactivityThreshold);
 
         // nats-server setLeader: replay through what the stream holds now, a full rate-limit bucket.
         var replay = config.ReplayPolicy == ReplayPolicy.Original;
-        pacer.Start(replay, replay ? stream.Store.GetState().LastSequence : 0, config.RateLimit, config.IsPush, stream.Config.MaxMsgSize);
-        inactivity.Schedule();
-        pause.Schedule();
+        if (replay || config.RateLimit > 0)
+        {
+            pacer ??= new DeliveryPacer(Kick);
+        }
+
+        pacer?.Start(replay, replay ? stream.Store.GetState().LastSequence : 0, config.RateLimit, config.IsPush, stream.Config.MaxMsgSize);
+        inactivity?.Schedule();
+        pause?.Schedule();
         acks.Start();
     }
 
-    /// <summary>Stops delivering, drops the subscriptions and timers, and keeps (or deletes) the state.</summary>
+    /// <summary>Stops delivering, drops the subscription and timers, and keeps (or deletes) the state; the client is the stream's.</summary>
     public async Task StopAsync(bool deleteData)
     {
         lock (gate)
@@ -197,18 +229,13 @@ internal sealed partial class Consumer
             }
 
             closed = true;
-            foreach (var subscription in subscriptions)
-            {
-                subscription.Dispose();
-            }
-
-            subscriptions.Clear();
+            flowControl?.Dispose();
             acks.Stop();
             push?.Stop();
-            inactivity.Stop();
-            pause.Stop();
+            inactivity?.Stop();
+            pause?.Stop();
             priority?.Stop();
-            pacer.Stop();
+            pacer?.Stop();
 
             // Requests still waiting are told, as nats-server tells them "409 Consumer Deleted".
             pull?.Stop();
@@ -222,8 +249,6 @@ internal sealed partial class Consumer
             account.Advisories.ConsumerAction(stream.Name, Name, StreamActionKind.Delete);
             await Store.DeleteAsync().ConfigureAwait(false);
         }
-
-        await Client.DisposeAsync().ConfigureAwait(false);
     }
 
     /// <summary>Deletes the consumer: removed from its stream, state deleted (API delete, inactivity).</summary>
@@ -244,7 +269,7 @@ internal sealed partial class Consumer
     {
         lock (gate)
         {
-            if (closed || !inactivity.Check(GoTime.NowNanoseconds()))
+            if (closed || inactivity is null || !inactivity.Check(GoTime.NowNanoseconds()))
             {
                 return;
             }

@@ -21,8 +21,11 @@ internal sealed class InactivityClock(long created, PushDelivery? push, PullRequ
     public long Threshold => threshold;
 
     /// <summary>Takes the threshold of a configuration (creation or update).</summary>
-    public void Configure(ConsumerConfig config) =>
-        threshold = config.InactiveThreshold > 0 ? config.InactiveThreshold : config.IsDurable ? 0 : 5_000_000_000;
+    public void Configure(ConsumerConfig config) => threshold = ThresholdOf(config);
+
+    /// <summary>The threshold of a configuration (ns), 0 for none: a consumer without one needs no clock.</summary>
+    public static long ThresholdOf(ConsumerConfig config) =>
+        config.InactiveThreshold > 0 ? config.InactiveThreshold : config.IsDurable ? 0 : 5_000_000_000;
 
     /// <summary>Arms the timer for the next check, when there is a threshold.</summary>
     public void Schedule()

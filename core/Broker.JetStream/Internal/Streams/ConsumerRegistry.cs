@@ -43,6 +43,15 @@ internal sealed class ConsumerRegistry(IStreamStore store)
         }
     }
 
+    /// <summary>The consumer of a name read from a subject (an ack or a pull request), without making a string.</summary>
+    public Consumer? Find(ReadOnlySpan<char> name)
+    {
+        lock (gate)
+        {
+            return consumers.GetAlternateLookup<ReadOnlySpan<char>>().TryGetValue(name, out var entry) ? entry.Consumer : null;
+        }
+    }
+
     /// <summary>Every consumer, ordered by name.</summary>
     public List<Consumer> ByName()
     {

@@ -29,6 +29,8 @@ internal sealed partial class MessageStream
     private readonly Lock gate = new();
     private readonly List<IBusSubscription> subscriptions = [];
     private readonly ConsumerRegistry consumers;
+    private ConsumerInbox? consumerInbox;
+    private object? consumerInboxGate;
     private readonly MessageIngest ingest;
     private readonly PubAckSender acks;
     private readonly DirectGet directGet;
@@ -157,6 +159,10 @@ internal sealed partial class MessageStream
 
     public ConsumerSnapshot ConsumersSnapshot => consumers.Snapshot;
 
+    /// <summary>The bus side its consumers share (their client, ack and pull-request subscriptions), made with the first.</summary>
+    public ConsumerInbox ConsumerInbox =>
+        LazyInitializer.EnsureInitialized(ref consumerInbox, ref consumerInboxGate, () => new ConsumerInbox(account.Bus, account.BusAccount, Name, consumers));
+
     public int ConsumerCount => consumers.Count;
 
     public Consumer? FindConsumer(string name) => consumers.Find(name);
@@ -279,6 +285,11 @@ internal sealed partial class MessageStream
         else
         {
             await Store.DisposeAsync().ConfigureAwait(false);
+        }
+
+        if (consumerInbox is not null)
+        {
+            await consumerInbox.DisposeAsync().ConfigureAwait(false);
         }
 
         await Client.DisposeAsync().ConfigureAwait(false);

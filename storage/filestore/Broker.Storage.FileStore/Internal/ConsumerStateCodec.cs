@@ -15,19 +15,26 @@ internal static class ConsumerStateCodec
         builder.U64(state.Delivered.Stream);
         builder.U64(state.AckFloor.Consumer);
         builder.U64(state.AckFloor.Stream);
-        builder.I32(state.Pending.Count);
-        foreach (var (sequence, pending) in state.Pending)
+        // The counts first, so that an empty state's dictionaries are not made (ConsumerState makes them on first read).
+        builder.I32(state.PendingCount);
+        if (state.PendingCount > 0)
         {
-            builder.U64(sequence);
-            builder.U64(pending.ConsumerSequence);
-            builder.I64(pending.Timestamp);
+            foreach (var (sequence, pending) in state.Pending)
+            {
+                builder.U64(sequence);
+                builder.U64(pending.ConsumerSequence);
+                builder.I64(pending.Timestamp);
+            }
         }
 
-        builder.I32(state.Redelivered.Count);
-        foreach (var (sequence, count) in state.Redelivered)
+        builder.I32(state.RedeliveredCount);
+        if (state.RedeliveredCount > 0)
         {
-            builder.U64(sequence);
-            builder.U64(count);
+            foreach (var (sequence, count) in state.Redelivered)
+            {
+                builder.U64(sequence);
+                builder.U64(count);
+            }
         }
     }
 

@@ -131,7 +131,7 @@ internal sealed partial class FileConsumerStore
                 return;
             }
 
-            var builder = new BinaryBuilder(64 + (state.Pending.Count * 24) + (state.Redelivered.Count * 16));
+            var builder = new BinaryBuilder(64 + (state.PendingCount * 24) + (state.RedeliveredCount * 16));
             ConsumerStateCodec.Encode(builder, state);
             payload = key is null ? builder.Written.ToArray() : key.SealFile(builder.Written, "consumer state"u8);
         }
