@@ -1,3 +1,6 @@
+using System.Text;
+using Broker.TestKit;
+using NATS.Client.Core;
 using NATS.Client.JetStream;
 using NATS.Client.JetStream.Models;
 
@@ -56,4 +59,30 @@ public class ConsumerInboxTests
             Assert.Equal(expected[i], consumers[i].Info.NumAckPending);
         }
     }
+
+    public static TheoryData<ServerKind> Kinds => new() { ServerKind.Ours, ServerKind.Reference };
+
+    /// <summary>
+    /// With the consumer gone (its stream kept, another consumer left on it), an ack with a reply to its subject gets "no
+    /// responders" and a pull request no answer at all, as from nats-server 2.9.10 (whose account imports
+    /// <c>$JS.API.&gt;</c>, so the pull request has a subscriber that ignores it): one wildcard per stream must not
+    /// swallow the ack's 503.
+    /// </summary>
+    [Theory(Timeout = 30_000)]
+    [MemberData(nameof(Kinds))]
+    public async Task An_ack_to_a_deleted_consumer_gets_no_responders_and_a_pull_request_no_answer(ServerKind kind)
+    {
+        await using var server = await JetStreamServer.StartAsync(kind);
+        await using var connection = server.Connect();
+        await RequestAsync(connection, "$JS.API.STREAM.CREATE.S", """{"name":"S","subjects":["s.>"],"storage":"memory"}""");
+        await RequestAsync(connection, "$JS.API.CONSUMER.CREATE.S.KEPT", """{"stream_name":"S","config":{"durable_name":"KEPT","ack_policy":"explicit"}}""");
+        await RequestAsync(connection, "$JS.API.CONSUMER.CREATE.S.GONE", """{"stream_name":"S","config":{"durable_name":"GONE","ack_policy":"explicit"}}""");
+        await RequestAsync(connection, "$JS.API.CONSUMER.DELETE.S.GONE", "");
+
+        await Assert.ThrowsAsync<NatsNoRespondersException>(() => RequestAsync(connection, "$JS.ACK.S.GONE.1.1.1.1700000000000000000.0", ""));
+        await Assert.ThrowsAsync<NatsNoReplyException>(() => RequestAsync(connection, "$JS.API.CONSUMER.MSG.NEXT.S.GONE", """{"batch":1,"expires":500000000}""", timeout: TimeSpan.FromSeconds(1)));
+    }
+
+    private static async Task<byte[]?> RequestAsync(NatsConnection connection, string subject, string body, TimeSpan? timeout = null)
+        => (await connection.RequestAsync<byte[], byte[]>(subject, Encoding.UTF8.GetBytes(body), replyOpts: new NatsSubOpts { Timeout = timeout ?? TimeSpan.FromSeconds(5) })).Data;
 }

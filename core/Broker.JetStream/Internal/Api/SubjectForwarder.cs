@@ -16,7 +16,8 @@ namespace Broker.JetStream.Internal.Api;
 /// </remarks>
 internal sealed class SubjectForwarder : IDisposable
 {
-    private static readonly ReadOnlySequence<byte> NoResponders = new("NATS/1.0 503\r\n\r\n"u8.ToArray());
+    /// <summary>The status message nats-server sends a requester when nothing is subscribed to the request's subject.</summary>
+    internal static readonly ReadOnlySequence<byte> NoResponders = new("NATS/1.0 503\r\n\r\n"u8.ToArray());
 
     private readonly byte[] from;
     private readonly byte[] to;

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Text;
 using Broker.Abstractions;
+using Broker.JetStream.Internal.Api;
 using Broker.JetStream.Internal.Streams;
 
 namespace Broker.JetStream.Internal.Consumers;
@@ -12,8 +13,9 @@ namespace Broker.JetStream.Internal.Consumers;
 /// each routed by the consumer's name token to the consumer the stream holds under that name. A consumer of its own
 /// cost a client, its sid table and two subscriptions (about 1.6 KB, the most of an idle MQTT QoS 1 session's consumer).
 /// The ack subjects, every ack kind and the pull API are unchanged: a push consumer still answers a pull request with
-/// 409 (nats-server subscribes <c>reqSub</c> for both kinds), and what names no consumer of the stream is dropped, as
-/// nobody was subscribed to it before.
+/// 409 (nats-server subscribes <c>reqSub</c> for both kinds). What names no consumer of the stream gets what nats-server
+/// 2.9.10 gives it: an ack with a reply is answered "no responders" (nothing is subscribed to its subject there), a
+/// pull request nothing (its subject falls under the account's <c>$JS.API.&gt;</c> import, whose handler ignores it).
 /// </summary>
 /// <remarks>
 /// Reading an acknowledgement's kind (nats-server <c>processAck</c>): the body says ack, <c>-NAK</c>, <c>+WPI</c>,
@@ -61,7 +63,13 @@ internal sealed class ConsumerInbox : IAsyncDisposable
         var rest = subject[ackPrefix.Length..];
         var dot = rest.IndexOf((byte)'.');
         var consumer = dot <= 0 ? null : Find(rest[..dot]);
-        if (consumer is null || !consumer.Format.TryParseAckSubject(subject, out var streamSeq, out var consumerSeq, out var deliveryCount))
+        if (consumer is null)
+        {
+            AnswerNoResponders(message.ReplyTo);
+            return;
+        }
+
+        if (!consumer.Format.TryParseAckSubject(subject, out var streamSeq, out var consumerSeq, out var deliveryCount))
         {
             return;
         }
@@ -103,13 +111,26 @@ internal sealed class ConsumerInbox : IAsyncDisposable
 
     private void OnNextRequest(in BusMessage message)
     {
-        if (message.ReplyTo.IsEmpty || Find(message.Subject[nextPrefix.Length..]) is not { } consumer)
+        if (message.ReplyTo.IsEmpty)
+        {
+            return;
+        }
+
+        if (Find(message.Subject[nextPrefix.Length..]) is not { } consumer)
         {
             return;
         }
 
         var body = message.Payload.IsSingleSegment ? message.Payload.FirstSpan : message.Payload.ToArray();
         consumer.OnNextRequest(message.ReplyTo, body);
+    }
+
+    private void AnswerNoResponders(ReadOnlySpan<byte> replyTo)
+    {
+        if (!replyTo.IsEmpty)
+        {
+            Client.Publish(replyTo, default, SubjectForwarder.NoResponders, ReadOnlySequence<byte>.Empty);
+        }
     }
 
     /// <summary>The consumer named by a subject's token (UTF-8), decoded without allocating for names of usual length.</summary>
