@@ -7,7 +7,8 @@ using Broker.Abstractions;
 namespace Broker.Core.Internal.Transport;
 
 /// <summary>
-/// A TCP connection as a pair of pipes: a receive loop fills the input pipe and a send loop drains the output pipe.
+/// A TCP connection as a pair of pipes: a receive loop fills the input pipe and a send loop drains the output pipe
+/// (neither kept parked while the connection is idle, see the loops).
 /// The output is an <see cref="OutputBuffer"/>: it reports backpressure from three quarters of max_pending on and
 /// counts what waits to be sent, which the broker reads to detect slow consumers.
 /// </summary>
@@ -26,10 +27,12 @@ internal sealed partial class SocketConnection : TransportConnection
     private readonly Socket socket;
     private readonly Pipe input;
     private readonly OutputBuffer output;
-    private readonly CancellationTokenSource closed = new();
+    // Made when ConnectionClosed is first asked for: the broker's own handlers never ask, so most connections hold
+    // none (issue 25). signalled is 1 once the connection closed; a token asked for after that is cancelled already.
+    private CancellationTokenSource? closed;
+    private int signalled;
     private readonly SocketListener? owner;
-    private Task receiveTask = Task.CompletedTask;
-    private Task sendTask = Task.CompletedTask;
+    private bool started;
     private string? closeReason;
     private int aborted;
 
@@ -100,7 +103,31 @@ internal sealed partial class SocketConnection : TransportConnection
 
     public override TransportSettings Settings { get; }
 
-    public override CancellationToken ConnectionClosed => closed.Token;
+    public override CancellationToken ConnectionClosed
+    {
+        get
+        {
+            if (Volatile.Read(ref signalled) != 0)
+            {
+                return new CancellationToken(canceled: true);
+            }
+
+            var source = Volatile.Read(ref closed);
+            if (source is null)
+            {
+                var made = new CancellationTokenSource();
+                source = Interlocked.CompareExchange(ref closed, made, null) ?? made;
+
+                // Closed while it was being made: SignalClosed may not have seen it.
+                if (Volatile.Read(ref signalled) != 0)
+                {
+                    source.Cancel();
+                }
+            }
+
+            return source.Token;
+        }
+    }
 
     public override string? CloseReason => closeReason;
 
@@ -119,8 +146,9 @@ internal sealed partial class SocketConnection : TransportConnection
 
     public void Start()
     {
-        receiveTask = ReceiveLoopAsync();
-        sendTask = SendLoopAsync();
+        started = true;
+        _ = ReceiveAsync(woken: false);
+        _ = SendAsync(woken: false);
     }
 
     public override void Abort(string reason)
@@ -151,7 +179,11 @@ internal sealed partial class SocketConnection : TransportConnection
         {
             // The send loop ends once the application completes its output (after the last bytes are sent).
             output.Writer.Complete();
-            await Task.WhenAll(receiveTask, sendTask).ConfigureAwait(false);
+            if (started)
+            {
+                await receiveEnded.WaitAsync().ConfigureAwait(false);
+                await sendEnded.WaitAsync().ConfigureAwait(false);
+            }
         }
         finally
         {
@@ -162,19 +194,14 @@ internal sealed partial class SocketConnection : TransportConnection
             }
             socket.Dispose();
             SignalClosed();
-            closed.Dispose();
         }
     }
 
+    // The token source is not disposed: it has no timer, and its registrations are gone once it is cancelled.
     private void SignalClosed()
     {
-        try
-        {
-            closed.Cancel();
-        }
-        catch (ObjectDisposedException)
-        {
-        }
+        Volatile.Write(ref signalled, 1);
+        Volatile.Read(ref closed)?.Cancel();
     }
 
     /// <summary>An input and an output as a connection's transport.</summary>
