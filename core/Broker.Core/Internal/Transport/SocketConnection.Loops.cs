@@ -1,14 +1,8 @@
-using System.IO.Pipelines;
 using System.Net.Sockets;
 
 namespace Broker.Core.Internal.Transport;
 
-/// <summary>
-/// The receive and send loops. Neither stays parked while the connection is idle: each runs until it would wait for
-/// the peer or the application, then leaves that wait pending with a callback (a zero-byte receive, a read of the
-/// output pipe) and returns, and the callback starts it again. An idle connection so holds two delegates instead of two
-/// async state machines (about 480 B; issue 25); an await inside a busy period still works as before.
-/// </summary>
+/// <summary>The receive and send loops.</summary>
 internal sealed partial class SocketConnection
 {
     /// <summary>The close reason reported when a send blocked longer than the write deadline.</summary>
@@ -25,21 +19,6 @@ internal sealed partial class SocketConnection
     // Input that arrives after the application stopped reading is discarded here.
     private static readonly byte[] DrainBuffer = new byte[4096];
 
-    // The receive loop's state between its runs (it was the loop's locals).
-    private ReceiveSizing sizing;
-
-    // The wait each loop left pending when it returned, completed (its result taken) by the loop's next run.
-    private ValueTask<int> idleReceive;
-    private ValueTask<ReadResult> idleRead;
-
-    // The callbacks that start the loops again, made at the first idle wait of each and kept.
-    private Action? onReceivable;
-    private Action? onOutput;
-
-    // Set when each loop has ended for good; DisposeAsync and the send loop's linger wait on them.
-    private EndSignal receiveEnded;
-    private EndSignal sendEnded;
-
     internal void CheckWriteDeadline(long now, long deadlineMilliseconds)
     {
         var started = SendStartedAt;
@@ -49,43 +28,30 @@ internal sealed partial class SocketConnection
         }
     }
 
-    private void OnReceivable() => _ = ReceiveAsync(woken: true);
-
-    private void OnOutput() => _ = SendAsync(woken: true);
-
-    /// <summary>
-    /// Receives until the connection is idle, then leaves a zero-byte receive pending (it waits for data without
-    /// holding a buffer) with <see cref="OnReceivable"/> to call when data arrives, and returns.
-    /// </summary>
-    /// <param name="woken">Called back: the pending zero-byte receive has completed and its result is to be taken.</param>
-    private async Task ReceiveAsync(bool woken)
+    private async Task ReceiveLoopAsync()
     {
         var writer = input.Writer;
-        var parked = false;
+        var sizing = default(ReceiveSizing);
+        var draining = false;
         try
         {
             while (true)
             {
-                if (woken)
+                if (draining)
                 {
-                    var wait = idleReceive;
-                    idleReceive = default;
-                    woken = false;
-                    wait.GetAwaiter().GetResult();
-                }
-                else if (sizing.WaitFirst)
-                {
-                    // A busy connection skips the wait (ReceiveSizing).
-                    var wait = socket.ReceiveAsync(Memory<byte>.Empty, SocketFlags.None);
-                    if (!wait.IsCompleted)
+                    if (await socket.ReceiveAsync(DrainBuffer, SocketFlags.None).ConfigureAwait(false) == 0)
                     {
-                        idleReceive = wait;
-                        parked = true;
-                        wait.ConfigureAwait(false).GetAwaiter().UnsafeOnCompleted(onReceivable ??= OnReceivable);
-                        return;
+                        break;
                     }
 
-                    wait.GetAwaiter().GetResult();
+                    continue;
+                }
+
+                if (sizing.WaitFirst)
+                {
+                    // A zero-byte receive waits for data without holding a buffer, so idle connections cost no memory;
+                    // a busy one skips it (ReceiveSizing).
+                    await socket.ReceiveAsync(Memory<byte>.Empty, SocketFlags.None).ConfigureAwait(false);
                 }
 
                 var memory = writer.GetMemory(sizing.Size);
@@ -103,16 +69,9 @@ internal sealed partial class SocketConnection
                     break;
                 }
 
-                if (flush.IsCompleted)
-                {
-                    // The application stopped reading (it is closing the connection): keep draining until the peer
-                    // closes, so our last bytes are not reset away.
-                    while (await socket.ReceiveAsync(DrainBuffer, SocketFlags.None).ConfigureAwait(false) != 0)
-                    {
-                    }
-
-                    break;
-                }
+                // The application stopped reading (it is closing the connection): keep draining until the peer
+                // closes, so our last bytes are not reset away.
+                draining = flush.IsCompleted;
             }
         }
         catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
@@ -121,51 +80,19 @@ internal sealed partial class SocketConnection
         }
         finally
         {
-            if (!parked)
-            {
-                await writer.CompleteAsync().ConfigureAwait(false);
-                receiveEnded.Set();
-            }
+            await writer.CompleteAsync().ConfigureAwait(false);
         }
     }
 
-    /// <summary>
-    /// Sends what the application queued until the output is empty, then leaves a read of the output pipe pending with
-    /// <see cref="OnOutput"/> to call when more is flushed, and returns; ends when the application completes its output
-    /// or the connection is aborted.
-    /// </summary>
-    /// <param name="woken">Called back: the pending read has completed and its result is to be taken.</param>
-    private async Task SendAsync(bool woken)
+    private async Task SendLoopAsync()
     {
         var reader = output.Reader;
         var graceful = false;
-        var parked = false;
         try
         {
             while (true)
             {
-                ReadResult result;
-                if (woken)
-                {
-                    var read = idleRead;
-                    idleRead = default;
-                    woken = false;
-                    result = read.GetAwaiter().GetResult();
-                }
-                else
-                {
-                    var read = reader.ReadAsync();
-                    if (!read.IsCompleted)
-                    {
-                        idleRead = read;
-                        parked = true;
-                        read.ConfigureAwait(false).GetAwaiter().UnsafeOnCompleted(onOutput ??= OnOutput);
-                        return;
-                    }
-
-                    result = read.GetAwaiter().GetResult();
-                }
-
+                var result = await reader.ReadAsync().ConfigureAwait(false);
                 if (result.IsCanceled)
                 {
                     break;
@@ -211,7 +138,7 @@ internal sealed partial class SocketConnection
             {
                 // Everything the application wrote has been sent: send FIN, then give the peer a moment to close.
                 socket.Shutdown(SocketShutdown.Send);
-                await Task.WhenAny(receiveEnded.WaitAsync(), Task.Delay(LingerTimeout)).ConfigureAwait(false);
+                await Task.WhenAny(receiveTask, Task.Delay(LingerTimeout)).ConfigureAwait(false);
             }
         }
         catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
@@ -219,42 +146,8 @@ internal sealed partial class SocketConnection
         }
         finally
         {
-            if (!parked)
-            {
-                await reader.CompleteAsync().ConfigureAwait(false);
-                Abort(closeReason ?? "closed");
-                sendEnded.Set();
-            }
-        }
-    }
-
-    /// <summary>
-    /// That a loop has ended, waited for only when a connection closes: a task is made only if someone waits before
-    /// the loop ends, so a running connection holds none.
-    /// </summary>
-    private struct EndSignal
-    {
-        private static readonly object Done = new();
-
-        // Null (running, nobody waits), Done, or the waiter's TaskCompletionSource.
-        private object? state;
-
-        public void Set()
-        {
-            var prior = Interlocked.Exchange(ref state, Done);
-            (prior as TaskCompletionSource)?.TrySetResult();
-        }
-
-        public Task WaitAsync()
-        {
-            var current = Volatile.Read(ref state);
-            if (current is null)
-            {
-                var waiter = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-                current = Interlocked.CompareExchange(ref state, waiter, null) ?? waiter;
-            }
-
-            return current == Done ? Task.CompletedTask : ((TaskCompletionSource)current).Task;
+            await reader.CompleteAsync().ConfigureAwait(false);
+            Abort(closeReason ?? "closed");
         }
     }
 }

@@ -7,8 +7,7 @@ using Broker.Abstractions;
 namespace Broker.Core.Internal.Transport;
 
 /// <summary>
-/// A TCP connection as a pair of pipes: a receive loop fills the input pipe and a send loop drains the output pipe
-/// (neither kept parked while the connection is idle, see the loops).
+/// A TCP connection as a pair of pipes: a receive loop fills the input pipe and a send loop drains the output pipe.
 /// The output is an <see cref="OutputBuffer"/>: it reports backpressure from three quarters of max_pending on and
 /// counts what waits to be sent, which the broker reads to detect slow consumers.
 /// </summary>
@@ -32,7 +31,8 @@ internal sealed partial class SocketConnection : TransportConnection
     private CancellationTokenSource? closed;
     private int signalled;
     private readonly SocketListener? owner;
-    private bool started;
+    private Task receiveTask = Task.CompletedTask;
+    private Task sendTask = Task.CompletedTask;
     private string? closeReason;
     private int aborted;
 
@@ -146,9 +146,8 @@ internal sealed partial class SocketConnection : TransportConnection
 
     public void Start()
     {
-        started = true;
-        _ = ReceiveAsync(woken: false);
-        _ = SendAsync(woken: false);
+        receiveTask = ReceiveLoopAsync();
+        sendTask = SendLoopAsync();
     }
 
     public override void Abort(string reason)
@@ -179,11 +178,7 @@ internal sealed partial class SocketConnection : TransportConnection
         {
             // The send loop ends once the application completes its output (after the last bytes are sent).
             output.Writer.Complete();
-            if (started)
-            {
-                await receiveEnded.WaitAsync().ConfigureAwait(false);
-                await sendEnded.WaitAsync().ConfigureAwait(false);
-            }
+            await Task.WhenAll(receiveTask, sendTask).ConfigureAwait(false);
         }
         finally
         {
