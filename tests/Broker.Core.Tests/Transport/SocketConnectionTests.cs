@@ -9,9 +9,9 @@ using Broker.Core.Internal.Transport;
 namespace Broker.Core.Tests.Transport;
 
 /// <summary>
-/// A TCP connection whose loops leave an idle wait pending with a callback instead of staying parked (issue 25): data
-/// that comes after idle periods, in either direction, still flows; the connection still closes gracefully; and its
-/// closed token, made only when asked for, is cancelled however late it is asked.
+/// A TCP connection across idle periods (issue 25): data that comes after them, in either direction, flows; the
+/// connection closes gracefully; a reset while idle ends the input; and its closed token, made only when asked for, is
+/// cancelled however late it is asked.
 /// </summary>
 public sealed class SocketConnectionTests
 {
