@@ -170,6 +170,11 @@ internal sealed partial class BusConnection
     /// <summary>What the connection authenticated with, kept to authenticate again after a reload.</summary>
     private sealed record Credentials(string? User, string? Password, string? Token, bool CertificateMapped, bool ByAdapter, string? NoAuthUser = null)
     {
+        // Anonymous clients (most MQTT devices) share one instance of their kind instead of keeping one each (56 B;
+        // issue 25): a record's values are all it holds.
+        private static readonly Credentials Anonymous = new(null, null, null, CertificateMapped: false, ByAdapter: false);
+        private static readonly Credentials AnonymousByAdapter = new(null, null, null, CertificateMapped: false, ByAdapter: true);
+
         /// <summary>
         /// The adapter's credentials, each empty one taken from the transport's (WebSocket cookies) as for NATS;
         /// certificate mapping when the listener's TLS says <c>verify_and_map</c>.
@@ -178,19 +183,22 @@ internal sealed partial class BusConnection
         {
             if (options.AuthenticatedByAdapter)
             {
-                return new Credentials(Empty(options.User), null, null, CertificateMapped: false, ByAdapter: true);
+                return Shared(new Credentials(Empty(options.User), null, null, CertificateMapped: false, ByAdapter: true));
             }
 
             var fromTransport = connection.Features.Get<TransportCredentials>();
             var mapped = connection.Features.Get<ITlsConnectionFeature>() is { MapClientCertificateToUser: true };
-            return new Credentials(
+            return Shared(new Credentials(
                 OrElse(options.User, fromTransport?.User),
                 OrElse(options.Password, fromTransport?.Password),
                 OrElse(options.Token, fromTransport?.Token),
                 mapped,
                 ByAdapter: false,
-                Empty(options.NoAuthUser));
+                Empty(options.NoAuthUser)));
         }
+
+        private static Credentials Shared(Credentials made) =>
+            made == Anonymous ? Anonymous : made == AnonymousByAdapter ? AnonymousByAdapter : made;
 
         private static string? OrElse(string? value, string? fallback) => string.IsNullOrEmpty(value) ? Empty(fallback) : value;
 

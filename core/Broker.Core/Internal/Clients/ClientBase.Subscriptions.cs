@@ -10,7 +10,7 @@ namespace Broker.Core.Internal.Clients;
 /// </summary>
 internal abstract partial class ClientBase
 {
-    private readonly Dictionary<string, Subscription> subscriptions = new(StringComparer.Ordinal);
+    private SidTable subscriptions;
     private readonly Lock subscriptionsLock = new();
 
     // This producer's side of deliveries through shadows; made at its first one, only its own thread touches it.
@@ -24,7 +24,7 @@ internal abstract partial class ClientBase
     {
         lock (subscriptionsLock)
         {
-            foreach (var subscription in subscriptions.Values)
+            foreach (var subscription in subscriptions.ToArray())
             {
                 var previous = subscription.Shadows;
                 subscription.Shadows = null;
@@ -49,7 +49,7 @@ internal abstract partial class ClientBase
     {
         lock (subscriptionsLock)
         {
-            return [.. subscriptions.Values];
+            return subscriptions.ToArray();
         }
     }
 
@@ -76,7 +76,7 @@ internal abstract partial class ClientBase
                 return SubscribeOutcome.InvalidSubject;
             }
 
-            subscriptions.Add(sid, subscription);
+            subscriptions.Add(subscription);
             subscription.Shadows = ShadowSubscriptions.Create(this, subscription);
         }
 
@@ -88,7 +88,7 @@ internal abstract partial class ClientBase
     {
         lock (subscriptionsLock)
         {
-            return subscriptions.GetValueOrDefault(Encoding.UTF8.GetString(sid));
+            return subscriptions.TryGetValue(Encoding.UTF8.GetString(sid), out var found) ? found : null;
         }
     }
 
@@ -205,7 +205,7 @@ internal abstract partial class ClientBase
         Subscription[] all;
         lock (subscriptionsLock)
         {
-            all = [.. subscriptions.Values];
+            all = subscriptions.ToArray();
             subscriptions.Clear();
             foreach (var subscription in all)
             {

@@ -47,8 +47,19 @@ internal partial class InProcessClient : ClientBase, IBusClient
 
     public override bool IsClosed => Volatile.Read(ref closed) != 0;
 
-    /// <summary>Serialises publishes through this client; see the class remarks.</summary>
-    protected Lock PublishLock { get; } = new();
+    /// <summary>
+    /// Serialises publishes through this client; see the class remarks. Made with the first publish or flush: an MQTT
+    /// session that only subscribes and has received nothing holds none (40 B; issue 25).
+    /// </summary>
+    protected Lock PublishLock => Volatile.Read(ref publishLock) ?? MakePublishLock();
+
+    private Lock? publishLock;
+
+    private Lock MakePublishLock()
+    {
+        var made = new Lock();
+        return Interlocked.CompareExchange(ref publishLock, made, null) ?? made;
+    }
 
     /// <summary>The most subscriptions the client may hold; 0 for no limit.</summary>
     protected virtual int SubscriptionLimit => 0;

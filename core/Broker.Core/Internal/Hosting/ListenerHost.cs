@@ -100,6 +100,7 @@ internal sealed class ListenerHost
 
         connection.Features.Set(definition);
         var current = connection;
+        var handedOff = false;
         try
         {
             foreach (var step in middleware)
@@ -114,7 +115,17 @@ internal sealed class ListenerHost
                 current = next;
             }
 
-            await handler.OnConnectionAsync(current, stopping).ConfigureAwait(false);
+            var handling = handler.OnConnectionAsync(current, stopping);
+            if (!handling.IsCompleted)
+            {
+                // What is left (disposing, counting the connection out) runs as the handler task's continuation, so
+                // this state machine (about 210 B) does not stay for the connection's life (issue 25).
+                new Served(this, connection, current, handling, stopping).Watch();
+                handedOff = true;
+                return;
+            }
+
+            await handling.ConfigureAwait(false);
         }
         catch (OperationCanceledException) when (stopping.IsCancellationRequested)
         {
@@ -127,27 +138,61 @@ internal sealed class ListenerHost
         }
         finally
         {
+            if (!handedOff)
+            {
+                await FinishAsync(connection, current).ConfigureAwait(false);
+            }
+        }
+    }
+
+    /// <summary>Disposes a served connection (and the one below its middleware) and counts it out.</summary>
+    private async Task FinishAsync(TransportConnection connection, TransportConnection current)
+    {
+        try
+        {
+            await current.DisposeAsync().ConfigureAwait(false);
+            if (!ReferenceEquals(current, connection))
+            {
+                await connection.DisposeAsync().ConfigureAwait(false);
+            }
+        }
+#pragma warning disable CA1031 // Disposal failures are logged, never thrown into the accept loop.
+        catch (Exception ex)
+#pragma warning restore CA1031
+        {
+            HostingLog.ConnectionFailed(logger, definition.Name, connection.RemoteEndPoint?.ToString() ?? "?", ex);
+        }
+        finally
+        {
+            if (Interlocked.Decrement(ref active) == 0)
+            {
+                Volatile.Read(ref drained)?.TrySetResult();
+            }
+        }
+    }
+
+    /// <summary>A connection whose handler is running: finishes it when the handler's task completes.</summary>
+    private sealed class Served(ListenerHost host, TransportConnection connection, TransportConnection current, Task handling, CancellationToken stopping)
+    {
+        public void Watch() => handling.ConfigureAwait(false).GetAwaiter().UnsafeOnCompleted(OnHandled);
+
+        private void OnHandled()
+        {
             try
             {
-                await current.DisposeAsync().ConfigureAwait(false);
-                if (!ReferenceEquals(current, connection))
-                {
-                    await connection.DisposeAsync().ConfigureAwait(false);
-                }
+                handling.GetAwaiter().GetResult();
             }
-#pragma warning disable CA1031 // Disposal failures are logged, never thrown into the accept loop.
+            catch (OperationCanceledException) when (stopping.IsCancellationRequested)
+            {
+            }
+#pragma warning disable CA1031 // One failing connection must never take the listener down.
             catch (Exception ex)
 #pragma warning restore CA1031
             {
-                HostingLog.ConnectionFailed(logger, definition.Name, connection.RemoteEndPoint?.ToString() ?? "?", ex);
+                HostingLog.ConnectionFailed(host.logger, host.definition.Name, current.RemoteEndPoint?.ToString() ?? "?", ex);
             }
-            finally
-            {
-                if (Interlocked.Decrement(ref active) == 0)
-                {
-                    Volatile.Read(ref drained)?.TrySetResult();
-                }
-            }
+
+            _ = host.FinishAsync(connection, current);
         }
     }
 }

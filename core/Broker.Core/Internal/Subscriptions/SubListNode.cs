@@ -9,7 +9,10 @@ namespace Broker.Core.Internal.Subscriptions;
 /// </summary>
 internal sealed class SubListNode
 {
-    // Both created on first use: most nodes are intermediate tokens that hold no subscription at all.
+    // Both created on first use: most nodes are intermediate tokens that hold no subscription at all. The first plain
+    // subscription is kept in a field and a set made from the second on: most subjects that end here have one
+    // subscriber (an MQTT session's topic, a request inbox), and a one-member set cost each about 170 B (issue 25).
+    private Subscription? single;
     private HashSet<Subscription>? plain;
     private Dictionary<byte[], HashSet<Subscription>>? queues;
 
@@ -17,10 +20,20 @@ internal sealed class SubListNode
     public SubListLevel? Next { get; set; }
 
     /// <summary>No subscription ends here and nothing continues below: the node can be pruned.</summary>
-    public bool IsEmpty => (plain is null || plain.Count == 0) && (queues is null || queues.Count == 0) && Next is null;
+    public bool IsEmpty => single is null && (plain is null || plain.Count == 0) && (queues is null || queues.Count == 0) && Next is null;
 
-    /// <summary>Plain subscriptions ending here (may be <see langword="null"/>).</summary>
-    public HashSet<Subscription>? Plain => plain;
+    /// <summary>Appends the plain subscriptions ending here to <paramref name="into"/>.</summary>
+    public void CopyPlainTo(List<Subscription> into)
+    {
+        if (single is not null)
+        {
+            into.Add(single);
+        }
+        else if (plain is not null)
+        {
+            into.AddRange(plain);
+        }
+    }
 
     /// <summary>Queue subscriptions ending here, by queue name (may be <see langword="null"/>).</summary>
     public Dictionary<byte[], HashSet<Subscription>>? Queues => queues;
@@ -30,8 +43,25 @@ internal sealed class SubListNode
     {
         if (!SubList.IsQueue(subscription))
         {
-            plain ??= [];
-            return plain.Add(subscription);
+            if (plain is not null)
+            {
+                return plain.Add(subscription);
+            }
+
+            if (single is null)
+            {
+                single = subscription;
+                return true;
+            }
+
+            if (ReferenceEquals(single, subscription))
+            {
+                return false;
+            }
+
+            plain = [single, subscription];
+            single = null;
+            return true;
         }
 
         queues ??= new Dictionary<byte[], HashSet<Subscription>>(ByteArrayComparer.Instance);
@@ -49,6 +79,12 @@ internal sealed class SubListNode
     {
         if (!SubList.IsQueue(subscription))
         {
+            if (ReferenceEquals(single, subscription))
+            {
+                single = null;
+                return true;
+            }
+
             return plain is not null && plain.Remove(subscription);
         }
 
@@ -69,11 +105,7 @@ internal sealed class SubListNode
     /// <summary>Appends every subscription ending here to <paramref name="into"/>.</summary>
     public void CopyTo(List<Subscription> into)
     {
-        if (plain is not null)
-        {
-            into.AddRange(plain);
-        }
-
+        CopyPlainTo(into);
         if (queues is not null)
         {
             foreach (var members in queues.Values)

@@ -19,10 +19,7 @@ internal sealed class SubListResultBuilder
     /// <summary>Adds every subscription of a node the walk reached.</summary>
     public void Add(SubListNode node)
     {
-        if (node.Plain is { } nodePlain)
-        {
-            plain.AddRange(nodePlain);
-        }
+        node.CopyPlainTo(plain);
 
         if (node.Queues is not { } nodeQueues)
         {

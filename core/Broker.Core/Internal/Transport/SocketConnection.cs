@@ -26,7 +26,10 @@ internal sealed partial class SocketConnection : TransportConnection
     private readonly Socket socket;
     private readonly Pipe input;
     private readonly OutputBuffer output;
-    private readonly CancellationTokenSource closed = new();
+    // Made when ConnectionClosed is first asked for: the broker's own handlers never ask, so most connections hold
+    // none (issue 25). signalled is 1 once the connection closed; a token asked for after that is cancelled already.
+    private CancellationTokenSource? closed;
+    private int signalled;
     private readonly SocketListener? owner;
     private Task receiveTask = Task.CompletedTask;
     private Task sendTask = Task.CompletedTask;
@@ -100,7 +103,31 @@ internal sealed partial class SocketConnection : TransportConnection
 
     public override TransportSettings Settings { get; }
 
-    public override CancellationToken ConnectionClosed => closed.Token;
+    public override CancellationToken ConnectionClosed
+    {
+        get
+        {
+            if (Volatile.Read(ref signalled) != 0)
+            {
+                return new CancellationToken(canceled: true);
+            }
+
+            var source = Volatile.Read(ref closed);
+            if (source is null)
+            {
+                var made = new CancellationTokenSource();
+                source = Interlocked.CompareExchange(ref closed, made, null) ?? made;
+
+                // Closed while it was being made: SignalClosed may not have seen it.
+                if (Volatile.Read(ref signalled) != 0)
+                {
+                    source.Cancel();
+                }
+            }
+
+            return source.Token;
+        }
+    }
 
     public override string? CloseReason => closeReason;
 
@@ -162,19 +189,14 @@ internal sealed partial class SocketConnection : TransportConnection
             }
             socket.Dispose();
             SignalClosed();
-            closed.Dispose();
         }
     }
 
+    // The token source is not disposed: it has no timer, and its registrations are gone once it is cancelled.
     private void SignalClosed()
     {
-        try
-        {
-            closed.Cancel();
-        }
-        catch (ObjectDisposedException)
-        {
-        }
+        Volatile.Write(ref signalled, 1);
+        Volatile.Read(ref closed)?.Cancel();
     }
 
     /// <summary>An input and an output as a connection's transport.</summary>

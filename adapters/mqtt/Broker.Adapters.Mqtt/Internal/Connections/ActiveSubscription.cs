@@ -43,6 +43,12 @@ internal sealed class ActiveSubscription
     /// <summary>The deliveries of its JetStream consumer (QoS 1 and 2), or <see langword="null"/>.</summary>
     public DurableFeed? Feed { get; set; }
 
+    /// <summary>The connection's subscriptions, which its live messages are handed to (set before it subscribes).</summary>
+    public SubscriptionManager? Manager { get; set; }
+
+    /// <summary>A live message from one of its bus subscriptions, on the producer's thread.</summary>
+    public void Deliver(in BusMessage message) => Manager!.Deliver(this, message);
+
     /// <summary>Adds a bus subscription that feeds it (at most two: the subject's, then its parent's).</summary>
     public void AddBusSubscription(IBusSubscription subscription)
     {

@@ -10,6 +10,14 @@ internal sealed class FlushBatch
 {
     private static long nextStamp;
 
+    // The batch of this thread's read loops: a batch lives only while one read is handled on one thread, so the
+    // threads share them rather than every connection holding one (issue 25).
+    [ThreadStatic]
+    private static FlushBatch? threadBatch;
+
+    // Between Begin and the end of End; a Begin meanwhile on the same thread (not expected) gets a batch of its own.
+    private bool inUse;
+
     // Made when a batch first lists an output: a subscriber that only receives from NATS publishers never does (issue 25).
     private PacketOutput[]? pending;
     private int count;
@@ -21,10 +29,20 @@ internal sealed class FlushBatch
     /// <summary>Identifies the batch in progress, so a connection is listed once per batch.</summary>
     public long Stamp { get; private set; }
 
-    public void Begin()
+    /// <summary>Starts a batch on this thread; <see cref="End"/> it on the same thread.</summary>
+    public static FlushBatch Begin()
     {
-        Stamp = Interlocked.Increment(ref nextStamp);
-        Current = this;
+        var batch = threadBatch;
+        if (batch is null || batch.inUse)
+        {
+            batch = new FlushBatch();
+            threadBatch ??= batch;
+        }
+
+        batch.inUse = true;
+        batch.Stamp = Interlocked.Increment(ref nextStamp);
+        Current = batch;
+        return batch;
     }
 
     public void Add(PacketOutput output)
@@ -49,5 +67,6 @@ internal sealed class FlushBatch
         }
 
         count = 0;
+        inUse = false;
     }
 }

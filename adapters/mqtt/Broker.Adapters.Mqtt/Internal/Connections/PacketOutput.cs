@@ -11,13 +11,12 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 /// work item. Beyond max_pending bytes waiting, the connection is closed as a slow consumer, as nats-server closes
 /// NATS ones.
 /// </summary>
-internal sealed class PacketOutput : IThreadPoolWorkItem
+internal sealed class PacketOutput : BatchingWriter, IThreadPoolWorkItem
 {
     /// <summary>nats-server's close reason for a slow consumer, which the bus counts in /varz and shows in /connz.</summary>
     public const string SlowConsumerReason = "Slow Consumer (Pending Bytes)";
 
     private readonly Lock writeLock = new();
-    private readonly BatchingWriter output;
     private readonly IPendingOutputFeature? pendingOutput;
     private readonly TransportConnection transport;
     private readonly ConnectionStatus status;
@@ -38,11 +37,11 @@ internal sealed class PacketOutput : IThreadPoolWorkItem
     private Task? stalledFlush;
 
     public PacketOutput(TransportConnection transport, ConnectionStatus status, ILogger logger)
+        : base(transport.Transport.Output)
     {
         this.transport = transport;
         this.status = status;
         this.logger = logger;
-        output = new BatchingWriter(transport.Transport.Output);
         pendingOutput = transport.Features.Get<IPendingOutputFeature>();
     }
 
@@ -56,7 +55,7 @@ internal sealed class PacketOutput : IThreadPoolWorkItem
     public bool IsCompleted => outputCompleted;
 
     /// <summary>Where packets are written. Under <see cref="WriteLock"/>, when not <see cref="IsCompleted"/>.</summary>
-    public BatchingWriter Writer => output;
+    public BatchingWriter Writer => this;
 
     /// <summary>Whether a flush is queued and has not run yet (benchmarks wait for it).</summary>
     public bool FlushPending => Volatile.Read(ref flushQueued) != 0;
@@ -67,7 +66,7 @@ internal sealed class PacketOutput : IThreadPoolWorkItem
         {
             if (!outputCompleted)
             {
-                ControlPackets.WritePingResp(output);
+                ControlPackets.WritePingResp(this);
             }
         }
     }
@@ -90,7 +89,7 @@ internal sealed class PacketOutput : IThreadPoolWorkItem
         {
             if (!outputCompleted)
             {
-                ControlPackets.WriteAck(output, type, packetId, v5, reason, text);
+                ControlPackets.WriteAck(this, type, packetId, v5, reason, text);
             }
         }
     }
@@ -103,7 +102,7 @@ internal sealed class PacketOutput : IThreadPoolWorkItem
         {
             if (!outputCompleted)
             {
-                ControlPackets.WriteSubAck(output, packetId, codes, v5, unsubscribe, text);
+                ControlPackets.WriteSubAck(this, packetId, codes, v5, unsubscribe, text);
             }
         }
     }
@@ -136,7 +135,7 @@ internal sealed class PacketOutput : IThreadPoolWorkItem
     {
         lock (writeLock)
         {
-            ControlPackets.WriteConnAckV3(output, sessionPresent, returnCode);
+            ControlPackets.WriteConnAckV3(this, sessionPresent, returnCode);
         }
     }
 
@@ -145,7 +144,7 @@ internal sealed class PacketOutput : IThreadPoolWorkItem
     {
         lock (writeLock)
         {
-            ControlPackets.WriteConnAckV5(output, sessionPresent, reason, properties);
+            ControlPackets.WriteConnAckV5(this, sessionPresent, reason, properties);
         }
     }
 
@@ -156,7 +155,7 @@ internal sealed class PacketOutput : IThreadPoolWorkItem
         {
             if (!outputCompleted)
             {
-                ControlPackets.WriteDisconnect(output, reason, reasonString, maximumPacketSize);
+                ControlPackets.WriteDisconnect(this, reason, reasonString, maximumPacketSize);
             }
         }
     }
@@ -219,8 +218,8 @@ internal sealed class PacketOutput : IThreadPoolWorkItem
 
             try
             {
-                output.Commit();
-                var flush = output.Pipe.FlushAsync();
+                Commit();
+                var flush = Pipe.FlushAsync();
                 if (flush.IsCompleted)
                 {
                     stalledFlush = null;
@@ -255,8 +254,8 @@ internal sealed class PacketOutput : IThreadPoolWorkItem
             outputCompleted = true;
             try
             {
-                output.Commit();
-                output.Pipe.Complete();
+                Commit();
+                Pipe.Complete();
             }
             catch (InvalidOperationException)
             {

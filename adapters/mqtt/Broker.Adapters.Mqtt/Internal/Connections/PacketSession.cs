@@ -20,7 +20,6 @@ internal sealed class PacketSession
     private readonly PacketOutput output;
     private readonly ConnectionStatus status;
     private readonly IPacketHandler handler;
-    private readonly FlushBatch batch = new();
     private readonly long startedAt = Environment.TickCount64;
     private long lastInputAt = Environment.TickCount64;
     private byte[]? scratch;
@@ -73,7 +72,7 @@ internal sealed class PacketSession
     {
         var buffer = result.Buffer;
         Volatile.Write(ref lastInputAt, Environment.TickCount64);
-        batch.Begin();
+        FlushBatch? batch = FlushBatch.Begin();
         try
         {
             while (!status.IsClosing && TryFrame(ref buffer, out var header, out var body))
@@ -83,15 +82,16 @@ internal sealed class PacketSession
                 {
                     // The batch belongs to this thread; whatever continues after the await starts a new one.
                     batch.End();
+                    batch = null;
                     await work.ConfigureAwait(false);
-                    batch.Begin();
+                    batch = FlushBatch.Begin();
                 }
             }
         }
         finally
         {
             input.AdvanceTo(buffer.Start, buffer.End);
-            batch.End();
+            batch?.End();
         }
 
         output.Flush();

@@ -20,7 +20,7 @@ internal sealed partial class SubscriptionManager
     private byte[]? clientIdBytes;
 
     /// <summary>A live message from one of the subscription's bus subscriptions, on the producer's thread.</summary>
-    private void Deliver(ActiveSubscription subscription, in BusMessage message)
+    internal void Deliver(ActiveSubscription subscription, in BusMessage message)
     {
         if (status.IsClosing)
         {

@@ -247,7 +247,6 @@ internal sealed partial class SubscriptionManager
 
     private void AddBusSubscription(ActiveSubscription subscription, string subject)
     {
-        var target = subscription;
         IBusClient client = buses.Bus;
         if (v5 && subscription.Record.NoLocal)
         {
@@ -259,7 +258,9 @@ internal sealed partial class SubscriptionManager
             client = buses.OwnPublishes!;
         }
 
-        subscription.AddBusSubscription(client.Subscribe(subject, subscription.QueueGroup, (in BusMessage message) => Deliver(target, message)));
+        // The handler is the subscription's own method: a lambda over it was a closure (32 B) per subscription (issue 25).
+        subscription.Manager = this;
+        subscription.AddBusSubscription(client.Subscribe(subject, subscription.QueueGroup, subscription.Deliver));
     }
 
     private byte Refuse(string filter, string reason, byte v5Code)
