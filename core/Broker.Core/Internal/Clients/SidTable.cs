@@ -66,6 +66,12 @@ internal struct SidTable
         }
     }
 
+    /// <summary>How many entries the table holds without growing: the dictionary's capacity, once there is one.</summary>
+    public readonly int Capacity => many?.Capacity ?? 1;
+
+    /// <summary>Shrinks the dictionary, once there is one, to hold <paramref name="capacity"/> entries without growing.</summary>
+    public readonly void TrimExcess(int capacity) => many?.TrimExcess(Math.Max(capacity, many.Count));
+
     public void Clear()
     {
         single = null;
