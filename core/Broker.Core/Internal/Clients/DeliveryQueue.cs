@@ -8,18 +8,24 @@ namespace Broker.Core.Internal.Clients;
 /// <summary>
 /// Messages waiting for the handlers of one in-process client. Producers on any thread copy each message into the
 /// incoming batch under a short lock; the client's drain swaps the incoming batch with its own and runs the handlers
-/// with no lock held. Two batches are kept and reused, their bytes in 16 KiB blocks of the output segment pool taken as
+/// with no lock held. Two batches are kept and reused, their bytes in 16 KiB chunks of the shared array pool taken as
 /// they fill and given back when the batch is drained, so the steady state allocates nothing per message and a client
 /// with nothing queued holds no bytes (issue 25: a burst left up to 1 MiB per batch behind, two per client).
 /// </summary>
 /// <remarks>
-/// Blocks rather than one array that doubles (issue 24 item 3): a batch holds what is queued plus less than a block,
+/// Chunks rather than one array that doubles (issue 24 item 3): a batch holds what is queued plus less than a chunk,
 /// never a copy while growing, and nothing on the large object heap; the doubling arrays of the slow-consumer storm's
 /// stalled MQTT subscribers (128 KiB to 1 MiB each) went back to the shared array pool, which kept about 30 MB of them
-/// after the storm. A message larger than a block gets an array of its own from the shared array pool.
+/// after the storm. A message larger than a chunk gets an array of its own. The chunks come from the shared array pool
+/// (per-core caches, no lock) rather than the output segment pool: an in-process client that drains every message
+/// took and gave back a block under that pool's lock each time, which cost a JetStream file stream's asynchronous
+/// publish (window 100) about 12% more CPU per message (docs/benchmarks.md, afternoon round).
 /// </remarks>
 internal sealed class DeliveryQueue
 {
+    // The size of a batch's chunks: the output pipes' segment size, below the large object heap.
+    private const int ChunkBytes = OutputSegmentPool.BlockSize;
+
     // Messages a batch has room for at first, and above which a drained batch starts small again.
     private const int InitialEntries = 16;
     private const int RetainedEntries = 4096;
@@ -132,10 +138,8 @@ internal sealed class DeliveryQueue
         // subscriptions only) costs two small objects.
         private Entry[] entries = [];
 
-        // The arrays holding the messages, filled one after the other, and the pool blocks they belong to (null for
-        // a message's own array from the shared array pool).
+        // The arrays holding the messages (from the shared array pool), filled one after the other.
         private byte[][] chunks = [];
-        private OutputSegmentPool.Block?[] blocks = [];
         private int chunkCount;
 
         // Bytes used in the last chunk.
@@ -172,27 +176,13 @@ internal sealed class DeliveryQueue
                 return chunks[chunk];
             }
 
-            byte[] data;
-            OutputSegmentPool.Block? block = null;
-            if (size <= OutputSegmentPool.BlockSize)
-            {
-                block = OutputSegmentPool.Default.RentBlock();
-                data = block.Array;
-            }
-            else
-            {
-                data = ArrayPool<byte>.Shared.Rent(size);
-            }
-
+            var data = ArrayPool<byte>.Shared.Rent(Math.Max(size, ChunkBytes));
             if (chunkCount == chunks.Length)
             {
-                var slots = Math.Max(chunks.Length * 2, 4);
-                Array.Resize(ref chunks, slots);
-                Array.Resize(ref blocks, slots);
+                Array.Resize(ref chunks, Math.Max(chunks.Length * 2, 4));
             }
 
             chunks[chunkCount] = data;
-            blocks[chunkCount] = block;
             chunk = chunkCount++;
             offset = 0;
             lastUsed = size;
@@ -218,25 +208,16 @@ internal sealed class DeliveryQueue
             Used = 0;
             for (var i = 0; i < chunkCount; i++)
             {
-                if (blocks[i] is { } block)
-                {
-                    block.Dispose();
-                }
-                else
-                {
-                    ArrayPool<byte>.Shared.Return(chunks[i]);
-                }
+                ArrayPool<byte>.Shared.Return(chunks[i]);
             }
 
             if (chunkCount > RetainedChunks)
             {
                 chunks = [];
-                blocks = [];
             }
             else
             {
                 Array.Clear(chunks, 0, chunkCount);
-                Array.Clear(blocks, 0, chunkCount);
             }
 
             chunkCount = 0;

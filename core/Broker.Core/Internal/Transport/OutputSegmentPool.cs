@@ -16,9 +16,8 @@ namespace Broker.Core.Internal.Transport;
 /// reclaimer's collection (<see cref="BurstReclaimer"/>), so what a burst of closes leaves here goes back to the
 /// system with the rest. Blocks are plain arrays (not pinned): released ones are ordinary garbage that a compacting
 /// collection returns. Blocks of 16 KiB, the output pipes' segment size; a pipe asks the shared array pool for
-/// anything larger (the pipe does it, seeing <see cref="MaxBufferSize"/>). The in-process clients' delivery queues
-/// hold their messages in its blocks too (<see cref="Clients.DeliveryQueue"/>). Kestrel's PinnedBlockMemoryPool,
-/// with its eviction of idle blocks, is the model.
+/// anything larger (the pipe does it, seeing <see cref="MaxBufferSize"/>). Kestrel's PinnedBlockMemoryPool, with its
+/// eviction of idle blocks, is the model.
 /// </remarks>
 internal sealed class OutputSegmentPool : MemoryPool<byte>
 {
@@ -44,10 +43,7 @@ internal sealed class OutputSegmentPool : MemoryPool<byte>
         this.timed = timed;
     }
 
-    /// <summary>
-    /// The process's pool: the listeners' settings hand it to every output pipe they create, and the in-process
-    /// clients' delivery queues hold their messages in its blocks.
-    /// </summary>
+    /// <summary>The process's pool: the listeners' settings hand it to every output pipe they create.</summary>
     public static OutputSegmentPool Default { get; } = new(timed: true);
 
     public override int MaxBufferSize => BlockSize;
