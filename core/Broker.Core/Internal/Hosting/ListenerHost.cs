@@ -127,14 +127,11 @@ internal sealed class ListenerHost
 
             await handling.ConfigureAwait(false);
         }
-        catch (OperationCanceledException) when (stopping.IsCancellationRequested)
-        {
-        }
 #pragma warning disable CA1031 // One failing connection must never take the listener down.
         catch (Exception ex)
 #pragma warning restore CA1031
         {
-            HostingLog.ConnectionFailed(logger, definition.Name, current.RemoteEndPoint?.ToString() ?? "?", ex);
+            Failed(ex, current, stopping);
         }
         finally
         {
@@ -142,6 +139,15 @@ internal sealed class ListenerHost
             {
                 await FinishAsync(connection, current).ConfigureAwait(false);
             }
+        }
+    }
+
+    /// <summary>Logs what ended a connection's handling, unless it was the listener stopping.</summary>
+    private void Failed(Exception ex, TransportConnection current, CancellationToken stopping)
+    {
+        if (ex is not OperationCanceledException || !stopping.IsCancellationRequested)
+        {
+            HostingLog.ConnectionFailed(logger, definition.Name, current.RemoteEndPoint?.ToString() ?? "?", ex);
         }
     }
 
@@ -182,14 +188,11 @@ internal sealed class ListenerHost
             {
                 handling.GetAwaiter().GetResult();
             }
-            catch (OperationCanceledException) when (stopping.IsCancellationRequested)
-            {
-            }
 #pragma warning disable CA1031 // One failing connection must never take the listener down.
             catch (Exception ex)
 #pragma warning restore CA1031
             {
-                HostingLog.ConnectionFailed(host.logger, host.definition.Name, current.RemoteEndPoint?.ToString() ?? "?", ex);
+                host.Failed(ex, current, stopping);
             }
 
             _ = host.FinishAsync(connection, current);
