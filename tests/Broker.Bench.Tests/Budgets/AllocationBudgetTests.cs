@@ -45,7 +45,7 @@ public sealed class AllocationBudgetTests
 
         var measured = AllocationProbe.Measure(benchmark);
 
-        Assert.True(measured <= budget, string.Create(CultureInfo.InvariantCulture, $"{id} allocates {measured:0.##} B/op; its budget is {budget} B/op."));
+        Assert.True(measured <= budget, string.Create(CultureInfo.InvariantCulture, $"{id} allocates {measured:0.####} B/op; its budget is {budget} B/op."));
     }
 
     [Fact]
