@@ -41,13 +41,16 @@ public sealed partial class HostRestartTests : IDisposable
                 await publisher.PublishAsync("status/two", "", retain: true);
             }
 
-            // Stored in the background: wait until JetStream has the retained message and the disconnected session.
+            // Stored in the background, in order: wait until JetStream has both retained messages (sequence 2) with the
+            // second one deleted again (one message left), and the disconnected session. One message alone is also the
+            // state after the first store, before "gone" and its deletion, which a kill would then split.
             await using var nats = new NatsConnection(new NatsOpts { Url = $"nats://127.0.0.1:{natsPort}" });
             var js = new NatsJSContext(nats);
             await Eventually.AssertAsync(
                 async () =>
                 {
-                    if ((await js.GetStreamAsync("$MQTT_rmsgs")).Info.State.Messages != 1)
+                    var retainedState = (await js.GetStreamAsync("$MQTT_rmsgs")).Info.State;
+                    if (retainedState.LastSeq < 2 || retainedState.Messages != 1)
                     {
                         return false;
                     }
