@@ -175,12 +175,28 @@ internal sealed partial class PluginCatalog
     // file); a key another plugin reads refuses this plugin, as a duplicate id does.
     internal bool ClaimBlocks(string name, string id, IReadOnlyList<string>? aliases, IReadOnlyList<string>? keys, PluginBlocks blocks)
     {
+        // Loops rather than LINQ's Select and DistinctBy: their instantiations over a tuple are in no ReadyToRun image,
+        // and the JIT compiled a dozen methods for them at every start.
         var claims = new List<(string Key, bool Whole)> { (id.ToLowerInvariant(), true) };
-        claims.AddRange((aliases ?? []).Select(alias => (alias, true)));
-        claims.AddRange((keys ?? []).Select(key => (key, false)));
-        var accepted = new List<(string Key, bool Whole)>();
-        foreach (var (key, whole) in claims.DistinctBy(c => c.Key, StringComparer.OrdinalIgnoreCase))
+        foreach (var alias in aliases ?? [])
         {
+            claims.Add((alias, true));
+        }
+
+        foreach (var key in keys ?? [])
+        {
+            claims.Add((key, false));
+        }
+
+        var seen = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
+        var accepted = new List<(string Key, bool Whole)>();
+        foreach (var (key, whole) in claims)
+        {
+            if (key is not null && !seen.Add(key))
+            {
+                continue;
+            }
+
             if (string.IsNullOrWhiteSpace(key) || key.Contains(':', StringComparison.Ordinal))
             {
                 PluginLog.BadConfigurationKey(logger, name, key ?? "");

@@ -111,9 +111,22 @@ internal sealed record PluginMetadata(Version? ReferencedContract, PluginDeclara
             && metadata.StringComparer.Equals(metadata.GetAssemblyReference((AssemblyReferenceHandle)type.ResolutionScope).Name, ContractName);
     }
 
-    // A string[] argument: null, or its items (a null item stays null, and is refused as a key later).
-    private static string[]? Strings(object? value) =>
-        value is ImmutableArray<CustomAttributeTypedArgument<string>> items ? [.. items.Select(i => i.Value as string ?? "")] : null;
+    // A string[] argument: null, or its items (a null item becomes empty, which is refused as a key later).
+    private static string[]? Strings(object? value)
+    {
+        if (value is not ImmutableArray<CustomAttributeTypedArgument<string>> items)
+        {
+            return null;
+        }
+
+        var strings = new string[items.Length];
+        for (var i = 0; i < strings.Length; i++)
+        {
+            strings[i] = items[i].Value as string ?? "";
+        }
+
+        return strings;
+    }
 
     // Attribute arguments' types by name: the attribute has strings, string arrays and one Type (its startup type,
     // which arrives as the serialized type name).
@@ -121,7 +134,9 @@ internal sealed record PluginMetadata(Version? ReferencedContract, PluginDeclara
     {
         public static readonly TypeNames Instance = new();
 
-        public string GetPrimitiveType(PrimitiveTypeCode typeCode) => typeCode.ToString();
+        // Only System.String matters here; naming the others by number spares Enum.ToString's sorted name table.
+        public string GetPrimitiveType(PrimitiveTypeCode typeCode) =>
+            typeCode == PrimitiveTypeCode.String ? "System.String" : "primitive " + (int)typeCode;
 
         public string GetSystemType() => "System.Type";
 
