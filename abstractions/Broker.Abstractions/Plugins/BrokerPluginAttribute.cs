@@ -48,5 +48,23 @@ public sealed class BrokerPluginAttribute : Attribute
     /// </summary>
     /// <example><c>ConfigurationKeys = ["allow_non_tls"]</c>: the TLS plugin reads <c>Plugins:Tls:allow_non_tls</c>.</example>
     public string[]? ConfigurationKeys { get; set; }
+
+    /// <summary>
+    /// Whether the host loads the plugin only when the configuration uses it (contract 1.4). <see langword="null"/>,
+    /// the default: the plugin is always loaded, as before 1.4. Any array, empty included: the host loads the plugin
+    /// only when its section <c>Plugins:&lt;Id&gt;</c> or one of these configuration paths is present in the built
+    /// configuration (a value, even empty, or any key below it; every source counts: a configuration file's block,
+    /// <c>appsettings.json</c>, <c>BROKER_</c> variables, flags). Otherwise the plugin's assembly is not loaded at all:
+    /// no load context, no <see cref="IBrokerPlugin.ConfigureServices"/>. The host reads this attribute from the
+    /// assembly's metadata, so declare it only for a plugin that does nothing while unconfigured.
+    /// </summary>
+    /// <remarks>
+    /// A path is a configuration key with <c>:</c> between sections, compared without regard to letter case; a segment
+    /// <c>*</c> stands for any one section name. Name what else the plugin serves: a storage plugin names
+    /// <c>Plugins:JetStream</c>, the TLS plugin any listener's <c>tls</c> block (<c>Plugins:*:tls</c>).
+    /// </remarks>
+    /// <example><c>ActivationKeys = ["Plugins:WebSocket"]</c>: the MQTT plugin is loaded for <c>mqtt { }</c> or for
+    /// a WebSocket listener, whose <c>/mqtt</c> path it serves.</example>
+    public string[]? ActivationKeys { get; set; }
 #pragma warning restore CA1819
 }

@@ -8,8 +8,9 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 
-// 1.3: the bus connections' accounts (IBusClient.Account, BusConnectOptions.Account).
-[assembly: BrokerPlugin(typeof(MqttPlugin), Id = MqttPlugin.Id, MinimumContractVersion = "1.3")]
+// 1.3: the bus connections' accounts (IBusClient.Account, BusConnectOptions.Account); 1.4: ActivationKeys. Loaded for
+// an mqtt { } block, or for a WebSocket listener, whose /mqtt path this plugin's handler serves.
+[assembly: BrokerPlugin(typeof(MqttPlugin), Id = MqttPlugin.Id, MinimumContractVersion = "1.4", ActivationKeys = ["Plugins:WebSocket"])]
 
 namespace Broker.Adapters.Mqtt;
 

@@ -5,7 +5,10 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 
 // nats-server's top-level allow_non_tls is a TLS setting here: a configuration file's value reaches Plugins:Tls.
-[assembly: BrokerPlugin(typeof(TlsPlugin), Id = TlsPlugin.Id, ConfigurationKeys = ["allow_non_tls"])]
+// Loaded only when something asks for TLS: its own section (tls { }, allow_non_tls, --tls flags), a plugin's nested
+// tls block (wss, MQTT over TLS: their listeners name the "tls" middleware) or HTTPS monitoring's middleware list.
+[assembly: BrokerPlugin(typeof(TlsPlugin), Id = TlsPlugin.Id, ConfigurationKeys = ["allow_non_tls"],
+    ActivationKeys = ["Plugins:*:tls", "Broker:Monitoring:Middleware"])]
 
 namespace Broker.Adapters.Tls;
 

@@ -6,8 +6,9 @@ using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 
-// nats-server also reads the websocket block as "ws".
-[assembly: BrokerPlugin(typeof(WebSocketPlugin), Id = WebSocketPlugin.Id, ConfigurationAliases = ["ws"])]
+// nats-server also reads the websocket block as "ws". Without its section it listens on nothing, so it is loaded only
+// with one.
+[assembly: BrokerPlugin(typeof(WebSocketPlugin), Id = WebSocketPlugin.Id, ConfigurationAliases = ["ws"], ActivationKeys = [])]
 
 namespace Broker.Adapters.WebSocket;
 

@@ -22,7 +22,17 @@ internal static class ClusterFlags
     public static string? Apply(Dictionary<string, string?> settings)
     {
         ArgumentNullException.ThrowIfNull(settings);
-        var given = settings.Where(kv => kv.Key.StartsWith(Prefix, StringComparison.OrdinalIgnoreCase)).ToList();
+        // A loop rather than LINQ's Where: its instantiation over KeyValuePair is in no ReadyToRun image, and every start
+        // (with cluster flags or not) paid the JIT for it.
+        var given = new List<KeyValuePair<string, string?>>();
+        foreach (var setting in settings)
+        {
+            if (setting.Key.StartsWith(Prefix, StringComparison.OrdinalIgnoreCase))
+            {
+                given.Add(setting);
+            }
+        }
+
         foreach (var (key, value) in given)
         {
             settings.Remove(key);

@@ -50,7 +50,7 @@ internal static class HostConfiguration
         ArgumentNullException.ThrowIfNull(plugins);
         ArgumentNullException.ThrowIfNull(environment);
         var path = Path.GetFullPath(Path.Combine(baseDirectory, AppSettingsFile));
-        var variables = FromEnvironment(environment).ToList();
+        var variables = new List<KeyValuePair<string, string?>>(FromEnvironment(environment));
         try
         {
             // The file may be named by any layer above it (normally the -c flag); the plugins folder, whose plugins decide
@@ -83,10 +83,26 @@ internal static class HostConfiguration
         var tls = flags.GetValueOrDefault(TlsFlags.ModeKey);
         return new ConfigurationBuilder()
             .AddJsonFile(appSettings, optional: true, reloadOnChange: false)
-            .AddInMemoryCollection((file?.Settings ?? new Dictionary<string, string?>()).Where(kv => !TlsFlags.Replaces(tls, kv.Key) && !ClusterFlags.Replaces(flags, kv.Key)))
-            .AddInMemoryCollection(variables.Where(kv => !TlsFlags.Replaces(tls, kv.Key) && !ClusterFlags.Replaces(flags, kv.Key)))
+            .AddInMemoryCollection(NotReplaced(file?.Settings ?? new Dictionary<string, string?>(), tls, flags))
+            .AddInMemoryCollection(NotReplaced(variables, tls, flags))
             .AddInMemoryCollection(flags)
             .Build();
+    }
+
+    // The settings the flags do not replace. A loop rather than LINQ's Where: its instantiations over KeyValuePair are
+    // in no ReadyToRun image, and the JIT compiled about fifteen methods for them at every start.
+    private static List<KeyValuePair<string, string?>> NotReplaced(IEnumerable<KeyValuePair<string, string?>> settings, string? tls, IReadOnlyDictionary<string, string?> flags)
+    {
+        var kept = new List<KeyValuePair<string, string?>>();
+        foreach (var setting in settings)
+        {
+            if (!TlsFlags.Replaces(tls, setting.Key) && !ClusterFlags.Replaces(flags, setting.Key))
+            {
+                kept.Add(setting);
+            }
+        }
+
+        return kept;
     }
 
     /// <summary>

@@ -35,9 +35,16 @@ internal sealed partial record HostSettings(BrokerOptions Broker, BrokerHostOpti
 
             // A typo in a broker setting must not be ignored silently (nats-server refuses unknown keys), so the
             // broker's keys are bound strictly, from a copy without the host's keys.
-            var brokerKeys = section.AsEnumerable(makePathsRelative: true)
-                .Where(kv => !BrokerHostOptions.Keys.Contains(FirstSegment(kv.Key)))
-                .Select(kv => new KeyValuePair<string, string?>(HostConfiguration.BrokerSection + ":" + kv.Key, kv.Value));
+            // (A loop rather than LINQ, whose instantiations over KeyValuePair the JIT compiles at every start.)
+            var brokerKeys = new List<KeyValuePair<string, string?>>();
+            foreach (var setting in section.AsEnumerable(makePathsRelative: true))
+            {
+                if (!BrokerHostOptions.Keys.Contains(FirstSegment(setting.Key)))
+                {
+                    brokerKeys.Add(new(HostConfiguration.BrokerSection + ":" + setting.Key, setting.Value));
+                }
+            }
+
             new ConfigurationBuilder().AddInMemoryCollection(brokerKeys).Build()
                 .GetSection(HostConfiguration.BrokerSection)
                 .Bind(broker, o => o.ErrorOnUnknownConfiguration = true);

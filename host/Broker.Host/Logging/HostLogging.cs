@@ -4,6 +4,7 @@ using Microsoft.Extensions.Logging;
 using Serilog;
 using Serilog.Core;
 using Serilog.Events;
+using Serilog.Extensions.Logging;
 using Serilog.Sinks.SystemConsole.Themes;
 
 namespace Broker.Host.Logging;
@@ -31,8 +32,10 @@ internal sealed class HostLogging : IDisposable
             .WriteTo.Sink(sink)
             .CreateLogger();
 
-        // Serilog decides the level; Microsoft.Extensions.Logging passes everything through to it.
-        Factory = LoggerFactory.Create(builder => builder.SetMinimumLevel(LogLevel.Trace).AddSerilog(root, dispose: false));
+        // Serilog decides the level; Microsoft.Extensions.Logging passes everything through to it. The factory is
+        // created directly, as LoggerFactory.Create(builder => builder.SetMinimumLevel(Trace).AddSerilog(root)) would
+        // configure it, without building a service provider and the options types for it at every start.
+        Factory = new LoggerFactory([new SerilogLoggerProvider(root)], new LoggerFilterOptions { MinLevel = LogLevel.Trace });
         Apply(options);
     }
 

@@ -29,10 +29,21 @@ internal sealed partial class PluginCatalog
         foreach (var candidate in discovery.Candidates)
         {
             var manifest = candidate.Manifest;
+            if (!candidate.IsUsedBy(configuration))
+            {
+                PluginLog.NotUsed(logger, manifest.Id, string.Join(", ", [HostConfiguration.PluginsSection + ":" + manifest.Id, .. candidate.ActivationKeys ?? []]));
+                continue;
+            }
+
             IBrokerPlugin startup;
             try
             {
-                startup = (IBrokerPlugin)Activator.CreateInstance(candidate.StartupType)!;
+                if (Load(candidate) is not { } startupType)
+                {
+                    continue;
+                }
+
+                startup = (IBrokerPlugin)Activator.CreateInstance(startupType)!;
             }
 #pragma warning disable CA1031 // A plugin's own code may throw anything; the plugin is skipped, the host goes on.
             catch (Exception ex)
@@ -75,6 +86,21 @@ internal sealed partial class PluginCatalog
         }
 
         return new PluginConfiguration(loaded, refusals);
+    }
+
+    // Loads the main assembly into the plugin's own context and finds its startup type; no plugin code runs (loading
+    // an assembly runs none, and the attribute is the contract's own type). Null when the type is not a plugin.
+    private Type? Load(PluginCandidate candidate)
+    {
+        var assembly = PluginLoaders.Create(candidate.AssemblyPath).LoadFromAssemblyPath(candidate.AssemblyPath);
+        var startupType = assembly.GetCustomAttribute<BrokerPluginAttribute>()!.StartupType;
+        if (!typeof(IBrokerPlugin).IsAssignableFrom(startupType))
+        {
+            PluginLog.NotAPlugin(logger, candidate.Name, startupType.FullName ?? startupType.Name);
+            return null;
+        }
+
+        return startupType;
     }
 
     /// <summary>

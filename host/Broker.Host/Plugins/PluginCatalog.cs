@@ -1,6 +1,4 @@
-using System.Reflection;
 using Broker.Abstractions;
-using Broker.Core;
 using Broker.Host.Configuration;
 using Broker.Host.Configuration.ConfigFile;
 using Microsoft.Extensions.Configuration;
@@ -15,12 +13,14 @@ namespace Broker.Host.Plugins;
 /// </summary>
 /// <remarks>
 /// <para>Two steps, because a configuration file's blocks belong to the plugins that read them:
-/// <see cref="Discover"/> checks each plugin without running its code and collects the blocks it reads; once the
-/// configuration is built, <see cref="Configure"/> creates each startup type and lets it register its services.</para>
+/// <see cref="Discover"/> reads each plugin's metadata without loading it and collects the blocks it reads; once the
+/// configuration is built, <see cref="Configure"/> loads the plugins the configuration uses (all but those whose
+/// <see cref="BrokerPluginAttribute.ActivationKeys"/> find nothing), creates each startup type and lets it register its
+/// services.</para>
 /// <para>Checks, in order: the main assembly exists and is a .NET assembly; it was compiled against a contract this
-/// host provides (read from metadata, before loading); it carries <see cref="BrokerPluginAttribute"/> whose startup
-/// type implements <see cref="IBrokerPlugin"/>; its manifest's minimum contract is provided; its id and its
-/// configuration blocks are not taken; its startup type can be created and its
+/// host provides; it carries <see cref="BrokerPluginAttribute"/>; its manifest's minimum contract is provided; its id
+/// and its configuration blocks are not taken (all read from metadata, before loading); then, for a plugin the
+/// configuration uses, its startup type implements <see cref="IBrokerPlugin"/> and can be created, and its
 /// <see cref="IBrokerPlugin.ConfigureServices"/> runs without throwing.</para>
 /// </remarks>
 internal sealed partial class PluginCatalog
@@ -93,10 +93,10 @@ internal sealed partial class PluginCatalog
             return null;
         }
 
-        Version? contract;
+        PluginMetadata metadata;
         try
         {
-            contract = ContractReference.Read(assemblyPath);
+            metadata = PluginMetadata.Read(assemblyPath);
         }
         catch (Exception ex) when (ex is BadImageFormatException or IOException or UnauthorizedAccessException)
         {
@@ -104,7 +104,7 @@ internal sealed partial class PluginCatalog
             return null;
         }
 
-        if (contract is null)
+        if (metadata.ReferencedContract is not { } contract)
         {
             PluginLog.NoContractReference(logger, name);
             return null;
@@ -116,30 +116,20 @@ internal sealed partial class PluginCatalog
             return null;
         }
 
-        try
-        {
-            return Inspect(name, folder, assemblyPath, found, blocks);
-        }
-#pragma warning disable CA1031 // Whatever loading a plugin throws, the host logs it and goes on without it.
-        catch (Exception ex)
-#pragma warning restore CA1031
-        {
-            PluginLog.LoadFailed(logger, name, ex.Message, ex);
-            return null;
-        }
-    }
-
-    // Loads the main assembly into the plugin's context and reads its attribute; no plugin code runs (loading an
-    // assembly runs none, and the attribute is the contract's own type).
-    private PluginCandidate? Inspect(string name, string folder, string assemblyPath, List<PluginCandidate> found, PluginBlocks blocks)
-    {
-        var context = PluginLoaders.Create(assemblyPath);
-        var assembly = context.LoadFromAssemblyPath(assemblyPath);
-        var manifest = PluginManifests.Read(assembly);
-        var attribute = assembly.GetCustomAttribute<BrokerPluginAttribute>();
-        if (manifest is null || attribute is null)
+        if (metadata.Attribute is not { } declaration)
         {
             PluginLog.NoAttribute(logger, name);
+            return null;
+        }
+
+        PluginManifest manifest;
+        try
+        {
+            manifest = declaration.ToManifest(contract);
+        }
+        catch (Exception ex) when (ex is FormatException or ArgumentException or OverflowException)
+        {
+            PluginLog.LoadFailed(logger, name, ex.Message, ex);
             return null;
         }
 
@@ -155,32 +145,58 @@ internal sealed partial class PluginCatalog
             return null;
         }
 
-        if (!typeof(IBrokerPlugin).IsAssignableFrom(attribute.StartupType))
-        {
-            PluginLog.NotAPlugin(logger, name, attribute.StartupType.FullName ?? attribute.StartupType.Name);
-            return null;
-        }
-
-        if (!ClaimBlocks(name, manifest.Id, attribute, blocks))
+        if (!ValidActivationKeys(name, declaration.ActivationKeys)
+            || !ClaimBlocks(name, manifest.Id, declaration.ConfigurationAliases, declaration.ConfigurationKeys, blocks))
         {
             return null;
         }
 
         PluginLog.Found(logger, manifest.Id, manifest.Version.ToString(), folder);
-        return new PluginCandidate(name, folder, manifest, attribute.StartupType, context);
+        return new PluginCandidate(name, folder, assemblyPath, manifest, declaration.ActivationKeys);
+    }
+
+    // A path of ActivationKeys names sections: no empty segment, at least one segment.
+    private bool ValidActivationKeys(string name, IReadOnlyList<string>? keys)
+    {
+        foreach (var key in keys ?? [])
+        {
+            if (string.IsNullOrWhiteSpace(key) || key.Split(':').Any(string.IsNullOrWhiteSpace))
+            {
+                PluginLog.BadActivationKey(logger, name, key ?? "");
+                return false;
+            }
+        }
+
+        return true;
     }
 
     // The plugin's block (its id in lower case, nats-server's style, and its aliases) and its other top-level keys. A
     // key the broker reads itself is not claimed (a warning: the plugin still loads, its block just cannot be in the
     // file); a key another plugin reads refuses this plugin, as a duplicate id does.
-    internal bool ClaimBlocks(string name, string id, BrokerPluginAttribute attribute, PluginBlocks blocks)
+    internal bool ClaimBlocks(string name, string id, IReadOnlyList<string>? aliases, IReadOnlyList<string>? keys, PluginBlocks blocks)
     {
+        // Loops rather than LINQ's Select and DistinctBy: their instantiations over a tuple are in no ReadyToRun image,
+        // and the JIT compiled a dozen methods for them at every start.
         var claims = new List<(string Key, bool Whole)> { (id.ToLowerInvariant(), true) };
-        claims.AddRange((attribute.ConfigurationAliases ?? []).Select(alias => (alias, true)));
-        claims.AddRange((attribute.ConfigurationKeys ?? []).Select(key => (key, false)));
-        var accepted = new List<(string Key, bool Whole)>();
-        foreach (var (key, whole) in claims.DistinctBy(c => c.Key, StringComparer.OrdinalIgnoreCase))
+        foreach (var alias in aliases ?? [])
         {
+            claims.Add((alias, true));
+        }
+
+        foreach (var key in keys ?? [])
+        {
+            claims.Add((key, false));
+        }
+
+        var seen = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
+        var accepted = new List<(string Key, bool Whole)>();
+        foreach (var (key, whole) in claims)
+        {
+            if (key is not null && !seen.Add(key))
+            {
+                continue;
+            }
+
             if (string.IsNullOrWhiteSpace(key) || key.Contains(':', StringComparison.Ordinal))
             {
                 PluginLog.BadConfigurationKey(logger, name, key ?? "");

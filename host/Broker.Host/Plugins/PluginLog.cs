@@ -55,4 +55,10 @@ internal static partial class PluginLog
 
     [LoggerMessage(516, LogLevel.Error, "Plugin {Plugin} skipped: \"{Key}\" in ConfigurationAliases or ConfigurationKeys is not a configuration key")]
     public static partial void BadConfigurationKey(ILogger logger, string plugin, string key);
+
+    [LoggerMessage(517, LogLevel.Debug, "Plugin {PluginId} not loaded: the configuration sets none of {Keys}")]
+    public static partial void NotUsed(ILogger logger, string pluginId, string keys);
+
+    [LoggerMessage(518, LogLevel.Error, "Plugin {Plugin} skipped: \"{Key}\" in ActivationKeys is not a configuration path")]
+    public static partial void BadActivationKey(ILogger logger, string plugin, string key);
 }

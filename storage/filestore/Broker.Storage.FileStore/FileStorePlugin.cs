@@ -4,8 +4,9 @@ using Broker.Storage.FileStore.Internal;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 
-// 1.4: appends with a given timestamp and a time to live (StoreOptions, StoreFeatures); subject expiries.
-[assembly: BrokerPlugin(typeof(FileStorePlugin), Id = FileStorePlugin.Id, MinimumContractVersion = "1.4")]
+// 1.4: appends with a given timestamp and a time to live (StoreOptions, StoreFeatures); subject expiries. Only JetStream
+// uses a store, so the plugin is loaded only when JetStream's section (or its own, filestore { }) is configured.
+[assembly: BrokerPlugin(typeof(FileStorePlugin), Id = FileStorePlugin.Id, MinimumContractVersion = "1.4", ActivationKeys = ["Plugins:JetStream"])]
 
 namespace Broker.Storage.FileStore;
 

@@ -2,8 +2,9 @@ using Broker.Abstractions;
 using Broker.Storage.MemStore;
 using Microsoft.Extensions.DependencyInjection;
 
-// 1.4: appends with a given timestamp and a time to live (StoreOptions, StoreFeatures); subject expiries.
-[assembly: BrokerPlugin(typeof(MemoryStorePlugin), Id = "MemStore", MinimumContractVersion = "1.4")]
+// 1.4: appends with a given timestamp and a time to live (StoreOptions, StoreFeatures); subject expiries. Only JetStream
+// uses a store, so the plugin is loaded only when JetStream's section is configured.
+[assembly: BrokerPlugin(typeof(MemoryStorePlugin), Id = "MemStore", MinimumContractVersion = "1.4", ActivationKeys = ["Plugins:JetStream"])]
 
 namespace Broker.Storage.MemStore;
 

@@ -252,12 +252,12 @@ public sealed class PluginCatalogTests : IDisposable
         var blocks = new PluginBlocks();
 
         // Its id "Http" and its key "port" are the broker's own: warnings, and the plugin still loads.
-        Assert.True(catalog.ClaimBlocks("A", "Http", new BrokerPluginAttribute(typeof(object)) { ConfigurationAliases = ["web"], ConfigurationKeys = ["port"] }, blocks));
+        Assert.True(catalog.ClaimBlocks("A", "Http", ["web"], ["port"], blocks));
         Assert.Equal(2, logs.Entries.Count(e => e.Level == LogLevel.Warning && e.Message.Contains("is the broker's own", StringComparison.Ordinal)));
         Assert.Equal([new PluginBlock("web", "Http", Whole: true)], blocks.All);
 
         // A block another plugin reads refuses the second plugin, which claims nothing.
-        Assert.False(catalog.ClaimBlocks("B", "B", new BrokerPluginAttribute(typeof(object)) { ConfigurationKeys = ["WEB"] }, blocks));
+        Assert.False(catalog.ClaimBlocks("B", "B", null, ["WEB"], blocks));
         AssertSingleError("Plugin B skipped: it reads configuration block \"WEB\", but plugin Http reads it");
         Assert.False(blocks.TryGet("b", out _));
     }
