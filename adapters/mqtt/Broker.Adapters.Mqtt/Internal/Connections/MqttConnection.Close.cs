@@ -27,9 +27,9 @@ internal sealed partial class MqttConnection
         if (!packets.IsConnected)
         {
             // Counted from when the account's state was loaded at the earliest: a CONNECT waits for it (MqttAccount.Ready).
-            if (packets.ConnectTimedOut(now, accountState?.ReadyAt ?? 0, options.ConnectTimeout))
+            if (packets.ConnectTimedOut(now, accountState?.ReadyAt ?? 0, Options.ConnectTimeout))
             {
-                MqttLog.ConnectTimeout(logger, status.Name, options.ConnectTimeout);
+                MqttLog.ConnectTimeout(Logger, status.Name, Options.ConnectTimeout);
                 RequestClose("authentication timeout", null);
             }
 
@@ -38,7 +38,7 @@ internal sealed partial class MqttConnection
 
         if (packets.KeepAliveExpired(now))
         {
-            MqttLog.KeepAliveExpired(logger, status.Name, keepAliveSeconds);
+            MqttLog.KeepAliveExpired(Logger, status.Name, keepAliveSeconds);
             RequestClose("keep alive timeout", ReasonCode.KeepAliveTimeout);
         }
     }
@@ -88,7 +88,7 @@ internal sealed partial class MqttConnection
     private void OnViolation(MqttProtocolException ex)
     {
         status.NoteReason(ex.Message);
-        MqttLog.ProtocolViolation(logger, status.Name, ex.Message);
+        MqttLog.ProtocolViolation(Logger, status.Name, ex.Message);
 
         if (session is not null)
         {
@@ -138,7 +138,7 @@ internal sealed partial class MqttConnection
         }
 
         status.MarkClosing();
-        MqttLog.Closed(logger, status.Name, status.Reason ?? "closed");
+        MqttLog.Closed(Logger, status.Name, status.Reason ?? "closed");
         // MQTT 5 Will Delay Interval: the will waits in the session, with the bus connections kept to publish it.
         var pending = buses is null ? null : will;
         var delayed = pending is { DelaySeconds: > 0 } && v5 && session is not null && !willWithoutDelay;
@@ -152,7 +152,7 @@ internal sealed partial class MqttConnection
             subscriptions?.RemoveAll();
             if (outboundQos is not null)
             {
-                await outboundQos.ReturnInflightAsync(logger).ConfigureAwait(false);
+                await outboundQos.ReturnInflightAsync(Logger).ConfigureAwait(false);
             }
             inbound?.Close();
             if (buses is not null && !delayed)
@@ -196,7 +196,7 @@ internal sealed partial class MqttConnection
         catch (BusRefusedException ex)
         {
             // The user may not publish to the will's topic: dropped, as any forbidden publish.
-            MqttLog.DeliveryDropped(logger, status.Name, pending.Topic, ex.Message);
+            MqttLog.DeliveryDropped(Logger, status.Name, pending.Topic, ex.Message);
         }
     }
 
@@ -208,7 +208,7 @@ internal sealed partial class MqttConnection
         }
         catch (Exception ex) when (ex is JetStreamApiException or ObjectDisposedException)
         {
-            MqttLog.QosStoreFailed(logger, status.Name, ex.Message);
+            MqttLog.QosStoreFailed(Logger, status.Name, ex.Message);
         }
     }
 
@@ -218,7 +218,7 @@ internal sealed partial class MqttConnection
         var subjectBuffer = new byte[TopicMapper.MaxSubjectLength(pending.TopicBytes.Length)];
         if (TopicMapper.ToSubject(pending.TopicBytes, filter: false, subjectBuffer, out var written) != TopicStatus.Ok)
         {
-            MqttLog.DeliveryDropped(logger, status.Name, pending.Topic, "the will topic cannot be a NATS subject");
+            MqttLog.DeliveryDropped(Logger, status.Name, pending.Topic, "the will topic cannot be a NATS subject");
             return;
         }
 

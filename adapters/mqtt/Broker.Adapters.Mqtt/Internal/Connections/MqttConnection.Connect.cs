@@ -58,12 +58,12 @@ internal sealed partial class MqttConnection
         will = connect.Will;
         keepAliveSeconds = connect.KeepAlive;
         ushort? serverKeepAlive = null;
-        if (v5 && options.ServerKeepAlive is { } imposed)
+        if (v5 && Options.ServerKeepAlive is { } imposed)
         {
             serverKeepAlive = (ushort)imposed.TotalSeconds;
             keepAliveSeconds = serverKeepAlive.Value;
         }
-        else if (v5 && options.MaxKeepAlive is { } maximum && (keepAliveSeconds == 0 || keepAliveSeconds > maximum.TotalSeconds))
+        else if (v5 && Options.MaxKeepAlive is { } maximum && (keepAliveSeconds == 0 || keepAliveSeconds > maximum.TotalSeconds))
         {
             // MQTT-3.2.2-21: the client uses the Server Keep Alive it is told; the server holds it to it at 1.5 times.
             serverKeepAlive = (ushort)maximum.TotalSeconds;
@@ -135,7 +135,7 @@ internal sealed partial class MqttConnection
         {
             // As nats-server (after authentication, within the account): hold a client that keeps taking its id over
             // for a second, then refuse it.
-            MqttLog.Flapping(logger, status.Name, clientId);
+            MqttLog.Flapping(Logger, status.Name, clientId);
             will = null;
             connected.Close("Duplicate Client ID");
             await Task.Delay(SessionManager.FlapJail, cancellationToken).ConfigureAwait(false);
@@ -160,7 +160,7 @@ internal sealed partial class MqttConnection
 
         if (attached.Previous is { } previous)
         {
-            MqttLog.TakenOver(logger, status.Name, clientId);
+            MqttLog.TakenOver(Logger, status.Name, clientId);
             previous.TakeOver(attached.Present);
         }
 
@@ -172,12 +172,12 @@ internal sealed partial class MqttConnection
         {
             output.WriteConnAckV5(attached.Present, ReasonCode.Success, new ConnAckProperties
             {
-                ReceiveMaximum = (ushort)options.ReceiveMaximum,
-                MaximumPacketSize = (uint)options.MaxPacketSize,
-                TopicAliasMaximum = (ushort)options.TopicAliasMaximum,
+                ReceiveMaximum = (ushort)Options.ReceiveMaximum,
+                MaximumPacketSize = (uint)Options.MaxPacketSize,
+                TopicAliasMaximum = (ushort)Options.TopicAliasMaximum,
                 AssignedClientIdentifier = assigned ? clientId : null,
                 ServerKeepAlive = serverKeepAlive,
-                MaximumQos = options.RejectQos2Publish ? (byte)1 : (byte)2,
+                MaximumQos = Options.RejectQos2Publish ? (byte)1 : (byte)2,
             });
         }
         else
@@ -185,7 +185,7 @@ internal sealed partial class MqttConnection
             output.WriteConnAckV3(attached.Present, ReasonCode.Success);
         }
 
-        MqttLog.Connected(logger, status.Name, v5 ? "5" : "3.1.1", keepAliveSeconds, connect.CleanStart);
+        MqttLog.Connected(Logger, status.Name, v5 ? "5" : "3.1.1", keepAliveSeconds, connect.CleanStart);
 
         // Subscribed again to what a resumed session had (nats-server does it after CONNACK too), then the PUBRELs
         // of its outgoing QoS 2 exchanges go out again, and the shared subscriptions' QoS 2 deliveries kept for it.
@@ -212,7 +212,7 @@ internal sealed partial class MqttConnection
             throw new MqttProtocolException(ReasonCode.BadUserNameOrPassword, "empty user name not allowed");
         }
 
-        if (options.RejectQos2Publish && connect.Will is { Qos: 2 })
+        if (Options.RejectQos2Publish && connect.Will is { Qos: 2 })
         {
             throw new MqttProtocolException(ReasonCode.QosNotSupported, "server does not accept QoS2 for Will messages");
         }
@@ -235,7 +235,7 @@ internal sealed partial class MqttConnection
     private BusConnectOptions BusCredentials(ConnectPacket connect, string clientId)
     {
         var password = connect.Password is null ? null : Encoding.UTF8.GetString(connect.Password);
-        var own = options.Token is not null || options.Username is not null;
+        var own = Options.Token is not null || Options.Username is not null;
         return new BusConnectOptions
         {
             Protocol = MqttPlugin.ProtocolName,
@@ -244,8 +244,8 @@ internal sealed partial class MqttConnection
             Password = own ? null : password,
             Token = own ? null : password,
             AuthenticatedByAdapter = own,
-            NoAuthUser = own ? null : options.NoAuthUser,
-            Account = own ? options.Account : null,
+            NoAuthUser = own ? null : Options.NoAuthUser,
+            Account = own ? Options.Account : null,
         };
     }
 
@@ -253,15 +253,15 @@ internal sealed partial class MqttConnection
     private bool IsAuthorized(ConnectPacket connect)
     {
         var password = connect.Password is null ? null : Encoding.UTF8.GetString(connect.Password);
-        if (options.Token is { } token)
+        if (Options.Token is { } token)
         {
             return password is not null && FixedTimeEquals(password, token);
         }
 
-        if (options.Username is { } user)
+        if (Options.Username is { } user)
         {
             return string.Equals(connect.UserName, user, StringComparison.Ordinal)
-                && FixedTimeEquals(password ?? string.Empty, options.Password ?? string.Empty);
+                && FixedTimeEquals(password ?? string.Empty, Options.Password ?? string.Empty);
         }
 
         return true;
@@ -281,7 +281,7 @@ internal sealed partial class MqttConnection
     /// <param name="connAckV3">Whether a 3.1.1 client gets a CONNACK for the reasons it defines; false where nats-server closes without one.</param>
     private void RefuseConnect(ConnectPacket connect, byte reason, string message, bool connAckV3 = true)
     {
-        MqttLog.ConnectRefused(logger, status.Name, reason, message);
+        MqttLog.ConnectRefused(Logger, status.Name, reason, message);
         status.CloseFor("CONNECT refused: " + message);
         if (reason == ReasonCode.UnsupportedProtocolVersion && connect.Level != (byte)ProtocolLevel.V5)
         {

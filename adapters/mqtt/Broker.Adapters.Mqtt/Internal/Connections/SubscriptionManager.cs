@@ -19,7 +19,7 @@ internal sealed partial class SubscriptionManager
     private const string SharePrefix = "$share/";
 
     // The connection's subscriptions by topic filter. Changed by the read loop; deliveries hold their own reference.
-    private readonly FilterTable<ActiveSubscription> subscriptions = new();
+    private FilterTable<ActiveSubscription> subscriptions;
     private readonly IQosSource qosSource;
     private readonly RetainedMessages retained;
     private readonly ISessionStore store;

@@ -9,7 +9,7 @@ namespace Broker.Adapters.Mqtt.Internal.Sessions;
 internal sealed class MqttSession
 {
     private readonly Lock gate = new();
-    private readonly FilterTable<SubscriptionRecord> subscriptions = new();
+    private FilterTable<SubscriptionRecord> subscriptions;
 
     // The QoS 2 and shared-subscription state below is made with its first entry: most sessions never have any, and
     // a session is resident as long as its client stays connected (issue 25). Guarded by gate.
