@@ -101,6 +101,13 @@ public sealed class StreamJsonTests
     }
 
     [Theory]
+    [InlineData("ORDERS")]
+    [InlineData("a\"b\\c <&> + '\u00e9\u4e2d \u0001\t\n\u2028")]
+    [InlineData("")]
+    public void A_quoted_name_is_escaped_as_the_serializer_escapes_it(string name) =>
+        Assert.Equal(JsonSerializer.Serialize(name, JetStreamJson.Context.String), StreamInfoJson.Quote(name));
+
+    [Theory]
     [MemberData(nameof(Stored))]
     public void Stored_metadata_reads_as_the_serializer_read_it(string json)
     {

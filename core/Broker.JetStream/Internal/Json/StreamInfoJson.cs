@@ -109,6 +109,10 @@ internal static class StreamInfoJson
         writer.WriteEndObject();
     });
 
+    /// <summary>A JSON string of <paramref name="value"/>, escaped as the context escapes it.</summary>
+    public static string Quote(string value) =>
+        System.Text.Encoding.UTF8.GetString(ToBytes(value, static (writer, value) => writer.WriteStringValue(value)));
+
     private static void WriteState(Utf8JsonWriter writer, StreamStateModel? state)
     {
         if (state is null)
