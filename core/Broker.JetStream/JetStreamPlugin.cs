@@ -60,9 +60,6 @@ public sealed class JetStreamPlugin : IBrokerPlugin
             settings.DefaultDomains = domains;
         }
 
-        // The JSON metadata recovery and the first API answers need is created on the other core meanwhile.
-        Internal.Json.JsonWarmUp.Start();
-
         services.AddSingleton(sp => new JetStreamEngine(
             settings,
             sp.GetRequiredService<IMessageBus>(),

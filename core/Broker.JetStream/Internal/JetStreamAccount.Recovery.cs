@@ -47,7 +47,7 @@ internal sealed partial class JetStreamAccount
             {
                 try
                 {
-                    var metadata = JsonSerializer.Deserialize(store.Config.Metadata.Span, JetStreamJson.Context.StoredStreamMetadata)
+                    var metadata = StreamInfoJson.ReadMetadata(store.Config.Metadata.Span)
                         ?? throw new JsonException("no stream metadata");
                     var stream = await MessageStream.RestoreAsync(this, provider, store, metadata).ConfigureAwait(false);
                     AddStream(stream);

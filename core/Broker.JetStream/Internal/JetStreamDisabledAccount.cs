@@ -106,7 +106,7 @@ internal sealed class JetStreamDisabledAccount : IAsyncDisposable, ISubjectInter
         var response = new ApiResponse(type).WithError(ApiErrors.NotEnabledForAccount);
         if (paged is not null)
         {
-            response.With(paged, JetStreamJson.Context.ApiPaged);
+            response.With(paged);
         }
 
         if (field is { } extra)

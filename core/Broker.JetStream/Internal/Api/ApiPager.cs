@@ -49,7 +49,7 @@ internal sealed class ApiPager(int limit)
     public ApiResponse Write<T, TResult>(ApiResponse response, string field, IReadOnlyList<T> items, int offset, Func<T, TResult> select, JsonTypeInfo<List<TResult>> typeInfo, string? whenEmpty = null)
     {
         var page = Page(items, offset, select, out var paged);
-        response.With(paged, JetStreamJson.Context.ApiPaged);
+        response.With(paged);
         return response.WithField(field, page.Count == 0 && whenEmpty is not null ? whenEmpty : JsonSerializer.Serialize(page, typeInfo));
     }
 }

@@ -36,6 +36,20 @@ internal sealed class ApiResponse
         return this;
     }
 
+    /// <summary>Adds the fields of a stream info (written without the serializer's metadata: <see cref="StreamInfoJson"/>).</summary>
+    public ApiResponse With(StreamInfoModel info)
+    {
+        parts.Add(StreamInfoJson.Write(info));
+        return this;
+    }
+
+    /// <summary>Adds the paging block's fields.</summary>
+    public ApiResponse With(ApiPaged paged)
+    {
+        parts.Add(StreamInfoJson.Write(paged));
+        return this;
+    }
+
     /// <summary>Adds one raw field, <c>"name":json</c>.</summary>
     public ApiResponse WithField(string name, string json)
     {

@@ -301,13 +301,13 @@ internal sealed class ConsumerRequests(Func<string, MessageStream?> findStream, 
         var response = new ApiResponse(type);
         if (!reader.TryParseList(request, out var list))
         {
-            responder.Reply(request, response.WithError(ApiErrors.InvalidJson).With(ApiPager.None, JetStreamJson.Context.ApiPaged).WithField("consumers", "[]"));
+            responder.Reply(request, response.WithError(ApiErrors.InvalidJson).With(ApiPager.None).WithField("consumers", "[]"));
             return;
         }
 
         if (findStream(streamName) is not { } stream)
         {
-            responder.Reply(request, response.WithError(ApiErrors.StreamNotFound).With(ApiPager.None, JetStreamJson.Context.ApiPaged).WithField("consumers", "[]"));
+            responder.Reply(request, response.WithError(ApiErrors.StreamNotFound).With(ApiPager.None).WithField("consumers", "[]"));
             return;
         }
 

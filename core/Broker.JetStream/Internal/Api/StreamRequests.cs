@@ -58,7 +58,7 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
             }
 
             // nats-server's create response has no mirror or sources state (info, update and list do).
-            response.With(stream.Info(withSources: false), JetStreamJson.Context.StreamInfoModel).WithField("did_create", "true");
+            response.With(stream.Info(withSources: false)).WithField("did_create", "true");
         }
         catch (ApiException ex)
         {
@@ -198,7 +198,7 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
             StreamTransformValidation.CheckSubjectTransform(config, update: true);
             stream.Update(config);
             account.Advisories.StreamAction(name, StreamActionKind.Modify);
-            response.With(stream.Info(), JetStreamJson.Context.StreamInfoModel);
+            response.With(stream.Info());
         }
         catch (ApiException ex)
         {
@@ -234,7 +234,7 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
         var response = new ApiResponse(type);
         if (!reader.TryParseList(request, out var list))
         {
-            responder.Reply(request, response.WithError(ApiErrors.InvalidJson).With(ApiPager.None, JetStreamJson.Context.ApiPaged));
+            responder.Reply(request, response.WithError(ApiErrors.InvalidJson).With(ApiPager.None));
             return;
         }
 
@@ -259,13 +259,13 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
         var response = new ApiResponse("stream_info_response");
         if (!reader.TryParseList(request, out var list))
         {
-            responder.Reply(request, response.WithError(ApiErrors.InvalidJson).With(ApiPager.None, JetStreamJson.Context.ApiPaged));
+            responder.Reply(request, response.WithError(ApiErrors.InvalidJson).With(ApiPager.None));
             return;
         }
 
         if (account.FindStream(name) is not { } stream)
         {
-            responder.Reply(request, response.WithError(ApiErrors.StreamNotFound).With(ApiPager.None, JetStreamJson.Context.ApiPaged));
+            responder.Reply(request, response.WithError(ApiErrors.StreamNotFound).With(ApiPager.None));
             return;
         }
 
@@ -282,7 +282,7 @@ internal sealed class StreamRequests(JetStreamAccount account, ApiRequestReader 
             }
         }
 
-        responder.Reply(request, response.With(paged, JetStreamJson.Context.ApiPaged).With(info, JetStreamJson.Context.StreamInfoModel));
+        responder.Reply(request, response.With(paged).With(info));
     }
 
     /// <summary><c>STREAM.DELETE.&lt;stream&gt;</c>.</summary>

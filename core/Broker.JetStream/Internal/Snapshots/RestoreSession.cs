@@ -117,7 +117,7 @@ internal sealed class RestoreSession(JetStreamAccount account, StreamRestorer re
                     }
 
                     var stream = await restorer.RestoreAsync(config, provider, staging!).ConfigureAwait(false);
-                    response.With(stream.Info(withSources: false), JetStreamJson.Context.StreamInfoModel);
+                    response.With(stream.Info(withSources: false));
                     SnapshotLog.RestoreCompleted(account.Logger, total, account.Name, config.Name);
                 }
                 catch (ApiException ex)

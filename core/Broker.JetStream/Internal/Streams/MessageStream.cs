@@ -154,7 +154,7 @@ internal sealed partial class MessageStream
         Discard = config.Discard,
         DiscardNewPerSubject = config.DiscardNewPerSubject,
         Compression = config.Compression == "s2" ? StreamCompression.S2 : StreamCompression.None,
-        Metadata = JsonSerializer.SerializeToUtf8Bytes(new StoredStreamMetadata { Config = config, Created = created }, JetStreamJson.Context.StoredStreamMetadata),
+        Metadata = StreamInfoJson.Write(new StoredStreamMetadata { Config = config, Created = created }),
     };
 
     public ConsumerSnapshot ConsumersSnapshot => consumers.Snapshot;

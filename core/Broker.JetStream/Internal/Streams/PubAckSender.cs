@@ -45,9 +45,11 @@ internal sealed class PubAckSender
         this.client = client;
         this.name = name;
         this.logger = logger;
+        // Quoted by hand rather than by the serializer context: a restart creates every stream's sender, and would
+        // otherwise create the context (docs/benchmarks.md, "restart3").
         var text = string.IsNullOrEmpty(domain)
-            ? "{\"stream\":" + JsonSerializer.Serialize(name, JetStreamJson.Context.String) + ",\"seq\":"
-            : "{\"stream\":" + JsonSerializer.Serialize(name, JetStreamJson.Context.String) + ",\"domain\":" + JsonSerializer.Serialize(domain, JetStreamJson.Context.String) + ",\"seq\":";
+            ? "{\"stream\":" + StreamInfoJson.Quote(name) + ",\"seq\":"
+            : "{\"stream\":" + StreamInfoJson.Quote(name) + ",\"domain\":" + StreamInfoJson.Quote(domain) + ",\"seq\":";
         prefix = Encoding.UTF8.GetBytes(text);
     }
 
