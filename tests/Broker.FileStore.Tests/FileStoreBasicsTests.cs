@@ -327,6 +327,28 @@ public sealed class FileStoreBasicsTests : IDisposable
         Assert.Equal(payload + 19_999, Get(reopened, 20_001)!.Value.Payload);
     }
 
+    [Fact(Timeout = 60_000)]
+    public async Task The_consumer_map_gives_its_grown_buckets_back_once_most_consumers_went()
+    {
+        // Issue 25: after 10,000 MQTT QoS 1 sessions left, the stream store's consumer map kept the buckets of its peak.
+        await using var store = await fixture.CreateAsync();
+        var file = Assert.IsType<Broker.Storage.FileStore.Internal.FileStreamStore>(store);
+        var consumers = Enumerable.Range(0, 4_000)
+            .Select(i => store.OpenConsumerStore(new ConsumerStoreConfig { Name = "C" + i, MemoryOnly = true }))
+            .ToArray();
+        var grown = file.ConsumerCapacity;
+
+        foreach (var consumer in consumers.Skip(10))
+        {
+            await consumer.DeleteAsync();
+        }
+
+        Assert.True(grown >= 4_000, $"grown to {grown}");
+        Assert.True(file.ConsumerCapacity < Broker.Storage.FileStore.Internal.FileStreamStore.TrimConsumersFrom, $"capacity {file.ConsumerCapacity} after the leave");
+        Assert.Equal(10, store.ConsumerStores.Count);
+        Assert.Same(consumers[3], store.OpenConsumerStore(new ConsumerStoreConfig { Name = "C3", MemoryOnly = true }));
+    }
+
     [Fact(Timeout = 30_000)]
     public async Task A_consumer_opened_while_one_of_its_name_is_deleted_gets_a_store_and_folder_of_its_own()
     {
