@@ -20,7 +20,7 @@ internal sealed class PushDelivery
     private readonly ISubjectInterest? interest;
     private readonly ConsumerOutbox outbox;
     private readonly string flowControlPrefix;
-    private readonly Action onTimer;
+    private readonly IConsumerTimers timers;
     private long heartbeat;
     private byte[] deliverSubject = [];
     private bool active;
@@ -41,12 +41,12 @@ internal sealed class PushDelivery
     /// <param name="consumer">The consumer's name (flow-control subjects).</param>
     /// <param name="interest">Whether someone subscribes to the deliver subject (none: always).</param>
     /// <param name="outbox">Where heartbeats and flow-control requests go.</param>
-    /// <param name="onTimer">Called by the push timer, without the lock; the consumer takes its lock and calls <see cref="OnTimer"/>.</param>
-    public PushDelivery(string stream, string consumer, ISubjectInterest? interest, ConsumerOutbox outbox, Action onTimer)
+    /// <param name="timers">Called by the push timer, without the lock; the consumer takes its lock and calls <see cref="OnTimer"/>.</param>
+    public PushDelivery(string stream, string consumer, ISubjectInterest? interest, ConsumerOutbox outbox, IConsumerTimers timers)
     {
         this.interest = interest;
         this.outbox = outbox;
-        this.onTimer = onTimer;
+        this.timers = timers;
         flowControlPrefix = $"$JS.FC.{stream}.{consumer}.";
     }
 
@@ -257,7 +257,7 @@ internal sealed class PushDelivery
             }
         }
 
-        pushTimer ??= new Timer(static state => ((Action)state!)(), onTimer, Timeout.Infinite, Timeout.Infinite);
+        pushTimer ??= new Timer(static state => ((IConsumerTimers)state!).OnFrontEndDue(), timers, Timeout.Infinite, Timeout.Infinite);
         pushTimer.Change(period, Timeout.InfiniteTimeSpan);
     }
 
