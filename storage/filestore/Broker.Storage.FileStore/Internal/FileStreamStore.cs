@@ -241,7 +241,7 @@ internal sealed partial class FileStreamStore : IStreamStore
                 ThrowIfUnusable();
                 if (!consumers.TryGetValue(config.Name, out var existing))
                 {
-                    var consumer = FileConsumerStore.Create(this, fs, Path.Combine(directory, ConsumersFolder, FileConsumerStore.FolderName(config.Name)), config, key, options, logger);
+                    var consumer = FileConsumerStore.Create(this, fs, FileConsumerStore.FolderName(config.Name), config, key, options, logger);
                     consumers.Add(config.Name, consumer);
                     return consumer;
                 }
@@ -267,7 +267,7 @@ internal sealed partial class FileStreamStore : IStreamStore
     {
         lock (sync)
         {
-            var name = consumer.Config.Name;
+            var name = consumer.Name;
             if (consumers.TryGetValue(name, out var current) && ReferenceEquals(current, consumer))
             {
                 consumers.Remove(name);
@@ -345,7 +345,7 @@ internal sealed partial class FileStreamStore : IStreamStore
             var consumer = FileConsumerStore.Open(this, fs, Path.Combine(root, name), key, options, logger);
             if (consumer is not null)
             {
-                consumers[consumer.Config.Name] = consumer;
+                consumers[consumer.Name] = consumer;
             }
         }
     }
