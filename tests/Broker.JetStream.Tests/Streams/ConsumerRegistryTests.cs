@@ -173,4 +173,42 @@ public sealed class ConsumerRegistryTests() : MemoryStreamTests("js-registry-")
         Assert.Equal(10, registry.Count);
         return Task.CompletedTask;
     }
+
+    [Fact(Timeout = 60_000)]
+    public async Task Walking_the_snapshot_while_consumers_are_removed_never_yields_a_null_consumer()
+    {
+        // The enumerator read a slot again for Current after MoveNext found it occupied: a removal between the two
+        // gave the publish path (OnStored) a null consumer (seen in ConsumerCreateResponseTests under load).
+        var registry = new ConsumerRegistry(Stream.Store);
+        var all = Enumerable.Range(0, 64).Select(i => NewConsumer($"c{i:D2}")).ToArray();
+        using var stop = new CancellationTokenSource(TimeSpan.FromSeconds(2));
+        var churn = Task.Run(() =>
+        {
+            while (!stop.IsCancellationRequested)
+            {
+                foreach (var consumer in all)
+                {
+                    registry.Add(consumer);
+                }
+
+                foreach (var consumer in all)
+                {
+                    registry.Remove(consumer);
+                }
+            }
+        });
+
+        long walked = 0;
+        while (!stop.IsCancellationRequested)
+        {
+            foreach (var consumer in registry.Snapshot)
+            {
+                Assert.NotNull(consumer);
+                walked++;
+            }
+        }
+
+        await churn;
+        Assert.True(walked > 0);
+    }
 }
