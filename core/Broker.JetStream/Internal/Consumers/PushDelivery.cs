@@ -19,7 +19,8 @@ internal sealed class PushDelivery
 
     private readonly ISubjectInterest? interest;
     private readonly ConsumerOutbox outbox;
-    private readonly string flowControlPrefix;
+    private readonly string stream;
+    private readonly string consumer;
     private readonly IConsumerTimers timers;
     private long heartbeat;
     private byte[] deliverSubject = [];
@@ -47,7 +48,10 @@ internal sealed class PushDelivery
         this.interest = interest;
         this.outbox = outbox;
         this.timers = timers;
-        flowControlPrefix = $"$JS.FC.{stream}.{consumer}.";
+        // The flow-control prefix ($JS.FC.<stream>.<consumer>.) is made with each request: a consumer without flow
+        // control (an MQTT QoS 1 subscription's) held ~130 B of it.
+        this.stream = stream;
+        this.consumer = consumer;
     }
 
     /// <summary>The deliver subject (UTF-8).</summary>
@@ -146,7 +150,7 @@ internal sealed class PushDelivery
         {
             Span<byte> random = stackalloc byte[4];
             Random.Shared.NextBytes(random);
-            flowControlId = flowControlPrefix + Convert.ToHexString(random);
+            flowControlId = $"$JS.FC.{stream}.{consumer}.{Convert.ToHexString(random)}";
             flowControlBytes = pushBytes;
             outbox.Status(deliverSubject, "NATS/1.0 100 FlowControl Request\r\n\r\n"u8, Encoding.UTF8.GetBytes(flowControlId));
         }
