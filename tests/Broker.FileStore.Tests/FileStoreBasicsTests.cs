@@ -328,6 +328,51 @@ public sealed class FileStoreBasicsTests : IDisposable
     }
 
     [Fact(Timeout = 30_000)]
+    public async Task A_consumer_store_keeps_its_metadata_on_disk_only_and_reads_it_back()
+    {
+        // Issue 25: each of 10,000 MQTT QoS 1 consumers held its ~420 B of configuration JSON in memory after writing it.
+        await using var store = await fixture.CreateAsync();
+        var consumer = store.OpenConsumerStore(new ConsumerStoreConfig { Name = "C 1", Durable = true, MaxDeliver = 3, Metadata = "{\"c\":1}"u8.ToArray() });
+        var memory = store.OpenConsumerStore(new ConsumerStoreConfig { Name = "M", MemoryOnly = true, Metadata = "{\"m\":1}"u8.ToArray() });
+
+        var file = Assert.IsType<Broker.Storage.FileStore.Internal.FileConsumerStore>(consumer);
+        Assert.True(file.MetadataOnDisk);
+        Assert.Equal("{\"c\":1}", Encoding.UTF8.GetString(consumer.Config.Metadata.Span));
+        Assert.Equal(("C 1", 3), (consumer.Config.Name, consumer.Config.MaxDeliver));
+        Assert.Equal("{\"m\":1}", Encoding.UTF8.GetString(memory.Config.Metadata.Span));
+
+        store.OpenConsumerStore(new ConsumerStoreConfig { Name = "C 1", Durable = true, MaxDeliver = 4, Metadata = "{\"c\":2}"u8.ToArray() });
+        Assert.True(file.MetadataOnDisk);
+        Assert.Equal("{\"c\":2}", Encoding.UTF8.GetString(consumer.Config.Metadata.Span));
+        Assert.Equal(4, consumer.Config.MaxDeliver);
+
+        await consumer.DeleteAsync();
+        Assert.True(consumer.Config.Metadata.IsEmpty);
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task The_consumer_map_gives_its_grown_buckets_back_once_most_consumers_went()
+    {
+        // Issue 25: after 10,000 MQTT QoS 1 sessions left, the stream store's consumer map kept the buckets of its peak.
+        await using var store = await fixture.CreateAsync();
+        var file = Assert.IsType<Broker.Storage.FileStore.Internal.FileStreamStore>(store);
+        var consumers = Enumerable.Range(0, 4_000)
+            .Select(i => store.OpenConsumerStore(new ConsumerStoreConfig { Name = "C" + i, MemoryOnly = true }))
+            .ToArray();
+        var grown = file.ConsumerCapacity;
+
+        foreach (var consumer in consumers.Skip(10))
+        {
+            await consumer.DeleteAsync();
+        }
+
+        Assert.True(grown >= 4_000, $"grown to {grown}");
+        Assert.True(file.ConsumerCapacity < Broker.Storage.FileStore.Internal.FileStreamStore.TrimConsumersFrom, $"capacity {file.ConsumerCapacity} after the leave");
+        Assert.Equal(10, store.ConsumerStores.Count);
+        Assert.Same(consumers[3], store.OpenConsumerStore(new ConsumerStoreConfig { Name = "C3", MemoryOnly = true }));
+    }
+
+    [Fact(Timeout = 30_000)]
     public async Task A_consumer_opened_while_one_of_its_name_is_deleted_gets_a_store_and_folder_of_its_own()
     {
         await using (var store = await fixture.CreateAsync())

@@ -221,7 +221,7 @@ public sealed class AckTrackerTests : IDisposable
     {
         streamStore = await ConsumerParts.StreamStoreAsync(subjects);
         consumerStore = streamStore.OpenConsumerStore(new ConsumerStoreConfig { Name = "C", AckPolicy = config.AckPolicy, Durable = true });
-        var tracker = new AckTracker(config, consumerStore, ConsumerParts.Events(outbox), static () => { });
+        var tracker = new AckTracker(config, consumerStore, ConsumerParts.Events(outbox), TestTimers.None);
         trackers.Add(tracker);
         return tracker;
     }

@@ -45,3 +45,13 @@ internal sealed class TestInterest : ISubjectInterest
 
     public bool HasInterest(ReadOnlySpan<byte> subject) => Listening.Contains(Encoding.UTF8.GetString(subject));
 }
+
+/// <summary>A consumer's timer callbacks for collaborators tested alone: each runs the action given (none: nothing).</summary>
+internal sealed class TestTimers(Action? onPendingDue = null, Action? onFrontEndDue = null) : IConsumerTimers
+{
+    public static TestTimers None { get; } = new();
+
+    public void OnPendingDue() => onPendingDue?.Invoke();
+
+    public void OnFrontEndDue() => onFrontEndDue?.Invoke();
+}

@@ -49,7 +49,7 @@ public sealed class FrontEndTests
     public void A_no_wait_request_is_answered_at_once_when_nothing_is_pending_and_at_the_end_otherwise()
     {
         var pending = false;
-        var pull = new PullRequests(new ConsumerConfig(), null, outbox, () => !pending, static () => { });
+        var pull = new PullRequests(new ConsumerConfig(), null, outbox, () => !pending, TestTimers.None);
         var now = GoTime.NowNanoseconds();
         pull.Add(ConsumerParts.Bytes("empty"), "{\"no_wait\":true}"u8, now, default);
         Assert.Equal(["empty NATS/1.0 404 No Messages\r\n\r\n"], ConsumerParts.Drain(outbox));
@@ -116,7 +116,7 @@ public sealed class FrontEndTests
     [Fact]
     public void Push_delivers_only_while_someone_listens()
     {
-        var push = new PushDelivery("S", "C", interest, outbox, static () => { });
+        var push = new PushDelivery("S", "C", interest, outbox, TestTimers.None);
         push.Start(new ConsumerConfig { DeliverSubject = "deliver" }, 0, watchWhileActive: false);
         Assert.False(push.Active);
         Assert.NotEqual(0, push.InactiveSince);
@@ -139,7 +139,7 @@ public sealed class FrontEndTests
         // 10,000 idle MQTT QoS 1 consumers each woke every second to ask whether their subscriber was still there.
         var fired = 0;
         interest.Listening.Add("deliver");
-        var push = new PushDelivery("S", "C", interest, outbox, () => Interlocked.Increment(ref fired));
+        var push = new PushDelivery("S", "C", interest, outbox, new TestTimers(onFrontEndDue: () => Interlocked.Increment(ref fired)));
         push.Start(new ConsumerConfig { DeliverSubject = "deliver" }, 0, watchWhileActive: false);
         Assert.True(push.Active);
 
@@ -165,7 +165,7 @@ public sealed class FrontEndTests
     public void Push_flow_control_asks_at_half_the_window_and_pauses_until_answered()
     {
         interest.Listening.Add("deliver");
-        var push = new PushDelivery("S", "C", interest, outbox, static () => { });
+        var push = new PushDelivery("S", "C", interest, outbox, TestTimers.None);
         push.Start(new ConsumerConfig { DeliverSubject = "deliver", FlowControl = true, Heartbeat = Second }, 0, watchWhileActive: false);
 
         // The window starts at 2 MiB: the request goes past 1 MiB, delivery pauses past 2 MiB.
@@ -202,7 +202,7 @@ public sealed class FrontEndTests
         Assert.Equal(0, clock.Threshold);
         clock.Stop();
 
-        var push = new PushDelivery("S", "C", interest, outbox, static () => { });
+        var push = new PushDelivery("S", "C", interest, outbox, TestTimers.None);
         push.Start(new ConsumerConfig { DeliverSubject = "deliver" }, 0, watchWhileActive: true);
         var pushClock = new InactivityClock(created: 0, push, pull: null, static () => { });
         pushClock.Configure(new ConsumerConfig { InactiveThreshold = Second });
@@ -217,5 +217,5 @@ public sealed class FrontEndTests
     }
 
     private PullRequests Pull(ConsumerConfig config, bool nothingPending) =>
-        new(config, interest, outbox, () => nothingPending, static () => { });
+        new(config, interest, outbox, () => nothingPending, TestTimers.None);
 }

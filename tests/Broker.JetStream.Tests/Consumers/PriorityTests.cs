@@ -35,7 +35,7 @@ public sealed class PriorityTests : IDisposable
     {
         var config = new ConsumerConfig { AckPolicy = ConsumerAckPolicy.Explicit, PriorityPolicy = PriorityPolicy.PinnedClient, PriorityGroups = ["jobs"], PriorityTimeout = 60_000_000_000, MaxWaiting = 10 };
         var priority = await PriorityAsync(config);
-        var pull = new PullRequests(config, null, outbox, static () => false, static () => { });
+        var pull = new PullRequests(config, null, outbox, static () => false, TestTimers.None);
         var now = GoTime.NowNanoseconds();
         pull.Add(ConsumerParts.Bytes("a"), "{\"batch\":1,\"group\":\"jobs\"}"u8, now, default, priority);
         pull.Add(ConsumerParts.Bytes("b"), "{\"batch\":1,\"group\":\"jobs\"}"u8, now, default, priority);
@@ -106,7 +106,7 @@ public sealed class PriorityTests : IDisposable
     {
         var store = await ConsumerParts.StreamStoreAsync("s");
         var consumerStore = store.OpenConsumerStore(new ConsumerStoreConfig { Name = "C", AckPolicy = config.AckPolicy, Durable = true });
-        var acks = new AckTracker(config, consumerStore, ConsumerParts.Events(outbox), static () => { });
+        var acks = new AckTracker(config, consumerStore, ConsumerParts.Events(outbox), TestTimers.None);
         var priority = ConsumerPriority.For(config, gate, new StreamCursor(store), acks, ConsumerParts.Events(outbox), () => Interlocked.Increment(ref kicks))!;
         disposables.Add(new Stopper(priority, acks));
         return priority;

@@ -149,4 +149,66 @@ public sealed class ConsumerRegistryTests() : MemoryStreamTests("js-registry-")
         Assert.True(registry.HasInterestIn("s.x"u8));
         return Task.CompletedTask;
     }
+
+    [Fact(Timeout = 60_000)]
+    public Task The_name_map_gives_its_grown_buckets_back_once_most_consumers_went()
+    {
+        // Issue 25: after 10,000 MQTT QoS 1 sessions left, the stream's name map kept the buckets of its peak.
+        var registry = new ConsumerRegistry(Stream.Store);
+        var all = Enumerable.Range(0, 4_000).Select(i => NewConsumer($"c{i:D4}")).ToArray();
+        foreach (var consumer in all)
+        {
+            registry.Add(consumer);
+        }
+
+        var grown = registry.NameCapacity;
+        foreach (var consumer in all.Skip(10))
+        {
+            registry.Remove(consumer);
+        }
+
+        Assert.True(grown >= 4_000, $"grown to {grown}");
+        Assert.True(registry.NameCapacity < ConsumerRegistry.TrimNamesFrom, $"capacity {registry.NameCapacity} after the leave");
+        Assert.All(all.Take(10), c => Assert.Same(c, registry.Find(c.Name)));
+        Assert.Equal(10, registry.Count);
+        return Task.CompletedTask;
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task Walking_the_snapshot_while_consumers_are_removed_never_yields_a_null_consumer()
+    {
+        // The enumerator read a slot again for Current after MoveNext found it occupied: a removal between the two
+        // gave the publish path (OnStored) a null consumer (seen in ConsumerCreateResponseTests under load).
+        var registry = new ConsumerRegistry(Stream.Store);
+        var all = Enumerable.Range(0, 64).Select(i => NewConsumer($"c{i:D2}")).ToArray();
+        using var stop = new CancellationTokenSource(TimeSpan.FromSeconds(2));
+        var churn = Task.Run(() =>
+        {
+            while (!stop.IsCancellationRequested)
+            {
+                foreach (var consumer in all)
+                {
+                    registry.Add(consumer);
+                }
+
+                foreach (var consumer in all)
+                {
+                    registry.Remove(consumer);
+                }
+            }
+        });
+
+        long walked = 0;
+        while (!stop.IsCancellationRequested)
+        {
+            foreach (var consumer in registry.Snapshot)
+            {
+                Assert.NotNull(consumer);
+                walked++;
+            }
+        }
+
+        await churn;
+        Assert.True(walked > 0);
+    }
 }

@@ -13,7 +13,7 @@ internal sealed partial class AckTracker
     // idle consumer holds neither, 96 B).
     private List<ulong>? redeliverQueue;
     private HashSet<ulong>? redeliverSet;
-    private readonly Action onPendingDue;
+    private readonly IConsumerTimers timers;
     private Timer? pendingTimer;
     private bool pendingTimerArmed;
     private bool stopped;
@@ -112,7 +112,7 @@ internal sealed partial class AckTracker
             return;
         }
 
-        pendingTimer ??= new Timer(static state => ((Action)state!)(), onPendingDue, Timeout.Infinite, Timeout.Infinite);
+        pendingTimer ??= new Timer(static state => ((IConsumerTimers)state!).OnPendingDue(), timers, Timeout.Infinite, Timeout.Infinite);
         pendingTimer.Change(TimeSpan.FromTicks(Math.Max(nanoseconds / 100, 10_000) + 10_000), Timeout.InfiniteTimeSpan);
         pendingTimerArmed = true;
     }

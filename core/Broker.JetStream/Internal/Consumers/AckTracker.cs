@@ -30,13 +30,13 @@ internal sealed partial class AckTracker
     /// <param name="config">The consumer's configuration (ack policy, ack wait, backoff, max deliver, max ack pending, sample frequency).</param>
     /// <param name="store">The consumer's store, told every change of delivered and acknowledged state.</param>
     /// <param name="events">Where advisories and ack metrics go.</param>
-    /// <param name="onPendingDue">Called by the redelivery timer, without the lock; the consumer takes its lock and calls <see cref="CheckPending"/>.</param>
-    public AckTracker(ConsumerConfig config, IConsumerStore store, ConsumerEvents events, Action onPendingDue)
+    /// <param name="timers">Called by the redelivery timer, without the lock; the consumer takes its lock and calls <see cref="CheckPending"/>.</param>
+    public AckTracker(ConsumerConfig config, IConsumerStore store, ConsumerEvents events, IConsumerTimers timers)
     {
         this.config = config;
         this.store = store;
         this.events = events;
-        this.onPendingDue = onPendingDue;
+        this.timers = timers;
     }
 
     private Dictionary<ulong, PendingDelivery> Pending => pending ??= [];

@@ -78,7 +78,7 @@ internal sealed partial class Consumer
     }
 
     /// <summary>The redelivery timer fired (<see cref="AckTracker.CheckPending"/>).</summary>
-    private void CheckPending()
+    void IConsumerTimers.OnPendingDue()
     {
         bool kick;
         lock (gate)
@@ -119,7 +119,7 @@ internal sealed partial class Consumer
     }
 
     /// <summary>The front end's timer fired: a pull consumer's expiries and heartbeats, a push consumer's interest and idle heartbeats.</summary>
-    private void OnFrontEndTimer()
+    void IConsumerTimers.OnFrontEndDue()
     {
         lock (gate)
         {

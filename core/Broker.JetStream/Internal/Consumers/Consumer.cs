@@ -23,7 +23,7 @@ namespace Broker.JetStream.Internal.Consumers;
 /// the consumer, which takes it. Everything the consumer sends goes out through one delivery runner at a time, outside
 /// the lock, so control messages and deliveries keep their order and no bus call is made under the lock.
 /// </remarks>
-internal sealed partial class Consumer
+internal sealed partial class Consumer : IConsumerTimers
 {
     private readonly MessageStream stream;
     private readonly JetStreamAccount account;
@@ -60,7 +60,7 @@ internal sealed partial class Consumer
         events = new ConsumerEvents(stream.Name, name, account.Interest, account.Options.Domain, outbox, account.Logger, account.Name);
         cursor = new StreamCursor(stream.Store);
         cursor.SetFilters(config);
-        acks = new AckTracker(config, store, events, CheckPending);
+        acks = new AckTracker(config, store, events, this);
         format = new DeliveryFormat(stream.Name, name, config.HeadersOnly);
         selector = new DeliverySelector(cursor, acks, stream.Store);
         runner = new DeliveryRunner(Client, this);
@@ -68,11 +68,11 @@ internal sealed partial class Consumer
         // Push or pull is fixed for a consumer's life (an update may not change it).
         if (config.IsPush)
         {
-            push = new PushDelivery(stream.Name, name, account.Interest, outbox, OnFrontEndTimer);
+            push = new PushDelivery(stream.Name, name, account.Interest, outbox, this);
         }
         else
         {
-            pull = new PullRequests(config, account.Interest, outbox, () => cursor.NumPending() + (ulong)acks.RedeliverQueueCount == 0, OnFrontEndTimer);
+            pull = new PullRequests(config, account.Interest, outbox, () => cursor.NumPending() + (ulong)acks.RedeliverQueueCount == 0, this);
         }
 
         ConfigureInactivity(config);

@@ -16,16 +16,26 @@ internal readonly record struct ControlMessage(byte[] Subject, byte[]? Reply, by
 /// </summary>
 internal sealed class ConsumerOutbox
 {
-    private readonly Queue<ControlMessage> messages = new();
+    // Made with the first control message: a consumer that owed none (an idle MQTT QoS 1 subscription's) holds no queue.
+    private Queue<ControlMessage>? messages;
 
-    public void Enqueue(ControlMessage message) => messages.Enqueue(message);
+    public void Enqueue(ControlMessage message) => (messages ??= new()).Enqueue(message);
 
-    public bool TryDequeue(out ControlMessage message) => messages.TryDequeue(out message);
+    public bool TryDequeue(out ControlMessage message)
+    {
+        if (messages is null)
+        {
+            message = default;
+            return false;
+        }
+
+        return messages.TryDequeue(out message);
+    }
 
     /// <summary>Takes the next control message into <paramref name="send"/>; false when none is queued.</summary>
     public bool TryTake(ref DeliverySend send)
     {
-        if (!messages.TryDequeue(out var control))
+        if (messages is null || !messages.TryDequeue(out var control))
         {
             return false;
         }
@@ -39,11 +49,11 @@ internal sealed class ConsumerOutbox
 
     /// <summary>Queues a header-only status (<paramref name="headers"/> is a whole header block) to <paramref name="subject"/>.</summary>
     public void Status(byte[] subject, ReadOnlySpan<byte> headers, byte[]? reply = null) =>
-        messages.Enqueue(new ControlMessage(subject, reply, headers.ToArray()));
+        Enqueue(new ControlMessage(subject, reply, headers.ToArray()));
 
     /// <summary>Queues <c>NATS/1.0 &lt;code&gt; &lt;description&gt;</c> to <paramref name="subject"/>.</summary>
     public void Status(byte[] subject, int code, string description) =>
-        messages.Enqueue(new ControlMessage(subject, null, Encoding.UTF8.GetBytes($"NATS/1.0 {code.ToString(CultureInfo.InvariantCulture)} {description}\r\n\r\n")));
+        Enqueue(new ControlMessage(subject, null, Encoding.UTF8.GetBytes($"NATS/1.0 {code.ToString(CultureInfo.InvariantCulture)} {description}\r\n\r\n")));
 
     /// <summary>
     /// <c>100 Idle Heartbeat</c> with the last consumer and stream sequences delivered, and the id of a flow-control

@@ -14,13 +14,17 @@ namespace Broker.JetStream.Internal.Consumers;
 /// </summary>
 internal sealed class DeliveryFormat(string stream, string consumer, bool headersOnly)
 {
-    private readonly byte[] ackPrefix = Encoding.UTF8.GetBytes("$JS.ACK." + stream + "." + consumer + ".");
+    // Made with the first delivery or acknowledgement read (any thread may read acks: two racing make equal arrays and
+    // either is kept): a consumer that has delivered nothing (an idle MQTT QoS 1 subscription's) holds none (~80 B).
+    private byte[]? ackPrefix;
     // Made with the first delivery: a consumer that has delivered nothing (an idle MQTT QoS 1 subscription's) holds none.
     private byte[]? ackBuffer;
     private ArrayBufferWriter<byte>? headersOnlyBuffer;
 
     /// <summary>The subject the consumer subscribes to for its acknowledgements.</summary>
-    public string AckWildcard => Encoding.UTF8.GetString(ackPrefix) + ">";
+    public string AckWildcard => Encoding.UTF8.GetString(AckPrefix) + ">";
+
+    private byte[] AckPrefix => ackPrefix ??= Encoding.UTF8.GetBytes("$JS.ACK." + stream + "." + consumer + ".");
 
     /// <summary>Whether deliveries carry the headers only (<c>headers_only</c>); follows configuration updates.</summary>
     public bool HeadersOnly { get; set; } = headersOnly;
@@ -28,6 +32,7 @@ internal sealed class DeliveryFormat(string stream, string consumer, bool header
     /// <summary>Formats the ack reply subject into the runner's buffer; valid until the next call.</summary>
     public ReadOnlySpan<byte> AckSubject(ulong deliveryCount, ulong streamSeq, ulong consumerSeq, long timestamp, ulong numPending)
     {
+        var ackPrefix = AckPrefix;
         if (ackBuffer is null || ackBuffer.Length < ackPrefix.Length + 110)
         {
             ackBuffer = new byte[Math.Max(256, ackPrefix.Length + 128)];
@@ -57,6 +62,7 @@ internal sealed class DeliveryFormat(string stream, string consumer, bool header
     public bool TryParseAckSubject(ReadOnlySpan<byte> subject, out ulong streamSeq, out ulong consumerSeq, out ulong deliveryCount)
     {
         streamSeq = consumerSeq = deliveryCount = 0;
+        var ackPrefix = AckPrefix;
         if (!subject.StartsWith(ackPrefix))
         {
             return false;
@@ -93,7 +99,7 @@ internal sealed class DeliveryFormat(string stream, string consumer, bool header
     /// </summary>
     public int DeliverySize(StoredMessage message, ulong deliveryCount, ulong consumerSeq, ulong numPending)
     {
-        var ackLength = ackPrefix.Length + Digits(deliveryCount) + Digits(message.Sequence) + Digits(consumerSeq)
+        var ackLength = AckPrefix.Length + Digits(deliveryCount) + Digits(message.Sequence) + Digits(consumerSeq)
             + Digits((ulong)Math.Max(message.Timestamp, 0)) + Digits(numPending) + 4;
         var body = HeadersOnly
             ? (message.Headers.Length == 0 ? 10 : message.Headers.Length - 2) + 19 + Digits((ulong)message.Payload.Length)

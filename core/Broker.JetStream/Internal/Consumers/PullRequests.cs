@@ -21,7 +21,7 @@ internal sealed class PullRequests
     private readonly ISubjectInterest? interest;
     private readonly ConsumerOutbox outbox;
     private readonly Func<bool> nothingPending;
-    private readonly Action onTimer;
+    private readonly IConsumerTimers timers;
     private ConsumerConfig config;
     private Timer? waitTimer;
     private bool stopped;
@@ -30,14 +30,14 @@ internal sealed class PullRequests
     /// <param name="interest">Whether a requester still listens on its reply subject (none: always).</param>
     /// <param name="outbox">Where status replies go.</param>
     /// <param name="nothingPending">Whether nothing is there to deliver now (a no-wait request is then answered at once); asked only for those.</param>
-    /// <param name="onTimer">Called by the wait timer, without the lock; the consumer takes its lock and calls <see cref="OnTimer"/>.</param>
-    public PullRequests(ConsumerConfig config, ISubjectInterest? interest, ConsumerOutbox outbox, Func<bool> nothingPending, Action onTimer)
+    /// <param name="timers">Called by the wait timer, without the lock; the consumer takes its lock and calls <see cref="OnTimer"/>.</param>
+    public PullRequests(ConsumerConfig config, ISubjectInterest? interest, ConsumerOutbox outbox, Func<bool> nothingPending, IConsumerTimers timers)
     {
         this.config = config;
         this.interest = interest;
         this.outbox = outbox;
         this.nothingPending = nothingPending;
-        this.onTimer = onTimer;
+        this.timers = timers;
         waiting = new WaitQueue(config.MaxWaiting);
     }
 
@@ -369,7 +369,7 @@ internal sealed class PullRequests
             return;
         }
 
-        waitTimer ??= new Timer(static state => ((Action)state!)(), onTimer, Timeout.Infinite, Timeout.Infinite);
+        waitTimer ??= new Timer(static state => ((IConsumerTimers)state!).OnFrontEndDue(), timers, Timeout.Infinite, Timeout.Infinite);
         waitTimer.Change(TimeSpan.FromTicks(Math.Max(0, next - now) / 100 + 10_000), Timeout.InfiniteTimeSpan);
     }
 

@@ -19,8 +19,9 @@ internal sealed class PushDelivery
 
     private readonly ISubjectInterest? interest;
     private readonly ConsumerOutbox outbox;
-    private readonly string flowControlPrefix;
-    private readonly Action onTimer;
+    private readonly string stream;
+    private readonly string consumer;
+    private readonly IConsumerTimers timers;
     private long heartbeat;
     private byte[] deliverSubject = [];
     private bool active;
@@ -41,13 +42,16 @@ internal sealed class PushDelivery
     /// <param name="consumer">The consumer's name (flow-control subjects).</param>
     /// <param name="interest">Whether someone subscribes to the deliver subject (none: always).</param>
     /// <param name="outbox">Where heartbeats and flow-control requests go.</param>
-    /// <param name="onTimer">Called by the push timer, without the lock; the consumer takes its lock and calls <see cref="OnTimer"/>.</param>
-    public PushDelivery(string stream, string consumer, ISubjectInterest? interest, ConsumerOutbox outbox, Action onTimer)
+    /// <param name="timers">Called by the push timer, without the lock; the consumer takes its lock and calls <see cref="OnTimer"/>.</param>
+    public PushDelivery(string stream, string consumer, ISubjectInterest? interest, ConsumerOutbox outbox, IConsumerTimers timers)
     {
         this.interest = interest;
         this.outbox = outbox;
-        this.onTimer = onTimer;
-        flowControlPrefix = $"$JS.FC.{stream}.{consumer}.";
+        this.timers = timers;
+        // The flow-control prefix ($JS.FC.<stream>.<consumer>.) is made with each request: a consumer without flow
+        // control (an MQTT QoS 1 subscription's) held ~130 B of it.
+        this.stream = stream;
+        this.consumer = consumer;
     }
 
     /// <summary>The deliver subject (UTF-8).</summary>
@@ -146,7 +150,7 @@ internal sealed class PushDelivery
         {
             Span<byte> random = stackalloc byte[4];
             Random.Shared.NextBytes(random);
-            flowControlId = flowControlPrefix + Convert.ToHexString(random);
+            flowControlId = $"$JS.FC.{stream}.{consumer}.{Convert.ToHexString(random)}";
             flowControlBytes = pushBytes;
             outbox.Status(deliverSubject, "NATS/1.0 100 FlowControl Request\r\n\r\n"u8, Encoding.UTF8.GetBytes(flowControlId));
         }
@@ -257,7 +261,7 @@ internal sealed class PushDelivery
             }
         }
 
-        pushTimer ??= new Timer(static state => ((Action)state!)(), onTimer, Timeout.Infinite, Timeout.Infinite);
+        pushTimer ??= new Timer(static state => ((IConsumerTimers)state!).OnFrontEndDue(), timers, Timeout.Infinite, Timeout.Infinite);
         pushTimer.Change(period, Timeout.InfiniteTimeSpan);
     }
 

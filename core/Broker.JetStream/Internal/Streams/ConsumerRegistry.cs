@@ -21,6 +21,9 @@ internal sealed class ConsumerRegistry(IStreamStore store)
 {
     private const int FirstCapacity = 4;
 
+    /// <summary>The capacity from which the name map, a quarter full, is trimmed.</summary>
+    internal const int TrimNamesFrom = 1024;
+
     private readonly Lock gate = new();
 
     // The consumer under each name, and its slot in the array.
@@ -34,6 +37,18 @@ internal sealed class ConsumerRegistry(IStreamStore store)
     public ConsumerSnapshot Snapshot => new(Volatile.Read(ref slots));
 
     public int Count => Volatile.Read(ref count);
+
+    /// <summary>The name map's capacity (tests read it).</summary>
+    internal int NameCapacity
+    {
+        get
+        {
+            lock (gate)
+            {
+                return consumers.Capacity;
+            }
+        }
+    }
 
     public Consumer? Find(string name)
     {
@@ -99,6 +114,13 @@ internal sealed class ConsumerRegistry(IStreamStore store)
             }
 
             consumers.Remove(consumer.Name);
+            if (consumers.Capacity >= TrimNamesFrom && consumers.Count < consumers.Capacity / 4)
+            {
+                // A Dictionary never shrinks by itself: after 10,000 MQTT QoS 1 sessions left, the stream's name map
+                // kept its grown buckets and entries (issue 25). Trimming to twice what is left keeps copies linear.
+                consumers.TrimExcess(consumers.Count * 2);
+            }
+
             Volatile.Write(ref slots[existing.Slot], null);
             Volatile.Write(ref count, count - 1);
             if (used - count >= Math.Max(FirstCapacity, count))

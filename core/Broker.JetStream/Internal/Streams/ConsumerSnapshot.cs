@@ -48,18 +48,24 @@ internal readonly struct ConsumerSnapshot(Consumer?[] slots) : IEnumerable<Consu
     {
         private int index = -1;
 
-        public readonly Consumer Current => slots[index]!;
+        // The consumer MoveNext read: a removal may empty its slot before Current is asked (reading the slot again
+        // there gave the publish path a null consumer, a NullReferenceException in OnStored).
+        private Consumer? current;
+
+        public readonly Consumer Current => current!;
 
         public bool MoveNext()
         {
             while (++index < slots.Length)
             {
-                if (Volatile.Read(ref slots[index]) is not null)
+                if (Volatile.Read(ref slots[index]) is { } consumer)
                 {
+                    current = consumer;
                     return true;
                 }
             }
 
+            current = null;
             return false;
         }
     }

@@ -1,4 +1,6 @@
 using System.Buffers.Binary;
+using Broker.Abstractions;
+using Broker.Storage.FileStore.Internal.Crypto;
 using Broker.Storage.FileStore.Internal.Format;
 using Broker.Storage.FileStore.Internal.Io;
 
@@ -183,7 +185,7 @@ internal sealed partial class FileConsumerStore
     }
 
     /// <summary>Opens a slot for a round, creating it the first time (durable with the round's sync, <see cref="MakeEntryDurable"/>).</summary>
-    private IStorageFile OpenSlot(int index) => fs.Open(Path.Combine(directory, SlotFiles[index]), create: (slotsCreated & (1 << index)) == 0);
+    private IStorageFile OpenSlot(int index) => fs.Open(Path.Combine(Directory, SlotFiles[index]), create: (slotsCreated & (1 << index)) == 0);
 
     /// <summary>
     /// After a slot's data sync: a slot file this store created gets its folder synced once, which makes its entry
@@ -193,7 +195,7 @@ internal sealed partial class FileConsumerStore
     {
         if ((slotsCreated & (1 << index)) == 0)
         {
-            fs.SyncDirectory(directory);
+            fs.SyncDirectory(Directory);
             slotsCreated |= 1 << index;
         }
     }
@@ -207,10 +209,37 @@ internal sealed partial class FileConsumerStore
         }
     }
 
+    /// <summary>Writes <c>meta.inf</c> durably, then keeps the configuration without its Metadata (the file holds it). Lock held or constructing.</summary>
     private void WriteMeta()
     {
         var encoded = ConsumerStateCodec.EncodeConfig(config);
-        AtomicFile.Write(fs, Path.Combine(directory, MetaFile), key is null ? encoded : key.SealFile(encoded, "consumer meta"u8));
+        AtomicFile.Write(fs, Path.Combine(Directory, MetaFile), key is null ? encoded : key.SealFile(encoded, "consumer meta"u8));
+        if (!config.Metadata.IsEmpty)
+        {
+            config = config with { Metadata = default };
+            metadataOnDisk = true;
+        }
+    }
+
+    /// <summary>The configuration <c>meta.inf</c> of <paramref name="directory"/> holds, or null when missing, torn or unreadable.</summary>
+    private static ConsumerStoreConfig? ReadMeta(IStorageFileSystem fs, string directory, StreamKey? key)
+    {
+        try
+        {
+            var meta = ReadMetaFile(fs, directory, key);
+            return meta is null ? null : ConsumerStateCodec.DecodeConfig(meta);
+        }
+        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException or InvalidDataException)
+        {
+            return null;
+        }
+    }
+
+    /// <summary>The contents of <c>meta.inf</c> (opened when the stream is encrypted), or null when missing or torn.</summary>
+    private static byte[]? ReadMetaFile(IStorageFileSystem fs, string directory, StreamKey? key)
+    {
+        var meta = AtomicFile.Read(fs, Path.Combine(directory, MetaFile));
+        return meta is not null && key is not null ? key.OpenFile(meta, "consumer meta"u8) : meta;
     }
 
     /// <summary>Loads the newer valid slot.</summary>
@@ -219,7 +248,7 @@ internal sealed partial class FileConsumerStore
         ulong best = 0;
         for (var index = 0; index < SlotFiles.Length; index++)
         {
-            var data = fs.ReadAll(Path.Combine(directory, SlotFiles[index]));
+            var data = fs.ReadAll(Path.Combine(Directory, SlotFiles[index]));
             if (data is not null)
             {
                 slotsCreated |= 1 << index;
@@ -257,7 +286,7 @@ internal sealed partial class FileConsumerStore
             }
             catch (InvalidDataException)
             {
-                FileStoreLog.ConsumerUnreadable(logger, directory);
+                FileStoreLog.ConsumerUnreadable(logger, Directory);
             }
         }
 

@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Text;
 using Broker.Abstractions;
 using Broker.Storage.FileStore.Internal.Crypto;
@@ -22,17 +23,23 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
 {
     private const string MetaFile = "meta.inf";
     private static readonly string[] SlotFiles = ["o.dat", "o2.dat"];
+    private static readonly SearchValues<char> SafeFolderCharacters = SearchValues.Create("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-");
 
     private readonly object sync = new();
     private readonly FileStreamStore stream;
     private readonly IStorageFileSystem fs;
-    private readonly string directory;
+    // The consumer's folder under the stream's obs/ (the consumer's name itself when nothing needed escaping): the full
+    // path is made when a round or a meta write needs it, not held (about 200 B of each of 10,000 MQTT QoS 1 consumers).
+    private readonly string folder;
     private readonly StreamKey? key;
     private readonly FileStoreOptions options;
     private readonly ILogger logger;
     private readonly IStorageFile?[] slots = new IStorageFile?[2];
 
+    // Without its Metadata once meta.inf holds it durably (metadataOnDisk): the engine reads it back only when it
+    // recovers the consumer, and an MQTT QoS 1 consumer's is about 420 B of JSON (issue 25). Config reads it from disk.
     private ConsumerStoreConfig config;
+    private bool metadataOnDisk;
     private ConsumerState state = new();
     private bool hasState;
     private long version;
@@ -58,27 +65,61 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     private Exception? failure;
     private Task? deletion;
 
-    private FileConsumerStore(FileStreamStore stream, IStorageFileSystem fs, string directory, ConsumerStoreConfig config, StreamKey? key, FileStoreOptions options, ILogger logger)
+    private FileConsumerStore(FileStreamStore stream, IStorageFileSystem fs, string folder, ConsumerStoreConfig config, StreamKey? key, FileStoreOptions options, ILogger logger)
     {
         this.stream = stream;
         this.fs = fs;
-        this.directory = directory;
+        this.folder = folder;
         this.config = config;
         this.key = key;
         this.options = options;
         this.logger = logger;
     }
 
+    /// <summary>The configuration; its Metadata read back from <c>meta.inf</c> when only the file holds it (empty once deleted).</summary>
     public ConsumerStoreConfig Config
+    {
+        get
+        {
+            ConsumerStoreConfig current;
+            lock (sync)
+            {
+                current = config;
+                if (!metadataOnDisk)
+                {
+                    return current;
+                }
+            }
+
+            return current with { Metadata = ReadMeta(fs, Directory, key)?.Metadata ?? default };
+        }
+    }
+
+    /// <summary>The consumer's name (the stream store's map key), without reading anything back.</summary>
+    public string Name
     {
         get
         {
             lock (sync)
             {
-                return config;
+                return config.Name;
             }
         }
     }
+
+    /// <summary>Whether only meta.inf holds the Metadata now (tests read it).</summary>
+    internal bool MetadataOnDisk
+    {
+        get
+        {
+            lock (sync)
+            {
+                return metadataOnDisk;
+            }
+        }
+    }
+
+    private string Directory => Path.Combine(stream.Directory, FileStreamStore.ConsumersFolder, folder);
 
     public bool HasState
     {
@@ -93,9 +134,14 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
 
     private bool Persistent => !config.MemoryOnly;
 
-    /// <summary>A folder name for a consumer name: safe characters kept, anything else hex-escaped.</summary>
+    /// <summary>A folder name for a consumer name: safe characters kept, anything else hex-escaped (the name itself when all are safe).</summary>
     public static string FolderName(string name)
     {
+        if (!name.AsSpan().ContainsAnyExcept(SafeFolderCharacters))
+        {
+            return name;
+        }
+
         var builder = new StringBuilder(name.Length);
         foreach (var c in name)
         {
@@ -112,11 +158,12 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
         return builder.ToString();
     }
 
-    public static FileConsumerStore Create(FileStreamStore stream, IStorageFileSystem fs, string directory, ConsumerStoreConfig config, StreamKey? key, FileStoreOptions options, ILogger logger)
+    public static FileConsumerStore Create(FileStreamStore stream, IStorageFileSystem fs, string folder, ConsumerStoreConfig config, StreamKey? key, FileStoreOptions options, ILogger logger)
     {
-        var store = new FileConsumerStore(stream, fs, directory, config, key, options, logger);
+        var store = new FileConsumerStore(stream, fs, folder, config, key, options, logger);
         if (store.Persistent)
         {
+            var directory = store.Directory;
             if (fs.DirectoryExists(directory))
             {
                 // Left over from a consumer of the same name deleted before a crash finished removing it.
@@ -133,11 +180,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
 
     public static FileConsumerStore? Open(FileStreamStore stream, IStorageFileSystem fs, string directory, StreamKey? key, FileStoreOptions options, ILogger logger)
     {
-        var meta = AtomicFile.Read(fs, Path.Combine(directory, MetaFile));
-        if (meta is not null && key is not null)
-        {
-            meta = key.OpenFile(meta, "consumer meta"u8);
-        }
+        var meta = ReadMetaFile(fs, directory, key);
 
         if (meta is null)
         {
@@ -156,7 +199,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
             return null;
         }
 
-        var store = new FileConsumerStore(stream, fs, directory, config, key, options, logger);
+        var store = new FileConsumerStore(stream, fs, Path.GetFileName(directory), config, key, options, logger);
         store.LoadState();
         store.Start();
         return store;
@@ -220,11 +263,12 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
         {
             var wasPersistent = Persistent;
             this.config = config;
+            metadataOnDisk = false;
             if (Persistent && !stopped)
             {
                 if (!wasPersistent)
                 {
-                    DurableDirectory.Create(fs, directory);
+                    DurableDirectory.Create(fs, Directory);
                 }
 
                 WriteMeta();
@@ -299,6 +343,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
         try
         {
             await StopAsync(writeFinal: false).ConfigureAwait(false);
+            var directory = Directory;
             if (fs.DirectoryExists(directory))
             {
                 fs.DeleteDirectory(directory);

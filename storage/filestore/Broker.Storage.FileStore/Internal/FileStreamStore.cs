@@ -28,6 +28,9 @@ internal sealed partial class FileStreamStore : IStreamStore
     internal const string BlocksFolder = "msgs";
     internal const string ConsumersFolder = "obs";
 
+    /// <summary>The capacity from which the consumer map, a quarter full, is trimmed.</summary>
+    internal const int TrimConsumersFrom = 1024;
+
     private readonly object sync = new();
     private readonly object ioSync;
     private readonly IStorageFileSystem fs;
@@ -238,7 +241,7 @@ internal sealed partial class FileStreamStore : IStreamStore
                 ThrowIfUnusable();
                 if (!consumers.TryGetValue(config.Name, out var existing))
                 {
-                    var consumer = FileConsumerStore.Create(this, fs, Path.Combine(directory, ConsumersFolder, FileConsumerStore.FolderName(config.Name)), config, key, options, logger);
+                    var consumer = FileConsumerStore.Create(this, fs, FileConsumerStore.FolderName(config.Name), config, key, options, logger);
                     consumers.Add(config.Name, consumer);
                     return consumer;
                 }
@@ -264,10 +267,16 @@ internal sealed partial class FileStreamStore : IStreamStore
     {
         lock (sync)
         {
-            var name = consumer.Config.Name;
+            var name = consumer.Name;
             if (consumers.TryGetValue(name, out var current) && ReferenceEquals(current, consumer))
             {
                 consumers.Remove(name);
+                if (consumers.Capacity >= TrimConsumersFrom && consumers.Count < consumers.Capacity / 4)
+                {
+                    // A Dictionary never shrinks by itself: after 10,000 MQTT QoS 1 sessions left, this map kept its
+                    // grown buckets and entries (issue 25, ~420 KB). Trimming to twice what is left keeps copies linear.
+                    consumers.TrimExcess(consumers.Count * 2);
+                }
             }
         }
     }
@@ -336,7 +345,19 @@ internal sealed partial class FileStreamStore : IStreamStore
             var consumer = FileConsumerStore.Open(this, fs, Path.Combine(root, name), key, options, logger);
             if (consumer is not null)
             {
-                consumers[consumer.Config.Name] = consumer;
+                consumers[consumer.Name] = consumer;
+            }
+        }
+    }
+
+    /// <summary>The consumer map's capacity (tests read it).</summary>
+    internal int ConsumerCapacity
+    {
+        get
+        {
+            lock (sync)
+            {
+                return consumers.Capacity;
             }
         }
     }

@@ -26,7 +26,12 @@ internal sealed class SessionManager : IDisposable
 
     private readonly ILogger logger;
     private ISessionStore store;
-    private readonly ConcurrentDictionary<string, MqttSession> live = new(StringComparer.Ordinal);
+    /// <summary>The peak of live sessions from which the map is replaced by a smaller one once a quarter is left.</summary>
+    internal const int ShrinkLiveFrom = 1024;
+
+    // Changed only under the gate; readers take the field as it is (a replaced map is a snapshot of its moment).
+    private ConcurrentDictionary<string, MqttSession> live = new(StringComparer.Ordinal);
+    private int livePeak;
     private readonly ConcurrentDictionary<string, long> flappers = new(StringComparer.Ordinal);
 
     // Sessions read from the store when the state loaded, with the Environment.TickCount64 at which they expire: no
@@ -73,6 +78,31 @@ internal sealed class SessionManager : IDisposable
             }
         }
     }
+
+    /// <summary>
+    /// Forgets a session (under the gate). A ConcurrentDictionary never shrinks: after 10,000 sessions left, the map
+    /// kept 140 KB of buckets (issue 25), so once a quarter of its peak is left it is copied into a fresh one.
+    /// </summary>
+    private bool RemoveLiveLocked(string clientId, MqttSession session)
+    {
+        if (!live.TryRemove(new KeyValuePair<string, MqttSession>(clientId, session)))
+        {
+            return false;
+        }
+
+        var count = live.Count;
+        if (livePeak >= ShrinkLiveFrom && count <= livePeak / 4)
+        {
+            Volatile.Write(ref live, new ConcurrentDictionary<string, MqttSession>(live, StringComparer.Ordinal));
+            livePeak = count;
+            LiveShrinks++;
+        }
+
+        return true;
+    }
+
+    /// <summary>Fresh live-session maps made so far (tests read it).</summary>
+    internal int LiveShrinks { get; private set; }
 
     private void SweepFlappers()
     {
@@ -178,6 +208,7 @@ internal sealed class SessionManager : IDisposable
         session.Connection = connection;
         session.DisconnectedAt = 0;
         live[key] = session;
+        livePeak = Math.Max(livePeak, live.Count);
         if (previous is not null && !ReferenceEquals(previous, connection))
         {
             flappers[key] = Environment.TickCount64;
@@ -240,7 +271,7 @@ internal sealed class SessionManager : IDisposable
 
             if (!session.Persistent)
             {
-                live.TryRemove(new KeyValuePair<string, MqttSession>(session.ClientId, session));
+                RemoveLiveLocked(session.ClientId, session);
                 await DiscardAsync(session).ConfigureAwait(false);
                 await StoreQuietlyAsync(session.ClientId, "delete", () => store.DeleteAsync(session.ClientId, CancellationToken.None)).ConfigureAwait(false);
                 return false;
@@ -333,7 +364,7 @@ internal sealed class SessionManager : IDisposable
             try
             {
                 if (session.Connection is null && session.DisconnectedAt == disconnectedAt
-                    && live.TryRemove(new KeyValuePair<string, MqttSession>(key, session)))
+                    && RemoveLiveLocked(key, session))
                 {
                     // The session ends before the will's delay: the will goes now (MQTT-3.1.2-8).
                     if (session.PendingWill is { } endingWill)
