@@ -6,8 +6,10 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 
-[assembly: BrokerPlugin(typeof(JetStreamPlugin), Id = "JetStream", MinimumContractVersion = "1.3",
-    ConfigurationAliases = ["js"], ConfigurationKeys = ["store_dir", "storedir", "default_js_domain"])]
+// 1.4: ActivationKeys. Without its section (a jetstream block, -js, -sd, store_dir, default_js_domain, all mapped into
+// Plugins:JetStream) it registers nothing, so the host need not load it.
+[assembly: BrokerPlugin(typeof(JetStreamPlugin), Id = "JetStream", MinimumContractVersion = "1.4",
+    ConfigurationAliases = ["js"], ConfigurationKeys = ["store_dir", "storedir", "default_js_domain"], ActivationKeys = [])]
 
 namespace Broker.JetStream;
 
