@@ -367,7 +367,7 @@ public sealed class FileStoreBasicsTests : IDisposable
         }
 
         Assert.True(grown >= 4_000, $"grown to {grown}");
-        Assert.True(file.ConsumerCapacity < Broker.Storage.FileStore.Internal.FileStreamStore.TrimConsumersFrom, $"capacity {file.ConsumerCapacity} after the leave");
+        Assert.True(file.ConsumerCapacity < Broker.Storage.FileStore.Internal.ConsumerStoreMap.TrimFrom, $"capacity {file.ConsumerCapacity} after the leave");
         Assert.Equal(10, store.ConsumerStores.Count);
         Assert.Same(consumers[3], store.OpenConsumerStore(new ConsumerStoreConfig { Name = "C3", MemoryOnly = true }));
     }

@@ -28,9 +28,6 @@ internal sealed partial class FileStreamStore : IStreamStore
     internal const string BlocksFolder = "msgs";
     internal const string ConsumersFolder = "obs";
 
-    /// <summary>The capacity from which the consumer map, a quarter full, is trimmed.</summary>
-    internal const int TrimConsumersFrom = 1024;
-
     private readonly object sync = new();
     private readonly object ioSync;
     private readonly IStorageFileSystem fs;
@@ -41,7 +38,7 @@ internal sealed partial class FileStreamStore : IStreamStore
     private readonly StreamKey? key;
     private readonly byte[]? keySalt;
     // By name: a stream of an MQTT broker may hold a consumer per QoS 1 subscription, tens of thousands.
-    private readonly Dictionary<string, FileConsumerStore> consumers = new(StringComparer.Ordinal);
+    private readonly ConsumerStoreMap consumers = new();
     private readonly BlockSet blocks;
     private readonly SubjectCounters subjects;
     private readonly StreamLedger ledger;
@@ -242,7 +239,7 @@ internal sealed partial class FileStreamStore : IStreamStore
                 if (!consumers.TryGetValue(config.Name, out var existing))
                 {
                     var consumer = FileConsumerStore.Create(this, fs, FileConsumerStore.FolderName(config.Name), config, key, options, logger);
-                    consumers.Add(config.Name, consumer);
+                    consumers.Add(consumer);
                     return consumer;
                 }
 
@@ -267,17 +264,7 @@ internal sealed partial class FileStreamStore : IStreamStore
     {
         lock (sync)
         {
-            var name = consumer.Name;
-            if (consumers.TryGetValue(name, out var current) && ReferenceEquals(current, consumer))
-            {
-                consumers.Remove(name);
-                if (consumers.Capacity >= TrimConsumersFrom && consumers.Count < consumers.Capacity / 4)
-                {
-                    // A Dictionary never shrinks by itself: after 10,000 MQTT QoS 1 sessions left, this map kept its
-                    // grown buckets and entries (issue 25, ~420 KB). Trimming to twice what is left keeps copies linear.
-                    consumers.TrimExcess(consumers.Count * 2);
-                }
-            }
+            consumers.Forget(consumer);
         }
     }
 
@@ -345,7 +332,7 @@ internal sealed partial class FileStreamStore : IStreamStore
             var consumer = FileConsumerStore.Open(this, fs, Path.Combine(root, name), key, options, logger);
             if (consumer is not null)
             {
-                consumers[consumer.Name] = consumer;
+                consumers.Set(consumer);
             }
         }
     }
@@ -366,7 +353,7 @@ internal sealed partial class FileStreamStore : IStreamStore
     {
         lock (sync)
         {
-            return [.. consumers.Values];
+            return consumers.Snapshot();
         }
     }
 
