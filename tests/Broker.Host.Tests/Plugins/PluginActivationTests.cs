@@ -7,8 +7,9 @@ namespace Broker.Host.Tests.Plugins;
 
 /// <summary>
 /// <c>BrokerPluginAttribute.ActivationKeys</c>, read from metadata by the catalog over the plugins this project places
-/// as the host does (the sample line plugin, JetStream, the memory store, TLS): a plugin that declares keys is loaded
-/// only when its section or one of its keys is configured, one that declares none always.
+/// as the host does (the sample line plugin, JetStream, the memory store, TLS): a plugin that declares keys (an empty
+/// list included: JetStream) is loaded only when its section or one of its keys is configured, one that declares none
+/// always.
 /// </summary>
 public sealed class PluginActivationTests
 {
@@ -23,18 +24,19 @@ public sealed class PluginActivationTests
 
         var byId = found.Candidates.ToDictionary(c => c.Manifest.Id);
         Assert.Null(byId[SamplePlugin.Id].ActivationKeys);
+        Assert.Equal([], byId["JetStream"].ActivationKeys);
         Assert.Equal(["Plugins:JetStream"], byId["MemStore"].ActivationKeys);
         Assert.Equal(["Plugins:*:tls", "Broker:Monitoring:Middleware"], byId["Tls"].ActivationKeys);
         Assert.Empty(logs.Errors);
     }
 
     [Fact]
-    public void Without_their_settings_the_store_and_tls_are_not_loaded_and_a_plugin_without_keys_is()
+    public void Without_their_settings_jetstream_the_store_and_tls_are_not_loaded_and_a_plugin_without_keys_is()
     {
         var loaded = UsedIds([]);
 
         Assert.Contains(SamplePlugin.Id, loaded);
-        Assert.Contains("JetStream", loaded);
+        Assert.DoesNotContain("JetStream", loaded);
         Assert.DoesNotContain("MemStore", loaded);
         Assert.DoesNotContain("Tls", loaded);
         Assert.Contains(logs.Entries, e => e.Level == LogLevel.Debug && e.Message.StartsWith("Plugin MemStore not loaded", StringComparison.Ordinal));
@@ -43,8 +45,11 @@ public sealed class PluginActivationTests
     [Fact]
     public void An_activation_key_loads_the_plugin()
     {
-        // JetStream's section (here its top-level store_dir) brings the store, without turning JetStream on.
-        Assert.Contains("MemStore", UsedIds(new() { ["Plugins:JetStream:store_dir"] = Path.GetTempPath() }));
+        // JetStream's section (here its top-level store_dir) brings JetStream's plugin and the store; JetStream itself
+        // stays off without an enabling setting, as nats-server.
+        var withSection = UsedIds(new() { ["Plugins:JetStream:store_dir"] = Path.GetTempPath() });
+        Assert.Contains("MemStore", withSection);
+        Assert.Contains("JetStream", withSection);
 
         // Any plugin's nested tls block brings TLS ("Plugins:*:tls"), and so does its own section.
         Assert.Contains("Tls", UsedIds(new() { ["Plugins:WebSocket:tls:cert_file"] = "server.pem" }));
