@@ -1,3 +1,7 @@
+using Broker.Storage.FileStore.Internal.Crypto;
+using Broker.Storage.FileStore.Internal.Io;
+using Microsoft.Extensions.Logging;
+
 namespace Broker.Storage.FileStore.Internal;
 
 /// <summary>
@@ -20,8 +24,17 @@ internal sealed class ConsumerStoreMap
 
     public void Add(FileConsumerStore consumer) => consumers.Add(consumer.Name, consumer);
 
-    /// <summary>Adds or replaces (recovery: the folder's own name is the key it was stored under).</summary>
-    public void Set(FileConsumerStore consumer) => consumers[consumer.Name] = consumer;
+    /// <summary>Opens every consumer store under <paramref name="root"/> (the stream's <c>obs</c> folder) at the stream's recovery.</summary>
+    public void Recover(FileStreamStore stream, IStorageFileSystem fs, string root, StreamKey? key, FileStoreOptions options, ILogger logger)
+    {
+        foreach (var name in fs.ListDirectories(root))
+        {
+            if (FileConsumerStore.Open(stream, fs, Path.Combine(root, name), key, options, logger) is { } consumer)
+            {
+                consumers[consumer.Name] = consumer;
+            }
+        }
+    }
 
     /// <summary>Removes <paramref name="consumer"/> if it is still the one under its name (a new one may have replaced it).</summary>
     public void Forget(FileConsumerStore consumer)

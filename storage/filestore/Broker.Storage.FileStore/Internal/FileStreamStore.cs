@@ -178,7 +178,7 @@ internal sealed partial class FileStreamStore : IStreamStore
         new StreamRecovery(fs, store.blocksDirectory, key, store.blocks, store.ledger, store.subjects, store.checkpoints, store.reservation, store.committer, logger, config.Name).Run();
         var ledger = store.ledger;
         FileStoreLog.Recovered(logger, config.Name, ledger.Messages, ledger.First, ledger.Last, ledger.Lost, watch.Elapsed.TotalMilliseconds);
-        store.RecoverConsumers();
+        store.consumers.Recover(store, store.fs, Path.Combine(store.directory, ConsumersFolder), store.key, store.options, store.logger);
         store.StartBackground();
         return store;
     }
@@ -322,19 +322,6 @@ internal sealed partial class FileStreamStore : IStreamStore
         committer.RequestStop();
         await maintenance.StopAsync().ConfigureAwait(false);
         await committer.StopAsync().ConfigureAwait(false);
-    }
-
-    private void RecoverConsumers()
-    {
-        var root = Path.Combine(directory, ConsumersFolder);
-        foreach (var name in fs.ListDirectories(root))
-        {
-            var consumer = FileConsumerStore.Open(this, fs, Path.Combine(root, name), key, options, logger);
-            if (consumer is not null)
-            {
-                consumers.Set(consumer);
-            }
-        }
     }
 
     /// <summary>The consumer map's capacity (tests read it).</summary>
