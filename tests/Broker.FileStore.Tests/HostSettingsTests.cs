@@ -76,7 +76,9 @@ public sealed class HostSettingsTests : IDisposable
         await using (var host = ExternalProcess.Start(DotnetPath, [HostAssembly, "-c", path, "-a", "127.0.0.1", "-p", port.ToString(CultureInfo.InvariantCulture)]))
         {
             await Ports.WaitUntilListeningAsync(port, TimeSpan.FromSeconds(60));
-            await using var connection = new NatsConnection(new NatsOpts { Url = $"nats://127.0.0.1:{port}" });
+            // The first JetStream request of a just-started host process: at a load average of 40 it went unanswered
+            // within the client's default 5 s (the host was still compiling its start-up path), so a longer bound.
+            await using var connection = new NatsConnection(new NatsOpts { Url = $"nats://127.0.0.1:{port}", RequestTimeout = TimeSpan.FromSeconds(30) });
             var js = new NatsJSContext(connection);
             await js.CreateStreamAsync(new StreamConfig("SECRET", ["secret.>"]) { Storage = StreamConfigStorage.File });
             var ack = await js.PublishAsync("secret.one", Encoding.UTF8.GetBytes(marker));
