@@ -1,4 +1,7 @@
+using System.IO.Pipelines;
 using System.Net.Sockets;
+using System.Runtime.CompilerServices;
+using Broker.Abstractions;
 
 namespace Broker.Core.Internal.Transport;
 
@@ -17,7 +20,7 @@ internal sealed partial class SocketConnection
     private const int MaxSendBytes = 256 * 1024;
 
     // Input that arrives after the application stopped reading is discarded here.
-    private static readonly byte[] DrainBuffer = new byte[4096];
+    internal static readonly byte[] DrainBuffer = new byte[4096];
 
     internal void CheckWriteDeadline(long now, long deadlineMilliseconds)
     {
@@ -28,9 +31,61 @@ internal sealed partial class SocketConnection
         }
     }
 
+    /// <summary>Whether the connection was aborted (its output is then dropped, not closed gracefully).</summary>
+    internal bool IsAborted => Has(Aborted);
+
+    /// <summary>
+    /// Sends the start of <paramref name="buffer"/> (at most <see cref="MaxSendBytes"/>) for an on-demand output
+    /// (<see cref="SocketOutputWriter"/>), as the send loop does; returns what was sent. Pooled: no allocation per send.
+    /// </summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    internal async ValueTask<System.Buffers.ReadOnlySequence<byte>> SendAsync(System.Buffers.ReadOnlySequence<byte> buffer)
+    {
+        if (buffer.Length > MaxSendBytes)
+        {
+            buffer = buffer.Slice(0, MaxSendBytes);
+        }
+
+        if (buffer.IsEmpty)
+        {
+            return buffer;
+        }
+
+        Volatile.Write(ref sendStartedAt, Math.Max(Environment.TickCount64, 1));
+        var sender = SocketSenderPool.Rent();
+        try
+        {
+            await sender.SendAsync(socket, buffer).ConfigureAwait(false);
+        }
+        catch
+        {
+            sender.Dispose();
+            throw;
+        }
+
+        SocketSenderPool.Return(sender);
+        Volatile.Write(ref sendStartedAt, 0);
+        return buffer;
+    }
+
+    /// <summary>
+    /// After an on-demand output's last bytes: sends FIN, then gives the peer a moment to close (the input is drained
+    /// meanwhile, as the send loop's close does).
+    /// </summary>
+    internal async Task CloseGracefullyAsync()
+    {
+        socket.Shutdown(SocketShutdown.Send);
+        await Task.WhenAny(Lingering(), Task.Delay(LingerTimeout)).ConfigureAwait(false);
+    }
+
+    // What the close waits for: the input's drain until the peer closes.
+    private Task Lingering() => Volatile.Read(ref inputSide) is SocketInputReader onDemand ? onDemand.WhenDrained() : receiveTask;
+
+    // The loops read their pipe from the field rather than take it as a parameter: a parameter is one more field of
+    // the parked state machine (8 B per NATS connection; issue 25).
     private async Task ReceiveLoopAsync()
     {
-        var writer = input.Writer;
+        var writer = Unsafe.As<Pipe>(inputSide)!.Writer;
         var sizing = default(ReceiveSizing);
         var draining = false;
         try
@@ -86,7 +141,7 @@ internal sealed partial class SocketConnection
 
     private async Task SendLoopAsync()
     {
-        var reader = output.Reader;
+        var reader = Unsafe.As<OutputBuffer>(outputSide)!.Reader;
         var graceful = false;
         try
         {
@@ -123,13 +178,13 @@ internal sealed partial class SocketConnection
 
                     SocketSenderPool.Return(sender);
                     Volatile.Write(ref sendStartedAt, 0);
-                    output.MarkSent(buffer.Length);
+                    Unsafe.As<OutputBuffer>(outputSide)!.MarkSent(buffer.Length);
                 }
 
                 reader.AdvanceTo(buffer.End);
                 if (result.IsCompleted && buffer.End.Equals(result.Buffer.End))
                 {
-                    graceful = Volatile.Read(ref aborted) == 0;
+                    graceful = !Has(Aborted);
                     break;
                 }
             }
@@ -138,7 +193,7 @@ internal sealed partial class SocketConnection
             {
                 // Everything the application wrote has been sent: send FIN, then give the peer a moment to close.
                 socket.Shutdown(SocketShutdown.Send);
-                await Task.WhenAny(receiveTask, Task.Delay(LingerTimeout)).ConfigureAwait(false);
+                await Task.WhenAny(Lingering(), Task.Delay(LingerTimeout)).ConfigureAwait(false);
             }
         }
         catch (Exception ex) when (ex is SocketException or ObjectDisposedException)

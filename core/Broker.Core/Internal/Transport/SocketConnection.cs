@@ -11,9 +11,12 @@ namespace Broker.Core.Internal.Transport;
 /// The output is an <see cref="OutputBuffer"/>: it reports backpressure from three quarters of max_pending on and
 /// counts what waits to be sent, which the broker reads to detect slow consumers. The connection is its own
 /// <see cref="IDuplexPipe"/> (the initial <see cref="Transport"/>): a separate pair object cost every connection 32 B
-/// (issue 25).
+/// (issue 25). The input is taken with its first read: a pipe filled by a receive loop, or, when the protocol asked
+/// for it first (<see cref="IOnDemandTransport"/>), a <see cref="SocketInputReader"/> that holds nothing while idle;
+/// the output likewise with its first write (the <see cref="OutputBuffer"/> and its send loop, or a
+/// <see cref="SocketOutputWriter"/>). The connection is its own <see cref="IPendingOutputFeature"/>, whichever it is.
 /// </summary>
-internal sealed partial class SocketConnection : TransportConnection, IDuplexPipe
+internal sealed partial class SocketConnection : TransportConnection, IDuplexPipe, IOnDemandTransport, IPendingOutputFeature
 {
     // The parser runs inline on the receiving thread: no hop between the socket and the protocol. One instance for
     // every connection (the options are the same; issue 25).
@@ -26,20 +29,28 @@ internal sealed partial class SocketConnection : TransportConnection, IDuplexPip
         useSynchronizationContext: false);
 
     private readonly Socket socket;
-    private readonly Pipe input;
-    private readonly OutputBuffer output;
+    // The input pipe (with its receive loop) or the on-demand reader, whichever was taken first; null until then.
+    private object? inputSide;
+    // The output buffer (with its send loop) or the on-demand writer, whichever was taken first; null until then.
+    private object? outputSide;
+    private readonly PipeScheduler outputReaderScheduler;
+
+    // The connection's one-way switches in one int (one each cost an idle NATS connection 16 B more; issue 25).
+    private int flags;
+    private const int Started = 1;
+    private const int ReceiveLoopStarted = 2;
+    private const int SendLoopStarted = 4;
+    private const int Signalled = 8;
+    private const int Aborted = 16;
+    private const int Counted = 32;
+
     // Made when ConnectionClosed is first asked for: the broker's own handlers never ask, so most connections hold
-    // none (issue 25). signalled is 1 once the connection closed; a token asked for after that is cancelled already.
+    // none (issue 25). Signalled is set once the connection closed; a token asked for after that is cancelled already.
     private CancellationTokenSource? closed;
-    private int signalled;
     private readonly SocketListener? owner;
     private Task receiveTask = Task.CompletedTask;
     private Task sendTask = Task.CompletedTask;
     private string? closeReason;
-    private int aborted;
-
-    // 1 while the connection counts as open for BurstReclaimer; taken back once, when disposed.
-    private int counted;
 
     /// <summary>Environment.TickCount64 when the send in progress began, or 0 when no send is in progress.</summary>
     private long sendStartedAt;
@@ -52,12 +63,12 @@ internal sealed partial class SocketConnection : TransportConnection, IDuplexPip
         id = Interlocked.Increment(ref nextId);
         RemoteEndPoint = socket.RemoteEndPoint;
 
-        input = CreateInputPipe();
-        output = new OutputBuffer(settings, below: null, outputReaderScheduler);
+        this.outputReaderScheduler = outputReaderScheduler;
         Transport = this;
-        Features.Set<IPendingOutputFeature>(output);
+        Features.Set<IPendingOutputFeature>(this);
         BurstReclaimer.Shared.Opened();
-        counted = 1;
+        // Counted while the connection counts as open for BurstReclaimer; taken back once, when disposed.
+        flags = Counted;
     }
 
     private static long nextId;
@@ -76,9 +87,86 @@ internal sealed partial class SocketConnection : TransportConnection, IDuplexPip
 
     public override IDuplexPipe Transport { get; set; }
 
-    PipeReader IDuplexPipe.Input => input.Reader;
+    PipeReader IDuplexPipe.Input
+    {
+        get
+        {
+            var side = Volatile.Read(ref inputSide) ?? TakeInput(CreateInputPipe());
+            return side is SocketInputReader reader ? reader : ((Pipe)side).Reader;
+        }
+    }
 
-    PipeWriter IDuplexPipe.Output => output.Writer;
+    public bool UseOnDemandInput() => (Volatile.Read(ref inputSide) ?? TakeInput(new SocketInputReader(socket))) is SocketInputReader;
+
+    // The first side taken stays; the input pipe's receive loop starts with it once the connection has started.
+    private object TakeInput(object made)
+    {
+        var taken = Interlocked.CompareExchange(ref inputSide, made, null);
+        if (taken is not null)
+        {
+            return taken;
+        }
+
+        if (made is Pipe && Has(Started))
+        {
+            StartReceiveLoop();
+        }
+
+        return made;
+    }
+
+    private void StartReceiveLoop()
+    {
+        if (Set(ReceiveLoopStarted))
+        {
+            receiveTask = ReceiveLoopAsync();
+        }
+    }
+
+    PipeWriter IDuplexPipe.Output
+    {
+        get
+        {
+            var side = Volatile.Read(ref outputSide) ?? TakeOutput(new OutputBuffer(Settings, below: null, outputReaderScheduler));
+            return side is SocketOutputWriter writer ? writer : ((OutputBuffer)side).Writer;
+        }
+    }
+
+    public bool UseOnDemandOutput()
+        => (Volatile.Read(ref outputSide) ?? TakeOutput(new SocketOutputWriter(this, OutputPipePool.For(Settings, outputReaderScheduler)))) is SocketOutputWriter;
+
+    /// <summary>Bytes written and not yet handed to the socket.</summary>
+    public long PendingOutputBytes => Volatile.Read(ref outputSide) switch
+    {
+        OutputBuffer buffer => buffer.PendingOutputBytes,
+        SocketOutputWriter writer => writer.PendingOutputBytes,
+        _ => 0,
+    };
+
+    // The first side taken stays; the output buffer's send loop starts with it once the connection has started.
+    private object TakeOutput(object made)
+    {
+        var taken = Interlocked.CompareExchange(ref outputSide, made, null);
+        if (taken is not null)
+        {
+            return taken;
+        }
+
+        if (made is OutputBuffer && Has(Started))
+        {
+            StartSendLoop();
+        }
+
+        return made;
+    }
+
+    private void StartSendLoop()
+    {
+        if (Set(SendLoopStarted))
+        {
+            sendTask = SendLoopAsync();
+        }
+    }
 
     /// <summary>
     /// The local endpoint, read from the socket when first asked (an INFO on a non-client listener, /connz): most
@@ -113,7 +201,7 @@ internal sealed partial class SocketConnection : TransportConnection, IDuplexPip
     {
         get
         {
-            if (Volatile.Read(ref signalled) != 0)
+            if (Has(Signalled))
             {
                 return new CancellationToken(canceled: true);
             }
@@ -125,7 +213,7 @@ internal sealed partial class SocketConnection : TransportConnection, IDuplexPip
                 source = Interlocked.CompareExchange(ref closed, made, null) ?? made;
 
                 // Closed while it was being made: SignalClosed may not have seen it.
-                if (Volatile.Read(ref signalled) != 0)
+                if (Has(Signalled))
                 {
                     source.Cancel();
                 }
@@ -146,19 +234,32 @@ internal sealed partial class SocketConnection : TransportConnection, IDuplexPip
     /// </summary>
     public void Preload(ReadOnlySpan<byte> bytes)
     {
+        var input = (Pipe)(Volatile.Read(ref inputSide) ?? TakeInput(CreateInputPipe()));
         input.Writer.Write(bytes);
         input.Writer.FlushAsync().AsTask().GetAwaiter().GetResult();
     }
 
+    /// <summary>
+    /// Starts the send and receive loops of the pipes taken already (<see cref="Preload"/>); the others start
+    /// with the first use of the input or the output.
+    /// </summary>
     public void Start()
     {
-        receiveTask = ReceiveLoopAsync();
-        sendTask = SendLoopAsync();
+        Set(Started);
+        if (Volatile.Read(ref outputSide) is OutputBuffer)
+        {
+            StartSendLoop();
+        }
+
+        if (Volatile.Read(ref inputSide) is Pipe)
+        {
+            StartReceiveLoop();
+        }
     }
 
     public override void Abort(string reason)
     {
-        if (Interlocked.Exchange(ref aborted, 1) != 0)
+        if (!Set(Aborted))
         {
             return;
         }
@@ -173,8 +274,18 @@ internal sealed partial class SocketConnection : TransportConnection, IDuplexPip
         }
 
         // Let both loops observe the abort even if the application never touches the pipes again.
-        input.Writer.CancelPendingFlush();
-        output.Reader.CancelPendingRead();
+        // An on-demand input's pending receive ends with the socket.
+        (Volatile.Read(ref inputSide) as Pipe)?.Writer.CancelPendingFlush();
+        switch (Volatile.Read(ref outputSide))
+        {
+            case OutputBuffer output:
+                output.Reader.CancelPendingRead();
+                break;
+            case SocketOutputWriter writer:
+                writer.CancelSending();
+                break;
+        }
+
         SignalClosed();
     }
 
@@ -183,25 +294,42 @@ internal sealed partial class SocketConnection : TransportConnection, IDuplexPip
         try
         {
             // The send loop ends once the application completes its output (after the last bytes are sent).
-            output.Writer.Complete();
-            await Task.WhenAll(receiveTask, sendTask).ConfigureAwait(false);
+            var sending = sendTask;
+            switch (Volatile.Read(ref outputSide))
+            {
+                case OutputBuffer output:
+                    output.Writer.Complete();
+                    sending = sendTask;
+                    break;
+                case SocketOutputWriter writer:
+                    writer.Complete();
+                    sending = writer.WhenEnded();
+                    break;
+            }
+
+            await Task.WhenAll(receiveTask, sending).ConfigureAwait(false);
         }
         finally
         {
             owner?.Remove(this);
-            if (Interlocked.Exchange(ref counted, 0) == 1)
+            if ((Interlocked.And(ref flags, ~Counted) & Counted) != 0)
             {
-                BurstReclaimer.Shared.Closed(output.PendingOutputBytes);
+                BurstReclaimer.Shared.Closed(PendingOutputBytes);
             }
             socket.Dispose();
             SignalClosed();
         }
     }
 
+    private bool Has(int flag) => (Volatile.Read(ref flags) & flag) != 0;
+
+    // Sets the flag; true when this call set it.
+    private bool Set(int flag) => (Interlocked.Or(ref flags, flag) & flag) == 0;
+
     // The token source is not disposed: it has no timer, and its registrations are gone once it is cancelled.
     private void SignalClosed()
     {
-        Volatile.Write(ref signalled, 1);
+        Set(Signalled);
         Volatile.Read(ref closed)?.Cancel();
     }
 

@@ -66,6 +66,15 @@ internal sealed class MqttProtocolHandler : IProtocolHandler, IHostedService, IA
     public Task OnConnectionAsync(TransportConnection connection, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(connection);
+
+        // A plain TCP connection reads and sends on demand: an idle session then holds no pipe, loop or buffer of its
+        // transport (issue 25). TLS and WebSocket bring pipes of their own.
+        if (connection.Transport is IOnDemandTransport onDemand)
+        {
+            onDemand.UseOnDemandInput();
+            onDemand.UseOnDemandOutput();
+        }
+
         var client = new MqttConnection(this, connection, cancellationToken);
         lock (gate)
         {

@@ -1,0 +1,448 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using System.Net.Sockets;
+using System.Runtime.CompilerServices;
+using System.Threading.Tasks.Sources;
+
+namespace Broker.Core.Internal.Transport;
+
+/// <summary>
+/// A connection's input read on demand (<see cref="Broker.Abstractions.IOnDemandTransport"/>): the socket is read only while
+/// the application's <see cref="ReadAsync"/> waits, into one array rented for as long as it holds unread bytes. An idle
+/// connection holds no pipe, no receive loop and no buffer: its read waits with a zero-byte receive, the reader itself
+/// being the awaited source (no state machine per wait). Issue 25.
+/// </summary>
+/// <remarks>
+/// The unread bytes are one array (a single-segment sequence): a packet larger than the array grows it (a larger one
+/// is rented and the bytes copied), consumed bytes are moved to the front when the array is full. The array goes back
+/// to the pool once everything read was consumed and no receive is in flight. Once the application completes the
+/// reader, input is drained until the peer closes (closing a socket with unread input sends RST, which could destroy
+/// our last bytes before the peer reads them); <see cref="WhenDrained"/> is what the send loop lingers on.
+/// State is changed under the reader's own monitor: the receive's completion, <see cref="CancelPendingRead"/> and a
+/// token's cancellation come from other threads than the application's. The monitor is the object's own (a
+/// <see cref="Lock"/> would be an object more per connection); nothing outside this class locks on it.
+/// </remarks>
+internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResult>
+{
+    private readonly Socket socket;
+    private byte[]? buffer;
+    private int start;
+    private int end;
+    private ReceiveSizing sizing;
+
+    // The last AdvanceTo examined everything: the next read waits for more bytes.
+    private bool examinedAll;
+    private bool receiving;
+    private bool zeroByteReceive;
+    // Set by a zero-byte receive that completed: the next receive takes an array.
+    private bool zeroByteDone;
+    private bool waiting;
+    private bool cancelRequested;
+    private bool ended;
+    private bool completed;
+
+    private ManualResetValueTaskSourceCore<ReadResult> core;
+    private ConfiguredValueTaskAwaitable<int>.ConfiguredValueTaskAwaiter pending;
+    private Action? onReceived;
+    private CancellationTokenRegistration tokenRegistration;
+    private TaskCompletionSource? drained;
+
+    public SocketInputReader(Socket socket)
+    {
+        this.socket = socket;
+    }
+
+    /// <summary>Whether the reader holds a receive array now (tests read it: an idle connection holds none).</summary>
+    internal bool HoldsBuffer
+    {
+        get
+        {
+            lock (this)
+            {
+                return buffer is not null;
+            }
+        }
+    }
+
+    public override bool TryRead(out ReadResult result)
+    {
+        lock (this)
+        {
+            ThrowIfCompleted();
+            return TryTake(out result);
+        }
+    }
+
+    public override ValueTask<ReadResult> ReadAsync(CancellationToken cancellationToken = default)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        ReadResult result;
+        lock (this)
+        {
+            ThrowIfCompleted();
+            if (waiting)
+            {
+                throw new InvalidOperationException("A read is already pending.");
+            }
+
+            if (!TryTake(out result))
+            {
+                if (!receiving)
+                {
+                    Pump();
+                }
+
+                if (!TryTake(out result))
+                {
+                    core.Reset();
+                    waiting = true;
+                    if (cancellationToken.CanBeCanceled)
+                    {
+                        tokenRegistration = cancellationToken.UnsafeRegister(static state => ((SocketInputReader)state!).CancelWait(true), this);
+                    }
+
+                    return new ValueTask<ReadResult>(this, core.Version);
+                }
+            }
+        }
+
+        return new ValueTask<ReadResult>(result);
+    }
+
+    public override void AdvanceTo(SequencePosition consumed) => AdvanceTo(consumed, consumed);
+
+    public override void AdvanceTo(SequencePosition consumed, SequencePosition examined)
+    {
+        lock (this)
+        {
+            if (buffer is null || !ReferenceEquals(consumed.GetObject(), buffer))
+            {
+                // An empty result (no array): nothing to consume.
+                examinedAll = true;
+                return;
+            }
+
+            var consumedAt = consumed.GetInteger();
+            var examinedAt = ReferenceEquals(examined.GetObject(), buffer) ? examined.GetInteger() : end;
+            if (consumedAt < start || consumedAt > end || examinedAt < consumedAt)
+            {
+                throw new InvalidOperationException("The position is outside the last read.");
+            }
+
+            start = consumedAt;
+            examinedAll = examinedAt >= end;
+            if (start == end && !receiving)
+            {
+                ReturnBuffer();
+            }
+        }
+    }
+
+    public override void CancelPendingRead() => CancelWait(false);
+
+    public override void Complete(Exception? exception = null)
+    {
+        bool drain;
+        lock (this)
+        {
+            if (completed)
+            {
+                return;
+            }
+
+            completed = true;
+            drain = !receiving && !ended;
+            if (!receiving)
+            {
+                ReturnBuffer();
+            }
+        }
+
+        if (drain)
+        {
+            _ = DrainAsync();
+        }
+    }
+
+    /// <summary>Completes once the peer closed its side (or the socket failed) after the reader was completed.</summary>
+    public Task WhenDrained()
+    {
+        lock (this)
+        {
+            if (ended)
+            {
+                return Task.CompletedTask;
+            }
+
+            drained ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            return drained.Task;
+        }
+    }
+
+    ReadResult IValueTaskSource<ReadResult>.GetResult(short token) => core.GetResult(token);
+
+    ValueTaskSourceStatus IValueTaskSource<ReadResult>.GetStatus(short token) => core.GetStatus(token);
+
+    void IValueTaskSource<ReadResult>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
+        => core.OnCompleted(continuation, state, token, flags);
+
+    private void ThrowIfCompleted()
+    {
+        if (completed)
+        {
+            throw new InvalidOperationException("Reading is not allowed after the reader was completed.");
+        }
+    }
+
+    // Under the monitor: a result when there is something to return (unexamined bytes, the end, a cancellation).
+    private bool TryTake(out ReadResult result)
+    {
+        var bytes = buffer is null || start == end ? ReadOnlySequence<byte>.Empty : new ReadOnlySequence<byte>(buffer, start, end - start);
+        if (cancelRequested)
+        {
+            cancelRequested = false;
+            result = new ReadResult(bytes, isCanceled: true, isCompleted: ended);
+            return true;
+        }
+
+        if (ended || (end > start && !examinedAll))
+        {
+            result = new ReadResult(bytes, isCanceled: false, isCompleted: ended);
+            return true;
+        }
+
+        result = default;
+        return false;
+    }
+
+    // Under the monitor, no receive in flight: receives until bytes came, the input ended or a receive is pending.
+    private void Pump()
+    {
+        while (!ended)
+        {
+            ValueTask<int> receive;
+            // A zero-byte receive first waits for data without holding an array; a busy connection skips it
+            // (ReceiveSizing), as does one that holds unread bytes already.
+            zeroByteReceive = buffer is null && sizing.WaitFirst && !zeroByteDone;
+            try
+            {
+                if (zeroByteReceive)
+                {
+                    receive = socket.ReceiveAsync(Memory<byte>.Empty, SocketFlags.None);
+                }
+                else
+                {
+                    EnsureSpace();
+                    receive = socket.ReceiveAsync(buffer.AsMemory(end), SocketFlags.None);
+                }
+            }
+            catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
+            {
+                ended = true;
+                return;
+            }
+
+            if (!receive.IsCompleted)
+            {
+                receiving = true;
+                pending = receive.ConfigureAwait(false).GetAwaiter();
+                pending.UnsafeOnCompleted(onReceived ??= OnReceived);
+                return;
+            }
+
+            if (Received(receive.ConfigureAwait(false).GetAwaiter()))
+            {
+                return;
+            }
+        }
+    }
+
+    // Under the monitor: takes a receive's outcome; true when there is something new for the reader.
+    private bool Received(ConfiguredValueTaskAwaitable<int>.ConfiguredValueTaskAwaiter receive)
+    {
+        int received;
+        try
+        {
+            received = receive.GetResult();
+        }
+        catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
+        {
+            ended = true;
+            return true;
+        }
+
+        if (zeroByteReceive)
+        {
+            zeroByteReceive = false;
+            zeroByteDone = true;
+            return false;
+        }
+
+        zeroByteDone = false;
+        if (received == 0)
+        {
+            ended = true;
+            return true;
+        }
+
+        sizing.Record(received, buffer!.Length - end);
+        end += received;
+        examinedAll = false;
+        return true;
+    }
+
+    private void OnReceived()
+    {
+        ReadResult result = default;
+        var wake = false;
+        var drain = false;
+        TaskCompletionSource? closed = null;
+        lock (this)
+        {
+            receiving = false;
+            var news = Received(pending);
+            pending = default;
+            if (completed)
+            {
+                // Completed while the receive was in flight: what came is dropped, the rest is drained.
+                ReturnBuffer();
+                drain = !ended;
+            }
+            else if (waiting)
+            {
+                if (!news)
+                {
+                    Pump();
+                }
+
+                wake = !receiving && TryTake(out result);
+                waiting = !wake;
+            }
+            else if (start == end)
+            {
+                // A cancelled read left nobody waiting and nothing came: give the array back.
+                ReturnBuffer();
+            }
+
+            if (ended)
+            {
+                closed = drained;
+            }
+        }
+
+        Finish(wake, result);
+        closed?.TrySetResult();
+        if (drain)
+        {
+            _ = DrainAsync();
+        }
+    }
+
+    private void CancelWait(bool byToken)
+    {
+        ReadResult result = default;
+        lock (this)
+        {
+            if (!waiting)
+            {
+                if (!byToken)
+                {
+                    cancelRequested = true;
+                }
+
+                return;
+            }
+
+            waiting = false;
+            if (!byToken)
+            {
+                TryTake(out result);
+                cancelRequested = false;
+                result = new ReadResult(result.Buffer, isCanceled: true, isCompleted: result.IsCompleted);
+            }
+        }
+
+        if (byToken)
+        {
+            tokenRegistration = default;
+            core.SetException(new OperationCanceledException());
+            return;
+        }
+
+        Finish(true, result);
+    }
+
+    // Outside the monitor: the application's continuation runs inline (as the input pipe's inline reader scheduler).
+    private void Finish(bool wake, ReadResult result)
+    {
+        if (wake)
+        {
+            tokenRegistration.Unregister();
+            tokenRegistration = default;
+            core.SetResult(result);
+        }
+    }
+
+    // Under the monitor, no receive in flight: room at the end of the array for the next receive.
+    private void EnsureSpace()
+    {
+        if (buffer is null)
+        {
+            buffer = ArrayPool<byte>.Shared.Rent(sizing.Size);
+            start = end = 0;
+            return;
+        }
+
+        if (end < buffer.Length)
+        {
+            return;
+        }
+
+        if (start > 0)
+        {
+            Buffer.BlockCopy(buffer, start, buffer, 0, end - start);
+            end -= start;
+            start = 0;
+            return;
+        }
+
+        // One unread packet fills the array: a larger one.
+        var larger = ArrayPool<byte>.Shared.Rent(buffer.Length * 2);
+        Buffer.BlockCopy(buffer, 0, larger, 0, end);
+        ArrayPool<byte>.Shared.Return(buffer);
+        buffer = larger;
+    }
+
+    private void ReturnBuffer()
+    {
+        if (buffer is not null)
+        {
+            ArrayPool<byte>.Shared.Return(buffer);
+            buffer = null;
+        }
+
+        start = end = 0;
+    }
+
+    private async Task DrainAsync()
+    {
+        try
+        {
+            while (await socket.ReceiveAsync(SocketConnection.DrainBuffer, SocketFlags.None).ConfigureAwait(false) != 0)
+            {
+            }
+        }
+        catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
+        {
+        }
+
+        TaskCompletionSource? closed;
+        lock (this)
+        {
+            ended = true;
+            closed = drained;
+        }
+
+        closed?.TrySetResult();
+    }
+}

@@ -1,0 +1,178 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using System.Net;
+using System.Net.Sockets;
+using System.Text;
+using Broker.Abstractions;
+using Broker.Core.Internal.Transport;
+
+namespace Broker.Core.Tests.Transport;
+
+/// <summary>
+/// A TCP connection whose input is read on demand (<see cref="IOnDemandTransport"/>, issue 25): idle, it holds no receive
+/// array; input flows across idle periods and in pieces; a packet larger than the first array is read whole; a
+/// cancelled read returns at once and input keeps flowing; a reset ends the input; and input the application no longer
+/// reads is drained, so our last bytes reach the peer before the close.
+/// </summary>
+public sealed class SocketInputReaderTests
+{
+    [Fact(Timeout = 30_000)]
+    public async Task An_idle_connection_holds_no_receive_array_and_input_flows_across_idle_periods()
+    {
+        var (connection, peer) = await ConnectAsync();
+        await using var _ = connection;
+        using var __ = peer;
+        var input = (SocketInputReader)connection.Transport.Input;
+
+        for (var round = 0; round < 3; round++)
+        {
+            var reading = input.ReadAsync();
+            await Task.Delay(50);
+            Assert.False(reading.IsCompleted);
+            Assert.False(input.HoldsBuffer);
+
+            var text = "ping " + round;
+            await peer.SendAsync(Encoding.ASCII.GetBytes(text));
+            var result = await reading;
+            Assert.Equal(text, Encoding.ASCII.GetString(result.Buffer.ToArray()));
+            input.AdvanceTo(result.Buffer.End);
+            Assert.False(input.HoldsBuffer);
+        }
+    }
+
+    [Fact(Timeout = 30_000)]
+    public async Task A_message_larger_than_the_first_array_sent_in_pieces_is_read_whole()
+    {
+        var (connection, peer) = await ConnectAsync();
+        await using var _ = connection;
+        using var __ = peer;
+        var input = connection.Transport.Input;
+        var message = new byte[100_000];
+        new Random(7).NextBytes(message);
+
+        var sending = Task.Run(async () =>
+        {
+            for (var offset = 0; offset < message.Length; offset += 7_000)
+            {
+                await peer.SendAsync(message.AsMemory(offset, Math.Min(7_000, message.Length - offset)));
+                await Task.Delay(5);
+            }
+        });
+
+        while (true)
+        {
+            // Nothing consumed until all of it is there: the reader has to keep the bytes and grow.
+            var result = await input.ReadAsync();
+            if (result.Buffer.Length >= message.Length)
+            {
+                Assert.True(result.Buffer.ToArray().AsSpan().SequenceEqual(message));
+                input.AdvanceTo(result.Buffer.End);
+                break;
+            }
+
+            Assert.False(result.IsCompleted);
+            input.AdvanceTo(result.Buffer.Start, result.Buffer.End);
+        }
+
+        await sending;
+    }
+
+    [Fact(Timeout = 30_000)]
+    public async Task A_cancelled_read_returns_at_once_and_input_keeps_flowing()
+    {
+        var (connection, peer) = await ConnectAsync();
+        await using var _ = connection;
+        using var __ = peer;
+        var input = connection.Transport.Input;
+
+        var reading = input.ReadAsync();
+        await Task.Delay(50);
+        input.CancelPendingRead();
+        var cancelled = await reading;
+        Assert.True(cancelled.IsCanceled);
+        input.AdvanceTo(cancelled.Buffer.End);
+
+        await peer.SendAsync("after"u8.ToArray());
+        var result = await input.ReadAsync();
+        while (result.Buffer.Length < 5)
+        {
+            input.AdvanceTo(result.Buffer.Start, result.Buffer.End);
+            result = await input.ReadAsync();
+        }
+
+        Assert.Equal("after", Encoding.ASCII.GetString(result.Buffer.ToArray()));
+        input.AdvanceTo(result.Buffer.End);
+    }
+
+    [Fact(Timeout = 30_000)]
+    public async Task A_reset_while_idle_ends_the_input()
+    {
+        var (connection, peer) = await ConnectAsync();
+        await using var _ = connection;
+        var reading = connection.Transport.Input.ReadAsync();
+        await Task.Delay(50);
+
+        peer.LingerState = new LingerOption(true, 0);
+        peer.Close();
+
+        Assert.True((await reading).IsCompleted);
+    }
+
+    [Fact(Timeout = 30_000)]
+    public async Task Input_left_unread_at_the_close_is_drained_so_the_last_bytes_reach_the_peer()
+    {
+        var (connection, peer) = await ConnectAsync();
+        using var _ = peer;
+
+        // The peer keeps sending while the application closes without reading it: closing a socket with unread
+        // input would send RST, and the peer could lose the last words.
+        await peer.SendAsync(new byte[64 * 1024]);
+        await connection.Transport.Output.WriteAsync("last words"u8.ToArray());
+        await connection.Transport.Input.CompleteAsync();
+        var disposing = connection.DisposeAsync().AsTask();
+
+        var buffer = new byte[10];
+        var got = 0;
+        while (got < buffer.Length)
+        {
+            var n = await peer.ReceiveAsync(buffer.AsMemory(got));
+            Assert.NotEqual(0, n);
+            got += n;
+        }
+
+        Assert.Equal("last words", Encoding.ASCII.GetString(buffer));
+        Assert.Equal(0, await peer.ReceiveAsync(new byte[16]));
+        peer.Close();
+        await disposing;
+    }
+
+    [Fact(Timeout = 30_000)]
+    public async Task The_input_taken_as_a_pipe_first_stays_a_pipe()
+    {
+        var (connection, peer) = await ConnectAsync(onDemand: false);
+        await using var _ = connection;
+        using var __ = peer;
+
+        Assert.IsNotType<SocketInputReader>(connection.Transport.Input);
+        Assert.False(((IOnDemandTransport)connection.Transport).UseOnDemandInput());
+        Assert.IsNotType<SocketInputReader>(connection.Transport.Input);
+    }
+
+    private static async Task<(SocketConnection Connection, Socket Peer)> ConnectAsync(bool onDemand = true)
+    {
+        using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        listener.Listen(1);
+        var peer = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        await peer.ConnectAsync(listener.LocalEndPoint!);
+        var accepted = await listener.AcceptAsync();
+        var connection = new SocketConnection(accepted, new TransportSettings(), owner: null, PipeScheduler.ThreadPool);
+        connection.Start();
+        if (onDemand)
+        {
+            Assert.True(((IOnDemandTransport)connection.Transport).UseOnDemandInput());
+        }
+
+        return (connection, peer);
+    }
+}
