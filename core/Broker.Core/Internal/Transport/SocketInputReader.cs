@@ -13,9 +13,8 @@ namespace Broker.Core.Internal.Transport;
 /// being the awaited source (no state machine per wait). Issue 25.
 /// </summary>
 /// <remarks>
-/// The unread bytes are one array (a single-segment sequence): a packet larger than the array grows it (a larger one
-/// is rented and the bytes copied), consumed bytes are moved to the front when the array is full. The array goes back
-/// to the pool once everything read was consumed and no receive is in flight. Once the application completes the
+/// The unread bytes are one array (<see cref="ReceiveArray"/>, a single-segment sequence), which goes back to the pool
+/// once everything read was consumed and no receive is in flight. Once the application completes the
 /// reader, input is drained until the peer closes (closing a socket with unread input sends RST, which could destroy
 /// our last bytes before the peer reads them); <see cref="WhenDrained"/> is what the send loop lingers on.
 /// State is changed under the reader's own monitor: the receive's completion, <see cref="CancelPendingRead"/> and a
@@ -25,9 +24,7 @@ namespace Broker.Core.Internal.Transport;
 internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResult>
 {
     private readonly Socket socket;
-    private byte[]? buffer;
-    private int start;
-    private int end;
+    private ReceiveArray unread;
     private ReceiveSizing sizing;
 
     // The last AdvanceTo examined everything: the next read waits for more bytes.
@@ -59,7 +56,7 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
         {
             lock (this)
             {
-                return buffer is not null;
+                return unread.IsHeld;
             }
         }
     }
@@ -115,25 +112,10 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
     {
         lock (this)
         {
-            if (buffer is null || !ReferenceEquals(consumed.GetObject(), buffer))
+            examinedAll = unread.Advance(consumed, examined);
+            if (unread.IsEmpty && !receiving)
             {
-                // An empty result (no array): nothing to consume.
-                examinedAll = true;
-                return;
-            }
-
-            var consumedAt = consumed.GetInteger();
-            var examinedAt = ReferenceEquals(examined.GetObject(), buffer) ? examined.GetInteger() : end;
-            if (consumedAt < start || consumedAt > end || examinedAt < consumedAt)
-            {
-                throw new InvalidOperationException("The position is outside the last read.");
-            }
-
-            start = consumedAt;
-            examinedAll = examinedAt >= end;
-            if (start == end && !receiving)
-            {
-                ReturnBuffer();
+                unread.Return();
             }
         }
     }
@@ -154,7 +136,7 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
             drain = !receiving && !ended;
             if (!receiving)
             {
-                ReturnBuffer();
+                unread.Return();
             }
         }
 
@@ -197,7 +179,7 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
     // Under the monitor: a result when there is something to return (unexamined bytes, the end, a cancellation).
     private bool TryTake(out ReadResult result)
     {
-        var bytes = buffer is null || start == end ? ReadOnlySequence<byte>.Empty : new ReadOnlySequence<byte>(buffer, start, end - start);
+        var bytes = unread.Unread;
         if (cancelRequested)
         {
             cancelRequested = false;
@@ -205,7 +187,7 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
             return true;
         }
 
-        if (ended || (end > start && !examinedAll))
+        if (ended || (!unread.IsEmpty && !examinedAll))
         {
             result = new ReadResult(bytes, isCanceled: false, isCompleted: ended);
             return true;
@@ -223,7 +205,7 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
             ValueTask<int> receive;
             // A zero-byte receive first waits for data without holding an array; a busy connection skips it
             // (ReceiveSizing), as does one that holds unread bytes already.
-            zeroByteReceive = buffer is null && sizing.WaitFirst && !zeroByteDone;
+            zeroByteReceive = !unread.IsHeld && sizing.WaitFirst && !zeroByteDone;
             try
             {
                 if (zeroByteReceive)
@@ -232,8 +214,8 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
                 }
                 else
                 {
-                    EnsureSpace();
-                    receive = socket.ReceiveAsync(buffer.AsMemory(end), SocketFlags.None);
+                    unread.EnsureSpace(sizing.Size);
+                    receive = socket.ReceiveAsync(unread.Free, SocketFlags.None);
                 }
             }
             catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
@@ -285,8 +267,8 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
             return true;
         }
 
-        sizing.Record(received, buffer!.Length - end);
-        end += received;
+        sizing.Record(received, unread.Free.Length);
+        unread.Received(received);
         examinedAll = false;
         return true;
     }
@@ -305,7 +287,7 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
             if (completed)
             {
                 // Completed while the receive was in flight: what came is dropped, the rest is drained.
-                ReturnBuffer();
+                unread.Return();
                 drain = !ended;
             }
             else if (waiting)
@@ -318,10 +300,10 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
                 wake = !receiving && TryTake(out result);
                 waiting = !wake;
             }
-            else if (start == end)
+            else if (unread.IsEmpty)
             {
                 // A cancelled read left nobody waiting and nothing came: give the array back.
-                ReturnBuffer();
+                unread.Return();
             }
 
             if (ended)
@@ -381,47 +363,6 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
             tokenRegistration = default;
             core.SetResult(result);
         }
-    }
-
-    // Under the monitor, no receive in flight: room at the end of the array for the next receive.
-    private void EnsureSpace()
-    {
-        if (buffer is null)
-        {
-            buffer = ArrayPool<byte>.Shared.Rent(sizing.Size);
-            start = end = 0;
-            return;
-        }
-
-        if (end < buffer.Length)
-        {
-            return;
-        }
-
-        if (start > 0)
-        {
-            Buffer.BlockCopy(buffer, start, buffer, 0, end - start);
-            end -= start;
-            start = 0;
-            return;
-        }
-
-        // One unread packet fills the array: a larger one.
-        var larger = ArrayPool<byte>.Shared.Rent(buffer.Length * 2);
-        Buffer.BlockCopy(buffer, 0, larger, 0, end);
-        ArrayPool<byte>.Shared.Return(buffer);
-        buffer = larger;
-    }
-
-    private void ReturnBuffer()
-    {
-        if (buffer is not null)
-        {
-            ArrayPool<byte>.Shared.Return(buffer);
-            buffer = null;
-        }
-
-        start = end = 0;
     }
 
     private async Task DrainAsync()
