@@ -50,6 +50,7 @@ internal sealed partial class FileStreamStore : IStreamStore
 
     private StreamStoreConfig config;
     private StorageUpdateHandler? updates;
+    private SharedDirectorySync? consumerFolders;
 
     private FileStreamStore(IStorageFileSystem fs, FileStoreOptions options, ILogger logger, StreamStoreConfig config, StreamKey? key, byte[]? keySalt)
     {
@@ -101,6 +102,10 @@ internal sealed partial class FileStreamStore : IStreamStore
     public ulong DurableSequence => committer.DurableSequence;
 
     internal string Directory => directory;
+
+    /// <summary>The shared syncs of <c>obs/</c>: consumer folders made or removed together share one (made on first use).</summary>
+    internal SharedDirectorySync ConsumerFolders =>
+        Volatile.Read(ref consumerFolders) ?? Interlocked.CompareExchange(ref consumerFolders, new SharedDirectorySync(fs, Path.Combine(directory, ConsumersFolder)), null) ?? consumerFolders!;
 
     internal int BlockCount
     {
