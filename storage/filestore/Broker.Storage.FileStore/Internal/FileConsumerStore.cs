@@ -1,5 +1,3 @@
-using System.Buffers;
-using System.Text;
 using Broker.Abstractions;
 using Broker.Storage.FileStore.Internal.Crypto;
 using Broker.Storage.FileStore.Internal.Io;
@@ -23,7 +21,6 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
 {
     private const string MetaFile = "meta.inf";
     private static readonly string[] SlotFiles = ["o.dat", "o2.dat"];
-    private static readonly SearchValues<char> SafeFolderCharacters = SearchValues.Create("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-");
 
     private readonly object sync = new();
     private readonly FileStreamStore stream;
@@ -137,30 +134,6 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     }
 
     private bool Persistent => !config.MemoryOnly;
-
-    /// <summary>A folder name for a consumer name: safe characters kept, anything else hex-escaped (the name itself when all are safe).</summary>
-    public static string FolderName(string name)
-    {
-        if (!name.AsSpan().ContainsAnyExcept(SafeFolderCharacters))
-        {
-            return name;
-        }
-
-        var builder = new StringBuilder(name.Length);
-        foreach (var c in name)
-        {
-            if (char.IsAsciiLetterOrDigit(c) || c is '_' or '-')
-            {
-                builder.Append(c);
-            }
-            else
-            {
-                builder.Append('%').Append(((int)c).ToString("X4", System.Globalization.CultureInfo.InvariantCulture));
-            }
-        }
-
-        return builder.ToString();
-    }
 
     /// <summary>
     /// A new store: nothing is on disk when this returns; its first round, queued now, makes the folder and

@@ -243,7 +243,7 @@ internal sealed partial class FileStreamStore : IStreamStore
                 ThrowIfUnusable();
                 if (!consumers.TryGetValue(config.Name, out var existing))
                 {
-                    var consumer = FileConsumerStore.Create(this, fs, FileConsumerStore.FolderName(config.Name), config, key, options, logger);
+                    var consumer = FileConsumerStore.Create(this, fs, ConsumerFolderName.Of(config.Name), config, key, options, logger);
                     consumers.Add(consumer);
                     return consumer;
                 }
