@@ -336,6 +336,7 @@ public sealed class FileStoreBasicsTests : IDisposable
         var memory = store.OpenConsumerStore(new ConsumerStoreConfig { Name = "M", MemoryOnly = true, Metadata = "{\"m\":1}"u8.ToArray() });
 
         var file = Assert.IsType<Broker.Storage.FileStore.Internal.FileConsumerStore>(consumer);
+        await consumer.FlushAsync(); // a new store writes its folder and meta.inf in its first round
         Assert.True(file.MetadataOnDisk);
         Assert.Equal("{\"c\":1}", Encoding.UTF8.GetString(consumer.Config.Metadata.Span));
         Assert.Equal(("C 1", 3), (consumer.Config.Name, consumer.Config.MaxDeliver));

@@ -3,16 +3,22 @@ using Broker.JetStream.Internal.Consumers;
 using Broker.JetStream.Internal.Json;
 using Broker.JetStream.Internal.Models;
 using Broker.JetStream.Internal.Streams;
+using Microsoft.Extensions.Logging;
 
 namespace Broker.JetStream.Internal.Api;
 
 /// <summary>
 /// Consumer requests (nats-server <c>jsConsumer*Request</c>): create (ephemeral, named, legacy durable), delete, info,
 /// names, list, pause and unpin (2.11). The subject and the body are checked against each other here; <see cref="ConsumerCreator"/> decides
-/// whether the consumer may be created or updated.
+/// whether the consumer may be created or updated. A create is answered once its store has it durably and a delete once
+/// its state is gone, without holding the engine's API loop meanwhile: the loop goes on to the next request, so the
+/// creates of many clients share their stores' syncs (issue 25). What the loop did for a consumer (added, removed) is
+/// done in the order the requests came; a create of a name whose deletion is still removing its folder waits for it.
 /// </summary>
-internal sealed class ConsumerRequests(Func<string, MessageStream?> findStream, ConsumerCreator creator, ApiRequestReader reader, ApiResponder responder)
+internal sealed class ConsumerRequests(Func<string, MessageStream?> findStream, ConsumerCreator creator, ApiRequestReader reader, ApiResponder responder, ILogger? logger = null)
 {
+    private readonly ILogger log = logger ?? Microsoft.Extensions.Logging.Abstractions.NullLogger.Instance;
+
     /// <summary>
     /// <c>CONSUMER.CREATE.&lt;stream&gt;</c> (ephemeral), <c>CONSUMER.CREATE.&lt;stream&gt;.&lt;name&gt;[.&lt;filter&gt;]</c> and
     /// <c>CONSUMER.DURABLE.CREATE.&lt;stream&gt;.&lt;durable&gt;</c> (nats-server <c>jsConsumerCreateRequest</c>, <c>addConsumer</c>).
@@ -84,9 +90,51 @@ internal sealed class ConsumerRequests(Func<string, MessageStream?> findStream, 
             response.WithError(ex.Error);
         }
 
-        responder.Reply(request, response);
-        consumer?.Kick();
+        if (consumer is null)
+        {
+            responder.Reply(request, response);
+            return Task.CompletedTask;
+        }
+
+        var stored = consumer.Store.FlushAsync();
+        if (stored.IsCompletedSuccessfully)
+        {
+            responder.Reply(request, response);
+            consumer.Kick();
+        }
+        else
+        {
+            _ = ReplyWhenStoredAsync(request, response, consumer, stored);
+        }
+
         return Task.CompletedTask;
+    }
+
+    /// <summary>Answers a create once the consumer's store has it durably; a store that failed removes the consumer and answers the error.</summary>
+    private async Task ReplyWhenStoredAsync(ApiRequest request, ApiResponse response, Consumer consumer, ValueTask stored)
+    {
+        try
+        {
+            try
+            {
+                await stored.ConfigureAwait(false);
+            }
+            catch (IOException ex)
+            {
+                await consumer.DeleteAsync().ConfigureAwait(false);
+                responder.Reply(request, new ApiResponse("consumer_create_response").WithError(ApiErrors.ConsumerStoreFailed(ex.Message)));
+                return;
+            }
+
+            responder.Reply(request, response);
+            consumer.Kick();
+        }
+#pragma warning disable CA1031 // Logged as the API loop logs a failed request.
+        catch (Exception ex)
+#pragma warning restore CA1031
+        {
+            JetStreamLog.ApiFailed(log, request.Subject, ex);
+        }
     }
 
     private static ApiError? CheckCreateRequest(ConsumerCreateRequest create, string streamName, string? consumerName, string? filter, bool durableLegacy)
@@ -171,16 +219,41 @@ internal sealed class ConsumerRequests(Func<string, MessageStream?> findStream, 
     }
 
     /// <summary><c>CONSUMER.DELETE.&lt;stream&gt;.&lt;consumer&gt;</c>.</summary>
-    public async Task DeleteAsync(ApiRequest request, string streamName, string consumerName)
+    public Task DeleteAsync(ApiRequest request, string streamName, string consumerName)
     {
         var response = new ApiResponse("consumer_delete_response");
         if (FindConsumerOrReply(request, response, streamName, consumerName) is not { } consumer)
         {
-            return;
+            return Task.CompletedTask;
         }
 
-        await consumer.DeleteAsync().ConfigureAwait(false);
-        responder.Reply(request, response.WithField("success", "true"));
+        // Out of its stream when this returns; its state is removed off the loop (a create of this name waits for it).
+        var deleted = consumer.DeleteAsync();
+        if (deleted.IsCompletedSuccessfully)
+        {
+            responder.Reply(request, response.WithField("success", "true"));
+        }
+        else
+        {
+            _ = ReplyWhenDeletedAsync(request, response, deleted);
+        }
+
+        return Task.CompletedTask;
+    }
+
+    private async Task ReplyWhenDeletedAsync(ApiRequest request, ApiResponse response, Task deleted)
+    {
+        try
+        {
+            await deleted.ConfigureAwait(false);
+            responder.Reply(request, response.WithField("success", "true"));
+        }
+#pragma warning disable CA1031 // Logged as the API loop logs a failed request.
+        catch (Exception ex)
+#pragma warning restore CA1031
+        {
+            JetStreamLog.ApiFailed(log, request.Subject, ex);
+        }
     }
 
     /// <summary><c>CONSUMER.INFO.&lt;stream&gt;.&lt;consumer&gt;</c>.</summary>

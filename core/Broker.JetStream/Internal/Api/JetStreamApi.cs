@@ -23,7 +23,7 @@ internal sealed class JetStreamApi
             new AccountRequests(account, responder),
             streams,
             new MessageRequests(account.FindStream, reader, responder),
-            new ConsumerRequests(account.FindStream, new ConsumerCreator(account.Options, account.Interest, account), reader, responder),
+            new ConsumerRequests(account.FindStream, new ConsumerCreator(account.Options, account.Interest, account), reader, responder, account.Logger),
             new Snapshots.SnapshotRequests(account, streams, reader, responder));
     }
 

@@ -95,8 +95,9 @@ internal sealed partial class FileConsumerStore
             {
                 WriteRound(sync: false);
             }
-            catch (IOException ex)
+            catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
             {
+                // A creating round's folder may be refused (permissions): the create's flush reports it, as a write failure.
                 TaskCompletionSource? pending;
                 lock (sync)
                 {
@@ -119,15 +120,22 @@ internal sealed partial class FileConsumerStore
         long roundVersion;
         TaskCompletionSource? roundWaiters;
         bool syncNow;
+        ConsumerStoreConfig? created = null;
         lock (this.sync)
         {
             scheduled = false;
             roundWaiters = waiters;
             waiters = null;
-            syncNow = sync || forceSync || options.SyncInterval is null;
+            if (creating)
+            {
+                created = config;
+            }
+
+            // A creating round always syncs: the create is answered after it, whatever the sync interval.
+            syncNow = sync || forceSync || creating || options.SyncInterval is null;
             forceSync = false;
             roundVersion = version;
-            if (writtenVersion >= version && (!syncNow || syncedVersion >= writtenVersion))
+            if (created is null && writtenVersion >= version && (!syncNow || syncedVersion >= writtenVersion))
             {
                 roundWaiters?.TrySetResult();
                 return;
@@ -138,6 +146,12 @@ internal sealed partial class FileConsumerStore
             payload = key is null ? builder.Written.ToArray() : key.SealFile(builder.Written, "consumer state"u8);
         }
 
+        if (created is not null)
+        {
+            MakeFolder(created);
+        }
+
+        var folderSynced = false;
         if (writtenVersion < roundVersion)
         {
             slotCounter++;
@@ -157,7 +171,7 @@ internal sealed partial class FileConsumerStore
             if (syncNow)
             {
                 file.Sync();
-                MakeEntryDurable(index);
+                folderSynced = MakeEntryDurable(index);
             }
         }
         else if (syncNow && slots[(int)(slotCounter % 2)] is { } written)
@@ -170,6 +184,30 @@ internal sealed partial class FileConsumerStore
         {
             // Synced: nothing needs the files until the next change.
             CloseSlots();
+        }
+
+        if (created is not null)
+        {
+            if (!folderSynced)
+            {
+                fs.SyncDirectory(Directory);
+            }
+
+            // The folder's entry in obs/, with the other consumers' made meanwhile.
+            stream.ConsumerFolders.Sync();
+            lock (this.sync)
+            {
+                creating = false;
+                if (ReferenceEquals(config, created))
+                {
+                    KeepMetadataOnDisk();
+                }
+                else if (!stopped)
+                {
+                    // Changed while the round made the folder (a re-create): written as an update writes it.
+                    WriteMeta();
+                }
+            }
         }
 
         lock (this.sync)
@@ -189,15 +227,36 @@ internal sealed partial class FileConsumerStore
 
     /// <summary>
     /// After a slot's data sync: a slot file this store created gets its folder synced once, which makes its entry
-    /// durable (the data sync before it made the contents so; an empty new file needs no sync of its own).
+    /// durable (the data sync before it made the contents so; an empty new file needs no sync of its own). True when it synced.
     /// </summary>
-    private void MakeEntryDurable(int index)
+    private bool MakeEntryDurable(int index)
     {
         if ((slotsCreated & (1 << index)) == 0)
         {
             fs.SyncDirectory(Directory);
             slotsCreated |= 1 << index;
+            return true;
         }
+
+        return false;
+    }
+
+    /// <summary>
+    /// The creating round's first step: the folder (a leftover of a consumer of this name whose deletion a crash cut
+    /// short is removed) and <c>meta.inf</c> synced; the round's sync of the folder makes both entries durable, then
+    /// the shared sync of <c>obs/</c> the folder's.
+    /// </summary>
+    private void MakeFolder(ConsumerStoreConfig created)
+    {
+        var directory = Directory;
+        if (fs.DirectoryExists(directory))
+        {
+            fs.DeleteDirectory(directory);
+        }
+
+        fs.CreateDirectory(directory);
+        var encoded = ConsumerStateCodec.EncodeConfig(created);
+        AtomicFile.Write(fs, Path.Combine(directory, MetaFile), key is null ? encoded : key.SealFile(encoded, "consumer meta"u8), syncDirectory: false);
     }
 
     private void CloseSlots()
@@ -214,6 +273,12 @@ internal sealed partial class FileConsumerStore
     {
         var encoded = ConsumerStateCodec.EncodeConfig(config);
         AtomicFile.Write(fs, Path.Combine(Directory, MetaFile), key is null ? encoded : key.SealFile(encoded, "consumer meta"u8));
+        KeepMetadataOnDisk();
+    }
+
+    /// <summary>Drops the Metadata that <c>meta.inf</c> now holds durably. Lock held or constructing.</summary>
+    private void KeepMetadataOnDisk()
+    {
         if (!config.Metadata.IsEmpty)
         {
             config = config with { Metadata = default };

@@ -1,5 +1,3 @@
-using System.Buffers;
-using System.Text;
 using Broker.Abstractions;
 using Broker.Storage.FileStore.Internal.Crypto;
 using Broker.Storage.FileStore.Internal.Io;
@@ -23,7 +21,6 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
 {
     private const string MetaFile = "meta.inf";
     private static readonly string[] SlotFiles = ["o.dat", "o2.dat"];
-    private static readonly SearchValues<char> SafeFolderCharacters = SearchValues.Create("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-");
 
     private readonly object sync = new();
     private readonly FileStreamStore stream;
@@ -40,6 +37,10 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     // recovers the consumer, and an MQTT QoS 1 consumer's is about 420 B of JSON (issue 25). Config reads it from disk.
     private ConsumerStoreConfig config;
     private bool metadataOnDisk;
+
+    // A new store's folder and meta.inf are not made yet: its first round makes them (WriteRound), so the API loop does
+    // no I/O per create and the creates that come together share their syncs of obs/ (issue 25).
+    private bool creating;
     private ConsumerState state = new();
     private bool hasState;
     private long version;
@@ -134,45 +135,21 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
 
     private bool Persistent => !config.MemoryOnly;
 
-    /// <summary>A folder name for a consumer name: safe characters kept, anything else hex-escaped (the name itself when all are safe).</summary>
-    public static string FolderName(string name)
-    {
-        if (!name.AsSpan().ContainsAnyExcept(SafeFolderCharacters))
-        {
-            return name;
-        }
-
-        var builder = new StringBuilder(name.Length);
-        foreach (var c in name)
-        {
-            if (char.IsAsciiLetterOrDigit(c) || c is '_' or '-')
-            {
-                builder.Append(c);
-            }
-            else
-            {
-                builder.Append('%').Append(((int)c).ToString("X4", System.Globalization.CultureInfo.InvariantCulture));
-            }
-        }
-
-        return builder.ToString();
-    }
-
+    /// <summary>
+    /// A new store: nothing is on disk when this returns; its first round, queued now, makes the folder and
+    /// <c>meta.inf</c> durable (<see cref="FlushAsync"/> completes after it), so a caller answers a create after it.
+    /// </summary>
     public static FileConsumerStore Create(FileStreamStore stream, IStorageFileSystem fs, string folder, ConsumerStoreConfig config, StreamKey? key, FileStoreOptions options, ILogger logger)
     {
         var store = new FileConsumerStore(stream, fs, folder, config, key, options, logger);
         if (store.Persistent)
         {
-            var directory = store.Directory;
-            if (fs.DirectoryExists(directory))
+            lock (store.sync)
             {
-                // Left over from a consumer of the same name deleted before a crash finished removing it.
-                fs.DeleteDirectory(directory);
+                store.creating = true;
+                store.Start();
+                store.Schedule();
             }
-
-            DurableDirectory.Create(fs, directory);
-            store.WriteMeta();
-            store.Start();
         }
 
         return store;
@@ -271,7 +248,11 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
                     DurableDirectory.Create(fs, Directory);
                 }
 
-                WriteMeta();
+                if (!creating)
+                {
+                    // Else the creating round writes the latest configuration.
+                    WriteMeta();
+                }
                 if (!started)
                 {
                     Start();
@@ -297,7 +278,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
                 return ValueTask.FromException(new IOException($"consumer {config.Name}: writing its state failed", failure));
             }
 
-            if (syncedVersion >= version)
+            if (syncedVersion >= version && !creating)
             {
                 return default;
             }
@@ -347,7 +328,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
             if (fs.DirectoryExists(directory))
             {
                 fs.DeleteDirectory(directory);
-                fs.SyncDirectory(Path.GetDirectoryName(directory)!);
+                stream.ConsumerFolders.Sync();
             }
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
@@ -372,8 +353,23 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
         syncTimer?.Dispose();
     }
 
-    /// <summary>Stops writing after writing (and syncing) the latest state.</summary>
-    public ValueTask CloseAsync() => StopAsync(writeFinal: true);
+    /// <summary>Stops writing after writing (and syncing) the latest state; a store being deleted is closed once its folder is gone.</summary>
+    public async ValueTask CloseAsync()
+    {
+        await StopAsync(writeFinal: true).ConfigureAwait(false);
+        if (Deletion is { } pending)
+        {
+            // The stream deletes its folder after closing its stores: not while this deletion still removes a part of it.
+            try
+            {
+                await pending.ConfigureAwait(false);
+            }
+            catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+            {
+                // The deletion's caller has its error.
+            }
+        }
+    }
 
     private async ValueTask StopAsync(bool writeFinal)
     {

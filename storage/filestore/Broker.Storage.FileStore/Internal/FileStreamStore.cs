@@ -50,6 +50,7 @@ internal sealed partial class FileStreamStore : IStreamStore
 
     private StreamStoreConfig config;
     private StorageUpdateHandler? updates;
+    private SharedDirectorySync? consumerFolders;
 
     private FileStreamStore(IStorageFileSystem fs, FileStoreOptions options, ILogger logger, StreamStoreConfig config, StreamKey? key, byte[]? keySalt)
     {
@@ -101,6 +102,10 @@ internal sealed partial class FileStreamStore : IStreamStore
     public ulong DurableSequence => committer.DurableSequence;
 
     internal string Directory => directory;
+
+    /// <summary>The shared syncs of <c>obs/</c>: consumer folders made or removed together share one (made on first use).</summary>
+    internal SharedDirectorySync ConsumerFolders =>
+        Volatile.Read(ref consumerFolders) ?? Interlocked.CompareExchange(ref consumerFolders, new SharedDirectorySync(fs, Path.Combine(directory, ConsumersFolder)), null) ?? consumerFolders!;
 
     internal int BlockCount
     {
@@ -238,7 +243,7 @@ internal sealed partial class FileStreamStore : IStreamStore
                 ThrowIfUnusable();
                 if (!consumers.TryGetValue(config.Name, out var existing))
                 {
-                    var consumer = FileConsumerStore.Create(this, fs, FileConsumerStore.FolderName(config.Name), config, key, options, logger);
+                    var consumer = FileConsumerStore.Create(this, fs, ConsumerFolderName.Of(config.Name), config, key, options, logger);
                     consumers.Add(consumer);
                     return consumer;
                 }

@@ -86,7 +86,8 @@ internal sealed class MqttAccount : IQosSource, IAsyncDisposable
     public void EnableQos(QosMessages qos)
     {
         Qos = qos;
-        Sessions.Discarded = record => qos.DeleteConsumersAsync(ReleasedBy(record.ClientId, record.Subscriptions), logger);
+        // The list is made at the call, under the session manager's gate, though the deletes may finish after it.
+        Sessions.Discarded = record => qos.DeleteConsumersAsync(ReleasedBy(record.ClientId, record.Subscriptions).ToList(), logger);
     }
 
     /// <summary>

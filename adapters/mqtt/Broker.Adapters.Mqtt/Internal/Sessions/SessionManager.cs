@@ -43,11 +43,17 @@ internal sealed class SessionManager : IDisposable
     // takeovers simple to reason about.
     private readonly SemaphoreSlim gate = new(1, 1);
 
+    private readonly SessionDiscards discards;
+
     public SessionManager(ISessionStore store, ILogger? logger = null)
     {
         this.store = store;
         this.logger = logger ?? NullLogger.Instance;
+        discards = new SessionDiscards(this.logger);
     }
+
+    /// <summary>Releases of closed clean sessions still under way (tests read it).</summary>
+    internal int PendingReleases => discards.Count;
 
     public ISessionStore Store => store;
 
@@ -155,6 +161,9 @@ internal sealed class SessionManager : IDisposable
     private async Task<AttachResult> AttachLockedAsync(MqttConnection connection, string clientId, bool cleanStart, uint expiryInterval, CancellationToken cancellationToken)
     {
         var key = clientId;
+
+        // The consumers of this id's last clean session may still be being deleted: the new session's take their names.
+        await discards.WaitAsync(clientId).ConfigureAwait(false);
         stored.TryRemove(key, out _);
         live.TryGetValue(key, out var session);
         var loaded = false;
@@ -272,7 +281,13 @@ internal sealed class SessionManager : IDisposable
             if (!session.Persistent)
             {
                 RemoveLiveLocked(session.ClientId, session);
-                await DiscardAsync(session).ConfigureAwait(false);
+
+                // Started here (what it releases is decided under the gate), not awaited under it: see SessionDiscards.
+                if (Discarded is { } discarded)
+                {
+                    discards.Start(discarded, session.ToRecord());
+                }
+
                 await StoreQuietlyAsync(session.ClientId, "delete", () => store.DeleteAsync(session.ClientId, CancellationToken.None)).ConfigureAwait(false);
                 return false;
             }

@@ -10,7 +10,8 @@ namespace Broker.Storage.FileStore.Internal.Io;
 /// </summary>
 internal static class AtomicFile
 {
-    public static void Write(IStorageFileSystem fs, string path, ReadOnlySpan<byte> contents)
+    /// <summary>Replaces the file; <paramref name="syncDirectory"/> false leaves the rename to a later sync of its folder (default true).</summary>
+    public static void Write(IStorageFileSystem fs, string path, ReadOnlySpan<byte> contents, bool syncDirectory = true)
     {
         var temporary = path + ".tmp";
         using (var file = fs.Open(temporary, create: true))
@@ -24,7 +25,10 @@ internal static class AtomicFile
         }
 
         fs.Rename(temporary, path);
-        fs.SyncDirectory(Path.GetDirectoryName(path)!);
+        if (syncDirectory)
+        {
+            fs.SyncDirectory(Path.GetDirectoryName(path)!);
+        }
     }
 
     /// <summary>The contents, or <see langword="null"/> when missing or failing its checksum.</summary>
