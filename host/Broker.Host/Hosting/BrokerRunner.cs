@@ -4,6 +4,8 @@ using Broker.Host.Configuration;
 using Broker.Host.Logging;
 using Broker.Host.Plugins;
 using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 
 namespace Broker.Host.Hosting;
@@ -22,6 +24,7 @@ internal sealed partial class BrokerRunner
     private readonly HostLogging logging;
     private readonly ILogger logger;
     private readonly PluginDiscovery plugins;
+    private readonly Task<string?> warmUp;
     private HostConfigurationSources sources;
     private HostSettings settings;
 
@@ -32,8 +35,10 @@ internal sealed partial class BrokerRunner
     /// <param name="sources">The configuration the broker starts with.</param>
     /// <param name="settings">The settings bound from it.</param>
     /// <param name="plugins">The plugins found in the plugins folder, not configured yet.</param>
-    public BrokerRunner(IReadOnlyDictionary<string, string?> flags, HostEnvironment environment, HostLogging logging, HostConfigurationSources sources, HostSettings settings, PluginDiscovery plugins)
+    /// <param name="warmUp">The start-up warm-up (<see cref="StartupWarmUp.RunAsync"/>), already running; the broker's last hosted service waits for it.</param>
+    public BrokerRunner(IReadOnlyDictionary<string, string?> flags, HostEnvironment environment, HostLogging logging, HostConfigurationSources sources, HostSettings settings, PluginDiscovery plugins, Task<string?> warmUp)
     {
+        this.warmUp = warmUp;
         this.flags = flags;
         this.environment = environment;
         this.logging = logging;
@@ -94,10 +99,8 @@ internal sealed partial class BrokerRunner
     {
         ReportConfiguration();
 
-        // The warm-up's private server runs on another core while this thread builds the broker and configures its
-        // plugins (about 60-70 ms of start-up CPU), so its wall time mostly overlaps theirs; it is over before the
-        // broker's listeners are bound.
-        var warmUp = Task.Run(StartupWarmUp.RunAsync);
+        // The warm-up's private server has run on another core since the configuration was read; the broker's last
+        // hosted service waits for it, so it ends before the listeners accept (StartupWarmUpGate).
         using var signals = new HostSignals(logger);
         await using var server = new BrokerServer(settings.Broker, logging.Factory, sources.Configuration);
         if (ConfigurePlugins(plugins, sources, logging.Factory, out var loaded) is { } refusal)
@@ -112,6 +115,9 @@ internal sealed partial class BrokerRunner
             server.AddPlugin(plugin, plugin.Manifest);
         }
 
+        // Registered after the plugins' services, so it starts after theirs (JetStream's restore runs beside the warm-up).
+        server.ConfigureServices(services => services.AddSingleton<IHostedService>(new StartupWarmUpGate(warmUp, logger)));
+
         PidFile? pidFile = null;
         PortsFile? portsFile = null;
         try
@@ -119,11 +125,6 @@ internal sealed partial class BrokerRunner
             if (settings.Host.PidFile is { Length: > 0 } pidPath)
             {
                 pidFile = PidFile.Write(pidPath);
-            }
-
-            if (await warmUp.ConfigureAwait(false) is { } skipped)
-            {
-                HostLog.WarmUpSkipped(logger, skipped);
             }
 
             await server.StartAsync().ConfigureAwait(false);
@@ -134,6 +135,7 @@ internal sealed partial class BrokerRunner
             // The broker logged nats-server's line for the listener it could not bind; that is the one line.
             HostLog.StartFailureDetails(logger, ex);
             pidFile?.Dispose();
+            await warmUp.ConfigureAwait(false);
             return 1;
         }
 #pragma warning disable CA1031 // A pid file that cannot be written, a plugin's hosted service failing: one log line and exit 1, never a crash dump.
@@ -143,6 +145,7 @@ internal sealed partial class BrokerRunner
             HostLog.StartFailed(logger, ex.Message);
             HostLog.StartFailureDetails(logger, ex);
             pidFile?.Dispose();
+            await warmUp.ConfigureAwait(false);
             return 1;
         }
 

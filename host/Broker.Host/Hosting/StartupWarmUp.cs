@@ -16,7 +16,9 @@ namespace Broker.Host.Hosting;
 /// subscriber and a publisher connect to over TCP: the same methods and generic instantiations as the real server's
 /// client port, but none of its state, so no connection id, counter (<c>/varz</c> <c>in_msgs</c>,
 /// <c>total_connections</c>), closed-connection entry (<c>/connz?state=closed</c>) or system event of the real
-/// server shows it. It runs before the real listeners are bound and is over (its port closed) before they are. Its
+/// server shows it. It starts as soon as the command line asks for a run, beside the real server's own start (the
+/// configuration, the plugins, the services, JetStream's restore), and is over (its port closed) before the real
+/// listeners accept (<see cref="StartupWarmUpGate"/>). Its
 /// calls fall within the runtime's call-counting delay of start-up, so they do not count towards the tier-1
 /// recompilation of the publish path. A failure only skips it: the broker starts as it would without it.
 /// </remarks>

@@ -1,6 +1,11 @@
 using System.Text.Json;
+using Broker.Abstractions;
+using Broker.Core;
 using Broker.Host.Hosting;
 using Broker.TestKit;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging.Abstractions;
 
 namespace Broker.Host.Tests.Process;
 
@@ -21,6 +26,45 @@ public sealed class StartupWarmUpTests : IDisposable
     public async Task The_warm_up_delivers_every_message_to_its_subscriber()
     {
         Assert.Null(await StartupWarmUp.RunAsync());
+    }
+
+    [Fact(Timeout = 30_000)]
+    public async Task The_broker_starts_its_plugins_services_beside_the_warm_up_and_accepts_only_after_it()
+    {
+        var warmUp = new TaskCompletionSource<string?>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var pluginService = new StartedService();
+        await using var server = new BrokerServer(new BrokerOptions { Host = "127.0.0.1", Port = 0, NoSystemAccount = true });
+        server.AddPlugin(new ServicePlugin(pluginService), new PluginManifest("Probe", new Version(1, 0), new Version(1, 0)));
+        server.ConfigureServices(services => services.AddSingleton<IHostedService>(new StartupWarmUpGate(warmUp.Task, NullLogger.Instance)));
+
+        var start = server.StartAsync();
+        await pluginService.Started.Task.WaitAsync(TimeSpan.FromSeconds(10));
+        await Task.Delay(200);
+        Assert.False(start.IsCompleted, "the broker started before the warm-up ended");
+
+        warmUp.SetResult(null);
+        await start.WaitAsync(TimeSpan.FromSeconds(10));
+        await using var client = await RawClient.ConnectAsync(server.ClientEndPoint);
+        await client.SendAsync("CONNECT {\"verbose\":false}\r\n");
+        Assert.Equal(["PONG"], (await client.PingAndCollectAsync()).Lines);
+    }
+
+    private sealed class StartedService : IHostedService
+    {
+        public TaskCompletionSource Started { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public Task StartAsync(CancellationToken cancellationToken)
+        {
+            Started.TrySetResult();
+            return Task.CompletedTask;
+        }
+
+        public Task StopAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+    }
+
+    private sealed class ServicePlugin(StartedService service) : IBrokerPlugin
+    {
+        public void ConfigureServices(IServiceCollection services, PluginContext context) => services.AddSingleton<IHostedService>(service);
     }
 
     [Fact(Timeout = 90_000)]
