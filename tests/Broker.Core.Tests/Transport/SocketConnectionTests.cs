@@ -84,18 +84,7 @@ public sealed class SocketConnectionTests
         Assert.True(result.IsCompleted);
     }
 
-    private static async Task<(SocketConnection Connection, Socket Peer)> ConnectAsync()
-    {
-        using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        listener.Listen(1);
-        var peer = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        await peer.ConnectAsync(listener.LocalEndPoint!);
-        var accepted = await listener.AcceptAsync();
-        var connection = new SocketConnection(accepted, new TransportSettings(), owner: null, PipeScheduler.ThreadPool);
-        connection.Start();
-        return (connection, peer);
-    }
+    private static Task<(SocketConnection Connection, Socket Peer)> ConnectAsync() => TransportSocketPair.ConnectAsync();
 
     private static async Task<string> ReadAtLeastAsync(PipeReader input, int length)
     {

@@ -161,14 +161,7 @@ public sealed class SocketInputReaderTests
 
     private static async Task<(SocketConnection Connection, Socket Peer)> ConnectAsync(bool onDemand = true)
     {
-        using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        listener.Listen(1);
-        var peer = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        await peer.ConnectAsync(listener.LocalEndPoint!);
-        var accepted = await listener.AcceptAsync();
-        var connection = new SocketConnection(accepted, new TransportSettings(), owner: null, PipeScheduler.ThreadPool);
-        connection.Start();
+        var (connection, peer) = await TransportSocketPair.ConnectAsync();
         if (onDemand)
         {
             Assert.True(((IOnDemandTransport)connection.Transport).UseOnDemandInput());

@@ -121,14 +121,7 @@ public sealed class SocketOutputWriterTests
 
     private static async Task<(SocketConnection Connection, Socket Peer)> ConnectAsync(TransportSettings? settings = null)
     {
-        using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        listener.Listen(1);
-        var peer = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        await peer.ConnectAsync(listener.LocalEndPoint!);
-        var accepted = await listener.AcceptAsync();
-        var connection = new SocketConnection(accepted, settings ?? new TransportSettings(), owner: null, PipeScheduler.ThreadPool);
-        connection.Start();
+        var (connection, peer) = await TransportSocketPair.ConnectAsync(settings);
         Assert.True(((IOnDemandTransport)connection.Transport).UseOnDemandInput());
         Assert.True(((IOnDemandTransport)connection.Transport).UseOnDemandOutput());
         return (connection, peer);
