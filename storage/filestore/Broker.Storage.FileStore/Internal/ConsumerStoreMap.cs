@@ -1,6 +1,3 @@
-using Broker.Storage.FileStore.Internal.Crypto;
-using Broker.Storage.FileStore.Internal.Io;
-using Microsoft.Extensions.Logging;
 
 namespace Broker.Storage.FileStore.Internal;
 
@@ -25,11 +22,11 @@ internal sealed class ConsumerStoreMap
     public void Add(FileConsumerStore consumer) => consumers.Add(consumer.Name, consumer);
 
     /// <summary>Opens every consumer store under <paramref name="root"/> (the stream's <c>obs</c> folder) at the stream's recovery.</summary>
-    public void Recover(FileStreamStore stream, IStorageFileSystem fs, string root, StreamKey? key, FileStoreOptions options, ILogger logger)
+    public void Recover(FileStreamStore stream, string root)
     {
-        foreach (var name in fs.ListDirectories(root))
+        foreach (var name in stream.FileSystem.ListDirectories(root))
         {
-            if (FileConsumerStore.Open(stream, fs, Path.Combine(root, name), key, options, logger) is { } consumer)
+            if (FileConsumerStore.Open(stream, Path.Combine(root, name)) is { } consumer)
             {
                 consumers[consumer.Name] = consumer;
             }

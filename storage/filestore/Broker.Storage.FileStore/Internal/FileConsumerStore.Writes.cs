@@ -25,7 +25,7 @@ internal sealed partial class FileConsumerStore
         return waiters.Task;
     }
 
-    /// <summary>Wants a round, queueing one unless one is queued or running (it takes the change). <c>sync</c> held.</summary>
+    /// <summary>Wants a round, queueing one unless one is queued or running (it takes the change). The store's lock held.</summary>
     private void Schedule()
     {
         if (scheduled || failure is not null)
@@ -44,12 +44,12 @@ internal sealed partial class FileConsumerStore
     private void Start()
     {
         started = true;
-        if (options.SyncInterval is { } interval)
+        if (Options.SyncInterval is { } interval)
         {
             syncTimer = new Timer(
                 _ =>
                 {
-                    lock (sync)
+                    lock (this)
                     {
                         if (syncedVersion < writtenVersion && !stopped)
                         {
@@ -74,7 +74,7 @@ internal sealed partial class FileConsumerStore
         {
             TaskCompletionSource? stopping = null;
             bool write;
-            lock (sync)
+            lock (this)
             {
                 write = !stopped && scheduled && failure is null;
                 if (!write)
@@ -99,7 +99,7 @@ internal sealed partial class FileConsumerStore
             {
                 // A creating round's folder may be refused (permissions): the create's flush reports it, as a write failure.
                 TaskCompletionSource? pending;
-                lock (sync)
+                lock (this)
                 {
                     failure = ex;
                     pending = waiters;
@@ -107,7 +107,7 @@ internal sealed partial class FileConsumerStore
                 }
 
                 CloseSlots();
-                FileStoreLog.ConsumerWriteFailed(logger, config.Name, ex);
+                FileStoreLog.ConsumerWriteFailed(Logger, config.Name, ex);
                 pending?.TrySetException(ex);
             }
         }
@@ -121,7 +121,7 @@ internal sealed partial class FileConsumerStore
         TaskCompletionSource? roundWaiters;
         bool syncNow;
         ConsumerStoreConfig? created = null;
-        lock (this.sync)
+        lock (this)
         {
             scheduled = false;
             roundWaiters = waiters;
@@ -132,7 +132,7 @@ internal sealed partial class FileConsumerStore
             }
 
             // A creating round always syncs: the create is answered after it, whatever the sync interval.
-            syncNow = sync || forceSync || creating || options.SyncInterval is null;
+            syncNow = sync || forceSync || creating || Options.SyncInterval is null;
             forceSync = false;
             roundVersion = version;
             if (created is null && writtenVersion >= version && (!syncNow || syncedVersion >= writtenVersion))
@@ -143,7 +143,7 @@ internal sealed partial class FileConsumerStore
 
             var builder = new BinaryBuilder(64 + (state.PendingCount * 24) + (state.RedeliveredCount * 16));
             ConsumerStateCodec.Encode(builder, state);
-            payload = key is null ? builder.Written.ToArray() : key.SealFile(builder.Written, "consumer state"u8);
+            payload = Key is null ? builder.Written.ToArray() : Key.SealFile(builder.Written, "consumer state"u8);
         }
 
         if (created is not null)
@@ -156,7 +156,7 @@ internal sealed partial class FileConsumerStore
         {
             slotCounter++;
             var index = (int)(slotCounter % 2);
-            var file = slots[index] ??= OpenSlot(index);
+            var file = Slot(index) ??= OpenSlot(index);
             var data = new byte[12 + payload.Length + 4];
             BinaryPrimitives.WriteUInt64LittleEndian(data, slotCounter);
             BinaryPrimitives.WriteInt32LittleEndian(data.AsSpan(8), payload.Length);
@@ -174,7 +174,7 @@ internal sealed partial class FileConsumerStore
                 folderSynced = MakeEntryDurable(index);
             }
         }
-        else if (syncNow && slots[(int)(slotCounter % 2)] is { } written)
+        else if (syncNow && Slot((int)(slotCounter % 2)) is { } written)
         {
             written.Sync();
             MakeEntryDurable((int)(slotCounter % 2));
@@ -190,12 +190,12 @@ internal sealed partial class FileConsumerStore
         {
             if (!folderSynced)
             {
-                fs.SyncDirectory(Directory);
+                FileSystem.SyncDirectory(Directory);
             }
 
             // The folder's entry in obs/, with the other consumers' made meanwhile.
             stream.ConsumerFolders.Sync();
-            lock (this.sync)
+            lock (this)
             {
                 creating = false;
                 if (ReferenceEquals(config, created))
@@ -210,7 +210,7 @@ internal sealed partial class FileConsumerStore
             }
         }
 
-        lock (this.sync)
+        lock (this)
         {
             writtenVersion = Math.Max(writtenVersion, roundVersion);
             if (syncNow)
@@ -223,7 +223,7 @@ internal sealed partial class FileConsumerStore
     }
 
     /// <summary>Opens a slot for a round, creating it the first time (durable with the round's sync, <see cref="MakeEntryDurable"/>).</summary>
-    private IStorageFile OpenSlot(int index) => fs.Open(Path.Combine(Directory, SlotFiles[index]), create: (slotsCreated & (1 << index)) == 0);
+    private IStorageFile OpenSlot(int index) => FileSystem.Open(Path.Combine(Directory, SlotFiles[index]), create: (slotsCreated & (1 << index)) == 0);
 
     /// <summary>
     /// After a slot's data sync: a slot file this store created gets its folder synced once, which makes its entry
@@ -233,7 +233,7 @@ internal sealed partial class FileConsumerStore
     {
         if ((slotsCreated & (1 << index)) == 0)
         {
-            fs.SyncDirectory(Directory);
+            FileSystem.SyncDirectory(Directory);
             slotsCreated |= 1 << index;
             return true;
         }
@@ -249,30 +249,31 @@ internal sealed partial class FileConsumerStore
     private void MakeFolder(ConsumerStoreConfig created)
     {
         var directory = Directory;
-        if (fs.DirectoryExists(directory))
+        if (FileSystem.DirectoryExists(directory))
         {
-            fs.DeleteDirectory(directory);
+            FileSystem.DeleteDirectory(directory);
         }
 
-        fs.CreateDirectory(directory);
+        FileSystem.CreateDirectory(directory);
         var encoded = ConsumerStateCodec.EncodeConfig(created);
-        AtomicFile.Write(fs, Path.Combine(directory, MetaFile), key is null ? encoded : key.SealFile(encoded, "consumer meta"u8), syncDirectory: false);
+        AtomicFile.Write(FileSystem, Path.Combine(directory, MetaFile), Key is null ? encoded : Key.SealFile(encoded, "consumer meta"u8), syncDirectory: false);
     }
 
     private void CloseSlots()
     {
-        for (var index = 0; index < slots.Length; index++)
-        {
-            slots[index]?.Dispose();
-            slots[index] = null;
-        }
+        slot0?.Dispose();
+        slot0 = null;
+        slot1?.Dispose();
+        slot1 = null;
     }
+
+    private ref IStorageFile? Slot(int index) => ref index == 0 ? ref slot0 : ref slot1;
 
     /// <summary>Writes <c>meta.inf</c> durably, then keeps the configuration without its Metadata (the file holds it). Lock held or constructing.</summary>
     private void WriteMeta()
     {
         var encoded = ConsumerStateCodec.EncodeConfig(config);
-        AtomicFile.Write(fs, Path.Combine(Directory, MetaFile), key is null ? encoded : key.SealFile(encoded, "consumer meta"u8));
+        AtomicFile.Write(FileSystem, Path.Combine(Directory, MetaFile), Key is null ? encoded : Key.SealFile(encoded, "consumer meta"u8));
         KeepMetadataOnDisk();
     }
 
@@ -313,7 +314,7 @@ internal sealed partial class FileConsumerStore
         ulong best = 0;
         for (var index = 0; index < SlotFiles.Length; index++)
         {
-            var data = fs.ReadAll(Path.Combine(Directory, SlotFiles[index]));
+            var data = FileSystem.ReadAll(Path.Combine(Directory, SlotFiles[index]));
             if (data is not null)
             {
                 slotsCreated |= 1 << index;
@@ -334,9 +335,9 @@ internal sealed partial class FileConsumerStore
             }
 
             var payload = data.AsSpan(12, length).ToArray();
-            if (key is not null)
+            if (Key is not null)
             {
-                payload = key.OpenFile(payload, "consumer state"u8)!;
+                payload = Key.OpenFile(payload, "consumer state"u8)!;
                 if (payload is null)
                 {
                     continue;
@@ -351,7 +352,7 @@ internal sealed partial class FileConsumerStore
             }
             catch (InvalidDataException)
             {
-                FileStoreLog.ConsumerUnreadable(logger, Directory);
+                FileStoreLog.ConsumerUnreadable(Logger, Directory);
             }
         }
 

@@ -16,22 +16,23 @@ namespace Broker.Storage.FileStore.Internal;
 /// An idle consumer holds no task and no open file: a change queues one round (this store is its work item) unless
 /// one is queued or running, and a round closes the slot files once the state it wrote is synced, so ten thousand
 /// consumers of a store need ten thousand descriptors neither at rest nor while they are created.
+/// <para>The store is its own lock (an object of its own was 24 B of every idle consumer, issue 25): it is internal,
+/// and nothing else locks on it (the stream store and the engine hold it only as a map value and an IConsumerStore).</para>
 /// </remarks>
 internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, IThreadPoolWorkItem
 {
     private const string MetaFile = "meta.inf";
     private static readonly string[] SlotFiles = ["o.dat", "o2.dat"];
 
-    private readonly object sync = new();
     private readonly FileStreamStore stream;
-    private readonly IStorageFileSystem fs;
     // The consumer's folder under the stream's obs/ (the consumer's name itself when nothing needed escaping): the full
     // path is made when a round or a meta write needs it, not held (about 200 B of each of 10,000 MQTT QoS 1 consumers).
     private readonly string folder;
-    private readonly StreamKey? key;
-    private readonly FileStoreOptions options;
-    private readonly ILogger logger;
-    private readonly IStorageFile?[] slots = new IStorageFile?[2];
+
+    // The open slot files (o.dat, o2.dat) while a round needs them: two fields, not an array (39 B of every idle
+    // consumer, issue 25). The file system, key, options and logger are the stream store's, read through it.
+    private IStorageFile? slot0;
+    private IStorageFile? slot1;
 
     // Without its Metadata once meta.inf holds it durably (metadataOnDisk): the engine reads it back only when it
     // recovers the consumer, and an MQTT QoS 1 consumer's is about 420 B of JSON (issue 25). Config reads it from disk.
@@ -66,16 +67,20 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     private Exception? failure;
     private Task? deletion;
 
-    private FileConsumerStore(FileStreamStore stream, IStorageFileSystem fs, string folder, ConsumerStoreConfig config, StreamKey? key, FileStoreOptions options, ILogger logger)
+    private FileConsumerStore(FileStreamStore stream, string folder, ConsumerStoreConfig config)
     {
         this.stream = stream;
-        this.fs = fs;
         this.folder = folder;
         this.config = config;
-        this.key = key;
-        this.options = options;
-        this.logger = logger;
     }
+
+    private IStorageFileSystem FileSystem => stream.FileSystem;
+
+    private StreamKey? Key => stream.Key;
+
+    private FileStoreOptions Options => stream.Options;
+
+    private ILogger Logger => stream.Logger;
 
     /// <summary>The configuration; its Metadata read back from <c>meta.inf</c> when only the file holds it (empty once deleted).</summary>
     public ConsumerStoreConfig Config
@@ -83,7 +88,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
         get
         {
             ConsumerStoreConfig current;
-            lock (sync)
+            lock (this)
             {
                 current = config;
                 if (!metadataOnDisk)
@@ -92,7 +97,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
                 }
             }
 
-            return current with { Metadata = ReadMeta(fs, Directory, key)?.Metadata ?? default };
+            return current with { Metadata = ReadMeta(FileSystem, Directory, Key)?.Metadata ?? default };
         }
     }
 
@@ -101,7 +106,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     {
         get
         {
-            lock (sync)
+            lock (this)
             {
                 return config.Name;
             }
@@ -113,7 +118,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     {
         get
         {
-            lock (sync)
+            lock (this)
             {
                 return metadataOnDisk;
             }
@@ -126,7 +131,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     {
         get
         {
-            lock (sync)
+            lock (this)
             {
                 return hasState;
             }
@@ -139,12 +144,12 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     /// A new store: nothing is on disk when this returns; its first round, queued now, makes the folder and
     /// <c>meta.inf</c> durable (<see cref="FlushAsync"/> completes after it), so a caller answers a create after it.
     /// </summary>
-    public static FileConsumerStore Create(FileStreamStore stream, IStorageFileSystem fs, string folder, ConsumerStoreConfig config, StreamKey? key, FileStoreOptions options, ILogger logger)
+    public static FileConsumerStore Create(FileStreamStore stream, string folder, ConsumerStoreConfig config)
     {
-        var store = new FileConsumerStore(stream, fs, folder, config, key, options, logger);
+        var store = new FileConsumerStore(stream, folder, config);
         if (store.Persistent)
         {
-            lock (store.sync)
+            lock (store)
             {
                 store.creating = true;
                 store.Start();
@@ -155,8 +160,11 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
         return store;
     }
 
-    public static FileConsumerStore? Open(FileStreamStore stream, IStorageFileSystem fs, string directory, StreamKey? key, FileStoreOptions options, ILogger logger)
+    public static FileConsumerStore? Open(FileStreamStore stream, string directory)
     {
+        var fs = stream.FileSystem;
+        var key = stream.Key;
+        var logger = stream.Logger;
         var meta = ReadMetaFile(fs, directory, key);
 
         if (meta is null)
@@ -176,7 +184,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
             return null;
         }
 
-        var store = new FileConsumerStore(stream, fs, Path.GetFileName(directory), config, key, options, logger);
+        var store = new FileConsumerStore(stream, Path.GetFileName(directory), config);
         store.LoadState();
         store.Start();
         return store;
@@ -184,7 +192,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
 
     public void SetStarting(ulong streamSequence)
     {
-        lock (sync)
+        lock (this)
         {
             state.ApplyStarting(streamSequence);
             hasState = true;
@@ -194,7 +202,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
 
     public void UpdateDelivered(ulong consumerSequence, ulong streamSequence, ulong deliveryCount, long timestamp)
     {
-        lock (sync)
+        lock (this)
         {
             state.ApplyDelivered(config.AckPolicy, config.MaxDeliver, consumerSequence, streamSequence, deliveryCount, timestamp);
             hasState = true;
@@ -204,7 +212,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
 
     public void UpdateAcks(ulong consumerSequence, ulong streamSequence)
     {
-        lock (sync)
+        lock (this)
         {
             if (state.ApplyAck(config.AckPolicy, consumerSequence, streamSequence))
             {
@@ -217,7 +225,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     {
         ConsumerState.ThrowIfInconsistent(state);
 
-        lock (sync)
+        lock (this)
         {
             this.state = state.Clone();
             hasState = true;
@@ -227,7 +235,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
 
     public ConsumerState GetState()
     {
-        lock (sync)
+        lock (this)
         {
             return state.Clone();
         }
@@ -236,7 +244,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     public void UpdateConfig(ConsumerStoreConfig config)
     {
         ArgumentNullException.ThrowIfNull(config);
-        lock (sync)
+        lock (this)
         {
             var wasPersistent = Persistent;
             this.config = config;
@@ -245,7 +253,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
             {
                 if (!wasPersistent)
                 {
-                    DurableDirectory.Create(fs, Directory);
+                    DurableDirectory.Create(FileSystem, Directory);
                 }
 
                 if (!creating)
@@ -266,7 +274,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     public ValueTask FlushAsync(CancellationToken cancellationToken = default)
     {
         Task task;
-        lock (sync)
+        lock (this)
         {
             if (!Persistent || stopped)
             {
@@ -297,7 +305,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     {
         TaskCompletionSource? mine = null;
         Task task;
-        lock (sync)
+        lock (this)
         {
             if (deletion is null)
             {
@@ -325,9 +333,9 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
         {
             await StopAsync(writeFinal: false).ConfigureAwait(false);
             var directory = Directory;
-            if (fs.DirectoryExists(directory))
+            if (FileSystem.DirectoryExists(directory))
             {
-                fs.DeleteDirectory(directory);
+                FileSystem.DeleteDirectory(directory);
                 stream.ConsumerFolders.Sync();
             }
         }
@@ -374,7 +382,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     private async ValueTask StopAsync(bool writeFinal)
     {
         Task? round = null;
-        lock (sync)
+        lock (this)
         {
             if (stopped)
             {
@@ -407,13 +415,13 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
             }
             catch (IOException ex)
             {
-                FileStoreLog.ConsumerWriteFailed(logger, config.Name, ex);
+                FileStoreLog.ConsumerWriteFailed(Logger, config.Name, ex);
             }
         }
 
         CloseSlots();
         TaskCompletionSource? pending;
-        lock (sync)
+        lock (this)
         {
             pending = waiters;
             waiters = null;

@@ -103,6 +103,18 @@ internal sealed partial class FileStreamStore : IStreamStore
 
     internal string Directory => directory;
 
+    /// <summary>The file system, for the stream's consumer stores (they hold no reference of their own).</summary>
+    internal IStorageFileSystem FileSystem => fs;
+
+    /// <summary>The options, for the stream's consumer stores.</summary>
+    internal FileStoreOptions Options => options;
+
+    /// <summary>The logger, for the stream's consumer stores.</summary>
+    internal ILogger Logger => logger;
+
+    /// <summary>The stream's encryption key (null when not encrypted), for the stream's consumer stores.</summary>
+    internal StreamKey? Key => key;
+
     /// <summary>The shared syncs of <c>obs/</c>: consumer folders made or removed together share one (made on first use).</summary>
     internal SharedDirectorySync ConsumerFolders =>
         Volatile.Read(ref consumerFolders) ?? Interlocked.CompareExchange(ref consumerFolders, new SharedDirectorySync(fs, Path.Combine(directory, ConsumersFolder)), null) ?? consumerFolders!;
@@ -183,7 +195,7 @@ internal sealed partial class FileStreamStore : IStreamStore
         new StreamRecovery(fs, store.blocksDirectory, key, store.blocks, store.ledger, store.subjects, store.checkpoints, store.reservation, store.committer, logger, config.Name).Run();
         var ledger = store.ledger;
         FileStoreLog.Recovered(logger, config.Name, ledger.Messages, ledger.First, ledger.Last, ledger.Lost, watch.Elapsed.TotalMilliseconds);
-        store.consumers.Recover(store, store.fs, Path.Combine(store.directory, ConsumersFolder), store.key, store.options, store.logger);
+        store.consumers.Recover(store, Path.Combine(store.directory, ConsumersFolder));
         store.StartBackground();
         return store;
     }
@@ -243,7 +255,7 @@ internal sealed partial class FileStreamStore : IStreamStore
                 ThrowIfUnusable();
                 if (!consumers.TryGetValue(config.Name, out var existing))
                 {
-                    var consumer = FileConsumerStore.Create(this, fs, ConsumerFolderName.Of(config.Name), config, key, options, logger);
+                    var consumer = FileConsumerStore.Create(this, ConsumerFolderName.Of(config.Name), config);
                     consumers.Add(consumer);
                     return consumer;
                 }
