@@ -221,7 +221,7 @@ public sealed class AckTrackerTests : IDisposable
     {
         streamStore = await ConsumerParts.StreamStoreAsync(subjects);
         consumerStore = streamStore.OpenConsumerStore(new ConsumerStoreConfig { Name = "C", AckPolicy = config.AckPolicy, Durable = true });
-        var tracker = new AckTracker(config, consumerStore, ConsumerParts.Events(outbox), TestTimers.None);
+        var tracker = new AckTracker(config, consumerStore, new TestTimers(events: ConsumerParts.Events(outbox)));
         trackers.Add(tracker);
         return tracker;
     }

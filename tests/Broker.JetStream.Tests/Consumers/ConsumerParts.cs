@@ -46,10 +46,12 @@ internal sealed class TestInterest : ISubjectInterest
     public bool HasInterest(ReadOnlySpan<byte> subject) => Listening.Contains(Encoding.UTF8.GetString(subject));
 }
 
-/// <summary>A consumer's timer callbacks for collaborators tested alone: each runs the action given (none: nothing).</summary>
-internal sealed class TestTimers(Action? onPendingDue = null, Action? onFrontEndDue = null) : IConsumerTimers
+/// <summary>A consumer's timer callbacks for collaborators tested alone: each runs the action given (none: nothing); the events given (none: a throw).</summary>
+internal sealed class TestTimers(Action? onPendingDue = null, Action? onFrontEndDue = null, ConsumerEvents? events = null) : IConsumerTimers
 {
     public static TestTimers None { get; } = new();
+
+    public ConsumerEvents Events => events ?? throw new InvalidOperationException("no events given");
 
     public void OnPendingDue() => onPendingDue?.Invoke();
 

@@ -106,8 +106,8 @@ public sealed class PriorityTests : IDisposable
     {
         var store = await ConsumerParts.StreamStoreAsync("s");
         var consumerStore = store.OpenConsumerStore(new ConsumerStoreConfig { Name = "C", AckPolicy = config.AckPolicy, Durable = true });
-        var acks = new AckTracker(config, consumerStore, ConsumerParts.Events(outbox), TestTimers.None);
-        var priority = ConsumerPriority.For(config, gate, new StreamCursor(store), acks, ConsumerParts.Events(outbox), () => Interlocked.Increment(ref kicks))!;
+        var acks = new AckTracker(config, consumerStore, new TestTimers(events: ConsumerParts.Events(outbox)));
+        var priority = ConsumerPriority.For(config, gate, new StreamCursor(store), acks, new TestTimers(events: ConsumerParts.Events(outbox)), () => Interlocked.Increment(ref kicks))!;
         disposables.Add(new Stopper(priority, acks));
         return priority;
     }

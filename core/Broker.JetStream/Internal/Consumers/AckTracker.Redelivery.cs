@@ -59,7 +59,7 @@ internal sealed partial class AckTracker
             {
                 if (deliveryCount == (ulong)config.MaxDeliver + 1)
                 {
-                    events.MaxDeliveries(sequence, deliveryCount - 1);
+                    timers.Events.MaxDeliveries(sequence, deliveryCount - 1);
                 }
 
                 Pending.Remove(sequence);

@@ -15,7 +15,6 @@ namespace Broker.JetStream.Internal.Consumers;
 internal sealed partial class AckTracker
 {
     private readonly IConsumerStore store;
-    private readonly ConsumerEvents events;
 
     // Deliveries awaiting acknowledgement and redelivery counts, by stream sequence. Made with the first delivery (and
     // the first redelivery): an idle consumer (an MQTT QoS 1 subscription's) holds neither.
@@ -29,13 +28,11 @@ internal sealed partial class AckTracker
 
     /// <param name="config">The consumer's configuration (ack policy, ack wait, backoff, max deliver, max ack pending, sample frequency).</param>
     /// <param name="store">The consumer's store, told every change of delivered and acknowledged state.</param>
-    /// <param name="events">Where advisories and ack metrics go.</param>
-    /// <param name="timers">Called by the redelivery timer, without the lock; the consumer takes its lock and calls <see cref="CheckPending"/>.</param>
-    public AckTracker(ConsumerConfig config, IConsumerStore store, ConsumerEvents events, IConsumerTimers timers)
+    /// <param name="timers">Called by the redelivery timer, without the lock; the consumer takes its lock and calls <see cref="CheckPending"/>. Its <see cref="IConsumerTimers.Events"/> take advisories and ack metrics.</param>
+    public AckTracker(ConsumerConfig config, IConsumerStore store, IConsumerTimers timers)
     {
         this.config = config;
         this.store = store;
-        this.events = events;
         this.timers = timers;
     }
 
@@ -132,7 +129,7 @@ internal sealed partial class AckTracker
             case ConsumerAckPolicy.Explicit:
                 if (Pending.Remove(streamSeq, out var delivery))
                 {
-                    sampled = sampleDeliveries != 0 && events.SampleAck(config.SampleFrequency, streamSeq, consumerSeq, sampleDeliveries, delivery.Timestamp);
+                    sampled = sampleDeliveries != 0 && timers.Events.SampleAck(config.SampleFrequency, streamSeq, consumerSeq, sampleDeliveries, delivery.Timestamp);
 
                     wasFull = config.MaxAckPending > 0 && Pending.Count + 1 >= config.MaxAckPending;
                     consumerSeq = delivery.ConsumerSequence;
@@ -206,7 +203,7 @@ internal sealed partial class AckTracker
             return false;
         }
 
-        events.Naked(streamSeq, consumerSeq, deliveryCount);
+        timers.Events.Naked(streamSeq, consumerSeq, deliveryCount);
         var delay = argument.Length == 0 ? -1 : ParseNakDelay(argument);
         if (delay >= 0)
         {
@@ -272,7 +269,7 @@ internal sealed partial class AckTracker
             return Math.Max(parsed, 0);
         }
 
-        events.BadNakDelay(text);
+        timers.Events.BadNakDelay(text);
         return -1;
     }
 }

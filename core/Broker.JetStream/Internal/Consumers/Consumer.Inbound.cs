@@ -71,7 +71,7 @@ internal sealed partial class Consumer
         Acknowledge(streamSeq, consumerSeq);
         lock (gate)
         {
-            events.Terminated(streamSeq, consumerSeq, deliveryCount);
+            Events.Terminated(streamSeq, consumerSeq, deliveryCount);
         }
 
         Kick();

@@ -60,7 +60,7 @@ internal sealed partial class Consumer
                 Pause.Change(updated.PauseUntil);
             }
 
-            (priority ??= ConsumerPriority.For(updated, gate, cursor, acks, events, Kick))?.Configure(updated);
+            (priority ??= ConsumerPriority.For(updated, gate, cursor, acks, this, Kick))?.Configure(updated);
             if (rateChanged && (pacer is not null || updated.RateLimit > 0))
             {
                 (pacer ??= new DeliveryPacer(Kick)).SetRateLimit(updated.RateLimit, updated.IsPush, stream.Config.MaxMsgSize);

@@ -29,7 +29,8 @@ internal sealed partial class Consumer : IConsumerTimers
     private readonly JetStreamAccount account;
     private readonly Lock gate = new();
     private readonly ConsumerOutbox outbox = new();
-    private readonly ConsumerEvents events;
+    // Made with the first advisory or ack metric (Events): an idle consumer holds none.
+    private ConsumerEvents? events;
     private readonly StreamCursor cursor;
     private readonly AckTracker acks;
     // Made when the consumer replays at the original pace or is rate limited (a configuration update may set a limit).
@@ -57,10 +58,9 @@ internal sealed partial class Consumer : IConsumerTimers
         Store = store;
         Created = created;
         Client = stream.ConsumerInbox.Client;
-        events = new ConsumerEvents(stream.Name, name, account.Interest, account.Options.Domain, outbox, account.Logger, account.Name);
         cursor = new StreamCursor(stream.Store);
         cursor.SetFilters(config);
-        acks = new AckTracker(config, store, events, this);
+        acks = new AckTracker(config, store, this);
         format = new DeliveryFormat(stream.Name, name, config.HeadersOnly);
         selector = new DeliverySelector(cursor, acks, stream.Store);
         runner = new DeliveryRunner(Client, this);
@@ -76,7 +76,7 @@ internal sealed partial class Consumer : IConsumerTimers
         }
 
         ConfigureInactivity(config);
-        priority = ConsumerPriority.For(config, gate, cursor, acks, events, Kick);
+        priority = ConsumerPriority.For(config, gate, cursor, acks, this, Kick);
     }
 
     public string Name { get; }
@@ -109,7 +109,10 @@ internal sealed partial class Consumer : IConsumerTimers
 
     public bool IsDurable => config.IsDurable;
 
-    private ConsumerPause Pause => pause ??= new ConsumerPause(this, account.Engine.Pauses, events);
+    /// <inheritdoc/>
+    public ConsumerEvents Events => events ??= new ConsumerEvents(stream.Name, Name, account.Interest, account.Options.Domain, outbox, account.Logger, account.Name);
+
+    private ConsumerPause Pause => pause ??= new ConsumerPause(this, account.Engine.Pauses, Events);
 
     private bool HasInactivityThreshold => inactivity is { Threshold: > 0 };
 

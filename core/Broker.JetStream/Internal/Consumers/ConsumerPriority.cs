@@ -25,7 +25,7 @@ internal sealed class ConsumerPriority
     private readonly Lock gate;
     private readonly StreamCursor cursor;
     private readonly AckTracker acks;
-    private readonly ConsumerEvents events;
+    private readonly IConsumerTimers owner;
     private readonly Action kick;
     private ConsumerConfig config;
     private string? pinId;
@@ -36,13 +36,13 @@ internal sealed class ConsumerPriority
     private bool stopped;
     private ArrayBufferWriter<byte>? headers;
 
-    private ConsumerPriority(ConsumerConfig config, Lock gate, StreamCursor cursor, AckTracker acks, ConsumerEvents events, Action kick)
+    private ConsumerPriority(ConsumerConfig config, Lock gate, StreamCursor cursor, AckTracker acks, IConsumerTimers owner, Action kick)
     {
         this.config = config;
         this.gate = gate;
         this.cursor = cursor;
         this.acks = acks;
-        this.events = events;
+        this.owner = owner;
         this.kick = kick;
     }
 
@@ -50,9 +50,9 @@ internal sealed class ConsumerPriority
     public string? PinId => pinId;
 
     /// <summary>The collaborator of a consumer with priority groups or a priority policy; null for one without.</summary>
-    public static ConsumerPriority? For(ConsumerConfig config, Lock gate, StreamCursor cursor, AckTracker acks, ConsumerEvents events, Action kick) =>
+    public static ConsumerPriority? For(ConsumerConfig config, Lock gate, StreamCursor cursor, AckTracker acks, IConsumerTimers owner, Action kick) =>
         config.PriorityGroups is { Count: > 0 } || config.PriorityPolicy != PriorityPolicy.None
-            ? new ConsumerPriority(config, gate, cursor, acks, events, kick)
+            ? new ConsumerPriority(config, gate, cursor, acks, owner, kick)
             : null;
 
     /// <summary>nats-server 2.11's <c>validGroupName</c>: <c>^[a-zA-Z0-9/_=-]{1,16}$</c>.</summary>
@@ -181,7 +181,7 @@ internal sealed class ConsumerPriority
             pinHeader = Encoding.ASCII.GetBytes("Nats-Pin-Id: " + pinId + "\r\n\r\n");
             pinnedAt = now;
             Renew(now);
-            events.GroupPinned(config.PriorityGroups![0], pinId);
+            owner.Events.GroupPinned(config.PriorityGroups![0], pinId);
         }
 
         (request.Priority ??= new PullPriority()).Id = pinId;
@@ -218,7 +218,7 @@ internal sealed class ConsumerPriority
             }
 
             ClearPin();
-            events.GroupUnpinned(group, "admin");
+            owner.Events.GroupUnpinned(group, "admin");
         }
 
         kick();
@@ -268,7 +268,7 @@ internal sealed class ConsumerPriority
             }
 
             ClearPin();
-            events.GroupUnpinned(config.PriorityGroups![0], "timeout");
+            owner.Events.GroupUnpinned(config.PriorityGroups![0], "timeout");
         }
 
         kick();

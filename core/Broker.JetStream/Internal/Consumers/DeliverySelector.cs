@@ -5,14 +5,21 @@ namespace Broker.JetStream.Internal.Consumers;
 /// <summary>
 /// Which message a consumer delivers next (nats-server <c>getNextMsg</c>): a redelivery first, then the next of the
 /// last-per-subject list, then the next match at the stream sequence unless <c>max_ack_pending</c> holds it back; or
-/// the paced message held until it is due. The message is loaded into one scratch message, made with the first look
-/// (an idle consumer, an MQTT QoS 1 subscription's, holds none). Guarded by the consumer's lock.
+/// the paced message held until it is due. The message is loaded into one scratch message, the consumer's from its
+/// first delivery on; until then a look loads into the thread's probe message, which the consumer keeps when the look
+/// finds something. A push consumer looks once when it starts, so without the probe every idle consumer (an MQTT QoS 1
+/// subscription's) would hold a scratch message it never used (56 B, issue 25). Guarded by the consumer's lock.
 /// </summary>
 /// <param name="cursor">Where the consumer is in the stream.</param>
 /// <param name="acks">Its pending deliveries and redelivery queue.</param>
 /// <param name="store">The stream's store.</param>
 internal sealed class DeliverySelector(StreamCursor cursor, AckTracker acks, IStreamStore store)
 {
+    // The look that finds a message takes it (the send reads it after the lock is released, so it must be the
+    // consumer's own); a look that finds nothing leaves it to the thread's next consumer. No await between the two.
+    [ThreadStatic]
+    private static StoredMessage? probe;
+
     private StoredMessage? scratch;
 
     /// <summary>The message the last successful <see cref="Next"/> or <see cref="TakeHeld"/> loaded.</summary>
@@ -24,7 +31,19 @@ internal sealed class DeliverySelector(StreamCursor cursor, AckTracker acks, ISt
     /// <summary>Loads the next message to deliver: its delivery count, 0 when nothing is deliverable.</summary>
     public ulong Next()
     {
-        var message = scratch ??= new StoredMessage();
+        var message = scratch ?? (probe ??= new StoredMessage());
+        var deliveryCount = Look(message);
+        if (deliveryCount != 0 && scratch is null)
+        {
+            scratch = message;
+            probe = null;
+        }
+
+        return deliveryCount;
+    }
+
+    private ulong Look(StoredMessage message)
+    {
         var deliveryCount = acks.NextRedelivery(store, message);
         if (deliveryCount != 0)
         {

@@ -1,7 +1,7 @@
 namespace Broker.JetStream.Internal.Consumers;
 
 /// <summary>
-/// What the timers of a consumer's collaborators call back, on a timer thread without the consumer's lock: the
+/// What the timers of a consumer's collaborators call back (and where the ack tracker's events go, <see cref="Events"/>), on a timer thread without the consumer's lock: the
 /// consumer takes its lock and asks the collaborator (<see cref="AckTracker.CheckPending"/>,
 /// <see cref="PushDelivery.OnTimer"/>, <see cref="PullRequests.OnTimer"/>). The consumer itself is the target, so a
 /// consumer holds no delegate per callback (two <c>Action</c>s were 128 B of every idle MQTT QoS 1 consumer, issue 25);
@@ -14,4 +14,10 @@ internal interface IConsumerTimers
 
     /// <summary>The front end's timer fired (push: interest and idle heartbeats; pull: expiries and heartbeats).</summary>
     void OnFrontEndDue();
+
+    /// <summary>
+    /// Where the ack tracker's advisories and ack metrics go, made with the first (an idle consumer, an MQTT QoS 1
+    /// subscription's, holds none: 70 B, issue 25). Called with the consumer's lock held.
+    /// </summary>
+    ConsumerEvents Events { get; }
 }
