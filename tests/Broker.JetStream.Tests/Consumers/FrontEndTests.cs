@@ -127,7 +127,7 @@ public sealed class FrontEndTests
         Assert.True(push.Active);
         Assert.Equal(0, push.InactiveSince);
 
-        push.Retarget("elsewhere");
+        push.Retarget("elsewhere"u8.ToArray());
         Assert.False(push.Active);
         Assert.Equal("elsewhere"u8.ToArray(), push.DeliverSubject);
         push.Stop();

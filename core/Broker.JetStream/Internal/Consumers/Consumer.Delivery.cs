@@ -56,7 +56,7 @@ internal sealed partial class Consumer : IDeliverySource
             }
         }
 
-        JetStreamLog.DeliveryFailed(account.Logger, stream.Name, Name, exception);
+        JetStreamLog.DeliveryFailed(Account.Logger, stream.Name, Name, exception);
     }
 
     /// <summary>Picks the next send: a control message, else the next deliverable message. Lock held.</summary>

@@ -68,7 +68,7 @@ internal sealed partial class Consumer
 
             if (deliverChanged && push is not null)
             {
-                push.Retarget(updated.DeliverSubject!);
+                push.Retarget(updated.DeliverSubjectUtf8!);
 
                 // Pending deliveries went to the old subject: send them again to the new one.
                 acks.RedeliverAll();

@@ -75,7 +75,7 @@ internal sealed class PushDelivery
         heartbeat = config.Heartbeat;
         this.watchWhileActive = watchWhileActive;
         started = true;
-        deliverSubject = Encoding.UTF8.GetBytes(config.DeliverSubject!);
+        deliverSubject = config.DeliverSubjectUtf8!;
         pushWindow = config.FlowControl ? FlowControlMaxPending / 16 : 0;
         active = HasInterest();
         inactiveSince = active ? 0 : GoTime.NowNanoseconds();
@@ -101,9 +101,9 @@ internal sealed class PushDelivery
     }
 
     /// <summary>The deliver subject changed: deliveries go there from now on, if someone listens there.</summary>
-    public void Retarget(string subject)
+    public void Retarget(byte[] subject)
     {
-        deliverSubject = Encoding.UTF8.GetBytes(subject);
+        deliverSubject = subject;
         active = HasInterest();
         if (!active && started)
         {

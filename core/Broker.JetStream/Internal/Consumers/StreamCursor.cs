@@ -49,9 +49,10 @@ internal sealed class StreamCursor(IStreamStore store)
     public void SetFilters(ConsumerConfig config)
     {
         List<byte[]> list = [];
-        if (!string.IsNullOrEmpty(config.FilterSubject) && config.FilterSubject != ">")
+        if (config.FilterSubjectUtf8 is { Length: > 0 } single && !single.AsSpan().SequenceEqual(">"u8))
         {
-            list.Add(Encoding.UTF8.GetBytes(config.FilterSubject));
+            // The configuration's own bytes (never changed), not a copy.
+            list.Add(single);
         }
 
         foreach (var filter in config.FilterSubjects ?? [])
