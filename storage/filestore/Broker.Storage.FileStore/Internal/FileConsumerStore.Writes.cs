@@ -107,7 +107,7 @@ internal sealed partial class FileConsumerStore
                 }
 
                 CloseSlots();
-                FileStoreLog.ConsumerWriteFailed(Logger, config.Name, ex);
+                FileStoreLog.ConsumerWriteFailed(Logger, name, ex);
                 pending?.TrySetException(ex);
             }
         }
@@ -272,19 +272,30 @@ internal sealed partial class FileConsumerStore
     /// <summary>Writes <c>meta.inf</c> durably, then keeps the configuration without its Metadata (the file holds it). Lock held or constructing.</summary>
     private void WriteMeta()
     {
-        var encoded = ConsumerStateCodec.EncodeConfig(config);
+        // After an update or a re-create: the configuration is held until this write (KeepMetadataOnDisk drops it).
+        var encoded = ConsumerStateCodec.EncodeConfig(config!);
         AtomicFile.Write(FileSystem, Path.Combine(Directory, MetaFile), Key is null ? encoded : Key.SealFile(encoded, "consumer meta"u8));
         KeepMetadataOnDisk();
     }
 
-    /// <summary>Drops the Metadata that <c>meta.inf</c> now holds durably. Lock held or constructing.</summary>
+    /// <summary>Drops the configuration that <c>meta.inf</c> now holds durably (the fields keep what the store uses). Lock held or constructing.</summary>
     private void KeepMetadataOnDisk()
     {
-        if (!config.Metadata.IsEmpty)
+        if (config is not null)
         {
-            config = config with { Metadata = default };
-            metadataOnDisk = true;
+            metadataOnDisk = !config.Metadata.IsEmpty;
+            config = null;
         }
+    }
+
+    /// <summary>Takes a configuration: held whole until <c>meta.inf</c> holds it, its fields for good. Lock held or constructing.</summary>
+    private void Take(ConsumerStoreConfig taken)
+    {
+        config = taken;
+        ackPolicy = taken.AckPolicy;
+        maxDeliver = taken.MaxDeliver;
+        memoryOnly = taken.MemoryOnly;
+        durable = taken.Durable;
     }
 
     /// <summary>The configuration <c>meta.inf</c> of <paramref name="directory"/> holds, or null when missing, torn or unreadable.</summary>

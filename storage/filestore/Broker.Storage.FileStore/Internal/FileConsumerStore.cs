@@ -34,10 +34,17 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     private IStorageFile? slot0;
     private IStorageFile? slot1;
 
-    // Without its Metadata once meta.inf holds it durably (metadataOnDisk): the engine reads it back only when it
-    // recovers the consumer, and an MQTT QoS 1 consumer's is about 420 B of JSON (issue 25). Config reads it from disk.
-    private ConsumerStoreConfig config;
+    // The configuration until meta.inf holds it durably, then null: the engine reads the Metadata back only when it
+    // recovers the consumer (an MQTT QoS 1 consumer's is about 420 B of JSON), and what the store itself uses is in
+    // the fields below (the record without Metadata was 56 B of each idle consumer, issue 25). Config rebuilds it,
+    // reading the Metadata from disk when metadataOnDisk.
+    private ConsumerStoreConfig? config;
     private bool metadataOnDisk;
+    private readonly string name;
+    private ConsumerAckPolicy ackPolicy;
+    private int maxDeliver;
+    private bool memoryOnly;
+    private bool durable;
 
     // A new store's folder and meta.inf are not made yet: its first round makes them (WriteRound), so the API loop does
     // no I/O per create and the creates that come together share their syncs of obs/ (issue 25).
@@ -71,7 +78,8 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     {
         this.stream = stream;
         this.folder = folder;
-        this.config = config;
+        name = config.Name;
+        Take(config);
     }
 
     private IStorageFileSystem FileSystem => stream.FileSystem;
@@ -90,7 +98,12 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
             ConsumerStoreConfig current;
             lock (this)
             {
-                current = config;
+                if (config is not null)
+                {
+                    return config;
+                }
+
+                current = new ConsumerStoreConfig { Name = name, AckPolicy = ackPolicy, MaxDeliver = maxDeliver, MemoryOnly = memoryOnly, Durable = durable };
                 if (!metadataOnDisk)
                 {
                     return current;
@@ -102,16 +115,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     }
 
     /// <summary>The consumer's name (the stream store's map key), without reading anything back.</summary>
-    public string Name
-    {
-        get
-        {
-            lock (this)
-            {
-                return config.Name;
-            }
-        }
-    }
+    public string Name => name;
 
     /// <summary>Whether only meta.inf holds the Metadata now (tests read it).</summary>
     internal bool MetadataOnDisk
@@ -138,7 +142,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
         }
     }
 
-    private bool Persistent => !config.MemoryOnly;
+    private bool Persistent => !memoryOnly;
 
     /// <summary>
     /// A new store: nothing is on disk when this returns; its first round, queued now, makes the folder and
@@ -204,7 +208,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     {
         lock (this)
         {
-            state.ApplyDelivered(config.AckPolicy, config.MaxDeliver, consumerSequence, streamSequence, deliveryCount, timestamp);
+            state.ApplyDelivered(ackPolicy, maxDeliver, consumerSequence, streamSequence, deliveryCount, timestamp);
             hasState = true;
             Changed();
         }
@@ -214,7 +218,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     {
         lock (this)
         {
-            if (state.ApplyAck(config.AckPolicy, consumerSequence, streamSequence))
+            if (state.ApplyAck(ackPolicy, consumerSequence, streamSequence))
             {
                 Changed();
             }
@@ -247,7 +251,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
         lock (this)
         {
             var wasPersistent = Persistent;
-            this.config = config;
+            Take(config);
             metadataOnDisk = false;
             if (Persistent && !stopped)
             {
@@ -283,7 +287,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
 
             if (failure is not null)
             {
-                return ValueTask.FromException(new IOException($"consumer {config.Name}: writing its state failed", failure));
+                return ValueTask.FromException(new IOException($"consumer {name}: writing its state failed", failure));
             }
 
             if (syncedVersion >= version && !creating)
@@ -415,7 +419,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
             }
             catch (IOException ex)
             {
-                FileStoreLog.ConsumerWriteFailed(Logger, config.Name, ex);
+                FileStoreLog.ConsumerWriteFailed(Logger, name, ex);
             }
         }
 
