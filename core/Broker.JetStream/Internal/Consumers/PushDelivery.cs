@@ -26,10 +26,9 @@ internal sealed class PushDelivery
     private byte[] deliverSubject = [];
     private bool active;
     private long inactiveSince;
-    private long pushBytes;
-    private long pushWindow;
-    private string? flowControlId;
-    private long flowControlBytes;
+    // Made when the consumer starts with flow control: one without (an MQTT QoS 1 subscription's) holds none of its
+    // four fields (32 B, issue 25).
+    private FlowControlWindow? window;
     private Timer? pushTimer;
     private bool stopped;
 
@@ -64,7 +63,7 @@ internal sealed class PushDelivery
     public long InactiveSince => inactiveSince;
 
     /// <summary>The flow-control request the client has not answered yet, if any.</summary>
-    public string? PendingFlowControl => flowControlId;
+    public string? PendingFlowControl => window?.Id;
 
     /// <summary>Sets up push state when the consumer starts, and the push timer.</summary>
     /// <param name="config">The consumer's configuration (deliver subject, flow control, idle heartbeat).</param>
@@ -76,7 +75,7 @@ internal sealed class PushDelivery
         this.watchWhileActive = watchWhileActive;
         started = true;
         deliverSubject = config.DeliverSubjectUtf8!;
-        pushWindow = config.FlowControl ? FlowControlMaxPending / 16 : 0;
+        window = config.FlowControl ? new FlowControlWindow { Window = FlowControlMaxPending / 16 } : null;
         active = HasInterest();
         inactiveSince = active ? 0 : GoTime.NowNanoseconds();
         ScheduleTimer(lastDelivered);
@@ -134,25 +133,25 @@ internal sealed class PushDelivery
             inactiveSince = 0;
         }
 
-        return pushWindow == 0 || pushBytes <= pushWindow;
+        return window is null || window.Bytes <= window.Window;
     }
 
     /// <summary>Counts the bytes in flight and asks for flow control at half the window (nats-server <c>needFlowControl</c>).</summary>
     public void AfterDelivery(int size)
     {
-        if (pushWindow == 0)
+        if (window is null)
         {
             return;
         }
 
-        pushBytes += size;
-        if (flowControlId is null && pushBytes > pushWindow / 2)
+        window.Bytes += size;
+        if (window.Id is null && window.Bytes > window.Window / 2)
         {
             Span<byte> random = stackalloc byte[4];
             Random.Shared.NextBytes(random);
-            flowControlId = $"$JS.FC.{stream}.{consumer}.{Convert.ToHexString(random)}";
-            flowControlBytes = pushBytes;
-            outbox.Status(deliverSubject, "NATS/1.0 100 FlowControl Request\r\n\r\n"u8, Encoding.UTF8.GetBytes(flowControlId));
+            window.Id = $"$JS.FC.{stream}.{consumer}.{Convert.ToHexString(random)}";
+            window.IdBytes = window.Bytes;
+            outbox.Status(deliverSubject, "NATS/1.0 100 FlowControl Request\r\n\r\n"u8, Encoding.UTF8.GetBytes(window.Id));
         }
     }
 
@@ -162,15 +161,15 @@ internal sealed class PushDelivery
     /// </summary>
     public bool OnFlowControl(ReadOnlySpan<byte> subject)
     {
-        if (flowControlId is null || !subject.SequenceEqual(Encoding.UTF8.GetBytes(flowControlId)))
+        if (window?.Id is null || !subject.SequenceEqual(Encoding.UTF8.GetBytes(window.Id)))
         {
             return false;
         }
 
-        pushWindow = Math.Min(pushWindow * 2, FlowControlMaxPending);
-        pushBytes = Math.Max(0, pushBytes - flowControlBytes);
-        flowControlId = null;
-        flowControlBytes = 0;
+        window.Window = Math.Min(window.Window * 2, FlowControlMaxPending);
+        window.Bytes = Math.Max(0, window.Bytes - window.IdBytes);
+        window.Id = null;
+        window.IdBytes = 0;
         return true;
     }
 
@@ -192,7 +191,7 @@ internal sealed class PushDelivery
 
         if (active && heartbeat > 0 && now - lastDeliveredAt >= heartbeat)
         {
-            outbox.Enqueue(new ControlMessage(deliverSubject, null, ConsumerOutbox.IdleHeartbeat(lastDelivered, flowControlId)));
+            outbox.Enqueue(new ControlMessage(deliverSubject, null, ConsumerOutbox.IdleHeartbeat(lastDelivered, window?.Id)));
         }
 
         ScheduleTimer(lastDeliveredAt);
@@ -266,4 +265,20 @@ internal sealed class PushDelivery
     }
 
     private bool HasInterest() => interest?.HasInterest(deliverSubject) ?? true;
+
+    /// <summary>Flow control's state (nats-server <c>pbytes</c>, <c>maxpb</c>, <c>fcid</c>, <c>fcsz</c>). Guarded by the consumer's lock.</summary>
+    private sealed class FlowControlWindow
+    {
+        /// <summary>Bytes delivered and not yet covered by an answered request.</summary>
+        public long Bytes { get; set; }
+
+        /// <summary>The window: at most this many bytes in flight.</summary>
+        public required long Window { get; set; }
+
+        /// <summary>The request not answered yet (its reply subject), or null.</summary>
+        public string? Id { get; set; }
+
+        /// <summary>The bytes in flight when <see cref="Id"/> was sent, released by its answer.</summary>
+        public long IdBytes { get; set; }
+    }
 }
