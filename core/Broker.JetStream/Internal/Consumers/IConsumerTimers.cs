@@ -1,9 +1,9 @@
 namespace Broker.JetStream.Internal.Consumers;
 
 /// <summary>
-/// What the timers of a consumer's collaborators call back (and where the ack tracker's events go, <see cref="Events"/>), on a timer thread without the consumer's lock: the
-/// consumer takes its lock and asks the collaborator (<see cref="AckTracker.CheckPending"/>,
-/// <see cref="PushDelivery.OnTimer"/>, <see cref="PullRequests.OnTimer"/>). The consumer itself is the target, so a
+/// What the timers of a consumer's collaborators call back (and where the ack tracker's events go,
+/// <see cref="Events"/>), on a timer thread without the consumer's lock: the consumer takes its lock and asks the
+/// collaborator (<see cref="AckTracker.CheckPending"/>, <see cref="PushDelivery.OnTimer"/>, <see cref="PullRequests.OnTimer"/>). The consumer itself is the target, so a
 /// consumer holds no delegate per callback (two <c>Action</c>s were 128 B of every idle MQTT QoS 1 consumer, issue 25);
 /// each timer is made only when first armed, with the target as its state.
 /// </summary>
