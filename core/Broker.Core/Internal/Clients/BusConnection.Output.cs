@@ -158,7 +158,7 @@ internal sealed partial class BusConnection
         lock (PublishLock)
         {
             FlushPending();
-            if (Stalls.Count > 0)
+            if (HasStalls)
             {
                 stalls = [.. Stalls];
                 Stalls.Clear();

@@ -22,8 +22,15 @@ internal abstract partial class ClientBase
     // As a flush target: the stamp of the last producer batch that listed this client.
     private long listedInStamp;
 
+    // Made on the first stall: most producers never wait on a far-behind client, and an idle connection should not
+    // hold an empty list (issue 25).
+    private List<Task>? stalls;
+
     /// <summary>Flushes of far-behind clients this producer should wait for before reading more (usually empty).</summary>
-    protected internal List<Task> Stalls { get; } = [];
+    protected internal List<Task> Stalls => stalls ??= [];
+
+    /// <summary>Whether <see cref="Stalls"/> holds any flush to wait for; asks without making the list.</summary>
+    protected internal bool HasStalls => stalls is { Count: > 0 };
 
     /// <summary>
     /// Set by a delivery target that fell behind or took a large share of its limit since its last flush: the

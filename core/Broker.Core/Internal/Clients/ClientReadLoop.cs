@@ -90,7 +90,7 @@ internal sealed class ClientReadLoop
 
                 // One flush per batch for everything it produced: deliveries to subscribers and our own replies.
                 client.FlushPending();
-                if (client.Stalls.Count > 0)
+                if (client.HasStalls)
                 {
                     await StallPolicy.WaitAsync(client.Stalls, cancellationToken).ConfigureAwait(false);
                 }

@@ -189,7 +189,10 @@ internal partial class InProcessClient : ClientBase, IBusClient
     protected virtual void EndBatch()
     {
         FlushPending();
-        Stalls.Clear();
+        if (HasStalls)
+        {
+            Stalls.Clear();
+        }
     }
 
     /// <summary>Checks a publish before it is routed (permissions of a bound client); throws to refuse. <see cref="PublishLock"/> held.</summary>

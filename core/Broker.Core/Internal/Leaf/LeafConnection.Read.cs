@@ -28,7 +28,7 @@ internal sealed partial class LeafConnection
             }
 
             FlushPending();
-            if (Stalls.Count > 0)
+            if (HasStalls)
             {
                 await Task.WhenAny(Task.WhenAll(Stalls), Task.Delay(Clients.LinkClient.StallLimit)).ConfigureAwait(false);
                 Stalls.Clear();

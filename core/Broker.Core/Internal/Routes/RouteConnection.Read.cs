@@ -31,7 +31,7 @@ internal sealed partial class RouteConnection
             foreach (var producer in producers)
             {
                 producer.FlushPending();
-                if (producer.Stalls.Count > 0)
+                if (producer.HasStalls)
                 {
                     await Task.WhenAny(Task.WhenAll(producer.Stalls), Task.Delay(Clients.LinkClient.StallLimit)).ConfigureAwait(false);
                     producer.Stalls.Clear();

@@ -54,7 +54,7 @@ internal sealed partial class MqttConnection
             assigned = true;
         }
 
-        status.ClientId = clientId;
+        status.NamedClientId = clientId;
         will = connect.Will;
         keepAliveSeconds = connect.KeepAlive;
         ushort? serverKeepAlive = null;

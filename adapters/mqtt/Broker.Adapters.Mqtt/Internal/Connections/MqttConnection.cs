@@ -16,16 +16,17 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 /// holds what CONNECT establishes and what outlives the parts: the session, the bus connections, the will, and the
 /// teardown. Partial files: Connect (CONNECT/CONNACK, sessions), Close (DISCONNECT, will, timers, teardown).
 /// </summary>
-internal sealed partial class MqttConnection : IPacketHandler
+internal sealed partial class MqttConnection : ConnectionStatus, IPacketHandler
 {
     /// <summary>How long a closing connection waits for the retained writes queued before it (the broker's drain waits 5 s).</summary>
     private static readonly TimeSpan RetainedFlushTimeout = TimeSpan.FromSeconds(5);
 
     private readonly MqttProtocolHandler handler;
-    private readonly TransportConnection transport;
-    private readonly ConnectionStatus status;
     private readonly PacketOutput output;
     private readonly PacketSession packets;
+
+    // The connection's status is its base part (the transport is held there too); the parts are given this.
+    private ConnectionStatus status => this;
 
     // The handler's options and logger, read through it: fields of their own cost every connection 16 B (issue 25).
     private MqttOptions Options => handler.Options;
@@ -42,11 +43,10 @@ internal sealed partial class MqttConnection : IPacketHandler
     private SubscriptionManager? subscriptions;
 
     public MqttConnection(MqttProtocolHandler handler, TransportConnection transport, CancellationToken stopping)
+        : base(transport)
     {
         this.handler = handler;
-        this.transport = transport;
         this.stopping = stopping;
-        status = new ConnectionStatus(transport);
         output = new PacketOutput(transport, status, Logger);
         packets = new PacketSession(transport, Options.MaxPacketSize, output, status, this);
     }
