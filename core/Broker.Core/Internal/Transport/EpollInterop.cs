@@ -24,6 +24,7 @@ internal static unsafe partial class EpollInterop
 
     public const int EpollCloexec = 0x80000;
 
+    public const int MsgPeek = 0x2;
     public const int MsgDontWait = 0x40;
     public const int MsgNoSignal = 0x4000;
 

@@ -67,23 +67,24 @@ internal sealed unsafe class EpollSocket : IValueTaskSource<int>, IThreadPoolWor
 
     /// <summary>
     /// Receives into <paramref name="buffer"/>: at once when bytes are there, else once the socket is readable. An empty
-    /// buffer waits for readability only (no syscall now, no buffer held) and completes with 0. Fails with a
+    /// buffer waits for readability only (no buffer held) and completes with 0. Fails with a
     /// <see cref="SocketException"/> (reset) or <see cref="ObjectDisposedException"/> (closed by us).
     /// </summary>
     public ValueTask<int> ReceiveAsync(Memory<byte> buffer)
     {
-        if (!buffer.IsEmpty)
+        // An empty buffer peeks at one byte (on the stack): bytes or the end there already complete it at once, as a
+        // busy connection's would, without arming the set and a hop through the pool (whose completion could also
+        // beat the reader's continuation and make the core queue it, an allocation).
+        Span<byte> peek = stackalloc byte[1];
+        var received = buffer.IsEmpty ? Receive(peek, out var errno, EpollInterop.MsgPeek) : Receive(buffer.Span, out errno);
+        if (received >= 0)
         {
-            var received = Receive(buffer.Span, out var errno);
-            if (received >= 0)
-            {
-                return new ValueTask<int>(received);
-            }
+            return new ValueTask<int>(buffer.IsEmpty ? 0 : received);
+        }
 
-            if (errno != EpollInterop.EAgain)
-            {
-                return ValueTask.FromException<int>(Failure(errno));
-            }
+        if (errno != EpollInterop.EAgain)
+        {
+            return ValueTask.FromException<int>(Failure(errno));
         }
 
         int failed;
@@ -367,7 +368,7 @@ internal sealed unsafe class EpollSocket : IValueTaskSource<int>, IThreadPoolWor
         }
     }
 
-    private int Receive(Span<byte> into, out int errno)
+    private int Receive(Span<byte> into, out int errno, int flags = 0)
     {
         var added = false;
         try
@@ -375,7 +376,7 @@ internal sealed unsafe class EpollSocket : IValueTaskSource<int>, IThreadPoolWor
             handle.DangerousAddRef(ref added);
             fixed (byte* bytes = into)
             {
-                var received = EpollInterop.Recv(fd, bytes, (nuint)into.Length, EpollInterop.MsgDontWait);
+                var received = EpollInterop.Recv(fd, bytes, (nuint)into.Length, EpollInterop.MsgDontWait | flags);
                 errno = received < 0 ? Marshal.GetLastPInvokeError() : 0;
                 return (int)received;
             }
