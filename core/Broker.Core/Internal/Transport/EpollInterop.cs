@@ -52,18 +52,93 @@ internal static unsafe partial class EpollInterop
     public static partial int EpollWait(int epfd, byte* events, int maxEvents, int timeout);
 
     [LibraryImport("libc", EntryPoint = "recv", SetLastError = true)]
-    public static partial nint Recv(int fd, byte* buffer, nuint length, int flags);
+    private static partial nint Recv(int fd, byte* buffer, nuint length, int flags);
 
     [LibraryImport("libc", EntryPoint = "send", SetLastError = true)]
-    public static partial nint Send(int fd, byte* buffer, nuint length, int flags);
+    private static partial nint Send(int fd, byte* buffer, nuint length, int flags);
 
-    /// <summary>An <c>epoll_ctl</c> with one event mask and its data.</summary>
-    public static int Control(int epfd, int op, int fd, int events, ulong data)
+    /// <summary>
+    /// An <c>epoll_ctl</c> with one event mask and its data; 0 or the errno. Holds a reference on the socket's handle
+    /// meanwhile (as the receive and send here do): a close waits, so the descriptor is not reused under it.
+    /// </summary>
+    public static int Control(SafeSocketHandle handle, int epfd, int op, int fd, int events, ulong data)
     {
-        var buffer = stackalloc byte[16];
-        *(uint*)buffer = (uint)events;
-        *(ulong*)(buffer + DataOffset) = data;
-        return EpollCtl(epfd, op, fd, buffer) == 0 ? 0 : Marshal.GetLastPInvokeError();
+        var added = false;
+        try
+        {
+            handle.DangerousAddRef(ref added);
+            var buffer = stackalloc byte[16];
+            *(uint*)buffer = (uint)events;
+            *(ulong*)(buffer + DataOffset) = data;
+            return EpollCtl(epfd, op, fd, buffer) == 0 ? 0 : Marshal.GetLastPInvokeError();
+        }
+        catch (ObjectDisposedException)
+        {
+            return EBadF;
+        }
+        finally
+        {
+            if (added)
+            {
+                handle.DangerousRelease();
+            }
+        }
+    }
+
+    /// <summary>A non-blocking <c>recv</c> (with <paramref name="flags"/> more); the count, or -1 and the errno.</summary>
+    public static int Receive(SafeSocketHandle handle, int fd, Span<byte> into, int flags, out int errno)
+    {
+        var added = false;
+        try
+        {
+            handle.DangerousAddRef(ref added);
+            fixed (byte* bytes = into)
+            {
+                var received = Recv(fd, bytes, (nuint)into.Length, MsgDontWait | flags);
+                errno = received < 0 ? Marshal.GetLastPInvokeError() : 0;
+                return (int)received;
+            }
+        }
+        catch (ObjectDisposedException)
+        {
+            errno = EBadF;
+            return -1;
+        }
+        finally
+        {
+            if (added)
+            {
+                handle.DangerousRelease();
+            }
+        }
+    }
+
+    /// <summary>A non-blocking <c>send</c> without SIGPIPE; the count, or -1 and the errno.</summary>
+    public static int Send(SafeSocketHandle handle, int fd, ReadOnlySpan<byte> bytes, out int errno)
+    {
+        var added = false;
+        try
+        {
+            handle.DangerousAddRef(ref added);
+            fixed (byte* start = bytes)
+            {
+                var sent = Send(fd, start, (nuint)bytes.Length, MsgDontWait | MsgNoSignal);
+                errno = sent < 0 ? Marshal.GetLastPInvokeError() : 0;
+                return (int)sent;
+            }
+        }
+        catch (ObjectDisposedException)
+        {
+            errno = EBadF;
+            return -1;
+        }
+        finally
+        {
+            if (added)
+            {
+                handle.DangerousRelease();
+            }
+        }
     }
 
     /// <summary>The exception a failed receive or send completes with (made only on a failure).</summary>

@@ -20,7 +20,7 @@ namespace Broker.Core.Internal.Transport;
 /// receive's awaited source; the send's wait is a small object made the first time a send had to wait. State changes
 /// happen under this object's own monitor (nothing outside locks on it).
 /// </remarks>
-internal sealed unsafe class EpollSocket : IValueTaskSource<int>, IThreadPoolWorkItem
+internal sealed class EpollSocket : IValueTaskSource<int>, IThreadPoolWorkItem
 {
     private readonly EpollEngine engine;
     private readonly SafeSocketHandle handle;
@@ -346,81 +346,13 @@ internal sealed unsafe class EpollSocket : IValueTaskSource<int>, IThreadPoolWor
         return failed;
     }
 
-    // Under the monitor: one epoll_ctl with a reference on the handle, so the descriptor is not closed meanwhile.
+    // Under the monitor: one epoll_ctl (the descriptor held open meanwhile).
     private int Control(int op, int events)
-    {
-        var added = false;
-        try
-        {
-            handle.DangerousAddRef(ref added);
-            return EpollInterop.Control(engine.Descriptor, op, fd, events | EpollInterop.EpollOneShot, (uint)fd | ((ulong)(uint)Key << 32));
-        }
-        catch (ObjectDisposedException)
-        {
-            return EpollInterop.EBadF;
-        }
-        finally
-        {
-            if (added)
-            {
-                handle.DangerousRelease();
-            }
-        }
-    }
+        => EpollInterop.Control(handle, engine.Descriptor, op, fd, events | EpollInterop.EpollOneShot, (uint)fd | ((ulong)(uint)Key << 32));
 
-    private int Receive(Span<byte> into, out int errno, int flags = 0)
-    {
-        var added = false;
-        try
-        {
-            handle.DangerousAddRef(ref added);
-            fixed (byte* bytes = into)
-            {
-                var received = EpollInterop.Recv(fd, bytes, (nuint)into.Length, EpollInterop.MsgDontWait | flags);
-                errno = received < 0 ? Marshal.GetLastPInvokeError() : 0;
-                return (int)received;
-            }
-        }
-        catch (ObjectDisposedException)
-        {
-            errno = EpollInterop.EBadF;
-            return -1;
-        }
-        finally
-        {
-            if (added)
-            {
-                handle.DangerousRelease();
-            }
-        }
-    }
+    private int Receive(Span<byte> into, out int errno, int flags = 0) => EpollInterop.Receive(handle, fd, into, flags, out errno);
 
-    private int Send(ReadOnlySpan<byte> bytes, out int errno)
-    {
-        var added = false;
-        try
-        {
-            handle.DangerousAddRef(ref added);
-            fixed (byte* start = bytes)
-            {
-                var sent = EpollInterop.Send(fd, start, (nuint)bytes.Length, EpollInterop.MsgDontWait | EpollInterop.MsgNoSignal);
-                errno = sent < 0 ? Marshal.GetLastPInvokeError() : 0;
-                return (int)sent;
-            }
-        }
-        catch (ObjectDisposedException)
-        {
-            errno = EpollInterop.EBadF;
-            return -1;
-        }
-        finally
-        {
-            if (added)
-            {
-                handle.DangerousRelease();
-            }
-        }
-    }
+    private int Send(ReadOnlySpan<byte> bytes, out int errno) => EpollInterop.Send(handle, fd, bytes, out errno);
 
     // EINTR is not expected with MSG_DONTWAIT; a closed handle reads as the runtime's closed socket.
     private static Exception Failure(int errno)
