@@ -39,7 +39,7 @@ internal sealed partial class SocketConnection
     /// (<see cref="SocketOutputWriter"/>), as the send loop does; returns what was sent. Pooled: no allocation per send.
     /// </summary>
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    internal async ValueTask<System.Buffers.ReadOnlySequence<byte>> SendAsync(System.Buffers.ReadOnlySequence<byte> buffer)
+    internal async ValueTask<System.Buffers.ReadOnlySequence<byte>> SendAsync(System.Buffers.ReadOnlySequence<byte> buffer, EpollSocket? epoll = null)
     {
         if (buffer.Length > MaxSendBytes)
         {
@@ -52,18 +52,38 @@ internal sealed partial class SocketConnection
         }
 
         Volatile.Write(ref sendStartedAt, Math.Max(Environment.TickCount64, 1));
-        var sender = SocketSenderPool.Rent();
-        try
+        if (epoll is not null)
         {
-            await sender.SendAsync(socket, buffer).ConfigureAwait(false);
+            // Non-blocking sends until the kernel took it all; while its buffer is full, the wait for EPOLLOUT keeps this
+            // pooled state machine (a connection that is not back-pressured holds none). The write deadline sees it.
+            var rest = buffer;
+            while (true)
+            {
+                rest = rest.Slice(epoll.TrySend(rest));
+                if (rest.IsEmpty)
+                {
+                    break;
+                }
+
+                await epoll.WhenWritable().ConfigureAwait(false);
+            }
         }
-        catch
+        else
         {
-            sender.Dispose();
-            throw;
+            var sender = SocketSenderPool.Rent();
+            try
+            {
+                await sender.SendAsync(socket, buffer).ConfigureAwait(false);
+            }
+            catch
+            {
+                sender.Dispose();
+                throw;
+            }
+
+            SocketSenderPool.Return(sender);
         }
 
-        SocketSenderPool.Return(sender);
         Volatile.Write(ref sendStartedAt, 0);
         return buffer;
     }
@@ -74,6 +94,7 @@ internal sealed partial class SocketConnection
     /// </summary>
     internal async Task CloseGracefullyAsync()
     {
+        Set(ShutDownSend);
         socket.Shutdown(SocketShutdown.Send);
         await Task.WhenAny(Lingering(), Task.Delay(LingerTimeout)).ConfigureAwait(false);
     }

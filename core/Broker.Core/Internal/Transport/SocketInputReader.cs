@@ -24,6 +24,8 @@ namespace Broker.Core.Internal.Transport;
 internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResult>
 {
     private readonly Socket socket;
+    // The socket read through the process's epoll set (Linux; issue 25), or null: the runtime's socket receives.
+    private readonly EpollSocket? epoll;
     private ReceiveArray unread;
     private ReceiveSizing sizing;
 
@@ -44,10 +46,14 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
     private CancellationTokenRegistration tokenRegistration;
     private TaskCompletionSource? drained;
 
-    public SocketInputReader(Socket socket)
+    public SocketInputReader(Socket socket, EpollSocket? epoll = null)
     {
         this.socket = socket;
+        this.epoll = epoll;
     }
+
+    /// <summary>The socket's epoll side when input is read through it, else null.</summary>
+    internal EpollSocket? Epoll => epoll;
 
     /// <summary>Whether the reader holds a receive array now (tests read it: an idle connection holds none).</summary>
     internal bool HoldsBuffer
@@ -210,12 +216,12 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
             {
                 if (zeroByteReceive)
                 {
-                    receive = socket.ReceiveAsync(Memory<byte>.Empty, SocketFlags.None);
+                    receive = Receive(Memory<byte>.Empty);
                 }
                 else
                 {
                     unread.EnsureSpace(sizing.Size);
-                    receive = socket.ReceiveAsync(unread.Free, SocketFlags.None);
+                    receive = Receive(unread.Free);
                 }
             }
             catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
@@ -365,11 +371,14 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
         }
     }
 
+    private ValueTask<int> Receive(Memory<byte> into)
+        => epoll is null ? socket.ReceiveAsync(into, SocketFlags.None) : epoll.ReceiveAsync(into);
+
     private async Task DrainAsync()
     {
         try
         {
-            while (await socket.ReceiveAsync(SocketConnection.DrainBuffer, SocketFlags.None).ConfigureAwait(false) != 0)
+            while (await Receive(SocketConnection.DrainBuffer).ConfigureAwait(false) != 0)
             {
             }
         }

@@ -23,6 +23,8 @@ internal sealed class SocketOutputWriter : PipeWriter, IThreadPoolWorkItem
 {
     private readonly SocketConnection connection;
     private readonly OutputPipePool pool;
+    // The socket written through the process's epoll set (Linux; issue 25), or null: the runtime's socket sends.
+    private readonly EpollSocket? epoll;
     private Pipe? pipe;
     private long written;
     private long sent;
@@ -38,11 +40,15 @@ internal sealed class SocketOutputWriter : PipeWriter, IThreadPoolWorkItem
     private Action? onLoopEnded;
     private TaskCompletionSource? endedSignal;
 
-    public SocketOutputWriter(SocketConnection connection, OutputPipePool pool)
+    public SocketOutputWriter(SocketConnection connection, OutputPipePool pool, EpollSocket? epoll = null)
     {
         this.connection = connection;
         this.pool = pool;
+        this.epoll = epoll;
     }
+
+    /// <summary>The socket's epoll side when output is sent through it, else null.</summary>
+    internal EpollSocket? Epoll => epoll;
 
     /// <summary>Bytes written and not yet handed to the socket.</summary>
     public long PendingOutputBytes => Math.Max(Volatile.Read(ref written) - Volatile.Read(ref sent), 0);
@@ -283,7 +289,7 @@ internal sealed class SocketOutputWriter : PipeWriter, IThreadPoolWorkItem
                     break;
                 }
 
-                var buffer = await connection.SendAsync(result.Buffer).ConfigureAwait(false);
+                var buffer = await connection.SendAsync(result.Buffer, epoll).ConfigureAwait(false);
                 Volatile.Write(ref sent, sent + buffer.Length);
                 reader.AdvanceTo(buffer.End);
                 if (result.IsCompleted && buffer.End.Equals(result.Buffer.End))
