@@ -6,8 +6,8 @@ using Broker.Core.Tests.Clients;
 namespace Broker.Core.Tests.Transport;
 
 /// <summary>
-/// A producer's small batch is sent by the producer's own thread (no worker woken for one send); a large one by a worker,
-/// so that its send overlaps the producer's next parse.
+/// A read loop's small batch is sent by the producer's own thread (no worker woken for one send); a large one, or one
+/// flushed outside a read loop's batch, by a worker.
 /// </summary>
 public sealed class SendLoopSchedulerTests
 {
@@ -18,7 +18,9 @@ public sealed class SendLoopSchedulerTests
         Append(output, 200);
 
         flushing.Begin();
+        var outer = SendLoopScheduler.BeginBatch();
         _ = output.Flush(null!, out var slowConsumer);
+        SendLoopScheduler.EndBatch(outer);
         flushing.End();
 
         Assert.False(slowConsumer);
@@ -33,10 +35,26 @@ public sealed class SendLoopSchedulerTests
         Append(output, 64 * 1024);
 
         flushing.Begin();
+        var outer = SendLoopScheduler.BeginBatch();
         _ = output.Flush(null!, out _);
+        SendLoopScheduler.EndBatch(outer);
         flushing.End();
 
         Assert.Equal((false, 64 * 1024L), await send);
+    }
+
+    [Fact(Timeout = 20_000)]
+    public async Task A_small_batch_outside_a_read_loop_batch_runs_the_send_loop_on_a_worker()
+    {
+        // An internal client flushes under its publish lock: a send made there could close a connection inline.
+        var (output, send, flushing) = OutputWithSendLoop();
+        Append(output, 200);
+
+        flushing.Begin();
+        _ = output.Flush(null!, out _);
+        flushing.End();
+
+        Assert.Equal((false, 200L), await send);
     }
 
     [Fact(Timeout = 20_000)]

@@ -73,14 +73,9 @@ internal abstract partial class ClientBase
     /// </summary>
     public void FlushPending()
     {
-        for (var i = 0; i < pendingFlushCount; i++)
+        if (pendingFlushCount > 0)
         {
-            if (pendingFlush[i]!.FlushOutput() is { } stall)
-            {
-                Stalls.Add(stall);
-            }
-
-            pendingFlush[i] = null;
+            FlushTargets();
         }
 
         pendingFlushCount = 0;
@@ -103,6 +98,37 @@ internal abstract partial class ClientBase
             Server.Statistics.AddOut(batchOutMessages, batchOutBytes);
             batchOutMessages = 0;
             batchOutBytes = 0;
+        }
+    }
+
+    /// <summary>
+    /// Whether this producer ends its batches holding no lock, so that a flush may make a small batch's send itself
+    /// (<see cref="Transport.SendLoopScheduler"/>): a NATS connection's read loop.
+    /// </summary>
+    protected virtual bool SendsInline => false;
+
+    private void FlushTargets()
+    {
+        var inline = SendsInline;
+        var outer = inline && Transport.SendLoopScheduler.BeginBatch();
+        try
+        {
+            for (var i = 0; i < pendingFlushCount; i++)
+            {
+                if (pendingFlush[i]!.FlushOutput() is { } stall)
+                {
+                    Stalls.Add(stall);
+                }
+
+                pendingFlush[i] = null;
+            }
+        }
+        finally
+        {
+            if (inline)
+            {
+                Transport.SendLoopScheduler.EndBatch(outer);
+            }
         }
     }
 

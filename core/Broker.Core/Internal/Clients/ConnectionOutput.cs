@@ -189,9 +189,9 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
             }
             else
             {
-                // A small batch is sent by this thread once the lock is released (SendLoopScheduler), a large one by a
-                // worker, so that its send overlaps this producer's next parse.
-                sendInline = unflushedBytes <= InlineSendBytes;
+                // A small batch of a read loop is sent by this thread once the lock is released (SendLoopScheduler), a
+                // large one by a worker, so that its send overlaps this producer's next parse.
+                sendInline = unflushedBytes <= InlineSendBytes && SendLoopScheduler.InBatch;
                 unflushedBytes = 0;
                 CommitHead();
                 ValueTask<FlushResult> flush;

@@ -63,6 +63,9 @@ internal sealed partial class NatsClient
         producer.AddPendingFlush(this);
     }
 
+    // The read loop ends its batches holding no lock.
+    protected override bool SendsInline => true;
+
     public override Task? FlushOutput()
     {
         var stall = output.Flush(this, out var slowConsumer);

@@ -19,8 +19,12 @@ internal sealed class SendLoopScheduler : PipeScheduler
 {
     public static readonly SendLoopScheduler Instance = new();
 
-    // The continuation scheduled inside the current thread's scope, kept for RunKept to run. A flush
-    // schedules at most one (the send loop's read); a second one goes to the thread pool.
+    // Set while a producer that holds no lock ends its batch (BeginBatch): only then may its flushes run a send loop.
+    [ThreadStatic]
+    private static bool inBatch;
+
+    // Set by a flush while it may keep the send loop it wakes (BeginInline to EndInline). A flush wakes at most one
+    // (the send loop's read) and RunKept runs it; a second one goes to the thread pool.
     [ThreadStatic]
     private static bool accepting;
 
@@ -45,6 +49,24 @@ internal sealed class SendLoopScheduler : PipeScheduler
 
         System.Threading.ThreadPool.UnsafeQueueUserWorkItem(action, state, preferLocal: false);
     }
+
+    /// <summary>
+    /// Whether a flush on this thread may run the send loop it wakes: inside a batch of a producer that holds no lock
+    /// (a NATS connection's read loop). An internal client ends its batches under its publish lock, where a send
+    /// that fails would close the connection inline; its flushes keep waking a worker.
+    /// </summary>
+    public static bool InBatch => inBatch;
+
+    /// <summary>Starts a producer batch whose flushes may send inline; returns what to pass to <see cref="EndBatch"/>.</summary>
+    public static bool BeginBatch()
+    {
+        var outer = inBatch;
+        inBatch = true;
+        return outer;
+    }
+
+    /// <summary>Ends the batch begun by <see cref="BeginBatch"/>.</summary>
+    public static void EndBatch(bool outer) => inBatch = outer;
 
     /// <summary>Starts keeping the send loop that a flush on this thread wakes (call under the output's lock).</summary>
     public static void BeginInline() => accepting = true;
