@@ -82,7 +82,19 @@ internal sealed class SendLoopScheduler : PipeScheduler
             var state = deferredState;
             deferred = null;
             deferredState = null;
-            action(state);
+
+            // What the send loop sets off (an abort that closes the connection, when a send fails) is not part of the
+            // batch: its own flushes wake workers.
+            var batch = inBatch;
+            inBatch = false;
+            try
+            {
+                action(state);
+            }
+            finally
+            {
+                inBatch = batch;
+            }
         }
     }
 }
