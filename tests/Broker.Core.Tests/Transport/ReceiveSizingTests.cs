@@ -101,4 +101,22 @@ public sealed class ReceiveSizingTests
         sizing.Record(ReceiveSizing.MinSize, ReceiveSizing.MinSize);
         Assert.False(sizing.WaitFirst);
     }
+
+    [Fact]
+    public void A_connections_first_reads_are_never_small_then_reads_up_to_the_threshold_are()
+    {
+        var sizing = default(ReceiveSizing);
+
+        // CONNECT (a bcrypt check) or a TLS handshake's flights: parsed on a worker whatever their size.
+        for (var i = 0; i < ReceiveSizing.SetupReads; i++)
+        {
+            Assert.False(sizing.IsSmall(100));
+            sizing.Record(100, sizing.Size);
+        }
+
+        Assert.True(sizing.IsSmall(200));
+        Assert.True(sizing.IsSmall(ReceiveSizing.InlineParseBytes));
+        Assert.False(sizing.IsSmall(ReceiveSizing.InlineParseBytes + 1));
+        Assert.False(sizing.IsSmall(ReceiveSizing.MinSize));
+    }
 }

@@ -2,6 +2,7 @@ using System.Buffers;
 using Broker.Core.Internal.Accounts;
 using Broker.Core.Internal.Logging;
 using Broker.Core.Internal.Protocol;
+using Broker.Core.Internal.Transport;
 using Microsoft.Extensions.Logging;
 
 namespace Broker.Core.Internal.Clients;
@@ -89,7 +90,7 @@ internal sealed class ClientReadLoop
                 var yielded = status == ParseStatus.Stopped && client.YieldRequested && !client.IsClosed;
 
                 // One flush per batch for everything it produced: deliveries to subscribers and our own replies.
-                client.FlushPending();
+                FlushBatch();
                 if (client.HasStalls)
                 {
                     await StallPolicy.WaitAsync(client.Stalls, cancellationToken).ConfigureAwait(false);
@@ -153,6 +154,23 @@ internal sealed class ClientReadLoop
         {
             client.BeginClose(CloseReason.ClientClosed, default);
             await client.CleanupAsync().ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>
+    /// Flushes what a read produced. The read loop holds no lock here, so a small batch for a connection may be sent
+    /// by this thread itself (<see cref="SendLoopScheduler"/>) instead of waking a worker for one send.
+    /// </summary>
+    private void FlushBatch()
+    {
+        var outer = SendLoopScheduler.BeginBatch();
+        try
+        {
+            client.FlushPending();
+        }
+        finally
+        {
+            SendLoopScheduler.EndBatch(outer);
         }
     }
 

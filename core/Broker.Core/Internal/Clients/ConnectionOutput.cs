@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using Broker.Abstractions;
+using Broker.Core.Internal.Transport;
 
 namespace Broker.Core.Internal.Clients;
 
@@ -18,6 +19,10 @@ namespace Broker.Core.Internal.Clients;
 /// </remarks>
 internal sealed class ConnectionOutput : IBufferWriter<byte>
 {
+    // The most bytes of one producer batch that the producer sends itself (SendLoopScheduler): a request, a reply,
+    // a few small messages; one flush of more goes to a worker.
+    private const long InlineSendBytes = 4 * 1024;
+
     private readonly TransportConnection connection;
     private PipeWriter writer;
 
@@ -159,6 +164,8 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
     {
         slowConsumer = false;
         Task? stall;
+        var sendInline = false;
+        var flushed = false;
         lock (Gate)
         {
             if (Completed)
@@ -182,22 +189,55 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
             }
             else
             {
+                // A small batch of a read loop is sent by this thread once the lock is released (SendLoopScheduler), a
+                // large one by a worker, so that its send overlaps this producer's next parse.
+                sendInline = unflushedBytes <= InlineSendBytes && SendLoopScheduler.InBatch;
                 unflushedBytes = 0;
                 CommitHead();
-                var flush = writer.FlushAsync();
+                ValueTask<FlushResult> flush;
+                if (sendInline)
+                {
+                    SendLoopScheduler.BeginInline();
+                    try
+                    {
+                        flush = writer.FlushAsync();
+                    }
+                    finally
+                    {
+                        SendLoopScheduler.EndInline();
+                    }
+                }
+                else
+                {
+                    flush = writer.FlushAsync();
+                }
+
                 if (flush.IsCompleted)
                 {
                     stalledFlush = null;
                     _ = flush.GetAwaiter().GetResult();
-                    return null;
+                    stall = null;
+                    flushed = true;
                 }
-
-                // Three quarters of max_pending or more are waiting: producers stall on this until the peer catches up.
-                stall = stalledFlush = flush.AsTask();
-                stalledSince = progressAt = Environment.TickCount64;
-                sentAtProgress = Sent();
-                _ = stall.ContinueWith(static (_, state) => ((ClientBase)state!).FlushOutput(), owner, CancellationToken.None, TaskContinuationOptions.None, TaskScheduler.Default);
+                else
+                {
+                    // Three quarters of max_pending or more are waiting: producers stall on this until the peer catches up.
+                    stall = stalledFlush = flush.AsTask();
+                    stalledSince = progressAt = Environment.TickCount64;
+                    sentAtProgress = Sent();
+                    _ = stall.ContinueWith(static (_, state) => ((ClientBase)state!).FlushOutput(), owner, CancellationToken.None, TaskContinuationOptions.None, TaskScheduler.Default);
+                }
             }
+        }
+
+        if (sendInline)
+        {
+            SendLoopScheduler.RunKept();
+        }
+
+        if (flushed)
+        {
+            return null;
         }
 
         if (IsBeyondMaxPending())

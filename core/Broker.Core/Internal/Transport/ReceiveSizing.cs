@@ -36,10 +36,28 @@ internal struct ReceiveSizing
     /// <summary>Reads in a row that fill less than half the buffer before it halves.</summary>
     public const int ShortReadsToShrink = 4;
 
+    /// <summary>
+    /// The most bytes of a read whose parse stays on the socket engine's thread (<see cref="InputReaderScheduler"/>):
+    /// a request, a reply, a PING or a few small messages; a publisher's batches are larger (docs/benchmarks.md
+    /// "inline2": the read sizes of each row).
+    /// </summary>
+    public const int InlineParseBytes = 1024;
+
+    /// <summary>
+    /// A connection's first reads, whose parse goes to a worker whatever their size: its CONNECT (a password's bcrypt
+    /// check, a JWT's signature) or a TLS handshake's flights, CPU that would stall every other socket of that engine.
+    /// </summary>
+    public const int SetupReads = 3;
+
     private int size;
     private int shortReads;
     private bool busy;
     private bool lastLarge;
+    // Reads made, counted up to SetupReads (a byte: the struct stays 12 bytes in the receive loop's state machine).
+    private byte reads;
+
+    /// <summary>Whether a read of <paramref name="received"/> bytes is small enough to be parsed where it arrived.</summary>
+    public readonly bool IsSmall(int received) => received <= InlineParseBytes && reads >= SetupReads;
 
     /// <summary>The buffer to ask the pipe for.</summary>
     public readonly int Size => size == 0 ? MinSize : size;
@@ -50,6 +68,11 @@ internal struct ReceiveSizing
     /// <summary>Records a receive of <paramref name="received"/> bytes into a buffer of <paramref name="asked"/> bytes.</summary>
     public void Record(int received, int asked)
     {
+        if (reads < SetupReads)
+        {
+            reads++;
+        }
+
         var current = Size;
         if (received >= asked)
         {

@@ -138,8 +138,12 @@ internal sealed partial class SocketConnection
                 }
 
                 writer.Advance(received);
+
+                // A small read is parsed here (on the socket engine's thread under inline completions); a large one
+                // on a worker, while this loop receives again (InputReaderScheduler).
+                var here = InputReaderScheduler.ParseHere(sizing.IsSmall(received));
                 sizing.Record(received, memory.Length);
-                var flush = await writer.FlushAsync().ConfigureAwait(false);
+                var flush = await InputReaderScheduler.FlushAsync(writer, here).ConfigureAwait(false);
                 if (flush.IsCanceled)
                 {
                     break;

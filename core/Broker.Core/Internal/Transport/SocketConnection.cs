@@ -18,10 +18,20 @@ namespace Broker.Core.Internal.Transport;
 /// </summary>
 internal sealed partial class SocketConnection : TransportConnection, IDuplexPipe, IOnDemandTransport, IPendingOutputFeature
 {
-    // The parser runs inline on the receiving thread: no hop between the socket and the protocol. One instance for
+    // The parser runs inline on the receiving thread: no hop between the stream and the protocol. One instance for
     // every connection (the options are the same; issue 25).
     private static readonly PipeOptions InputOptions = new(
         readerScheduler: PipeScheduler.Inline,
+        writerScheduler: PipeScheduler.Inline,
+        pauseWriterThreshold: 1024 * 1024,
+        resumeWriterThreshold: 512 * 1024,
+        minimumSegmentSize: ReceiveSizing.MinSize,
+        useSynchronizationContext: false);
+
+    // The socket's own receive loop's input: the parser runs on the receiving thread for a small read, on a worker for
+    // a large one when the receiving thread is the socket engine's (InputReaderScheduler).
+    private static readonly PipeOptions ReceiveOptions = new(
+        readerScheduler: InputReaderScheduler.Instance,
         writerScheduler: PipeScheduler.Inline,
         pauseWriterThreshold: 1024 * 1024,
         resumeWriterThreshold: 512 * 1024,
@@ -80,10 +90,13 @@ internal sealed partial class SocketConnection : TransportConnection, IDuplexPip
     private readonly long id;
 
     /// <summary>
-    /// A connection's input: the parser runs inline on the receiving thread (no hop between the network and the
-    /// protocol), and the receive loop pauses from 1 MiB unread.
+    /// A stream connection's input (a leaf link over TLS or WebSocket): the parser runs inline on the receiving thread
+    /// (no hop between the stream and the protocol), and the receive loop pauses from 1 MiB unread.
     /// </summary>
     internal static Pipe CreateInputPipe() => new(InputOptions);
+
+    // This connection's input, filled by its receive loop (ReceiveLoopAsync decides where each read is parsed).
+    private static Pipe CreateReceivePipe() => new(ReceiveOptions);
 
     public override string ConnectionId => "tcp-" + id.ToString(System.Globalization.CultureInfo.InvariantCulture);
 
@@ -93,7 +106,7 @@ internal sealed partial class SocketConnection : TransportConnection, IDuplexPip
     {
         get
         {
-            var side = Volatile.Read(ref inputSide) ?? TakeInput(CreateInputPipe());
+            var side = Volatile.Read(ref inputSide) ?? TakeInput(CreateReceivePipe());
             return side is SocketInputReader reader ? reader : ((Pipe)side).Reader;
         }
     }
@@ -243,7 +256,7 @@ internal sealed partial class SocketConnection : TransportConnection, IDuplexPip
     /// </summary>
     public void Preload(ReadOnlySpan<byte> bytes)
     {
-        var input = (Pipe)(Volatile.Read(ref inputSide) ?? TakeInput(CreateInputPipe()));
+        var input = (Pipe)(Volatile.Read(ref inputSide) ?? TakeInput(CreateReceivePipe()));
         input.Writer.Write(bytes);
         input.Writer.FlushAsync().AsTask().GetAwaiter().GetResult();
     }

@@ -10,7 +10,14 @@ namespace Broker.Core.Internal.Transport;
 /// vectored send. Rented from <see cref="SocketSenderPool"/> for one send and returned after it, as Kestrel's socket
 /// transport does: an idle connection holds none (issue 25).
 /// </summary>
-internal sealed class SocketSender : SocketAsyncEventArgs, IValueTaskSource<int>
+/// <remarks>
+/// A send that completes asynchronously resumes the send loop on a thread-pool worker even when the runtime runs
+/// socket completions on its epoll thread (<c>DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS=1</c>, which the host sets so
+/// that a read is parsed where it arrived): otherwise that thread would go on to make every later send of this
+/// connection itself (the send loop finds more output waiting), and the sends of a busy subscriber would stall the
+/// reads of every other socket on that engine (pub/sub lost a quarter of its throughput that way).
+/// </remarks>
+internal sealed class SocketSender : SocketAsyncEventArgs, IValueTaskSource<int>, IThreadPoolWorkItem
 {
     // Made at the first send of more than one segment: most connections never make one (issue 25).
     private List<ArraySegment<byte>>? segments;
@@ -82,6 +89,20 @@ internal sealed class SocketSender : SocketAsyncEventArgs, IValueTaskSource<int>
         => source.OnCompleted(continuation, state, token, flags);
 
     protected override void OnCompleted(SocketAsyncEventArgs e)
+    {
+        if (!Thread.CurrentThread.IsThreadPoolThread)
+        {
+            // The engine's own thread: the send loop continues on a worker (the sender itself is the work item).
+            ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
+            return;
+        }
+
+        Complete();
+    }
+
+    void IThreadPoolWorkItem.Execute() => Complete();
+
+    private void Complete()
     {
         if (SocketError == SocketError.Success)
         {

@@ -13,7 +13,7 @@ internal sealed class SocketTransportFactory : IConnectionListenerFactory
 
     public SocketTransportFactory(PipeScheduler? outputReaderScheduler = null)
     {
-        this.outputReaderScheduler = outputReaderScheduler ?? PipeScheduler.ThreadPool;
+        this.outputReaderScheduler = outputReaderScheduler ?? SendLoopScheduler.Instance;
     }
 
     public string Name => TransportName;
