@@ -208,8 +208,12 @@ internal sealed class SimulatedDisk : IStorageFileSystem
         }
     }
 
+    /// <summary>Runs before each directory sync, outside the disk's lock (a test holds a sync there to see who waits behind it).</summary>
+    public Action<string>? BeforeSyncDirectory { get; set; }
+
     public void SyncDirectory(string path)
     {
+        BeforeSyncDirectory?.Invoke(path);
         lock (sync)
         {
             Alive();

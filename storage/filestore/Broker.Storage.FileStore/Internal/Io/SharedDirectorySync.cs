@@ -19,6 +19,18 @@ internal sealed class SharedDirectorySync(IStorageFileSystem fs, string path)
     /// <summary>The number of syncs run (tests read it).</summary>
     internal long Syncs { get; private set; }
 
+    /// <summary>Callers not yet covered by a completed sync: the one syncing and those waiting (tests read it).</summary>
+    internal long Waiting
+    {
+        get
+        {
+            lock (gate)
+            {
+                return requested - covered;
+            }
+        }
+    }
+
     /// <summary>Returns once a sync of the directory that started after this call has completed.</summary>
     /// <exception cref="IOException">The sync this caller ran failed (callers waiting for it run their own).</exception>
     public void Sync()
