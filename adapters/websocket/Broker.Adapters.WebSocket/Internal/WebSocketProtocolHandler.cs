@@ -41,6 +41,16 @@ internal sealed class WebSocketProtocolHandler : IProtocolHandler
     {
         ArgumentNullException.ThrowIfNull(connection);
         var remote = connection.RemoteEndPoint?.ToString() ?? "?";
+        // The socket is read on demand, by the receive loop's own reads (a TCP connection's; TLS brings its own pipe):
+        // one loop receives, decodes and parses in turn, as nats-server's wsReadLoop, instead of a socket receive loop
+        // that hands each large read to a worker which then spins idle (the thread pool's sched_yield: three quarters
+        // of our syscalls and over a third of the CPU per message of publish only under NATS.Client.Core,
+        // docs/benchmarks.md "ws2"). An idle WebSocket connection then holds no receive buffer either.
+        if (connection.Transport is IOnDemandTransport onDemand)
+        {
+            onDemand.UseOnDemandInput();
+        }
+
         UpgradeRequest? request;
         int status;
         bool extraData;
