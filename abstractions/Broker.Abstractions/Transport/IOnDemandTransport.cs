@@ -7,10 +7,11 @@ namespace Broker.Abstractions;
 /// loop that fills an input pipe ahead of the application and a send loop that drains an output pipe.
 /// </summary>
 /// <remarks>
-/// On demand suits a protocol whose connections are mostly idle and whose reader handles one read at a time (MQTT).
+/// On demand suits a protocol whose connections are mostly idle and whose reader handles one read at a time (MQTT), or
+/// whose reader decodes and parses each read in turn on one loop (WebSocket over plain TCP asks for on-demand input).
 /// The output keeps the <see cref="TransportConnection"/> output contract and <see cref="IPendingOutputFeature"/>.
-/// Middleware that replaces <see cref="TransportConnection.Transport"/> (TLS, WebSocket) brings its own pipes, so the
-/// replaced pipe does not implement this interface and the choice does not arise.
+/// Middleware that replaces <see cref="TransportConnection.Transport"/> (TLS) brings its own pipes, so the replaced
+/// pipe does not implement this interface and the choice does not arise.
 /// </remarks>
 public interface IOnDemandTransport
 {
