@@ -165,8 +165,8 @@ internal sealed partial class MqttConnection : ConnectionStatus, IPacketHandler
     {
         var store = state.Sessions.Store;
         outboundQos = new OutboundQosFlow(output, attached, store, state, v5, v5 ? clientReceiveMaximum : ushort.MaxValue);
-        var outbound = new OutboundPublishes(output, outboundQos, status, Logger, clientMaximumPacketSize, clientTopicAliasMaximum);
-        subscriptions = new SubscriptionManager(state, state.Retained, store, Options, connected, attached, output, outbound, outboundQos.Limit, status, Logger, v5);
+        var outbound = new OutboundPublishes(output, outboundQos, clientMaximumPacketSize, clientTopicAliasMaximum);
+        subscriptions = new SubscriptionManager(state, store, Options, connected, attached, output, outbound, outboundQos.Limit, v5);
     }
 
     /// <summary>

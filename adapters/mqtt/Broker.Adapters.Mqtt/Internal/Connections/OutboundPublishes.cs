@@ -18,27 +18,24 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 /// </summary>
 internal sealed class OutboundPublishes
 {
-    // The output's lock (PacketOutput.writeLock): guards aliases, and the deliveries in flight the QoS flow holds.
-    private readonly Lock writeLock;
     private readonly PacketOutput output;
     private readonly OutboundQosFlow qos;
-    private readonly ConnectionStatus status;
-    private readonly ILogger logger;
 
     // MQTT 5 limits the client set for what the broker sends it (0: none).
     private readonly uint clientMaximumPacketSize;
     private readonly ushort clientTopicAliasMaximum;
 
+    // The output's lock (PacketOutput.writeLock), read through it (a field of its own was 8 B, issue 25): guards
+    // aliases, and the deliveries in flight the QoS flow holds.
+    private object writeLock => output.WriteLock;
+
     // Outbound topic aliases (MQTT 5) by topic; guarded by writeLock.
     private OutboundAliases? aliases;
 
-    public OutboundPublishes(PacketOutput output, OutboundQosFlow qos, ConnectionStatus status, ILogger logger, uint clientMaximumPacketSize, ushort clientTopicAliasMaximum)
+    public OutboundPublishes(PacketOutput output, OutboundQosFlow qos, uint clientMaximumPacketSize, ushort clientTopicAliasMaximum)
     {
-        writeLock = output.WriteLock;
         this.output = output;
         this.qos = qos;
-        this.status = status;
-        this.logger = logger;
         this.clientMaximumPacketSize = clientMaximumPacketSize;
         this.clientTopicAliasMaximum = clientTopicAliasMaximum;
     }
@@ -218,7 +215,7 @@ internal sealed class OutboundPublishes
     /// </summary>
     public void Drop(ReadOnlySpan<byte> subject, in Inflight pending, string reason)
     {
-        MqttLog.DeliveryDropped(logger, status.Name, System.Text.Encoding.UTF8.GetString(subject), reason);
+        MqttLog.DeliveryDropped(output.Logger, output.Status.Name, System.Text.Encoding.UTF8.GetString(subject), reason);
         qos.Discard(pending);
     }
 

@@ -8,7 +8,8 @@ namespace Broker.Adapters.Mqtt.Internal.Sessions;
 /// </summary>
 internal sealed class MqttSession
 {
-    private readonly Lock gate = new();
+    // Guarded by the session itself (`lock (this)`, docs/locks.md's MqttSession.gate): a Lock of its own was 40 B on
+    // every session (issue 25); nothing else locks a session.
     private FilterTable<SubscriptionRecord> subscriptions;
 
     // The QoS 2 and shared-subscription state below is made with its first entry: most sessions never have any, and
@@ -66,7 +67,7 @@ internal sealed class MqttSession
     {
         get
         {
-            lock (gate)
+            lock (this)
             {
                 return subscriptions.ToArray();
             }
@@ -76,7 +77,7 @@ internal sealed class MqttSession
     /// <summary>Adds or replaces a subscription; returns whether one existed for the filter.</summary>
     public bool SetSubscription(SubscriptionRecord record)
     {
-        lock (gate)
+        lock (this)
         {
             var existed = subscriptions.ContainsKey(record.Filter);
             subscriptions.Set(record.Filter, record);
@@ -86,7 +87,7 @@ internal sealed class MqttSession
 
     public bool RemoveSubscription(string filter)
     {
-        lock (gate)
+        lock (this)
         {
             return subscriptions.Remove(filter);
         }
@@ -104,7 +105,7 @@ internal sealed class MqttSession
     /// </remarks>
     public bool TryAwaitRelease(ushort packetId, bool duplicate)
     {
-        lock (gate)
+        lock (this)
         {
             if (restored?.Remove(packetId) == true)
             {
@@ -121,7 +122,7 @@ internal sealed class MqttSession
     /// </summary>
     public void RestoreHeld(IEnumerable<HeldPublish> publishes)
     {
-        lock (gate)
+        lock (this)
         {
             foreach (var publish in publishes)
             {
@@ -137,7 +138,7 @@ internal sealed class MqttSession
     /// <summary>Holds the publish of an exchange <see cref="TryAwaitRelease"/> started, until its PUBREL.</summary>
     public void Hold(HeldPublish publish)
     {
-        lock (gate)
+        lock (this)
         {
             (held ??= [])[publish.PacketId] = publish;
         }
@@ -146,7 +147,7 @@ internal sealed class MqttSession
     /// <summary>Ends the exchange of a held publish (PUBREL received) and hands it over for delivery; false when none is held.</summary>
     public bool TryTakeHeld(ushort packetId, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out HeldPublish? publish)
     {
-        lock (gate)
+        lock (this)
         {
             publish = null;
             if (held is null || !held.Remove(packetId, out publish))
@@ -163,7 +164,7 @@ internal sealed class MqttSession
     /// <summary>Ends the QoS 2 exchange of a packet id (PUBREL received, or the exchange refused); returns whether it was waiting.</summary>
     public bool Release(ushort packetId)
     {
-        lock (gate)
+        lock (this)
         {
             restored?.Remove(packetId);
             held?.Remove(packetId);
@@ -175,7 +176,7 @@ internal sealed class MqttSession
     {
         get
         {
-            lock (gate)
+            lock (this)
             {
                 return awaitingRelease?.Count ?? 0;
             }
@@ -185,7 +186,7 @@ internal sealed class MqttSession
     /// <summary>Records an outgoing QoS 2 exchange between PUBREC and PUBCOMP; its identifier stays taken meanwhile.</summary>
     public void AddReleasing(ushort packetId)
     {
-        lock (gate)
+        lock (this)
         {
             (releasing ??= []).Add(packetId);
         }
@@ -194,7 +195,7 @@ internal sealed class MqttSession
     /// <summary>Ends an outgoing QoS 2 exchange (PUBCOMP received); returns whether it was waiting.</summary>
     public bool RemoveReleasing(ushort packetId)
     {
-        lock (gate)
+        lock (this)
         {
             return releasing?.Remove(packetId) == true;
         }
@@ -203,7 +204,7 @@ internal sealed class MqttSession
     /// <summary>Whether an outgoing QoS 2 exchange holds the identifier.</summary>
     public bool IsReleasing(ushort packetId)
     {
-        lock (gate)
+        lock (this)
         {
             return releasing?.Contains(packetId) == true;
         }
@@ -214,7 +215,7 @@ internal sealed class MqttSession
     {
         get
         {
-            lock (gate)
+            lock (this)
             {
                 return releasing is null ? [] : [.. releasing];
             }
@@ -224,7 +225,7 @@ internal sealed class MqttSession
     /// <summary>Keeps a shared subscription's QoS 2 delivery for the session (its connection closed before PUBREC).</summary>
     public void Keep(KeptDelivery delivery)
     {
-        lock (gate)
+        lock (this)
         {
             (kept ??= []).Add(delivery);
         }
@@ -233,7 +234,7 @@ internal sealed class MqttSession
     /// <summary>Forgets a kept delivery (PUBREC came, or it was dropped); false when none has the sequence.</summary>
     public bool RemoveKept(ulong sequence)
     {
-        lock (gate)
+        lock (this)
         {
             return kept?.RemoveAll(k => k.Sequence == sequence) > 0;
         }
@@ -244,7 +245,7 @@ internal sealed class MqttSession
     {
         get
         {
-            lock (gate)
+            lock (this)
             {
                 return kept is null ? [] : [.. kept];
             }
@@ -253,7 +254,7 @@ internal sealed class MqttSession
 
     public SessionRecord ToRecord()
     {
-        lock (gate)
+        lock (this)
         {
             return new(ClientId, subscriptions.ToArray(), ExpiryInterval, releasing is not { Count: > 0 } ? null : [.. releasing], kept is not { Count: > 0 } ? null : [.. kept]);
         }
@@ -262,7 +263,7 @@ internal sealed class MqttSession
     /// <summary>Stores the session after its earlier saves, in order, without making the caller wait.</summary>
     public void ScheduleSave(ISessionStore store)
     {
-        lock (gate)
+        lock (this)
         {
             if (saving.IsCompleted && !Persistent)
             {
@@ -286,7 +287,7 @@ internal sealed class MqttSession
     /// <summary>Waits for the scheduled saves.</summary>
     public Task SavedAsync()
     {
-        lock (gate)
+        lock (this)
         {
             return saving;
         }
