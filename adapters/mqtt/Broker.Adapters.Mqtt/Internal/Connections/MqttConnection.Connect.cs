@@ -190,7 +190,11 @@ internal sealed partial class MqttConnection
         // Subscribed again to what a resumed session had (nats-server does it after CONNACK too), then the PUBRELs
         // of its outgoing QoS 2 exchanges go out again, and the shared subscriptions' QoS 2 deliveries kept for it.
         await subscriptions!.RestoreAsync(cancellationToken).ConfigureAwait(false);
-        outboundQos!.ResendReleases();
+        if (session!.Releasing.Length > 0)
+        {
+            OutboundQos.ResendReleases();
+        }
+
         subscriptions.SendKept();
     }
 

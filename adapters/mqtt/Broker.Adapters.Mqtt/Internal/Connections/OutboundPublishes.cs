@@ -19,7 +19,8 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 internal sealed class OutboundPublishes
 {
     private readonly PacketOutput output;
-    private readonly OutboundQosFlow qos;
+    // The connection's QoS flow, made with the first QoS 1 or 2 delivery (or a dropped one to settle).
+    private readonly IOutboundQosSource qos;
 
     // MQTT 5 limits the client set for what the broker sends it (0: none).
     private readonly uint clientMaximumPacketSize;
@@ -32,7 +33,7 @@ internal sealed class OutboundPublishes
     // Outbound topic aliases (MQTT 5) by topic; guarded by writeLock.
     private OutboundAliases? aliases;
 
-    public OutboundPublishes(PacketOutput output, OutboundQosFlow qos, uint clientMaximumPacketSize, ushort clientTopicAliasMaximum)
+    public OutboundPublishes(PacketOutput output, IOutboundQosSource qos, uint clientMaximumPacketSize, ushort clientTopicAliasMaximum)
     {
         this.output = output;
         this.qos = qos;
@@ -61,7 +62,7 @@ internal sealed class OutboundPublishes
 
             ushort packetId = 0;
             var dup = false;
-            if (pending.Qos > 0 && !qos.TryAssign(pending, out packetId, out dup))
+            if (pending.Qos > 0 && !qos.OutboundQos.TryAssign(pending, out packetId, out dup))
             {
                 return false;
             }
@@ -126,7 +127,7 @@ internal sealed class OutboundPublishes
                 {
                     ushort packetId = 0;
                     var dup = false;
-                    if (pending.Qos > 0 && !qos.TryAssign(pending, out packetId, out dup))
+                    if (pending.Qos > 0 && !qos.OutboundQos.TryAssign(pending, out packetId, out dup))
                     {
                         if (aliasIsNew)
                         {
@@ -216,7 +217,11 @@ internal sealed class OutboundPublishes
     public void Drop(ReadOnlySpan<byte> subject, in Inflight pending, string reason)
     {
         MqttLog.DeliveryDropped(output.Logger, output.Status.Name, System.Text.Encoding.UTF8.GetString(subject), reason);
-        qos.Discard(pending);
+        // Only a delivery with something to settle reaches the QoS flow: a QoS 0 one has no consumer, no ack subject.
+        if (pending.AckSubject is not null || pending.Consumer is not null)
+        {
+            qos.OutboundQos.Discard(pending);
+        }
     }
 
     private static int PropertiesSize(ref HeaderView view, int responseTopicLength, int correlationLength, int identifier)

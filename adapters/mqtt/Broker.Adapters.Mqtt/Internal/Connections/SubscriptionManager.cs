@@ -62,6 +62,9 @@ internal sealed partial class SubscriptionManager
     // session store is held: the account may swap its store (SessionManager.UseStore) while the connection lives.
     private IQosSource qosSource => account;
 
+    /// <summary>The session store the connection's parts save to (the one of when the connection started).</summary>
+    public ISessionStore Store => store;
+
     private RetainedMessages retained => account.Retained;
 
     private ConnectionStatus status => output.Status;

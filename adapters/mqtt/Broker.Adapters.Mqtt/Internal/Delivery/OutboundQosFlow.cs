@@ -13,7 +13,7 @@ namespace Broker.Adapters.Mqtt.Internal.Delivery;
 /// (with DUP) as it reconnects. The deliveries in flight are guarded by the connection's write lock, as a delivery
 /// takes its identifier in the same step as it is written.
 /// </summary>
-internal sealed class OutboundQosFlow
+internal sealed class OutboundQosFlow : IOutboundQosSource
 {
     // The output's lock (PacketOutput.writeLock, read through the output: a field of its own was 8 B): guards inflight,
     // which is made with the first QoS 1 or 2 delivery (a QoS 0 subscriber never holds it; issue 25).
@@ -38,6 +38,8 @@ internal sealed class OutboundQosFlow
 
     /// <summary>Deliveries in flight at most (also the consumers' max_ack_pending).</summary>
     public int Limit { get; }
+
+    OutboundQosFlow IOutboundQosSource.OutboundQos => this;
 
     /// <summary>
     /// Gives a QoS 1 or 2 delivery its packet identifier (the one it had when it is a redelivery still in flight, then
