@@ -15,7 +15,10 @@ namespace Broker.Core.Internal.Clients;
 internal sealed partial class BusConnection : InProcessClient, IBusConnection, IClientConnection
 {
     private readonly TransportConnection connection;
-    private readonly ConnectionOutput output;
+    // Made with the first output subscription's delivery or WriteOutput, or by the close (whose graceful end completes
+    // the transport's writer through it): an adapter that writes its own output, as MQTT's, never has one while it
+    // lives (about 170 B with its lock, issue 25).
+    private ConnectionOutput? lazyOutput;
     private long lastActivity = Environment.TickCount64;
 
     private BusConnection(BrokerCore server, TransportConnection connection, BusConnectOptions options, Credentials credentials, AuthenticatedUser? user)
@@ -24,7 +27,6 @@ internal sealed partial class BusConnection : InProcessClient, IBusConnection, I
         this.connection = connection;
         this.credentials = credentials;
         Protocol = options.Protocol;
-        output = new ConnectionOutput(connection, connection.Transport.Output);
         AuthorizedUser = user?.Name;
         Permissions = user?.Permissions?.CreateForConnection();
     }
@@ -63,6 +65,14 @@ internal sealed partial class BusConnection : InProcessClient, IBusConnection, I
     public override string ToString() => $"{Protocol} cid:{Id} {RemoteEndPoint}";
 
     private ILogger logger => Server.ClientLogger;
+
+    private ConnectionOutput output => Volatile.Read(ref lazyOutput) ?? MakeOutput();
+
+    private ConnectionOutput MakeOutput()
+    {
+        var made = new ConnectionOutput(connection, connection.Transport.Output);
+        return Interlocked.CompareExchange(ref lazyOutput, made, null) ?? made;
+    }
 
     private void MarkActivity() => Volatile.Write(ref lastActivity, Environment.TickCount64);
 }
