@@ -144,7 +144,7 @@ internal sealed partial class MqttConnection
         }
 
         // MQTT 5's no-local subscriptions open a second bus connection with the same credentials; 3.1.1 keeps none.
-        buses = new BusConnections(handler.Bus, transport, v5 ? credentials : null, connected);
+        buses = BusConnections.Create(handler.Bus, transport, v5 ? credentials : null, connected);
         AttachResult attached;
         try
         {
