@@ -106,9 +106,9 @@ public sealed class OutboundPublishesTests
 
     private (OutboundPublishes Publishes, PacketOutput Output, OutboundQosFlow Qos) Publishes(int limit = 10, ushort topicAliasMaximum = 0, uint maximumPacketSize = 0)
     {
-        var (status, output) = connection.Parts();
+        var (_, output) = connection.Parts();
         var qos = new OutboundQosFlow(output, new MqttSession("client"), new ControlledSessionStore(), NoQos.Instance, v5: false, limit);
-        return (new OutboundPublishes(output, qos, status, NullLogger.Instance, maximumPacketSize, topicAliasMaximum), output, qos);
+        return (new OutboundPublishes(output, qos, maximumPacketSize, topicAliasMaximum), output, qos);
     }
 
     private sealed class NoQos : IQosSource

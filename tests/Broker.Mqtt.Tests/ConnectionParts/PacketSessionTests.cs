@@ -142,7 +142,7 @@ public sealed class PacketSessionTests
     private (PacketSession Session, ConnectionStatus Status, PacketOutput Output) Session(int maxPacketSize = 1 << 20)
     {
         var (status, output) = connection.Parts();
-        return (new PacketSession(connection, maxPacketSize, output, status, handler), status, output);
+        return (new PacketSession(maxPacketSize, output, handler), status, output);
     }
 
     /// <summary>Records the packets handed over, with a copy of each body.</summary>

@@ -132,7 +132,9 @@ internal sealed partial class BusConnection
     /// <summary>Ends a producer batch for this connection: its output, and its handler queue if it has handlers.</summary>
     public override Task? FlushOutput()
     {
-        var stall = output.Flush(this, out var slowConsumer);
+        // No output made: nothing went through one (deliveries to handlers only, as MQTT's).
+        var slowConsumer = false;
+        var stall = Volatile.Read(ref lazyOutput)?.Flush(this, out slowConsumer);
 
         // What waits for the handlers (an adapter that writes its own output, such as MQTT's, from them) is output not
         // yet sent too: it counts towards max_pending with what the transport holds.

@@ -15,8 +15,10 @@ namespace Broker.Core.Internal.Clients;
 internal sealed partial class BusConnection : InProcessClient, IBusConnection, IClientConnection
 {
     private readonly TransportConnection connection;
-    private readonly ConnectionOutput output;
-    private readonly ILogger logger;
+    // Made with the first output subscription's delivery or WriteOutput, or by the close (whose graceful end completes
+    // the transport's writer through it): an adapter that writes its own output, as MQTT's, never has one while it
+    // lives (about 170 B with its lock, issue 25).
+    private ConnectionOutput? lazyOutput;
     private long lastActivity = Environment.TickCount64;
 
     private BusConnection(BrokerCore server, TransportConnection connection, BusConnectOptions options, Credentials credentials, AuthenticatedUser? user)
@@ -24,11 +26,7 @@ internal sealed partial class BusConnection : InProcessClient, IBusConnection, I
     {
         this.connection = connection;
         this.credentials = credentials;
-        logger = server.ClientLogger;
         Protocol = options.Protocol;
-        RemoteEndPoint = connection.RemoteEndPoint as IPEndPoint;
-        Tls = connection.Features.Get<ITlsConnectionFeature>();
-        output = new ConnectionOutput(connection, connection.Transport.Output);
         AuthorizedUser = user?.Name;
         Permissions = user?.Permissions?.CreateForConnection();
     }
@@ -41,9 +39,11 @@ internal sealed partial class BusConnection : InProcessClient, IBusConnection, I
 
     public string ConnectionType => Protocol;
 
-    public IPEndPoint? RemoteEndPoint { get; }
+    // Read from the connection when asked (monitoring, logs, a reload's certificate check): fields of their own were
+    // 24 B on every adapter connection, with the logger's (issue 25).
+    public IPEndPoint? RemoteEndPoint => connection.RemoteEndPoint as IPEndPoint;
 
-    public ITlsConnectionFeature? Tls { get; }
+    public ITlsConnectionFeature? Tls => connection.Features.Get<ITlsConnectionFeature>();
 
     public TimeSpan RoundTrip => TimeSpan.Zero;
 
@@ -63,6 +63,16 @@ internal sealed partial class BusConnection : InProcessClient, IBusConnection, I
         => PublishCore(subject, subject, replyTo, headers, payload, flushNow: false);
 
     public override string ToString() => $"{Protocol} cid:{Id} {RemoteEndPoint}";
+
+    private ILogger logger => Server.ClientLogger;
+
+    private ConnectionOutput output => Volatile.Read(ref lazyOutput) ?? MakeOutput();
+
+    private ConnectionOutput MakeOutput()
+    {
+        var made = new ConnectionOutput(connection, connection.Transport.Output);
+        return Interlocked.CompareExchange(ref lazyOutput, made, null) ?? made;
+    }
 
     private void MarkActivity() => Volatile.Write(ref lastActivity, Environment.TickCount64);
 }

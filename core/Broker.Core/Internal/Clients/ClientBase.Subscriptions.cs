@@ -10,8 +10,9 @@ namespace Broker.Core.Internal.Clients;
 /// </summary>
 internal abstract partial class ClientBase
 {
+    // Guarded by the client itself (`lock (this)`, docs/locks.md's ClientBase.subscriptionsLock): a Lock of its own
+    // was 40 B on every client (issue 25); nothing else locks a client.
     private SidTable subscriptions;
-    private readonly Lock subscriptionsLock = new();
 
     // This producer's side of deliveries through shadows; made at its first one, only its own thread touches it.
     private ShadowSubscriptions? shadowDelivery;
@@ -22,7 +23,7 @@ internal abstract partial class ClientBase
     /// </summary>
     public void RebuildShadows()
     {
-        lock (subscriptionsLock)
+        lock (this)
         {
             foreach (var subscription in subscriptions.ToArray())
             {
@@ -38,7 +39,7 @@ internal abstract partial class ClientBase
     {
         get
         {
-            lock (subscriptionsLock)
+            lock (this)
             {
                 return subscriptions.Count;
             }
@@ -47,7 +48,7 @@ internal abstract partial class ClientBase
 
     public Subscription[] GetSubscriptions()
     {
-        lock (subscriptionsLock)
+        lock (this)
         {
             return subscriptions.ToArray();
         }
@@ -59,7 +60,7 @@ internal abstract partial class ClientBase
     protected SubscribeOutcome AddSubscription(Subscription subscription, int maxSubscriptions)
     {
         var sid = subscription.SidString;
-        lock (subscriptionsLock)
+        lock (this)
         {
             if (subscriptions.ContainsKey(sid))
             {
@@ -86,7 +87,7 @@ internal abstract partial class ClientBase
     /// <summary>The subscription with <paramref name="sid"/>, if any.</summary>
     protected Subscription? FindSubscription(ReadOnlySpan<byte> sid)
     {
-        lock (subscriptionsLock)
+        lock (this)
         {
             return subscriptions.TryGetValue(Encoding.UTF8.GetString(sid), out var found) ? found : null;
         }
@@ -98,7 +99,7 @@ internal abstract partial class ClientBase
     protected void Unsubscribe(ReadOnlySpan<byte> sid, long max)
     {
         Subscription? subscription;
-        lock (subscriptionsLock)
+        lock (this)
         {
             if (!subscriptions.TryGetValue(Encoding.UTF8.GetString(sid), out subscription))
             {
@@ -124,7 +125,7 @@ internal abstract partial class ClientBase
     public void RemoveSubscription(Subscription subscription)
     {
         Subscription[]? shadows;
-        lock (subscriptionsLock)
+        lock (this)
         {
             if (subscription.Closed)
             {
@@ -149,7 +150,7 @@ internal abstract partial class ClientBase
     {
         get
         {
-            lock (subscriptionsLock)
+            lock (this)
             {
                 return subscriptions.Capacity;
             }
@@ -203,7 +204,7 @@ internal abstract partial class ClientBase
     protected void RemoveAllSubscriptions()
     {
         Subscription[] all;
-        lock (subscriptionsLock)
+        lock (this)
         {
             all = subscriptions.ToArray();
             subscriptions.Clear();

@@ -26,7 +26,7 @@ internal abstract partial class ClientBase
         Server = server;
         Kind = kind;
         Id = assignId ? server.NextClientId() : 0;
-        StartedAt = DateTimeOffset.UtcNow;
+        startedAt = DateTime.UtcNow;
         Account = account ?? server.Accounts.Global;
     }
 
@@ -108,7 +108,10 @@ internal abstract partial class ClientBase
     /// <summary>The connection id (<c>cid</c>), unique for the server's lifetime.</summary>
     public ulong Id { get; }
 
-    public DateTimeOffset StartedAt { get; }
+    // A UTC DateTime (8 B) rather than a DateTimeOffset (16 B with its offset) on every client (issue 25).
+    private readonly DateTime startedAt;
+
+    public DateTimeOffset StartedAt => new(startedAt, TimeSpan.Zero);
 
     /// <summary>Deliver this client's own publishes to its matching subscriptions (CONNECT <c>echo</c>).</summary>
     public bool Echo { get; protected set; } = true;

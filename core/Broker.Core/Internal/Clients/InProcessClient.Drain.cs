@@ -125,7 +125,7 @@ internal partial class InProcessClient : IThreadPoolWorkItem
             catch (Exception ex)
 #pragma warning restore CA1031
             {
-                InProcessLog.HandlerFailed(logger, Name ?? "internal", subscription.SubjectString, ex);
+                InProcessLog.HandlerFailed(Server.Logger, Name ?? "internal", subscription.SubjectString, ex);
             }
 
             if (i % HandlerFlushInterval == HandlerFlushInterval - 1)

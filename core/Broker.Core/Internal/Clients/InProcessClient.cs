@@ -19,7 +19,6 @@ namespace Broker.Core.Internal.Clients;
 /// </summary>
 internal partial class InProcessClient : ClientBase, IBusClient
 {
-    private readonly ILogger logger;
     private readonly bool deferFlush;
     private long nextSid;
     private int closed;
@@ -35,7 +34,6 @@ internal partial class InProcessClient : ClientBase, IBusClient
     protected InProcessClient(BrokerCore server, string? name, bool echo, ClientKind kind, bool deferFlush, Account? account = null)
         : base(server, kind, account)
     {
-        logger = server.Logger;
         Name = name;
         Echo = echo;
         this.deferFlush = deferFlush;

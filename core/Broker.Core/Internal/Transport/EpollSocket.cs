@@ -256,6 +256,14 @@ internal sealed class EpollSocket : IValueTaskSource<int>, IThreadPoolWorkItem
         }
     }
 
+    /// <summary>
+    /// Runs <paramref name="continuation"/> with <paramref name="state"/> once the receive <see cref="ReceiveAsync"/> left
+    /// pending completes, as awaiting its <see cref="ValueTask{TResult}"/> would (no context captured): the caller's
+    /// continuation without a delegate per caller (issue 25). Only for a receive that did not complete at once.
+    /// </summary>
+    public void OnReceiveCompleted(Action<object?> continuation, object state)
+        => receive.OnCompleted(continuation, state, receive.Version, ValueTaskSourceOnCompletedFlags.None);
+
     int IValueTaskSource<int>.GetResult(short token) => receive.GetResult(token);
 
     ValueTaskSourceStatus IValueTaskSource<int>.GetStatus(short token) => receive.GetStatus(token);

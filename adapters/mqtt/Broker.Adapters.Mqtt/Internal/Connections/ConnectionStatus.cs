@@ -18,6 +18,9 @@ internal class ConnectionStatus
 
     public ConnectionStatus(TransportConnection transport) => this.transport = transport;
 
+    /// <summary>The connection's transport (the parts read it here rather than holding it again, issue 25).</summary>
+    public TransportConnection Transport => transport;
+
     /// <summary>The client id once CONNECT named it (accepted or not), for the logs; <see langword="null"/> before.</summary>
     public string? NamedClientId { get; set; }
 

@@ -150,9 +150,9 @@ internal sealed partial class MqttConnection
             }
 
             subscriptions?.RemoveAll();
-            if (outboundQos is not null)
+            if (Volatile.Read(ref outboundQos) is { } qos)
             {
-                await outboundQos.ReturnInflightAsync(Logger).ConfigureAwait(false);
+                await qos.ReturnInflightAsync(Logger).ConfigureAwait(false);
             }
             inbound?.Close();
             if (buses is not null && !delayed)

@@ -144,7 +144,7 @@ internal sealed partial class MqttConnection
         }
 
         // MQTT 5's no-local subscriptions open a second bus connection with the same credentials; 3.1.1 keeps none.
-        buses = new BusConnections(handler.Bus, transport, v5 ? credentials : null, connected);
+        buses = BusConnections.Create(handler.Bus, transport, v5 ? credentials : null, connected);
         AttachResult attached;
         try
         {
@@ -190,7 +190,11 @@ internal sealed partial class MqttConnection
         // Subscribed again to what a resumed session had (nats-server does it after CONNACK too), then the PUBRELs
         // of its outgoing QoS 2 exchanges go out again, and the shared subscriptions' QoS 2 deliveries kept for it.
         await subscriptions!.RestoreAsync(cancellationToken).ConfigureAwait(false);
-        outboundQos!.ResendReleases();
+        if (session!.Releasing.Length > 0)
+        {
+            OutboundQos.ResendReleases();
+        }
+
         subscriptions.SendKept();
     }
 

@@ -16,7 +16,7 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 /// holds what CONNECT establishes and what outlives the parts: the session, the bus connections, the will, and the
 /// teardown. Partial files: Connect (CONNECT/CONNACK, sessions), Close (DISCONNECT, will, timers, teardown).
 /// </summary>
-internal sealed partial class MqttConnection : ConnectionStatus, IPacketHandler
+internal sealed partial class MqttConnection : ConnectionStatus, IPacketHandler, IOutboundQosSource
 {
     /// <summary>How long a closing connection waits for the retained writes queued before it (the broker's drain waits 5 s).</summary>
     private static readonly TimeSpan RetainedFlushTimeout = TimeSpan.FromSeconds(5);
@@ -37,7 +37,8 @@ internal sealed partial class MqttConnection : ConnectionStatus, IPacketHandler
     private readonly CancellationToken stopping;
 
     // The parts that exist once CONNECT was accepted (null before, or when it was refused); the client's publishes
-    // from its first PUBLISH or PUBREL on (Inbound).
+    // from its first PUBLISH or PUBREL on (Inbound); the outbound QoS flow from the first QoS 1 or 2 delivery, client
+    // acknowledgement or PUBREL to send again on (OutboundQos).
     private OutboundQosFlow? outboundQos;
     private InboundPublishes? inbound;
     private SubscriptionManager? subscriptions;
@@ -48,7 +49,7 @@ internal sealed partial class MqttConnection : ConnectionStatus, IPacketHandler
         this.handler = handler;
         this.stopping = stopping;
         output = new PacketOutput(transport, status, Logger);
-        packets = new PacketSession(transport, Options.MaxPacketSize, output, status, this);
+        packets = new PacketSession(Options.MaxPacketSize, output, this);
     }
 
     /// <summary>The client id once CONNECT was accepted.</summary>
@@ -148,7 +149,7 @@ internal sealed partial class MqttConnection : ConnectionStatus, IPacketHandler
 
     void IPacketHandler.PubRel(ReadOnlySpan<byte> body) => Inbound().Release(body);
 
-    void IPacketHandler.DeliveryAck(PacketType type, ReadOnlySpan<byte> body) => outboundQos!.Acknowledged(type, body);
+    void IPacketHandler.DeliveryAck(PacketType type, ReadOnlySpan<byte> body) => OutboundQos.Acknowledged(type, body);
 
     ValueTask IPacketHandler.SubscribeAsync(ReadOnlyMemory<byte> body, CancellationToken cancellationToken) => subscriptions!.SubscribeAsync(body, cancellationToken);
 
@@ -164,9 +165,29 @@ internal sealed partial class MqttConnection : ConnectionStatus, IPacketHandler
     private void StartParts(MqttSession attached, BusConnections connected, MqttAccount state)
     {
         var store = state.Sessions.Store;
-        outboundQos = new OutboundQosFlow(output, attached, store, state, v5, v5 ? clientReceiveMaximum : ushort.MaxValue);
-        var outbound = new OutboundPublishes(output, outboundQos, status, Logger, clientMaximumPacketSize, clientTopicAliasMaximum);
-        subscriptions = new SubscriptionManager(state, state.Retained, store, Options, connected, attached, output, outbound, outboundQos.Limit, status, Logger, v5);
+        var outbound = new OutboundPublishes(output, this, clientMaximumPacketSize, clientTopicAliasMaximum);
+        subscriptions = new SubscriptionManager(state, store, Options, connected, attached, output, outbound, InflightLimit, v5);
+    }
+
+    // Deliveries in flight at most: the client's receive maximum (MQTT 5) or nats-server's 65535 per session.
+    private int InflightLimit => v5 ? clientReceiveMaximum : ushort.MaxValue;
+
+    /// <summary>
+    /// The QoS 1 and 2 deliveries in flight, made on first use (by a producer's delivery or the read loop, hence the
+    /// exchange): a QoS 0 subscriber never holds it (64 B, issue 25). Only once the parts were started.
+    /// </summary>
+    public OutboundQosFlow OutboundQos
+    {
+        get
+        {
+            if (Volatile.Read(ref outboundQos) is { } made)
+            {
+                return made;
+            }
+
+            var flow = new OutboundQosFlow(output, session!, subscriptions!.Store, accountState!, v5, InflightLimit);
+            return Interlocked.CompareExchange(ref outboundQos, flow, null) ?? flow;
+        }
     }
 
     /// <summary>

@@ -18,27 +18,25 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 /// </summary>
 internal sealed class OutboundPublishes
 {
-    // The output's lock (PacketOutput.writeLock): guards aliases, and the deliveries in flight the QoS flow holds.
-    private readonly Lock writeLock;
     private readonly PacketOutput output;
-    private readonly OutboundQosFlow qos;
-    private readonly ConnectionStatus status;
-    private readonly ILogger logger;
+    // The connection's QoS flow, made with the first QoS 1 or 2 delivery (or a dropped one to settle).
+    private readonly IOutboundQosSource qos;
 
     // MQTT 5 limits the client set for what the broker sends it (0: none).
     private readonly uint clientMaximumPacketSize;
     private readonly ushort clientTopicAliasMaximum;
 
+    // The output's lock (PacketOutput.writeLock), read through it (a field of its own was 8 B, issue 25): guards
+    // aliases, and the deliveries in flight the QoS flow holds.
+    private object writeLock => output.WriteLock;
+
     // Outbound topic aliases (MQTT 5) by topic; guarded by writeLock.
     private OutboundAliases? aliases;
 
-    public OutboundPublishes(PacketOutput output, OutboundQosFlow qos, ConnectionStatus status, ILogger logger, uint clientMaximumPacketSize, ushort clientTopicAliasMaximum)
+    public OutboundPublishes(PacketOutput output, IOutboundQosSource qos, uint clientMaximumPacketSize, ushort clientTopicAliasMaximum)
     {
-        writeLock = output.WriteLock;
         this.output = output;
         this.qos = qos;
-        this.status = status;
-        this.logger = logger;
         this.clientMaximumPacketSize = clientMaximumPacketSize;
         this.clientTopicAliasMaximum = clientTopicAliasMaximum;
     }
@@ -64,7 +62,7 @@ internal sealed class OutboundPublishes
 
             ushort packetId = 0;
             var dup = false;
-            if (pending.Qos > 0 && !qos.TryAssign(pending, out packetId, out dup))
+            if (pending.Qos > 0 && !qos.OutboundQos.TryAssign(pending, out packetId, out dup))
             {
                 return false;
             }
@@ -129,7 +127,7 @@ internal sealed class OutboundPublishes
                 {
                     ushort packetId = 0;
                     var dup = false;
-                    if (pending.Qos > 0 && !qos.TryAssign(pending, out packetId, out dup))
+                    if (pending.Qos > 0 && !qos.OutboundQos.TryAssign(pending, out packetId, out dup))
                     {
                         if (aliasIsNew)
                         {
@@ -218,8 +216,12 @@ internal sealed class OutboundPublishes
     /// </summary>
     public void Drop(ReadOnlySpan<byte> subject, in Inflight pending, string reason)
     {
-        MqttLog.DeliveryDropped(logger, status.Name, System.Text.Encoding.UTF8.GetString(subject), reason);
-        qos.Discard(pending);
+        MqttLog.DeliveryDropped(output.Logger, output.Status.Name, System.Text.Encoding.UTF8.GetString(subject), reason);
+        // Only a delivery with something to settle reaches the QoS flow: a QoS 0 one has no consumer, no ack subject.
+        if (pending.AckSubject is not null || pending.Consumer is not null)
+        {
+            qos.OutboundQos.Discard(pending);
+        }
     }
 
     private static int PropertiesSize(ref HeaderView view, int responseTopicLength, int correlationLength, int identifier)

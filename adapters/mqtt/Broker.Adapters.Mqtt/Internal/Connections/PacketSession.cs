@@ -14,11 +14,8 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 /// </summary>
 internal sealed class PacketSession
 {
-    private readonly TransportConnection transport;
-    private readonly PipeReader input;
     private readonly int maxPacketSize;
     private readonly PacketOutput output;
-    private readonly ConnectionStatus status;
     private readonly IPacketHandler handler;
     private readonly long startedAt = Environment.TickCount64;
     private long lastInputAt = Environment.TickCount64;
@@ -27,15 +24,20 @@ internal sealed class PacketSession
     private bool minimalLengths;
     private int keepAliveSeconds;
 
-    public PacketSession(TransportConnection transport, int maxPacketSize, PacketOutput output, ConnectionStatus status, IPacketHandler handler)
+    /// <summary>The connection's status and transport are read through <paramref name="output"/>.</summary>
+    public PacketSession(int maxPacketSize, PacketOutput output, IPacketHandler handler)
     {
-        this.transport = transport;
-        input = transport.Transport.Input;
         this.maxPacketSize = maxPacketSize;
         this.output = output;
-        this.status = status;
         this.handler = handler;
     }
+
+    // Read through the output rather than held again: 24 B less per connection (issue 25).
+    private ConnectionStatus status => output.Status;
+
+    private TransportConnection transport => output.Status.Transport;
+
+    private PipeReader input => output.Status.Transport.Transport.Input;
 
     /// <summary>Whether CONNECT was accepted: from then on any packet but CONNECT may come, and the keep alive runs.</summary>
     public bool IsConnected => connected;

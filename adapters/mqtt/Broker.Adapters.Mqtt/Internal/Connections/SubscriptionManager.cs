@@ -1,4 +1,5 @@
 using Broker.Abstractions;
+using Broker.Adapters.Mqtt.Internal.Accounts;
 using Broker.Adapters.Mqtt.Internal.Codec;
 using Broker.Adapters.Mqtt.Internal.Delivery;
 using Broker.Adapters.Mqtt.Internal.JetStream;
@@ -20,16 +21,13 @@ internal sealed partial class SubscriptionManager
 
     // The connection's subscriptions by topic filter. Changed by the read loop; deliveries hold their own reference.
     private FilterTable<ActiveSubscription> subscriptions;
-    private readonly IQosSource qosSource;
-    private readonly RetainedMessages retained;
+    private readonly MqttAccount account;
     private readonly ISessionStore store;
     private readonly MqttOptions options;
     private readonly BusConnections buses;
     private readonly MqttSession session;
     private readonly PacketOutput output;
     private readonly OutboundPublishes publishes;
-    private readonly ConnectionStatus status;
-    private readonly ILogger logger;
     private readonly bool v5;
 
     // Deliveries in flight at most, which the consumers' max_ack_pending follows.
@@ -39,8 +37,7 @@ internal sealed partial class SubscriptionManager
     private System.Text.StringBuilder? refusals;
 
     public SubscriptionManager(
-        IQosSource qosSource,
-        RetainedMessages retained,
+        MqttAccount account,
         ISessionStore store,
         MqttOptions options,
         BusConnections buses,
@@ -48,12 +45,9 @@ internal sealed partial class SubscriptionManager
         PacketOutput output,
         OutboundPublishes publishes,
         int inflightLimit,
-        ConnectionStatus status,
-        ILogger logger,
         bool v5)
     {
-        this.qosSource = qosSource;
-        this.retained = retained;
+        this.account = account;
         this.store = store;
         this.options = options;
         this.buses = buses;
@@ -61,10 +55,21 @@ internal sealed partial class SubscriptionManager
         this.output = output;
         this.publishes = publishes;
         this.inflightLimit = inflightLimit;
-        this.status = status;
-        this.logger = logger;
         this.v5 = v5;
     }
+
+    // Read through the account and the output rather than held again: 24 B less per connection (issue 25). The
+    // session store is held: the account may swap its store (SessionManager.UseStore) while the connection lives.
+    private IQosSource qosSource => account;
+
+    /// <summary>The session store the connection's parts save to (the one of when the connection started).</summary>
+    public ISessionStore Store => store;
+
+    private RetainedMessages retained => account.Retained;
+
+    private ConnectionStatus status => output.Status;
+
+    private ILogger logger => output.Logger;
 
     /// <summary>SUBSCRIBE: SUBACK, then the retained messages of each new subscription.</summary>
     public async ValueTask SubscribeAsync(ReadOnlyMemory<byte> body, CancellationToken cancellationToken)

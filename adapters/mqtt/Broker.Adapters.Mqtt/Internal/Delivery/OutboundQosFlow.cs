@@ -13,11 +13,11 @@ namespace Broker.Adapters.Mqtt.Internal.Delivery;
 /// (with DUP) as it reconnects. The deliveries in flight are guarded by the connection's write lock, as a delivery
 /// takes its identifier in the same step as it is written.
 /// </summary>
-internal sealed class OutboundQosFlow
+internal sealed class OutboundQosFlow : IOutboundQosSource
 {
-    // The output's lock (PacketOutput.writeLock): guards inflight, which is made with the first QoS 1 or 2 delivery
-    // (a QoS 0 subscriber never holds it; issue 25).
-    private readonly Lock writeLock;
+    // The output's lock (PacketOutput.writeLock, read through the output: a field of its own was 8 B): guards inflight,
+    // which is made with the first QoS 1 or 2 delivery (a QoS 0 subscriber never holds it; issue 25).
+    private object writeLock => output.WriteLock;
     private InflightDeliveries? inflight;
     private readonly PacketOutput output;
     private readonly MqttSession session;
@@ -28,7 +28,6 @@ internal sealed class OutboundQosFlow
     /// <summary><paramref name="limit"/>: deliveries in flight at most, the client's receive maximum (MQTT 5) or nats-server's 65535 per session.</summary>
     public OutboundQosFlow(PacketOutput output, MqttSession session, ISessionStore store, IQosSource qos, bool v5, int limit)
     {
-        writeLock = output.WriteLock;
         this.output = output;
         this.session = session;
         this.store = store;
@@ -39,6 +38,8 @@ internal sealed class OutboundQosFlow
 
     /// <summary>Deliveries in flight at most (also the consumers' max_ack_pending).</summary>
     public int Limit { get; }
+
+    OutboundQosFlow IOutboundQosSource.OutboundQos => this;
 
     /// <summary>
     /// Gives a QoS 1 or 2 delivery its packet identifier (the one it had when it is a redelivery still in flight, then
