@@ -21,10 +21,9 @@ namespace Broker.Storage.FileStore.Internal;
 /// </remarks>
 internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, IThreadPoolWorkItem
 {
-    private const string MetaFile = "meta.inf";
     private static readonly string[] SlotFiles = ["o.dat", "o2.dat"];
 
-    private readonly FileStreamStore stream;
+    private readonly StreamConsumers stream;
     // The consumer's folder under the stream's obs/ (the consumer's name itself when nothing needed escaping): the full
     // path is made when a round or a meta write needs it, not held (about 200 B of each of 10,000 MQTT QoS 1 consumers).
     private readonly string folder;
@@ -46,9 +45,8 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     private bool memoryOnly;
     private bool durable;
 
-    // A new store's folder and meta.inf are not made yet: its first round makes them (WriteRound), so the API loop does
-    // no I/O per create and the creates that come together share their syncs of obs/ (issue 25).
-    private bool creating;
+    // A new store's folder and meta.inf are not made yet: its first round makes them (null after it).
+    private ConsumerCreation? creation;
     private ConsumerState state = new();
     private bool hasState;
     private long version;
@@ -74,7 +72,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     private Exception? failure;
     private Task? deletion;
 
-    private FileConsumerStore(FileStreamStore stream, string folder, ConsumerStoreConfig config)
+    private FileConsumerStore(StreamConsumers stream, string folder, ConsumerStoreConfig config)
     {
         this.stream = stream;
         this.folder = folder;
@@ -110,7 +108,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
                 }
             }
 
-            return current with { Metadata = ReadMeta(FileSystem, Directory, Key)?.Metadata ?? default };
+            return current with { Metadata = ConsumerMetaFile.ReadConfig(FileSystem, Directory, Key)?.Metadata ?? default };
         }
     }
 
@@ -129,7 +127,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
         }
     }
 
-    private string Directory => Path.Combine(stream.Directory, FileStreamStore.ConsumersFolder, folder);
+    private string Directory => Path.Combine(stream.Root, folder);
 
     public bool HasState
     {
@@ -148,14 +146,14 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     /// A new store: nothing is on disk when this returns; its first round, queued now, makes the folder and
     /// <c>meta.inf</c> durable (<see cref="FlushAsync"/> completes after it), so a caller answers a create after it.
     /// </summary>
-    public static FileConsumerStore Create(FileStreamStore stream, string folder, ConsumerStoreConfig config)
+    public static FileConsumerStore Create(StreamConsumers stream, string folder, ConsumerStoreConfig config)
     {
         var store = new FileConsumerStore(stream, folder, config);
         if (store.Persistent)
         {
             lock (store)
             {
-                store.creating = true;
+                store.creation = new ConsumerCreation(stream, store.Directory);
                 store.Start();
                 store.Schedule();
             }
@@ -164,12 +162,12 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
         return store;
     }
 
-    public static FileConsumerStore? Open(FileStreamStore stream, string directory)
+    public static FileConsumerStore? Open(StreamConsumers stream, string directory)
     {
         var fs = stream.FileSystem;
         var key = stream.Key;
         var logger = stream.Logger;
-        var meta = ReadMetaFile(fs, directory, key);
+        var meta = ConsumerMetaFile.Read(fs, directory, key);
 
         if (meta is null)
         {
@@ -260,7 +258,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
                     DurableDirectory.Create(FileSystem, Directory);
                 }
 
-                if (!creating)
+                if (creation is null)
                 {
                     // Else the creating round writes the latest configuration.
                     WriteMeta();
@@ -290,7 +288,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
                 return ValueTask.FromException(new IOException($"consumer {name}: writing its state failed", failure));
             }
 
-            if (syncedVersion >= version && !creating)
+            if (syncedVersion >= version && creation is null)
             {
                 return default;
             }
@@ -340,7 +338,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
             if (FileSystem.DirectoryExists(directory))
             {
                 FileSystem.DeleteDirectory(directory);
-                stream.ConsumerFolders.Sync();
+                stream.Folders.Sync();
             }
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
@@ -348,7 +346,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
             error = ex;
         }
 
-        stream.ForgetConsumer(this);
+        stream.Forget(this);
         if (error is null)
         {
             done.SetResult();
