@@ -9,15 +9,12 @@ namespace Broker.Storage.FileStore.Internal;
 /// folder (once, with the slot's entry when the round created one) and then <c>obs/</c> through the stream's shared
 /// sync, so the create is answered (its flush completes) only once all of it is durable.
 /// </summary>
-/// <remarks>Held by the store from its create until its first round completes, then dropped.</remarks>
-internal sealed class ConsumerCreation(StreamConsumers stream, string directory)
+/// <remarks>
+/// Made by the creating round only, with the configuration it writes (taken under the store's lock as the round starts),
+/// and dropped when it ends: the idle store keeps a flag, not a reference (issue 25).
+/// </remarks>
+internal sealed class ConsumerCreation(StreamConsumers stream, string directory, ConsumerStoreConfig written)
 {
-    // The configuration the round writes into meta.inf (taken under the store's lock as the round starts).
-    private ConsumerStoreConfig? written;
-
-    /// <summary>Takes the configuration the round writes. The store's lock held.</summary>
-    public void Begin(ConsumerStoreConfig config) => written = config;
-
     /// <summary>Whether <paramref name="current"/> is the configuration the round wrote (else it changed meanwhile: a re-create).</summary>
     public bool Wrote(ConsumerStoreConfig? current) => ReferenceEquals(current, written);
 
@@ -31,7 +28,7 @@ internal sealed class ConsumerCreation(StreamConsumers stream, string directory)
         }
 
         fs.CreateDirectory(directory);
-        ConsumerMetaFile.Write(fs, directory, stream.Key, written!, syncDirectory: false);
+        ConsumerMetaFile.Write(fs, directory, stream.Key, written, syncDirectory: false);
     }
 
     /// <summary>

@@ -120,14 +120,16 @@ internal sealed partial class FileConsumerStore
         long roundVersion;
         TaskCompletionSource? roundWaiters;
         bool syncNow;
-        ConsumerCreation? created;
+        ConsumerCreation? created = null;
         lock (this)
         {
             scheduled = false;
             roundWaiters = waiters;
             waiters = null;
-            created = creation;
-            created?.Begin(config!);
+            if (creating)
+            {
+                created = new ConsumerCreation(stream, Directory, config!);
+            }
 
             // A creating round always syncs: the create is answered after it, whatever the sync interval.
             syncNow = sync || forceSync || created is not null || Options.SyncInterval is null;
@@ -186,7 +188,7 @@ internal sealed partial class FileConsumerStore
             created.Finish(folderSynced);
             lock (this)
             {
-                creation = null;
+                creating = false;
                 if (created.Wrote(config))
                 {
                     KeepMetadataOnDisk();
