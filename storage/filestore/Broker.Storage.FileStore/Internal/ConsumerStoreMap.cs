@@ -22,7 +22,7 @@ internal sealed class ConsumerStoreMap
     public void Add(FileConsumerStore consumer) => consumers.Add(consumer.Name, consumer);
 
     /// <summary>Opens every consumer store under <paramref name="root"/> (the stream's <c>obs</c> folder) at the stream's recovery.</summary>
-    public void Recover(FileStreamStore stream, string root)
+    public void Recover(StreamConsumers stream, string root)
     {
         foreach (var name in stream.FileSystem.ListDirectories(root))
         {

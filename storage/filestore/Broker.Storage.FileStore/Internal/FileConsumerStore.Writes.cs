@@ -120,7 +120,7 @@ internal sealed partial class FileConsumerStore
         long roundVersion;
         TaskCompletionSource? roundWaiters;
         bool syncNow;
-        ConsumerStoreConfig? created = null;
+        ConsumerCreation? created = null;
         lock (this)
         {
             scheduled = false;
@@ -128,11 +128,11 @@ internal sealed partial class FileConsumerStore
             waiters = null;
             if (creating)
             {
-                created = config;
+                created = new ConsumerCreation(stream, Directory, config!);
             }
 
             // A creating round always syncs: the create is answered after it, whatever the sync interval.
-            syncNow = sync || forceSync || creating || Options.SyncInterval is null;
+            syncNow = sync || forceSync || created is not null || Options.SyncInterval is null;
             forceSync = false;
             roundVersion = version;
             if (created is null && writtenVersion >= version && (!syncNow || syncedVersion >= writtenVersion))
@@ -146,10 +146,7 @@ internal sealed partial class FileConsumerStore
             payload = Key is null ? builder.Written.ToArray() : Key.SealFile(builder.Written, "consumer state"u8);
         }
 
-        if (created is not null)
-        {
-            MakeFolder(created);
-        }
+        created?.MakeFolder();
 
         var folderSynced = false;
         if (writtenVersion < roundVersion)
@@ -188,17 +185,11 @@ internal sealed partial class FileConsumerStore
 
         if (created is not null)
         {
-            if (!folderSynced)
-            {
-                FileSystem.SyncDirectory(Directory);
-            }
-
-            // The folder's entry in obs/, with the other consumers' made meanwhile.
-            stream.ConsumerFolders.Sync();
+            created.Finish(folderSynced);
             lock (this)
             {
                 creating = false;
-                if (ReferenceEquals(config, created))
+                if (created.Wrote(config))
                 {
                     KeepMetadataOnDisk();
                 }
@@ -241,24 +232,6 @@ internal sealed partial class FileConsumerStore
         return false;
     }
 
-    /// <summary>
-    /// The creating round's first step: the folder (a leftover of a consumer of this name whose deletion a crash cut
-    /// short is removed) and <c>meta.inf</c> synced; the round's sync of the folder makes both entries durable, then
-    /// the shared sync of <c>obs/</c> the folder's.
-    /// </summary>
-    private void MakeFolder(ConsumerStoreConfig created)
-    {
-        var directory = Directory;
-        if (FileSystem.DirectoryExists(directory))
-        {
-            FileSystem.DeleteDirectory(directory);
-        }
-
-        FileSystem.CreateDirectory(directory);
-        var encoded = ConsumerStateCodec.EncodeConfig(created);
-        AtomicFile.Write(FileSystem, Path.Combine(directory, MetaFile), Key is null ? encoded : Key.SealFile(encoded, "consumer meta"u8), syncDirectory: false);
-    }
-
     private void CloseSlots()
     {
         slot0?.Dispose();
@@ -273,8 +246,7 @@ internal sealed partial class FileConsumerStore
     private void WriteMeta()
     {
         // After an update or a re-create: the configuration is held until this write (KeepMetadataOnDisk drops it).
-        var encoded = ConsumerStateCodec.EncodeConfig(config!);
-        AtomicFile.Write(FileSystem, Path.Combine(Directory, MetaFile), Key is null ? encoded : Key.SealFile(encoded, "consumer meta"u8));
+        ConsumerMetaFile.Write(FileSystem, Directory, Key, config!);
         KeepMetadataOnDisk();
     }
 
@@ -296,27 +268,6 @@ internal sealed partial class FileConsumerStore
         maxDeliver = taken.MaxDeliver;
         memoryOnly = taken.MemoryOnly;
         durable = taken.Durable;
-    }
-
-    /// <summary>The configuration <c>meta.inf</c> of <paramref name="directory"/> holds, or null when missing, torn or unreadable.</summary>
-    private static ConsumerStoreConfig? ReadMeta(IStorageFileSystem fs, string directory, StreamKey? key)
-    {
-        try
-        {
-            var meta = ReadMetaFile(fs, directory, key);
-            return meta is null ? null : ConsumerStateCodec.DecodeConfig(meta);
-        }
-        catch (Exception ex) when (ex is IOException or UnauthorizedAccessException or InvalidDataException)
-        {
-            return null;
-        }
-    }
-
-    /// <summary>The contents of <c>meta.inf</c> (opened when the stream is encrypted), or null when missing or torn.</summary>
-    private static byte[]? ReadMetaFile(IStorageFileSystem fs, string directory, StreamKey? key)
-    {
-        var meta = AtomicFile.Read(fs, Path.Combine(directory, MetaFile));
-        return meta is not null && key is not null ? key.OpenFile(meta, "consumer meta"u8) : meta;
     }
 
     /// <summary>Loads the newer valid slot.</summary>

@@ -21,10 +21,9 @@ namespace Broker.Storage.FileStore.Internal;
 /// </remarks>
 internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, IThreadPoolWorkItem
 {
-    private const string MetaFile = "meta.inf";
     private static readonly string[] SlotFiles = ["o.dat", "o2.dat"];
 
-    private readonly FileStreamStore stream;
+    private readonly StreamConsumers stream;
     // The consumer's folder under the stream's obs/ (the consumer's name itself when nothing needed escaping): the full
     // path is made when a round or a meta write needs it, not held (about 200 B of each of 10,000 MQTT QoS 1 consumers).
     private readonly string folder;
@@ -46,8 +45,8 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     private bool memoryOnly;
     private bool durable;
 
-    // A new store's folder and meta.inf are not made yet: its first round makes them (WriteRound), so the API loop does
-    // no I/O per create and the creates that come together share their syncs of obs/ (issue 25).
+    // A new store's folder and meta.inf are not made yet: its first round makes them (a ConsumerCreation, made for
+    // that round only: a field holding it would be 8 B of every idle consumer, issue 25).
     private bool creating;
     private ConsumerState state = new();
     private bool hasState;
@@ -74,7 +73,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     private Exception? failure;
     private Task? deletion;
 
-    private FileConsumerStore(FileStreamStore stream, string folder, ConsumerStoreConfig config)
+    private FileConsumerStore(StreamConsumers stream, string folder, ConsumerStoreConfig config)
     {
         this.stream = stream;
         this.folder = folder;
@@ -110,7 +109,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
                 }
             }
 
-            return current with { Metadata = ReadMeta(FileSystem, Directory, Key)?.Metadata ?? default };
+            return current with { Metadata = ConsumerMetaFile.ReadConfig(FileSystem, Directory, Key)?.Metadata ?? default };
         }
     }
 
@@ -129,7 +128,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
         }
     }
 
-    private string Directory => Path.Combine(stream.Directory, FileStreamStore.ConsumersFolder, folder);
+    private string Directory => Path.Combine(stream.Root, folder);
 
     public bool HasState
     {
@@ -148,7 +147,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
     /// A new store: nothing is on disk when this returns; its first round, queued now, makes the folder and
     /// <c>meta.inf</c> durable (<see cref="FlushAsync"/> completes after it), so a caller answers a create after it.
     /// </summary>
-    public static FileConsumerStore Create(FileStreamStore stream, string folder, ConsumerStoreConfig config)
+    public static FileConsumerStore Create(StreamConsumers stream, string folder, ConsumerStoreConfig config)
     {
         var store = new FileConsumerStore(stream, folder, config);
         if (store.Persistent)
@@ -164,12 +163,12 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
         return store;
     }
 
-    public static FileConsumerStore? Open(FileStreamStore stream, string directory)
+    public static FileConsumerStore? Open(StreamConsumers stream, string directory)
     {
         var fs = stream.FileSystem;
         var key = stream.Key;
         var logger = stream.Logger;
-        var meta = ReadMetaFile(fs, directory, key);
+        var meta = ConsumerMetaFile.Read(fs, directory, key);
 
         if (meta is null)
         {
@@ -340,7 +339,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
             if (FileSystem.DirectoryExists(directory))
             {
                 FileSystem.DeleteDirectory(directory);
-                stream.ConsumerFolders.Sync();
+                stream.Folders.Sync();
             }
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
@@ -348,7 +347,7 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
             error = ex;
         }
 
-        stream.ForgetConsumer(this);
+        stream.Forget(this);
         if (error is null)
         {
             done.SetResult();

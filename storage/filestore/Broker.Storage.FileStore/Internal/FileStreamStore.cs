@@ -31,14 +31,11 @@ internal sealed partial class FileStreamStore : IStreamStore
     private readonly object sync = new();
     private readonly object ioSync;
     private readonly IStorageFileSystem fs;
-    private readonly FileStoreOptions options;
-    private readonly ILogger logger;
     private readonly string directory;
     private readonly string blocksDirectory;
     private readonly StreamKey? key;
     private readonly byte[]? keySalt;
-    // By name: a stream of an MQTT broker may hold a consumer per QoS 1 subscription, tens of thousands.
-    private readonly ConsumerStoreMap consumers = new();
+    private readonly StreamConsumers consumers;
     private readonly BlockSet blocks;
     private readonly SubjectCounters subjects;
     private readonly StreamLedger ledger;
@@ -50,13 +47,10 @@ internal sealed partial class FileStreamStore : IStreamStore
 
     private StreamStoreConfig config;
     private StorageUpdateHandler? updates;
-    private SharedDirectorySync? consumerFolders;
 
     private FileStreamStore(IStorageFileSystem fs, FileStoreOptions options, ILogger logger, StreamStoreConfig config, StreamKey? key, byte[]? keySalt)
     {
         this.fs = fs;
-        this.options = options;
-        this.logger = logger;
         this.config = config;
         this.key = key;
         this.keySalt = keySalt;
@@ -73,6 +67,7 @@ internal sealed partial class FileStreamStore : IStreamStore
         committer = new StreamCommitter(sync, fs, blocksDirectory, blocks, ledger, reservation, checkpoints, options.SyncInterval, logger, config.Name);
         ioSync = committer.IoSync;
         subjectExpiries = new SubjectExpiryReports(sync, ledger, (sequence, message) => blocks.Find(sequence) is { } block && LoadLive(block, sequence, message));
+        consumers = new StreamConsumers(sync, committer, fs, options, logger, directory, key);
         maintenance = new StoreMaintenance(sync, fs, blocksDirectory, options, () => this.config, blocks, ledger, subjects, checkpoints, committer, AfterTick);
     }
 
@@ -102,22 +97,6 @@ internal sealed partial class FileStreamStore : IStreamStore
     public ulong DurableSequence => committer.DurableSequence;
 
     internal string Directory => directory;
-
-    /// <summary>The file system, for the stream's consumer stores (they hold no reference of their own).</summary>
-    internal IStorageFileSystem FileSystem => fs;
-
-    /// <summary>The options, for the stream's consumer stores.</summary>
-    internal FileStoreOptions Options => options;
-
-    /// <summary>The logger, for the stream's consumer stores.</summary>
-    internal ILogger Logger => logger;
-
-    /// <summary>The stream's encryption key (null when not encrypted), for the stream's consumer stores.</summary>
-    internal StreamKey? Key => key;
-
-    /// <summary>The shared syncs of <c>obs/</c>: consumer folders made or removed together share one (made on first use).</summary>
-    internal SharedDirectorySync ConsumerFolders =>
-        Volatile.Read(ref consumerFolders) ?? Interlocked.CompareExchange(ref consumerFolders, new SharedDirectorySync(fs, Path.Combine(directory, ConsumersFolder)), null) ?? consumerFolders!;
 
     internal int BlockCount
     {
@@ -195,7 +174,7 @@ internal sealed partial class FileStreamStore : IStreamStore
         new StreamRecovery(fs, store.blocksDirectory, key, store.blocks, store.ledger, store.subjects, store.checkpoints, store.reservation, store.committer, logger, config.Name).Run();
         var ledger = store.ledger;
         FileStoreLog.Recovered(logger, config.Name, ledger.Messages, ledger.First, ledger.Last, ledger.Lost, watch.Elapsed.TotalMilliseconds);
-        store.consumers.Recover(store, Path.Combine(store.directory, ConsumersFolder));
+        store.consumers.Recover();
         store.StartBackground();
         return store;
     }
@@ -247,43 +226,10 @@ internal sealed partial class FileStreamStore : IStreamStore
     public IConsumerStore OpenConsumerStore(ConsumerStoreConfig config)
     {
         ArgumentNullException.ThrowIfNull(config);
-        while (true)
-        {
-            Task deletion;
-            lock (sync)
-            {
-                ThrowIfUnusable();
-                if (!consumers.TryGetValue(config.Name, out var existing))
-                {
-                    var consumer = FileConsumerStore.Create(this, ConsumerFolderName.Of(config.Name), config);
-                    consumers.Add(consumer);
-                    return consumer;
-                }
-
-                if (existing.Deletion is not { } pending)
-                {
-                    existing.UpdateConfig(config);
-                    return existing;
-                }
-
-                deletion = pending;
-            }
-
-            // A consumer of the same name is being deleted: its folder goes first (it stops its writer, removes the
-            // folder, then leaves the list), so the new one neither reuses a stopped store nor loses its folder to it.
-            deletion.Wait();
-        }
+        return consumers.Open(config);
     }
 
-    public IReadOnlyList<IConsumerStore> ConsumerStores => SnapshotConsumers();
-
-    internal void ForgetConsumer(FileConsumerStore consumer)
-    {
-        lock (sync)
-        {
-            consumers.Forget(consumer);
-        }
-    }
+    public IReadOnlyList<IConsumerStore> ConsumerStores => consumers.Snapshot();
 
     public async ValueTask DisposeAsync()
     {
@@ -293,10 +239,7 @@ internal sealed partial class FileStreamStore : IStreamStore
         }
 
         await StopBackgroundAsync().ConfigureAwait(false);
-        foreach (var consumer in SnapshotConsumers())
-        {
-            await consumer.CloseAsync().ConfigureAwait(false);
-        }
+        await consumers.CloseAllAsync().ConfigureAwait(false);
 
         committer.CommitFinal();
     }
@@ -309,10 +252,7 @@ internal sealed partial class FileStreamStore : IStreamStore
         }
 
         await StopBackgroundAsync().ConfigureAwait(false);
-        foreach (var consumer in SnapshotConsumers())
-        {
-            await consumer.CloseAsync().ConfigureAwait(false);
-        }
+        await consumers.CloseAllAsync().ConfigureAwait(false);
 
         lock (ioSync)
         {
@@ -342,24 +282,7 @@ internal sealed partial class FileStreamStore : IStreamStore
     }
 
     /// <summary>The consumer map's capacity (tests read it).</summary>
-    internal int ConsumerCapacity
-    {
-        get
-        {
-            lock (sync)
-            {
-                return consumers.Capacity;
-            }
-        }
-    }
-
-    private List<FileConsumerStore> SnapshotConsumers()
-    {
-        lock (sync)
-        {
-            return consumers.Snapshot();
-        }
-    }
+    internal int ConsumerCapacity => consumers.Capacity;
 
     private void ThrowIfUnusable()
     {
