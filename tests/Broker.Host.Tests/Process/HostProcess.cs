@@ -27,7 +27,14 @@ internal sealed partial class HostProcess : IAsyncDisposable
         this.process = process;
     }
 
-    public static string HostAssembly { get; } = Path.Combine(AppContext.BaseDirectory, "Broker.Host.dll");
+    /// <summary>
+    /// The test output's own copy of the host (framework-dependent IL), or the one BROKER_TEST_HOST_DLL names: the
+    /// process tests can then run against a build output such as the self-contained composite host, with the sample
+    /// plugins copied into its plugins/ folder.
+    /// </summary>
+    public static string HostAssembly { get; } = Environment.GetEnvironmentVariable("BROKER_TEST_HOST_DLL") is { Length: > 0 } dll
+        ? Path.GetFullPath(dll)
+        : Path.Combine(AppContext.BaseDirectory, "Broker.Host.dll");
 
     public int Id => process.Id;
 

@@ -157,7 +157,8 @@ public sealed class PluginConfigurationTests : IDisposable
 
         // The probe bound its block with its own Binder, an older major version than the host's.
         Assert.Contains(host.Lines, l => l.EndsWith("[INF] Probe greeting: from the file", StringComparison.Ordinal));
-        var hostBinder = System.Reflection.AssemblyName.GetAssemblyName(Path.Combine(AppContext.BaseDirectory, "Microsoft.Extensions.Configuration.Binder.dll")).Version!;
+        var hostFolder = Path.GetDirectoryName(HostProcess.HostAssembly)!;
+        var hostBinder = System.Reflection.AssemblyName.GetAssemblyName(Path.Combine(hostFolder, "Microsoft.Extensions.Configuration.Binder.dll")).Version!;
         var binder = Report(host, "Microsoft.Extensions.Configuration.Binder");
         Assert.NotEqual(hostBinder.Major.ToString(System.Globalization.CultureInfo.InvariantCulture), binder.Version.Split('.')[0]);
         Assert.Equal(SamplePlugin.ProbeAssemblyName, binder.Context);
@@ -168,7 +169,7 @@ public sealed class PluginConfigurationTests : IDisposable
         {
             var report = Report(host, shared);
             Assert.Equal("Default", report.Context);
-            Assert.Equal(Path.Combine(AppContext.BaseDirectory, shared + ".dll"), report.File);
+            Assert.Equal(Path.Combine(hostFolder, shared + ".dll"), report.File);
         }
     }
 
