@@ -5,8 +5,24 @@ namespace Broker.Storage.FileStore.Internal;
 /// <summary>The file store's log events (ids 1400-1499, docs/logging.md).</summary>
 internal static partial class FileStoreLog
 {
+    /// <remarks>
+    /// The numbers are passed boxed, as JetStream's own restore line does (JetStreamLog.Recovered): value-type
+    /// parameters instantiate the logging framework's generic code over them, which no ReadyToRun image holds for a
+    /// plugin (14 methods the JIT compiled at every restart, docs/benchmarks.md "start5"). The line and its properties
+    /// are the same: the logger boxes every value to format and capture it anyway.
+    /// </remarks>
+    public static void Recovered(ILogger logger, string stream, ulong messages, ulong first, ulong last, ulong lost, double milliseconds)
+    {
+        if (logger.IsEnabled(LogLevel.Information))
+        {
+#pragma warning disable CA1873 // The boxing is the point (above), once per stream at start, and only when the line is written.
+            RecoveredBoxed(logger, stream, messages, first, last, lost, milliseconds);
+#pragma warning restore CA1873
+        }
+    }
+
     [LoggerMessage(EventId = 1400, Level = LogLevel.Information, Message = "Stream {Stream} recovered: {Messages} messages, sequences {First}-{Last}, {Lost} lost, in {Milliseconds:F1} ms")]
-    public static partial void Recovered(ILogger logger, string stream, ulong messages, ulong first, ulong last, ulong lost, double milliseconds);
+    private static partial void RecoveredBoxed(ILogger logger, string stream, object messages, object first, object last, object lost, object milliseconds);
 
     [LoggerMessage(EventId = 1401, Level = LogLevel.Error, Message = "Stream {Stream}: message {Sequence} in block {Block} is corrupt or missing on disk; it is removed and counted lost")]
     public static partial void MessageLost(ILogger logger, string stream, ulong sequence, uint block);
