@@ -107,25 +107,26 @@ public sealed class DeliveryTests
     public void The_runner_sends_control_messages_plainly_and_stored_messages_under_their_own_subject()
     {
         var client = new RecordingClient();
-        var source = new ScriptedSource(3);
-        var runner = new DeliveryRunner(client, source);
+        var runner = new ScriptedRunner(client, 3);
         runner.Kick();
         Assert.Equal(["status -> status", "deliver -> orders.1", "deliver -> orders.2"], client.Sent);
-        Assert.Equal([2UL], source.Removed);
+        Assert.Equal([2UL], runner.Removed);
 
         // A failing send is reported and the runner gives up its role, so the next kick delivers.
-        source.Fail = true;
-        source.Left = 1;
+        runner.Fail = true;
+        runner.Left = 1;
         runner.Kick();
-        Assert.Single(source.Failures);
-        source.Fail = false;
-        source.Left = 1;
+        Assert.Single(runner.Failures);
+        runner.Fail = false;
+        runner.Left = 1;
         runner.Kick();
         Assert.Equal(4, client.Sent.Count);
     }
 
-    private sealed class ScriptedSource(int left) : IDeliverySource
+    private sealed class ScriptedRunner(IBusClient client, int left) : DeliveryRunner
     {
+        public override IBusClient Client => client;
+
         public int Left { get; set; } = left;
 
         public bool Fail { get; set; }
@@ -134,7 +135,7 @@ public sealed class DeliveryTests
 
         public List<Exception> Failures { get; } = [];
 
-        public bool TryTake(ref DeliverySend send)
+        protected override bool TakeNext(ref DeliverySend send)
         {
             if (Fail)
             {
@@ -159,9 +160,9 @@ public sealed class DeliveryTests
             return true;
         }
 
-        public void Delivered(ulong sequence) => Removed.Add(sequence);
+        protected override void Delivered(ulong sequence) => Removed.Add(sequence);
 
-        public void Failed(Exception exception) => Failures.Add(exception);
+        protected override void DeliveryFailed(Exception exception) => Failures.Add(exception);
     }
 
     /// <summary>A bus client recording publishes; as every <see cref="IBusClient"/>, it publishes deliver-as too.</summary>
