@@ -59,6 +59,11 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
         cursor.SetFilters(config);
         acks = new AckTracker(config, store, this);
 
+        // The stream's inbox (the ack and pull-request subscriptions) must exist before the create reply goes out: the
+        // client's first pull request follows the reply at once, and one published before the inbox subscribed is lost
+        // (nobody else answers it). Made here, not by the first delivery's Client: the kick after the reply can be late.
+        _ = stream.ConsumerInbox;
+
         // Push or pull is fixed for a consumer's life (an update may not change it).
         if (config.IsPush)
         {

@@ -59,9 +59,11 @@ internal abstract class DeliveryRunner
     /// <summary>Asks for delivery; runs it on this thread unless a runner is already at work.</summary>
     public void Kick()
     {
+        // The request is written before the role is tried for: written after, a runner finishing meanwhile (between the
+        // failed try and the write) would read no request, give up its role, and the wake-up would be lost.
+        Volatile.Write(ref rerun, 1);
         if (Interlocked.Exchange(ref running, 1) != 0)
         {
-            Volatile.Write(ref rerun, 1);
             return;
         }
 
@@ -93,7 +95,8 @@ internal abstract class DeliveryRunner
                 return;
             }
 
-            Volatile.Write(ref running, 0);
+            // A full fence between giving up the role and reading the request (a plain write may pass the read).
+            Interlocked.Exchange(ref running, 0);
             if (Volatile.Read(ref rerun) == 0 || Interlocked.Exchange(ref running, 1) != 0)
             {
                 return;
