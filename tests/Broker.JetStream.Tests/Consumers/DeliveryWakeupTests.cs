@@ -1,26 +1,21 @@
-using System.Diagnostics;
-using NATS.Client.Core;
-using NATS.Client.JetStream;
-using NATS.Client.JetStream.Models;
 using Broker.Abstractions;
 using Broker.JetStream.Internal.Api;
 using Broker.JetStream.Internal.Consumers;
 using Broker.JetStream.Internal.Streams;
-using Broker.TestKit;
 using Broker.JetStream.Tests.Streams;
+using Broker.TestKit;
+using NATS.Client.Core;
 
 namespace Broker.JetStream.Tests.Consumers;
 
 /// <summary>
-/// A client's first pull request follows its consumer's create reply at once: whatever it is delivered through (the
-/// stream's <c>ConsumerInbox</c>, its pull-request subscription, the delivery runner's wake-up) must be in place by then,
-/// or the request is lost and the client waits for its batch until it gives up (the harness's <c>js-ordered-128</c>
-/// smoke row, an ephemeral ack-none consumer made on a fresh stream and read with batches of 1,000, stalled so).
+/// A client's first pull request follows its consumer's create reply at once: the stream's <c>ConsumerInbox</c> (its
+/// pull-request subscription) must be in place by then, not made by the kick the API sends after the reply, or the
+/// request is lost and the client waits for its batch until it gives up (the harness's <c>js-ordered-128</c> smoke row,
+/// an ephemeral ack-none consumer made on a fresh stream and read with batches of 1,000, stalled so in 3 of ~27 runs).
 /// </summary>
 public sealed class DeliveryWakeupTests
 {
-    private const int Messages = 20;
-
     [Fact(Timeout = 30_000)]
     public async Task A_pull_request_sent_before_the_create_replys_kick_is_served()
     {
@@ -75,60 +70,5 @@ public sealed class DeliveryWakeupTests
             await stream.StopAsync(deleteData: true);
             account.Engine.Pauses.Dispose();
         }
-    }
-
-    [Fact(Timeout = 120_000)]
-    public async Task Ephemeral_ack_none_consumers_fetching_right_after_their_creation_always_get_the_stream()
-    {
-        await using var server = await JetStreamServer.StartAsync();
-
-        // Each round is a new stream whose first consumer is read at once, several clients at once, for a time.
-        var budget = Stopwatch.StartNew();
-        var workers = Enumerable.Range(0, 3).Select(async worker =>
-        {
-            var (connection, js) = await server.ConnectJetStreamAsync();
-            await using var _ = connection;
-            var rounds = 0;
-            while (budget.Elapsed < TimeSpan.FromSeconds(30) && rounds < 60)
-            {
-                rounds++;
-                var stream = $"W{worker}_{rounds}";
-                await js.CreateStreamAsync(new NATS.Client.JetStream.Models.StreamConfig(stream, [$"w{worker}.{rounds}"]) { Storage = StreamConfigStorage.Memory });
-                for (var i = 0; i < Messages; i++)
-                {
-                    (await js.PublishAsync($"w{worker}.{rounds}", i)).EnsureSuccess();
-                }
-
-                var consumer = await js.CreateOrUpdateConsumerAsync(stream, new NATS.Client.JetStream.Models.ConsumerConfig
-                {
-                    AckPolicy = ConsumerConfigAckPolicy.None,
-                    InactiveThreshold = TimeSpan.FromSeconds(5),
-                    MemStorage = true,
-                });
-                var received = 0;
-                using var stall = new CancellationTokenSource(TimeSpan.FromSeconds(5));
-                try
-                {
-                    await foreach (var msg in consumer.FetchAsync<int>(new NatsJSFetchOpts { MaxMsgs = 1000, Expires = TimeSpan.FromSeconds(30) }, cancellationToken: stall.Token))
-                    {
-                        if (++received == Messages)
-                        {
-                            break;
-                        }
-                    }
-                }
-                catch (OperationCanceledException)
-                {
-                }
-
-                Assert.True(received == Messages, $"worker {worker}, round {rounds}: {received} of {Messages} messages, then nothing for 5 s");
-                await js.DeleteStreamAsync(stream);
-            }
-
-            return rounds;
-        }).ToList();
-
-        var total = (await Task.WhenAll(workers)).Sum();
-        Assert.True(total >= 20, $"only {total} rounds ran");
     }
 }
