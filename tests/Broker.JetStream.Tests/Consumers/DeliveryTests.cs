@@ -107,25 +107,144 @@ public sealed class DeliveryTests
     public void The_runner_sends_control_messages_plainly_and_stored_messages_under_their_own_subject()
     {
         var client = new RecordingClient();
-        var source = new ScriptedSource(3);
-        var runner = new DeliveryRunner(client, source);
+        var runner = new ScriptedRunner(client, 3);
         runner.Kick();
         Assert.Equal(["status -> status", "deliver -> orders.1", "deliver -> orders.2"], client.Sent);
-        Assert.Equal([2UL], source.Removed);
+        Assert.Equal([2UL], runner.Removed);
 
         // A failing send is reported and the runner gives up its role, so the next kick delivers.
-        source.Fail = true;
-        source.Left = 1;
+        runner.Fail = true;
+        runner.Left = 1;
         runner.Kick();
-        Assert.Single(source.Failures);
-        source.Fail = false;
-        source.Left = 1;
+        Assert.Single(runner.Failures);
+        runner.Fail = false;
+        runner.Left = 1;
         runner.Kick();
         Assert.Equal(4, client.Sent.Count);
     }
 
-    private sealed class ScriptedSource(int left) : IDeliverySource
+    [Fact(Timeout = 60_000)]
+    public async Task Every_kick_after_new_work_gets_that_work_sent_even_while_a_runner_is_finishing()
     {
+        // Rounds of two threads that each add one piece of work and kick at the same moment, then wait until both are
+        // sent: the later kick often lands while the other thread's runner gives up its role, and no kick comes after it
+        // in the round, so a lost wake-up leaves work unsent.
+        var runner = new CountingRunner(new CountingClient());
+        using var start = new Barrier(2);
+        using var end = new Barrier(2);
+        var budget = Stopwatch.StartNew();
+        var unsent = 0L;
+        var rounds = 0;
+        var stop = false;
+        var threads = Enumerable.Range(0, 2).Select(index => Task.Factory.StartNew(
+            () =>
+            {
+                for (var i = 0; i < 200_000; i++)
+                {
+                    start.SignalAndWait();
+                    runner.Add();
+                    runner.Kick();
+                    end.SignalAndWait();
+                    if (index == 0)
+                    {
+                        var spin = Stopwatch.StartNew();
+                        while (runner.Sent < runner.Added && spin.ElapsedMilliseconds < 1_000)
+                        {
+                            Thread.Yield();
+                        }
+
+                        unsent = runner.Added - runner.Sent;
+                        rounds = i + 1;
+                        stop = unsent != 0 || budget.ElapsedMilliseconds > 10_000;
+                    }
+
+                    // Both threads read the first thread's verdict on the round before the next starts.
+                    start.SignalAndWait();
+                    if (Volatile.Read(ref stop))
+                    {
+                        return;
+                    }
+                }
+            },
+            TaskCreationOptions.LongRunning)).ToArray();
+        await Task.WhenAll(threads);
+        Assert.True(unsent == 0, $"{unsent} piece(s) of work unsent after round {rounds}");
+    }
+
+    /// <summary>Sends one message per piece of work added; counts what it sent.</summary>
+    private sealed class CountingRunner(IBusClient client) : DeliveryRunner
+    {
+        private readonly Lock gate = new();
+        private long added;
+        private long sent;
+
+        public override IBusClient Client => client;
+
+        public long Sent => Volatile.Read(ref sent);
+
+        public long Added => Volatile.Read(ref added);
+
+        /// <summary>One piece of work more; the count of sends that includes it.</summary>
+        public long Add()
+        {
+            lock (gate)
+            {
+                return ++added;
+            }
+        }
+
+        protected override bool TakeNext(ref DeliverySend send)
+        {
+            lock (gate)
+            {
+                if (sent == added)
+                {
+                    return false;
+                }
+
+                Volatile.Write(ref sent, sent + 1);
+            }
+
+            send.Subject = "work"u8;
+            return true;
+        }
+
+        protected override void Delivered(ulong sequence)
+        {
+        }
+
+        protected override void DeliveryFailed(Exception exception) => throw exception;
+    }
+
+    /// <summary>A bus client that drops what it is given.</summary>
+    private sealed class CountingClient : IBusClient
+    {
+        public void Publish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+        {
+        }
+
+        public void Publish(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
+        {
+        }
+
+        public IBusSubscription Subscribe(string subject, string? queueGroup, BusMessageHandler handler) => throw new NotSupportedException();
+
+        public Task<BusReply> RequestAsync(string subject, ReadOnlyMemory<byte> headers, ReadOnlyMemory<byte> payload, TimeSpan timeout, CancellationToken cancellationToken = default) =>
+            throw new NotSupportedException();
+
+        public ValueTask FlushAsync(CancellationToken cancellationToken = default) => ValueTask.CompletedTask;
+
+        public string Account => "$G";
+
+        public bool HasInterest(ReadOnlySpan<byte> subject) => false;
+
+        public ValueTask DisposeAsync() => ValueTask.CompletedTask;
+    }
+
+    private sealed class ScriptedRunner(IBusClient client, int left) : DeliveryRunner
+    {
+        public override IBusClient Client => client;
+
         public int Left { get; set; } = left;
 
         public bool Fail { get; set; }
@@ -134,7 +253,7 @@ public sealed class DeliveryTests
 
         public List<Exception> Failures { get; } = [];
 
-        public bool TryTake(ref DeliverySend send)
+        protected override bool TakeNext(ref DeliverySend send)
         {
             if (Fail)
             {
@@ -159,9 +278,9 @@ public sealed class DeliveryTests
             return true;
         }
 
-        public void Delivered(ulong sequence) => Removed.Add(sequence);
+        protected override void Delivered(ulong sequence) => Removed.Add(sequence);
 
-        public void Failed(Exception exception) => Failures.Add(exception);
+        protected override void DeliveryFailed(Exception exception) => Failures.Add(exception);
     }
 
     /// <summary>A bus client recording publishes; as every <see cref="IBusClient"/>, it publishes deliver-as too.</summary>

@@ -27,9 +27,10 @@ internal static class StreamTestKit
         store.Store(Encoding.UTF8.GetBytes(subject), new ReadOnlySequence<byte>(Headers(headerLines)), Bytes("x"));
 
     /// <summary>A stream on a memory store of an engine that is not started (no API), on the bus of a plain broker.</summary>
-    public static async Task<(JetStreamAccount Account, MessageStream Stream)> StreamAsync(TestBroker broker, string directory, StreamConfig config)
+    /// <param name="interest">Whether a pull request's requester still listens (none: nobody does, requests are dropped).</param>
+    public static async Task<(JetStreamAccount Account, MessageStream Stream)> StreamAsync(TestBroker broker, string directory, StreamConfig config, ISubjectInterest? interest = null)
     {
-        var engine = new JetStreamEngine(new JetStreamOptions { StoreDirectory = directory }, broker.Bus, [new MemoryStoreProvider()], null, NullLoggerFactory.Instance);
+        var engine = new JetStreamEngine(new JetStreamOptions { StoreDirectory = directory }, broker.Bus, [new MemoryStoreProvider()], interest, NullLoggerFactory.Instance);
         var account = new JetStreamAccount(engine, BrokerAccount.GlobalName, AccountJetStreamLimits.Unlimited);
         var stream = await MessageStream.CreateAsync(account, engine.FindProvider(MemoryStoreProvider.TypeName)!, config);
         return (account, stream);

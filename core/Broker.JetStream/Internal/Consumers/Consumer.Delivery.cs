@@ -9,11 +9,8 @@ namespace Broker.JetStream.Internal.Consumers;
 /// subscriber with flow-control room, or a waiting pull request), the held paced message, a redelivery, the next of the
 /// last-per-subject list or the next match in the stream, paced, charged to the request and recorded as delivered.
 /// </summary>
-internal sealed partial class Consumer : IDeliverySource
+internal sealed partial class Consumer
 {
-    /// <summary>Asks for delivery; runs it on this thread unless a runner is already at work.</summary>
-    public void Kick() => runner.Kick();
-
     /// <summary>Tells the consumer a matching message was stored (after the stream released its lock).</summary>
     public void OnNewMessage(ulong sequence)
     {
@@ -35,7 +32,7 @@ internal sealed partial class Consumer : IDeliverySource
         Kick();
     }
 
-    bool IDeliverySource.TryTake(ref DeliverySend send)
+    protected override bool TakeNext(ref DeliverySend send)
     {
         lock (gate)
         {
@@ -43,9 +40,9 @@ internal sealed partial class Consumer : IDeliverySource
         }
     }
 
-    void IDeliverySource.Delivered(ulong sequence) => stream.OnAcknowledged(this, sequence);
+    protected override void Delivered(ulong sequence) => stream.OnAcknowledged(this, sequence);
 
-    void IDeliverySource.Failed(Exception exception)
+    protected override void DeliveryFailed(Exception exception)
     {
         lock (gate)
         {
@@ -114,12 +111,12 @@ internal sealed partial class Consumer : IDeliverySource
 
         var fromHeld = pacer is not null && pacer.Holding;
         var replayDone = false;
-        var deliveryCount = fromHeld ? selector.TakeHeld(pacer!, out replayDone) : 0;
+        var deliveryCount = fromHeld ? selector.TakeHeld(pacer!, acks, stream.Store, out replayDone) : 0;
         if (deliveryCount == 0)
         {
             fromHeld = false;
             replayDone = false;
-            deliveryCount = selector.Next();
+            deliveryCount = selector.Next(cursor, acks, stream.Store);
         }
 
         if (deliveryCount == 0)
@@ -149,6 +146,7 @@ internal sealed partial class Consumer : IDeliverySource
         var counted = !fromHeld && deliveryCount == 1 && cursor.CountOff(message.Sequence);
 
         // nats-server charges the same size to a pull request's max_bytes, the rate limit and flow control.
+        var format = FormatLocked;
         var size = format.DeliverySize(message, deliveryCount, cursor.DeliverySequence, cursor.NumPending());
         if (pacer is not null && pacer.MustWait(message, deliveryCount, pacer.RateLimited ? size : 0, replayDone))
         {

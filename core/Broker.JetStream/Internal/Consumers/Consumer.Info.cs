@@ -52,7 +52,11 @@ internal sealed partial class Consumer
             config = updated;
             acks.Configure(updated);
             pull?.Configure(updated);
-            format.HeadersOnly = updated.HeadersOnly;
+            if (format is not null)
+            {
+                format.HeadersOnly = updated.HeadersOnly;
+            }
+
             ConfigureInactivity(updated);
             push?.Configure(updated, cursor.LastDelivered, HasInactivityThreshold);
             if (pause is not null || updated.PauseUntil is not null)

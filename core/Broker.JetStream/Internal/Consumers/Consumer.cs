@@ -11,7 +11,7 @@ namespace Broker.JetStream.Internal.Consumers;
 /// collaborators that each keep their own state: where it is in the stream (<see cref="StreamCursor"/>), what it
 /// delivered and awaits acknowledgements for and what to redeliver (<see cref="AckTracker"/>, with
 /// <see cref="ConsumerEvents"/> for advisories and ack metrics), how deliveries are paced (<see cref="DeliveryPacer"/>) or paused (<see cref="ConsumerPause"/>),
-/// which pull request may take them (<see cref="ConsumerPriority"/>, 2.11's priority groups), which message goes next (<see cref="DeliverySelector"/>), how they look on the wire (<see cref="DeliveryFormat"/>), who sends them (<see cref="DeliveryRunner"/>, control
+/// which pull request may take them (<see cref="ConsumerPriority"/>, 2.11's priority groups), which message goes next (<see cref="DeliverySelector"/>), how they look on the wire (<see cref="DeliveryFormat"/>), who sends them (<see cref="DeliveryRunner"/>, its base class, control
 /// messages from the <see cref="ConsumerOutbox"/> first), the front end that says where they go: a deliver subject
 /// (<see cref="PushDelivery"/>) or the reply subjects of pull requests (<see cref="PullRequests"/>), and when nobody
 /// used it for too long (<see cref="InactivityClock"/>); the stream's <see cref="ConsumerInbox"/> is its bus side. The consumer takes
@@ -23,7 +23,7 @@ namespace Broker.JetStream.Internal.Consumers;
 /// the consumer, which takes it. Everything the consumer sends goes out through one delivery runner at a time, outside
 /// the lock, so control messages and deliveries keep their order and no bus call is made under the lock.
 /// </remarks>
-internal sealed partial class Consumer : IConsumerTimers
+internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
 {
     private readonly MessageStream stream;
     private readonly Lock gate = new();
@@ -34,9 +34,9 @@ internal sealed partial class Consumer : IConsumerTimers
     private readonly AckTracker acks;
     // Made when the consumer replays at the original pace or is rate limited (a configuration update may set a limit).
     private DeliveryPacer? pacer;
-    private readonly DeliveryFormat format;
-    private readonly DeliverySelector selector;
-    private readonly DeliveryRunner runner;
+    // Made with the first delivery or acknowledgement (FormatLocked): an idle consumer holds none (64 B, issue 25).
+    private DeliveryFormat? format;
+    private DeliverySelector selector;
     private readonly PushDelivery? push;
     private readonly PullRequests? pull;
 
@@ -58,9 +58,11 @@ internal sealed partial class Consumer : IConsumerTimers
         cursor = new StreamCursor(stream.Store);
         cursor.SetFilters(config);
         acks = new AckTracker(config, store, this);
-        format = new DeliveryFormat(stream.Name, name, config.HeadersOnly);
-        selector = new DeliverySelector(cursor, acks, stream.Store);
-        runner = new DeliveryRunner(Client, this);
+
+        // The stream's inbox (the ack and pull-request subscriptions) must exist before the create reply goes out: the
+        // client's first pull request follows the reply at once, and one published before the inbox subscribed is lost
+        // (nobody else answers it). Made here, not by the first delivery's Client: the kick after the reply can be late.
+        _ = stream.ConsumerInbox;
 
         // Push or pull is fixed for a consumer's life (an update may not change it).
         if (config.IsPush)
@@ -83,13 +85,31 @@ internal sealed partial class Consumer : IConsumerTimers
     public IConsumerStore Store { get; }
 
     /// <summary>The client of the stream's <see cref="ConsumerInbox"/>, shared by its consumers.</summary>
-    public IBusClient Client => stream.ConsumerInbox.Client;
+    public override IBusClient Client => stream.ConsumerInbox.Client;
 
     // Read through the stream, not held: every field is 8 B of each of 10,000 idle MQTT QoS 1 consumers (issue 25).
     private JetStreamAccount Account => stream.Account;
 
-    /// <summary>The ack subject's format; the stream's <see cref="ConsumerInbox"/> reads acknowledgements with it.</summary>
-    public DeliveryFormat Format => format;
+    /// <summary>The ack subject's format; the stream's <see cref="ConsumerInbox"/> reads acknowledgements with it. Any thread.</summary>
+    public DeliveryFormat Format
+    {
+        get
+        {
+            var current = Volatile.Read(ref format);
+            if (current is not null)
+            {
+                return current;
+            }
+
+            lock (gate)
+            {
+                return FormatLocked;
+            }
+        }
+    }
+
+    // Made under the lock, so a configuration update (which sets headers_only on it) never misses the one made.
+    private DeliveryFormat FormatLocked => format ??= new DeliveryFormat(stream.Name, Name, config.HeadersOnly);
 
     public MessageStream Stream => stream;
 
@@ -174,7 +194,7 @@ internal sealed partial class Consumer : IConsumerTimers
 
     /// <summary>
     /// Subscribes to acknowledgements, pull requests and flow control, and starts the timers. Delivery starts with the
-    /// first <see cref="Kick"/>, which the API sends after its reply, so the create response comes first as from nats-server.
+    /// first <see cref="DeliveryRunner.Kick"/>, which the API sends after its reply, so the create response comes first as from nats-server.
     /// </summary>
     public void Start()
     {

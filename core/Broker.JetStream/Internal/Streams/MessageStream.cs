@@ -160,7 +160,10 @@ internal sealed partial class MessageStream
     public ConsumerSnapshot ConsumersSnapshot => consumers.Snapshot;
 
     /// <summary>The bus side its consumers share (their client, ack and pull-request subscriptions), made with the first.</summary>
-    public ConsumerInbox ConsumerInbox =>
+    public ConsumerInbox ConsumerInbox => Volatile.Read(ref consumerInbox) ?? MakeConsumerInbox();
+
+    // Apart from the getter: its lambda captures this, a delegate made with every read (each delivery batch reads it).
+    private ConsumerInbox MakeConsumerInbox() =>
         LazyInitializer.EnsureInitialized(ref consumerInbox, ref consumerInboxGate, () => new ConsumerInbox(account.Bus, account.BusAccount, Name, consumers));
 
     public int ConsumerCount => consumers.Count;
