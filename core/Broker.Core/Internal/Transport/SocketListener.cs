@@ -107,7 +107,9 @@ internal sealed class SocketListener : IConnectionListener
     {
         var now = Environment.TickCount64;
         var deadline = (long)settings.WriteDeadline.TotalMilliseconds;
-        foreach (var connection in connections.Current.Keys)
+        // The dictionary itself, not its Keys: Keys copies every connection into a new list at each sweep (80 KB a
+        // second at 10,000 idle connections, garbage that kept the idle server's first generation filling; issue 25).
+        foreach (var (connection, _) in connections.Current)
         {
             connection.CheckWriteDeadline(now, deadline);
         }

@@ -288,7 +288,7 @@ internal sealed class SessionManager : IDisposable
                     discards.Start(discarded, session.ToRecord());
                 }
 
-                await StoreQuietlyAsync(session.ClientId, "delete", () => store.DeleteAsync(session.ClientId, CancellationToken.None)).ConfigureAwait(false);
+                await DeleteQuietlyAsync(session.ClientId).ConfigureAwait(false);
                 return false;
             }
 
@@ -389,7 +389,7 @@ internal sealed class SessionManager : IDisposable
                     }
 
                     await DiscardAsync(session).ConfigureAwait(false);
-                    await StoreQuietlyAsync(session.ClientId, "delete", () => store.DeleteAsync(session.ClientId, CancellationToken.None)).ConfigureAwait(false);
+                    await DeleteQuietlyAsync(session.ClientId).ConfigureAwait(false);
                 }
             }
             finally
@@ -427,7 +427,7 @@ internal sealed class SessionManager : IDisposable
                         await discarded(entry.Record).ConfigureAwait(false);
                     }
 
-                    await StoreQuietlyAsync(clientId, "delete", () => store.DeleteAsync(clientId, CancellationToken.None)).ConfigureAwait(false);
+                    await DeleteQuietlyAsync(clientId).ConfigureAwait(false);
                 }
             }
             finally
@@ -486,6 +486,12 @@ internal sealed class SessionManager : IDisposable
     /// A store call where no client waits for the outcome (disconnect, expiry): a failure is logged and the broker
     /// goes on; the session stays as it was stored last.
     /// </summary>
+    // Not a lambda at the call: the expiry sweep runs four times a second over every session, and a lambda capturing the
+    // loop's session made its closure at each iteration (32 B per session per sweep, 1.3 MB/s at 10,000 idle sessions:
+    // the GC's first generation filled and committed more memory while nothing happened; issue 25).
+    private Task DeleteQuietlyAsync(string clientId)
+        => StoreQuietlyAsync(clientId, "delete", () => store.DeleteAsync(clientId, CancellationToken.None));
+
     private async Task StoreQuietlyAsync(string clientId, string operation, Func<ValueTask> call)
     {
         try
