@@ -20,9 +20,10 @@ namespace Broker.Core.Internal.Transport;
 /// reader asked for it (<c>here</c>: a connection past its set-up reads) is instead made on the engine's thread and its
 /// continuation runs there: one read loop that receives and parses in turn gains nothing from a worker (there is no
 /// receive to overlap with its parse), and the hand-off cost a pool wake-up and the idle workers' spinning
-/// (<c>sched_yield</c>) per readiness (docs/benchmarks.md "ws3"). So that such a connection cannot keep the engine's
-/// thread from the others, a readiness handled there receives at most about <see cref="BytesPerDispatch"/>; the next
-/// receive arms the set and waits its turn behind the other sockets' events. The object is the receive's awaited source; the send's wait is a small object
+/// (<c>sched_yield</c>) per readiness (docs/benchmarks.md "ws3"). So that a connection that streams without a pause
+/// cannot keep the engine's thread from the others, a readiness handled there receives at most about
+/// <see cref="BytesPerDispatch"/>; the next receive is made on a worker, where the stream then continues as it did
+/// before (its receives find bytes at once) until one has to wait, which arms the set for the engine's thread again. The object is the receive's awaited source; the send's wait is a small object
 /// made the first time a send had to wait. State changes happen under this object's own monitor (nothing outside locks
 /// on it).
 /// </remarks>
@@ -101,8 +102,8 @@ internal sealed class EpollSocket : IValueTaskSource<int>, IThreadPoolWorkItem
         var errno = EpollInterop.EAgain;
         if (ReferenceEquals(dispatching, this) && receivedHere >= BytesPerDispatch)
         {
-            // This readiness had its share of the engine's thread: wait for the next one (at once if bytes are there),
-            // behind the other sockets' events.
+            // This readiness had its share of the engine's thread: a stream goes on on a worker.
+            return ReceiveOnWorker(buffer);
         }
         else
         {
@@ -137,7 +138,7 @@ internal sealed class EpollSocket : IValueTaskSource<int>, IThreadPoolWorkItem
 
             receiveInto = buffer;
             receiving = true;
-            receiveHere = here;
+            receiveHere = here && engine.ReceivesHere;
             receive.Reset();
             failed = Arm(EpollInterop.EpollIn);
             if (failed != 0)
@@ -244,6 +245,30 @@ internal sealed class EpollSocket : IValueTaskSource<int>, IThreadPoolWorkItem
         }
 
         failSend?.Core.SetException(new ObjectDisposedException(nameof(Socket)));
+    }
+
+    // On the engine's thread, a readiness's share received: the receive is made, and its continuation run, on a worker.
+    private ValueTask<int> ReceiveOnWorker(Memory<byte> buffer)
+    {
+        lock (this)
+        {
+            if (closed)
+            {
+                return ValueTask.FromException<int>(new ObjectDisposedException(nameof(Socket)));
+            }
+
+            receiveInto = buffer;
+            receiving = true;
+            receiveHere = false;
+            receive.Reset();
+        }
+
+        if (Interlocked.Or(ref ready, EpollInterop.EpollIn) == 0)
+        {
+            ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
+        }
+
+        return new ValueTask<int>(this, receive.Version);
     }
 
     /// <summary>
