@@ -5,7 +5,7 @@ namespace Broker.Core.Internal.Transport;
 /// <summary>
 /// The process's epoll set for on-demand connections (<see cref="EpollSocket"/>, issue 25): one dedicated thread waits
 /// in <c>epoll_wait</c> and hands each readiness to the socket it names, which queues its own work item to the thread
-/// pool (the thread never runs an application's parse). The runtime's <c>Socket</c> keeps per socket an
+/// pool, or, for a receive that asked for it, makes the receive on this thread (<see cref="EpollSocket"/>'s remarks). The runtime's <c>Socket</c> keeps per socket an
 /// <c>AwaitableSocketAsyncEventArgs</c>, a <c>SocketAsyncContext</c> with its operations and an engine registration
 /// (about 1.1 KB) from its first asynchronous receive; a socket read here never makes them.
 /// </summary>
@@ -21,6 +21,14 @@ internal sealed unsafe class EpollEngine
     /// <summary>The environment variable that turns this transport off (<c>0</c> or <c>false</c>; default on).</summary>
     public const string SwitchVariable = "BROKER_EPOLL_TRANSPORT";
 
+    /// <summary>
+    /// The environment variable that makes every readiness go to a worker (<c>0</c> or <c>false</c>; default: a receive
+    /// that asks for it is made on the engine's thread, <see cref="EpollSocket.ReceiveAsync"/>). Read once per process;
+    /// for comparing the two on one build (docs/benchmarks.md "ws3"). Not <c>BROKER_</c>-prefixed: the host reads those
+    /// as its configuration and refuses unknown ones.
+    /// </summary>
+    public const string InlineVariable = "EPOLL_INLINE_RECEIVES";
+
     private const int MaxEvents = 256;
 
     private static readonly Lazy<EpollEngine?> shared = new(Create);
@@ -34,6 +42,7 @@ internal sealed unsafe class EpollEngine
     private EpollEngine(int epfd)
     {
         this.epfd = epfd;
+        ReceivesHere = !IsOff(Environment.GetEnvironmentVariable(InlineVariable));
         var thread = new Thread(Run) { IsBackground = true, Name = "epoll" };
         thread.UnsafeStart();
     }
@@ -42,6 +51,9 @@ internal sealed unsafe class EpollEngine
     public static EpollEngine? Shared => shared.Value;
 
     internal int Descriptor => epfd;
+
+    /// <summary>Whether a receive may ask to be made on this engine's thread (<see cref="InlineVariable"/>).</summary>
+    internal bool ReceivesHere { get; }
 
     /// <summary>A key for a new registration (never 0).</summary>
     internal int NextKey()
@@ -94,8 +106,7 @@ internal sealed unsafe class EpollEngine
             return null;
         }
 
-        var setting = Environment.GetEnvironmentVariable(SwitchVariable);
-        if (setting is not null && (setting == "0" || setting.Equals("false", StringComparison.OrdinalIgnoreCase)))
+        if (IsOff(Environment.GetEnvironmentVariable(SwitchVariable)))
         {
             return null;
         }
@@ -145,6 +156,9 @@ internal sealed unsafe class EpollEngine
             }
         }
     }
+
+    private static bool IsOff(string? setting)
+        => setting is not null && (setting == "0" || setting.Equals("false", StringComparison.OrdinalIgnoreCase));
 
     private static EpollSocket? Find(EpollSocket?[] table, int fd, int key)
         => fd < table.Length && Volatile.Read(ref table[fd]) is { } socket && socket.Key == key ? socket : null;

@@ -14,14 +14,34 @@ namespace Broker.Core.Internal.Transport;
 /// <remarks>
 /// Registered <c>EPOLLONESHOT</c>: a wait arms the events it wants (<c>EPOLLIN</c> for a receive, <c>EPOLLOUT</c> for a
 /// send the kernel did not take whole), an event disarms the registration, and what is still wanted is armed again. The
-/// engine's thread only records which waits fired and queues this object to the thread pool (one work item however many
+/// engine's thread records which waits fired and queues this object to the thread pool (one work item however many
 /// fired); there the receive is made and its <see cref="ValueTask{TResult}"/> completed, so the reader's continuation
-/// (and the application's parse) runs on a pool thread, inline, as it did after the runtime's receive. The object is the
-/// receive's awaited source; the send's wait is a small object made the first time a send had to wait. State changes
-/// happen under this object's own monitor (nothing outside locks on it).
+/// (and the application's parse) runs on a pool thread, inline, as it did after the runtime's receive. A receive whose
+/// reader asked for it (<c>here</c>: a connection past its set-up reads) is instead made on the engine's thread and its
+/// continuation runs there: one read loop that receives and parses in turn gains nothing from a worker (there is no
+/// receive to overlap with its parse), and the hand-off cost a pool wake-up and the idle workers' spinning
+/// (<c>sched_yield</c>) per readiness (docs/benchmarks.md "ws3"). So that a connection that streams without a pause
+/// cannot keep the engine's thread from the others, a readiness handled there receives at most about
+/// <see cref="BytesPerDispatch"/>; the next receive is made on a worker, where the stream then continues as it did
+/// before (its receives find bytes at once) until one has to wait, which arms the set for the engine's thread again. The object is the receive's awaited source; the send's wait is a small object
+/// made the first time a send had to wait. State changes happen under this object's own monitor (nothing outside locks
+/// on it).
 /// </remarks>
 internal sealed class EpollSocket : IValueTaskSource<int>, IThreadPoolWorkItem
 {
+    /// <summary>
+    /// How many bytes a readiness handled on the engine's thread receives there (its own receive and the reader's next
+    /// ones that find bytes at once) before the next receive waits for the set again: 256 KiB, four of a streaming
+    /// publisher's largest reads (<see cref="ReceiveSizing.MaxSize"/>), parsed before the other sockets' turn.
+    /// </summary>
+    internal const int BytesPerDispatch = 256 * 1024;
+
+    // On the engine's thread, while a readiness is handled there: its socket, and the bytes received for it so far.
+    [ThreadStatic]
+    private static EpollSocket? dispatching;
+    [ThreadStatic]
+    private static int receivedHere;
+
     private readonly EpollEngine engine;
     private readonly SafeSocketHandle handle;
     private readonly int fd;
@@ -30,6 +50,8 @@ internal sealed class EpollSocket : IValueTaskSource<int>, IThreadPoolWorkItem
     private int wanted;
     private bool registered;
     private bool receiving;
+    // The pending receive may be made, and its continuation run, on the engine's thread.
+    private bool receiveHere;
     private bool closed;
     // Events delivered and not yet handled by Execute (the engine's thread sets them; Execute takes them).
     private int ready;
@@ -70,21 +92,40 @@ internal sealed class EpollSocket : IValueTaskSource<int>, IThreadPoolWorkItem
     /// buffer waits for readability only (no buffer held) and completes with 0. Fails with a
     /// <see cref="SocketException"/> (reset) or <see cref="ObjectDisposedException"/> (closed by us).
     /// </summary>
-    public ValueTask<int> ReceiveAsync(Memory<byte> buffer)
+    /// <param name="buffer">Where to receive; empty to wait for readability only.</param>
+    /// <param name="here">
+    /// When the receive has to wait: make it and run its continuation on the engine's thread, not a worker (default
+    /// false). Only for a reader whose continuation cannot block that thread for long (past a connection's set-up).
+    /// </param>
+    public ValueTask<int> ReceiveAsync(Memory<byte> buffer, bool here = false)
     {
-        // An empty buffer peeks at one byte (on the stack): bytes or the end there already complete it at once, as a
-        // busy connection's would, without arming the set and a hop through the pool (whose completion could also
-        // beat the reader's continuation and make the core queue it, an allocation).
-        Span<byte> peek = stackalloc byte[1];
-        var received = buffer.IsEmpty ? Receive(peek, out var errno, EpollInterop.MsgPeek) : Receive(buffer.Span, out errno);
-        if (received >= 0)
+        var errno = EpollInterop.EAgain;
+        if (ReferenceEquals(dispatching, this) && receivedHere >= BytesPerDispatch)
         {
-            return new ValueTask<int>(buffer.IsEmpty ? 0 : received);
+            // This readiness had its share of the engine's thread: a stream goes on on a worker.
+            return ReceiveOnWorker(buffer);
         }
-
-        if (errno != EpollInterop.EAgain)
+        else
         {
-            return ValueTask.FromException<int>(Failure(errno));
+            // An empty buffer peeks at one byte (on the stack): bytes or the end there already complete it at once, as
+            // a busy connection's would, without arming the set and a hop through the pool (whose completion could
+            // also beat the reader's continuation and make the core queue it, an allocation).
+            Span<byte> peek = stackalloc byte[1];
+            var received = buffer.IsEmpty ? Receive(peek, out errno, EpollInterop.MsgPeek) : Receive(buffer.Span, out errno);
+            if (received >= 0)
+            {
+                if (ReferenceEquals(dispatching, this))
+                {
+                    receivedHere += received;
+                }
+
+                return new ValueTask<int>(buffer.IsEmpty ? 0 : received);
+            }
+
+            if (errno != EpollInterop.EAgain)
+            {
+                return ValueTask.FromException<int>(Failure(errno));
+            }
         }
 
         int failed;
@@ -97,6 +138,7 @@ internal sealed class EpollSocket : IValueTaskSource<int>, IThreadPoolWorkItem
 
             receiveInto = buffer;
             receiving = true;
+            receiveHere = here && engine.ReceivesHere;
             receive.Reset();
             failed = Arm(EpollInterop.EpollIn);
             if (failed != 0)
@@ -205,10 +247,38 @@ internal sealed class EpollSocket : IValueTaskSource<int>, IThreadPoolWorkItem
         failSend?.Core.SetException(new ObjectDisposedException(nameof(Socket)));
     }
 
-    /// <summary>On the engine's thread: records what fired, arms what is still wanted, queues the work.</summary>
+    // On the engine's thread, a readiness's share received: the receive is made, and its continuation run, on a worker.
+    private ValueTask<int> ReceiveOnWorker(Memory<byte> buffer)
+    {
+        lock (this)
+        {
+            if (closed)
+            {
+                return ValueTask.FromException<int>(new ObjectDisposedException(nameof(Socket)));
+            }
+
+            receiveInto = buffer;
+            receiving = true;
+            receiveHere = false;
+            receive.Reset();
+        }
+
+        if (Interlocked.Or(ref ready, EpollInterop.EpollIn) == 0)
+        {
+            ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
+        }
+
+        return new ValueTask<int>(this, receive.Version);
+    }
+
+    /// <summary>
+    /// On the engine's thread: records what fired, arms what is still wanted, queues the work (or makes a receive that
+    /// asked for it here).
+    /// </summary>
     internal void OnEvents(int mask)
     {
         var fired = 0;
+        var readHere = false;
         lock (this)
         {
             if (closed)
@@ -234,11 +304,32 @@ internal sealed class EpollSocket : IValueTaskSource<int>, IThreadPoolWorkItem
                 // seen by that wait's syscall once it runs.
                 Control(EpollInterop.CtlMod, wanted);
             }
+
+            if ((fired & EpollInterop.EpollIn) != 0 && receiveHere)
+            {
+                // One receive waits for this event (one-shot: no worker can be making it), so it is made here.
+                readHere = true;
+                fired &= ~EpollInterop.EpollIn;
+            }
         }
 
         if (fired != 0 && Interlocked.Or(ref ready, fired) == 0)
         {
             ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
+        }
+
+        if (readHere)
+        {
+            dispatching = this;
+            receivedHere = 0;
+            try
+            {
+                Readable();
+            }
+            finally
+            {
+                dispatching = null;
+            }
         }
     }
 
@@ -290,6 +381,10 @@ internal sealed class EpollSocket : IValueTaskSource<int>, IThreadPoolWorkItem
         if (!into.IsEmpty)
         {
             received = Receive(into.Span, out errno);
+            if (received > 0 && ReferenceEquals(dispatching, this))
+            {
+                receivedHere = received;
+            }
         }
 
         lock (this)

@@ -59,6 +59,9 @@ internal struct ReceiveSizing
     /// <summary>Whether a read of <paramref name="received"/> bytes is small enough to be parsed where it arrived.</summary>
     public readonly bool IsSmall(int received) => received <= InlineParseBytes && reads >= SetupReads;
 
+    /// <summary>Whether the connection's first <see cref="SetupReads"/> reads (CONNECT, a handshake) are behind it.</summary>
+    public readonly bool PastSetup => reads >= SetupReads;
+
     /// <summary>The buffer to ask the pipe for.</summary>
     public readonly int Size => size == 0 ? MinSize : size;
 

@@ -216,12 +216,12 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
             {
                 if (zeroByteReceive)
                 {
-                    receive = Receive(Memory<byte>.Empty);
+                    receive = Receive(Memory<byte>.Empty, sizing.PastSetup);
                 }
                 else
                 {
                     unread.EnsureSpace(sizing.Size);
-                    receive = Receive(unread.Free);
+                    receive = Receive(unread.Free, sizing.PastSetup);
                 }
             }
             catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
@@ -381,8 +381,11 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
         }
     }
 
-    private ValueTask<int> Receive(Memory<byte> into)
-        => epoll is null ? socket.ReceiveAsync(into, SocketFlags.None) : epoll.ReceiveAsync(into);
+    // here: a receive that waits is made, and the application's continuation run, on the epoll engine's thread (past the
+    // connection's set-up reads, whose CONNECT check or handshake could stall every socket of the engine): this reader
+    // receives and parses in turn, so a worker would add a hop and its idle spinning, not overlap (docs/benchmarks.md "ws3").
+    private ValueTask<int> Receive(Memory<byte> into, bool here = false)
+        => epoll is null ? socket.ReceiveAsync(into, SocketFlags.None) : epoll.ReceiveAsync(into, here);
 
     private async Task DrainAsync()
     {
