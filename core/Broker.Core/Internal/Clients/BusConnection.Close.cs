@@ -57,7 +57,12 @@ internal sealed partial class BusConnection
 
     public string ClosedReasonText => CloseReason ?? string.Empty;
 
-    public DateTimeOffset? ClosedAt { get; private set; }
+    // UTC ticks of the close, 0 while open: 8 B where a DateTimeOffset? took 24 on every connection (issue 25).
+    private long closedAtTicks;
+
+    public DateTimeOffset? ClosedAt => Volatile.Read(ref closedAtTicks) is var ticks and not 0
+        ? new DateTimeOffset(ticks, TimeSpan.Zero)
+        : null;
 
     protected override string ClosedMessage => "The bus connection was closed: " + (CloseReason ?? "Client Closed");
 
@@ -179,7 +184,7 @@ internal sealed partial class BusConnection
             output.Abandon();
         }
 
-        ClosedAt = DateTimeOffset.UtcNow;
+        Volatile.Write(ref closedAtTicks, DateTime.UtcNow.Ticks);
         Server.ClosedClients.Record(this, []);
         SignalClosed();
     }
@@ -189,7 +194,7 @@ internal sealed partial class BusConnection
         var subscriptions = Server.ClosedClients.SubscriptionsToKeep(this);
         CloseSubscriptions();
         FailPendingRequests();
-        ClosedAt = DateTimeOffset.UtcNow;
+        Volatile.Write(ref closedAtTicks, DateTime.UtcNow.Ticks);
         Server.Unregister(this);
         Server.ClosedClients.Record(this, subscriptions);
         Server.Events?.ClientDisconnected(this);

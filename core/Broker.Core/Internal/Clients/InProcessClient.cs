@@ -210,7 +210,7 @@ internal partial class InProcessClient : ClientBase, IBusClient
         subscription.Handler = handler;
         subscription.Output = output;
         AddChecked(subscription);
-        return new BusSubscription(this, subscription);
+        return subscription;
     }
 
     private Subscription CreateSubscription(string subject, string? queueGroup)
@@ -274,32 +274,11 @@ internal partial class InProcessClient : ClientBase, IBusClient
     }
 
     /// <summary>Unsubscribes on behalf of the subscriber: what is still queued for the subscription is dropped.</summary>
-    protected void Cancel(Subscription subscription)
+    protected internal void Cancel(Subscription subscription)
     {
         subscription.Cancelled = true;
         RemoveSubscription(subscription);
     }
 
     public override string ToString() => $"{Name ?? "internal"} cid:{Id}";
-
-    private sealed class BusSubscription(InProcessClient client, Subscription subscription) : IBusSubscription
-    {
-        public string Subject => subscription.SubjectString;
-
-        public string? QueueGroup => subscription.QueueString;
-
-        public long Delivered => Interlocked.Read(ref subscription.Delivered);
-
-        public void AutoUnsubscribe(long maxMessages)
-        {
-            ArgumentOutOfRangeException.ThrowIfNegativeOrZero(maxMessages);
-            subscription.Max = maxMessages;
-            if (Interlocked.Read(ref subscription.Delivered) >= maxMessages)
-            {
-                client.RemoveSubscription(subscription);
-            }
-        }
-
-        public void Dispose() => client.Cancel(subscription);
-    }
 }

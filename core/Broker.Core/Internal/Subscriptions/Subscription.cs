@@ -6,7 +6,12 @@ namespace Broker.Core.Internal.Subscriptions;
 /// <summary>
 /// One subscription of one client. Immutable identity (subject, queue, sid); mutable delivery counters.
 /// </summary>
-internal sealed class Subscription
+/// <remarks>
+/// It is also the <see cref="Broker.Abstractions.IBusSubscription"/> an <see cref="InProcessClient"/> hands out, rather
+/// than a 32 B wrapper per subscription: an adapter's idle session holds one for as long as its client is connected
+/// (issue 25). Its members are explicit, so the core's own code does not see them.
+/// </remarks>
+internal sealed class Subscription : Broker.Abstractions.IBusSubscription
 {
     public Subscription(ClientBase client, byte[] subject, byte[]? queue, byte[] sid)
     {
@@ -88,6 +93,25 @@ internal sealed class Subscription
     public string? QueueString => Queue is null ? null : Encoding.UTF8.GetString(Queue);
 
     public string SidString => Encoding.UTF8.GetString(Sid);
+
+    string Broker.Abstractions.IBusSubscription.Subject => SubjectString;
+
+    string? Broker.Abstractions.IBusSubscription.QueueGroup => QueueString;
+
+    long Broker.Abstractions.IBusSubscription.Delivered => Interlocked.Read(ref Delivered);
+
+    void Broker.Abstractions.IBusSubscription.AutoUnsubscribe(long maxMessages)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(maxMessages);
+        Max = maxMessages;
+        if (Interlocked.Read(ref Delivered) >= maxMessages)
+        {
+            Client.RemoveSubscription(this);
+        }
+    }
+
+    /// <summary>Unsubscribes on behalf of the subscriber (handed out by <see cref="InProcessClient"/> only).</summary>
+    void IDisposable.Dispose() => ((InProcessClient)Client).Cancel(this);
 
     public override string ToString() => Queue is null ? $"{SubjectString} [{SidString}]" : $"{SubjectString} {QueueString} [{SidString}]";
 }

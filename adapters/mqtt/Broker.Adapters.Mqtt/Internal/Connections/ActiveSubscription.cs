@@ -14,19 +14,16 @@ internal sealed class ActiveSubscription
     private IBusSubscription? busSubscription;
     private IBusSubscription? parentSubscription;
 
+    // subject: the NATS subject the filter maps to; not kept (the bus subscriptions hold it as bytes; issue 25).
     public ActiveSubscription(SubscriptionRecord record, string subject, string? queueGroup, string topicFilter)
     {
         Record = record;
-        Subject = subject;
         QueueGroup = queueGroup;
         TopicFilter = topicFilter;
         Reserved = Topics.TopicMapper.IsReservedSubscription(subject);
     }
 
     public SubscriptionRecord Record { get; }
-
-    /// <summary>The NATS subject the filter maps to.</summary>
-    public string Subject { get; }
 
     /// <summary>The queue group of a shared subscription (<c>$share/&lt;group&gt;/...</c>), or <see langword="null"/>.</summary>
     public string? QueueGroup { get; }
