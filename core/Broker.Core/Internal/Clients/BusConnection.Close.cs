@@ -57,12 +57,9 @@ internal sealed partial class BusConnection
 
     public string ClosedReasonText => CloseReason ?? string.Empty;
 
-    // UTC ticks of the close, 0 while open: 8 B where a DateTimeOffset? took 24 on every connection (issue 25).
-    private long closedAtTicks;
+    private CloseStamp closedAt;
 
-    public DateTimeOffset? ClosedAt => Volatile.Read(ref closedAtTicks) is var ticks and not 0
-        ? new DateTimeOffset(ticks, TimeSpan.Zero)
-        : null;
+    public DateTimeOffset? ClosedAt => closedAt.Read();
 
     protected override string ClosedMessage => "The bus connection was closed: " + (CloseReason ?? "Client Closed");
 
@@ -184,7 +181,7 @@ internal sealed partial class BusConnection
             output.Abandon();
         }
 
-        Volatile.Write(ref closedAtTicks, DateTime.UtcNow.Ticks);
+        closedAt.Stamp();
         Server.ClosedClients.Record(this, []);
         SignalClosed();
     }
@@ -194,7 +191,7 @@ internal sealed partial class BusConnection
         var subscriptions = Server.ClosedClients.SubscriptionsToKeep(this);
         CloseSubscriptions();
         FailPendingRequests();
-        Volatile.Write(ref closedAtTicks, DateTime.UtcNow.Ticks);
+        closedAt.Stamp();
         Server.Unregister(this);
         Server.ClosedClients.Record(this, subscriptions);
         Server.Events?.ClientDisconnected(this);

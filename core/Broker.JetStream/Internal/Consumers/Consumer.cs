@@ -91,25 +91,18 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
     private JetStreamAccount Account => stream.Account;
 
     /// <summary>The ack subject's format; the stream's <see cref="ConsumerInbox"/> reads acknowledgements with it. Any thread.</summary>
-    public DeliveryFormat Format
-    {
-        get
-        {
-            var current = Volatile.Read(ref format);
-            if (current is not null)
-            {
-                return current;
-            }
-
-            lock (gate)
-            {
-                return FormatLocked;
-            }
-        }
-    }
+    public DeliveryFormat Format => Volatile.Read(ref format) ?? FormatUnderLock();
 
     // Made under the lock, so a configuration update (which sets headers_only on it) never misses the one made.
     private DeliveryFormat FormatLocked => format ??= new DeliveryFormat(stream.Name, Name, config.HeadersOnly);
+
+    private DeliveryFormat FormatUnderLock()
+    {
+        lock (gate)
+        {
+            return FormatLocked;
+        }
+    }
 
     public MessageStream Stream => stream;
 
