@@ -69,6 +69,76 @@ public abstract partial class StreamStoreConformanceTests
         Assert.Single(Heard(heard));
     }
 
+    [Fact(Timeout = Timeout)]
+    public async Task An_expiring_last_message_stays_readable_until_the_handler_returns_and_goes_after()
+    {
+        if (!Features.HasFlag(StoreFeatures.SubjectExpiries) || !KeepsExpiredForMarker)
+        {
+            return;
+        }
+
+        // The engine stores its marker from the handler: a reader between the expiry and the marker would otherwise
+        // find the subject empty (a key-value get reads "not found", not "deleted").
+        var store = await CreateAsync(NewConfig() with { MaxAge = TimeSpan.FromSeconds(1) });
+        var seen = new List<(ulong Expired, LoadStatus Status, ulong Last)>();
+        store.RegisterSubjectExpiries((sequence, subject, _) =>
+        {
+            var last = new StoredMessage();
+            var status = store.LoadLast(subject, last);
+            lock (seen)
+            {
+                seen.Add((sequence, status, last.Sequence));
+            }
+        });
+        StoreHeaders(store, "foo.a", "", default);
+        StoreHeaders(store, "foo.b", "", OneSecondToLive);
+
+        // Neither handler stored anything: both messages go after it returns.
+        await WaitUntil(() => store.GetState().Messages == 0);
+        lock (seen)
+        {
+            Assert.Equal([(1UL, LoadStatus.Found, 1UL), (2UL, LoadStatus.Found, 2UL)], seen.OrderBy(s => s.Expired));
+        }
+
+        Assert.NotEqual(LoadStatus.Found, store.Load(1, new StoredMessage()));
+        Assert.NotEqual(LoadStatus.Found, store.Load(2, new StoredMessage()));
+    }
+
+    [Fact(Timeout = Timeout)]
+    public async Task A_marker_stored_from_the_handler_with_a_subject_purge_leaves_the_marker_alone()
+    {
+        if (!Features.HasFlag(StoreFeatures.SubjectExpiries) || !KeepsExpiredForMarker)
+        {
+            return;
+        }
+
+        // What the engine's marker does: a new message on the subject, then the older ones purged (Nats-Rollup: sub).
+        var store = await CreateAsync(NewConfig() with { MaxAge = TimeSpan.FromSeconds(1) });
+        var heard = 0;
+        var stored = StoreStatus.Stored;
+        var purged = ulong.MaxValue;
+        store.RegisterSubjectExpiries((sequence, subject, headers) =>
+        {
+            if (Interlocked.Increment(ref heard) == 1)
+            {
+                // Recorded, not asserted: the handler runs on the store's timer thread.
+                stored = store.Store(subject.ToArray(), new ReadOnlySequence<byte>("NATS/1.0\r\nNats-Marker-Reason: MaxAge\r\n\r\n"u8.ToArray()), ReadOnlySequence<byte>.Empty, OneSecondToLive).Status;
+                Volatile.Write(ref purged, store.Purge(Encoding.UTF8.GetString(subject), 0, 1));
+            }
+        });
+        StoreHeaders(store, "foo.a", "", default);
+
+        // The subject purge removed the expired message (it was still there); the marker stays until its own expiry.
+        await WaitUntil(() => Volatile.Read(ref purged) != ulong.MaxValue);
+        Assert.Equal(StoreStatus.Stored, stored);
+        Assert.Equal(1UL, purged);
+        Assert.NotEqual(LoadStatus.Found, store.Load(1, new StoredMessage()));
+        var marker = new StoredMessage();
+        Assert.Equal(LoadStatus.Found, store.LoadLast("foo.a"u8, marker));
+        Assert.Equal(2UL, marker.Sequence);
+        await WaitUntil(() => store.GetState().Messages == 0);
+    }
+
     private static List<(ulong, string, string)> Listen(IStreamStore store)
     {
         var heard = new List<(ulong, string, string)>();

@@ -27,6 +27,12 @@ public abstract partial class StreamStoreConformanceTests : IAsyncLifetime
     /// <summary>Whether the store keeps streams across a restart (recovery tests run only then).</summary>
     protected virtual bool IsDurable => false;
 
+    /// <summary>
+    /// Whether the store keeps a message expiring as the last of its subject until the subject expiry handler returns
+    /// (the order contract 1.4's handler prefers; a store may also remove first and report after).
+    /// </summary>
+    protected virtual bool KeepsExpiredForMarker => false;
+
     /// <summary>The configuration of a test stream named <paramref name="name"/>, with its folder under <see cref="StoreDirectory"/>.</summary>
     protected StreamStoreConfig NewConfig(string name = "S") => new()
     {

@@ -8,6 +8,8 @@ namespace Broker.Storage.Tests;
 /// <summary>The conformance suite over the memory store plugin.</summary>
 public sealed class MemoryStoreConformance : StreamStoreConformanceTests
 {
+    protected override bool KeepsExpiredForMarker => true;
+
     protected override IStreamStoreProvider CreateProvider() => new MemoryStoreProvider();
 }
 

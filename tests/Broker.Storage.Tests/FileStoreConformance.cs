@@ -9,6 +9,8 @@ public sealed class FileStoreConformance : StreamStoreConformanceTests
 {
     protected override bool IsDurable => true;
 
+    protected override bool KeepsExpiredForMarker => true;
+
     protected override IStreamStoreProvider CreateProvider() => new FileStoreProvider(new FileStoreOptions());
 }
 
@@ -16,6 +18,8 @@ public sealed class FileStoreConformance : StreamStoreConformanceTests
 public sealed class FileStoreConformanceEncryptedCompressed : StreamStoreConformanceTests
 {
     protected override bool IsDurable => true;
+
+    protected override bool KeepsExpiredForMarker => true;
 
     protected override IStreamStoreProvider CreateProvider() => new FileStoreProvider(new FileStoreOptions
     {
@@ -33,6 +37,8 @@ public sealed class FileStoreConformanceEncryptedCompressed : StreamStoreConform
 public sealed class FileStoreConformanceSyncInterval : StreamStoreConformanceTests
 {
     protected override bool IsDurable => true;
+
+    protected override bool KeepsExpiredForMarker => true;
 
     protected override IStreamStoreProvider CreateProvider() => new FileStoreProvider(new FileStoreOptions
     {

@@ -58,11 +58,17 @@ public readonly record struct PendingCount(ulong Total, ulong ValidThrough);
 public delegate void StorageUpdateHandler(long messages, long bytes, ulong sequence, ReadOnlySpan<byte> subject);
 
 /// <summary>
-/// Called by a stream store, outside its locks, after <see cref="StreamStoreConfig.MaxAge"/> or a message's own time to
-/// live (<see cref="StoreOptions.TimeToLive"/>) removed the last message of its subject (contract 1.4; nats-server
-/// 2.11's <c>sdmcb</c>). The engine stores a subject delete marker there. A new message may have arrived on the subject
-/// since: the handler checks. Called after the storage update handler heard of the removal.
+/// Called by a stream store, outside its locks, when <see cref="StreamStoreConfig.MaxAge"/> or a message's own time to
+/// live (<see cref="StoreOptions.TimeToLive"/>) expires the last message of its subject (contract 1.4; nats-server's
+/// <c>handleRemovalOrSdm</c>). The engine stores a subject delete marker there, with <c>Nats-Rollup: sub</c>.
 /// </summary>
+/// <remarks>
+/// The stores of this repository keep the expired message until the handler returns, so the marker's rollup removes
+/// it and a reader never finds the subject empty between the two, then remove it themselves if it is still there (no
+/// marker was stored: the message was a marker itself, or a newer message came). A store may instead remove the
+/// message first and call the handler after the storage update handler heard of the removal, as contract 1.4 first
+/// said: the engine stores the marker in both cases, unless a newer message came on the subject.
+/// </remarks>
 /// <param name="sequence">The removed message's sequence.</param>
 /// <param name="subject">Its subject.</param>
 /// <param name="headers">Its NATS header block, or empty.</param>

@@ -6,8 +6,9 @@ namespace Broker.JetStream.Internal.Streams;
 
 /// <summary>
 /// Subject delete markers (nats-server 2.11's <c>subject_delete_marker_ttl</c>, see <see cref="SubjectDeleteMarkers"/>):
-/// while the configuration asks for them, the store tells the stream when an expiry emptied a subject and the stream
-/// stores a marker there through its publish path (limits, consumers, republish), as nats-server's <c>sdmcb</c> does.
+/// while the configuration asks for them, the store tells the stream when an expiry empties a subject and the stream
+/// stores a marker there through its publish path (limits, consumers, republish), as nats-server's <c>sdmcb</c> does;
+/// the marker's <c>Nats-Rollup: sub</c> removes the expired message, which the store kept until then.
 /// </summary>
 internal sealed partial class MessageStream
 {
@@ -31,6 +32,6 @@ internal sealed partial class MessageStream
             return;
         }
 
-        AppendCore(subject, marker, new ReadOnlySequence<byte>(marker), ReadOnlySequence<byte>.Empty, marker: true);
+        AppendCore(subject, marker, new ReadOnlySequence<byte>(marker), ReadOnlySequence<byte>.Empty, expired: sequence);
     }
 }

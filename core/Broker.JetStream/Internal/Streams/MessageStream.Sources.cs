@@ -90,14 +90,16 @@ internal sealed partial class MessageStream
 
     /// <summary>Appends a sourced message (its <c>Nats-Stream-Source</c> header already set) as a publish would be; the error of a failed append, or null.</summary>
     public ApiError? AppendSourced(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> headerBlock, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload) =>
-        AppendCore(subject, headerBlock, headers, payload, marker: false);
+        AppendCore(subject, headerBlock, headers, payload, expired: 0);
 
     /// <summary>
-    /// Appends a sourced message, or (<paramref name="marker"/>) a subject delete marker, which is stored only while
-    /// the subject holds no message (one may have come since the expiry) and is not a sourced message.
+    /// Appends a sourced message, or (<paramref name="expired"/> not 0) the subject delete marker of that expired
+    /// message, which is not a sourced message and is stored only while no newer message came on the subject: the
+    /// expired one is still there (stores keep it for the marker, whose rollup removes it) or already gone.
     /// </summary>
-    private ApiError? AppendCore(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> headerBlock, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, bool marker)
+    private ApiError? AppendCore(ReadOnlySpan<byte> subject, ReadOnlySpan<byte> headerBlock, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload, ulong expired)
     {
+        var marker = expired != 0;
         // As OnInbound: RePublisher.Sync from prepare to publish where the stream republishes.
         var republishing = rePublisher?.Sync;
         republishing?.Enter();
@@ -108,7 +110,7 @@ internal sealed partial class MessageStream
             IngestOutcome outcome;
             lock (gate)
             {
-                if (stopped || (marker && Store.LoadLast(subject, markerScratch ??= new StoredMessage()) == LoadStatus.Found))
+                if (stopped || (marker && Store.LoadLast(subject, markerScratch ??= new StoredMessage()) == LoadStatus.Found && markerScratch.Sequence != expired))
                 {
                     return null;
                 }

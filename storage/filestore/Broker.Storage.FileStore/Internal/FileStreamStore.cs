@@ -66,7 +66,7 @@ internal sealed partial class FileStreamStore : IStreamStore
         checkpoints = new StreamCheckpoint(fs, blocksDirectory, key, blocks, subjects, ledger);
         committer = new StreamCommitter(sync, fs, blocksDirectory, blocks, ledger, reservation, checkpoints, options.SyncInterval, logger, config.Name);
         ioSync = committer.IoSync;
-        subjectExpiries = new SubjectExpiryReports(sync, ledger, (sequence, message) => blocks.Find(sequence) is { } block && LoadLive(block, sequence, message));
+        subjectExpiries = new SubjectExpiryReports(sync, ledger, (sequence, message) => blocks.Find(sequence) is { } block && LoadLive(block, sequence, message), RemoveExpiredLeft);
         consumers = new StreamConsumers(sync, committer, fs, options, logger, directory, key);
         maintenance = new StoreMaintenance(sync, fs, blocksDirectory, options, () => this.config, blocks, ledger, subjects, checkpoints, committer, AfterTick);
     }
@@ -212,6 +212,31 @@ internal sealed partial class FileStreamStore : IStreamStore
     {
         DrainRemovalEvents();
         subjectExpiries.Drain();
+    }
+
+    /// <summary>Removes the expired messages kept for delete markers that the engine's markers did not roll up. Outside the locks.</summary>
+    private void RemoveExpiredLeft(ulong[] sequences)
+    {
+        lock (sync)
+        {
+            if (committer.Closed || committer.Failed)
+            {
+                return;
+            }
+
+            var removed = false;
+            foreach (var sequence in sequences)
+            {
+                removed |= ledger.RemoveLive(sequence, RemovalReason.Limit);
+            }
+
+            if (removed)
+            {
+                committer.ScheduleCommit();
+            }
+        }
+
+        DrainRemovalEvents();
     }
 
     public void RegisterStorageUpdates(StorageUpdateHandler? handler)

@@ -133,9 +133,10 @@ internal sealed partial class StreamLedger
         var removed = false;
         while (messages > 0 && firstTimestamp <= cutoff && firstTimestamp != 0)
         {
-            if (!Expire(first))
+            if (!Expire(first, out var kept))
             {
-                break;
+                // Kept for its subject's delete marker: the older messages behind it expire all the same.
+                return (kept && ExpireByAgeFrom(first + 1, cutoff)) || removed;
             }
 
             removed = true;

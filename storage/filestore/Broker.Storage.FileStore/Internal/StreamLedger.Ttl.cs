@@ -29,7 +29,7 @@ internal sealed partial class StreamLedger
         var removed = false;
         while (ttls.TryTakeDue(now, out var sequence))
         {
-            removed |= Expire(sequence);
+            removed |= Expire(sequence, out _);
         }
 
         return removed;
@@ -39,12 +39,18 @@ internal sealed partial class StreamLedger
     /// <c>max_age</c> when some message never expires: every older message but those goes (nats-server 2.11's
     /// <c>expireMsgs</c> steps over a <c>Nats-TTL: never</c>).
     /// </summary>
-    private bool ExpireByAgeSparingNever(long cutoff)
+    private bool ExpireByAgeSparingNever(long cutoff) => ExpireByAgeFrom(first, cutoff);
+
+    /// <summary>
+    /// <c>max_age</c> from <paramref name="start"/> on, stepping over what stays: messages that never expire, and those
+    /// kept for their subject's delete marker.
+    /// </summary>
+    private bool ExpireByAgeFrom(ulong start, long cutoff)
     {
         var removed = false;
-        for (var sequence = blocks.NextLive(first); sequence != 0; sequence = blocks.NextLive(sequence + 1))
+        for (var sequence = blocks.NextLive(start); sequence != 0; sequence = blocks.NextLive(sequence + 1))
         {
-            if (ttls!.IsNever(sequence))
+            if (ttls is not null && ttls.IsNever(sequence))
             {
                 continue;
             }
@@ -55,21 +61,26 @@ internal sealed partial class StreamLedger
                 break;
             }
 
-            removed |= Expire(sequence);
+            removed |= Expire(sequence, out _);
         }
 
         return removed;
     }
 
-    /// <summary>Removes a message by <c>max_age</c> or its time to live, telling <see cref="ExpiringLast"/> first when it is its subject's last.</summary>
-    private bool Expire(ulong sequence)
+    /// <summary>
+    /// Removes a message by <c>max_age</c> or its time to live, unless <see cref="ExpiringLast"/> keeps it (<paramref
+    /// name="kept"/>) as its subject's last, for the delete marker.
+    /// </summary>
+    private bool Expire(ulong sequence, out bool kept)
     {
+        kept = false;
         if (ExpiringLast is { } expiring && blocks.Find(sequence) is { } block && block.IsLive(sequence))
         {
             var found = subjects.Find(blocks.SubjectOf(block, sequence, out _));
-            if (found >= 0 && subjects[found].Count == 1)
+            if (found >= 0 && subjects[found].Count == 1 && expiring(sequence))
             {
-                expiring(sequence);
+                kept = true;
+                return false;
             }
         }
 

@@ -74,9 +74,10 @@ internal sealed partial class StreamLedger
 
     /// <summary>
     /// Told, under the lock, of a message <c>max_age</c> or its time to live is about to remove when it is the last of
-    /// its subject (contract 1.4's subject expiries); null while no handler wants them.
+    /// its subject (contract 1.4's subject expiries); true keeps it for the subject's delete marker, whose rollup
+    /// removes it. Null while no handler wants them.
     /// </summary>
-    public Action<ulong>? ExpiringLast { get; set; }
+    public Func<ulong, bool>? ExpiringLast { get; set; }
 
     /// <summary>The first sequence moved: the next commit round writes a head marker.</summary>
     public bool HeadDirty => headDirty;

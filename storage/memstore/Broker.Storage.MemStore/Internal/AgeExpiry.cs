@@ -74,42 +74,48 @@ internal sealed class AgeExpiry : IDisposable
     }
 
     /// <summary>
-    /// Removes every message older than <paramref name="maxAge"/> (but those that never expire), oldest first, then
-    /// every message whose time to live has passed.
+    /// Removes every message older than <paramref name="maxAge"/> (but those that never expire, and those <paramref
+    /// name="emptied"/> keeps for their subjects' delete markers), oldest first, then every message whose time to live
+    /// has passed.
     /// </summary>
     /// <param name="maxAge">The stream's <c>max_age</c>.</param>
     /// <param name="removed">Where removals are noted for the storage update handler, or null.</param>
-    /// <param name="emptied">Where the subjects emptied are noted, or null.</param>
+    /// <param name="emptied">Where the last messages of their subjects are kept and noted, or null.</param>
     public void RemoveExpired(TimeSpan maxAge, RemovalBuffer? removed, ExpiredSubjects? emptied)
     {
         var now = MessageLog.Now();
         if (maxAge > TimeSpan.Zero)
         {
             var cutoff = now - (maxAge.Ticks * 100);
-            if (Ttls is not { HasNever: true } ttls)
+            var sequence = log.First;
+            while (log.Count > 0 && log.TryGet(log.First, out var first) && first.Timestamp <= cutoff && Ttls?.IsNever(log.First) != true)
             {
-                while (log.Count > 0 && log.TryGet(log.First, out var entry) && entry.Timestamp <= cutoff)
+                if (emptied?.Keep(log, log.First) == true)
                 {
-                    emptied?.Note(log, log.First);
-                    log.Remove(log.First, secureErase: false, subjects, removed);
+                    sequence = log.First + 1;
+                    break;
                 }
+
+                log.Remove(log.First, secureErase: false, subjects, removed);
+                sequence = log.First;
             }
-            else
+
+            // nats-server 2.11: a message whose Nats-TTL is "never" outlives max_age, and one kept for its subject's
+            // delete marker stays until the marker: look past them.
+            for (; sequence <= log.Last && log.Count > 0; sequence = Math.Max(sequence + 1, log.First))
             {
-                // nats-server 2.11: a message whose Nats-TTL is "never" outlives max_age; look past it.
-                for (var sequence = log.First; sequence <= log.Last && log.Count > 0; sequence++)
+                if (!log.TryGet(sequence, out var entry) || Ttls?.IsNever(sequence) == true)
                 {
-                    if (!log.TryGet(sequence, out var entry) || ttls.IsNever(sequence))
-                    {
-                        continue;
-                    }
+                    continue;
+                }
 
-                    if (entry.Timestamp > cutoff)
-                    {
-                        break;
-                    }
+                if (entry.Timestamp > cutoff)
+                {
+                    break;
+                }
 
-                    emptied?.Note(log, sequence);
+                if (emptied?.Keep(log, sequence) != true)
+                {
                     log.Remove(sequence, secureErase: false, subjects, removed);
                 }
             }

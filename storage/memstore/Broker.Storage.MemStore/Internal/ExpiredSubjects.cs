@@ -1,21 +1,40 @@
 namespace Broker.Storage.MemStore.Internal;
 
 /// <summary>
-/// The subjects an expiry emptied (contract 1.4's <see cref="Broker.Abstractions.SubjectExpiredHandler"/>): noted under
-/// the store's lock before each expired message goes, with copies of its subject and headers (the message's memory
-/// is released with it), and reported after the lock is released. Exists only while a handler is registered.
+/// The subjects an expiry empties (contract 1.4's <see cref="Broker.Abstractions.SubjectExpiredHandler"/>): a message
+/// about to expire as the last of its subject is kept, noted under the store's lock with copies of its subject and
+/// headers, and reported after the lock is released; the marker the engine stores rolls the subject up and so removes
+/// it, and a reader never finds the subject empty between the two (nats-server's <c>handleRemovalOrSdm</c>). What the
+/// handler left is removed after it returns. Exists only while a handler is registered.
 /// </summary>
+/// <remarks>
+/// A message handed to the handler stays pending until that removal, so an expiry meanwhile neither removes nor
+/// reports it again (two markers).
+/// </remarks>
 internal sealed class ExpiredSubjects
 {
     private readonly List<(ulong Sequence, byte[] Subject, byte[] Headers)> noted = [];
+    private readonly HashSet<ulong> pending = [];
 
-    /// <summary>Notes the message about to expire when it is the last of its subject. Lock held.</summary>
-    public void Note(MessageLog log, ulong sequence)
+    /// <summary>
+    /// Whether the message about to expire stays for its subject's marker: it is the last of its subject (noted), or
+    /// it was handed out already. Lock held.
+    /// </summary>
+    public bool Keep(MessageLog log, ulong sequence)
     {
-        if (log.TryGet(sequence, out var entry) && entry.Subject.Messages == 1)
+        if (pending.Contains(sequence))
         {
-            noted.Add((sequence, entry.Subject.Subject, entry.Data.AsSpan(0, entry.HeadersLength).ToArray()));
+            return true;
         }
+
+        if (!log.TryGet(sequence, out var entry) || entry.Subject.Messages != 1)
+        {
+            return false;
+        }
+
+        pending.Add(sequence);
+        noted.Add((sequence, entry.Subject.Subject, entry.Data.AsSpan(0, entry.HeadersLength).ToArray()));
+        return true;
     }
 
     /// <summary>Whether some subject was noted. Lock held.</summary>
@@ -28,4 +47,7 @@ internal sealed class ExpiredSubjects
         noted.Clear();
         return taken;
     }
+
+    /// <summary>Ends the wait of a message handed out (it is removed, or about to be). Lock held.</summary>
+    public void Settle(ulong sequence) => pending.Remove(sequence);
 }

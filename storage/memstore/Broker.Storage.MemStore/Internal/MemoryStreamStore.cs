@@ -161,22 +161,54 @@ internal sealed partial class MemoryStreamStore : IStreamStore
             }
 
             age.RemoveExpired(maxAge, Tracked(removed), emptied);
-            age.Schedule(maxAge, closed);
             handler = expiries;
             if (emptied is { Any: true })
             {
+                // Re-armed once the kept messages are gone: until then the first would be due at once, again and again.
                 expired = emptied.Take();
+            }
+            else
+            {
+                age.Schedule(maxAge, closed);
             }
         }
 
         ReportRemovals(removed);
-        if (handler is not null && expired is not null)
+        if (expired is not null)
         {
-            foreach (var (sequence, subject, headers) in expired)
+            try
             {
-                handler(sequence, subject, headers);
+                foreach (var (sequence, subject, headers) in expired)
+                {
+                    handler?.Invoke(sequence, subject, headers);
+                }
+            }
+            finally
+            {
+                RemoveExpiredLeft(expired);
             }
         }
+    }
+
+    /// <summary>Removes the expired messages kept for delete markers that the engine's markers did not roll up.</summary>
+    private void RemoveExpiredLeft((ulong Sequence, byte[] Subject, byte[] Headers)[] expired)
+    {
+        var removed = RemovalBuffer.Rent();
+        lock (gate)
+        {
+            foreach (var (sequence, _, _) in expired)
+            {
+                emptied?.Settle(sequence);
+                if (!closed)
+                {
+                    log.Remove(sequence, secureErase: false, subjects, Tracked(removed));
+                }
+            }
+
+            age.Schedule(limits.Config.MaxAge, closed);
+        }
+
+        ReportRemovals(removed);
     }
 
     /// <summary>The buffer to note removals in, when a handler wants to hear of them. Lock held.</summary>

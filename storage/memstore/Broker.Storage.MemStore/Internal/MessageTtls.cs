@@ -34,15 +34,17 @@ internal sealed class MessageTtls
     /// <summary>Whether the message never expires.</summary>
     public bool IsNever(ulong sequence) => never is not null && never.Contains(sequence);
 
-    /// <summary>Removes the messages due at <paramref name="now"/>, noting them in <paramref name="removed"/> and the subjects they empty in <paramref name="emptied"/>.</summary>
+    /// <summary>Removes the messages due at <paramref name="now"/>, noting them in <paramref name="removed"/> but those <paramref name="emptied"/> keeps for their subjects' markers.</summary>
     public void RemoveDue(long now, MessageLog log, SubjectIndex subjects, RemovalBuffer? removed, ExpiredSubjects? emptied)
     {
         while (due.Count > 0 && due.Min.Expires <= now)
         {
             var entry = due.Min;
             due.Remove(entry);
-            emptied?.Note(log, entry.Sequence);
-            log.Remove(entry.Sequence, secureErase: false, subjects, removed);
+            if (emptied?.Keep(log, entry.Sequence) != true)
+            {
+                log.Remove(entry.Sequence, secureErase: false, subjects, removed);
+            }
         }
     }
 
