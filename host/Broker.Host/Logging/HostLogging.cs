@@ -32,10 +32,13 @@ internal sealed class HostLogging : IDisposable
             .WriteTo.Sink(sink)
             .CreateLogger();
 
-        // Serilog decides the level; Microsoft.Extensions.Logging passes everything through to it. The factory is
-        // created directly, as LoggerFactory.Create(builder => builder.SetMinimumLevel(Trace).AddSerilog(root)) would
-        // configure it, without building a service provider and the options types for it at every start.
-        Factory = new LoggerFactory([new SerilogLoggerProvider(root)], new LoggerFilterOptions { MinLevel = LogLevel.Trace });
+        // Serilog decides the level and is the only provider, so the factory is Serilog's own: its loggers are
+        // Serilog's, with no Microsoft.Extensions.Logging Logger in front passing everything through (filter at Trace)
+        // and holding the scopes. Each log line shape (LoggerMessage's LogValues of one arity) is a generic
+        // instantiation the JIT compiles at first use, through ILogger.Log<TState>, which no ReadyToRun image can hold:
+        // without the pass-through logger there are about three such methods fewer per shape, a dozen of a restart's
+        // (docs/benchmarks.md, "start6"). Scopes stay Serilog's (SerilogLoggerProvider's).
+        Factory = new SerilogLoggerFactory(root, dispose: false);
         Apply(options);
     }
 

@@ -1,3 +1,4 @@
+using System.Reflection;
 using System.Runtime.Loader;
 using Broker.Abstractions;
 using McMaster.NETCore.Plugins.Loader;
@@ -16,8 +17,8 @@ namespace Broker.Host.Plugins;
 /// <c>Microsoft.Extensions</c> abstractions it exchanges with the broker come from the host.
 /// </summary>
 /// <remarks>
-/// <para>Sharing is explicit: the assemblies of <see cref="SharedTypes"/> (and the assemblies they reference, which
-/// McMaster adds so that their types stay one) resolve from the host, whatever copy the plugin's folder carries; every
+/// <para>Sharing is explicit: the assemblies of <see cref="SharedTypes"/> (with the libraries they reference and the
+/// framework assemblies those reference directly, which McMaster adds so that their types stay one) resolve from the host, whatever copy the plugin's folder carries; every
 /// other assembly the plugin carries is its own, even when the host has another version of it. Preferring shared
 /// types is deliberately off: it would make the host's copy of every assembly win, even a different major version of
 /// a library the plugin was built against.</para>
@@ -52,18 +53,61 @@ internal static class PluginLoaders
         typeof(IChangeToken),       // Microsoft.Extensions.Primitives
     ];
 
+    // The context the shared assemblies come from: the host's own.
+    private static AssemblyLoadContext DefaultContext =>
+        AssemblyLoadContext.GetLoadContext(typeof(AssemblyLoadContextBuilder).Assembly) ?? AssemblyLoadContext.Default;
+
+    // The shared assemblies and, transitively, the libraries they reference that are not the runtime's own framework
+    // (Microsoft.Extensions.Primitives through Options, FileProviders through Hosting.Abstractions); each is loaded
+    // in the default context, once for all plugins. A framework assembly is not walked into (its references are
+    // the framework too), but is still shared when a library of this list references it directly.
+    private static readonly Lazy<AssemblyName[]> SharedLibraries = new(() =>
+    {
+        var found = new Dictionary<string, AssemblyName>(StringComparer.Ordinal);
+        var pending = new Queue<AssemblyName>(SharedTypes.Select(t => t.Assembly.GetName()));
+        while (pending.TryDequeue(out var name))
+        {
+            if (name.Name is not { } simple || IsFramework(simple) || !found.TryAdd(simple, name))
+            {
+                continue;
+            }
+
+            foreach (var reference in DefaultContext.LoadFromAssemblyName(name).GetReferencedAssemblies())
+            {
+                pending.Enqueue(reference);
+            }
+        }
+
+        return [.. found.Values];
+    });
+
+    // The runtime's framework (Microsoft.NETCore.App) names its assemblies System, System.*, Microsoft.Win32.*,
+    // Microsoft.VisualBasic*, Microsoft.CSharp, mscorlib, netstandard and WindowsBase.
+    private static bool IsFramework(string name) =>
+        name is "System" or "mscorlib" or "netstandard" or "WindowsBase" or "Microsoft.CSharp"
+        || name.StartsWith("System.", StringComparison.Ordinal)
+        || name.StartsWith("Microsoft.Win32.", StringComparison.Ordinal)
+        || name.StartsWith("Microsoft.VisualBasic", StringComparison.Ordinal);
+
     /// <summary>Creates the load context of a plugin's main assembly; nothing of the plugin is loaded yet.</summary>
     /// <param name="assemblyPath">The main assembly, a full path.</param>
     /// <returns>The plugin's load context; load its main assembly with <see cref="AssemblyLoadContext.LoadFromAssemblyPath"/>.</returns>
     public static AssemblyLoadContext Create(string assemblyPath)
     {
+        // Lazy: for each name given, McMaster shares that assembly and the names of its direct references, and widens
+        // the set as the plugin's context resolves shared assemblies. Eager, it would load the whole reference closure
+        // of every shared assembly into the default context, again for every plugin: through Options and the
+        // contract's own references that is most of the framework (System.Net.Http, Quic, Private.Xml,
+        // Reflection.Emit, about 30 assemblies no start uses, docs/benchmarks.md "start6"). The names given are the
+        // shared assemblies and the libraries they reference outside the runtime's framework, walked once
+        // (SharedLibraries): the same libraries are shared as before, whatever order the plugin asks for them in.
         var builder = new AssemblyLoadContextBuilder()
             .SetMainAssemblyPath(assemblyPath)
-            .SetDefaultContext(AssemblyLoadContext.GetLoadContext(typeof(AssemblyLoadContextBuilder).Assembly) ?? AssemblyLoadContext.Default)
-            .IsLazyLoaded(false);
-        foreach (var assembly in SharedTypes.Select(t => t.Assembly).Distinct())
+            .SetDefaultContext(DefaultContext)
+            .IsLazyLoaded(true);
+        foreach (var name in SharedLibraries.Value)
         {
-            builder.PreferDefaultLoadContextAssembly(assembly.GetName());
+            builder.PreferDefaultLoadContextAssembly(name);
         }
 
         // PluginLoader's order: the plugin's file, then the host's.
