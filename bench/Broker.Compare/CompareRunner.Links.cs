@@ -7,9 +7,9 @@ using Broker.Compare.Servers;
 namespace Broker.Compare;
 
 /// <summary>
-/// The rows across a link: each side starts two servers of its own kind on fresh 127.0.0.1 ports, a leaf node hub
-/// (<c>leafnodes { listen }</c>) and a spoke (<c>leafnodes { remotes }</c> to the hub), or two cluster members routed
-/// to each other (<c>cluster { name, listen, routes }</c>), waits until /leafz or /routez on both shows the link,
+/// The rows across a link: each side starts two servers of its own kind on 127.0.0.1 ports they pick themselves, a leaf node hub
+/// (<c>leafnodes { listen }</c>) and a spoke (<c>leafnodes { remotes }</c> to the hub), or two cluster members, the second routed
+/// to the first (<c>cluster { name, listen, routes }</c>), waits until /leafz or /routez on both shows the link,
 /// then runs the row as any other with the publishers on one server and the subscribers on the other (each run waits
 /// for its subscribers' interest to cross the link, <see cref="LinkInterest"/>). Server CPU is the pair's. The
 /// <c>--accounts</c> option does not apply to these rows.
@@ -18,11 +18,8 @@ internal sealed partial class CompareRunner
 {
     private static readonly TimeSpan LinkTimeout = TimeSpan.FromSeconds(30);
 
-    // The first server's leaf node or cluster port, in the second's configuration.
+    // The first server's leaf node or cluster port (bound by it, read back), in the second's configuration.
     private const string FirstPortPlaceholder = "{first_port}";
-
-    // The second cluster member's cluster port, chosen before the first starts so that each lists the other in routes.
-    private const string SecondPortPlaceholder = "{second_port}";
 
     private const string LeafHubConfig = """
         leafnodes { listen: "127.0.0.1:{leaf_port}" }
@@ -34,13 +31,15 @@ internal sealed partial class CompareRunner
         http: "127.0.0.1:{http_port}"
         """;
 
+    // The first member lists no route: the second solicits it (one route either way). A port chosen for the second
+    // before it starts, so that each could list the other, is a port another process can take in the meantime.
     private const string RouteFirstConfig = """
-        cluster { name: bench, listen: "127.0.0.1:{route_port}", routes: [ "nats-route://127.0.0.1:{second_port}" ] }
+        cluster { name: bench, listen: "127.0.0.1:{route_port}" }
         http: "127.0.0.1:{http_port}"
         """;
 
     private const string RouteSecondConfig = """
-        cluster { name: bench, listen: "127.0.0.1:{second_port}", routes: [ "nats-route://127.0.0.1:{first_port}" ] }
+        cluster { name: bench, listen: "127.0.0.1:{route_port}", routes: [ "nats-route://127.0.0.1:{first_port}" ] }
         http: "127.0.0.1:{http_port}"
         """;
 
@@ -60,10 +59,9 @@ internal sealed partial class CompareRunner
             {
                 try
                 {
-                    var secondPort = ServerProcess.FreePorts(1)[0].ToString(CultureInfo.InvariantCulture);
-                    var first = firsts[side] = ServerProcess.Start(launch with { Config = (route ? RouteFirstConfig : LeafHubConfig).Replace(SecondPortPlaceholder, secondPort, StringComparison.Ordinal) }, cancellationToken);
+                    var first = firsts[side] = ServerProcess.Start(launch with { Config = route ? RouteFirstConfig : LeafHubConfig }, cancellationToken);
                     var firstPort = first.Listeners[route ? ListenerKind.Route : ListenerKind.Leaf].Port.ToString(CultureInfo.InvariantCulture);
-                    var secondConfig = (route ? RouteSecondConfig : LeafSpokeConfig).Replace(FirstPortPlaceholder, firstPort, StringComparison.Ordinal).Replace(SecondPortPlaceholder, secondPort, StringComparison.Ordinal);
+                    var secondConfig = (route ? RouteSecondConfig : LeafSpokeConfig).Replace(FirstPortPlaceholder, firstPort, StringComparison.Ordinal);
                     var second = seconds[side] = ServerProcess.Start(launch with { Config = secondConfig }, cancellationToken);
                     WaitForLink(first, second, route, cancellationToken);
                     if (side == Side.Ours && report.OursVersion.Length == 0)

@@ -1,7 +1,5 @@
 using System.Collections.Concurrent;
 using System.Diagnostics;
-using System.Net;
-using System.Net.Sockets;
 using System.Text;
 using Xunit.Abstractions;
 using NATS.Client.Core;
@@ -35,7 +33,7 @@ public sealed class HostCrashTests(ITestOutputHelper output) : IDisposable
     {
         var acked = new ConcurrentDictionary<ulong, (string Subject, string Payload)>();
         long maxAssigned = 0;
-        var port = FreePort();
+        var port = Ports.GetFreePort();
         var host = StartHost(port);
         try
         {
@@ -160,13 +158,6 @@ public sealed class HostCrashTests(ITestOutputHelper output) : IDisposable
                 await Task.Delay(200);
             }
         }
-    }
-
-    private static int FreePort()
-    {
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        return ((IPEndPoint)listener.LocalEndpoint).Port;
     }
 
     private static void InterlockedMax(ref long target, long value)

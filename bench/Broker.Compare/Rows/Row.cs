@@ -74,8 +74,8 @@ internal sealed record Row
     /// <summary>
     /// Text of a nats-server configuration file both servers are started with (<c>-c</c>) for this row, for
     /// rows that need listeners beyond plain NATS (TLS, WebSocket, MQTT, JetStream); <see langword="null"/> for
-    /// the default servers. Placeholders: <c>{ws_port}</c> becomes a free port per server process (both run at
-    /// once), <c>{cert_file}</c> and <c>{key_file}</c> the PEM files of the harness run's self-signed certificate.
+    /// the default servers. Placeholders: <c>{ws_port}</c> becomes -1 (a port each server process binds itself and
+    /// reports in its ports file), <c>{cert_file}</c> and <c>{key_file}</c> the PEM files of the harness run's self-signed certificate.
     /// Rows with the same text share a pair of servers.
     /// </summary>
     public string? ServerConfig { get; init; }

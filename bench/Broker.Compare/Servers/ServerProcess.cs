@@ -27,7 +27,7 @@ internal enum ListenerKind
 
 /// <summary>
 /// A server under test running as a child process on 127.0.0.1: started with its own configuration file when the
-/// launch has one, confirmed ready by a NATS handshake on every listener, measured through
+/// launch has one and every port random (its listeners read back from its ports file, <see cref="BoundPorts"/>), confirmed ready by a NATS handshake on every listener, measured through
 /// <c>/proc/&lt;pid&gt;/status</c>, and killed (with its process tree) when disposed. Its output is drained and the
 /// last lines kept for error messages.
 /// </summary>
@@ -38,14 +38,15 @@ internal sealed class ServerProcess : IDisposable
     private readonly Process process;
     private readonly Queue<string> outputTail = new();
     private readonly string? configPath;
+    private readonly string portsDirectory;
 
-    private ServerProcess(ServerLaunch launch, Process process, IReadOnlyDictionary<ListenerKind, IPEndPoint> listeners, string? configPath, long startedTimestamp)
+    private ServerProcess(ServerLaunch launch, Process process, string? configPath, string portsDirectory, long startedTimestamp)
     {
         StartedTimestamp = startedTimestamp;
         Launch = launch;
         this.process = process;
-        Listeners = listeners;
         this.configPath = configPath;
+        this.portsDirectory = portsDirectory;
     }
 
     public ServerLaunch Launch { get; }
@@ -54,7 +55,7 @@ internal sealed class ServerProcess : IDisposable
     public long StartedTimestamp { get; }
 
     /// <summary>The address of each listener this process has.</summary>
-    public IReadOnlyDictionary<ListenerKind, IPEndPoint> Listeners { get; }
+    public IReadOnlyDictionary<ListenerKind, IPEndPoint> Listeners { get; private set; } = new Dictionary<ListenerKind, IPEndPoint>();
 
     /// <summary>The NATS port.</summary>
     public IPEndPoint EndPoint => Listeners[ListenerKind.Nats];
@@ -93,28 +94,27 @@ internal sealed class ServerProcess : IDisposable
     }
 
     /// <summary>
-    /// Starts the server on free loopback ports (writing its configuration file first) and waits until every
-    /// listener answers a NATS handshake (or fails).
+    /// Starts the server with every port random (writing its configuration file first), reads the ports it bound
+    /// from its ports file (<see cref="BoundPorts"/>) and waits until every listener answers a NATS handshake (or fails).
     /// </summary>
     public static ServerProcess Start(ServerLaunch launch, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(launch);
 
-        // The NATS port, then one per placeholder the configuration uses (both servers run at once: none is shared).
-        var placeholders = new[] { (ListenerKind.WebSocket, ServerLaunch.WebSocketPortPlaceholder), (ListenerKind.Leaf, ServerLaunch.LeafPortPlaceholder), (ListenerKind.Route, ServerLaunch.RoutePortPlaceholder), (ListenerKind.Http, ServerLaunch.HttpPortPlaceholder) }
+        // The NATS port, then one per placeholder the configuration uses: each is bound by the server itself.
+        var wanted = new[] { (ListenerKind.WebSocket, ServerLaunch.WebSocketPortPlaceholder), (ListenerKind.Leaf, ServerLaunch.LeafPortPlaceholder), (ListenerKind.Route, ServerLaunch.RoutePortPlaceholder), (ListenerKind.Http, ServerLaunch.HttpPortPlaceholder) }
             .Where(p => launch.Config?.Contains(p.Item2, StringComparison.Ordinal) == true)
+            .Select(p => p.Item1)
+            .Prepend(ListenerKind.Nats)
             .ToList();
-        var ports = FreePorts(1 + placeholders.Count);
-        var port = ports[0];
-        var listeners = new Dictionary<ListenerKind, IPEndPoint> { [ListenerKind.Nats] = new(IPAddress.Loopback, port) };
+        var portsDirectory = Directory.CreateTempSubdirectory($"broker-compare-{Environment.ProcessId}-ports-").FullName;
         string? configPath = null;
         var arguments = launch.Arguments.ToList();
         if (launch.Config is { } config)
         {
-            for (var i = 0; i < placeholders.Count; i++)
+            foreach (var placeholder in new[] { ServerLaunch.WebSocketPortPlaceholder, ServerLaunch.LeafPortPlaceholder, ServerLaunch.RoutePortPlaceholder, ServerLaunch.HttpPortPlaceholder })
             {
-                listeners[placeholders[i].Item1] = new(IPAddress.Loopback, ports[i + 1]);
-                config = config.Replace(placeholders[i].Item2, ports[i + 1].ToString(CultureInfo.InvariantCulture), StringComparison.Ordinal);
+                config = config.Replace(placeholder, BoundPorts.RandomPort, StringComparison.Ordinal);
             }
 
             configPath = Path.Combine(Path.GetTempPath(), $"broker-compare-{Environment.ProcessId}-{launch.Name}-{Guid.NewGuid():N}.conf");
@@ -125,6 +125,7 @@ internal sealed class ServerProcess : IDisposable
             arguments.AddRange(["-c", configPath]);
         }
 
+        arguments.AddRange(["--ports_file_dir", portsDirectory]);
         var startInfo = new ProcessStartInfo(launch.FileName)
         {
             RedirectStandardOutput = true,
@@ -134,7 +135,7 @@ internal sealed class ServerProcess : IDisposable
         };
         foreach (var argument in arguments)
         {
-            startInfo.ArgumentList.Add(argument.Replace("{port}", port.ToString(CultureInfo.InvariantCulture), StringComparison.Ordinal));
+            startInfo.ArgumentList.Add(argument.Replace("{port}", BoundPorts.RandomPort, StringComparison.Ordinal));
         }
 
         Process process;
@@ -145,11 +146,11 @@ internal sealed class ServerProcess : IDisposable
         }
         catch
         {
-            DeleteConfig(configPath);
+            DeleteFiles(configPath, portsDirectory);
             throw;
         }
 
-        var server = new ServerProcess(launch, process, listeners, configPath, started);
+        var server = new ServerProcess(launch, process, configPath, portsDirectory, started);
         ChildProcesses.Register(process);
         process.OutputDataReceived += (_, e) => server.Remember(e.Data);
         process.ErrorDataReceived += (_, e) => server.Remember(e.Data);
@@ -157,7 +158,9 @@ internal sealed class ServerProcess : IDisposable
         process.BeginErrorReadLine();
         try
         {
-            server.WaitUntilReady(cancellationToken);
+            var deadline = DateTime.UtcNow + StartTimeout;
+            server.Listeners = server.WaitForPorts(wanted, deadline, cancellationToken);
+            server.WaitUntilReady(deadline, cancellationToken);
             return server;
         }
         catch
@@ -264,12 +267,44 @@ internal sealed class ServerProcess : IDisposable
 
         ChildProcesses.Unregister(process);
         process.Dispose();
-        DeleteConfig(configPath);
+        DeleteFiles(configPath, portsDirectory);
     }
 
-    private void WaitUntilReady(CancellationToken cancellationToken)
+    /// <summary>Waits for the ports file naming every listener in <paramref name="wanted"/>.</summary>
+    private Dictionary<ListenerKind, IPEndPoint> WaitForPorts(IReadOnlyCollection<ListenerKind> wanted, DateTime deadline, CancellationToken cancellationToken)
     {
-        var deadline = DateTime.UtcNow + StartTimeout;
+        using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(5) };
+        while (true)
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            if (process.HasExited)
+            {
+                throw new ServerStartException($"{Launch.Name} exited with code {process.ExitCode} before listening{Tail()}");
+            }
+
+            try
+            {
+                if (BoundPorts.TryRead(portsDirectory, process.Id, wanted, http, cancellationToken) is { } listeners)
+                {
+                    return listeners;
+                }
+            }
+            catch (InvalidOperationException ex)
+            {
+                throw new ServerStartException($"{Launch.Name}: {ex.Message}{Tail()}");
+            }
+
+            if (DateTime.UtcNow > deadline)
+            {
+                throw new ServerStartException($"{Launch.Name} wrote no ports file in {portsDirectory} within {StartTimeout.TotalSeconds:0} s{Tail()}");
+            }
+
+            BoundPorts.Pause(cancellationToken);
+        }
+    }
+
+    private void WaitUntilReady(DateTime deadline, CancellationToken cancellationToken)
+    {
         while (true)
         {
             cancellationToken.ThrowIfCancellationRequested();
@@ -334,31 +369,13 @@ internal sealed class ServerProcess : IDisposable
         }
     }
 
-    /// <summary><paramref name="count"/> distinct free loopback ports (all held until all are chosen).</summary>
-    public static int[] FreePorts(int count)
+    private static void DeleteFiles(string? path, string portsDirectory)
     {
-        var sockets = new System.Net.Sockets.Socket[count];
-        try
+        if (Directory.Exists(portsDirectory))
         {
-            for (var i = 0; i < count; i++)
-            {
-                sockets[i] = new System.Net.Sockets.Socket(System.Net.Sockets.AddressFamily.InterNetwork, System.Net.Sockets.SocketType.Stream, System.Net.Sockets.ProtocolType.Tcp);
-                sockets[i].Bind(new IPEndPoint(IPAddress.Loopback, 0));
-            }
-
-            return [.. sockets.Select(s => ((IPEndPoint)s.LocalEndPoint!).Port)];
+            Directory.Delete(portsDirectory, recursive: true);
         }
-        finally
-        {
-            foreach (var socket in sockets)
-            {
-                socket?.Dispose();
-            }
-        }
-    }
 
-    private static void DeleteConfig(string? path)
-    {
         if (path is not null)
         {
             File.Delete(path);

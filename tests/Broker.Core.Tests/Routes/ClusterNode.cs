@@ -90,7 +90,8 @@ internal sealed class ClusterNode : IAsyncDisposable
 
         HttpPort = HttpPort == 0 ? Ports.GetFreePort() : HttpPort;
         var config = new StringBuilder();
-        config.Append(CultureInfo.InvariantCulture, $"server_name: {name}\nhttp: \"127.0.0.1:{HttpPort}\"\n");
+        // debug: nats-server then logs each route it makes, refuses as a duplicate or loses (shown when a wait fails).
+        config.Append(CultureInfo.InvariantCulture, $"server_name: {name}\nhttp: \"127.0.0.1:{HttpPort}\"\ndebug: true\n");
         config.Append(CultureInfo.InvariantCulture, $"cluster {{\n  name: C\n  listen: \"127.0.0.1:{ClusterPort}\"\n");
         if (routes.Length > 0)
         {
@@ -130,8 +131,24 @@ internal sealed class ClusterNode : IAsyncDisposable
 
     public Task<JsonElement> RoutezAsync() => LeafHub.GetAsync(HttpPort, "/routez?subs=1");
 
-    /// <summary>Polls /routez?subs=1 until there are <paramref name="routes"/> routes and each of <paramref name="subjects"/> in their interest.</summary>
-    public Task WaitForRoutesAsync(int routes, params string[] subjects) =>
+    /// <summary>
+    /// Polls /routez?subs=1 until there are <paramref name="routes"/> routes and each of <paramref name="subjects"/> in
+    /// their interest; a failure shows the member's last log lines (how its routes came and went).
+    /// </summary>
+    public async Task WaitForRoutesAsync(int routes, params string[] subjects)
+    {
+        try
+        {
+            await WaitForRoutesOnlyAsync(routes, subjects).ConfigureAwait(false);
+        }
+        catch (Xunit.Sdk.XunitException ex)
+        {
+            var tail = Log.Split(Environment.NewLine).TakeLast(60);
+            throw new Xunit.Sdk.XunitException(ex.Message + Environment.NewLine + "log of " + name + ":" + Environment.NewLine + string.Join(Environment.NewLine, tail));
+        }
+    }
+
+    private Task WaitForRoutesOnlyAsync(int routes, params string[] subjects) =>
         Eventually.AssertAsync(
             async () =>
             {

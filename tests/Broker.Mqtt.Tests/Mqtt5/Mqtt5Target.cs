@@ -59,7 +59,7 @@ public sealed class Mqtt5Target : IAsyncDisposable
             return new Mqtt5Target(kind, directory, broker, null, broker.MqttEndPoint());
         }
 
-        var port = FreePort();
+        var port = Ports.GetFreePort();
         var config = directory.Write("mosquitto.conf", string.Join('\n', [$"listener {port.ToString(CultureInfo.InvariantCulture)} 127.0.0.1", "allow_anonymous true", .. mosquittoLines ?? []]) + "\n");
         var process = ExternalProcess.Start("/usr/sbin/mosquitto", ["-c", config]);
         var endPoint = new IPEndPoint(IPAddress.Loopback, port);
@@ -105,13 +105,6 @@ public sealed class Mqtt5Target : IAsyncDisposable
         }
 
         directory.Dispose();
-    }
-
-    private static int FreePort()
-    {
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        return ((IPEndPoint)listener.LocalEndpoint).Port;
     }
 
     private static bool Accepts(IPEndPoint endPoint)

@@ -228,6 +228,14 @@ internal sealed partial class ClusterRoutes
     {
         lock (gate)
         {
+            if (remotes.TryGetValue(info.ServerId, out var existing))
+            {
+                // addRoute: both members may keep the connection the other refuses, closing both; the survivor's
+                // dialer dials again when it closes (RetryAfterClose).
+                existing.RetryAfterClose = true;
+                return false;
+            }
+
             return !stopping.IsCancellationRequested && remotes.TryAdd(info.ServerId, route);
         }
     }

@@ -77,6 +77,19 @@ internal sealed partial class RouteConnection
     /// <summary>Whether the URL dialled is one of <c>cluster.routes</c>.</summary>
     public bool IsExplicit { get; }
 
+    /// <summary>
+    /// Set when a second connection to the same member was refused as a duplicate while this one was registered
+    /// (nats-server's <c>route.retry</c>): the member may have kept that one and closed this, leaving neither, so when
+    /// this route closes its dialer dials again even for an implicit route.
+    /// </summary>
+    public bool RetryAfterClose
+    {
+        get => Volatile.Read(ref retryAfterClose);
+        set => Volatile.Write(ref retryAfterClose, value);
+    }
+
+    private bool retryAfterClose;
+
     private bool solicited;
 
     public IPEndPoint? RemoteEndPoint { get; }

@@ -9,7 +9,7 @@ namespace Broker.Core.Internal.Routes;
 /// another route to the same server is registered (both sides dialled each other and that one won), it waits for that
 /// one to close instead, as nats-server hands the solicited URL to the surviving route. An implicit route (learnt
 /// through gossip) is tried <c>connect_retries</c> more times and, once connected, dialled again only when its route
-/// lost to a duplicate that closed too.
+/// lost to a duplicate that closed too, or closed after we refused a duplicate of it (the member may have kept that one).
 /// </summary>
 internal sealed class RouteDialer(ClusterRoutes cluster, Uri url, bool isExplicit)
 {
@@ -115,9 +115,11 @@ internal sealed class RouteDialer(ClusterRoutes cluster, Uri url, bool isExplici
                 // A duplicate: the other route carries the member; take over when it goes.
                 await Task.WhenAny(survivor.Done, Task.Delay(Timeout.Infinite, stopping)).ConfigureAwait(false);
             }
-            else if (!isExplicit && (route.IsRegistered || connections > 1))
+            else if (!isExplicit && (route.IsRegistered || connections > 1) && !route.RetryAfterClose)
             {
-                // An implicit route that served and closed is not dialled again (the member, if back, dials its seeds).
+                // An implicit route that served and closed is not dialled again (the member, if back, dials its seeds),
+                // unless a duplicate was refused while it served: then the member may have closed it in favour of
+                // that duplicate, which we closed (nats-server's route.retry).
                 return;
             }
 
