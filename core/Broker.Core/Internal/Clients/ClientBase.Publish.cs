@@ -19,6 +19,10 @@ internal abstract partial class ClientBase
     // As a flush target: the stamp of the last producer batch that listed this client (ProducerBatch.AddPendingFlush).
     internal long ListedInStamp;
 
+    // Set when the client listed itself for the flush at the end of its batch before it had producer state (its own
+    // protocol replies, such as a PONG): a client that only subscribes and pings then makes none.
+    private bool flushSelf;
+
     /// <summary>This client's producer state, made on first use; only the producer's own thread calls it.</summary>
     private ProducerBatch Producer => producer ??= new ProducerBatch();
 
@@ -36,13 +40,24 @@ internal abstract partial class ClientBase
     protected internal bool YieldRequested { get; private set; }
 
     /// <summary>Whether deliveries of the current batch wait for <see cref="FlushPending"/>; read by the producer's own thread.</summary>
-    protected bool HasPendingFlush => producer is { HasPendingFlush: true };
+    protected bool HasPendingFlush => flushSelf || producer is { HasPendingFlush: true };
 
     /// <summary>Asks this producer to end its current batch early (see <see cref="YieldRequested"/>).</summary>
     public void RequestYield() => YieldRequested = true;
 
     /// <summary>Lists <paramref name="target"/> for one flush at the end of this producer's batch.</summary>
-    public void AddPendingFlush(ClientBase target) => Producer.AddPendingFlush(this, target);
+    public void AddPendingFlush(ClientBase target)
+    {
+        if (producer is null && ReferenceEquals(target, this))
+        {
+            // The first listing of the batch: flushed first, as the list would (listed again later, it costs one
+            // extra flush).
+            flushSelf = true;
+            return;
+        }
+
+        Producer.AddPendingFlush(this, target);
+    }
 
     /// <summary>
     /// Ends a producer batch: flushes every client that received output and publishes the counters. Clients that
@@ -50,6 +65,15 @@ internal abstract partial class ClientBase
     /// </summary>
     public void FlushPending()
     {
+        if (flushSelf)
+        {
+            flushSelf = false;
+            if (FlushOutput() is { } stall)
+            {
+                Stalls.Add(stall);
+            }
+        }
+
         producer?.End(this);
         YieldRequested = false;
     }
