@@ -5,7 +5,7 @@ namespace Broker.Core.Tests.Transport;
 /// <summary>The feature bag: the first two features in fields, the rest in an array (issue 25); all found and replaced alike.</summary>
 public sealed class ConnectionFeaturesTests
 {
-    [Fact(Timeout = 10_000)]
+    [Fact]
     public void Features_beyond_the_first_two_are_kept_found_and_replaced()
     {
         var features = new ConnectionFeatures();
