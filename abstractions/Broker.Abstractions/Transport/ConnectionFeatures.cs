@@ -6,7 +6,13 @@ namespace Broker.Abstractions;
 /// <remarks>Written while the connection is set up and read afterwards; not meant for concurrent writers.</remarks>
 public sealed class ConnectionFeatures
 {
-    private KeyValuePair<Type, object>[] items = [];
+    // The first two features in fields: a plain connection has two (its listener and its pending output), which in an
+    // array cost 24 B more per connection (issue 25). Further ones go to the array.
+    private Type? firstKey;
+    private object? firstValue;
+    private Type? secondKey;
+    private object? secondValue;
+    private KeyValuePair<Type, object>[] more = [];
 
     /// <summary>Gets the feature of type <typeparamref name="T"/>, or <see langword="null"/>.</summary>
     /// <typeparam name="T">The feature type.</typeparam>
@@ -14,7 +20,17 @@ public sealed class ConnectionFeatures
     public T? Get<T>()
         where T : class
     {
-        foreach (var item in items)
+        if (firstKey == typeof(T))
+        {
+            return (T)firstValue!;
+        }
+
+        if (secondKey == typeof(T))
+        {
+            return (T)secondValue!;
+        }
+
+        foreach (var item in more)
         {
             if (item.Key == typeof(T))
             {
@@ -32,15 +48,29 @@ public sealed class ConnectionFeatures
         where T : class
     {
         ArgumentNullException.ThrowIfNull(feature);
-        for (var i = 0; i < items.Length; i++)
+        if (firstKey is null || firstKey == typeof(T))
         {
-            if (items[i].Key == typeof(T))
+            firstKey = typeof(T);
+            firstValue = feature;
+            return;
+        }
+
+        if (secondKey is null || secondKey == typeof(T))
+        {
+            secondKey = typeof(T);
+            secondValue = feature;
+            return;
+        }
+
+        for (var i = 0; i < more.Length; i++)
+        {
+            if (more[i].Key == typeof(T))
             {
-                items[i] = new(typeof(T), feature);
+                more[i] = new(typeof(T), feature);
                 return;
             }
         }
 
-        items = [.. items, new(typeof(T), feature)];
+        more = [.. more, new(typeof(T), feature)];
     }
 }

@@ -93,4 +93,7 @@ internal static partial class MqttLog
 
     [LoggerMessage(870, LogLevel.Information, "MQTT state in JetStream domain {Domain}: API requests go to {Prefix}* (account {Account})")]
     public static partial void StateInDomain(ILogger logger, string account, string domain, string prefix);
+
+    [LoggerMessage(883, LogLevel.Error, "{Client}: connection failed")]
+    public static partial void ConnectionFailed(ILogger logger, string client, Exception exception);
 }

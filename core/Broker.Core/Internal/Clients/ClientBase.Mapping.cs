@@ -9,10 +9,7 @@ namespace Broker.Core.Internal.Clients;
 /// </summary>
 internal abstract partial class ClientBase
 {
-    // Made at the first mapped publish; only the producer's own thread (one batch at a time) touches it.
-    private MappingScratch? mappingScratch;
-
     /// <summary>The subject a publish to <paramref name="subject"/> goes to under <paramref name="mappings"/>; valid until this producer's next publish.</summary>
     protected ReadOnlySpan<byte> MapSubject(SubjectMapper mappings, ReadOnlySpan<byte> subject)
-        => mappings.Map(subject, mappingScratch ??= new MappingScratch());
+        => mappings.Map(subject, Producer.MappingScratch ??= new MappingScratch());
 }

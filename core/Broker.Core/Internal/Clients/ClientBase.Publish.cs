@@ -13,24 +13,24 @@ internal abstract partial class ClientBase
 {
     private static readonly ReadOnlySequence<byte> NoRespondersHeaderPrefix = new("NATS/1.0 503\r\nNats-Subject: "u8.ToArray());
 
-    // Clients that received deliveries during this producer's current batch; flushed once by FlushPending. Empty
-    // until the client first produces: a client that only subscribes holds no array (issue 25).
-    private ClientBase?[] pendingFlush = [];
-    private int pendingFlushCount;
-    private long flushStamp;
+    // The producer's batch state; made at its first publish: a client that only subscribes holds none (issue 25).
+    private ProducerBatch? producer;
 
-    // As a flush target: the stamp of the last producer batch that listed this client.
-    private long listedInStamp;
+    // As a flush target: the stamp of the last producer batch that listed this client (ProducerBatch.AddPendingFlush).
+    internal long ListedInStamp;
 
-    // Made on the first stall: most producers never wait on a far-behind client, and an idle connection should not
-    // hold an empty list (issue 25).
-    private List<Task>? stalls;
+    // Set when the client listed itself for the flush at the end of its batch before it had producer state (its own
+    // protocol replies, such as a PONG): a client that only subscribes and pings then makes none.
+    private bool flushSelf;
+
+    /// <summary>This client's producer state, made on first use; only the producer's own thread calls it.</summary>
+    private ProducerBatch Producer => producer ??= new ProducerBatch();
 
     /// <summary>Flushes of far-behind clients this producer should wait for before reading more (usually empty).</summary>
-    protected internal List<Task> Stalls => stalls ??= [];
+    protected internal List<Task> Stalls => Producer.Stalls ??= [];
 
     /// <summary>Whether <see cref="Stalls"/> holds any flush to wait for; asks without making the list.</summary>
-    protected internal bool HasStalls => stalls is { Count: > 0 };
+    protected internal bool HasStalls => producer?.Stalls is { Count: > 0 };
 
     /// <summary>
     /// Set by a delivery target that fell behind or took a large share of its limit since its last flush: the
@@ -40,38 +40,23 @@ internal abstract partial class ClientBase
     protected internal bool YieldRequested { get; private set; }
 
     /// <summary>Whether deliveries of the current batch wait for <see cref="FlushPending"/>; read by the producer's own thread.</summary>
-    protected bool HasPendingFlush => pendingFlushCount > 0;
+    protected bool HasPendingFlush => flushSelf || producer is { HasPendingFlush: true };
 
     /// <summary>Asks this producer to end its current batch early (see <see cref="YieldRequested"/>).</summary>
     public void RequestYield() => YieldRequested = true;
 
-    // Per batch statistics, added to the server counters once per batch.
-    private long batchInMessages;
-    private long batchInBytes;
-    private long batchOutMessages;
-    private long batchOutBytes;
-
     /// <summary>Lists <paramref name="target"/> for one flush at the end of this producer's batch.</summary>
     public void AddPendingFlush(ClientBase target)
     {
-        if (flushStamp == 0)
+        if (producer is null && ReferenceEquals(target, this))
         {
-            flushStamp = Server.NextFlushStamp();
-        }
-
-        // Another producer may overwrite the stamp; then we list the target again, which costs one extra flush.
-        if (target.listedInStamp == flushStamp)
-        {
+            // The first listing of the batch: flushed first, as the list would (listed again later, it costs one
+            // extra flush).
+            flushSelf = true;
             return;
         }
 
-        target.listedInStamp = flushStamp;
-        if (pendingFlushCount == pendingFlush.Length)
-        {
-            Array.Resize(ref pendingFlush, Math.Max(pendingFlush.Length * 2, 4));
-        }
-
-        pendingFlush[pendingFlushCount++] = target;
+        Producer.AddPendingFlush(this, target);
     }
 
     /// <summary>
@@ -80,37 +65,17 @@ internal abstract partial class ClientBase
     /// </summary>
     public void FlushPending()
     {
-        for (var i = 0; i < pendingFlushCount; i++)
+        if (flushSelf)
         {
-            if (pendingFlush[i]!.FlushOutput() is { } stall)
+            flushSelf = false;
+            if (FlushOutput() is { } stall)
             {
                 Stalls.Add(stall);
             }
-
-            pendingFlush[i] = null;
         }
 
-        pendingFlushCount = 0;
-        flushStamp = 0;
+        producer?.End(this);
         YieldRequested = false;
-        matchCache.PublishHits();
-        if (batchInMessages != 0)
-        {
-            if (!IsSystemClient)
-            {
-                Server.Statistics.AddIn(batchInMessages, batchInBytes);
-            }
-
-            batchInMessages = 0;
-            batchInBytes = 0;
-        }
-
-        if (batchOutMessages != 0)
-        {
-            Server.Statistics.AddOut(batchOutMessages, batchOutBytes);
-            batchOutMessages = 0;
-            batchOutBytes = 0;
-        }
     }
 
     /// <summary>
@@ -131,10 +96,11 @@ internal abstract partial class ClientBase
         var size = headers.Length + payload.Length;
         InMessages++;
         InBytes += size;
-        batchInMessages++;
-        batchInBytes += size;
+        var batch = Producer;
+        batch.InMessages++;
+        batch.InBytes += size;
 
-        var delivered = DeliverToAll(matchCache.Match(Account.SubList, subject), subject, deliverAs, replyTo, headers, payload);
+        var delivered = DeliverToAll(batch.MatchCache.Match(Account.SubList, subject), subject, deliverAs, replyTo, headers, payload);
         if (delivered == 0 && NoResponders && !replyTo.IsEmpty)
         {
             SendNoResponders(subject, replyTo);
@@ -149,7 +115,7 @@ internal abstract partial class ClientBase
     {
         if (result.HasLink)
         {
-            return CountDelivered((leafFanout ??= new Leaf.LeafFanout(this)).Deliver(result, subject, deliverAs, replyTo, headers, payload), headers.Length + payload.Length);
+            return CountDelivered((Producer.LeafFanout ??= new Leaf.LeafFanout(this)).Deliver(result, subject, deliverAs, replyTo, headers, payload), headers.Length + payload.Length);
         }
 
         var delivered = 0;
@@ -177,8 +143,9 @@ internal abstract partial class ClientBase
     {
         if (delivered > 0)
         {
-            batchOutMessages += delivered;
-            batchOutBytes += delivered * size;
+            var batch = Producer;
+            batch.OutMessages += delivered;
+            batch.OutBytes += delivered * size;
         }
 
         return delivered;
@@ -215,7 +182,7 @@ internal abstract partial class ClientBase
 
         if (subscription.Origin is { } origin)
         {
-            return (shadowDelivery ??= new ShadowSubscriptions(this)).TryDeliver(subscription, origin, subject, deliverAs, replyTo, headers, payload);
+            return (Producer.ShadowDelivery ??= new ShadowSubscriptions(this)).TryDeliver(subscription, origin, subject, deliverAs, replyTo, headers, payload);
         }
 
         if (subscription.CheckDenyOnDelivery && target.Permissions is { } permissions && !permissions.IsDeliveryAllowed(subject, subscription.Queue))
@@ -306,14 +273,8 @@ internal abstract partial class ClientBase
         return null;
     }
 
-    // Made at this producer's first match holding a leaf node link's subscription; only the producer's thread touches it.
-    private Leaf.LeafFanout? leafFanout;
-
-    // Made at this producer's first forward across a service import; only the producer's own thread touches it.
-    private ServiceImportForwarder? serviceForwarder;
-
     /// <summary>Whether this producer is forwarding across a service import now: shadows of stream imports are skipped.</summary>
-    internal bool Forwarding => serviceForwarder is { Forwarding: true };
+    internal bool Forwarding => producer?.ServiceForwarder is { Forwarding: true };
 
     /// <summary>
     /// Forwards a message that matched a subscription of an account's import client: across its service import, or,
@@ -323,16 +284,17 @@ internal abstract partial class ClientBase
     /// </summary>
     internal void ForwardToImportClient(Subscription subscription, ReadOnlySpan<byte> subject, ReadOnlySpan<byte> deliverAs, ReadOnlySpan<byte> replyTo, in ReadOnlySequence<byte> headers, in ReadOnlySequence<byte> payload)
     {
-        batchOutMessages--;
-        batchOutBytes -= headers.Length + payload.Length;
+        var batch = Producer;
+        batch.OutMessages--;
+        batch.OutBytes -= headers.Length + payload.Length;
         var account = subscription.Client.Account;
         if (subscription.ServiceImport is { } import)
         {
-            (serviceForwarder ??= new ServiceImportForwarder(this)).Forward(import, account, subject, deliverAs, replyTo, headers, payload);
+            (batch.ServiceForwarder ??= new ServiceImportForwarder(this)).Forward(import, account, subject, deliverAs, replyTo, headers, payload);
         }
         else if (account.Responses.Find(subject) is { } route)
         {
-            (serviceForwarder ??= new ServiceImportForwarder(this)).Forward(route, account, subject, deliverAs, replyTo, headers, payload);
+            (batch.ServiceForwarder ??= new ServiceImportForwarder(this)).Forward(route, account, subject, deliverAs, replyTo, headers, payload);
         }
     }
 

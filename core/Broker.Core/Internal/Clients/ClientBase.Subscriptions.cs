@@ -14,9 +14,6 @@ internal abstract partial class ClientBase
     // was 40 B on every client (issue 25); nothing else locks a client.
     private SidTable subscriptions;
 
-    // This producer's side of deliveries through shadows; made at its first one, only its own thread touches it.
-    private ShadowSubscriptions? shadowDelivery;
-
     /// <summary>
     /// Replaces the shadows of every subscription after the account's imports were replaced (reload). A lock per
     /// exporter's index is taken and released for each shadow, under the subscriptions lock (3 → 4).

@@ -43,9 +43,6 @@ internal abstract partial class ClientBase
     // 1 while this client counts against its account's max_connections.
     private int accountAdmitted;
 
-    // The producer's one-entry match cache (a struct: no object per connection).
-    private PublishMatchCache matchCache;
-
     /// <summary>
     /// Moves the client into <paramref name="account"/> and counts it against the account's <c>max_connections</c>;
     /// false when that limit is reached: the client is then in the account (as nats-server's, for /connz) without
@@ -67,7 +64,10 @@ internal abstract partial class ClientBase
         {
             RemoveAllSubscriptions();
             Account = account;
-            matchCache.Forget();
+            if (producer is { } batch)
+            {
+                batch.MatchCache.Forget();
+            }
         }
 
         if (!account.TryAdmitConnection())

@@ -7,7 +7,7 @@ namespace Broker.Core.Internal.Hosting;
 /// Runs one bound listener: accepts connections, passes each through the listener's middleware, then to its
 /// protocol handler, and disposes it when the handler is done.
 /// </summary>
-internal sealed class ListenerHost
+internal sealed class ListenerHost : IServedConnectionEnd
 {
     private readonly ListenerDefinition definition;
     private readonly IConnectionListener listener;
@@ -120,6 +120,14 @@ internal sealed class ListenerHost
                 current = next;
             }
 
+            if (middleware.Count == 0 && handler is IReportingProtocolHandler reporting)
+            {
+                // The handler tells Ended when it is done: no continuation or watcher per connection (issue 25).
+                reporting.Serve(connection, this, stopping);
+                handedOff = true;
+                return;
+            }
+
             var handling = handler.OnConnectionAsync(current, stopping);
             if (!handling.IsCompleted)
             {
@@ -145,6 +153,18 @@ internal sealed class ListenerHost
                 await FinishAsync(connection, current).ConfigureAwait(false);
             }
         }
+    }
+
+    /// <summary>A reporting handler is done with a connection of this listener (served without middleware).</summary>
+    void IServedConnectionEnd.Ended(TransportConnection connection, Exception? failure)
+    {
+        ArgumentNullException.ThrowIfNull(connection);
+        if (failure is not null)
+        {
+            Failed(failure, connection, stopping);
+        }
+
+        _ = FinishAsync(connection, connection);
     }
 
     /// <summary>Logs what ended a connection's handling, unless it was the listener stopping.</summary>

@@ -64,29 +64,75 @@ internal sealed class Subscription : Broker.Abstractions.IBusSubscription
     /// <summary>For adapter connections' output subscriptions: encodes each delivery into the connection's output.</summary>
     public Broker.Abstractions.BusOutputHandler? Output;
 
+    // Import, ServiceImport, Origin and Shadows: set on shadow subscriptions, import clients' subscriptions and those
+    // with shadows only, so held in an object made with the first (24 B less on every other subscription, issue 25).
+    // Import, ServiceImport and Origin are set before the subscription is inserted; Shadows under the owning client's
+    // subscriptions lock.
+    private Links? links;
+
     /// <summary>
     /// For a shadow subscription in an exporting account: the stream import it delivers through (the delivered subject
     /// is the import's). <see langword="null"/> for every other subscription.
     /// </summary>
-    public Broker.Core.Internal.Accounts.StreamImport? Import;
+    public Broker.Core.Internal.Accounts.StreamImport? Import
+    {
+        get => links?.Import;
+        set
+        {
+            if (value is not null || links is not null)
+            {
+                (links ??= new Links()).Import = value;
+            }
+        }
+    }
 
     /// <summary>
     /// For a subscription of an account's import client: the service import it forwards through. <see langword="null"/>
     /// for every other subscription (and for the import client's subscription catching responses).
     /// </summary>
-    public Broker.Core.Internal.Accounts.ServiceImport? ServiceImport;
+    public Broker.Core.Internal.Accounts.ServiceImport? ServiceImport
+    {
+        get => links?.ServiceImport;
+        set
+        {
+            if (value is not null || links is not null)
+            {
+                (links ??= new Links()).ServiceImport = value;
+            }
+        }
+    }
 
     /// <summary>
     /// For a shadow subscription: the importer's subscription it stands for (deliveries are made to it). For a
     /// subscription of an account's import client: itself (the producer forwards across the service import).
     /// </summary>
-    public Subscription? Origin;
+    public Subscription? Origin
+    {
+        get => links?.Origin;
+        set
+        {
+            if (value is not null || links is not null)
+            {
+                (links ??= new Links()).Origin = value;
+            }
+        }
+    }
 
     /// <summary>
     /// The shadow subscriptions this subscription has in exporting accounts, or <see langword="null"/>; changed under
     /// the owning client's subscriptions lock.
     /// </summary>
-    public Subscription[]? Shadows;
+    public Subscription[]? Shadows
+    {
+        get => links?.Shadows;
+        set
+        {
+            if (value is not null || links is not null)
+            {
+                (links ??= new Links()).Shadows = value;
+            }
+        }
+    }
 
     public string SubjectString => Encoding.UTF8.GetString(Subject);
 
@@ -114,4 +160,13 @@ internal sealed class Subscription : Broker.Abstractions.IBusSubscription
     void IDisposable.Dispose() => ((InProcessClient)Client).Cancel(this);
 
     public override string ToString() => Queue is null ? $"{SubjectString} [{SidString}]" : $"{SubjectString} {QueueString} [{SidString}]";
+
+    /// <summary>The rare links of a subscription (see <see cref="links"/>).</summary>
+    private sealed class Links
+    {
+        public Broker.Core.Internal.Accounts.StreamImport? Import;
+        public Broker.Core.Internal.Accounts.ServiceImport? ServiceImport;
+        public Subscription? Origin;
+        public Subscription[]? Shadows;
+    }
 }

@@ -103,7 +103,7 @@ internal sealed partial class MqttConnection : ConnectionStatus, IPacketHandler,
             SendDisconnect(0x8B, "server shutting down");
             status.NoteReason("server shutting down");
         }
-        catch (Exception ex) when (ex is IOException or InvalidOperationException or ObjectDisposedException)
+        catch (Exception ex) when (ex is IOException or InvalidOperationException or ObjectDisposedException || handler.SwallowsFailure(this, ex))
         {
             status.NoteReason("read error: " + ex.Message);
         }

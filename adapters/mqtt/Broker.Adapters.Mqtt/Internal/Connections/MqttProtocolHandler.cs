@@ -11,7 +11,7 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 /// its <c>/mqtt</c> path. Holds what the connections share (options, the bus, each account's MQTT state) and runs one
 /// timer for all of them (keep alive, CONNECT timeout, session expiry), so an idle connection costs no timer of its own.
 /// </summary>
-internal sealed class MqttProtocolHandler : IProtocolHandler, IHostedService, IAsyncDisposable
+internal sealed class MqttProtocolHandler : IReportingProtocolHandler, IHostedService, IAsyncDisposable
 {
     /// <summary>How often keep alives, CONNECT timeouts and session expiry are checked.</summary>
     private static readonly TimeSpan SweepInterval = TimeSpan.FromMilliseconds(250);
@@ -20,9 +20,10 @@ internal sealed class MqttProtocolHandler : IProtocolHandler, IHostedService, IA
     internal const int ShrinkConnectionsFrom = 1024;
 
     // Added to and removed from under the gate (once per connection, never per packet); readers take the field as it
-    // is (a replaced set is a snapshot of its moment, and the connection it missed is in the new one).
+    // is (a replaced set is a snapshot of its moment, and the connection it missed is in the new one). The value is
+    // whom to tell the connection's end (Serve), or null when the caller waits on its task (OnConnectionAsync).
     private readonly Lock gate = new();
-    private ConcurrentDictionary<MqttConnection, byte> connections = new();
+    private ConcurrentDictionary<MqttConnection, IServedConnectionEnd?> connections = new();
     private int connectionsPeak;
     private readonly CancellationTokenSource stopping = new();
 
@@ -63,7 +64,20 @@ internal sealed class MqttProtocolHandler : IProtocolHandler, IHostedService, IA
     internal int ConnectionShrinks { get; private set; }
 
     /// <summary>Serves one connection: its own loop (<see cref="MqttConnection.RunAsync"/>) is the task, and leaves the list when it ends.</summary>
-    public Task OnConnectionAsync(TransportConnection connection, CancellationToken cancellationToken)
+    public Task OnConnectionAsync(TransportConnection connection, CancellationToken cancellationToken) => Start(connection, null, cancellationToken);
+
+    /// <summary>
+    /// Serves one connection of the broker's own listener: the loop tells <paramref name="served"/> when it left the list
+    /// (<see cref="Remove"/>), so the listener keeps no continuation per connection (issue 25). The loop's task is not
+    /// watched: what would fault it is logged and swallowed (<see cref="SwallowsFailure"/>).
+    /// </summary>
+    public void Serve(TransportConnection connection, IServedConnectionEnd served, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(served);
+        _ = Start(connection, served, cancellationToken);
+    }
+
+    private Task Start(TransportConnection connection, IServedConnectionEnd? end, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(connection);
 
@@ -78,7 +92,7 @@ internal sealed class MqttProtocolHandler : IProtocolHandler, IHostedService, IA
         var client = new MqttConnection(this, connection, cancellationToken);
         lock (gate)
         {
-            connections.TryAdd(client, 0);
+            connections.TryAdd(client, end);
             connectionsPeak = Math.Max(connectionsPeak, connections.Count);
         }
 
@@ -120,9 +134,10 @@ internal sealed class MqttProtocolHandler : IProtocolHandler, IHostedService, IA
     /// </summary>
     internal void Remove(MqttConnection connection)
     {
+        IServedConnectionEnd? end;
         lock (gate)
         {
-            if (!connections.TryRemove(connection, out _))
+            if (!connections.TryRemove(connection, out end))
             {
                 return;
             }
@@ -130,11 +145,29 @@ internal sealed class MqttProtocolHandler : IProtocolHandler, IHostedService, IA
             var count = connections.Count;
             if (connectionsPeak >= ShrinkConnectionsFrom && count <= connectionsPeak / 4)
             {
-                Volatile.Write(ref connections, new ConcurrentDictionary<MqttConnection, byte>(connections));
+                Volatile.Write(ref connections, new ConcurrentDictionary<MqttConnection, IServedConnectionEnd?>(connections));
                 connectionsPeak = count;
                 ConnectionShrinks++;
             }
         }
+
+        end?.Ended(connection.Transport, null);
+    }
+
+    /// <summary>
+    /// Whether the loop of <paramref name="connection"/> should catch <paramref name="failure"/>, which it has no
+    /// handling of: when served by <see cref="Serve"/>, nobody watches its task, so it is logged here (as the listener
+    /// logs a failed task) and the loop ends as after a read error.
+    /// </summary>
+    internal bool SwallowsFailure(MqttConnection connection, Exception failure)
+    {
+        if (!Volatile.Read(ref connections).TryGetValue(connection, out var end) || end is null)
+        {
+            return false;
+        }
+
+        MqttLog.ConnectionFailed(Logger, connection.ToString(), failure);
+        return true;
     }
 
     public Task StartAsync(CancellationToken cancellationToken)
