@@ -96,4 +96,7 @@ internal static partial class MqttLog
 
     [LoggerMessage(883, LogLevel.Error, "{Client}: connection failed")]
     public static partial void ConnectionFailed(ILogger logger, string client, Exception exception);
+
+    [LoggerMessage(884, LogLevel.Warning, "MQTT: retained messages still queued after {Timeout} at shutdown are not stored")]
+    public static partial void RetainedDrainTimedOut(ILogger logger, TimeSpan timeout);
 }

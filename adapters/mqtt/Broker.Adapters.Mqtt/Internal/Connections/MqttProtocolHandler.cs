@@ -11,10 +11,13 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 /// its <c>/mqtt</c> path. Holds what the connections share (options, the bus, each account's MQTT state) and runs one
 /// timer for all of them (keep alive, CONNECT timeout, session expiry), so an idle connection costs no timer of its own.
 /// </summary>
-internal sealed class MqttProtocolHandler : IReportingProtocolHandler, IHostedService, IAsyncDisposable
+internal sealed class MqttProtocolHandler : IReportingProtocolHandler, IHostedLifecycleService, IAsyncDisposable
 {
     /// <summary>How often keep alives, CONNECT timeouts and session expiry are checked.</summary>
     private static readonly TimeSpan SweepInterval = TimeSpan.FromMilliseconds(250);
+
+    // A stop waits this long for queued retained writes (thousands apply in seconds on a loaded machine's file store).
+    private static readonly TimeSpan RetainedDrainTimeout = TimeSpan.FromSeconds(30);
 
     /// <summary>The peak of connections from which the set is replaced by a smaller one once a quarter is left.</summary>
     internal const int ShrinkConnectionsFrom = 1024;
@@ -175,6 +178,31 @@ internal sealed class MqttProtocolHandler : IReportingProtocolHandler, IHostedSe
         sweeper = SweepAsync(stopping.Token);
         return Task.CompletedTask;
     }
+
+    Task IHostedLifecycleService.StartingAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+    Task IHostedLifecycleService.StartedAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+    /// <summary>
+    /// Before any service stops (JetStream among them): waits, at most <see cref="RetainedDrainTimeout"/>, for the
+    /// retained writes every account has queued, which clients had published before their connections closed.
+    /// </summary>
+    async Task IHostedLifecycleService.StoppingAsync(CancellationToken cancellationToken)
+    {
+        try
+        {
+            await Task.WhenAll(Accounts.All.Select(account => account.Retained.Store.FlushAsync())).WaitAsync(RetainedDrainTimeout, cancellationToken).ConfigureAwait(false);
+        }
+        catch (TimeoutException)
+        {
+            MqttLog.RetainedDrainTimedOut(Logger, RetainedDrainTimeout);
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+        }
+    }
+
+    Task IHostedLifecycleService.StoppedAsync(CancellationToken cancellationToken) => Task.CompletedTask;
 
     public async Task StopAsync(CancellationToken cancellationToken)
     {
