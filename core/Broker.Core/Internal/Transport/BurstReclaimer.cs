@@ -27,7 +27,11 @@ namespace Broker.Core.Internal.Transport;
 /// And the thread pool's workers that the burst created retire only after 20 s idle; what they held natively (glibc
 /// arenas, 2.5-3 MB after 10,000 left) is freed after the trim. So after a burst has gone the reclaimer watches the
 /// pool for up to <see cref="RetireWatch"/>: once it has fewer threads than at the collection and that number held for
-/// <see cref="RetireQuiet"/>, it collects and trims once more.
+/// <see cref="RetireQuiet"/>, it collects and trims once more. A burst that arrived injects workers too (10,000 MQTT
+/// sessions: 17 -> 27-41 threads); once they retire, glibc keeps what they and their exit freed (0.4-0.75 KB per
+/// session, the part of the resident figure that moved from run to run: docs/benchmarks.md, rss1), so the pool is
+/// watched after an arrival as well, and then only the C heap is trimmed: the GC heap was compacted at the arrival and
+/// the connections still hold it, so a second full collection would pause for nothing.
 /// The output segment pool is emptied before the collection, so the segments closed connections left there (a
 /// slow-consumer storm's cut-off subscribers) are returned with the rest.
 /// </summary>
@@ -54,6 +58,13 @@ internal sealed partial class BurstReclaimer
     /// <summary>How long the pool's thread count must hold after falling: the idle workers retire within a second or two.</summary>
     public static readonly TimeSpan RetireQuiet = TimeSpan.FromSeconds(1);
 
+    /// <summary>
+    /// How long the pool's thread count must hold after falling before the C heap is trimmed after an arrival: a
+    /// second or two after the last worker exited, the C heap grew by ~2.7 MB used briefly and freed again (10,000 MQTT
+    /// sessions, rss1), which a trim at <see cref="RetireQuiet"/> came too early for.
+    /// </summary>
+    public static readonly TimeSpan ArrivalRetireQuiet = TimeSpan.FromSeconds(5);
+
     private static readonly TimeSpan Period = TimeSpan.FromMilliseconds(250);
 
     private readonly Lock gate = new();
@@ -70,6 +81,7 @@ internal sealed partial class BurstReclaimer
     // After a burst has gone: until when the pool's retiring workers are watched (0: not watching), the pool's
     // threads at the collection, and the last count seen with when it was first seen.
     private long watchRetireUntil;
+    private bool trimOnlyAtRetire;
     private int threadsAtCollection;
     private int threadsSeen;
     private long threadsSeenSince;
@@ -87,6 +99,9 @@ internal sealed partial class BurstReclaimer
 
     /// <summary>Collections run so far (tests and benchmarks read it).</summary>
     public int Collections { get; private set; }
+
+    /// <summary>Trims of the C heap alone, after the workers an arrived burst created retired (tests read it).</summary>
+    public int Trims { get; private set; }
 
     /// <summary>A connection was accepted.</summary>
     public void Opened()
@@ -116,10 +131,12 @@ internal sealed partial class BurstReclaimer
 
     /// <summary>
     /// One look at the counts and at the thread pool's <paramref name="poolThreads"/>; collects when a burst has gone or
-    /// arrived, or when the workers a burst that went created have retired. Returns whether it collected.
+    /// arrived, or when the workers a burst that went created have retired; trims the C heap when those of a burst that
+    /// arrived have. Returns whether it collected or trimmed.
     /// </summary>
     internal bool Tick(long now, int poolThreads)
     {
+        bool trimOnly;
         lock (gate)
         {
             var burstGone = peak - open >= MinimumGone && open <= peak / 2;
@@ -136,22 +153,41 @@ internal sealed partial class BurstReclaimer
                 watchRetireUntil = 0;
             }
 
-            var retired = watchRetireUntil != 0 && poolThreads < threadsAtCollection && now - threadsSeenSince >= (long)RetireQuiet.TotalMilliseconds;
+            var retireQuiet = trimOnlyAtRetire ? ArrivalRetireQuiet : RetireQuiet;
+            var retired = watchRetireUntil != 0 && poolThreads < threadsAtCollection && now - threadsSeenSince >= (long)retireQuiet.TotalMilliseconds;
             if (!leftQuietly && !arrivedQuietly && !retired)
             {
                 return false;
             }
 
-            // A burst that went leaves workers that retire later: watch for them (again after each such burst).
-            watchRetireUntil = leftQuietly ? now + (long)RetireWatch.TotalMilliseconds : 0;
+            // A burst leaves workers that retire later: watch for them (again after each burst). After one that arrived
+            // the connections still hold the heap just compacted, so only the C heap is trimmed when they retire.
+            trimOnly = retired && !leftQuietly && !arrivedQuietly && trimOnlyAtRetire;
+            watchRetireUntil = leftQuietly || arrivedQuietly ? now + (long)RetireWatch.TotalMilliseconds : 0;
+            trimOnlyAtRetire = !leftQuietly;
             threadsAtCollection = poolThreads;
-            peak = open;
-            settled = open;
-            unsent = 0;
-            Collections++;
+            if (trimOnly)
+            {
+                Trims++;
+            }
+            else
+            {
+                peak = open;
+                settled = open;
+                unsent = 0;
+                Collections++;
+            }
         }
 
-        Collect();
+        if (trimOnly)
+        {
+            TrimNativeHeap();
+        }
+        else
+        {
+            Collect();
+        }
+
         return true;
     }
 
