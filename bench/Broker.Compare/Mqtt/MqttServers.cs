@@ -230,10 +230,24 @@ internal sealed class MqttServer : IDisposable
         }
     }
 
+    // Ports handed out by this process: the kernel may give a just-closed port 0 listener's number again, and one server
+    // launched with the same port for NATS and MQTT answers an MQTT CONNECT with INFO.
+    private static readonly HashSet<int> Given = [];
+
     private static int FreePort()
     {
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        return ((IPEndPoint)listener.LocalEndpoint).Port;
+        while (true)
+        {
+            using var listener = new TcpListener(IPAddress.Loopback, 0);
+            listener.Start();
+            var port = ((IPEndPoint)listener.LocalEndpoint).Port;
+            lock (Given)
+            {
+                if (Given.Add(port))
+                {
+                    return port;
+                }
+            }
+        }
     }
 }
