@@ -19,32 +19,23 @@ namespace Broker.JetStream.Internal.Consumers;
 /// <c>.Inbound.cs</c>), prepares each send (<c>.Delivery.cs</c>), and reports and updates itself (<c>.Info.cs</c>).
 /// </summary>
 /// <remarks>
-/// <c>gate</c> guards the state of every collaborator; none takes a lock of its own, and their timers call back into
-/// the consumer, which takes it. Everything the consumer sends goes out through one delivery runner at a time, outside
+/// <c>Gate</c> guards the state of every collaborator; none takes a lock of its own, and their timers call back into
+/// the consumer, which takes it. It is the monitor of the consumer's <see cref="AckTracker"/>, which nothing else locks
+/// (a <see cref="Lock"/> of its own was 48 B of every idle MQTT QoS 1 consumer, issue 25). Everything the consumer sends goes out through one delivery runner at a time, outside
 /// the lock, so control messages and deliveries keep their order and no bus call is made under the lock.
 /// </remarks>
 internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
 {
     private readonly MessageStream stream;
-    private readonly Lock gate = new();
-    private readonly ConsumerOutbox outbox = new();
-    // Made with the first advisory or ack metric (Events): an idle consumer holds none.
-    private ConsumerEvents? events;
+    // The collaborators used only sometimes (outbox, events, pacer, inactivity, pause, priority, flow control), made with the first.
+    private ConsumerSideParts? side;
     private readonly StreamCursor cursor;
     private readonly AckTracker acks;
-    // Made when the consumer replays at the original pace or is rate limited (a configuration update may set a limit).
-    private DeliveryPacer? pacer;
     // Made with the first delivery or acknowledgement (FormatLocked): an idle consumer holds none (64 B, issue 25).
     private DeliveryFormat? format;
     private DeliverySelector selector;
     private readonly PushDelivery? push;
     private readonly PullRequests? pull;
-
-    // Made when configured: an inactivity threshold (or an ephemeral's default), a pause deadline, by creation or update.
-    private InactivityClock? inactivity;
-    private ConsumerPause? pause;
-    private ConsumerPriority? priority;
-    private IBusSubscription? flowControl;
     private ConsumerConfig config;
     private bool closed;
 
@@ -67,18 +58,24 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
         // Push or pull is fixed for a consumer's life (an update may not change it).
         if (config.IsPush)
         {
-            push = new PushDelivery(stream.Name, name, Account.Interest, outbox, this);
+            push = new PushDelivery(this);
         }
         else
         {
-            pull = new PullRequests(config, Account.Interest, outbox, () => cursor.NumPending() + (ulong)acks.RedeliverQueueCount == 0, this);
+            pull = new PullRequests(config, Account.Interest, Outbox, () => cursor.NumPending() + (ulong)acks.RedeliverQueueCount == 0, this);
         }
 
-        ConfigureInactivity(config);
-        priority = ConsumerPriority.For(config, gate, cursor, acks, this, Kick);
+        ConfigureSideParts(config);
     }
 
     public string Name { get; }
+
+    // The lock (remarks above); what collaborators read through the consumer rather than hold (IConsumerTimers).
+    private object Gate => acks;
+    string IConsumerTimers.StreamName => stream.Name;
+    ISubjectInterest? IConsumerTimers.Interest => Account.Interest;
+    public ConsumerOutbox Outbox => Side.Outbox ??= new();
+    private ConsumerSideParts Side => side ??= new();
 
     public long Created { get; }
 
@@ -98,7 +95,7 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
 
     private DeliveryFormat FormatUnderLock()
     {
-        lock (gate)
+        lock (Gate)
         {
             return FormatLocked;
         }
@@ -107,13 +104,13 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
     public MessageStream Stream => stream;
 
     /// <summary>The priority groups (2.11), null for a consumer without; <c>CONSUMER.UNPIN</c> goes there.</summary>
-    public ConsumerPriority? Priority => priority;
+    public ConsumerPriority? Priority => side?.Priority;
 
     public ConsumerConfig Config
     {
         get
         {
-            lock (gate)
+            lock (Gate)
             {
                 return config;
             }
@@ -123,21 +120,25 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
     public bool IsDurable => config.IsDurable;
 
     /// <inheritdoc/>
-    public ConsumerEvents Events => events ??= new ConsumerEvents(stream.Name, Name, Account.Interest, Account.Options.Domain, outbox, Account.Logger, Account.Name);
+    public ConsumerEvents Events => Side.Events ??= new ConsumerEvents(stream.Name, Name, Account.Interest, Account.Options.Domain, Outbox, Account.Logger, Account.Name);
 
-    private ConsumerPause Pause => pause ??= new ConsumerPause(this, Account.Engine.Pauses, Events);
+    private ConsumerPause Pause => Side.Pause ??= new ConsumerPause(this, Account.Engine.Pauses, Events);
 
-    private bool HasInactivityThreshold => inactivity is { Threshold: > 0 };
-
-    /// <summary>Takes the inactivity threshold of a configuration; the clock is made with the first threshold. Lock held (or constructing).</summary>
-    private void ConfigureInactivity(ConsumerConfig current)
+    /// <summary>
+    /// Takes a configuration's inactivity threshold and priority groups: the clock is made with the first threshold, the
+    /// groups with the first groups or priority policy. Lock held (or constructing).
+    /// </summary>
+    private void ConfigureSideParts(ConsumerConfig current)
     {
-        if (inactivity is null && InactivityClock.ThresholdOf(current) <= 0)
+        if (side?.Inactivity is not null || InactivityClock.ThresholdOf(current) > 0)
         {
-            return;
+            (Side.Inactivity ??= new InactivityClock(Created, push, pull, () => _ = CheckInactivityAsync())).Configure(current);
         }
 
-        (inactivity ??= new InactivityClock(Created, push, pull, () => _ = CheckInactivityAsync())).Configure(current);
+        if ((side?.Priority ?? ConsumerPriority.For(current, Gate, cursor, acks, this, Kick)) is { } groups)
+        {
+            (Side.Priority = groups).Configure(current);
+        }
     }
 
     /// <summary>Creates a new consumer (validated configuration, unique name) positioned by its deliver policy.</summary>
@@ -146,7 +147,7 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
         var created = GoTime.NowNanoseconds();
         var store = stream.Store.OpenConsumerStore(StoredConsumerMetadata.StoreConfig(name, config, created));
         var consumer = new Consumer(stream, name, config, store, created);
-        lock (consumer.gate)
+        lock (consumer.Gate)
         {
             consumer.acks.StartAt(consumer.cursor.SelectStart(config));
             if (config.PauseUntil is not null)
@@ -162,7 +163,7 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
     public static Consumer Restore(MessageStream stream, IConsumerStore store, StoredConsumerMetadata metadata)
     {
         var consumer = new Consumer(stream, metadata.Name, metadata.Config, store, metadata.Created);
-        lock (consumer.gate)
+        lock (consumer.Gate)
         {
             if (metadata.Config.PauseUntil is not null)
             {
@@ -191,7 +192,7 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
     /// </summary>
     public void Start()
     {
-        lock (gate)
+        lock (Gate)
         {
             StartLocked();
         }
@@ -204,7 +205,7 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
     /// </summary>
     public ConsumerInfoModel StartWithInfo()
     {
-        lock (gate)
+        lock (Gate)
         {
             StartLocked();
             return InfoLocked();
@@ -216,28 +217,28 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
         // Acknowledgements and pull requests come through the stream's ConsumerInbox, routed by name.
         if (config.FlowControl)
         {
-            flowControl = Client.Subscribe($"$JS.FC.{stream.Name}.{Name}.*", null, (in BusMessage message) => OnFlowControl(message.Subject));
+            Side.FlowControl = Client.Subscribe($"$JS.FC.{stream.Name}.{Name}.*", null, (in BusMessage message) => OnFlowControl(message.Subject));
         }
 
-        push?.Start(config, cursor.LastDelivered, HasInactivityThreshold);
+        push?.Start(config, cursor.LastDelivered, side?.Inactivity is { Threshold: > 0 });
 
         // nats-server setLeader: replay through what the stream holds now, a full rate-limit bucket.
         var replay = config.ReplayPolicy == ReplayPolicy.Original;
         if (replay || config.RateLimit > 0)
         {
-            pacer ??= new DeliveryPacer(Kick);
+            Side.Pacer ??= new DeliveryPacer(Kick);
         }
 
-        pacer?.Start(replay, replay ? stream.Store.GetState().LastSequence : 0, config.RateLimit, config.IsPush, stream.Config.MaxMsgSize);
-        inactivity?.Schedule();
-        pause?.Schedule();
+        side?.Pacer?.Start(replay, replay ? stream.Store.GetState().LastSequence : 0, config.RateLimit, config.IsPush, stream.Config.MaxMsgSize);
+        side?.Inactivity?.Schedule();
+        side?.Pause?.Schedule();
         acks.Start();
     }
 
     /// <summary>Stops delivering, drops the subscription and timers, and keeps (or deletes) the state; the client is the stream's.</summary>
     public async Task StopAsync(bool deleteData)
     {
-        lock (gate)
+        lock (Gate)
         {
             if (closed)
             {
@@ -245,13 +246,9 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
             }
 
             closed = true;
-            flowControl?.Dispose();
             acks.Stop();
             push?.Stop();
-            inactivity?.Stop();
-            pause?.Stop();
-            priority?.Stop();
-            pacer?.Stop();
+            side?.Stop();
 
             // Requests still waiting are told, as nats-server tells them "409 Consumer Deleted".
             pull?.Stop();
@@ -283,15 +280,15 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
     /// <summary>The inactivity clock fired: deletes the consumer when nobody used it for its threshold.</summary>
     private async Task CheckInactivityAsync()
     {
-        lock (gate)
+        lock (Gate)
         {
-            if (closed || inactivity is null || !inactivity.Check(GoTime.NowNanoseconds()))
+            if (closed || side?.Inactivity is not { } clock || !clock.Check(GoTime.NowNanoseconds()))
             {
                 return;
             }
         }
 
-        JetStreamLog.InactiveDeleted(Account.Logger, stream.Name, Name, TimeSpan.FromTicks(inactivity.Threshold / 100));
+        JetStreamLog.InactiveDeleted(Account.Logger, stream.Name, Name, TimeSpan.FromTicks(side!.Inactivity!.Threshold / 100));
         await DeleteAsync().ConfigureAwait(false);
     }
 }
