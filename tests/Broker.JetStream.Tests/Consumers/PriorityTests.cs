@@ -15,7 +15,7 @@ namespace Broker.JetStream.Tests.Consumers;
 public sealed class PriorityTests : IDisposable
 {
     private readonly ConsumerOutbox outbox = new();
-    private readonly object gate = new();
+    private readonly Lock gate = new();
     private readonly List<IDisposable> disposables = [];
     private int kicks;
 

@@ -14,7 +14,7 @@ internal sealed partial class Consumer
     /// <summary>Tells the consumer a matching message was stored (after the stream released its lock).</summary>
     public void OnNewMessage(ulong sequence)
     {
-        lock (Gate)
+        lock (gate)
         {
             if (closed)
             {
@@ -34,7 +34,7 @@ internal sealed partial class Consumer
 
     protected override bool TakeNext(ref DeliverySend send)
     {
-        lock (Gate)
+        lock (gate)
         {
             return TryTake(ref send);
         }
@@ -44,7 +44,7 @@ internal sealed partial class Consumer
 
     protected override void DeliveryFailed(Exception exception)
     {
-        lock (Gate)
+        lock (gate)
         {
             // A send taken just before its stream stopped meets the stream's disposed client: it goes with the consumer, unlogged.
             if (closed && exception is ObjectDisposedException)

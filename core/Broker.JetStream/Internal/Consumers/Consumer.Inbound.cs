@@ -20,7 +20,7 @@ internal sealed partial class Consumer
     {
         var acknowledged = new List<ulong>(1);
         bool kick;
-        lock (Gate)
+        lock (gate)
         {
             if (closed)
             {
@@ -45,7 +45,7 @@ internal sealed partial class Consumer
     public void Nak(ulong streamSeq, ulong consumerSeq, ulong deliveryCount, ReadOnlySpan<byte> argument)
     {
         var text = Encoding.UTF8.GetString(argument).Trim();
-        lock (Gate)
+        lock (gate)
         {
             if (closed || !acks.Nak(streamSeq, consumerSeq, deliveryCount, text, cursor.DeliverySequence))
             {
@@ -59,7 +59,7 @@ internal sealed partial class Consumer
     /// <summary>Work in progress (<c>+WPI</c>): the ack wait of the delivery starts again.</summary>
     public void Progress(ulong streamSeq)
     {
-        lock (Gate)
+        lock (gate)
         {
             acks.Progress(streamSeq);
         }
@@ -69,7 +69,7 @@ internal sealed partial class Consumer
     public void Terminate(ulong streamSeq, ulong consumerSeq, ulong deliveryCount)
     {
         Acknowledge(streamSeq, consumerSeq);
-        lock (Gate)
+        lock (gate)
         {
             Events.Terminated(streamSeq, consumerSeq, deliveryCount);
         }
@@ -81,7 +81,7 @@ internal sealed partial class Consumer
     void IConsumerTimers.OnPendingDue()
     {
         bool kick;
-        lock (Gate)
+        lock (gate)
         {
             // Messages below the stream's first are gone: their deliveries wait for nothing.
             var first = !closed && acks.Count > 0 ? stream.Store.GetState().FirstSequence : 0;
@@ -98,7 +98,7 @@ internal sealed partial class Consumer
     public void OnNextRequest(ReadOnlySpan<byte> replySpan, ReadOnlySpan<byte> body)
     {
         var reply = replySpan.ToArray();
-        lock (Gate)
+        lock (gate)
         {
             if (closed)
             {
@@ -121,7 +121,7 @@ internal sealed partial class Consumer
     /// <summary>The front end's timer fired: a pull consumer's expiries and heartbeats, a push consumer's interest and idle heartbeats.</summary>
     void IConsumerTimers.OnFrontEndDue()
     {
-        lock (Gate)
+        lock (gate)
         {
             if (closed)
             {
@@ -145,7 +145,7 @@ internal sealed partial class Consumer
     /// <summary>The client answered a flow-control request: the bytes it covered are released and the window grows.</summary>
     public void OnFlowControl(ReadOnlySpan<byte> subject)
     {
-        lock (Gate)
+        lock (gate)
         {
             if (push is null || !push.OnFlowControl(subject))
             {
@@ -163,7 +163,7 @@ internal sealed partial class Consumer
     public void OnMessageRemoved(ulong sequence, ReadOnlySpan<byte> subject, long messages)
     {
         var matches = sequence != 0 && Matches(subject);
-        lock (Gate)
+        lock (gate)
         {
             if (cursor.OnRemoved(sequence, matches, messages))
             {
@@ -175,7 +175,7 @@ internal sealed partial class Consumer
     /// <summary>The stream was purged (nats-server <c>consumer.purge</c>): skip what is gone, forget pending deliveries.</summary>
     public void OnPurged(ulong first, ulong last)
     {
-        lock (Gate)
+        lock (gate)
         {
             if (first == 0)
             {
@@ -197,7 +197,7 @@ internal sealed partial class Consumer
             return false;
         }
 
-        lock (Gate)
+        lock (gate)
         {
             return acks.NeedsAck(sequence, cursor.StreamSequence);
         }

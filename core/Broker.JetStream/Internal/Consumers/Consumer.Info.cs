@@ -8,7 +8,7 @@ internal sealed partial class Consumer
 {
     public ConsumerInfoModel Info()
     {
-        lock (Gate)
+        lock (gate)
         {
             return InfoLocked();
         }
@@ -45,7 +45,7 @@ internal sealed partial class Consumer
     /// </summary>
     public void UpdateConfig(ConsumerConfig updated)
     {
-        lock (Gate)
+        lock (gate)
         {
             var deliverChanged = updated.DeliverSubject != config.DeliverSubject;
             var rateChanged = updated.RateLimit != config.RateLimit;

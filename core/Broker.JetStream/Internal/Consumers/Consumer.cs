@@ -19,14 +19,14 @@ namespace Broker.JetStream.Internal.Consumers;
 /// <c>.Inbound.cs</c>), prepares each send (<c>.Delivery.cs</c>), and reports and updates itself (<c>.Info.cs</c>).
 /// </summary>
 /// <remarks>
-/// <c>Gate</c> guards the state of every collaborator; none takes a lock of its own, and their timers call back into
-/// the consumer, which takes it. It is the monitor of the consumer's <see cref="AckTracker"/>, which nothing else locks
-/// (a <see cref="Lock"/> of its own was 48 B of every idle MQTT QoS 1 consumer, issue 25). Everything the consumer sends goes out through one delivery runner at a time, outside
+/// <c>gate</c> guards the state of every collaborator; none takes a lock of its own, and their timers call back into
+/// the consumer, which takes it. Everything the consumer sends goes out through one delivery runner at a time, outside
 /// the lock, so control messages and deliveries keep their order and no bus call is made under the lock.
 /// </remarks>
 internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
 {
     private readonly MessageStream stream;
+    private readonly Lock gate = new();
     // The collaborators used only sometimes (outbox, events, pacer, inactivity, pause, priority, flow control), made with the first.
     private ConsumerSideParts? side;
     private readonly StreamCursor cursor;
@@ -70,8 +70,7 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
 
     public string Name { get; }
 
-    // The lock (remarks above); what collaborators read through the consumer rather than hold (IConsumerTimers).
-    private object Gate => acks;
+    // What collaborators read through the consumer rather than hold (IConsumerTimers).
     string IConsumerTimers.StreamName => stream.Name;
     ISubjectInterest? IConsumerTimers.Interest => Account.Interest;
     public ConsumerOutbox Outbox => Side.Outbox ??= new();
@@ -95,7 +94,7 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
 
     private DeliveryFormat FormatUnderLock()
     {
-        lock (Gate)
+        lock (gate)
         {
             return FormatLocked;
         }
@@ -110,7 +109,7 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
     {
         get
         {
-            lock (Gate)
+            lock (gate)
             {
                 return config;
             }
@@ -135,7 +134,7 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
             (Side.Inactivity ??= new InactivityClock(Created, push, pull, () => _ = CheckInactivityAsync())).Configure(current);
         }
 
-        if ((side?.Priority ?? ConsumerPriority.For(current, Gate, cursor, acks, this, Kick)) is { } groups)
+        if ((side?.Priority ?? ConsumerPriority.For(current, gate, cursor, acks, this, Kick)) is { } groups)
         {
             (Side.Priority = groups).Configure(current);
         }
@@ -147,7 +146,7 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
         var created = GoTime.NowNanoseconds();
         var store = stream.Store.OpenConsumerStore(StoredConsumerMetadata.StoreConfig(name, config, created));
         var consumer = new Consumer(stream, name, config, store, created);
-        lock (consumer.Gate)
+        lock (consumer.gate)
         {
             consumer.acks.StartAt(consumer.cursor.SelectStart(config));
             if (config.PauseUntil is not null)
@@ -163,7 +162,7 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
     public static Consumer Restore(MessageStream stream, IConsumerStore store, StoredConsumerMetadata metadata)
     {
         var consumer = new Consumer(stream, metadata.Name, metadata.Config, store, metadata.Created);
-        lock (consumer.Gate)
+        lock (consumer.gate)
         {
             if (metadata.Config.PauseUntil is not null)
             {
@@ -192,7 +191,7 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
     /// </summary>
     public void Start()
     {
-        lock (Gate)
+        lock (gate)
         {
             StartLocked();
         }
@@ -205,7 +204,7 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
     /// </summary>
     public ConsumerInfoModel StartWithInfo()
     {
-        lock (Gate)
+        lock (gate)
         {
             StartLocked();
             return InfoLocked();
@@ -238,7 +237,7 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
     /// <summary>Stops delivering, drops the subscription and timers, and keeps (or deletes) the state; the client is the stream's.</summary>
     public async Task StopAsync(bool deleteData)
     {
-        lock (Gate)
+        lock (gate)
         {
             if (closed)
             {
@@ -280,7 +279,7 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
     /// <summary>The inactivity clock fired: deletes the consumer when nobody used it for its threshold.</summary>
     private async Task CheckInactivityAsync()
     {
-        lock (Gate)
+        lock (gate)
         {
             if (closed || side?.Inactivity is not { } clock || !clock.Check(GoTime.NowNanoseconds()))
             {

@@ -22,7 +22,7 @@ namespace Broker.JetStream.Internal.Consumers;
 /// </remarks>
 internal sealed class ConsumerPriority
 {
-    private readonly object gate;
+    private readonly Lock gate;
     private readonly StreamCursor cursor;
     private readonly AckTracker acks;
     private readonly IConsumerTimers owner;
@@ -36,7 +36,7 @@ internal sealed class ConsumerPriority
     private bool stopped;
     private ArrayBufferWriter<byte>? headers;
 
-    private ConsumerPriority(ConsumerConfig config, object gate, StreamCursor cursor, AckTracker acks, IConsumerTimers owner, Action kick)
+    private ConsumerPriority(ConsumerConfig config, Lock gate, StreamCursor cursor, AckTracker acks, IConsumerTimers owner, Action kick)
     {
         this.config = config;
         this.gate = gate;
@@ -50,7 +50,7 @@ internal sealed class ConsumerPriority
     public string? PinId => pinId;
 
     /// <summary>The collaborator of a consumer with priority groups or a priority policy; null for one without.</summary>
-    public static ConsumerPriority? For(ConsumerConfig config, object gate, StreamCursor cursor, AckTracker acks, IConsumerTimers owner, Action kick) =>
+    public static ConsumerPriority? For(ConsumerConfig config, Lock gate, StreamCursor cursor, AckTracker acks, IConsumerTimers owner, Action kick) =>
         config.PriorityGroups is { Count: > 0 } || config.PriorityPolicy != PriorityPolicy.None
             ? new ConsumerPriority(config, gate, cursor, acks, owner, kick)
             : null;
