@@ -1,5 +1,4 @@
 using System.Globalization;
-using System.Threading.Channels;
 using Broker.Abstractions;
 using Broker.JetStream.Internal.Api;
 using Microsoft.Extensions.Hosting;
@@ -20,7 +19,7 @@ namespace Broker.JetStream.Internal;
 internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
 {
     private readonly Dictionary<string, IStreamStoreProvider> providers = new(StringComparer.Ordinal);
-    private readonly Channel<QueuedApiRequest> apiQueue = Channel.CreateUnbounded<QueuedApiRequest>(new UnboundedChannelOptions { SingleReader = true });
+    private readonly ApiQueue<QueuedApiRequest> apiQueue = new();
     private readonly CancellationTokenSource stopping = new();
     private readonly IAccountDirectory? directory;
     private Task? apiLoop;
@@ -125,7 +124,7 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
             account.StopListening();
         }
 
-        apiQueue.Writer.TryComplete();
+        apiQueue.Complete();
         await stopping.CancelAsync().ConfigureAwait(false);
         if (apiLoop is not null)
         {
@@ -198,15 +197,21 @@ internal sealed partial class JetStreamEngine : IHostedService, IAsyncDisposable
     }
 
     /// <summary>Queues an API request of <paramref name="account"/> for the API loop.</summary>
-    public void Enqueue(JetStreamAccount account, ApiRequest request) => apiQueue.Writer.TryWrite(new QueuedApiRequest(account, request));
+    public void Enqueue(JetStreamAccount account, ApiRequest request) => apiQueue.TryWrite(new QueuedApiRequest(account, request));
 
     /// <summary>Queues an account purge request of the system account for the API loop (one queue: it never runs beside another request).</summary>
-    public void EnqueueSystem(ApiRequest request) => apiQueue.Writer.TryWrite(new QueuedApiRequest(null, request));
+    public void EnqueueSystem(ApiRequest request) => apiQueue.TryWrite(new QueuedApiRequest(null, request));
 
     private async Task ProcessApiAsync()
     {
-        await foreach (var (account, request) in apiQueue.Reader.ReadAllAsync(CancellationToken.None).ConfigureAwait(false))
+        while (await apiQueue.WaitToReadAsync().ConfigureAwait(false))
         {
+            if (!apiQueue.TryRead(out var queued))
+            {
+                continue;
+            }
+
+            var (account, request) = queued;
             if (account is { Stopped: true })
             {
                 // The account lost JetStream (a reload) after the request came: nobody answers it, as after the change.

@@ -46,12 +46,23 @@ internal sealed class TestInterest : ISubjectInterest
     public bool HasInterest(ReadOnlySpan<byte> subject) => Listening.Contains(Encoding.UTF8.GetString(subject));
 }
 
-/// <summary>A consumer's timer callbacks for collaborators tested alone: each runs the action given (none: nothing); the events given (none: a throw).</summary>
-internal sealed class TestTimers(Action? onPendingDue = null, Action? onFrontEndDue = null, ConsumerEvents? events = null) : IConsumerTimers
+/// <summary>
+/// A consumer as collaborators tested alone see it (stream S, consumer C): timer callbacks each run the action given
+/// (none: nothing); the events and the outbox given (none: a throw); the interest given (none: everyone listens).
+/// </summary>
+internal sealed class TestTimers(Action? onPendingDue = null, Action? onFrontEndDue = null, ConsumerEvents? events = null, ConsumerOutbox? outbox = null, ISubjectInterest? interest = null) : IConsumerTimers
 {
     public static TestTimers None { get; } = new();
 
     public ConsumerEvents Events => events ?? throw new InvalidOperationException("no events given");
+
+    public string StreamName => "S";
+
+    public string Name => "C";
+
+    public ISubjectInterest? Interest => interest;
+
+    public ConsumerOutbox Outbox => outbox ?? throw new InvalidOperationException("no outbox given");
 
     public void OnPendingDue() => onPendingDue?.Invoke();
 

@@ -116,7 +116,7 @@ public sealed class FrontEndTests
     [Fact]
     public void Push_delivers_only_while_someone_listens()
     {
-        var push = new PushDelivery("S", "C", interest, outbox, TestTimers.None);
+        var push = new PushDelivery(new TestTimers(outbox: outbox, interest: interest));
         push.Start(new ConsumerConfig { DeliverSubject = "deliver" }, 0, watchWhileActive: false);
         Assert.False(push.Active);
         Assert.NotEqual(0, push.InactiveSince);
@@ -139,7 +139,7 @@ public sealed class FrontEndTests
         // 10,000 idle MQTT QoS 1 consumers each woke every second to ask whether their subscriber was still there.
         var fired = 0;
         interest.Listening.Add("deliver");
-        var push = new PushDelivery("S", "C", interest, outbox, new TestTimers(onFrontEndDue: () => Interlocked.Increment(ref fired)));
+        var push = new PushDelivery(new TestTimers(onFrontEndDue: () => Interlocked.Increment(ref fired), outbox: outbox, interest: interest));
         push.Start(new ConsumerConfig { DeliverSubject = "deliver" }, 0, watchWhileActive: false);
         Assert.True(push.Active);
 
@@ -165,7 +165,7 @@ public sealed class FrontEndTests
     public void Push_flow_control_asks_at_half_the_window_and_pauses_until_answered()
     {
         interest.Listening.Add("deliver");
-        var push = new PushDelivery("S", "C", interest, outbox, TestTimers.None);
+        var push = new PushDelivery(new TestTimers(outbox: outbox, interest: interest));
         push.Start(new ConsumerConfig { DeliverSubject = "deliver", FlowControl = true, Heartbeat = Second }, 0, watchWhileActive: false);
 
         // The window starts at 2 MiB: the request goes past 1 MiB, delivery pauses past 2 MiB.
@@ -202,7 +202,7 @@ public sealed class FrontEndTests
         Assert.Equal(0, clock.Threshold);
         clock.Stop();
 
-        var push = new PushDelivery("S", "C", interest, outbox, TestTimers.None);
+        var push = new PushDelivery(new TestTimers(outbox: outbox, interest: interest));
         push.Start(new ConsumerConfig { DeliverSubject = "deliver" }, 0, watchWhileActive: true);
         var pushClock = new InactivityClock(created: 0, push, pull: null, static () => { });
         pushClock.Configure(new ConsumerConfig { InactiveThreshold = Second });

@@ -1,6 +1,5 @@
 using System.Buffers;
 using System.Buffers.Text;
-using System.Collections.Concurrent;
 using System.Text;
 using Broker.Abstractions;
 using Broker.Core.Internal.Subscriptions;
@@ -25,10 +24,9 @@ internal partial class InProcessClient
         ArgumentNullException.ThrowIfNull(subject);
         var state = EnsureReplySubscription();
         var prefix = state.InboxPrefix!;
-        var requests = state.Requests;
         var id = Interlocked.Increment(ref state.NextRequest);
         var request = new PendingRequest(subject);
-        requests[id] = request;
+        state.Add(id, request);
         try
         {
             var replyTo = new byte[prefix.Length + 20];
@@ -46,7 +44,7 @@ internal partial class InProcessClient
         }
         finally
         {
-            requests.TryRemove(id, out _);
+            state.Remove(id);
         }
     }
 
@@ -83,7 +81,7 @@ internal partial class InProcessClient
             || !subject.StartsWith(prefix)
             || !Utf8Parser.TryParse(subject[prefix.Length..], out long id, out var consumed)
             || consumed != subject.Length - prefix.Length
-            || !state!.Requests.TryGetValue(id, out var request))
+            || state!.Find(id) is not { } request)
         {
             // Not a number we handed out, or a late reply to a request that is over.
             return;
@@ -108,22 +106,80 @@ internal partial class InProcessClient
             return;
         }
 
-        foreach (var (_, request) in state.Requests)
+        foreach (var request in state.Waiting())
         {
             request.TrySetException(new ObjectDisposedException(ToString(), ClosedMessage));
         }
     }
 
+    /// <summary>The capacity of the map of requests waiting for a reply, 0 before the first request (tests read it).</summary>
+    internal int PendingRequestCapacity => Volatile.Read(ref requestState)?.Capacity ?? 0;
+
     /// <summary>
     /// What requests need, made with the first: the reply subscription and its subjects' prefix (made under the
-    /// object's own lock, docs/locks.md's InProcessClient.repliesLock) and the requests waiting for a reply.
+    /// object's own lock, docs/locks.md's InProcessClient.repliesLock) and the requests waiting for a reply, by number
+    /// (under the map's own lock, a leaf).
     /// </summary>
     private sealed class RequestState
     {
-        public readonly ConcurrentDictionary<long, PendingRequest> Requests = new();
+        /// <summary>The capacity from which the map of waiting requests, a quarter full, is trimmed.</summary>
+        private const int TrimFrom = 1024;
+
+        // A concurrent dictionary never shrinks: the MQTT adapter's client, which asks the JetStream API for 10,000
+        // sessions' consumers at once, kept its grown buckets after they left (issue 25). A map under a lock is trimmed
+        // to twice what is left whenever it falls under a quarter (copies stay linear in the removals).
+        private readonly Dictionary<long, PendingRequest> requests = [];
         public Subscription? Replies;
         public byte[]? InboxPrefix;
         public long NextRequest;
+
+        public int Capacity
+        {
+            get
+            {
+                lock (requests)
+                {
+                    return requests.Capacity;
+                }
+            }
+        }
+
+        public void Add(long id, PendingRequest request)
+        {
+            lock (requests)
+            {
+                requests.Add(id, request);
+            }
+        }
+
+        public PendingRequest? Find(long id)
+        {
+            lock (requests)
+            {
+                return requests.GetValueOrDefault(id);
+            }
+        }
+
+        public void Remove(long id)
+        {
+            lock (requests)
+            {
+                requests.Remove(id);
+                if (requests.Capacity >= TrimFrom && requests.Count < requests.Capacity / 4)
+                {
+                    requests.TrimExcess(requests.Count * 2);
+                }
+            }
+        }
+
+        /// <summary>The requests waiting now (to fail them outside the lock: their continuations run asynchronously anyway).</summary>
+        public List<PendingRequest> Waiting()
+        {
+            lock (requests)
+            {
+                return [.. requests.Values];
+            }
+        }
     }
 
     private sealed class PendingRequest(string subject) : TaskCompletionSource<BusReply>(TaskCreationOptions.RunContinuationsAsynchronously)

@@ -56,12 +56,16 @@ internal sealed partial class Consumer
         JetStreamLog.DeliveryFailed(Account.Logger, stream.Name, Name, exception);
     }
 
+    // The next control message, if any was ever queued (an idle consumer has no outbox). Lock held.
+    private bool TakeControl(ref DeliverySend send) => side?.Outbox is { } outbox && outbox.TryTake(ref send);
+
     /// <summary>Picks the next send: a control message, else the next deliverable message. Lock held.</summary>
     private bool TryTake(ref DeliverySend send)
     {
         // First, so that the advisory of a pause that just ended goes out with this look.
-        var paused = pause is not null && pause.Holds();
-        if (outbox.TryTake(ref send))
+        var paused = side?.Pause is { } pause && pause.Holds();
+        var pacer = side?.Pacer;
+        if (TakeControl(ref send))
         {
             return true;
         }
@@ -75,7 +79,7 @@ internal sealed partial class Consumer
         {
             // nats-server loopAndGatherMsgs: nothing goes out while paused (pull requests wait).
             pull?.WhilePaused(GoTime.NowNanoseconds());
-            return outbox.TryTake(ref send);
+            return TakeControl(ref send);
         }
 
         byte[] target;
@@ -92,12 +96,12 @@ internal sealed partial class Consumer
         }
         else
         {
-            request = pull!.Next(GoTime.NowNanoseconds(), priority);
+            request = pull!.Next(GoTime.NowNanoseconds(), side?.Priority);
             if (request is null)
             {
                 // A 408 or 423 Next answered goes out now.
                 pacer?.CheckReplayCaughtUp(cursor.StreamSequence);
-                return outbox.TryTake(ref send);
+                return TakeControl(ref send);
             }
 
             target = request.Reply;
@@ -131,7 +135,7 @@ internal sealed partial class Consumer
                 }
 
                 // A status queued just now, or a MAX_DELIVERIES advisory NextMessage queued, with its JSON.
-                if (outbox.TryTake(ref send))
+                if (TakeControl(ref send))
                 {
                     return true;
                 }
@@ -196,7 +200,7 @@ internal sealed partial class Consumer
 
         send.Subject = target;
         send.DeliverAs = message.Subject.Span;
-        send.Headers = priority is null ? format.Headers(message) : priority.Deliver(request, format.Headers(message));
+        send.Headers = side?.Priority is not { } priority ? format.Headers(message) : priority.Deliver(request, format.Headers(message));
         send.Payload = format.Payload(message);
         return true;
     }

@@ -107,11 +107,11 @@ internal sealed partial class Consumer
 
             if (pull is null)
             {
-                outbox.Status(reply, "NATS/1.0 409 Consumer is push based\r\n\r\n"u8);
+                Outbox.Status(reply, "NATS/1.0 409 Consumer is push based\r\n\r\n"u8);
             }
             else
             {
-                pull.Add(reply, body, GoTime.NowNanoseconds(), cursor.Delivered, priority);
+                pull.Add(reply, body, GoTime.NowNanoseconds(), cursor.Delivered, side?.Priority);
             }
         }
 

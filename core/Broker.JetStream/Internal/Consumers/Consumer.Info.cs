@@ -19,7 +19,7 @@ internal sealed partial class Consumer
     {
         var now = GoTime.NowNanoseconds();
         pull?.Expire(now, cursor.Delivered);
-        var paused = pause?.Remaining(now) ?? 0;
+        var paused = side?.Pause?.Remaining(now) ?? 0;
         return new ConsumerInfoModel
         {
             Stream = stream.Name,
@@ -35,7 +35,7 @@ internal sealed partial class Consumer
             PushBound = push is not null && push.IsBound(),
             Paused = paused > 0,
             PauseRemaining = paused,
-            PriorityGroups = priority?.Info(),
+            PriorityGroups = side?.Priority?.Info(),
         };
     }
 
@@ -57,17 +57,16 @@ internal sealed partial class Consumer
                 format.HeadersOnly = updated.HeadersOnly;
             }
 
-            ConfigureInactivity(updated);
-            push?.Configure(updated, cursor.LastDelivered, HasInactivityThreshold);
-            if (pause is not null || updated.PauseUntil is not null)
+            ConfigureSideParts(updated);
+            push?.Configure(updated, cursor.LastDelivered, side?.Inactivity is { Threshold: > 0 });
+            if (side?.Pause is not null || updated.PauseUntil is not null)
             {
                 Pause.Change(updated.PauseUntil);
             }
 
-            (priority ??= ConsumerPriority.For(updated, gate, cursor, acks, this, Kick))?.Configure(updated);
-            if (rateChanged && (pacer is not null || updated.RateLimit > 0))
+            if (rateChanged && (side?.Pacer is not null || updated.RateLimit > 0))
             {
-                (pacer ??= new DeliveryPacer(Kick)).SetRateLimit(updated.RateLimit, updated.IsPush, stream.Config.MaxMsgSize);
+                (Side.Pacer ??= new DeliveryPacer(Kick)).SetRateLimit(updated.RateLimit, updated.IsPush, stream.Config.MaxMsgSize);
             }
 
             if (deliverChanged && push is not null)
@@ -80,7 +79,7 @@ internal sealed partial class Consumer
 
             cursor.SetFilters(updated);
             Store.UpdateConfig(StoredConsumerMetadata.StoreConfig(Name, updated, Created));
-            inactivity?.Schedule();
+            side?.Inactivity?.Schedule();
             if (acks.Count > 0)
             {
                 acks.SchedulePendingCheck(Math.Min(acks.AckWait, 100_000_000));

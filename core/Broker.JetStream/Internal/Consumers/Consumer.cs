@@ -27,24 +27,15 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
 {
     private readonly MessageStream stream;
     private readonly Lock gate = new();
-    private readonly ConsumerOutbox outbox = new();
-    // Made with the first advisory or ack metric (Events): an idle consumer holds none.
-    private ConsumerEvents? events;
+    // The collaborators used only sometimes (outbox, events, pacer, inactivity, pause, priority, flow control), made with the first.
+    private ConsumerSideParts? side;
     private readonly StreamCursor cursor;
     private readonly AckTracker acks;
-    // Made when the consumer replays at the original pace or is rate limited (a configuration update may set a limit).
-    private DeliveryPacer? pacer;
     // Made with the first delivery or acknowledgement (FormatLocked): an idle consumer holds none (64 B, issue 25).
     private DeliveryFormat? format;
     private DeliverySelector selector;
     private readonly PushDelivery? push;
     private readonly PullRequests? pull;
-
-    // Made when configured: an inactivity threshold (or an ephemeral's default), a pause deadline, by creation or update.
-    private InactivityClock? inactivity;
-    private ConsumerPause? pause;
-    private ConsumerPriority? priority;
-    private IBusSubscription? flowControl;
     private ConsumerConfig config;
     private bool closed;
 
@@ -67,18 +58,23 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
         // Push or pull is fixed for a consumer's life (an update may not change it).
         if (config.IsPush)
         {
-            push = new PushDelivery(stream.Name, name, Account.Interest, outbox, this);
+            push = new PushDelivery(this);
         }
         else
         {
-            pull = new PullRequests(config, Account.Interest, outbox, () => cursor.NumPending() + (ulong)acks.RedeliverQueueCount == 0, this);
+            pull = new PullRequests(config, Account.Interest, Outbox, () => cursor.NumPending() + (ulong)acks.RedeliverQueueCount == 0, this);
         }
 
-        ConfigureInactivity(config);
-        priority = ConsumerPriority.For(config, gate, cursor, acks, this, Kick);
+        ConfigureSideParts(config);
     }
 
     public string Name { get; }
+
+    // What collaborators read through the consumer rather than hold (IConsumerTimers).
+    string IConsumerTimers.StreamName => stream.Name;
+    ISubjectInterest? IConsumerTimers.Interest => Account.Interest;
+    public ConsumerOutbox Outbox => Side.Outbox ??= new();
+    private ConsumerSideParts Side => side ??= new();
 
     public long Created { get; }
 
@@ -107,7 +103,7 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
     public MessageStream Stream => stream;
 
     /// <summary>The priority groups (2.11), null for a consumer without; <c>CONSUMER.UNPIN</c> goes there.</summary>
-    public ConsumerPriority? Priority => priority;
+    public ConsumerPriority? Priority => side?.Priority;
 
     public ConsumerConfig Config
     {
@@ -123,21 +119,25 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
     public bool IsDurable => config.IsDurable;
 
     /// <inheritdoc/>
-    public ConsumerEvents Events => events ??= new ConsumerEvents(stream.Name, Name, Account.Interest, Account.Options.Domain, outbox, Account.Logger, Account.Name);
+    public ConsumerEvents Events => Side.Events ??= new ConsumerEvents(stream.Name, Name, Account.Interest, Account.Options.Domain, Outbox, Account.Logger, Account.Name);
 
-    private ConsumerPause Pause => pause ??= new ConsumerPause(this, Account.Engine.Pauses, Events);
+    private ConsumerPause Pause => Side.Pause ??= new ConsumerPause(this, Account.Engine.Pauses, Events);
 
-    private bool HasInactivityThreshold => inactivity is { Threshold: > 0 };
-
-    /// <summary>Takes the inactivity threshold of a configuration; the clock is made with the first threshold. Lock held (or constructing).</summary>
-    private void ConfigureInactivity(ConsumerConfig current)
+    /// <summary>
+    /// Takes a configuration's inactivity threshold and priority groups: the clock is made with the first threshold, the
+    /// groups with the first groups or priority policy. Lock held (or constructing).
+    /// </summary>
+    private void ConfigureSideParts(ConsumerConfig current)
     {
-        if (inactivity is null && InactivityClock.ThresholdOf(current) <= 0)
+        if (side?.Inactivity is not null || InactivityClock.ThresholdOf(current) > 0)
         {
-            return;
+            (Side.Inactivity ??= new InactivityClock(Created, push, pull, () => _ = CheckInactivityAsync())).Configure(current);
         }
 
-        (inactivity ??= new InactivityClock(Created, push, pull, () => _ = CheckInactivityAsync())).Configure(current);
+        if ((side?.Priority ?? ConsumerPriority.For(current, gate, cursor, acks, this, Kick)) is { } groups)
+        {
+            (Side.Priority = groups).Configure(current);
+        }
     }
 
     /// <summary>Creates a new consumer (validated configuration, unique name) positioned by its deliver policy.</summary>
@@ -216,21 +216,21 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
         // Acknowledgements and pull requests come through the stream's ConsumerInbox, routed by name.
         if (config.FlowControl)
         {
-            flowControl = Client.Subscribe($"$JS.FC.{stream.Name}.{Name}.*", null, (in BusMessage message) => OnFlowControl(message.Subject));
+            Side.FlowControl = Client.Subscribe($"$JS.FC.{stream.Name}.{Name}.*", null, (in BusMessage message) => OnFlowControl(message.Subject));
         }
 
-        push?.Start(config, cursor.LastDelivered, HasInactivityThreshold);
+        push?.Start(config, cursor.LastDelivered, side?.Inactivity is { Threshold: > 0 });
 
         // nats-server setLeader: replay through what the stream holds now, a full rate-limit bucket.
         var replay = config.ReplayPolicy == ReplayPolicy.Original;
         if (replay || config.RateLimit > 0)
         {
-            pacer ??= new DeliveryPacer(Kick);
+            Side.Pacer ??= new DeliveryPacer(Kick);
         }
 
-        pacer?.Start(replay, replay ? stream.Store.GetState().LastSequence : 0, config.RateLimit, config.IsPush, stream.Config.MaxMsgSize);
-        inactivity?.Schedule();
-        pause?.Schedule();
+        side?.Pacer?.Start(replay, replay ? stream.Store.GetState().LastSequence : 0, config.RateLimit, config.IsPush, stream.Config.MaxMsgSize);
+        side?.Inactivity?.Schedule();
+        side?.Pause?.Schedule();
         acks.Start();
     }
 
@@ -245,13 +245,9 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
             }
 
             closed = true;
-            flowControl?.Dispose();
             acks.Stop();
             push?.Stop();
-            inactivity?.Stop();
-            pause?.Stop();
-            priority?.Stop();
-            pacer?.Stop();
+            side?.Stop();
 
             // Requests still waiting are told, as nats-server tells them "409 Consumer Deleted".
             pull?.Stop();
@@ -285,13 +281,13 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
     {
         lock (gate)
         {
-            if (closed || inactivity is null || !inactivity.Check(GoTime.NowNanoseconds()))
+            if (closed || side?.Inactivity is not { } clock || !clock.Check(GoTime.NowNanoseconds()))
             {
                 return;
             }
         }
 
-        JetStreamLog.InactiveDeleted(Account.Logger, stream.Name, Name, TimeSpan.FromTicks(inactivity.Threshold / 100));
+        JetStreamLog.InactiveDeleted(Account.Logger, stream.Name, Name, TimeSpan.FromTicks(side!.Inactivity!.Threshold / 100));
         await DeleteAsync().ConfigureAwait(false);
     }
 }
