@@ -19,7 +19,6 @@ public sealed partial class BrokerServer
     private static readonly TimeSpan DrainTimeout = TimeSpan.FromSeconds(5);
 
     private readonly List<ListenerHost> listeners = [];
-    private readonly List<IHostedService> hostedServices = [];
     private readonly CancellationTokenSource stopping = new();
     private readonly TaskCompletionSource stopped = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private ServiceProvider? services;
@@ -66,23 +65,7 @@ public sealed partial class BrokerServer
             systemServices = Internal.Events.SystemAccountServices.Start(
                 core, metrics, services.GetServices<IMonitoringEndpoint>(), loggerFactory.CreateLogger("Broker.System"));
 
-            // IHostedLifecycleService's phases as Microsoft's host runs them: every StartingAsync, every StartAsync, every StartedAsync.
-            var all = services.GetServices<IHostedService>().ToArray();
-            foreach (var lifecycle in all.OfType<IHostedLifecycleService>())
-            {
-                await lifecycle.StartingAsync(cancellationToken).ConfigureAwait(false);
-            }
-
-            foreach (var service in all)
-            {
-                await service.StartAsync(cancellationToken).ConfigureAwait(false);
-                hostedServices.Add(service);
-            }
-
-            foreach (var lifecycle in all.OfType<IHostedLifecycleService>())
-            {
-                await lifecycle.StartedAsync(cancellationToken).ConfigureAwait(false);
-            }
+            await hostedServices.StartAsync(services.GetServices<IHostedService>(), cancellationToken).ConfigureAwait(false);
 
             if (core.Routes is { } routes)
             {
@@ -155,11 +138,8 @@ public sealed partial class BrokerServer
             adapterConnection.CloseForShutdown();
         }
 
-        // Every service's StoppingAsync before any StopAsync (Microsoft's host order): an adapter finishes writes it took
-        // into JetStream there, before the engine, registered later or earlier, stops.
-        await StopHostedAsync(static (service, token) => service is IHostedLifecycleService lifecycle ? lifecycle.StoppingAsync(token) : Task.CompletedTask, cancellationToken).ConfigureAwait(false);
-        await StopHostedAsync(static (service, token) => service.StopAsync(token), cancellationToken).ConfigureAwait(false);
-        await StopHostedAsync(static (service, token) => service is IHostedLifecycleService lifecycle ? lifecycle.StoppedAsync(token) : Task.CompletedTask, cancellationToken).ConfigureAwait(false);
+        // Every service's StoppingAsync before any StopAsync: an adapter finishes its writes into JetStream first.
+        await hostedServices.StopAsync(cancellationToken).ConfigureAwait(false);
 
         if (services is not null)
         {
@@ -171,24 +151,6 @@ public sealed partial class BrokerServer
         core.AuthCallout?.Dispose();
         core.SetRunState(BrokerRunState.Stopped);
         stopped.TrySetResult();
-    }
-
-    /// <summary>One stop phase over the started hosted services, last started first; a failure is logged and the rest go on.</summary>
-    private async Task StopHostedAsync(Func<IHostedService, CancellationToken, Task> phase, CancellationToken cancellationToken)
-    {
-        for (var i = hostedServices.Count - 1; i >= 0; i--)
-        {
-            try
-            {
-                await phase(hostedServices[i], cancellationToken).ConfigureAwait(false);
-            }
-#pragma warning disable CA1031 // Stop the remaining services even when one fails.
-            catch (Exception ex)
-#pragma warning restore CA1031
-            {
-                HostingLog.ServiceStopFailed(logger, hostedServices[i].GetType().Name, ex);
-            }
-        }
     }
 
     /// <summary>Stops the broker (see <see cref="StopAsync"/>).</summary>

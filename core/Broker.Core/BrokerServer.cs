@@ -25,6 +25,7 @@ public sealed partial class BrokerServer : IAsyncDisposable
     private readonly List<Action<Microsoft.Extensions.DependencyInjection.IServiceCollection>> serviceConfigurations = [];
     private readonly ILoggerFactory loggerFactory;
     private readonly ILogger logger;
+    private readonly HostedServiceSet hostedServices;
     private readonly IConfiguration configuration;
     private readonly BrokerCore core;
     private readonly AccountDirectory accountDirectory;
@@ -45,6 +46,7 @@ public sealed partial class BrokerServer : IAsyncDisposable
         this.loggerFactory = loggerFactory ?? NullLoggerFactory.Instance;
         this.configuration = configuration ?? new ConfigurationBuilder().Build();
         logger = this.loggerFactory.CreateLogger("Broker.Server");
+        hostedServices = new HostedServiceSet(logger);
         core = new BrokerCore(copy, this.loggerFactory);
         Bus = new MessageBus(core);
         accountDirectory = new AccountDirectory(core.Accounts, logger, stopping.Token);
