@@ -61,6 +61,15 @@ internal sealed record ProcessSample(TimeSpan At, long Rss, int FileDescriptors,
             .Select(g => $"{g.Count()} {g.Key}"));
     }
 
+    /// <summary>
+    /// The descriptors in <paramref name="now"/> that <paramref name="baseline"/> did not have and that are assembly
+    /// files: the runtime keeps a loaded assembly's file open, and plugins load some only when first used (TLS, the
+    /// file store's compression): not a descriptor a client left behind.
+    /// </summary>
+    public static int NewAssemblyFiles(Dictionary<string, string> baseline, Dictionary<string, string> now) =>
+        now.Count(d => (!baseline.TryGetValue(d.Key, out var target) || target != d.Value)
+            && d.Value.StartsWith('/') && d.Value.EndsWith(".dll", StringComparison.OrdinalIgnoreCase));
+
     private static Dictionary<string, string> TcpStates(int processId)
     {
         var states = new Dictionary<string, string>();

@@ -22,6 +22,9 @@ internal sealed class SoakResult(string server)
     /// <summary>Descriptors still open after close that the baseline did not have, by kind; empty when none.</summary>
     public string LeftoverDescriptors { get; set; } = string.Empty;
 
+    /// <summary>Of the descriptors after close, those of assemblies first loaded during the run (not left by clients).</summary>
+    public int AssemblyDescriptors { get; set; }
+
     public TimeSpan FillTime { get; set; }
 
     public TimeSpan ChurnTime { get; set; }

@@ -153,15 +153,18 @@ internal static class SoakRunner
         pool.CloseAll();
         traffic.Dispose();
         var settling = Stopwatch.StartNew();
+        int AssemblyFiles() => ProcessSample.NewAssemblyFiles(baselineDescriptors, ProcessSample.Descriptors(server.ProcessId));
         do
         {
             Thread.Sleep(TimeSpan.FromSeconds(1));
             result.Closed = ProcessSample.Read(server.ProcessId, clock.Elapsed, 0);
         }
         while (settling.Elapsed < SettleTimeout
-            && (result.Closed.FileDescriptors > result.Baseline.FileDescriptors || result.Closed.Threads > result.Baseline.Threads));
+            && (result.Closed.FileDescriptors - AssemblyFiles() > result.Baseline.FileDescriptors || result.Closed.Threads > result.Baseline.Threads));
 
-        result.LeftoverDescriptors = ProcessSample.Leftover(server.ProcessId, baselineDescriptors, ProcessSample.Descriptors(server.ProcessId));
+        var descriptors = ProcessSample.Descriptors(server.ProcessId);
+        result.AssemblyDescriptors = ProcessSample.NewAssemblyFiles(baselineDescriptors, descriptors);
+        result.LeftoverDescriptors = ProcessSample.Leftover(server.ProcessId, baselineDescriptors, descriptors);
         log.WriteLine($"soak {server.Name}: closed {Describe(result.Closed)} after {settling.Elapsed.TotalSeconds:N0} s (new descriptors: {(result.LeftoverDescriptors.Length == 0 ? "none" : result.LeftoverDescriptors)}); lost {result.Lost:N0} of {result.Published:N0}");
     }
 

@@ -37,7 +37,8 @@ public sealed class SoakShortTests(ITestOutputHelper output)
         Assert.NotNull(result.Baseline);
         Assert.NotNull(result.Closed);
         Assert.True(result.PeakFileDescriptors >= result.Baseline.FileDescriptors + 300, "the clients never showed up as descriptors");
-        Assert.InRange(result.Closed.FileDescriptors, 0, result.Baseline.FileDescriptors + FileDescriptorSlack);
+        // Assemblies first loaded during the run keep their files open (plugins load some on first use): not a leak.
+        Assert.InRange(result.Closed.FileDescriptors - result.AssemblyDescriptors, 0, result.Baseline.FileDescriptors + FileDescriptorSlack);
         Assert.InRange(result.Closed.Threads, 0, result.Baseline.Threads + ThreadSlack);
     }
 
