@@ -95,15 +95,51 @@ public class SnapshotRoundTripTests
         var (_, archive, _) = await SnapshotKit.SnapshotAsync(connection, "S");
         await SnapshotKit.Ok(connection, "$JS.API.STREAM.DELETE.S");
 
-        var corrupt = archive.ToArray();
-        corrupt[corrupt.Length / 2] ^= 0x55;
-        var (_, final) = await SnapshotKit.RestoreAsync(connection, "S", SnapshotKit.Config("S", "memory"), corrupt);
-        Assert.Equal(10062, (int)final!["error"]!["err_code"]!);
+        // A flipped byte anywhere in the compressed data is not always a different archive (a copy's offset into a run
+        // of the tar's zeros decodes to the same bytes), so each case corrupts what must be checked: the framing's
+        // checksum, then the last live message's data inside an otherwise valid frame.
+        var badFrame = archive.ToArray();
+        badFrame[FirstDataChunkCrc] ^= 0x55;
+        var (_, final) = await SnapshotKit.RestoreAsync(connection, "S", SnapshotKit.Config("S", "memory"), badFrame);
+        Assert.Equal("""{"code":500,"err_code":10062,"description":"restore failed: snappy chunk checksum mismatch"}""", final!["error"]!.ToJsonString());
+        Assert.Equal(404, (int)(await SnapshotKit.ApiAsync(connection, "$JS.API.STREAM.INFO.S"))["error"]!["code"]!);
+
+        (_, final) = await SnapshotKit.RestoreAsync(connection, "S", SnapshotKit.Config("S", "memory"), WithLastMessageFlipped(archive));
+        Assert.Equal("""{"code":500,"err_code":10062,"description":"restore failed: message 20 failed its checksum"}""", final!["error"]!.ToJsonString());
         Assert.Equal(404, (int)(await SnapshotKit.ApiAsync(connection, "$JS.API.STREAM.INFO.S"))["error"]!["code"]!);
 
         // nats-server 2.10's layout: blocks without their .idx (the state is in index.db).
         (_, final) = await SnapshotKit.RestoreAsync(connection, "S", SnapshotKit.Config("S", "memory"), NewerFormat());
         Assert.Equal("""{"code":500,"err_code":10062,"description":"restore failed: message block 1 has no index (a snapshot of nats-server 2.10 or later?)"}""", final!["error"]!.ToJsonString());
+    }
+
+    /// <summary>The stream identifier chunk (4 + 6 bytes), then the first data chunk's header (4): its checksum.</summary>
+    private const int FirstDataChunkCrc = 14;
+
+    /// <summary>The archive re-framed with the last payload byte of the last block's last record (sequence 20) flipped.</summary>
+    private static byte[] WithLastMessageFlipped(byte[] archive)
+    {
+        using var output = new MemoryStream();
+        using (var framed = new Broker.JetStream.Internal.Snapshots.SnappyFrameWriter(output))
+        {
+            using var tar = new System.Formats.Tar.TarWriter(framed, System.Formats.Tar.TarEntryFormat.Pax, leaveOpen: true);
+            using var reader = new System.Formats.Tar.TarReader(new Broker.JetStream.Internal.Snapshots.S2FrameReader(new MemoryStream(archive)));
+            while (reader.GetNextEntry() is { } entry)
+            {
+                using var content = new MemoryStream();
+                entry.DataStream?.CopyTo(content);
+                var bytes = content.ToArray();
+                if (entry.Name == "msgs/1.blk")
+                {
+                    // A record ends with its 8-byte hash; the byte before it is the message's last.
+                    bytes[^9] ^= 0x55;
+                }
+
+                Add(tar, entry.Name, bytes);
+            }
+        }
+
+        return output.ToArray();
     }
 
     private static byte[] NewerFormat()
