@@ -11,7 +11,9 @@ namespace Broker.Core.Internal;
 /// there copies what is left into a fresh dictionary sized for it. Adds and removes take one lock so that the swap
 /// loses neither; they happen once per connection, never per message. Lookups, counts and enumeration read
 /// <see cref="Current"/> without the lock, as before: an enumeration that began before a swap sees the old dictionary,
-/// a snapshot of the moment, as a concurrent dictionary's own enumeration may.
+/// a snapshot of the moment, as a concurrent dictionary's own enumeration may. It is for maps read without a lock; a
+/// map only ever touched under its own lock needs none of this: a <see cref="Dictionary{TKey, TValue}"/> trimmed with
+/// <see cref="Dictionary{TKey, TValue}.TrimExcess(int)"/> (as the in-process client's waiting requests are).
 /// </summary>
 internal sealed class ShrinkingDictionary<TKey, TValue>
     where TKey : notnull
