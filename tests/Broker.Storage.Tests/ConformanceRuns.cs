@@ -16,5 +16,7 @@ public sealed class MemoryStoreConformance : StreamStoreConformanceTests
 /// <summary>The conformance suite over the sample third-party store.</summary>
 public sealed class SampleStoreConformance : StreamStoreConformanceTests
 {
+    protected override bool KeepsExpiredForMarker => true;
+
     protected override IStreamStoreProvider CreateProvider() => new SampleStoreProvider();
 }

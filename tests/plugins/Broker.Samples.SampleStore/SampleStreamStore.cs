@@ -22,6 +22,9 @@ public sealed class SampleStreamStore : IStreamStore
     private Timer? expiry;
     private SubjectExpiredHandler? expiries;
 
+    // Expired messages given to the subject expiry handler and not removed yet: a tick meanwhile does not report them twice.
+    private readonly HashSet<ulong> handedOut = [];
+
     public SampleStreamStore(StreamStoreConfig config) => this.config = config;
 
     public StreamStoreConfig Config
@@ -476,20 +479,48 @@ public sealed class SampleStreamStore : IStreamStore
     {
         var now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() * 1_000_000;
         List<Record> removed;
-        List<Record> lastOfSubjects;
+        List<Record> kept;
         SubjectExpiredHandler? emptied;
         lock (sync)
         {
             var cutoff = config.MaxAge > TimeSpan.Zero ? now - (config.MaxAge.Ticks * 100) : long.MinValue;
-            removed = [.. records.Values.Where(r => (r.Timestamp <= cutoff && r.Expires != long.MaxValue) || r.Expires is > 0 and < long.MaxValue && r.Expires <= now)];
-            removed.ForEach(r => records.Remove(r.Sequence));
-            AfterRemoval();
+            List<Record> expired = [.. records.Values.Where(r => !handedOut.Contains(r.Sequence) && ((r.Timestamp <= cutoff && r.Expires != long.MaxValue) || r.Expires is > 0 and < long.MaxValue && r.Expires <= now))];
             emptied = expiries;
-            lastOfSubjects = [.. removed.GroupBy(r => r.Subject).Select(g => g.Last()).Where(r => !records.Values.Any(k => k.Subject == r.Subject)).OrderBy(r => r.Sequence)];
+
+            // The last of a subject stays until the handler returns (the order contract 1.4 prefers): the engine's
+            // marker removes it (Nats-Rollup: sub), so a reader never finds the subject empty in between.
+            var expiredSequences = expired.Select(r => r.Sequence).ToHashSet();
+            kept = emptied is null ? [] : [.. expired.GroupBy(r => r.Subject).Select(g => g.MaxBy(r => r.Sequence)!)
+                .Where(r => !records.Values.Any(k => k.Subject == r.Subject && !expiredSequences.Contains(k.Sequence)))
+                .OrderBy(r => r.Sequence)];
+            removed = [.. expired.Except(kept)];
+            removed.ForEach(r => records.Remove(r.Sequence));
+            kept.ForEach(r => handedOut.Add(r.Sequence));
+            AfterRemoval();
         }
 
         removed.ForEach(r => Notify(r, -1));
-        lastOfSubjects.ForEach(r => emptied?.Invoke(r.Sequence, Encoding.UTF8.GetBytes(r.Subject), r.Headers));
+        foreach (var record in kept)
+        {
+            emptied!.Invoke(record.Sequence, Encoding.UTF8.GetBytes(record.Subject), record.Headers);
+
+            // Still there: no marker removed it (the message was a marker itself, or a newer message came).
+            Record? left;
+            lock (sync)
+            {
+                handedOut.Remove(record.Sequence);
+                if (records.TryGetValue(record.Sequence, out left))
+                {
+                    records.Remove(record.Sequence);
+                    AfterRemoval();
+                }
+            }
+
+            if (left is not null)
+            {
+                Notify(left, -1);
+            }
+        }
     }
 
     private void Notify(Record record, int delta)
