@@ -24,8 +24,8 @@ internal sealed class ClosedConnectionRing
     private readonly SharedValues<ClosedProfile> profiles = new();
     private readonly SharedValues<string> strings = new(StringComparer.Ordinal);
 
-    // The records, oldest at head: grown by doubling up to the capacity and no further (a Queue doubles past it:
-    // 16,384 slots for 10,000 records), then overwritten in place.
+    // The records themselves (structs), oldest at head: grown by doubling up to the capacity and no further (a Queue
+    // doubles past it: 16,384 slots for 10,000 records), then overwritten in place.
     private ClosedConnection[] items = [];
     private int head;
     private int count;
@@ -67,10 +67,10 @@ internal sealed class ClosedConnectionRing
 
         lock (sync)
         {
-            Share(connection);
+            Share(ref connection);
             if (count == capacity)
             {
-                Forget(items[head]);
+                Forget(in items[head]);
                 items[head] = connection;
                 head = head + 1 == capacity ? 0 : head + 1;
                 return;
@@ -115,7 +115,7 @@ internal sealed class ClosedConnectionRing
     }
 
     // Under the lock: the record takes the shared copies of its strings; Forget releases exactly what Share took.
-    private void Share(ClosedConnection connection)
+    private void Share(ref ClosedConnection connection)
     {
         var p = connection.Profile;
         if (!profiles.Contains(p))
@@ -154,7 +154,7 @@ internal sealed class ClosedConnectionRing
         return name;
     }
 
-    private void Forget(ClosedConnection connection)
+    private void Forget(in ClosedConnection connection)
     {
         var p = connection.Profile;
         if (profiles.Release(p))
