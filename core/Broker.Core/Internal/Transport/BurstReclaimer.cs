@@ -233,7 +233,6 @@ internal sealed partial class BurstReclaimer
             }
             else
             {
-
                 // A burst leaves workers that retire later: watch for them (again after each burst); after one that
                 // arrived, the branch above trims. After one that went, their retirement is collected once.
                 trimOnly = false;
