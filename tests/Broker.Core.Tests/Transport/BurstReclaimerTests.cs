@@ -14,6 +14,10 @@ public sealed class BurstReclaimerTests
 
     private static readonly long ArrivalRetireQuietMs = (long)BurstReclaimer.ArrivalRetireQuiet.TotalMilliseconds;
 
+    private static readonly long JitQuietMs = (long)BurstReclaimer.JitQuiet.TotalMilliseconds;
+
+    private static readonly long FlushGapMs = (long)BurstReclaimer.JitFlushGap.TotalMilliseconds;
+
     // The thread pool's size where it does not matter.
     private const int Threads = 8;
 
@@ -134,7 +138,12 @@ public sealed class BurstReclaimerTests
 
         Assert.False(reclaimer.Tick(openedAt + 21_000, poolThreads: 10));
         Assert.False(reclaimer.Tick(openedAt + 21_000 + RetireQuietMs, poolThreads: 10));
-        Assert.True(reclaimer.Tick(openedAt + 21_000 + ArrivalRetireQuietMs, poolThreads: 10));
+
+        // The first finalizer wake, then the trim after the second, JitFlushGap later.
+        Assert.False(reclaimer.Tick(openedAt + 21_000 + ArrivalRetireQuietMs, poolThreads: 10));
+        Assert.Equal(0, reclaimer.Trims);
+        Assert.False(reclaimer.Tick(openedAt + 21_000 + ArrivalRetireQuietMs + FlushGapMs - 1, poolThreads: 10));
+        Assert.True(reclaimer.Tick(openedAt + 21_000 + ArrivalRetireQuietMs + FlushGapMs, poolThreads: 10));
         Assert.Equal(1, reclaimer.Collections);
         Assert.Equal(1, reclaimer.Trims);
 
@@ -143,6 +152,40 @@ public sealed class BurstReclaimerTests
         Assert.False(reclaimer.Tick(openedAt + 30_000 + ArrivalRetireQuietMs, poolThreads: 8));
         Assert.Equal(1, reclaimer.Trims);
         Assert.Equal(1, reclaimer.Collections);
+    }
+
+    [Fact]
+    public void After_an_arrival_each_batch_of_JIT_compilations_is_trimmed_after_once_the_JIT_is_quiet()
+    {
+        // Tier-1 compilations after the burst took 2.3-4 MB of C heap that the runtime's slab cache kept (once1).
+        var reclaimer = new BurstReclaimer(timed: false);
+        Open(reclaimer, BurstReclaimer.MinimumArrived);
+        var at = Environment.TickCount64 + 1000;
+        Assert.True(reclaimer.Tick(at, poolThreads: 20, compiledMethods: 1000));
+
+        // Nothing compiled and no worker gone: nothing to do.
+        Assert.False(reclaimer.Tick(at + 5000, poolThreads: 20, compiledMethods: 1000));
+
+        // A batch: no trim while the JIT is still compiling, then the two wakes and the trim.
+        Assert.False(reclaimer.Tick(at + 6000, poolThreads: 20, compiledMethods: 1020));
+        Assert.False(reclaimer.Tick(at + 6000 + JitQuietMs - 1, poolThreads: 20, compiledMethods: 1020));
+        Assert.False(reclaimer.Tick(at + 6000 + JitQuietMs, poolThreads: 20, compiledMethods: 1020));
+        Assert.True(reclaimer.Tick(at + 6000 + JitQuietMs + FlushGapMs, poolThreads: 20, compiledMethods: 1020));
+        Assert.Equal(1, reclaimer.Trims);
+
+        // Not again for the same count; again after a later batch within the watch.
+        Assert.False(reclaimer.Tick(at + 15_000, poolThreads: 20, compiledMethods: 1020));
+        Assert.False(reclaimer.Tick(at + 16_000, poolThreads: 20, compiledMethods: 1030));
+        Assert.False(reclaimer.Tick(at + 16_000 + JitQuietMs, poolThreads: 20, compiledMethods: 1030));
+        Assert.True(reclaimer.Tick(at + 16_000 + JitQuietMs + FlushGapMs, poolThreads: 20, compiledMethods: 1030));
+        Assert.Equal(2, reclaimer.Trims);
+        Assert.Equal(1, reclaimer.Collections);
+
+        // After the watch, compilations are left alone.
+        var afterWatch = at + (long)BurstReclaimer.RetireWatch.TotalMilliseconds + 1;
+        Assert.False(reclaimer.Tick(afterWatch, poolThreads: 20, compiledMethods: 1040));
+        Assert.False(reclaimer.Tick(afterWatch + JitQuietMs + FlushGapMs, poolThreads: 20, compiledMethods: 1040));
+        Assert.Equal(2, reclaimer.Trims);
     }
 
     [Fact]

@@ -32,6 +32,14 @@ namespace Broker.Core.Internal.Transport;
 /// session, the part of the resident figure that moved from run to run: docs/benchmarks.md, rss1), so the pool is
 /// watched after an arrival as well, and then only the C heap is trimmed: the GC heap was compacted at the arrival and
 /// the connections still hold it, so a second full collection would pause for nothing.
+/// The JIT keeps memory of its own: the tier-1 compilations that follow a burst (the connections' code, then the
+/// periodic timers' once they were called 30 times) take their scratch slabs from the C heap, and the runtime keeps up
+/// to 16 MB of freed slabs cached (<c>JitHostMaxSlabCache</c>), releasing them only when the finalizer thread wakes
+/// twice at least 2 s apart, which an idle server's finalizer never does. At 1,000 MQTT sessions a batch of tier-1
+/// compilations ~26 s after the burst took 2.3-4 MB of new C heap right after the arrival's trim, and kept it
+/// (docs/benchmarks.md, once1). So within the watch after an arrival, once the JIT has compiled since the last trim
+/// and then compiled nothing for <see cref="JitQuiet"/>, the finalizer is woken twice <see cref="JitFlushGap"/> apart
+/// (<see cref="GC.WaitForPendingFinalizers"/>, no collection) and the C heap is trimmed after the second.
 /// The output segment pool is emptied before the collection, so the segments closed connections left there (a
 /// slow-consumer storm's cut-off subscribers) are returned with the rest.
 /// </summary>
@@ -65,6 +73,18 @@ internal sealed partial class BurstReclaimer
     /// </summary>
     public static readonly TimeSpan ArrivalRetireQuiet = TimeSpan.FromSeconds(5);
 
+    /// <summary>
+    /// How long the JIT must have compiled nothing before its freed scratch memory is given back: a tier-up batch
+    /// compiles within a few hundred ms; a batch split by a pause costs one more trim, which is cheap.
+    /// </summary>
+    public static readonly TimeSpan JitQuiet = TimeSpan.FromSeconds(1);
+
+    /// <summary>
+    /// The gap between the two wakes of the finalizer thread before a trim: the runtime frees the JIT's cached slabs
+    /// at a wake only once they were cached at an earlier wake at least 2 s before.
+    /// </summary>
+    public static readonly TimeSpan JitFlushGap = TimeSpan.FromMilliseconds(2100);
+
     private static readonly TimeSpan Period = TimeSpan.FromMilliseconds(250);
 
     private readonly Lock gate = new();
@@ -85,6 +105,15 @@ internal sealed partial class BurstReclaimer
     private int threadsAtCollection;
     private int threadsSeen;
     private long threadsSeenSince;
+
+    // After an arrival: whether the retiring workers were trimmed after, the JIT's compiled-method count at the last
+    // collection or trim, the last count seen with when it was first seen, and when the first of the two finalizer
+    // wakes before a trim ran (0: none pending).
+    private bool retireTrimmed;
+    private long compiledAtReclaim;
+    private long compiledSeen;
+    private long compiledSeenSince;
+    private long flushStartedAt;
 
     /// <param name="timed">Whether the shared timer calls <see cref="Tick"/>; tests call it themselves.</param>
     /// <param name="pool">The output segment pool it empties before collecting, if any.</param>
@@ -113,7 +142,11 @@ internal sealed partial class BurstReclaimer
             lastOpenAt = Environment.TickCount64;
             if (timed)
             {
-                timer ??= new Timer(static state => ((BurstReclaimer)state!).Tick(Environment.TickCount64, ThreadPool.ThreadCount), this, Period, Period);
+                timer ??= new Timer(
+                    static state => ((BurstReclaimer)state!).Tick(Environment.TickCount64, ThreadPool.ThreadCount, JitInfo.GetCompiledMethodCount()),
+                    this,
+                    Period,
+                    Period);
             }
         }
     }
@@ -132,13 +165,21 @@ internal sealed partial class BurstReclaimer
     /// <summary>
     /// One look at the counts and at the thread pool's <paramref name="poolThreads"/>; collects when a burst has gone or
     /// arrived, or when the workers a burst that went created have retired; trims the C heap when those of a burst that
-    /// arrived have. Returns whether it collected or trimmed.
+    /// arrived have, or when the JIT has compiled since then and gone quiet (<paramref name="compiledMethods"/>: the
+    /// runtime's count). Returns whether it collected or trimmed.
     /// </summary>
-    internal bool Tick(long now, int poolThreads)
+    internal bool Tick(long now, int poolThreads, long compiledMethods = 0)
     {
         bool trimOnly;
+        var startFlush = false;
         lock (gate)
         {
+            if (compiledMethods != compiledSeen)
+            {
+                compiledSeen = compiledMethods;
+                compiledSeenSince = now;
+            }
+
             var burstGone = peak - open >= MinimumGone && open <= peak / 2;
             var leftQuietly = (burstGone || unsent >= MinimumUnsent) && now - lastCloseAt >= (long)Quiet.TotalMilliseconds;
             var arrivedQuietly = open - settled >= MinimumArrived && now - Math.Max(lastOpenAt, lastCloseAt) >= (long)ArrivalQuiet.TotalMilliseconds;
@@ -155,23 +196,52 @@ internal sealed partial class BurstReclaimer
 
             var retireQuiet = trimOnlyAtRetire ? ArrivalRetireQuiet : RetireQuiet;
             var retired = watchRetireUntil != 0 && poolThreads < threadsAtCollection && now - threadsSeenSince >= (long)retireQuiet.TotalMilliseconds;
-            if (!leftQuietly && !arrivedQuietly && !retired)
+            if (!leftQuietly && !arrivedQuietly && trimOnlyAtRetire && (flushStartedAt != 0 || watchRetireUntil != 0))
+            {
+                // After an arrival only the C heap is trimmed, once the workers retired and whenever the JIT compiled
+                // since and went quiet; the JIT's cached slabs are released first (two finalizer wakes).
+                if (flushStartedAt != 0)
+                {
+                    if (now - flushStartedAt < (long)JitFlushGap.TotalMilliseconds)
+                    {
+                        return false;
+                    }
+
+                    flushStartedAt = 0;
+                    Trims++;
+                    trimOnly = true;
+                }
+                else
+                {
+                    var jitQuiet = now - compiledSeenSince >= (long)JitQuiet.TotalMilliseconds;
+                    var workersRetired = retired && !retireTrimmed;
+                    if (!jitQuiet || (!workersRetired && compiledMethods == compiledAtReclaim))
+                    {
+                        return false;
+                    }
+
+                    retireTrimmed |= workersRetired;
+                    compiledAtReclaim = compiledMethods;
+                    flushStartedAt = Math.Max(now, 1);
+                    startFlush = true;
+                    trimOnly = true;
+                }
+            }
+            else if (!leftQuietly && !arrivedQuietly && !retired)
             {
                 return false;
             }
-
-            // A burst leaves workers that retire later: watch for them (again after each burst). After one that arrived
-            // the connections still hold the heap just compacted, so only the C heap is trimmed when they retire.
-            trimOnly = retired && !leftQuietly && !arrivedQuietly && trimOnlyAtRetire;
-            watchRetireUntil = leftQuietly || arrivedQuietly ? now + (long)RetireWatch.TotalMilliseconds : 0;
-            trimOnlyAtRetire = !leftQuietly;
-            threadsAtCollection = poolThreads;
-            if (trimOnly)
-            {
-                Trims++;
-            }
             else
             {
+                // A burst leaves workers that retire later: watch for them (again after each burst); after one that
+                // arrived, the branch above trims. After one that went, their retirement is collected once.
+                trimOnly = false;
+                watchRetireUntil = leftQuietly || arrivedQuietly ? now + (long)RetireWatch.TotalMilliseconds : 0;
+                trimOnlyAtRetire = !leftQuietly;
+                threadsAtCollection = poolThreads;
+                retireTrimmed = false;
+                compiledAtReclaim = compiledMethods;
+                flushStartedAt = 0;
                 peak = open;
                 settled = open;
                 unsent = 0;
@@ -179,8 +249,17 @@ internal sealed partial class BurstReclaimer
             }
         }
 
+        if (startFlush)
+        {
+            // The first wake: the runtime moves the JIT's cached slabs to its previous list (frees those cached earlier).
+            GC.WaitForPendingFinalizers();
+            return false;
+        }
+
         if (trimOnly)
         {
+            // The second wake frees what the first moved; then glibc gives the free pages back.
+            GC.WaitForPendingFinalizers();
             TrimNativeHeap();
         }
         else
