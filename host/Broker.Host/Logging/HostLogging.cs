@@ -37,8 +37,10 @@ internal sealed class HostLogging : IDisposable
         // and holding the scopes. Each log line shape (LoggerMessage's LogValues of one arity) is a generic
         // instantiation the JIT compiles at first use, through ILogger.Log<TState>, which no ReadyToRun image can hold:
         // without the pass-through logger there are about three such methods fewer per shape, a dozen of a restart's
-        // (docs/benchmarks.md, "start6"). Scopes stay Serilog's (SerilogLoggerProvider's).
-        Factory = new SerilogLoggerFactory(root, dispose: false);
+        // (docs/benchmarks.md, "start6"). Scopes stay Serilog's (SerilogLoggerProvider's). In front of each, a logger
+        // that hands Serilog every shape as one state type, so Serilog's generic code is compiled once, not per shape
+        // (OneShapeLoggerFactory, "start7").
+        Factory = new OneShapeLoggerFactory(new SerilogLoggerFactory(root, dispose: false));
         Apply(options);
     }
 

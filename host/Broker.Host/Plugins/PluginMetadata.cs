@@ -24,8 +24,11 @@ internal sealed record PluginMetadata(Version? ReferencedContract, PluginDeclara
     /// <exception cref="IOException">The file cannot be read.</exception>
     public static PluginMetadata Read(string assemblyPath)
     {
+        // The headers and the metadata are read into memory: without PrefetchMetadata the reader maps a file stream of
+        // more than 16 KB, which loads System.IO.MemoryMappedFiles at every start for this alone (docs/benchmarks.md,
+        // "start7"); discovery reads nothing of the image but its metadata.
         using var stream = File.OpenRead(assemblyPath);
-        using var pe = new PEReader(stream);
+        using var pe = new PEReader(stream, PEStreamOptions.PrefetchMetadata);
         if (!pe.HasMetadata)
         {
             throw new BadImageFormatException("the file has no .NET metadata");
