@@ -8,8 +8,8 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 /// <summary>
 /// The packets of one connection as they come: each read's packets are framed, checked against what the fixed header
 /// allows and handed to <see cref="IPacketHandler"/> in order (the connection's loop reads and calls
-/// <see cref="ProcessAsync"/>, or on an input that parks the loop is <see cref="Run"/>); PINGREQ is answered here. Keeps what the keep alive and the
-/// CONNECT timeout are measured against. Deliveries the loop's packets cause are flushed once per batch read
+/// <see cref="ProcessAsync"/>; on an input that parks, the loop is <see cref="Run"/>); PINGREQ is answered here. Keeps
+/// what the keep alive and the CONNECT timeout are measured against. Deliveries the loop's packets cause are flushed once per batch read
 /// (<see cref="FlushBatch"/>).
 /// </summary>
 internal sealed class PacketSession
