@@ -86,6 +86,13 @@ internal partial class InProcessClient : ClientBase, IBusClient
         return SubscribeCore(subject, queueGroup, handler, output: null);
     }
 
+    /// <summary>The receiver is the subscription's handler itself: no delegate per subscription (issue 25).</summary>
+    public IBusSubscription Subscribe(string subject, string? queueGroup, IBusMessageReceiver receiver)
+    {
+        ArgumentNullException.ThrowIfNull(receiver);
+        return SubscribeCore(subject, queueGroup, receiver, output: null);
+    }
+
     public virtual ValueTask FlushAsync(CancellationToken cancellationToken = default)
     {
         if (!IsClosed)
@@ -203,8 +210,11 @@ internal partial class InProcessClient : ClientBase, IBusClient
     {
     }
 
-    /// <summary>Creates, checks and adds a subscription with a handler (queued) or an output (written inline).</summary>
-    protected IBusSubscription SubscribeCore(string subject, string? queueGroup, BusMessageHandler? handler, BusOutputHandler? output)
+    /// <summary>
+    /// Creates, checks and adds a subscription with a handler (queued; a <see cref="BusMessageHandler"/> or an
+    /// <see cref="IBusMessageReceiver"/>) or an output (written inline).
+    /// </summary>
+    protected IBusSubscription SubscribeCore(string subject, string? queueGroup, object? handler, BusOutputHandler? output)
     {
         var subscription = CreateSubscription(subject, queueGroup);
         subscription.Handler = handler;

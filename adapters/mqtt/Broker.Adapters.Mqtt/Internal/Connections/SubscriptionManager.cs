@@ -263,9 +263,10 @@ internal sealed partial class SubscriptionManager
             client = buses.OwnPublishes!;
         }
 
-        // The handler is the subscription's own method: a lambda over it was a closure (32 B) per subscription (issue 25).
+        // The subscription receives itself: a delegate over its method was 64 B per subscription, a lambda a closure
+        // more (issue 25).
         subscription.Manager = this;
-        subscription.AddBusSubscription(client.Subscribe(subject, subscription.QueueGroup, subscription.Deliver));
+        subscription.AddBusSubscription(client.Subscribe(subject, subscription.QueueGroup, subscription));
     }
 
     private byte Refuse(string filter, string reason, byte v5Code)
