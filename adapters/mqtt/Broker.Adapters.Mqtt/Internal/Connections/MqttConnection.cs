@@ -165,8 +165,7 @@ internal sealed partial class MqttConnection : ConnectionStatus, IPacketHandler,
     private void StartParts(MqttSession attached, BusConnections connected, MqttAccount state)
     {
         var store = state.Sessions.Store;
-        var outbound = new OutboundPublishes(output, this, clientMaximumPacketSize, clientTopicAliasMaximum);
-        subscriptions = new SubscriptionManager(state, store, Options, connected, attached, output, outbound, InflightLimit, v5);
+        subscriptions = new SubscriptionManager(state, store, Options, connected, attached, output, this, clientTopicAliasMaximum, InflightLimit, v5);
     }
 
     // Deliveries in flight at most: the client's receive maximum (MQTT 5) or nats-server's 65535 per session.
