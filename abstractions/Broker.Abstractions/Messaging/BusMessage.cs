@@ -7,6 +7,18 @@ namespace Broker.Abstractions;
 public delegate void BusMessageHandler(in BusMessage message);
 
 /// <summary>
+/// Receives the messages of in-process subscriptions as <see cref="BusMessageHandler"/> does, as an object's own method
+/// (since contract 1.4): a subscriber that is an object already subscribes it without a delegate per subscription
+/// (<see cref="IBusClient.Subscribe(string, string?, IBusMessageReceiver)"/>).
+/// </summary>
+public interface IBusMessageReceiver
+{
+    /// <summary>Handles a message delivered to the subscription, as <see cref="BusMessageHandler"/> does.</summary>
+    /// <param name="message">The message; valid only during the call.</param>
+    void Receive(in BusMessage message);
+}
+
+/// <summary>
 /// A message delivered to an in-process subscription. Its memory belongs to the broker and is valid only during
 /// the handler call: a queued copy for <see cref="BusMessageHandler"/>, the publisher's own buffer for
 /// <see cref="BusOutputHandler"/>.

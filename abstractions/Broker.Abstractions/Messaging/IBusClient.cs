@@ -53,6 +53,23 @@ public interface IBusClient : IAsyncDisposable, IDeliverAsPublisher
     IBusSubscription Subscribe(string subject, string? queueGroup, BusMessageHandler handler);
 
     /// <summary>
+    /// Subscribes as <see cref="Subscribe(string, string?, BusMessageHandler)"/> does, the messages going to
+    /// <paramref name="receiver"/> (since contract 1.4). The broker's clients hold the receiver itself; the default
+    /// implementation, for other clients, subscribes its <see cref="IBusMessageReceiver.Receive"/> as a handler.
+    /// </summary>
+    /// <param name="subject">The subject; may contain <c>*</c> and <c>&gt;</c> wildcards.</param>
+    /// <param name="queueGroup">The queue group, or <see langword="null"/>.</param>
+    /// <param name="receiver">Called for each message, one message at a time per client, on a thread-pool thread.</param>
+    /// <returns>The subscription; dispose it to unsubscribe.</returns>
+    /// <exception cref="ArgumentException">The subject or queue group is invalid.</exception>
+    /// <exception cref="BusRefusedException">The client is bound to a user who may not subscribe there (<see cref="IBusConnection"/>).</exception>
+    IBusSubscription Subscribe(string subject, string? queueGroup, IBusMessageReceiver receiver)
+    {
+        ArgumentNullException.ThrowIfNull(receiver);
+        return Subscribe(subject, queueGroup, receiver.Receive);
+    }
+
+    /// <summary>
     /// Publishes a request with a fresh reply subject and waits for the first reply.
     /// </summary>
     /// <param name="subject">The subject.</param>

@@ -41,6 +41,45 @@ public sealed class SocketInputReaderTests
     }
 
     [Fact(Timeout = 30_000)]
+    public async Task A_parked_read_wakes_its_callback_with_the_input_and_with_a_cancellation()
+    {
+        var (connection, peer) = await ConnectAsync();
+        await using var owned = connection;
+        using var peerOwned = peer;
+        var input = connection.Transport.Input;
+        var parking = Assert.IsAssignableFrom<IParkingReader>(input);
+        var woken = new SemaphoreSlim(0);
+        Action<object?> wake = static state => ((SemaphoreSlim)state!).Release();
+
+        Assert.False(parking.TryReadOrPark(out _, wake, woken));
+        await peer.SendAsync("parked"u8.ToArray());
+        Assert.True(await woken.WaitAsync(10_000));
+        var result = parking.TakeParkedResult();
+        Assert.Equal("parked", Encoding.ASCII.GetString(result.Buffer.ToArray()));
+        Assert.False(result.IsCanceled);
+        input.AdvanceTo(result.Buffer.End);
+
+        // Parked again: CancelPendingRead wakes it as it wakes a pending ReadAsync; the next read parks once more.
+        Assert.False(parking.TryReadOrPark(out _, wake, woken));
+        Assert.Equal(0, woken.CurrentCount);
+        input.CancelPendingRead();
+        Assert.True(await woken.WaitAsync(10_000));
+        Assert.True(parking.TakeParkedResult().IsCanceled);
+        Assert.False(parking.TryReadOrPark(out _, wake, woken));
+
+        // Bytes already there are returned at once, without the callback.
+        await peer.SendAsync("now"u8.ToArray());
+        Assert.True(await woken.WaitAsync(10_000));
+        result = parking.TakeParkedResult();
+        input.AdvanceTo(result.Buffer.Start, result.Buffer.End);
+        await peer.SendAsync("!"u8.ToArray());
+        await Task.Delay(100);
+        Assert.True(parking.TryReadOrPark(out result, wake, woken));
+        Assert.Equal(0, woken.CurrentCount);
+        Assert.StartsWith("now", Encoding.ASCII.GetString(result.Buffer.ToArray()), StringComparison.Ordinal);
+    }
+
+    [Fact(Timeout = 30_000)]
     public async Task A_message_larger_than_the_first_array_sent_in_pieces_is_read_whole()
     {
         var (connection, peer) = await ConnectAsync();

@@ -108,7 +108,8 @@ public sealed class OutboundPublishesTests
     {
         var (_, output) = connection.Parts();
         var qos = new OutboundQosFlow(output, new MqttSession("client"), new ControlledSessionStore(), NoQos.Instance, v5: false, limit);
-        return (new OutboundPublishes(output, qos, maximumPacketSize, topicAliasMaximum), output, qos);
+        output.SetClientLimits(maximumPacketSize, problemInformation: true);
+        return (new OutboundPublishes(output, qos, topicAliasMaximum), output, qos);
     }
 
     private sealed class NoQos : IQosSource

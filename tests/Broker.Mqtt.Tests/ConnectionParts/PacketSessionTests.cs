@@ -171,5 +171,9 @@ public sealed class PacketSessionTests
         public void Unsubscribe(ReadOnlySpan<byte> body) => Received.Add(("UNSUBSCRIBE", Convert.ToHexString(body)));
 
         public void Disconnect(ReadOnlySpan<byte> body) => Received.Add(("DISCONNECT", Convert.ToHexString(body)));
+
+        public CancellationToken Stopping => CancellationToken.None;
+
+        public void LoopEnded(Exception? failure) => Received.Add(("END", failure?.GetType().Name ?? ""));
     }
 }

@@ -1,3 +1,5 @@
+using Broker.Abstractions;
+
 namespace Broker.Core.Internal.Clients;
 
 /// <summary>
@@ -119,7 +121,15 @@ internal partial class InProcessClient : IThreadPoolWorkItem
 
             try
             {
-                subscription.Handler!(batch.View(entries[i]));
+                var message = batch.View(entries[i]);
+                if (subscription.Handler is BusMessageHandler handler)
+                {
+                    handler(message);
+                }
+                else
+                {
+                    ((IBusMessageReceiver)subscription.Handler!).Receive(message);
+                }
             }
 #pragma warning disable CA1031 // A faulty handler must not stop the messages behind it.
             catch (Exception ex)

@@ -19,6 +19,8 @@ namespace Broker.Core.Internal.Clients;
 /// </summary>
 internal partial class InProcessClient : ClientBase, IBusClient
 {
+    private static readonly byte[][] SmallSids = [.. Enumerable.Range(0, 16).Select(static i => Encoding.ASCII.GetBytes(i.ToString(CultureInfo.InvariantCulture)))];
+
     private readonly bool deferFlush;
     private long nextSid;
     private int closed;
@@ -84,6 +86,13 @@ internal partial class InProcessClient : ClientBase, IBusClient
     {
         ArgumentNullException.ThrowIfNull(handler);
         return SubscribeCore(subject, queueGroup, handler, output: null);
+    }
+
+    /// <summary>The receiver is the subscription's handler itself: no delegate per subscription (issue 25).</summary>
+    public IBusSubscription Subscribe(string subject, string? queueGroup, IBusMessageReceiver receiver)
+    {
+        ArgumentNullException.ThrowIfNull(receiver);
+        return SubscribeCore(subject, queueGroup, receiver, output: null);
     }
 
     public virtual ValueTask FlushAsync(CancellationToken cancellationToken = default)
@@ -203,8 +212,11 @@ internal partial class InProcessClient : ClientBase, IBusClient
     {
     }
 
-    /// <summary>Creates, checks and adds a subscription with a handler (queued) or an output (written inline).</summary>
-    protected IBusSubscription SubscribeCore(string subject, string? queueGroup, BusMessageHandler? handler, BusOutputHandler? output)
+    /// <summary>
+    /// Creates, checks and adds a subscription with a handler (queued; a <see cref="BusMessageHandler"/> or an
+    /// <see cref="IBusMessageReceiver"/>) or an output (written inline).
+    /// </summary>
+    protected IBusSubscription SubscribeCore(string subject, string? queueGroup, object? handler, BusOutputHandler? output)
     {
         var subscription = CreateSubscription(subject, queueGroup);
         subscription.Handler = handler;
@@ -222,13 +234,17 @@ internal partial class InProcessClient : ClientBase, IBusClient
             throw new ArgumentException($"'{queueGroup}' is not a valid queue group.", nameof(queueGroup));
         }
 
-        var sid = Interlocked.Increment(ref nextSid).ToString(CultureInfo.InvariantCulture);
         return new Subscription(
             this,
             Encoding.UTF8.GetBytes(subject),
             queueGroup is null ? null : Encoding.UTF8.GetBytes(queueGroup),
-            Encoding.UTF8.GetBytes(sid));
+            SidBytes(Interlocked.Increment(ref nextSid)));
     }
+
+    // The first sids' bytes are shared by every client (a sid's bytes are never written to): an adapter session's bus
+    // client numbers its few subscriptions from 1, an array of 25 B each (issue 25).
+    private static byte[] SidBytes(long sid)
+        => (ulong)sid < (ulong)SmallSids.Length ? SmallSids[sid] : Encoding.ASCII.GetBytes(sid.ToString(CultureInfo.InvariantCulture));
 
     private void AddChecked(Subscription subscription)
     {

@@ -58,8 +58,12 @@ internal sealed class Subscription : Broker.Abstractions.IBusSubscription
     /// </summary>
     public volatile bool Cancelled;
 
-    /// <summary>For in-process subscriptions: the handler queued deliveries are passed to.</summary>
-    public Broker.Abstractions.BusMessageHandler? Handler;
+    /// <summary>
+    /// For in-process subscriptions: the handler queued deliveries are passed to, a
+    /// <see cref="Broker.Abstractions.BusMessageHandler"/> or an <see cref="Broker.Abstractions.IBusMessageReceiver"/> (no
+    /// delegate per subscription of an object that receives, 64 B per idle MQTT session; issue 25).
+    /// </summary>
+    public object? Handler;
 
     /// <summary>For adapter connections' output subscriptions: encodes each delivery into the connection's output.</summary>
     public Broker.Abstractions.BusOutputHandler? Output;

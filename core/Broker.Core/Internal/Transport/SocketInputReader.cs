@@ -3,6 +3,7 @@ using System.IO.Pipelines;
 using System.Net.Sockets;
 using System.Runtime.CompilerServices;
 using System.Threading.Tasks.Sources;
+using Broker.Abstractions;
 
 namespace Broker.Core.Internal.Transport;
 
@@ -10,7 +11,8 @@ namespace Broker.Core.Internal.Transport;
 /// A connection's input read on demand (<see cref="Broker.Abstractions.IOnDemandTransport"/>): the socket is read only while
 /// the application's <see cref="ReadAsync"/> waits, into one array rented for as long as it holds unread bytes. An idle
 /// connection holds no pipe, no receive loop and no buffer: its read waits with a zero-byte receive, the reader itself
-/// being the awaited source (no state machine per wait). Issue 25.
+/// being the awaited source (no state machine per wait); a loop that parks (<see cref="IParkingReader"/>) holds none of
+/// its own either. Issue 25.
 /// </summary>
 /// <remarks>
 /// The unread bytes are one array (<see cref="ReceiveArray"/>, a single-segment sequence), which goes back to the pool
@@ -21,7 +23,7 @@ namespace Broker.Core.Internal.Transport;
 /// token's cancellation come from other threads than the application's. The monitor is the object's own (a
 /// <see cref="Lock"/> would be an object more per connection); nothing outside this class locks on it.
 /// </remarks>
-internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResult>
+internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResult>, IParkingReader
 {
     // The flags a wake passes to GetResult.
     private const byte Canceled = 1;
@@ -86,7 +88,29 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
     public override ValueTask<ReadResult> ReadAsync(CancellationToken cancellationToken = default)
     {
         cancellationToken.ThrowIfCancellationRequested();
-        ReadResult result;
+        return StartRead(cancellationToken, out var result, out var version) ? new ValueTask<ReadResult>(result) : new ValueTask<ReadResult>(this, version);
+    }
+
+    /// <inheritdoc/>
+    public bool TryReadOrPark(out ReadResult result, Action<object?> wake, object? state)
+    {
+        if (StartRead(CancellationToken.None, out result, out var version))
+        {
+            return true;
+        }
+
+        // As an await with ConfigureAwait(false) registers: a wake that came first queues the callback.
+        core.OnCompleted(wake, state, version, ValueTaskSourceOnCompletedFlags.None);
+        return false;
+    }
+
+    /// <inheritdoc/>
+    public ReadResult TakeParkedResult() => ((IValueTaskSource<ReadResult>)this).GetResult(core.Version);
+
+    // A result now (true), or a wait begun on the core at version.
+    private bool StartRead(CancellationToken cancellationToken, out ReadResult result, out short version)
+    {
+        version = 0;
         lock (this)
         {
             ThrowIfCompleted();
@@ -95,28 +119,31 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
                 throw new InvalidOperationException("A read is already pending.");
             }
 
-            if (!TryTake(out result))
+            if (TryTake(out result))
             {
-                if (!receiving)
-                {
-                    Pump();
-                }
-
-                if (!TryTake(out result))
-                {
-                    core.Reset();
-                    waiting = true;
-                    if (cancellationToken.CanBeCanceled)
-                    {
-                        Extra().TokenRegistration = cancellationToken.UnsafeRegister(static state => ((SocketInputReader)state!).CancelWait(true), this);
-                    }
-
-                    return new ValueTask<ReadResult>(this, core.Version);
-                }
+                return true;
             }
-        }
 
-        return new ValueTask<ReadResult>(result);
+            if (!receiving)
+            {
+                Pump();
+            }
+
+            if (TryTake(out result))
+            {
+                return true;
+            }
+
+            core.Reset();
+            waiting = true;
+            if (cancellationToken.CanBeCanceled)
+            {
+                Extra().TokenRegistration = cancellationToken.UnsafeRegister(static state => ((SocketInputReader)state!).CancelWait(true), this);
+            }
+
+            version = core.Version;
+            return false;
+        }
     }
 
     public override void AdvanceTo(SequencePosition consumed) => AdvanceTo(consumed, consumed);

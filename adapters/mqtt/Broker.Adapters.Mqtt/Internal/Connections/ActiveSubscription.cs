@@ -7,7 +7,7 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 /// One MQTT subscription of a connection: its options and the bus subscriptions that feed it (two for a filter
 /// ending in <c>/#</c>, which nats-server also subscribes on the parent subject).
 /// </summary>
-internal sealed class ActiveSubscription
+internal sealed class ActiveSubscription : IBusMessageReceiver
 {
     // The bus subscriptions that feed it: the subject's, and the parent subject's for a filter ending in /# (two fields
     // rather than a list: a session is resident as long as its client is connected; issue 25).
@@ -44,7 +44,7 @@ internal sealed class ActiveSubscription
     public SubscriptionManager? Manager { get; set; }
 
     /// <summary>A live message from one of its bus subscriptions, on the producer's thread.</summary>
-    public void Deliver(in BusMessage message) => Manager!.Deliver(this, message);
+    public void Receive(in BusMessage message) => Manager!.Deliver(this, message);
 
     /// <summary>Adds a bus subscription that feeds it (at most two: the subject's, then its parent's).</summary>
     public void AddBusSubscription(IBusSubscription subscription)

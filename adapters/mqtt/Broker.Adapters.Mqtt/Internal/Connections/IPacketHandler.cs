@@ -25,4 +25,10 @@ internal interface IPacketHandler
     void Unsubscribe(ReadOnlySpan<byte> body);
 
     void Disconnect(ReadOnlySpan<byte> body);
+
+    /// <summary>The listener's stop token: packets' waits take it, and a read woken while it fired ends the loop.</summary>
+    CancellationToken Stopping { get; }
+
+    /// <summary>The loop <see cref="PacketSession.Run"/> runs ended: the input ended or closed (null), or what it threw.</summary>
+    void LoopEnded(Exception? failure);
 }

@@ -25,6 +25,9 @@ internal sealed partial class MqttConnection : ConnectionStatus, IPacketHandler,
     private readonly PacketOutput output;
     private readonly PacketSession packets;
 
+    /// <summary>The packets as they come; their loop when it parks (<see cref="PacketSession.Run"/>).</summary>
+    public PacketSession Packets => packets;
+
     // The connection's status is its base part (the transport is held there too); the parts are given this.
     private ConnectionStatus status => this;
 
@@ -55,14 +58,8 @@ internal sealed partial class MqttConnection : ConnectionStatus, IPacketHandler,
     /// <summary>The client id once CONNECT was accepted.</summary>
     public string? ClientId => session?.ClientId;
 
-    /// <summary>Wakes the loop's pending read once the connection's stop token fired (see <see cref="RunAsync"/>).</summary>
-    public void WakeIfStopping()
-    {
-        if (stopping.IsCancellationRequested)
-        {
-            status.WakeReader();
-        }
-    }
+    /// <summary>The listener's stop token: once it fired, the handler wakes the loop's read (see <see cref="RunAsync"/>).</summary>
+    public CancellationToken Stopping => stopping;
 
     /// <summary>Whether a flush is queued and has not run yet (benchmarks wait for it).</summary>
     public bool FlushPending => output.FlushPending;
@@ -71,11 +68,12 @@ internal sealed partial class MqttConnection : ConnectionStatus, IPacketHandler,
 
     /// <summary>
     /// The connection's one loop, from the first byte to the teardown: reads and hands each read to
-    /// <see cref="PacketSession.ProcessAsync"/>. The handler's list of connections is left here too, so the
-    /// handler keeps no state machine of its own per connection (issue 25).
+    /// <see cref="PacketSession.ProcessAsync"/>; the handler's list is left here too. A served connection whose input
+    /// parks (<see cref="IParkingReader"/>) runs <see cref="PacketSession.Run"/> instead: no state machine (issue 25).
     /// </summary>
     public async Task RunAsync()
     {
+        Exception? failure = null;
         try
         {
             while (!status.IsClosing)
@@ -94,52 +92,54 @@ internal sealed partial class MqttConnection : ConnectionStatus, IPacketHandler,
                 }
             }
         }
-        catch (MqttProtocolException ex)
+        catch (Exception ex)
         {
-            OnViolation(ex);
+            failure = ex;
         }
-        catch (OperationCanceledException) when (stopping.IsCancellationRequested)
+
+        await EndAsync(failure).ConfigureAwait(false);
+    }
+
+    void IPacketHandler.LoopEnded(Exception? failure) => _ = EndAsync(failure);
+
+    // The loop's end: a violation is answered, the stop said goodbye to, a read error noted (another failure faults the
+    // task, after the teardown, the wait for the retained writes queued so far and the handler's list).
+    private async Task EndAsync(Exception? failure)
+    {
+        try
         {
-            SendDisconnect(0x8B, "server shutting down");
-            status.NoteReason("server shutting down");
-        }
-        catch (Exception ex) when (ex is IOException or InvalidOperationException or ObjectDisposedException || handler.SwallowsFailure(this, ex))
-        {
-            status.NoteReason("read error: " + ex.Message);
+            if (failure is MqttProtocolException violation)
+            {
+                OnViolation(violation);
+            }
+            else if (failure is OperationCanceledException && stopping.IsCancellationRequested)
+            {
+                SendDisconnect(0x8B, "server shutting down");
+                status.NoteReason("server shutting down");
+            }
+            else if (failure is IOException or InvalidOperationException || (failure is not null && handler.SwallowsFailure(this, failure)))
+            {
+                status.NoteReason("read error: " + failure.Message);
+            }
+            else if (failure is not null)
+            {
+                System.Runtime.ExceptionServices.ExceptionDispatchInfo.Throw(failure);
+            }
         }
         finally
         {
             try
             {
                 await CloseAsync().ConfigureAwait(false);
-                await FlushRetainedAsync().ConfigureAwait(false);
+                if (accountState is { } state)
+                {
+                    await state.Retained.FlushQueuedAsync(RetainedFlushTimeout).ConfigureAwait(false);
+                }
             }
             finally
             {
                 handler.Remove(this);
             }
-        }
-    }
-
-    /// <summary>
-    /// Waits, at most <see cref="RetainedFlushTimeout"/>, until the account's retained writes queued so far (this
-    /// client's retained publishes and will among them) are applied to the store. A stopping broker waits for its
-    /// connections before it stops JetStream, so writes queued in the last moments are not lost with the queue.
-    /// </summary>
-    private async Task FlushRetainedAsync()
-    {
-        if (accountState is not { } state)
-        {
-            return;
-        }
-
-        try
-        {
-            await state.Retained.Store.FlushAsync().WaitAsync(RetainedFlushTimeout).ConfigureAwait(false);
-        }
-        catch (TimeoutException)
-        {
-            // The store is slow or gone: the writes stay queued, as they would without the wait.
         }
     }
 
@@ -165,8 +165,7 @@ internal sealed partial class MqttConnection : ConnectionStatus, IPacketHandler,
     private void StartParts(MqttSession attached, BusConnections connected, MqttAccount state)
     {
         var store = state.Sessions.Store;
-        var outbound = new OutboundPublishes(output, this, clientMaximumPacketSize, clientTopicAliasMaximum);
-        subscriptions = new SubscriptionManager(state, store, Options, connected, attached, output, outbound, InflightLimit, v5);
+        subscriptions = new SubscriptionManager(state, store, Options, connected, attached, output, this, clientTopicAliasMaximum, InflightLimit, v5);
     }
 
     // Deliveries in flight at most: the client's receive maximum (MQTT 5) or nats-server's 65535 per session.

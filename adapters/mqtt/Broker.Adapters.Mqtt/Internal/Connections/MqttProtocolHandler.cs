@@ -100,6 +100,13 @@ internal sealed class MqttProtocolHandler : IReportingProtocolHandler, IHostedLi
         }
 
         WatchStopToken(cancellationToken);
+        if (end is not null && client.Packets.CanPark)
+        {
+            // Nobody waits for a served connection's end (it tells end itself): its loop parks between reads.
+            client.Packets.Run();
+            return Task.CompletedTask;
+        }
+
         return client.RunAsync();
     }
 
@@ -126,7 +133,10 @@ internal sealed class MqttProtocolHandler : IReportingProtocolHandler, IHostedLi
     {
         foreach (var (connection, _) in Volatile.Read(ref connections))
         {
-            connection.WakeIfStopping();
+            if (connection.Stopping.IsCancellationRequested)
+            {
+                connection.WakeReader();
+            }
         }
     }
 

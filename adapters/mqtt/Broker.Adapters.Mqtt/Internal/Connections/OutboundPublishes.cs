@@ -22,8 +22,7 @@ internal sealed class OutboundPublishes
     // The connection's QoS flow, made with the first QoS 1 or 2 delivery (or a dropped one to settle).
     private readonly IOutboundQosSource qos;
 
-    // MQTT 5 limits the client set for what the broker sends it (0: none).
-    private readonly uint clientMaximumPacketSize;
+    // An MQTT 5 limit the client set for what the broker sends it (0: none); its maximum packet size is the output's.
     private readonly ushort clientTopicAliasMaximum;
 
     // The output's lock (PacketOutput.writeLock), read through it (a field of its own was 8 B, issue 25): guards
@@ -33,13 +32,15 @@ internal sealed class OutboundPublishes
     // Outbound topic aliases (MQTT 5) by topic; guarded by writeLock.
     private OutboundAliases? aliases;
 
-    public OutboundPublishes(PacketOutput output, IOutboundQosSource qos, uint clientMaximumPacketSize, ushort clientTopicAliasMaximum)
+    public OutboundPublishes(PacketOutput output, IOutboundQosSource qos, ushort clientTopicAliasMaximum)
     {
         this.output = output;
         this.qos = qos;
-        this.clientMaximumPacketSize = clientMaximumPacketSize;
         this.clientTopicAliasMaximum = clientTopicAliasMaximum;
     }
+
+    // Read through the output, which was given it at CONNECT (a field of its own was 4 B).
+    private uint clientMaximumPacketSize => output.ClientMaximumPacketSize;
 
     /// <summary>
     /// MQTT 3.1.1: fixed header, topic, packet identifier for QoS 1 and 2, payload. Headers are not read at all. False

@@ -85,6 +85,9 @@ internal sealed class PacketOutput : BatchingWriter, IThreadPoolWorkItem
         requestProblemInformation = problemInformation;
     }
 
+    /// <summary>The client's Maximum Packet Size (0: no limit), which PUBLISH packets are held to as well.</summary>
+    public uint ClientMaximumPacketSize => clientMaximumPacketSize;
+
     /// <summary>PUBACK, PUBREC, PUBREL or PUBCOMP; MQTT 5 with <paramref name="reasonString"/> when the client takes it.</summary>
     public void WriteAck(PacketType type, ushort packetId, bool v5, byte reason, string? reasonString = null)
     {

@@ -8,8 +8,8 @@ namespace Broker.Adapters.Mqtt.Internal.Connections;
 /// <summary>
 /// The packets of one connection as they come: each read's packets are framed, checked against what the fixed header
 /// allows and handed to <see cref="IPacketHandler"/> in order (the connection's loop reads and calls
-/// <see cref="ProcessAsync"/>); PINGREQ is answered here. Keeps what the keep alive and the
-/// CONNECT timeout are measured against. Deliveries the loop's packets cause are flushed once per batch read
+/// <see cref="ProcessAsync"/>; on an input that parks, the loop is <see cref="Run"/>); PINGREQ is answered here. Keeps
+/// what the keep alive and the CONNECT timeout are measured against. Deliveries the loop's packets cause are flushed once per batch read
 /// (<see cref="FlushBatch"/>).
 /// </summary>
 internal sealed class PacketSession
@@ -61,6 +61,99 @@ internal sealed class PacketSession
 
     /// <summary>Whether nothing came for 1.5 times the keep alive (MQTT-3.1.2-24).</summary>
     public bool KeepAliveExpired(long now) => keepAliveSeconds > 0 && now - Volatile.Read(ref lastInputAt) > keepAliveSeconds * 1500L;
+
+    // A parked read's wake (IParkingReader): one delegate for every connection.
+    private static readonly Action<object?> Woken = static state => ((PacketSession)state!).Continue(woken: true);
+
+    /// <summary>Whether the input can park its reads (<see cref="IParkingReader"/>): <see cref="Run"/> can run the loop.</summary>
+    public bool CanPark => input is IParkingReader;
+
+    /// <summary>
+    /// The connection's loop on an input that parks (<see cref="CanPark"/>): reads and hands each read to
+    /// <see cref="ProcessAsync"/> as the owner's async loop does, but while no input is there the connection holds
+    /// nothing but the reader's wake (the same delegate for every connection), not a state machine (184 B per idle
+    /// connection, issue 25). A packet whose handling waits continues in <see cref="ResumeAsync"/>. The loop's end, and
+    /// what ended it, go to <see cref="IPacketHandler.LoopEnded"/>.
+    /// </summary>
+    public void Run() => Continue(woken: false);
+
+    private void Continue(bool woken)
+    {
+        var reader = (IParkingReader)input;
+        try
+        {
+            ReadResult result;
+            if (woken)
+            {
+                result = reader.TakeParkedResult();
+            }
+            else if (status.IsClosing)
+            {
+                handler.LoopEnded(null);
+                return;
+            }
+            else if (!reader.TryReadOrPark(out result, Woken, this))
+            {
+                return;
+            }
+
+            while (true)
+            {
+                if (result.IsCanceled)
+                {
+                    handler.Stopping.ThrowIfCancellationRequested();
+                }
+
+                var processing = ProcessAsync(result, handler.Stopping);
+                if (!processing.IsCompleted)
+                {
+                    _ = ResumeAsync(processing);
+                    return;
+                }
+
+                if (!processing.Result || status.IsClosing)
+                {
+                    break;
+                }
+
+                if (!reader.TryReadOrPark(out result, Woken, this))
+                {
+                    return;
+                }
+            }
+        }
+        catch (Exception ex)
+        {
+            handler.LoopEnded(ex);
+            return;
+        }
+
+        handler.LoopEnded(null);
+    }
+
+    // A packet's handling waits (CONNECT, a SUBSCRIBE that creates a JetStream consumer): the loop goes on after it.
+    private async Task ResumeAsync(ValueTask<bool> processing)
+    {
+        bool more;
+        try
+        {
+            more = await processing.ConfigureAwait(false);
+        }
+        catch (Exception ex)
+        {
+            handler.LoopEnded(ex);
+            return;
+        }
+
+        if (more)
+        {
+            Continue(woken: false);
+        }
+        else
+        {
+            handler.LoopEnded(null);
+        }
+    }
 
     /// <summary>The next input: waits while none has come (the connection's only wait while it is idle).</summary>
     public ValueTask<ReadResult> ReadAsync(CancellationToken cancellationToken) => input.ReadAsync(cancellationToken);

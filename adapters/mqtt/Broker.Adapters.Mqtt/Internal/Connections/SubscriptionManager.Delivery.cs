@@ -47,11 +47,11 @@ internal sealed partial class SubscriptionManager
 
         if (v5)
         {
-            publishes.SendV5(subscription, message, retainedDelivery: false);
+            Publishes.SendV5(subscription, message, retainedDelivery: false);
         }
         else
         {
-            publishes.SendV3(subject, message.Payload, retain: false);
+            Publishes.SendV3(subject, message.Payload, retain: false);
         }
     }
 
@@ -120,13 +120,13 @@ internal sealed partial class SubscriptionManager
         if (expired)
         {
             // MQTT-3.3.2-5: its message expiry interval passed while it waited (for a disconnected session, say).
-            publishes.Drop(subject, pending, "message expiry interval passed");
+            Publishes.Drop(subject, pending, "message expiry interval passed");
             return;
         }
 
         var sent = v5
-            ? publishes.SendV5(subscription, new BusMessage(subject, default, message.Headers, message.Payload), retainedDelivery: false, pending, waited)
-            : publishes.SendV3(subject, message.Payload, retain: false, pending);
+            ? Publishes.SendV5(subscription, new BusMessage(subject, default, message.Headers, message.Payload), retainedDelivery: false, pending, waited)
+            : Publishes.SendV3(subject, message.Payload, retain: false, pending);
         if (!sent)
         {
             // The client has as many in flight as it takes: the consumer offers it again a little later.
@@ -194,8 +194,8 @@ internal sealed partial class SubscriptionManager
             var payload = new ReadOnlySequence<byte>(kept.Payload);
             var pending = new Inflight(null, OutboundQosFlow.KeptConsumer, kept.Sequence, 2, Redelivered: true);
             var sent = v5
-                ? publishes.SendV5(subscription, new BusMessage(subject, default, new ReadOnlySequence<byte>(kept.Headers), payload), retainedDelivery: false, pending)
-                : publishes.SendV3(subject, payload, retain: false, pending);
+                ? Publishes.SendV5(subscription, new BusMessage(subject, default, new ReadOnlySequence<byte>(kept.Headers), payload), retainedDelivery: false, pending)
+                : Publishes.SendV3(subject, payload, retain: false, pending);
             if (!sent)
             {
                 break;
@@ -245,7 +245,7 @@ internal sealed partial class SubscriptionManager
         bool sent;
         if (!v5)
         {
-            sent = publishes.SendV3(subject, payload, retain: true, pending);
+            sent = Publishes.SendV3(subject, payload, retain: true, pending);
         }
         else
         {
@@ -253,7 +253,7 @@ internal sealed partial class SubscriptionManager
             var reader = new PropertyReader(retained.Properties);
             var properties = MessageProperties.Read(ref reader, will: false);
             MqttHeaders.Write(block, retained.Qos, retain: true, properties, default, default);
-            sent = publishes.SendV5(subscription, new BusMessage(subject, default, new ReadOnlySequence<byte>(block.WrittenMemory), payload), retainedDelivery: true, pending, waited);
+            sent = Publishes.SendV5(subscription, new BusMessage(subject, default, new ReadOnlySequence<byte>(block.WrittenMemory), payload), retainedDelivery: true, pending, waited);
         }
 
         if (!sent)

@@ -27,7 +27,13 @@ internal sealed partial class SubscriptionManager
     private readonly BusConnections buses;
     private readonly MqttSession session;
     private readonly PacketOutput output;
-    private readonly OutboundPublishes publishes;
+    // The connection: its QoS flow, which the PUBLISH writer takes packet identifiers from.
+    private readonly IOutboundQosSource owner;
+    // The PUBLISH writer, made with the first delivery (Publishes): a subscriber nothing reached holds none (48 B,
+    // issue 25).
+    private OutboundPublishes? publishes;
+    // The topic aliases the client accepts (MQTT 5; 0: none), for the writer.
+    private readonly ushort topicAliasMaximum;
     private readonly bool v5;
 
     // Deliveries in flight at most, which the consumers' max_ack_pending follows.
@@ -43,7 +49,8 @@ internal sealed partial class SubscriptionManager
         BusConnections buses,
         MqttSession session,
         PacketOutput output,
-        OutboundPublishes publishes,
+        IOutboundQosSource owner,
+        ushort topicAliasMaximum,
         int inflightLimit,
         bool v5)
     {
@@ -53,7 +60,8 @@ internal sealed partial class SubscriptionManager
         this.buses = buses;
         this.session = session;
         this.output = output;
-        this.publishes = publishes;
+        this.owner = owner;
+        this.topicAliasMaximum = topicAliasMaximum;
         this.inflightLimit = inflightLimit;
         this.v5 = v5;
     }
@@ -70,6 +78,21 @@ internal sealed partial class SubscriptionManager
     private ConnectionStatus status => output.Status;
 
     private ILogger logger => output.Logger;
+
+    // Deliveries come from any producer's thread: the first writer made wins.
+    private OutboundPublishes Publishes
+    {
+        get
+        {
+            if (Volatile.Read(ref publishes) is { } made)
+            {
+                return made;
+            }
+
+            var writer = new OutboundPublishes(output, owner, topicAliasMaximum);
+            return Interlocked.CompareExchange(ref publishes, writer, null) ?? writer;
+        }
+    }
 
     /// <summary>SUBSCRIBE: SUBACK, then the retained messages of each new subscription.</summary>
     public async ValueTask SubscribeAsync(ReadOnlyMemory<byte> body, CancellationToken cancellationToken)
@@ -263,9 +286,10 @@ internal sealed partial class SubscriptionManager
             client = buses.OwnPublishes!;
         }
 
-        // The handler is the subscription's own method: a lambda over it was a closure (32 B) per subscription (issue 25).
+        // The subscription receives itself: a delegate over its method was 64 B per subscription, a lambda a closure
+        // more (issue 25).
         subscription.Manager = this;
-        subscription.AddBusSubscription(client.Subscribe(subject, subscription.QueueGroup, subscription.Deliver));
+        subscription.AddBusSubscription(client.Subscribe(subject, subscription.QueueGroup, subscription));
     }
 
     private byte Refuse(string filter, string reason, byte v5Code)

@@ -72,6 +72,23 @@ internal sealed class RetainedMessages
     public IRetainedStore Store => store;
 
     /// <summary>
+    /// Waits, at most <paramref name="timeout"/>, until the writes queued so far are applied to the store: a closing
+    /// connection's retained publishes and will. A stopping broker waits for its connections before it stops JetStream,
+    /// so writes queued in the last moments are not lost with the queue.
+    /// </summary>
+    public async Task FlushQueuedAsync(TimeSpan timeout)
+    {
+        try
+        {
+            await store.FlushAsync().WaitAsync(timeout).ConfigureAwait(false);
+        }
+        catch (TimeoutException)
+        {
+            // The store is slow or gone: the writes stay queued, as they would without the wait.
+        }
+    }
+
+    /// <summary>
     /// Switches to <paramref name="source"/> and loads its messages. Called once at start, before any client is
     /// attached (<see cref="Accounts.MqttAccount.Ready"/>), so no publish races it.
     /// </summary>
