@@ -7,8 +7,9 @@
   scripts/restart-probe.py run HOST_DLL STORE_DIR|- [MESSAGES] [extra host arguments...]
       starts the host (with -js -sd STORE_DIR, or without JetStream for "-") and prints the process CPU (all threads,
       /proc/<pid>/task/*/schedstat) and the wall time since launch at "Broker is ready" in its log and, with a store,
-      when a STREAM.INFO of R first reports MESSAGES messages (the harness's end point), then each thread's CPU by
-      name (the start-up thread is "dotnet"; JetStream's JSON warm-up and the API loop run on ".NET TP Worker").
+      when a STREAM.INFO of R first reports MESSAGES messages (the harness's end point), with the process's anonymous
+      memory (/proc/<pid>/smaps_rollup) then and the stream's own "recovered ... in" time from the log, then each
+      thread's CPU by name (the start-up thread is "dotnet"; JetStream's JSON warm-up and the API loop run on ".NET TP Worker").
 
 The stream's size does not change the figures (docs/benchmarks.md, "restart: where the 1 GB restart's time goes");
 CPU is the measure on a loaded machine, wall is the load's. Set DOTNET_JitStdOutFile and DOTNET_JitDisasmSummary=1 in
@@ -43,6 +44,11 @@ def threads(pid):
         except (OSError, ValueError):
             pass
     return by_name
+
+
+def anonymous_kb(pid):
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("Anonymous:"))
 
 
 def wait_ready(proc, log_path, t0):
@@ -105,6 +111,11 @@ def run(dll, store, messages, extra):
                 time.sleep(0.001)
             info_cpu = sum(threads(proc.pid).values())
             line += f"; STREAM.INFO shows all: process CPU {info_cpu} ms, wall {(time.monotonic_ns() - t0) // 1_000_000} ms"
+            line += f", Anonymous {anonymous_kb(proc.pid):,} KB"
+            with open(log_path) as f:
+                recovered = [l.split(" in ")[-1].strip() for l in f if " recovered: " in l]
+            if recovered:
+                line += f", recovery {', '.join(recovered)}"
             conn.close()
         print(line)
         print("  threads (CPU ms): " + ", ".join(f"{name} {ms}" for name, ms in threads(proc.pid).most_common() if ms > 0))

@@ -86,6 +86,57 @@ public sealed class BlockCacheTests : IDisposable
         Assert.Equal(11UL, Put(reopened, "S.t", "next").Sequence);
     }
 
+    [Fact(Timeout = 30_000)]
+    public async Task After_a_clean_stop_the_tail_block_is_read_when_first_needed_and_appended_to_in_place()
+    {
+        using var large = new StoreFixture();
+        await using (var store = await large.CreateAsync())
+        {
+            for (var i = 1; i <= 10; i++)
+            {
+                await store.WaitForDurableAsync(Put(store, "S.t", "tail-" + i).Sequence);
+            }
+        }
+
+        var blocksDirectory = Path.Combine(large.StreamDirectory("S"), "msgs");
+        var blockFile = Directory.GetFiles(blocksDirectory, "*.blk").Single();
+
+        // The first operation is an append: it reads the tail's records, then writes after them in the same file.
+        await using (var reopened = await large.ReopenAsync())
+        {
+            var files = (FileStreamStore)reopened;
+            Assert.False(files.TailInMemory);
+            Assert.Equal(10UL, reopened.GetState().Messages);
+            await reopened.WaitForDurableAsync(Put(reopened, "S.t", "tail-11").Sequence);
+            Assert.True(files.TailInMemory);
+            Assert.Equal("tail-3", Get(reopened, 3)!.Value.Payload);
+        }
+
+        // The first operation is a read, then a removal.
+        await using (var reopened = await large.ReopenAsync())
+        {
+            var files = (FileStreamStore)reopened;
+            Assert.False(files.TailInMemory);
+            Assert.Equal("tail-11", Get(reopened, 11)!.Value.Payload);
+            Assert.True(files.TailInMemory);
+            Assert.True(reopened.Remove(4));
+            await reopened.WaitForDurableAsync(Put(reopened, "S.t", "tail-12").Sequence);
+        }
+
+        Assert.Equal(blockFile, Directory.GetFiles(blocksDirectory, "*.blk").Single());
+        await using (var reopened = await large.ReopenAsync())
+        {
+            var state = reopened.GetState();
+            Assert.Equal(11UL, state.Messages);
+            Assert.Equal(12UL, state.LastSequence);
+            Assert.Null(Get(reopened, 4));
+            foreach (var s in new ulong[] { 1, 3, 5, 10, 11, 12 })
+            {
+                Assert.Equal("tail-" + s, Get(reopened, s)!.Value.Payload);
+            }
+        }
+    }
+
     [Fact(Timeout = 60_000)]
     public async Task A_block_begun_after_the_last_checkpoint_survives_a_power_cut()
     {

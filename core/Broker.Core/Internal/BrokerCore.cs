@@ -14,6 +14,7 @@ namespace Broker.Core.Internal;
 /// </summary>
 internal sealed partial class BrokerCore
 {
+    private readonly Task<NATS.NKeys.KeyPair> curveKey;
     private long nextClientId;
     private long nextFlushStamp;
 
@@ -28,7 +29,10 @@ internal sealed partial class BrokerCore
         ServerName = options.ServerName ?? ServerId;
 
         // As nats-server 2.10: a curve key made at start, its public key in every INFO; it seals auth callout requests.
-        CurveKey = NATS.NKeys.KeyPair.CreatePair(NATS.NKeys.PrefixByte.Curve);
+        // Made on the thread pool: NATS.NKeys' X25519 pair costs ~1-2.5 ms and ~0.9 MB of allocations that the start's
+        // own thread need not wait for; its first user (INFO, set up once the listener is bound; an auth callout)
+        // waits for it if it is not done (docs/benchmarks.md, "start8").
+        curveKey = Task.Run(static () => NATS.NKeys.KeyPair.CreatePair(NATS.NKeys.PrefixByte.Curve));
         ClientLogger = loggerFactory.CreateLogger("Broker.Client");
         Accounts = new AccountRegistry(options.Accounts, options.Mappings, AccountRegistry.SystemAccountName(options));
         if (options.Operator.IsEnabled)
@@ -54,7 +58,8 @@ internal sealed partial class BrokerCore
     public NATS.NKeys.KeyPair ServerKey { get; }
 
     /// <summary>The server's curve key (nats-server's <c>xkp</c>): its public key is INFO's <c>xkey</c>; it seals and opens auth callout messages.</summary>
-    public NATS.NKeys.KeyPair CurveKey { get; }
+    /// <remarks>Waits for the key when it is still being made (a task not yet started runs on the caller's thread).</remarks>
+    public NATS.NKeys.KeyPair CurveKey => curveKey.IsCompletedSuccessfully ? curveKey.Result : curveKey.GetAwaiter().GetResult();
 
     /// <summary>The authorization callout when <c>auth_callout</c> is configured or in operator mode (account JWTs enable it), else null (a reload cannot change it).</summary>
     public AuthCallout? AuthCallout { get; }

@@ -156,6 +156,12 @@ internal sealed partial class BlockSet
             block = NewTail(length, last);
         }
 
+        if (block.Cache is null)
+        {
+            // The tail recovery left on disk (FinishRecovery): its records are read once, by its first append.
+            EnsureLoaded(block);
+        }
+
         var cache = block.Cache!;
         var needed = block.End + length;
         if (needed > cache.Length)
@@ -251,8 +257,11 @@ internal sealed partial class BlockSet
     /// <summary>
     /// After a replay: the last block stays the tail with its records in memory, the others are sealed and let go
     /// of their caches and files (recovery memory stays bounded); a compressed or unreadable last block is sealed too.
+    /// A tail whose records were left on disk (<paramref name="tailOnDisk"/>: a clean stop's file, nothing to replay)
+    /// stays the tail and is read by its first read or append (<see cref="EnsureLoaded"/>).
     /// </summary>
-    public void FinishRecovery()
+    /// <param name="tailOnDisk">Whether recovery left the last block's records unread on purpose.</param>
+    public void FinishRecovery(bool tailOnDisk = false)
     {
         tail = blocks.Count > 0 ? blocks[^1] : null;
         foreach (var block in blocks)
@@ -265,7 +274,7 @@ internal sealed partial class BlockSet
             }
         }
 
-        if (tail is not null && (tail.Compressed || tail.Cache is null))
+        if (tail is not null && (tail.Compressed || (tail.Cache is null && !tailOnDisk)))
         {
             tail.Sealed = true;
             tail.ReleaseCache();

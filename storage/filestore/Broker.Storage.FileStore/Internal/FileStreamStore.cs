@@ -121,6 +121,18 @@ internal sealed partial class FileStreamStore : IStreamStore
         }
     }
 
+    /// <summary>Whether the tail block's records are in memory (a clean restart leaves them on disk until first needed).</summary>
+    internal bool TailInMemory
+    {
+        get
+        {
+            lock (sync)
+            {
+                return blocks.Tail?.Cache is not null;
+            }
+        }
+    }
+
     /// <summary>Full-size caches in the store's free list.</summary>
     internal int FreeCaches
     {

@@ -50,6 +50,7 @@ internal sealed class StreamRecovery(
         ids.Sort();
         var savedReservation = reservation.Read();
         var fromCheckpoint = checkpoints.TryLoad(ids);
+        var tailOnDisk = false;
         uint replayFrom;
         if (fromCheckpoint)
         {
@@ -66,7 +67,12 @@ internal sealed class StreamRecovery(
             if (blocks.Count > 0)
             {
                 var lastBlock = blocks[blocks.Count - 1];
-                ReplayBlockFile(lastBlock, lastBlock.End, isLast: ids.Count == 0 || ids[^1] == lastBlock.Id);
+                var isLast = ids.Count == 0 || ids[^1] == lastBlock.Id;
+                tailOnDisk = isLast && EndsAtCheckpoint(lastBlock);
+                if (!tailOnDisk)
+                {
+                    ReplayBlockFile(lastBlock, lastBlock.End, isLast);
+                }
             }
         }
         else
@@ -103,7 +109,7 @@ internal sealed class StreamRecovery(
             blocks.NextBlockId = Math.Max(blocks.NextBlockId, id + 1);
         }
 
-        blocks.FinishRecovery();
+        blocks.FinishRecovery(tailOnDisk);
         if (savedReservation > ledger.Last)
         {
             // A crash: sequences up to the reservation may have been handed out; skip them rather than reuse them.
@@ -115,6 +121,30 @@ internal sealed class StreamRecovery(
         reservation.Reserved = Math.Max(savedReservation, ledger.Last);
         committer.Reserve(ledger.Last + SequenceReservation.Step);
         checkpoints.Recovered(wanted: !fromCheckpoint);
+    }
+
+    /// <summary>
+    /// Whether the checkpoint's last block ends exactly where the checkpoint says (a clean stop cuts the preallocated
+    /// zeros, <see cref="BlockSet.TrimTailFile"/>): nothing follows to replay or cut, so its records need not be read
+    /// now; the first read or append reads them (<see cref="BlockSet.EnsureLoaded"/>), as for any sealed block. A
+    /// restart's STREAM.INFO then waits for no block read (docs/benchmarks.md, "start8"). Compressed and encrypted
+    /// blocks, and any file of another length (a crash's torn or preallocated tail), are replayed as before.
+    /// </summary>
+    private bool EndsAtCheckpoint(MessageBlock block)
+    {
+        if (block.Compressed || block.Encrypted)
+        {
+            return false;
+        }
+
+        block.File ??= fs.Open(block.Path, create: false);
+        if (block.File.Length != BlockFileHeader.Size + block.End)
+        {
+            return false;
+        }
+
+        block.Allocated = block.File.Length;
+        return true;
     }
 
     private bool Listed(uint id)
