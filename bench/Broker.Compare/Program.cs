@@ -23,13 +23,14 @@ internal static class Program
 
         if (args.Length > 0 && args[0] == "mqtt")
         {
-            // mqtt [--runs N] [--smoke] [--sessions N] [--rows TEXT]: the MQTT rows against nats-server and Mosquitto
-            // (issue 12), or those whose name contains TEXT.
+            // mqtt [--runs N] [--smoke] [--sessions N] [--rows TEXT] [--host-dll PATH]: the MQTT rows against nats-server
+            // and Mosquitto (issue 12), or those whose name contains TEXT; our host from PATH (else this checkout's build).
             var runs = args.SkipWhile(a => a != "--runs").Skip(1).Select(int.Parse).FirstOrDefault(3);
             var sessions = args.SkipWhile(a => a != "--sessions").Skip(1).Select(int.Parse).FirstOrDefault(10_000);
             var rows = args.SkipWhile(a => a != "--rows").Skip(1).FirstOrDefault();
+            var host = args.SkipWhile(a => a != "--host-dll").Skip(1).FirstOrDefault();
             var smoke = args.Contains("--smoke");
-            return Mqtt.MqttCompare.Run(Console.Out, smoke ? 1 : runs, smoke, sessions, CancellationToken.None, rows);
+            return Mqtt.MqttCompare.Run(Console.Out, smoke ? 1 : runs, smoke, sessions, CancellationToken.None, rows, host);
         }
 
         if (args.Length > 0 && args[0] == "soak")

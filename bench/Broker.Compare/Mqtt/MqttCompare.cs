@@ -28,10 +28,11 @@ internal static class MqttCompare
     private const int Batch = 64;
 
     /// <param name="rows">Runs only the rows whose name contains it (<see langword="null"/>: all).</param>
-    public static int Run(TextWriter log, int runs, bool smoke, int sessions, CancellationToken cancellationToken, string? rows = null)
+    /// <param name="host">Our host's Broker.Host.dll (<c>--host-dll</c>); <see langword="null"/>: this checkout's build.</param>
+    public static int Run(TextWriter log, int runs, bool smoke, int sessions, CancellationToken cancellationToken, string? rows = null, string? host = null)
     {
         rowFilter = rows;
-        var hostDll = OurBroker.LocateHost(null, log);
+        var hostDll = OurBroker.LocateHost(host, log);
         var natsServer = NatsServerBinary.Locate(null, log);
         var mosquitto = File.Exists("/usr/sbin/mosquitto") ? "/usr/sbin/mosquitto" : "mosquitto";
         var qos0Count = smoke ? 2_000 : 400_000;
