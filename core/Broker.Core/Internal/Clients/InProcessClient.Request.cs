@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Buffers.Text;
+using System.Globalization;
 using System.Text;
 using Broker.Abstractions;
 using Broker.Core.Internal.Subscriptions;
@@ -36,11 +37,17 @@ internal partial class InProcessClient
             // Flushed at once even from a handler, which may go on to block on the reply.
             var subjectBytes = Encoding.UTF8.GetBytes(subject);
             PublishCore(subjectBytes, subjectBytes, replyTo.AsSpan(0, prefix.Length + digits), new ReadOnlySequence<byte>(headers), new ReadOnlySequence<byte>(payload), flushNow: true);
-            return await request.Task.WaitAsync(timeout, cancellationToken).ConfigureAwait(false);
-        }
-        catch (TimeoutException)
-        {
-            throw new TimeoutException($"No reply to the request on '{subject}' within {timeout}.");
+
+            // A timeout is thrown once, with the subject, not caught and thrown again: 10,000 MQTT sessions leaving at
+            // once queue as many consumer deletes, most of which outlive the adapter's timeout (issue 25).
+            var waited = request.Task.WaitAsync(timeout, cancellationToken);
+            await ((Task)waited).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+            if (waited.IsFaulted && waited.Exception.InnerException is TimeoutException)
+            {
+                throw new TimeoutException("No reply to the request on '" + subject + "' within " + ((long)timeout.TotalMilliseconds).ToString(CultureInfo.InvariantCulture) + " ms.");
+            }
+
+            return await waited.ConfigureAwait(false);
         }
         finally
         {

@@ -79,13 +79,13 @@ internal sealed class SubListResultBuilder
     {
         if (!SubList.IsQueue(subscription))
         {
-            var at = Array.IndexOf(result.Plain, subscription);
+            var at = IndexOf(result.Plain, subscription);
             return at < 0 ? result : Create(Without(result.Plain, at), result.Queues);
         }
 
         var queues = result.Queues;
         var index = IndexOfGroup(queues, subscription.Queue!);
-        var member = index < 0 ? -1 : Array.IndexOf(queues[index].Members, subscription);
+        var member = index < 0 ? -1 : IndexOf(queues[index].Members, subscription);
         if (member < 0)
         {
             return result;
@@ -112,6 +112,22 @@ internal sealed class SubListResultBuilder
         for (var i = 0; i < queues.Length; i++)
         {
             if (queues[i].Name.AsSpan().SequenceEqual(name))
+            {
+                return i;
+            }
+        }
+
+        return -1;
+    }
+
+    // By reference, as a loop, not Array.IndexOf: its shared comparer (ObjectEqualityComparer<__Canon>.IndexOf), called
+    // here by the thousand only when a burst of clients leaves, loads System.Text.Encoding.CodePages and System.IO.Pipes
+    // (~300 KB of file pages kept) when the tiering thread compiles it (issue 25; docs/benchmarks.md, leave3).
+    private static int IndexOf(Subscription[] items, Subscription subscription)
+    {
+        for (var i = 0; i < items.Length; i++)
+        {
+            if (ReferenceEquals(items[i], subscription))
             {
                 return i;
             }

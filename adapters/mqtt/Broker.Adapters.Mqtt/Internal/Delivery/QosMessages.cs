@@ -94,7 +94,10 @@ internal sealed class QosMessages
 
             try
             {
-                await DeleteConsumerAsync(consumer).ConfigureAwait(false);
+                if (!await api.TryDeleteConsumerAsync(Stream, consumer).ConfigureAwait(false))
+                {
+                    MqttLog.ConsumerDeleteFailed(logger, consumer, api.NoAnswer);
+                }
             }
             catch (Exception ex) when (ex is JetStreamApiException or ObjectDisposedException)
             {
