@@ -69,8 +69,9 @@ internal sealed partial class SocketConnection
             return accepted;
         }
 
-        if (EpollSide is not { } epoll)
+        if (EpollSide is not { } epoll || epoll.Handle.IsClosed)
         {
+            // Closed already (a dispose after the abort): no view, and no exception for it.
             return null;
         }
 
