@@ -55,8 +55,9 @@ public sealed class EpollSocketTests
     [Fact(Timeout = 30_000)]
     public async Task An_on_demand_connection_lets_the_accepted_socket_go_and_still_reports_its_end_points_and_closes_gracefully()
     {
-        if (!OperatingSystem.IsLinux())
+        if (EpollEngine.Shared is null)
         {
+            // Off Linux, or with BROKER_EPOLL_TRANSPORT=0, the runtime's socket serves and is kept.
             return;
         }
 
@@ -94,8 +95,9 @@ public sealed class EpollSocketTests
     [Fact(Timeout = 30_000)]
     public async Task An_abort_of_a_connection_that_let_its_socket_go_resets_it()
     {
-        if (!OperatingSystem.IsLinux())
+        if (EpollEngine.Shared is null)
         {
+            // Off Linux, or with BROKER_EPOLL_TRANSPORT=0, the runtime's socket serves and is kept.
             return;
         }
 
