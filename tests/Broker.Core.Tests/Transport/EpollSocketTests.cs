@@ -48,10 +48,76 @@ public sealed class EpollSocketTests
 
         // The runtime makes its SocketAsyncContext (and the receive's event args) with a socket's first asynchronous
         // operation, or with Blocking = false.
-        var socket = (Socket)typeof(SocketConnection).GetField("socket", BindingFlags.NonPublic | BindingFlags.Instance)!.GetValue(connection)!;
         var context = typeof(SafeSocketHandle).GetField("_asyncContext", BindingFlags.NonPublic | BindingFlags.Instance)!;
-        Assert.Null(context.GetValue(socket.SafeHandle));
-        Assert.True(socket.Blocking);
+        Assert.Null(context.GetValue(input.Epoll.Handle));
+    }
+
+    [Fact(Timeout = 30_000)]
+    public async Task An_on_demand_connection_lets_the_accepted_socket_go_and_still_reports_its_end_points_and_closes_gracefully()
+    {
+        if (EpollEngine.Shared is null)
+        {
+            // Off Linux, or with BROKER_EPOLL_TRANSPORT=0, the runtime's socket serves and is kept.
+            return;
+        }
+
+        var (connection, peer) = await ConnectAsync();
+        using var __ = peer;
+
+        // Both sides go through the epoll socket: the accepted Socket (and its remote IPEndPoint) is not kept.
+        Assert.False(connection.HoldsRuntimeSocket);
+        Assert.Equal(peer.LocalEndPoint, connection.RemoteEndPoint);
+        Assert.Equal(peer.RemoteEndPoint, connection.LocalEndPoint);
+
+        // Collected and finalized meanwhile, the accepted socket must not have closed the descriptor.
+        GC.Collect();
+        GC.WaitForPendingFinalizers();
+        GC.Collect();
+        var output = connection.Transport.Output;
+        await output.WriteAsync("last"u8.ToArray());
+        output.Complete();
+
+        // Graceful: the bytes, then FIN (0), not a reset; the end point is still reported after the close.
+        var received = new List<byte>();
+        var buffer = new byte[16];
+        int count;
+        while ((count = await peer.ReceiveAsync(buffer)) > 0)
+        {
+            received.AddRange(buffer.AsSpan(0, count).ToArray());
+        }
+
+        Assert.Equal("last"u8.ToArray(), received.ToArray());
+        peer.Shutdown(SocketShutdown.Send);
+        await connection.DisposeAsync();
+        Assert.Equal(peer.LocalEndPoint, connection.RemoteEndPoint);
+    }
+
+    [Fact(Timeout = 30_000)]
+    public async Task An_abort_of_a_connection_that_let_its_socket_go_resets_it()
+    {
+        if (EpollEngine.Shared is null)
+        {
+            // Off Linux, or with BROKER_EPOLL_TRANSPORT=0, the runtime's socket serves and is kept.
+            return;
+        }
+
+        var (connection, peer) = await ConnectAsync();
+        using var __ = peer;
+        Assert.False(connection.HoldsRuntimeSocket);
+        var reading = connection.Transport.Input.ReadAsync();
+        await Task.Delay(20);
+
+        // As the runtime's close of a socket with a receive pending: RST, which the peer reads as a reset.
+        connection.Abort("test");
+        Assert.True((await reading).IsCompleted);
+        var failure = await Assert.ThrowsAsync<SocketException>(async () =>
+        {
+            while (await peer.ReceiveAsync(new byte[16]) > 0)
+            {
+            }
+        });
+        Assert.Equal(SocketError.ConnectionReset, failure.SocketErrorCode);
+        await connection.DisposeAsync();
     }
 
     [Fact(Timeout = 60_000)]

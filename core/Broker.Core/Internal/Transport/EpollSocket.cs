@@ -8,8 +8,10 @@ namespace Broker.Core.Internal.Transport;
 /// <summary>
 /// An on-demand connection's socket read and written with non-blocking syscalls on its own descriptor, readiness coming
 /// from <see cref="EpollEngine"/> (issue 25): the runtime's per-socket asynchronous state (about 1.1 KB) is never made.
-/// The accepted <see cref="Socket"/> stays the owner of the descriptor (its options, shutdown, close and lifetime); each
-/// syscall holds a reference on its <see cref="SafeSocketHandle"/>, so a close cannot race a reused descriptor.
+/// The descriptor's <see cref="SafeSocketHandle"/> is kept here; the accepted <see cref="Socket"/> is let go once both
+/// sides read and write here, and what is rare (options, shutdown, close) goes through a view made for the call
+/// (<c>SocketConnection.Released.cs</c>). Each syscall holds a reference on the handle, so a close cannot race a reused
+/// descriptor.
 /// </summary>
 /// <remarks>
 /// Registered <c>EPOLLONESHOT</c>: a wait arms the events it wants (<c>EPOLLIN</c> for a receive, <c>EPOLLOUT</c> for a
@@ -60,6 +62,9 @@ internal sealed class EpollSocket : IValueTaskSource<int>, IThreadPoolWorkItem
     private ManualResetValueTaskSourceCore<int> receive;
     private WritableWait? writable;
 
+    /// <summary>The peer's IPv4 address and port once the connection let its runtime socket go (0 until then).</summary>
+    internal long Peer;
+
     private EpollSocket(EpollEngine engine, SafeSocketHandle handle)
     {
         this.engine = engine;
@@ -70,6 +75,12 @@ internal sealed class EpollSocket : IValueTaskSource<int>, IThreadPoolWorkItem
 
     /// <summary>Tells this registration from an earlier one under the same descriptor number.</summary>
     public int Key { get; }
+
+    /// <summary>The descriptor's handle (its owner once the accepted socket was let go).</summary>
+    internal SafeSocketHandle Handle => handle;
+
+    /// <summary>The receive <see cref="ReceiveAsync"/> left pending, to take its result once it completed.</summary>
+    internal ValueTask<int> PendingReceive => new(this, receive.Version);
 
     /// <summary>Whether a receive waits for input now (a close then resets, as the runtime's pending receive did).</summary>
     public bool IsReceiving

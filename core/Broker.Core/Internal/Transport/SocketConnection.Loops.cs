@@ -73,7 +73,7 @@ internal sealed partial class SocketConnection
             var sender = SocketSenderPool.Rent();
             try
             {
-                await sender.SendAsync(socket, buffer).ConfigureAwait(false);
+                await sender.SendAsync(socket!, buffer).ConfigureAwait(false);
             }
             catch
             {
@@ -95,7 +95,7 @@ internal sealed partial class SocketConnection
     internal async Task CloseGracefullyAsync()
     {
         Set(ShutDownSend);
-        socket.Shutdown(SocketShutdown.Send);
+        (RuntimeSocket() ?? throw new ObjectDisposedException(nameof(Socket))).Shutdown(SocketShutdown.Send);
         await Task.WhenAny(Lingering(), Task.Delay(LingerTimeout)).ConfigureAwait(false);
     }
 
@@ -115,7 +115,7 @@ internal sealed partial class SocketConnection
             {
                 if (draining)
                 {
-                    if (await socket.ReceiveAsync(DrainBuffer, SocketFlags.None).ConfigureAwait(false) == 0)
+                    if (await socket!.ReceiveAsync(DrainBuffer, SocketFlags.None).ConfigureAwait(false) == 0)
                     {
                         break;
                     }
@@ -127,11 +127,11 @@ internal sealed partial class SocketConnection
                 {
                     // A zero-byte receive waits for data without holding a buffer, so idle connections cost no memory;
                     // a busy one skips it (ReceiveSizing).
-                    await socket.ReceiveAsync(Memory<byte>.Empty, SocketFlags.None).ConfigureAwait(false);
+                    await socket!.ReceiveAsync(Memory<byte>.Empty, SocketFlags.None).ConfigureAwait(false);
                 }
 
                 var memory = writer.GetMemory(sizing.Size);
-                var received = await socket.ReceiveAsync(memory, SocketFlags.None).ConfigureAwait(false);
+                var received = await socket!.ReceiveAsync(memory, SocketFlags.None).ConfigureAwait(false);
                 if (received == 0)
                 {
                     break;
@@ -193,7 +193,7 @@ internal sealed partial class SocketConnection
                     var sender = SocketSenderPool.Rent();
                     try
                     {
-                        await sender.SendAsync(socket, buffer).ConfigureAwait(false);
+                        await sender.SendAsync(socket!, buffer).ConfigureAwait(false);
                     }
                     catch
                     {
@@ -217,7 +217,7 @@ internal sealed partial class SocketConnection
             if (graceful)
             {
                 // Everything the application wrote has been sent: send FIN, then give the peer a moment to close.
-                socket.Shutdown(SocketShutdown.Send);
+                socket!.Shutdown(SocketShutdown.Send);
                 await Task.WhenAny(Lingering(), Task.Delay(LingerTimeout)).ConfigureAwait(false);
             }
         }

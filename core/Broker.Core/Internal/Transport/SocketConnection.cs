@@ -38,7 +38,8 @@ internal sealed partial class SocketConnection : TransportConnection, IDuplexPip
         minimumSegmentSize: ReceiveSizing.MinSize,
         useSynchronizationContext: false);
 
-    private readonly Socket socket;
+    // The accepted socket, let go once both on-demand sides go through its epoll side (SocketConnection.Released.cs).
+    private Socket? socket;
     // The input pipe (with its receive loop) or the on-demand reader, whichever was taken first; null until then.
     private object? inputSide;
     // The output buffer (with its send loop) or the on-demand writer, whichever was taken first; null until then.
@@ -73,7 +74,7 @@ internal sealed partial class SocketConnection : TransportConnection, IDuplexPip
         this.owner = owner;
         Settings = settings;
         id = Interlocked.Increment(ref nextId);
-        RemoteEndPoint = socket.RemoteEndPoint;
+        remoteEndPoint = socket.RemoteEndPoint;
 
         this.outputReaderScheduler = outputReaderScheduler;
         Transport = this;
@@ -111,7 +112,12 @@ internal sealed partial class SocketConnection : TransportConnection, IDuplexPip
         }
     }
 
-    public bool UseOnDemandInput() => (Volatile.Read(ref inputSide) ?? TakeInput(new SocketInputReader(socket, EpollSide ?? EpollSocket.TryCreate(socket)))) is SocketInputReader;
+    public bool UseOnDemandInput()
+    {
+        var taken = (Volatile.Read(ref inputSide) ?? TakeInput(new SocketInputReader(socket!, EpollSide ?? EpollSocket.TryCreate(socket!)))) is SocketInputReader;
+        ReleaseSocket();
+        return taken;
+    }
 
     // The on-demand sides' epoll socket (one per connection, made with the first of them; null on the runtime's path).
     // Found through the sides rather than kept in a field: a NATS connection, which takes neither, stays 8 B smaller.
@@ -153,9 +159,13 @@ internal sealed partial class SocketConnection : TransportConnection, IDuplexPip
     }
 
     public bool UseOnDemandOutput()
-        => (Volatile.Read(ref outputSide)
-            ?? TakeOutput(new SocketOutputWriter(this, OutputPipePool.For(Settings, outputReaderScheduler), EpollSide ?? EpollSocket.TryCreate(socket))))
+    {
+        var taken = (Volatile.Read(ref outputSide)
+            ?? TakeOutput(new SocketOutputWriter(this, OutputPipePool.For(Settings, outputReaderScheduler), EpollSide ?? EpollSocket.TryCreate(socket!))))
             is SocketOutputWriter;
+        ReleaseSocket();
+        return taken;
+    }
 
     /// <summary>Bytes written and not yet handed to the socket.</summary>
     public long PendingOutputBytes => Volatile.Read(ref outputSide) switch
@@ -202,7 +212,7 @@ internal sealed partial class SocketConnection : TransportConnection, IDuplexPip
             {
                 try
                 {
-                    localEndPoint = socket.LocalEndPoint;
+                    localEndPoint = RuntimeSocket()?.LocalEndPoint;
                 }
                 catch (Exception ex) when (ex is ObjectDisposedException or SocketException)
                 {
@@ -215,7 +225,10 @@ internal sealed partial class SocketConnection : TransportConnection, IDuplexPip
 
     private EndPoint? localEndPoint;
 
-    public override EndPoint? RemoteEndPoint { get; }
+    private EndPoint? remoteEndPoint;
+
+    /// <summary>The peer's end point; once the accepted socket was let go, an IPv4 one is made from its compact form when asked.</summary>
+    public override EndPoint? RemoteEndPoint => Volatile.Read(ref remoteEndPoint) ?? PeerEndPoint();
 
     public override TransportSettings Settings { get; }
 
@@ -290,13 +303,14 @@ internal sealed partial class SocketConnection : TransportConnection, IDuplexPip
         var epoll = EpollSide;
         try
         {
-            if (epoll is { IsReceiving: true } && !Has(ShutDownSend))
+            var runtime = RuntimeSocket();
+            if (runtime is not null && epoll is { IsReceiving: true } && !Has(ShutDownSend))
             {
                 // As the runtime's close does when it cancels a pending receive: an abort resets the connection.
-                socket.LingerState = new LingerOption(true, 0);
+                runtime.LingerState = new LingerOption(true, 0);
             }
 
-            socket.Dispose();
+            runtime?.Dispose();
         }
         catch (Exception ex) when (ex is ObjectDisposedException or SocketException)
         {
@@ -347,7 +361,7 @@ internal sealed partial class SocketConnection : TransportConnection, IDuplexPip
             {
                 BurstReclaimer.Shared.Closed(PendingOutputBytes);
             }
-            socket.Dispose();
+            RuntimeSocket()?.Dispose();
             EpollSide?.Close();
             SignalClosed();
         }

@@ -23,15 +23,15 @@ namespace Broker.Core.Internal.Transport;
 /// token's cancellation come from other threads than the application's. The monitor is the object's own (a
 /// <see cref="Lock"/> would be an object more per connection); nothing outside this class locks on it.
 /// </remarks>
-internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResult>, IParkingReader
+internal sealed partial class SocketInputReader : PipeReader, IValueTaskSource<ReadResult>, IParkingReader
 {
     // The flags a wake passes to GetResult.
     private const byte Canceled = 1;
     private const byte Ended = 2;
 
-    private readonly Socket socket;
-    // The socket read through the process's epoll set (Linux; issue 25), or null: the runtime's socket receives.
-    private readonly EpollSocket? epoll;
+    // The EpollSocket read through the process's epoll set (Linux; issue 25), or the runtime's Socket: one field for
+    // either (8 B less per idle connection).
+    private readonly object source;
     private ReceiveArray unread;
     private ReceiveSizing sizing;
 
@@ -50,19 +50,11 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
     // cancelled wait's receive changes between the wake and GetResult. A ReadResult in the core was 24 B more per
     // connection (issue 25).
     private ManualResetValueTaskSourceCore<byte> core;
-    private ConfiguredValueTaskAwaitable<int>.ConfiguredValueTaskAwaiter pending;
-    // What a read on the epoll path without a token, before the reader completes, never needs: made with its first
-    // use, under the monitor, and kept (24 B less per idle connection; issue 25).
-    private Rare? rare;
 
-    public SocketInputReader(Socket socket, EpollSocket? epoll = null)
-    {
-        this.socket = socket;
-        this.epoll = epoll;
-    }
+    public SocketInputReader(Socket socket, EpollSocket? epoll = null) => source = (object?)epoll ?? socket;
 
     /// <summary>The socket's epoll side when input is read through it, else null.</summary>
-    internal EpollSocket? Epoll => epoll;
+    internal EpollSocket? Epoll => source as EpollSocket;
 
     /// <summary>Whether the reader holds a receive array now (tests read it: an idle connection holds none).</summary>
     internal bool HoldsBuffer
@@ -160,8 +152,6 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
         }
     }
 
-    public override void CancelPendingRead() => CancelWait(false);
-
     public override void Complete(Exception? exception = null)
     {
         bool drain;
@@ -183,22 +173,6 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
         if (drain)
         {
             _ = DrainAsync();
-        }
-    }
-
-    /// <summary>Completes once the peer closed its side (or the socket failed) after the reader was completed.</summary>
-    public Task WhenDrained()
-    {
-        lock (this)
-        {
-            if (ended)
-            {
-                return Task.CompletedTask;
-            }
-
-            var extra = Extra();
-            extra.Drained ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-            return extra.Drained.Task;
         }
     }
 
@@ -283,17 +257,16 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
             if (!receive.IsCompleted)
             {
                 receiving = true;
-                pending = receive.ConfigureAwait(false).GetAwaiter();
-                if (epoll is not null)
+                if (source is EpollSocket epoll)
                 {
                     // The socket is the receive's source: it calls back with this reader as the state, so no
-                    // delegate per reader is made (64 B per idle connection, issue 25).
+                    // delegate per reader is made (64 B per idle connection), and its pending receive is found there
+                    // (PendingReceive), not kept here (16 B; issue 25).
                     epoll.OnReceiveCompleted(static state => ((SocketInputReader)state!).OnReceived(), this);
                 }
                 else
                 {
-                    var extra = Extra();
-                    pending.UnsafeOnCompleted(extra.OnReceived ??= OnReceived);
+                    AwaitRuntimeReceive(receive);
                 }
 
                 return;
@@ -349,8 +322,7 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
         lock (this)
         {
             receiving = false;
-            var news = Received(pending);
-            pending = default;
+            var news = Received(TakePending());
             if (completed)
             {
                 // Completed while the receive was in flight: what came is dropped, the rest is drained.
@@ -387,40 +359,6 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
         }
     }
 
-    private void CancelWait(bool byToken)
-    {
-        ReadResult result = default;
-        lock (this)
-        {
-            if (!waiting)
-            {
-                if (!byToken)
-                {
-                    cancelRequested = true;
-                }
-
-                return;
-            }
-
-            waiting = false;
-            if (!byToken)
-            {
-                TryTake(out result);
-                cancelRequested = false;
-                result = new ReadResult(result.Buffer, isCanceled: true, isCompleted: result.IsCompleted);
-            }
-        }
-
-        if (byToken)
-        {
-            rare!.TokenRegistration = default;
-            core.SetException(new OperationCanceledException());
-            return;
-        }
-
-        Finish(true, result);
-    }
-
     // Outside the monitor: the application's continuation runs inline (as the input pipe's inline reader scheduler).
     private void Finish(bool wake, ReadResult result)
     {
@@ -434,45 +372,5 @@ internal sealed class SocketInputReader : PipeReader, IValueTaskSource<ReadResul
 
             core.SetResult((byte)((result.IsCanceled ? Canceled : 0) | (result.IsCompleted ? Ended : 0)));
         }
-    }
-
-    // Under the monitor.
-    private Rare Extra() => rare ??= new Rare();
-
-    // here: a receive that waits is made, and the application's continuation run, on the epoll engine's thread (past the
-    // connection's set-up reads, whose CONNECT check or handshake could stall every socket of the engine): this reader
-    // receives and parses in turn, so a worker would add a hop and its idle spinning, not overlap (docs/benchmarks.md "ws3").
-    private ValueTask<int> Receive(Memory<byte> into, bool here = false)
-        => epoll is null ? socket.ReceiveAsync(into, SocketFlags.None) : epoll.ReceiveAsync(into, here);
-
-    private async Task DrainAsync()
-    {
-        try
-        {
-            while (await Receive(SocketConnection.DrainBuffer).ConfigureAwait(false) != 0)
-            {
-            }
-        }
-        catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
-        {
-        }
-
-        TaskCompletionSource? closed;
-        lock (this)
-        {
-            ended = true;
-            closed = rare?.Drained;
-        }
-
-        closed?.TrySetResult();
-    }
-
-    /// <summary>The reader's state for cancellable reads, the runtime socket's receives and the drain after completion.</summary>
-    private sealed class Rare
-    {
-        public CancellationTokenRegistration TokenRegistration;
-        // The runtime socket's receive continuation (the epoll path calls back without a delegate).
-        public Action? OnReceived;
-        public TaskCompletionSource? Drained;
     }
 }
