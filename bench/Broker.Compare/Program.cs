@@ -6,7 +6,7 @@ namespace Broker.Compare;
 /// <summary>
 /// <c>dotnet run -c Release --project bench/Broker.Compare -- [--runs N] [--smoke]</c> compares our broker with
 /// nats-server; <c>serve -a HOST -p PORT</c> runs the embedded fallback server (started by the harness itself);
-/// <c>mqtt [--runs N] [--smoke] [--sessions N] [--rows TEXT]</c> runs the MQTT rows (those whose name contains TEXT) against nats-server and Mosquitto;
+/// <c>mqtt [--runs N] [--smoke] [--sessions N] [--rows TEXT] [--host-dll PATH]</c> runs the MQTT rows (those whose name contains TEXT) against nats-server and Mosquitto;
 /// <c>soak [options]</c> churns connections and MQTT sessions for minutes while counting every message (see
 /// <see cref="Soak.SoakOptions.Usage"/>); <c>storm [options]</c> stalls a hundred subscribers beside fast ones (see
 /// <see cref="Storm.StormOptions.Usage"/>).
@@ -23,13 +23,14 @@ internal static class Program
 
         if (args.Length > 0 && args[0] == "mqtt")
         {
-            // mqtt [--runs N] [--smoke] [--sessions N] [--rows TEXT]: the MQTT rows against nats-server and Mosquitto
-            // (issue 12), or those whose name contains TEXT.
+            // mqtt [--runs N] [--smoke] [--sessions N] [--rows TEXT] [--host-dll PATH]: the MQTT rows against nats-server
+            // and Mosquitto (issue 12), or those whose name contains TEXT; PATH as the core rows' --host-dll.
             var runs = args.SkipWhile(a => a != "--runs").Skip(1).Select(int.Parse).FirstOrDefault(3);
             var sessions = args.SkipWhile(a => a != "--sessions").Skip(1).Select(int.Parse).FirstOrDefault(10_000);
             var rows = args.SkipWhile(a => a != "--rows").Skip(1).FirstOrDefault();
+            var hostDll = args.SkipWhile(a => a != "--host-dll").Skip(1).FirstOrDefault();
             var smoke = args.Contains("--smoke");
-            return Mqtt.MqttCompare.Run(Console.Out, smoke ? 1 : runs, smoke, sessions, CancellationToken.None, rows);
+            return Mqtt.MqttCompare.Run(Console.Out, smoke ? 1 : runs, smoke, sessions, CancellationToken.None, rows, hostDll);
         }
 
         if (args.Length > 0 && args[0] == "soak")

@@ -28,10 +28,11 @@ internal static class MqttCompare
     private const int Batch = 64;
 
     /// <param name="rows">Runs only the rows whose name contains it (<see langword="null"/>: all).</param>
-    public static int Run(TextWriter log, int runs, bool smoke, int sessions, CancellationToken cancellationToken, string? rows = null)
+    /// <param name="hostDll">Broker.Host.dll to start (<see langword="null"/>: this configuration's build output).</param>
+    public static int Run(TextWriter log, int runs, bool smoke, int sessions, CancellationToken cancellationToken, string? rows = null, string? hostDll = null)
     {
         rowFilter = rows;
-        var hostDll = OurBroker.LocateHost(null, log);
+        hostDll = OurBroker.LocateHost(hostDll, log);
         var natsServer = NatsServerBinary.Locate(null, log);
         var mosquitto = File.Exists("/usr/sbin/mosquitto") ? "/usr/sbin/mosquitto" : "mosquitto";
         var qos0Count = smoke ? 2_000 : 400_000;
