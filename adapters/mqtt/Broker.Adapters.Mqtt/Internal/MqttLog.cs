@@ -14,6 +14,19 @@ internal static partial class MqttLog
     [LoggerMessage(801, LogLevel.Debug, "{Client}: client connected (MQTT {Version}, keep alive {KeepAlive}s, clean {Clean})")]
     public static partial void Connected(ILogger logger, string client, string version, int keepAlive, bool clean);
 
+    /// <summary>
+    /// <see cref="Connected(ILogger, string, string, int, bool)"/> naming the connection only when the line is written:
+    /// the name is formatted from the end point and the client id, which every connect did for a debug line no one
+    /// reads (a string, and the formatting code JIT-compiled by the first burst of connects; issue 25, lazy1).
+    /// </summary>
+    public static void Connected(ILogger logger, Connections.ConnectionStatus status, string version, int keepAlive, bool clean)
+    {
+        if (logger.IsEnabled(LogLevel.Debug))
+        {
+            Connected(logger, status.Name, version, keepAlive, clean);
+        }
+    }
+
     [LoggerMessage(802, LogLevel.Debug, "{Client}: client closed: {Reason}")]
     public static partial void Closed(ILogger logger, string client, string reason);
 

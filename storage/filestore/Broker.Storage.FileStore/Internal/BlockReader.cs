@@ -1,4 +1,5 @@
 using System.Buffers.Binary;
+using System.Runtime.CompilerServices;
 using Broker.Storage.FileStore.Internal.Crypto;
 using Broker.Storage.FileStore.Internal.Format;
 using Broker.Storage.FileStore.Internal.Io;
@@ -31,6 +32,15 @@ internal static class BlockReader
             return buffer;
         }
 
+        return ReadCompressed(file, block, buffers, length, out end);
+    }
+
+    // Not inlined, as WriteCompressed: a caller JIT-compiled at tier 1 (ReadRecords, the maintenance tick's SealBlocks)
+    // would otherwise resolve IronSnappy's methods while compiling and load IronSnappy and netstandard into a store that
+    // compresses nothing (~250 KB of file pages in the first minute of an MQTT server, issue 25, lazy1).
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static byte[] ReadCompressed(IStorageFile file, MessageBlock block, BlockBuffers buffers, long length, out long end)
+    {
         var all = new byte[length];
         file.Read(all, 0);
         var rawLength = BinaryPrimitives.ReadInt32LittleEndian(all.AsSpan(BlockFileHeader.Size));
@@ -61,6 +71,7 @@ internal static class BlockReader
     }
 
     /// <summary>Writes a sealed block compressed, as a new file replacing the old one atomically.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
     public static void WriteCompressed(IStorageFileSystem fs, MessageBlock block, ReadOnlySpan<byte> records)
     {
         var compressed = IronSnappy.Snappy.Encode(records);

@@ -185,7 +185,7 @@ internal sealed partial class MqttConnection
             output.WriteConnAckV3(attached.Present, ReasonCode.Success);
         }
 
-        MqttLog.Connected(Logger, status.Name, v5 ? "5" : "3.1.1", keepAliveSeconds, connect.CleanStart);
+        MqttLog.Connected(Logger, status, v5 ? "5" : "3.1.1", keepAliveSeconds, connect.CleanStart);
 
         // Subscribed again to what a resumed session had (nats-server does it after CONNACK too), then the PUBRELs
         // of its outgoing QoS 2 exchanges go out again, and the shared subscriptions' QoS 2 deliveries kept for it.
