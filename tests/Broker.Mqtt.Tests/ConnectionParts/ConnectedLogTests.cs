@@ -8,8 +8,8 @@ using Microsoft.Extensions.Logging;
 namespace Broker.Mqtt.Tests.ConnectionParts;
 
 /// <summary>
-/// The connect's debug line names the connection (end point and client id) only for a logger that writes it: a server
-/// logging at information level formats nothing per connect (issue 25, lazy1).
+/// The connect's and the close's debug lines name the connection (end point and client id) only for a logger that
+/// writes them: a server logging at information level formats nothing per connect or close (issue 25, lazy1).
 /// </summary>
 public sealed class ConnectedLogTests
 {
@@ -38,6 +38,34 @@ public sealed class ConnectedLogTests
 
         Assert.Equal(1, connection.RemoteEndPointReads);
         Assert.Equal(["127.0.0.1:1883 - \"c1\": client connected (MQTT 3.1.1, keep alive 60s, clean True)"], logger.Lines);
+        return Task.CompletedTask;
+    }
+
+    [Fact(Timeout = 10_000)]
+    public Task A_close_logged_without_debug_lines_never_has_the_connection_named()
+    {
+        var connection = new EndPointConnection();
+        var status = new ConnectionStatus(connection) { NamedClientId = "c1" };
+        var logger = new LevelLogger(LogLevel.Information);
+
+        MqttLog.Closed(logger, status);
+
+        Assert.Equal(0, connection.RemoteEndPointReads);
+        Assert.Empty(logger.Lines);
+        return Task.CompletedTask;
+    }
+
+    [Fact(Timeout = 10_000)]
+    public Task A_close_logged_with_debug_lines_gets_the_line_with_the_name_and_reason()
+    {
+        var connection = new EndPointConnection();
+        var status = new ConnectionStatus(connection) { NamedClientId = "c1" };
+        var logger = new LevelLogger(LogLevel.Debug);
+
+        MqttLog.Closed(logger, status);
+
+        Assert.Equal(1, connection.RemoteEndPointReads);
+        Assert.Equal(["127.0.0.1:1883 - \"c1\": client closed: closed"], logger.Lines);
         return Task.CompletedTask;
     }
 

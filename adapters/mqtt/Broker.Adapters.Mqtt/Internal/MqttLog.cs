@@ -30,6 +30,19 @@ internal static partial class MqttLog
     [LoggerMessage(802, LogLevel.Debug, "{Client}: client closed: {Reason}")]
     public static partial void Closed(ILogger logger, string client, string reason);
 
+    /// <summary>
+    /// <see cref="Closed(ILogger, string, string)"/> naming the connection only when the line is written, as
+    /// <see cref="Connected(ILogger, Connections.ConnectionStatus, string, int, bool)"/> does: a leave of many sessions
+    /// otherwise formats every name, and JIT-compiles that formatting during the leave.
+    /// </summary>
+    public static void Closed(ILogger logger, Connections.ConnectionStatus status)
+    {
+        if (logger.IsEnabled(LogLevel.Debug))
+        {
+            Closed(logger, status.Name, status.Reason ?? "closed");
+        }
+    }
+
     [LoggerMessage(803, LogLevel.Warning, "{Client}: protocol violation: {Reason}")]
     public static partial void ProtocolViolation(ILogger logger, string client, string reason);
 

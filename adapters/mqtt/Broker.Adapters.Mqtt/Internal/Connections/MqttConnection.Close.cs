@@ -138,7 +138,7 @@ internal sealed partial class MqttConnection
         }
 
         status.MarkClosing();
-        MqttLog.Closed(Logger, status.Name, status.Reason ?? "closed");
+        MqttLog.Closed(Logger, status);
         // MQTT 5 Will Delay Interval: the will waits in the session, with the bus connections kept to publish it.
         var pending = buses is null ? null : will;
         var delayed = pending is { DelaySeconds: > 0 } && v5 && session is not null && !willWithoutDelay;
