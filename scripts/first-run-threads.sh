@@ -9,17 +9,9 @@
 # A variant of a build's runtime settings is a copy of its folder with Broker.Host.runtimeconfig.json edited.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=${1:-8}
-shift || true
-hosts=("$@")
-[ ${#hosts[@]} -gt 0 ] || hosts=(host/Broker.Host/bin/Release/net10.0/Broker.Host.dll)
-for dll in "${hosts[@]}"; do [ -f "$dll" ] || { echo "no $dll" >&2; exit 1; }; done
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-# shellcheck disable=SC2046
-gcc -O2 -o "$work/natsbench" bench/Broker.Compare/Load/C/natsbench.c $(pkg-config --cflags --libs libnats)
-# shellcheck source=scripts/lib/first-pong.sh
-. scripts/lib/first-pong.sh
+# shellcheck source=scripts/lib/first-run-hosts.sh
+. scripts/lib/first-run-hosts.sh
+first_run_setup 8 "$@"
 
 # Each thread's CPU: "tid name ns" lines (names with spaces joined by "_").
 snapshot() {

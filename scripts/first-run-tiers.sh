@@ -11,17 +11,9 @@
 # Environment variables (DOTNET_TieredPGO=0, ...) pass through to the host.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=${1:-3}
-shift || true
-hosts=("$@")
-[ ${#hosts[@]} -gt 0 ] || hosts=(host/Broker.Host/bin/Release/net10.0/Broker.Host.dll)
-for dll in "${hosts[@]}"; do [ -f "$dll" ] || { echo "no $dll" >&2; exit 1; }; done
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-# shellcheck disable=SC2046
-gcc -O2 -o "$work/natsbench" bench/Broker.Compare/Load/C/natsbench.c $(pkg-config --cflags --libs libnats)
-# shellcheck source=scripts/lib/first-pong.sh
-. scripts/lib/first-pong.sh
+# shellcheck source=scripts/lib/first-run-hosts.sh
+. scripts/lib/first-run-hosts.sh
+first_run_setup 3 "$@"
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d", s}'; }
 jitted() { wc -l < "$1" 2>/dev/null || echo 0; }
 
