@@ -196,6 +196,29 @@ internal sealed partial class AckTracker
         return kick;
     }
 
+    /// <summary>
+    /// When the last pending delivery's ack wait (or backoff step) runs out (ns since the Unix epoch), 0 with none
+    /// pending: nats-server 2.11.7+ <c>deleteNotActive</c> keeps a pull consumer whose client may still be working on a
+    /// message until then plus the inactive threshold.
+    /// </summary>
+    public long LastAckDeadline()
+    {
+        if (Count == 0)
+        {
+            return 0;
+        }
+
+        long last = 0;
+        var backoff = config.BackOff;
+        foreach (var (sequence, delivery) in Pending)
+        {
+            var wait = backoff is { Count: > 0 } ? backoff[(int)Math.Min(Redeliveries.GetValueOrDefault(sequence), (ulong)backoff.Count - 1)] : AckWait;
+            last = Math.Max(last, delivery.Timestamp + wait);
+        }
+
+        return last;
+    }
+
     /// <summary>The stream removed <paramref name="sequence"/> (limits, age, a delete): a delivery pending for it is done.</summary>
     /// <param name="sequence">The removed stream sequence.</param>
     /// <param name="delivered">The last consumer and stream sequences delivered (the floor when nothing is left pending).</param>

@@ -27,6 +27,7 @@ internal sealed partial class Consumer
                 return;
             }
 
+            side?.Inactivity?.OnAcknowledgement();
             kick = acks.Acknowledge(streamSeq, consumerSeq, sampleDeliveries, cursor.Delivered, acknowledged);
         }
 
@@ -47,6 +48,7 @@ internal sealed partial class Consumer
         var text = Encoding.UTF8.GetString(argument).Trim();
         lock (gate)
         {
+            side?.Inactivity?.OnAcknowledgement();
             if (closed || !acks.Nak(streamSeq, consumerSeq, deliveryCount, text, cursor.DeliverySequence))
             {
                 return;
@@ -61,6 +63,7 @@ internal sealed partial class Consumer
     {
         lock (gate)
         {
+            side?.Inactivity?.OnAcknowledgement();
             acks.Progress(streamSeq);
         }
     }

@@ -131,7 +131,7 @@ internal sealed partial class Consumer : DeliveryRunner, IConsumerTimers
     {
         if (side?.Inactivity is not null || InactivityClock.ThresholdOf(current) > 0)
         {
-            (Side.Inactivity ??= new InactivityClock(Created, push, pull, () => _ = CheckInactivityAsync())).Configure(current);
+            (Side.Inactivity ??= new InactivityClock(Created, push, pull, () => _ = CheckInactivityAsync(), acks)).Configure(current);
         }
 
         if ((side?.Priority ?? ConsumerPriority.For(current, gate, cursor, acks, this, Kick)) is { } groups)

@@ -1,3 +1,4 @@
+using Broker.JetStream.Internal.Json;
 using Broker.JetStream.Internal.Models;
 
 namespace Broker.JetStream.Internal.Consumers;
@@ -11,7 +12,8 @@ namespace Broker.JetStream.Internal.Consumers;
 /// <param name="push">The push front end (whether someone listens), or null for a pull consumer.</param>
 /// <param name="pull">The pull front end (when the last request came), or null for a push consumer.</param>
 /// <param name="onDue">Called by the timer, without the lock; the consumer takes its lock and calls <see cref="Check"/>.</param>
-internal sealed class InactivityClock(long created, PushDelivery? push, PullRequests? pull, Action onDue)
+/// <param name="acks">A pull consumer's pending deliveries: one is not inactive while a client may still acknowledge one.</param>
+internal sealed class InactivityClock(long created, PushDelivery? push, PullRequests? pull, Action onDue, AckTracker? acks = null)
 {
     private Timer? timer;
     private long threshold;
@@ -52,6 +54,15 @@ internal sealed class InactivityClock(long created, PushDelivery? push, PullRequ
         {
             var last = Math.Max(pull!.LastRequest, created);
             inactive = pull.Count == 0 && now - last >= threshold;
+
+            // nats-server 2.11.7+: a delivery still awaiting its ack counts as activity until its ack wait ends (the
+            // threshold counts from there). Without it an unacknowledged message's client lost the consumer after the
+            // threshold, before it could acknowledge, and a request that came after a stall found no consumer.
+            if (inactive && acks?.LastAckDeadline() is > 0 and var deadline && now - deadline < threshold)
+            {
+                inactive = false;
+            }
+
             if (!inactive && pull.Count > 0)
             {
                 // Requests waiting count as activity.
@@ -65,6 +76,18 @@ internal sealed class InactivityClock(long created, PushDelivery? push, PullRequ
         }
 
         return inactive;
+    }
+
+    /// <summary>
+    /// An acknowledgement of any kind came (nats-server <c>suppressDeletion</c>): a pull consumer's threshold counts from
+    /// it, as from a request.
+    /// </summary>
+    public void OnAcknowledgement()
+    {
+        if (pull is not null && threshold > 0)
+        {
+            pull.LastRequest = GoTime.NowNanoseconds();
+        }
     }
 
     /// <summary>Stops the clock for good (the consumer stops).</summary>
