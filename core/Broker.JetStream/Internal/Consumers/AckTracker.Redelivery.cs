@@ -147,7 +147,7 @@ internal sealed partial class AckTracker
             var deadline = ackWait;
             if (backoff is { Count: > 0 })
             {
-                var count = (int)Math.Min(Redeliveries.GetValueOrDefault(sequence), (ulong)backoff.Count - 1);
+                var count = BackoffStep(sequence, backoff.Count);
                 deadline = backoff[count];
                 var following = backoff[Math.Min(count + 1, backoff.Count - 1)];
                 next = Math.Min(next, following);
@@ -212,12 +212,15 @@ internal sealed partial class AckTracker
         var backoff = config.BackOff;
         foreach (var (sequence, delivery) in Pending)
         {
-            var wait = backoff is { Count: > 0 } ? backoff[(int)Math.Min(Redeliveries.GetValueOrDefault(sequence), (ulong)backoff.Count - 1)] : AckWait;
+            var wait = backoff is { Count: > 0 } ? backoff[BackoffStep(sequence, backoff.Count)] : AckWait;
             last = Math.Max(last, delivery.Timestamp + wait);
         }
 
         return last;
     }
+
+    // The backoff step a delivery of sequence waits: its redeliveries so far, the last step once past the list.
+    private int BackoffStep(ulong sequence, int steps) => (int)Math.Min(Redeliveries.GetValueOrDefault(sequence), (ulong)steps - 1);
 
     /// <summary>The stream removed <paramref name="sequence"/> (limits, age, a delete): a delivery pending for it is done.</summary>
     /// <param name="sequence">The removed stream sequence.</param>
