@@ -61,18 +61,19 @@ public sealed class EpollDispatchTests
             input.AdvanceTo(setup.Buffer.End);
         }
 
-        // Everything is in our socket's receive queue before the epoll thread takes the first bytes (loopback delivers
-        // in the sender's send), so without a share it would take all of it in one readiness.
+        // The epoll thread is held in the first read's continuation until everything sits in our socket's receive queue
+        // (the sender's send returning is not enough: loopback moves what the receive window does not take yet later),
+        // so without a share it would take all of it in one readiness, and after the share bytes are still waiting.
         const int total = 1024 * 1024;
-        var sent = new ManualResetEventSlim();
         var reading = input.ReadAsync();
         long onEpollThread = 0;
-        var pendingAfter = default(ValueTask<ReadResult>);
+        var afterShare = new TaskCompletionSource<(ReadResult Result, string? Thread)>(TaskCreationOptions.RunContinuationsAsynchronously);
         var observed = reading.AsTask().ContinueWith(
             first =>
             {
-                sent.Wait(TimeSpan.FromSeconds(10));
                 var result = first.Result;
+                var queued = SpinWait.SpinUntil(() => result.Buffer.Length + socket.Available >= total, TimeSpan.FromSeconds(10));
+                Assert.True(queued, $"{result.Buffer.Length + socket.Available} of {total} bytes arrived");
                 while (true)
                 {
                     onEpollThread += result.Buffer.Length;
@@ -80,7 +81,21 @@ public sealed class EpollDispatchTests
                     var next = input.ReadAsync();
                     if (!next.IsCompleted)
                     {
-                        pendingAfter = next;
+                        // Observed from here, before a worker can complete it: a continuation attached once it had
+                        // completed would run on the attaching thread (the test's, which resumes here on the epoll
+                        // thread) and say nothing of the receive's. One completed meanwhile calls back on a worker.
+                        var awaiter = next.ConfigureAwait(false).GetAwaiter();
+                        awaiter.UnsafeOnCompleted(() =>
+                        {
+                            try
+                            {
+                                afterShare.TrySetResult((awaiter.GetResult(), Thread.CurrentThread.Name));
+                            }
+                            catch (Exception ex)
+                            {
+                                afterShare.TrySetException(ex);
+                            }
+                        });
                         return Thread.CurrentThread.Name;
                     }
 
@@ -89,13 +104,12 @@ public sealed class EpollDispatchTests
             },
             TaskContinuationOptions.ExecuteSynchronously);
         peer.Send(new byte[total]);
-        sent.Set();
         Assert.Equal("epoll", await observed);
         Assert.InRange(onEpollThread, EpollSocket.BytesPerDispatch, EpollSocket.BytesPerDispatch + ReceiveSizing.MaxSize);
 
         // The rest is received on a worker.
         var rest = onEpollThread;
-        var (after, thread) = await pendingAfter.AsTask().ContinueWith(static read => (read.Result, Thread.CurrentThread.Name), TaskContinuationOptions.ExecuteSynchronously);
+        var (after, thread) = await afterShare.Task;
         Assert.NotEqual("epoll", thread);
         while (true)
         {
