@@ -93,10 +93,11 @@ internal sealed partial class PluginCatalog
             return null;
         }
 
+        // The build's manifest when it still describes the file; the assembly's own metadata otherwise.
         PluginMetadata metadata;
         try
         {
-            metadata = PluginMetadata.Read(assemblyPath);
+            metadata = PluginManifestFile.TryRead(assemblyPath) ?? PluginMetadata.Read(assemblyPath);
         }
         catch (Exception ex) when (ex is BadImageFormatException or IOException or UnauthorizedAccessException)
         {
