@@ -5,6 +5,11 @@ using Broker.Host.Plugins;
 
 foreach (var folder in args)
 {
+    if (!Directory.Exists(folder))
+    {
+        continue;
+    }
+
     var name = Path.GetFileName(Path.TrimEndingDirectorySeparator(folder));
     var assembly = Path.Combine(folder, name + ".dll");
     var manifest = PluginManifestFile.PathFor(assembly);

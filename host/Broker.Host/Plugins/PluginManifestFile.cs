@@ -1,24 +1,24 @@
 using System.Buffers.Binary;
 using System.Globalization;
+using Microsoft.Win32.SafeHandles;
 using System.Text;
 
 namespace Broker.Host.Plugins;
 
 /// <summary>
 /// A plugin's metadata written beside its main assembly by the build (<c>&lt;Name&gt;.plugin-manifest</c>,
-/// build/Broker.PluginPlacement.targets): what <see cref="PluginMetadata.Read"/> would read, and the length and PE time
-/// stamp of the assembly it was read from (a deterministic build's stamp is a hash of the content; ReadyToRun images
-/// have their own). Discovery uses it when both still match, instead of reading the assembly's
+/// build/Broker.PluginPlacement.targets): what <see cref="PluginMetadata.Read"/> would read, and the length and a hash
+/// of the metadata it was read from (<see cref="FileKey"/>). Discovery uses it when both still match, instead of reading the assembly's
 /// metadata, whose first use at every start loads System.Reflection.Metadata and a few hundred of its types
 /// (docs/benchmarks.md, "start9"). It is only a fast path: a missing, unreadable, malformed or stale manifest (the
-/// assembly replaced or rebuilt) leaves discovery to read the metadata as before, so a plugin
+/// assembly's metadata changed) leaves discovery to read the metadata as before, so a plugin
 /// dropped into <c>plugins/</c> without one loads as it always did.
 /// </summary>
 /// <remarks>
 /// Text, one item a line, so that reading it touches no parser the start does not already use:
 /// <code>
 /// broker-plugin-manifest 1
-/// file &lt;length&gt; &lt;PE time stamp, hexadecimal&gt;
+/// file &lt;metadata length&gt; &lt;metadata hash, hexadecimal&gt;
 /// contract &lt;major.minor&gt;              (absent: no reference to the contract)
 /// attribute &lt;assembly name&gt; &lt;version&gt; (absent: no BrokerPluginAttribute; the lines below only follow it)
 /// startup &lt;serialized type name&gt;       (each of startup, id, version, minimum-contract: absent when not written)
@@ -61,35 +61,127 @@ internal static class PluginManifestFile
         return FileKey(assemblyPath) is { } key ? Parse(lines, key) : null;
     }
 
-    /// <summary>What identifies an assembly file's content: its length and its PE header's time stamp.</summary>
+    /// <summary>
+    /// What identifies the part of an assembly file that <see cref="PluginMetadata.Read"/> reads: the length and a
+    /// 64-bit hash of its metadata (ECMA-335 II.24), found through the PE headers. The manifest is a function of those
+    /// bytes alone, so any change to them (a rebuild, another version, a patched reference) makes it stale, and a copy
+    /// of the file keeps it valid.
+    /// </summary>
     /// <param name="assemblyPath">The assembly.</param>
-    /// <returns><c>&lt;length&gt; &lt;stamp&gt;</c>, or <see langword="null"/> when the file is not a PE file or cannot be read.</returns>
+    /// <returns><c>&lt;length&gt; &lt;hash&gt;</c>, or <see langword="null"/> when the file is no .NET PE file or cannot be read.</returns>
     internal static string? FileKey(string assemblyPath)
     {
         try
         {
             using var file = File.OpenHandle(assemblyPath);
-            Span<byte> header = stackalloc byte[1024];
-            var read = RandomAccess.Read(file, header, 0);
-            if (read < 0x40)
+            var buffer = new byte[16 * 1024];
+            var headerLength = RandomAccess.Read(file, buffer.AsSpan(0, 4096), 0);
+            if (MetadataLocation(buffer.AsSpan(0, headerLength), file) is not var (offset, length))
             {
                 return null;
             }
 
-            // DOS header: e_lfanew at 0x3C; then "PE\0\0", machine (2), section count (2), time stamp (4).
-            var pe = BinaryPrimitives.ReadInt32LittleEndian(header[0x3C..]);
-            if (pe < 0x40 || pe > read - 12 || BinaryPrimitives.ReadUInt32LittleEndian(header[pe..]) != 0x4550)
+            var hash = 14695981039346656037UL;
+            for (var done = 0L; done < length;)
             {
-                return null;
+                var chunk = (int)Math.Min(buffer.Length, length - done);
+                var read = RandomAccess.Read(file, buffer.AsSpan(0, chunk), offset + done);
+                if (read != chunk)
+                {
+                    return null;
+                }
+
+                hash = Hash(hash, buffer.AsSpan(0, read));
+                done += read;
             }
 
-            var stamp = BinaryPrimitives.ReadUInt32LittleEndian(header[(pe + 8)..]);
-            return Number(RandomAccess.GetLength(file)) + " " + stamp.ToString("x8", CultureInfo.InvariantCulture);
+            return Number(length) + " " + hash.ToString("x16", CultureInfo.InvariantCulture);
         }
         catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
         {
             return null;
         }
+    }
+
+    // The file offset and length of the metadata: PE header (II.25.2), its CLI header data directory (index 14), the
+    // section holding each RVA, the CLI header's metadata directory (II.25.3.3). Null when anything is out of range.
+    private static (long Offset, int Length)? MetadataLocation(ReadOnlySpan<byte> header, SafeFileHandle file)
+    {
+        if (header.Length < 0x40)
+        {
+            return null;
+        }
+
+        var pe = BinaryPrimitives.ReadInt32LittleEndian(header[0x3C..]);
+        if (pe < 0x40 || pe > header.Length - 24 || BinaryPrimitives.ReadUInt32LittleEndian(header[pe..]) != 0x4550)
+        {
+            return null;
+        }
+
+        var sections = BinaryPrimitives.ReadUInt16LittleEndian(header[(pe + 6)..]);
+        var optionalLength = BinaryPrimitives.ReadUInt16LittleEndian(header[(pe + 20)..]);
+        var optional = pe + 24;
+        var directories = BinaryPrimitives.ReadUInt16LittleEndian(header[optional..]) switch
+        {
+            0x10b => optional + 96,
+            0x20b => optional + 112,
+            _ => -1,
+        };
+        var table = optional + optionalLength;
+        if (directories < 0 || directories + (15 * 8) > table || table + (sections * 40) > header.Length)
+        {
+            return null;
+        }
+
+        var section = header.Slice(table, sections * 40);
+        if (FileOffset(section, BinaryPrimitives.ReadUInt32LittleEndian(header[(directories + (14 * 8))..])) is not { } cli)
+        {
+            return null;
+        }
+
+        Span<byte> cor = stackalloc byte[16];
+        if (RandomAccess.Read(file, cor, cli) != cor.Length
+            || FileOffset(section, BinaryPrimitives.ReadUInt32LittleEndian(cor[8..])) is not { } metadata)
+        {
+            return null;
+        }
+
+        var length = BinaryPrimitives.ReadInt32LittleEndian(cor[12..]);
+        return length > 0 ? (metadata, length) : null;
+    }
+
+    private static long? FileOffset(ReadOnlySpan<byte> sections, uint rva)
+    {
+        for (var i = 0; i + 40 <= sections.Length; i += 40)
+        {
+            var start = BinaryPrimitives.ReadUInt32LittleEndian(sections[(i + 12)..]);
+            var size = Math.Max(BinaryPrimitives.ReadUInt32LittleEndian(sections[(i + 8)..]), BinaryPrimitives.ReadUInt32LittleEndian(sections[(i + 16)..]));
+            if (rva != 0 && rva >= start && rva - start < size)
+            {
+                return BinaryPrimitives.ReadUInt32LittleEndian(sections[(i + 20)..]) + (long)(rva - start);
+            }
+        }
+
+        return null;
+    }
+
+    // FNV-1a over 64-bit words, then the tail bytes: stable across processes and runtimes (HashCode is seeded per
+    // process), and a few tens of microseconds for a plugin's metadata.
+    private static ulong Hash(ulong hash, ReadOnlySpan<byte> bytes)
+    {
+        const ulong prime = 1099511628211UL;
+        var i = 0;
+        for (; i + 8 <= bytes.Length; i += 8)
+        {
+            hash = (hash ^ BinaryPrimitives.ReadUInt64LittleEndian(bytes[i..])) * prime;
+        }
+
+        for (; i < bytes.Length; i++)
+        {
+            hash = (hash ^ bytes[i]) * prime;
+        }
+
+        return hash;
     }
 
     /// <summary>Parses a manifest's lines for the assembly file as it is now.</summary>
