@@ -169,7 +169,7 @@ internal sealed partial class BrokerRunner
         var stopped = server.Stopped;
         while (true)
         {
-            var next = signals.ReadAsync(CancellationToken.None).AsTask();
+            var next = signals.ReadAsync();
             if (await Task.WhenAny(next, stopped).ConfigureAwait(false) == stopped)
             {
                 return;

@@ -1,5 +1,4 @@
 using System.Runtime.InteropServices;
-using System.Threading.Channels;
 using Broker.Host.Logging;
 using Microsoft.Extensions.Logging;
 
@@ -43,7 +42,10 @@ internal sealed partial class HostSignals : IDisposable
     private const nint SigIgn = 1;
 
     private readonly ILogger logger;
-    private readonly Channel<HostSignal> queue = Channel.CreateUnbounded<HostSignal>(new UnboundedChannelOptions { SingleReader = true });
+    // The signals not yet read, and the read waiting for one: a queue and a task rather than a Channel<HostSignal>, whose
+    // instantiations over the enum were ~75 type loads of every start (docs/benchmarks.md, "start9"). Leaf lock.
+    private readonly Queue<HostSignal> pending = new();
+    private TaskCompletionSource<HostSignal>? reader;
     private readonly List<PosixSignalRegistration> registrations = [];
     private int stops;
 
@@ -89,10 +91,22 @@ internal sealed partial class HostSignals : IDisposable
         }
     }
 
-    /// <summary>Waits for the next signal.</summary>
-    /// <param name="cancellationToken">Stops waiting.</param>
-    /// <returns>The signal.</returns>
-    public ValueTask<HostSignal> ReadAsync(CancellationToken cancellationToken) => queue.Reader.ReadAsync(cancellationToken);
+    /// <summary>Waits for the next signal (one reader: the host's main loop).</summary>
+    /// <returns>The signal, in the order they arrived.</returns>
+    public Task<HostSignal> ReadAsync()
+    {
+        lock (pending)
+        {
+            if (pending.TryDequeue(out var signal))
+            {
+                return Task.FromResult(signal);
+            }
+
+            // Completed off the signal thread: the main loop's continuation never runs inside the signal handler.
+            reader ??= new TaskCompletionSource<HostSignal>(TaskCreationOptions.RunContinuationsAsynchronously);
+            return reader.Task;
+        }
+    }
 
     public void Dispose()
     {
@@ -125,6 +139,17 @@ internal sealed partial class HostSignals : IDisposable
         }
 
         HostLog.SignalReceived(logger, name);
-        queue.Writer.TryWrite(meaning);
+        TaskCompletionSource<HostSignal>? waiting;
+        lock (pending)
+        {
+            waiting = reader;
+            reader = null;
+            if (waiting is null)
+            {
+                pending.Enqueue(meaning);
+            }
+        }
+
+        waiting?.SetResult(meaning);
     }
 }
