@@ -78,6 +78,21 @@ public sealed class ConsumerJsonTests
         }
     }
 
+    // The writer and buffer are kept per thread: a write that failed half way, or one that outgrew the kept buffer,
+    // leaves nothing in the next.
+    [Fact]
+    public void A_write_after_a_failed_or_a_large_one_is_still_the_serializers()
+    {
+        Assert.Throws<JsonException>(() => ConsumerJson.Write(new ConsumerInfoModel { Config = new ConsumerConfig { Durable = "half", DeliverPolicy = (DeliverPolicy)99 } }));
+        var large = FullInfo();
+        large.Config!.Metadata = Enumerable.Range(0, 2_000).ToDictionary(i => "key" + i, i => new string('v', 40));
+        Assert.Equal(Encoding.UTF8.GetString(JsonSerializer.SerializeToUtf8Bytes(large, JetStreamJson.Context.ConsumerInfoModel)), Encoding.UTF8.GetString(ConsumerJson.Write(large)));
+
+        var info = MqttInfo();
+        Assert.Equal(Encoding.UTF8.GetString(JsonSerializer.SerializeToUtf8Bytes(info, JetStreamJson.Context.ConsumerInfoModel)), Encoding.UTF8.GetString(ConsumerJson.Write(info)));
+        Assert.Equal(JsonSerializer.Serialize(info.Config!, JetStreamJson.Context.ConsumerConfig), info.Config!.ToJson());
+    }
+
     private static ConsumerConfig FullConfig() => new()
     {
         Durable = "D \"é\" <&> +",

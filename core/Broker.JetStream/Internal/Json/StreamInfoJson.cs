@@ -198,7 +198,7 @@ internal static class StreamInfoJson
         writer.WriteEndObject();
     }
 
-    internal static byte[] ToBytes<T>(T value, Action<Utf8JsonWriter, T> write)
+    private static byte[] ToBytes<T>(T value, Action<Utf8JsonWriter, T> write)
     {
         var buffer = new ArrayBufferWriter<byte>(512);
         using (var writer = new Utf8JsonWriter(buffer, WriterOptions))
