@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What a burst of MQTT 3.1.1 sessions costs in resident memory, by part, without the harness.
 
-  scripts/mqtt-sessions-probe.py HOST_DLL [SESSIONS] [QOS] [--parallel P] [--label L] [--assemblies] [--files] [--jit-list OUT] [--keep DIR]
+  scripts/mqtt-sessions-probe.py HOST_DLL [SESSIONS] [QOS] [--parallel P] [--label L] [--assemblies] [--files] [--jit-list OUT] [--keep DIR] [--cpu]
 
 Starts the host (`dotnet HOST_DLL`, NATS and MQTT on free 127.0.0.1 ports, JetStream on a fresh store directory: the
 same arguments and environment as the comparison harness's "MQTT sessions" row), waits for its MQTT port, connects
@@ -15,7 +15,8 @@ mapped first during the burst and during the leave (/proc/PID/maps); `--files` t
 by +32 s, by file (16 KB and more); `--keep DIR` keeps the host's log and store.
 With DOTNET_JitStdOutFile=FILE and DOTNET_JitDisasmSummary=1 in the environment, the JIT's method count is printed at
 each reading, and the methods compiled from the baseline to +32 s by tier and by ours (Broker.*) or not; `--jit-list
-OUT` saves those lines. Memory figures are bytes and do not depend on the machine's load; the connect time does.
+OUT` saves those lines. `--cpu` prints the server's CPU (/proc/PID/stat, 10 ms ticks) from the baseline to the last
+SUBACK and to +32 s. Memory figures are bytes and do not depend on the machine's load; the connect time does.
 """
 import argparse, os, shutil, signal, socket, struct, subprocess, sys, tempfile, threading, time
 
@@ -104,6 +105,13 @@ def assemblies(pid):
         return {line.split()[-1].rsplit("/", 1)[-1] for line in f if line.rstrip().endswith(".dll")}
 
 
+def cpu(pid):
+    """The process's CPU time in ms (/proc/PID/stat user + system: threads that ended included)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
 def jit_count():
     path = os.environ.get("DOTNET_JitStdOutFile")
     if not path or not os.path.exists(path):
@@ -141,6 +149,7 @@ def main():
     ap.add_argument("--files", action="store_true")
     ap.add_argument("--jit-list", help="with DOTNET_JitStdOutFile: save the burst's compilations (baseline..+32 s) here")
     ap.add_argument("--keep")
+    ap.add_argument("--cpu", action="store_true", help="print the server's CPU during the connects and to +32 s")
     a = ap.parse_args()
     parallel = a.parallel or (100 if a.qos == 0 else 10)
 
@@ -169,6 +178,7 @@ def main():
         pid = proc.pid
         files0, files1 = {}, {}
         readings = [("base", parts(pid, files0), jit_count())]
+        cpus = [cpu(pid)]
         before = assemblies(pid) if a.assemblies else set()
 
         socks, errors, lock, next_index = [None] * a.sessions, [], threading.Lock(), [0]
@@ -195,10 +205,12 @@ def main():
             sys.exit(f"connect failed: {errors[0]!r}")
         connect_seconds = time.monotonic() - started
         done = time.monotonic()
+        cpus.append(cpu(pid))
         time.sleep(2)
         readings.append(("+2s", parts(pid), jit_count()))
         time.sleep(max(0, done + 32 - time.monotonic()))
         readings.append(("+32s", parts(pid, files1), jit_count()))
+        cpus.append(cpu(pid))
         burst = assemblies(pid) if a.assemblies else set()
         for s in socks:
             s.close()
@@ -222,6 +234,10 @@ def main():
                 per = {k: v / a.sessions for k, v in d.items()}
                 print(f"  {name:>5}: {total / a.sessions:7.0f} B/session (anon {per['anon']:.0f}, jit {per['jit']:.0f}, "
                       f"file {per['file']:.0f}){jits}")
+        if a.cpu:
+            t0, t1, t2 = cpus
+            print(f"  cpu: baseline..last SUBACK {t1 - t0:.0f} ms ({(t1 - t0) * 1000 / a.sessions:.0f} us/session), "
+                  f"baseline..+32s {t2 - t0:.0f} ms (the JIT's tier-1 work included)")
         if readings[0][2] is not None:
             jit_summary(readings[0][2], readings[2][2], a.jit_list)
         if a.files:

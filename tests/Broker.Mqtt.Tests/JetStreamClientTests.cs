@@ -147,6 +147,25 @@ public sealed class JetStreamClientTests
         await Assert.ThrowsAsync<NatsJSApiException>(async () => await js.GetConsumerAsync("T_MSGS", "c1"));
     }
 
+    // The create's task carries the API's error (one async method between the request and the caller since issue 25's cut).
+    [Fact(Timeout = 30_000)]
+    public async Task A_refused_consumer_create_throws_the_api_error()
+    {
+        await using var broker = await StartAsync();
+        await using var api = new JetStreamClient(broker.Bus.CreateClient(), ownsClient: true);
+        var spec = new ConsumerSpec("c1", "t.none.x", "deliver.c1", TimeSpan.FromSeconds(30), 100, ConsumerDeliverPolicy.New);
+
+        var error = await Assert.ThrowsAsync<JetStreamApiException>(() => api.CreateConsumerAsync("T_NONE", spec, CancellationToken.None));
+        Assert.Equal(404, error.Code);
+        Assert.Equal(10059, error.ErrorCode);
+        Assert.Equal("$JS.API.CONSUMER.DURABLE.CREATE.T_NONE.c1", error.Subject);
+
+        await api.EnsureStreamAsync(new StreamSpec("T_NONE", ["t.none.>"], StreamRetention.Interest, -1, StreamStorage.Memory), CancellationToken.None);
+        await api.CreateConsumerAsync("T_NONE", spec, CancellationToken.None);
+        var invalid = await Assert.ThrowsAsync<JetStreamApiException>(() => api.CreateConsumerAsync("T_NONE", spec with { DurableName = "c2", FilterSubject = "elsewhere.x" }, CancellationToken.None));
+        Assert.Equal(400, invalid.Code);
+    }
+
     private static Task<TestBroker> StartAsync() =>
         TestBroker.StartAsync(plugins: [new JetStreamPlugin(new JetStreamOptions { StoreDirectory = Path.Combine(Path.GetTempPath(), "mqtt-js-" + Guid.NewGuid().ToString("N")) }), new MemoryStorePlugin()]);
 }

@@ -43,6 +43,13 @@ internal sealed class ApiResponse
         return this;
     }
 
+    /// <summary>Adds the fields of a consumer info (written without the serializer's metadata: <see cref="ConsumerJson"/>).</summary>
+    public ApiResponse With(ConsumerInfoModel info)
+    {
+        parts.Add(ConsumerJson.Write(info));
+        return this;
+    }
+
     /// <summary>Adds the paging block's fields.</summary>
     public ApiResponse With(ApiPaged paged)
     {

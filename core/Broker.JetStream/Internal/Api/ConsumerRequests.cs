@@ -83,7 +83,7 @@ internal sealed class ConsumerRequests(Func<string, MessageStream?> findStream, 
         try
         {
             consumer = creator.Add(stream, config, create.Action, out var info);
-            response.With(info, JetStreamJson.Context.ConsumerInfoModel);
+            response.With(info);
         }
         catch (ApiException ex)
         {
@@ -265,7 +265,7 @@ internal sealed class ConsumerRequests(Func<string, MessageStream?> findStream, 
             return;
         }
 
-        responder.Reply(request, response.With(consumer.Info(), JetStreamJson.Context.ConsumerInfoModel));
+        responder.Reply(request, response.With(consumer.Info()));
     }
 
     /// <summary>

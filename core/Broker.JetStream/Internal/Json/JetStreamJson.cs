@@ -96,6 +96,6 @@ internal sealed class StoredConsumerMetadata
         MaxDeliver = config.MaxDeliver,
         MemoryOnly = config.MemoryStorage,
         Durable = config.IsDurable,
-        Metadata = JsonSerializer.SerializeToUtf8Bytes(new StoredConsumerMetadata { Config = config, Name = name, Created = created }, JetStreamJson.Context.StoredConsumerMetadata),
+        Metadata = ConsumerJson.Write(new StoredConsumerMetadata { Config = config, Name = name, Created = created }),
     };
 }

@@ -417,7 +417,7 @@ internal sealed class ConsumerConfig
         return copy;
     }
 
-    public string ToJson() => JsonSerializer.Serialize(this, JetStreamJson.Context.ConsumerConfig);
+    public string ToJson() => ConsumerJson.ToJson(this);
 
     /// <summary>The side object to set a rare setting on: null when the value is the default and none was set before.</summary>
     private RareSettings? RareFor(bool isDefault) => isDefault && rare is null ? null : rare ??= new RareSettings();

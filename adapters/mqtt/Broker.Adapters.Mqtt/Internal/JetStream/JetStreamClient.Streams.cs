@@ -57,7 +57,7 @@ internal sealed partial class JetStreamClient
     }
 
     /// <summary>Creates a durable push consumer, or accepts an existing one with the same config.</summary>
-    public async Task CreateConsumerAsync(string stream, ConsumerSpec spec, CancellationToken cancellationToken)
+    public Task CreateConsumerAsync(string stream, ConsumerSpec spec, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(spec);
         var request = new ConsumerCreateRequest
@@ -79,7 +79,7 @@ internal sealed partial class JetStreamClient
             },
         };
         var body = JsonSerializer.SerializeToUtf8Bytes(request, MqttJsonContext.Default.ConsumerCreateRequest);
-        await RequestAsync($"{Prefix}CONSUMER.DURABLE.CREATE.{stream}.{spec.DurableName}", body, cancellationToken).ConfigureAwait(false);
+        return RequestAsync($"{Prefix}CONSUMER.DURABLE.CREATE.{stream}.{spec.DurableName}", body, cancellationToken);
     }
 
     /// <summary>Deletes a consumer; nothing happens when it does not exist.</summary>

@@ -163,19 +163,26 @@ internal sealed partial class JetStreamClient : IAsyncDisposable
     private Task<ApiResponseModel> RequestAsync(string subject, ReadOnlyMemory<byte> body, CancellationToken cancellationToken)
         => RequestAsync(subject, default, body, cancellationToken);
 
-    /// <summary>Sends a request and returns its answer, or throws with the API error it carries.</summary>
-    private async Task<ApiResponseModel> RequestAsync(string subject, ReadOnlyMemory<byte> headers, ReadOnlyMemory<byte> body, CancellationToken cancellationToken)
-        => (await ExchangeAsync(subject, headers, body, cancellationToken).ConfigureAwait(false)).Response;
+    /// <summary>
+    /// Sends a request and returns its answer, or throws with the API error it carries. One async method per request
+    /// (<see cref="AnswerAsync"/>): each layer more was a state machine allocated per request and, at the first burst of
+    /// MQTT QoS 1 subscriptions, ~8 more methods the runtime recompiled at tier 1 (issue 25).
+    /// </summary>
+    private Task<ApiResponseModel> RequestAsync(string subject, ReadOnlyMemory<byte> headers, ReadOnlyMemory<byte> body, CancellationToken cancellationToken)
+        => AnswerAsync(subject, client.RequestAsync(subject, headers, body, RequestTimeout, cancellationToken));
 
     /// <summary>Sends a request and returns its raw answer, or throws with the API error it carries.</summary>
     private async Task<ReadOnlyMemory<byte>> RequestRawAsync(string subject, ReadOnlyMemory<byte> body, CancellationToken cancellationToken)
-        => (await ExchangeAsync(subject, default, body, cancellationToken).ConfigureAwait(false)).Payload;
+    {
+        var request = client.RequestAsync(subject, default, body, RequestTimeout, cancellationToken);
+        await AnswerAsync(subject, request).ConfigureAwait(false);
 
-    private Task<(ApiResponseModel Response, ReadOnlyMemory<byte> Payload)> ExchangeAsync(string subject, ReadOnlyMemory<byte> headers, ReadOnlyMemory<byte> body, CancellationToken cancellationToken)
-        => AnswerAsync(subject, client.RequestAsync(subject, headers, body, RequestTimeout, cancellationToken));
+        // Completed with its reply once AnswerAsync returned.
+        return (await request.ConfigureAwait(false)).Payload;
+    }
 
     /// <summary>The answer to a request sent on <paramref name="subject"/>, or the API error it carries, thrown.</summary>
-    private async Task<(ApiResponseModel Response, ReadOnlyMemory<byte> Payload)> AnswerAsync(string subject, Task<BusReply> request)
+    private async Task<ApiResponseModel> AnswerAsync(string subject, Task<BusReply> request)
     {
         BusReply reply;
         try
@@ -197,7 +204,7 @@ internal sealed partial class JetStreamClient : IAsyncDisposable
             throw new JetStreamApiException(subject, error.Code, error.ErrorCode, error.Description ?? "");
         }
 
-        return (response, reply.Payload);
+        return response;
     }
 
     private static T Parse<T>(string subject, ReadOnlyMemory<byte> payload, JsonTypeInfo<T> typeInfo)

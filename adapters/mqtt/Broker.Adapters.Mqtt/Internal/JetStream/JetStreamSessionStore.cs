@@ -23,12 +23,18 @@ internal sealed partial class JetStreamSessionStore(JetStreamClient api, ILogger
     private readonly ConcurrentDictionary<string, byte> stored = new(StringComparer.Ordinal);
     private bool indexed;
 
+    // Whether the index ever held a session. Until one is stored (every client so far clean, the usual case of a burst
+    // of clean sessions), a connect's load and a clean session's delete answer from the index without hashing the
+    // client id into its subject: a SHA-256, a hex string and a concatenation per connect and per close (issue 25).
+    private volatile bool everStored;
+
     /// <summary>Reads which client ids have a stored session (one request per page of subjects).</summary>
     public async Task LoadIndexAsync(CancellationToken cancellationToken)
     {
         foreach (var subject in await api.ListSubjectsAsync(MqttStreams.SessionStream, MqttStreams.SessionSubjectPrefix + ">", cancellationToken).ConfigureAwait(false))
         {
             stored[subject] = 0;
+            everStored = true;
         }
 
         indexed = true;
@@ -36,6 +42,11 @@ internal sealed partial class JetStreamSessionStore(JetStreamClient api, ILogger
 
     public async ValueTask<SessionRecord?> LoadAsync(string clientId, CancellationToken cancellationToken)
     {
+        if (indexed && !everStored)
+        {
+            return null;
+        }
+
         var subject = Subject(clientId);
         if (indexed && !stored.ContainsKey(subject))
         {
@@ -63,12 +74,18 @@ internal sealed partial class JetStreamSessionStore(JetStreamClient api, ILogger
         ArgumentNullException.ThrowIfNull(record);
         var json = JsonSerializer.SerializeToUtf8Bytes(record, MqttJsonContext.Default.SessionRecord);
         var subject = Subject(record.ClientId);
+        everStored = true;
         stored[subject] = 0;
         await api.PublishAsync(subject, default, json, cancellationToken).ConfigureAwait(false);
     }
 
     public async ValueTask DeleteAsync(string clientId, CancellationToken cancellationToken)
     {
+        if (indexed && !everStored)
+        {
+            return;
+        }
+
         var subject = Subject(clientId);
         if (indexed && !stored.ContainsKey(subject))
         {
