@@ -1,0 +1,92 @@
+using Broker.Storage.FileStore.Internal.Io;
+using Microsoft.Extensions.Logging;
+
+namespace Broker.Storage.FileStore.Internal;
+
+/// <summary>
+/// The folders of deleted consumers, renamed under the stream's <c>obs/</c> to a name no consumer folder has (it starts
+/// with a dot) and removed here, one after the other on the thread pool, after the delete was answered. A consumer's
+/// delete is durable with that rename and a shared sync of <c>obs/</c>; removing its files frees their blocks, which on a
+/// disk mounted with <c>discard</c> waits for the device per file (0.5-8 ms each on the test machine, leave4), so a
+/// disconnect storm of 10,000 MQTT QoS 1 sessions no longer waits for 20,000 of those before its deletes are answered.
+/// A restart removes what a stop or a crash left (<see cref="IsDeleted"/> folders are never opened as consumers).
+/// </summary>
+internal sealed class DeletedConsumerFolders(IStorageFileSystem fs, ILogger logger)
+{
+    private const string Prefix = ".deleted-";
+
+    private readonly object gate = new();
+    private Queue<string>? pending;
+    private Task? running;
+    private bool stopped;
+
+    /// <summary>Whether a folder of <c>obs/</c> is a deleted consumer's (consumer folders never start with a dot, <see cref="ConsumerFolderName"/>).</summary>
+    public static bool IsDeleted(string folderName) => folderName.StartsWith('.');
+
+    /// <summary>A new name for a deleted consumer's folder: unique, whatever the consumer's name was, and short.</summary>
+    public static string NewName() => Prefix + Guid.NewGuid().ToString("N");
+
+    /// <summary>Folders queued or being removed (tests read it).</summary>
+    internal int Pending
+    {
+        get
+        {
+            lock (gate)
+            {
+                return (pending?.Count ?? 0) + (running is null ? 0 : 1);
+            }
+        }
+    }
+
+    /// <summary>Queues a renamed folder for removal; after <see cref="StopAsync"/> it stays for the next start.</summary>
+    public void Remove(string directory)
+    {
+        lock (gate)
+        {
+            if (stopped)
+            {
+                return;
+            }
+
+            (pending ??= new Queue<string>()).Enqueue(directory);
+            running ??= Task.Run(RemoveQueued);
+        }
+    }
+
+    /// <summary>Removes no more folders once the one being removed is gone (the stream closes or is deleted).</summary>
+    public Task StopAsync()
+    {
+        lock (gate)
+        {
+            stopped = true;
+            return running ?? Task.CompletedTask;
+        }
+    }
+
+    private void RemoveQueued()
+    {
+        while (true)
+        {
+            string directory;
+            lock (gate)
+            {
+                if (stopped || pending is null || !pending.TryDequeue(out directory!))
+                {
+                    // The queue of a storm (16,384 slots for 10,000) is not kept once it is drained.
+                    pending = null;
+                    running = null;
+                    return;
+                }
+            }
+
+            try
+            {
+                fs.DeleteDirectory(directory);
+            }
+            catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+            {
+                FileStoreLog.DeletedFolderNotRemoved(logger, directory, ex);
+            }
+        }
+    }
+}
