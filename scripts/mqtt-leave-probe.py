@@ -7,8 +7,9 @@ Starts the host as scripts/mqtt-sessions-probe.py does (`dotnet HOST_DLL`, NATS 
 JetStream on a fresh store directory), connects one warm-up session, then SESSIONS (default 10,000) clean sessions
 `session-<i>` with one QoS 1 SUBSCRIBE each to `sessions/<i>`, P at a time (default 10, as the harness), waits 5 s,
 closes them all (FIN) and counts the consumer folders left under the MQTT messages stream's `obs/` every 0.1 s until
-none is left (or S seconds, default 600). Prints the time to half and to the last folder gone, the host's CPU
-(utime + stime from /proc/PID/stat) during the leave, and the process's resident memory before and after.
+none is left and no renamed folder of a deleted consumer (a dot name, removed after the delete's answer) either, or
+S seconds (default 600). Prints the time to half and to the last consumer folder gone and to the files removed, the
+host's CPU (utime + stime from /proc/PID/stat) to each, and the process's resident memory before and after.
 `--strace OUT` attaches `strace -f -c` to the host for the leave (system call counts and times in OUT; strace slows
 the host, so the leave's length is then not comparable; with STRACE_CALLS=unlink,rmdir,fsync in the environment,
 those calls are listed one a line with their time, `strace -T -tt`); `--perf OUT` records `perf record -g` samples of the
@@ -38,10 +39,13 @@ def rss_kb(pid):
 
 
 def folders(obs):
+    """Consumer folders under obs/, and the renamed folders of deleted consumers (dot names) not yet removed."""
     try:
-        return len(os.listdir(obs))
+        names = os.listdir(obs)
     except FileNotFoundError:
-        return -1
+        return -1, 0
+    renamed = sum(1 for n in names if n.startswith("."))
+    return len(names) - renamed, renamed
 
 
 def main():
@@ -105,7 +109,7 @@ def main():
         connect_seconds = time.monotonic() - started
         time.sleep(5)
         pid = proc.pid
-        held = folders(obs)
+        held = folders(obs)[0]
         rss_held = rss_kb(pid)
         if a.strace or a.perf:
             calls = os.environ.get("STRACE_CALLS")
@@ -119,17 +123,20 @@ def main():
         for s in socks:
             s.close()
         closed = time.monotonic() - t0
-        half = last = None
-        count, trail = held, []
+        half = last = removed = cpu_last = None
+        count, renamed, trail = held, 0, []
         while time.monotonic() - t0 < a.wait:
-            count = folders(obs)
+            count, renamed = folders(obs)
             now = time.monotonic() - t0
             if half is None and count <= held // 2:
                 half = now
             if not trail or now - trail[-1][0] >= 5:
-                trail.append((now, count))
-            if count == 0:
+                trail.append((now, count, renamed))
+            if count == 0 and last is None:
                 last = now
+                cpu_last = cpu_seconds(pid) - cpu0
+            if count == 0 and renamed == 0:
+                removed = now
                 break
             time.sleep(0.1)
         cpu = cpu_seconds(pid) - cpu0
@@ -141,9 +148,10 @@ def main():
         load = os.getloadavg()
         fmt = lambda v: "never" if v is None else f"{v:.1f}s"
         print(f"{a.label} sessions={a.sessions} connect={connect_seconds:.1f}s consumers held={held} closes sent in {closed:.2f}s "
-              f"half gone {fmt(half)} last gone {fmt(last)} (left {count}) leave CPU {cpu:.1f}s "
+              f"half gone {fmt(half)} last gone {fmt(last)} (left {count}) files removed {fmt(removed)} (left {renamed}) "
+              f"CPU to the last gone {fmt(cpu_last)}, to the files removed {cpu:.1f}s "
               f"RSS held {rss_held >> 10} MB after {rss_left >> 10} MB load {load[0]:.1f}/{load[1]:.1f}")
-        print("  folders left by time:", ", ".join(f"{t:.0f}s {c}" for t, c in trail))
+        print("  consumer folders / renamed folders left by time:", ", ".join(f"{t:.0f}s {c}/{r}" for t, c, r in trail))
     finally:
         if tracer:
             tracer.kill()
