@@ -29,9 +29,12 @@ internal sealed class ConsumerStoreMap
     {
         foreach (var name in stream.FileSystem.ListDirectories(root))
         {
-            if (DeletedConsumerFolders.IsDeleted(name))
+            if (DeletedConsumerFolders.IsNotConsumer(name))
             {
-                stream.Deleted.Remove(Path.Combine(root, name));
+                if (DeletedConsumerFolders.TryParse(name, out var deleted))
+                {
+                    stream.Deleted.Remove(deleted);
+                }
             }
             else if (FileConsumerStore.Open(stream, Path.Combine(root, name)) is { } consumer)
             {

@@ -342,8 +342,8 @@ internal sealed partial class FileConsumerStore : IConsumerStore, IDisposable, I
             var directory = Directory;
             if (FileSystem.DirectoryExists(directory))
             {
-                var renamed = Path.Combine(stream.Root, DeletedConsumerFolders.NewName());
-                FileSystem.RenameDirectory(directory, renamed);
+                var renamed = DeletedConsumerFolders.NewId();
+                FileSystem.RenameDirectory(directory, stream.Deleted.PathOf(renamed));
                 await stream.Folders.SyncAsync().ConfigureAwait(false);
                 stream.Deleted.Remove(renamed);
             }

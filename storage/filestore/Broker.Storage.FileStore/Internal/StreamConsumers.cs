@@ -56,7 +56,7 @@ internal sealed class StreamConsumers
 
     /// <summary>The folders of deleted consumers, removed after their deletes were answered (made on first use).</summary>
     public DeletedConsumerFolders Deleted =>
-        Volatile.Read(ref deleted) ?? Interlocked.CompareExchange(ref deleted, new DeletedConsumerFolders(FileSystem, Logger), null) ?? deleted!;
+        Volatile.Read(ref deleted) ?? Interlocked.CompareExchange(ref deleted, new DeletedConsumerFolders(FileSystem, Root, Logger), null) ?? deleted!;
 
     /// <summary>The map's capacity (tests read it).</summary>
     public int Capacity
