@@ -37,18 +37,6 @@ internal sealed class DeletedConsumerFolders(IStorageFileSystem fs, string root,
     /// <summary>The folder of a deleted consumer's id under <c>obs/</c>.</summary>
     public string PathOf(Guid id) => Path.Combine(root, Prefix + id.ToString("N"));
 
-    /// <summary>Folders queued or being removed (tests read it).</summary>
-    internal int Pending
-    {
-        get
-        {
-            lock (gate)
-            {
-                return (pending?.Count ?? 0) + (running is null ? 0 : 1);
-            }
-        }
-    }
-
     /// <summary>Queues a renamed folder (<see cref="PathOf"/>) for removal; after <see cref="StopAsync"/> it stays for the next start.</summary>
     public void Remove(Guid id)
     {
