@@ -29,6 +29,7 @@ internal sealed class SimulatedDisk : IStorageFileSystem
     private readonly State state;
     private bool dead;
     private int openFiles;
+    private int directoriesDeleted;
 
     public SimulatedDisk(string root)
         : this(new State(root), new object())
@@ -182,8 +183,10 @@ internal sealed class SimulatedDisk : IStorageFileSystem
 
     public void DeleteDirectory(string path)
     {
+        BeforeDeleteDirectory?.Invoke(path);
         lock (sync)
         {
+            Interlocked.Increment(ref directoriesDeleted);
             Alive();
             path = Normal(path);
             foreach (var file in state.Files.Keys.Where(f => f.StartsWith(path + "/", StringComparison.Ordinal)).ToList())
@@ -205,6 +208,45 @@ internal sealed class SimulatedDisk : IStorageFileSystem
             var inode = state.Files[source];
             state.Files.Remove(source);
             state.Files[destination] = inode;
+        }
+    }
+
+    /// <summary>Runs before each directory deletion, outside the disk's lock (a test holds one there).</summary>
+    public Action<string>? BeforeDeleteDirectory { get; set; }
+
+    /// <summary>Directories deleted (a process's rmdir of a tree).</summary>
+    public int DirectoriesDeleted => Volatile.Read(ref directoriesDeleted);
+
+    public void RenameDirectory(string source, string destination)
+    {
+        lock (sync)
+        {
+            Alive();
+            source = Normal(source);
+            destination = Normal(destination);
+            if (!state.Directories.Contains(source) || state.Directories.Contains(destination) || state.Files.ContainsKey(destination))
+            {
+                throw new IOException($"simulated: cannot rename {source} to {destination}");
+            }
+
+            foreach (var file in state.Files.Keys.Where(f => f.StartsWith(source + "/", StringComparison.Ordinal)).ToList())
+            {
+                state.Files[destination + file[source.Length..]] = state.Files[file];
+                state.Files.Remove(file);
+            }
+
+            foreach (var directory in state.Directories.Where(d => d == source || d.StartsWith(source + "/", StringComparison.Ordinal)).ToList())
+            {
+                state.Directories.Remove(directory);
+                state.Directories.Add(destination + directory[source.Length..]);
+            }
+
+            // The moved directories keep their durable entries (their inodes move); the old names keep theirs too, for a
+            // power cut before the parent's sync, when the parent still lists the old name.
+            foreach (var (directory, entries) in state.DurableEntries.Where(e => e.Key == source || e.Key.StartsWith(source + "/", StringComparison.Ordinal)).ToList())
+            {
+                state.DurableEntries[destination + directory[source.Length..]] = entries;
+            }
         }
     }
 

@@ -21,12 +21,22 @@ internal sealed class ConsumerStoreMap
 
     public void Add(FileConsumerStore consumer) => consumers.Add(consumer.Name, consumer);
 
-    /// <summary>Opens every consumer store under <paramref name="root"/> (the stream's <c>obs</c> folder) at the stream's recovery.</summary>
+    /// <summary>
+    /// Opens every consumer store under <paramref name="root"/> (the stream's <c>obs</c> folder) at the stream's recovery;
+    /// the folders of deleted consumers that a stop or a crash left are removed in the background.
+    /// </summary>
     public void Recover(StreamConsumers stream, string root)
     {
         foreach (var name in stream.FileSystem.ListDirectories(root))
         {
-            if (FileConsumerStore.Open(stream, Path.Combine(root, name)) is { } consumer)
+            if (DeletedConsumerFolders.IsNotConsumer(name))
+            {
+                if (DeletedConsumerFolders.TryParse(name, out var deleted))
+                {
+                    stream.Deleted.Remove(deleted);
+                }
+            }
+            else if (FileConsumerStore.Open(stream, Path.Combine(root, name)) is { } consumer)
             {
                 consumers[consumer.Name] = consumer;
             }

@@ -53,4 +53,7 @@ internal static partial class FileStoreLog
 
     [LoggerMessage(EventId = 1410, Level = LogLevel.Error, Message = "Consumer {Consumer}: writing its state failed")]
     public static partial void ConsumerWriteFailed(ILogger logger, string consumer, Exception exception);
+
+    [LoggerMessage(EventId = 1411, Level = LogLevel.Warning, Message = "The folder {Directory} of a deleted consumer could not be removed; the stream's next start tries again")]
+    public static partial void DeletedFolderNotRemoved(ILogger logger, string directory, Exception exception);
 }

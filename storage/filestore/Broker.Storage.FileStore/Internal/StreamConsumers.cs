@@ -22,6 +22,7 @@ internal sealed class StreamConsumers
     // By name: a stream of an MQTT broker may hold a consumer per QoS 1 subscription, tens of thousands.
     private readonly ConsumerStoreMap consumers = new();
     private SharedDirectorySync? folders;
+    private DeletedConsumerFolders? deleted;
 
     public StreamConsumers(object sync, StreamCommitter committer, IStorageFileSystem fs, FileStoreOptions options, ILogger logger, string streamDirectory, StreamKey? key)
     {
@@ -52,6 +53,10 @@ internal sealed class StreamConsumers
     /// <summary>The shared syncs of <c>obs/</c>: consumer folders made or removed together share one (made on first use).</summary>
     public SharedDirectorySync Folders =>
         Volatile.Read(ref folders) ?? Interlocked.CompareExchange(ref folders, new SharedDirectorySync(FileSystem, Root), null) ?? folders!;
+
+    /// <summary>The folders of deleted consumers, removed after their deletes were answered (made on first use).</summary>
+    public DeletedConsumerFolders Deleted =>
+        Volatile.Read(ref deleted) ?? Interlocked.CompareExchange(ref deleted, new DeletedConsumerFolders(FileSystem, Root, Logger), null) ?? deleted!;
 
     /// <summary>The map's capacity (tests read it).</summary>
     public int Capacity
@@ -129,12 +134,20 @@ internal sealed class StreamConsumers
         }
     }
 
-    /// <summary>Closes every consumer store (each writes and syncs its latest state), at the stream's close or deletion.</summary>
+    /// <summary>
+    /// Closes every consumer store (each writes and syncs its latest state), at the stream's close or deletion, and stops
+    /// removing deleted consumers' folders (the next start removes what is left; a stream deletion removes all).
+    /// </summary>
     public async ValueTask CloseAllAsync()
     {
         foreach (var consumer in Snapshot())
         {
             await consumer.CloseAsync().ConfigureAwait(false);
+        }
+
+        if (Volatile.Read(ref deleted) is { } removals)
+        {
+            await removals.StopAsync().ConfigureAwait(false);
         }
     }
 }

@@ -31,6 +31,9 @@ internal interface IStorageFileSystem
     /// <summary>Renames a file, replacing the target atomically.</summary>
     void Rename(string source, string destination);
 
+    /// <summary>Renames a directory with everything under it (the target must not exist; durable once its parent is synced).</summary>
+    void RenameDirectory(string source, string destination);
+
     /// <summary>Makes the entries of a directory (creations, renames, deletions) durable.</summary>
     void SyncDirectory(string path);
 

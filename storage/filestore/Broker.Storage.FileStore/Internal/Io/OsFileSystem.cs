@@ -47,6 +47,8 @@ internal sealed class OsFileSystem : IStorageFileSystem
 
     public void Rename(string source, string destination) => File.Move(source, destination, overwrite: true);
 
+    public void RenameDirectory(string source, string destination) => Directory.Move(source, destination);
+
     public void SyncDirectory(string path)
     {
         if (!NativeFile.IsLinux)

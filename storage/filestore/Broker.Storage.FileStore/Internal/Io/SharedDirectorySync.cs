@@ -1,3 +1,5 @@
+using System.Runtime.ExceptionServices;
+
 namespace Broker.Storage.FileStore.Internal.Io;
 
 /// <summary>
@@ -7,6 +9,11 @@ namespace Broker.Storage.FileStore.Internal.Io;
 /// durable. A stream's consumer folders are made and removed this way: ten thousand MQTT QoS 1 consumers created at
 /// once shared a few hundred syncs of <c>obs/</c> instead of syncing it once each (issue 25).
 /// </summary>
+/// <remarks>
+/// <see cref="SyncAsync"/> is the same promise for a caller that must not wait (the JetStream API loop deleting
+/// consumers one request after the other): its syncs run on the thread pool, one at a time, each covering every caller
+/// that asked before it started, so the deletes of a disconnect storm share a few syncs instead of one each (leave4).
+/// </remarks>
 internal sealed class SharedDirectorySync(IStorageFileSystem fs, string path)
 {
     private readonly object gate = new();
@@ -15,6 +22,9 @@ internal sealed class SharedDirectorySync(IStorageFileSystem fs, string path)
     private long requested;
     private long covered;
     private bool syncing;
+
+    // The asynchronous callers waiting for the next sync to start; completed by it, null when none waits.
+    private TaskCompletionSource? next;
 
     /// <summary>The number of syncs run (tests read it).</summary>
     internal long Syncs { get; private set; }
@@ -36,6 +46,7 @@ internal sealed class SharedDirectorySync(IStorageFileSystem fs, string path)
     public void Sync()
     {
         long covers;
+        TaskCompletionSource? taken;
         lock (gate)
         {
             var ticket = ++requested;
@@ -54,28 +65,107 @@ internal sealed class SharedDirectorySync(IStorageFileSystem fs, string path)
                 Monitor.Wait(gate);
             }
 
-            syncing = true;
-            covers = requested;
+            (covers, taken) = BeginLocked();
         }
 
-        var synced = false;
+        Run(covers, taken, rethrow: true);
+    }
+
+    /// <summary>
+    /// Completes once a sync of the directory that started after this call has completed, without syncing or waiting on
+    /// the caller's thread; faulted with the <see cref="IOException"/> of a failed sync.
+    /// </summary>
+    public Task SyncAsync()
+    {
+        Task task;
+        lock (gate)
+        {
+            requested++;
+            next ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            task = next.Task;
+            if (syncing)
+            {
+                // The running sync may have started before this entry was made: the one after it covers this caller.
+                return task;
+            }
+
+            syncing = true;
+        }
+
+        ThreadPool.UnsafeQueueUserWorkItem(static shared => shared.RunQueued(), this, preferLocal: false);
+        return task;
+    }
+
+    // Under the gate: this caller syncs now, for every request so far and the asynchronous callers waiting.
+    private (long Covers, TaskCompletionSource? Taken) BeginLocked()
+    {
+        syncing = true;
+        var taken = next;
+        next = null;
+        return (requested, taken);
+    }
+
+    private void RunQueued()
+    {
+        long covers;
+        TaskCompletionSource? taken;
+        lock (gate)
+        {
+            (covers, taken) = BeginLocked();
+        }
+
+        Run(covers, taken, rethrow: false);
+    }
+
+    private void Run(long covers, TaskCompletionSource? taken, bool rethrow)
+    {
+        Exception? failure = null;
         try
         {
             fs.SyncDirectory(path);
-            synced = true;
         }
-        finally
+#pragma warning disable CA1031 // Handed to every caller of this sync: a sync left marked running would hang the next ones.
+        catch (Exception ex)
+#pragma warning restore CA1031
         {
-            lock (gate)
-            {
-                syncing = false;
-                if (synced)
-                {
-                    covered = Math.Max(covered, covers);
-                    Syncs++;
-                }
+            failure = ex;
+        }
 
-                Monitor.PulseAll(gate);
+        var queue = false;
+        lock (gate)
+        {
+            syncing = false;
+            if (failure is null)
+            {
+                covered = Math.Max(covered, covers);
+                Syncs++;
+            }
+
+            if (next is not null)
+            {
+                // Asynchronous callers came during this sync: the next one is theirs (and covers the waiting threads too).
+                syncing = true;
+                queue = true;
+            }
+
+            Monitor.PulseAll(gate);
+        }
+
+        if (queue)
+        {
+            ThreadPool.UnsafeQueueUserWorkItem(static shared => shared.RunQueued(), this, preferLocal: false);
+        }
+
+        if (failure is null)
+        {
+            taken?.SetResult();
+        }
+        else
+        {
+            taken?.SetException(failure);
+            if (rethrow)
+            {
+                ExceptionDispatchInfo.Throw(failure);
             }
         }
     }
