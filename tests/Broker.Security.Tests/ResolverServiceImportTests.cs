@@ -64,10 +64,13 @@ public sealed class ResolverServiceImportTests : IDisposable
 
         await using var responder = await ConnectUserAsync(server, exporter, "responder");
         using var cancel = new CancellationTokenSource(NatsClients.Timeout * 4);
+        // Subscribed before the requests: a subscription made inside the serving task could reach the server after them
+        // (it did under CI's load: "No reply received").
+        await using var requests = await responder.SubscribeCoreAsync<string>(">");
         var serving = Task.Run(async () =>
         {
             // The responses (on _R_.…) match this subscription too and carry no reply subject.
-            await foreach (var request in responder.SubscribeAsync<string>(">", cancellationToken: cancel.Token))
+            await foreach (var request in requests.Msgs.ReadAllAsync())
             {
                 if (request.ReplyTo is null)
                 {
@@ -86,7 +89,8 @@ public sealed class ResolverServiceImportTests : IDisposable
         await Assert.ThrowsAsync<NatsNoRespondersException>(() => AskAsync(outsider, "priv.echo", "3"));
         await Assert.ThrowsAsync<NatsNoRespondersException>(() => AskAsync(requester, "svc.add", "4"));
 
-        await cancel.CancelAsync();
+        // Unsubscribing completes the messages' channel, which ends the serving loop.
+        await requests.UnsubscribeAsync();
         await serving;
     }
 
