@@ -1,6 +1,4 @@
-using System.Buffers;
 using System.Text;
-using System.Text.Encodings.Web;
 using System.Text.Json;
 using Broker.JetStream.Internal.Models;
 
@@ -15,41 +13,30 @@ namespace Broker.JetStream.Internal.Json;
 /// </summary>
 internal static class ConsumerJson
 {
-    /// <summary>The context's writer settings: compact, Go's relaxed escaping.</summary>
-    private static readonly JsonWriterOptions WriterOptions = new() { Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping };
-
-    // A buffer and writer per thread, reused as the serializer reuses its own (Utf8JsonWriterCache): a new writer and a
-    // growing buffer per call were 3.4x the serializer's allocations for one consumer create's two writes.
-    [ThreadStatic]
-    private static ArrayBufferWriter<byte>? cachedBuffer;
-
-    [ThreadStatic]
-    private static Utf8JsonWriter? cachedWriter;
-
     /// <summary>A config as <c>JsonSerializer.Serialize</c> with the context writes it (the update checks compare two).</summary>
-    public static string ToJson(ConsumerConfig config) => Encoding.UTF8.GetString(ToBytes(config, Write));
+    public static string ToJson(ConsumerConfig config) => Encoding.UTF8.GetString(JsonValues.ToBytes(config, Write));
 
     /// <summary><c>{"config":...,"name":...,"created":...}</c>, what the engine stores with a consumer.</summary>
-    public static byte[] Write(StoredConsumerMetadata metadata) => ToBytes(metadata, static (writer, metadata) =>
+    public static byte[] Write(StoredConsumerMetadata metadata) => JsonValues.ToBytes(metadata, static (writer, metadata) =>
     {
         writer.WriteStartObject();
         writer.WritePropertyName(N.Config);
         Write(writer, metadata.Config);
         writer.WritePropertyName(N.Name);
         writer.WriteStringValue(metadata.Name);
-        WriteTime(writer, N.Created, metadata.Created);
+        JsonValues.WriteTime(writer, N.Created, metadata.Created);
         writer.WriteEndObject();
     });
 
     /// <summary>The fields of <c>CONSUMER.INFO</c> and <c>CONSUMER.CREATE</c> answers, as an object.</summary>
-    public static byte[] Write(ConsumerInfoModel info) => ToBytes(info, static (writer, info) =>
+    public static byte[] Write(ConsumerInfoModel info) => JsonValues.ToBytes(info, static (writer, info) =>
     {
         writer.WriteStartObject();
         writer.WritePropertyName(N.StreamName);
         writer.WriteStringValue(info.Stream);
         writer.WritePropertyName(N.Name);
         writer.WriteStringValue(info.Name);
-        WriteTime(writer, N.Created, info.Created);
+        JsonValues.WriteTime(writer, N.Created, info.Created);
         if (info.Config is { } config)
         {
             writer.WritePropertyName(N.Config);
@@ -101,7 +88,7 @@ internal static class ConsumerJson
 
         if (config.OptStartTime is { } start)
         {
-            WriteTime(writer, N.OptStartTime, start);
+            JsonValues.WriteTime(writer, N.OptStartTime, start);
         }
 
         writer.WritePropertyName(N.AckPolicy);
@@ -160,7 +147,7 @@ internal static class ConsumerJson
 
         if (config.PauseUntil is { } pause)
         {
-            WriteTime(writer, N.PauseUntil, pause);
+            JsonValues.WriteTime(writer, N.PauseUntil, pause);
         }
 
         WriteStrings(writer, N.PriorityGroups, config.PriorityGroups);
@@ -203,7 +190,7 @@ internal static class ConsumerJson
         writer.WriteNumberValue(sequence.Stream);
         if (sequence.LastActive is { } active)
         {
-            WriteTime(writer, N.LastActive, active);
+            JsonValues.WriteTime(writer, N.LastActive, active);
         }
 
         writer.WriteEndObject();
@@ -221,7 +208,7 @@ internal static class ConsumerJson
         writer.WritePropertyName(N.Group);
         writer.WriteStringValue(group.Group);
         WriteIfNotNull(writer, N.PinnedClientId, group.PinnedClientId);
-        WriteTime(writer, N.PinnedTs, group.PinnedTs);
+        JsonValues.WriteTime(writer, N.PinnedTs, group.PinnedTs);
         writer.WriteEndObject();
     }
 
@@ -277,33 +264,6 @@ internal static class ConsumerJson
             writer.WritePropertyName(name);
             writer.WriteBooleanValue(value);
         }
-    }
-
-    private static byte[] ToBytes<T>(T value, Action<Utf8JsonWriter, T> write)
-    {
-        var buffer = cachedBuffer ??= new ArrayBufferWriter<byte>(1024);
-        var writer = cachedWriter ??= new Utf8JsonWriter(buffer, WriterOptions);
-        buffer.ResetWrittenCount();
-        writer.Reset(buffer);
-        write(writer, value);
-        writer.Flush();
-        var bytes = buffer.WrittenSpan.ToArray();
-        if (buffer.Capacity > 64 * 1024)
-        {
-            // A consumer with a large metadata map: its buffer is not kept for the thread.
-            cachedBuffer = null;
-            cachedWriter = null;
-        }
-
-        return bytes;
-    }
-
-    /// <summary>A <c>time.Time</c> as <see cref="GoTimeConverter"/> writes it.</summary>
-    private static void WriteTime(Utf8JsonWriter writer, JsonEncodedText name, long value)
-    {
-        Span<byte> buffer = stackalloc byte[40];
-        writer.WritePropertyName(name);
-        writer.WriteStringValue(buffer[..GoTime.Write(buffer, value)]);
     }
 
     // The property names, escaped once as the serializer's generated metadata holds them; each property is written as

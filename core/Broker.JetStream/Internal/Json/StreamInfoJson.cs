@@ -1,5 +1,3 @@
-using System.Buffers;
-using System.Text.Encodings.Web;
 using System.Text.Json;
 using Broker.JetStream.Internal.Models;
 
@@ -13,11 +11,8 @@ namespace Broker.JetStream.Internal.Json;
 /// </summary>
 internal static class StreamInfoJson
 {
-    /// <summary>The context's writer settings: compact, Go's relaxed escaping.</summary>
-    private static readonly JsonWriterOptions WriterOptions = new() { Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping };
-
     /// <summary><c>{"config":...,"created":...}</c>, what the engine stores with a stream.</summary>
-    public static byte[] Write(StoredStreamMetadata metadata) => ToBytes(metadata, static (writer, metadata) =>
+    public static byte[] Write(StoredStreamMetadata metadata) => JsonValues.ToBytes(metadata, static (writer, metadata) =>
     {
         writer.WriteStartObject();
         writer.WritePropertyName("config");
@@ -66,7 +61,7 @@ internal static class StreamInfoJson
     }
 
     /// <summary>A stream info object, as <c>STREAM.INFO</c>, <c>CREATE</c> and <c>UPDATE</c> answer it.</summary>
-    public static byte[] Write(StreamInfoModel info) => ToBytes(info, static (writer, info) =>
+    public static byte[] Write(StreamInfoModel info) => JsonValues.ToBytes(info, static (writer, info) =>
     {
         writer.WriteStartObject();
         writer.WritePropertyName("config");
@@ -100,7 +95,7 @@ internal static class StreamInfoJson
     });
 
     /// <summary>The paging block, <c>{"total":..,"offset":..,"limit":..}</c>.</summary>
-    public static byte[] Write(ApiPaged paged) => ToBytes(paged, static (writer, paged) =>
+    public static byte[] Write(ApiPaged paged) => JsonValues.ToBytes(paged, static (writer, paged) =>
     {
         writer.WriteStartObject();
         writer.WriteNumber("total", paged.Total);
@@ -111,7 +106,7 @@ internal static class StreamInfoJson
 
     /// <summary>A JSON string of <paramref name="value"/>, escaped as the context escapes it.</summary>
     public static string Quote(string value) =>
-        System.Text.Encoding.UTF8.GetString(ToBytes(value, static (writer, value) => writer.WriteStringValue(value)));
+        System.Text.Encoding.UTF8.GetString(JsonValues.ToBytes(value, static (writer, value) => writer.WriteStringValue(value)));
 
     private static void WriteState(Utf8JsonWriter writer, StreamStateModel? state)
     {
@@ -196,17 +191,6 @@ internal static class StreamInfoJson
         }
 
         writer.WriteEndObject();
-    }
-
-    private static byte[] ToBytes<T>(T value, Action<Utf8JsonWriter, T> write)
-    {
-        var buffer = new ArrayBufferWriter<byte>(512);
-        using (var writer = new Utf8JsonWriter(buffer, WriterOptions))
-        {
-            write(writer, value);
-        }
-
-        return buffer.WrittenSpan.ToArray();
     }
 
     // After the root value, only whitespace (the reader throws on a second value).
