@@ -62,26 +62,10 @@ def main():
 
     directory = a.keep or tempfile.mkdtemp(prefix="mqtt-leave-")
     os.makedirs(directory, exist_ok=True)
-    nats, mqtt = probe.free_port(), probe.free_port()
-    env = dict(os.environ, BROKER_PLUGINS__MQTT__HOST="127.0.0.1", BROKER_PLUGINS__MQTT__PORT=str(mqtt))
-    log = open(os.path.join(directory, "host.log"), "w")
     store = os.path.join(directory, "js")
-    proc = subprocess.Popen(["dotnet", a.dll, "-a", "127.0.0.1", "-p", str(nats), "-js", "-sd", store],
-                            stdout=log, stderr=subprocess.STDOUT, env=env)
+    proc, mqtt = probe.start_host(a.dll, directory, store)
     tracer = None
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                sys.exit(f"host exited with {proc.returncode}; log in {directory}")
-            try:
-                socket.create_connection(("127.0.0.1", mqtt), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    sys.exit("MQTT port never accepted")
-                time.sleep(0.1)
-
         probe.session(mqtt, "session-warm-up", "sessions/warm-up", 1).close()
         obs = os.path.join(store, "jetstream", "$G", "streams", "$MQTT_msgs", "obs")
         socks, errors, lock, next_index = [None] * a.sessions, [], threading.Lock(), [0]
@@ -160,7 +144,6 @@ def main():
             proc.wait(15)
         except subprocess.TimeoutExpired:
             proc.kill()
-        log.close()
         if not a.keep:
             shutil.rmtree(directory, ignore_errors=True)
 

@@ -138,6 +138,29 @@ def jit_summary(first, last, save=None):
           ", ".join(f"{t} {o} {n}" for (t, o), n in sorted(tiers.items(), key=lambda kv: -kv[1])))
 
 
+def start_host(dll, directory, store):
+    """Starts `dotnet DLL` with NATS and MQTT on free 127.0.0.1 ports and JetStream in STORE, its log in DIRECTORY/host.log;
+    returns the process and the MQTT port once that port accepts (exits when the host stops or 60 s pass)."""
+    nats, mqtt = free_port(), free_port()
+    env = dict(os.environ, BROKER_PLUGINS__MQTT__HOST="127.0.0.1", BROKER_PLUGINS__MQTT__PORT=str(mqtt))
+    log = open(os.path.join(directory, "host.log"), "w")
+    proc = subprocess.Popen(["dotnet", dll, "-a", "127.0.0.1", "-p", str(nats), "-js", "-sd", store],
+                            stdout=log, stderr=subprocess.STDOUT, env=env)
+    log.close()  # the host holds its own descriptor
+    deadline = time.monotonic() + 60
+    while True:
+        if proc.poll() is not None:
+            sys.exit(f"host exited with {proc.returncode}; log in {directory}")
+        try:
+            socket.create_connection(("127.0.0.1", mqtt), timeout=1).close()
+            return proc, mqtt
+        except OSError:
+            if time.monotonic() > deadline:
+                proc.kill()
+                sys.exit("MQTT port never accepted")
+            time.sleep(0.1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dll")
@@ -155,24 +178,8 @@ def main():
 
     directory = a.keep or tempfile.mkdtemp(prefix="mqtt-probe-")
     os.makedirs(directory, exist_ok=True)
-    nats, mqtt = free_port(), free_port()
-    env = dict(os.environ, BROKER_PLUGINS__MQTT__HOST="127.0.0.1", BROKER_PLUGINS__MQTT__PORT=str(mqtt))
-    log = open(os.path.join(directory, "host.log"), "w")
-    proc = subprocess.Popen(["dotnet", a.dll, "-a", "127.0.0.1", "-p", str(nats), "-js", "-sd", os.path.join(directory, "js")],
-                            stdout=log, stderr=subprocess.STDOUT, env=env)
+    proc, mqtt = start_host(a.dll, directory, os.path.join(directory, "js"))
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                sys.exit(f"host exited with {proc.returncode}; log in {directory}")
-            try:
-                socket.create_connection(("127.0.0.1", mqtt), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    sys.exit("MQTT port never accepted")
-                time.sleep(0.1)
-
         session(mqtt, "session-warm-up", "sessions/warm-up", a.qos).close()
         time.sleep(1)
         pid = proc.pid
@@ -252,7 +259,6 @@ def main():
             proc.wait(15)
         except subprocess.TimeoutExpired:
             proc.kill()
-        log.close()
         if not a.keep:
             shutil.rmtree(directory, ignore_errors=True)
 
