@@ -139,13 +139,7 @@ def main():
     finally:
         if tracer:
             tracer.kill()
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        if not a.keep:
-            shutil.rmtree(directory, ignore_errors=True)
+        probe.stop_host(proc, directory, a.keep)
 
 
 if __name__ == "__main__":

@@ -161,6 +161,17 @@ def start_host(dll, directory, store):
             time.sleep(0.1)
 
 
+def stop_host(proc, directory, keep):
+    """Stops the host with SIGINT (SIGKILL after 15 s) and removes DIRECTORY unless KEEP."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    if not keep:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dll")
@@ -254,13 +265,7 @@ def main():
             print("  first mapped during the burst:", " ".join(sorted(burst - before)) or "-")
             print("  first mapped during the leave:", " ".join(sorted(after - burst)) or "-")
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        if not a.keep:
-            shutil.rmtree(directory, ignore_errors=True)
+        stop_host(proc, directory, a.keep)
 
 
 if __name__ == "__main__":
