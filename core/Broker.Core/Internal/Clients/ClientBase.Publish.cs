@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Runtime.CompilerServices;
 using Broker.Core.Internal.Accounts;
 using Broker.Core.Internal.Subscriptions;
 
@@ -24,7 +25,12 @@ internal abstract partial class ClientBase
     private bool flushSelf;
 
     /// <summary>This client's producer state, made on first use; only the producer's own thread calls it.</summary>
-    private ProducerBatch Producer => producer ??= new ProducerBatch();
+    private ProducerBatch Producer
+    {
+        // Forced inline for the precompiled publish path (ArgumentSplitter.IsSeparator says why).
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => producer ??= new ProducerBatch();
+    }
 
     /// <summary>Flushes of far-behind clients this producer should wait for before reading more (usually empty).</summary>
     protected internal List<Task> Stalls => Producer.Stalls ??= [];
@@ -139,6 +145,8 @@ internal abstract partial class ClientBase
     }
 
     /// <summary>Counts <paramref name="delivered"/> deliveries of a message of <paramref name="size"/> bytes in this producer's batch.</summary>
+    // Forced inline for the precompiled publish path (ArgumentSplitter.IsSeparator says why).
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal int CountDelivered(int delivered, long size)
     {
         if (delivered > 0)

@@ -1,4 +1,5 @@
 using System.Net;
+using System.Runtime.CompilerServices;
 using Broker.Abstractions;
 using Broker.Core.Internal.Protocol;
 using Microsoft.Extensions.Logging;
@@ -69,7 +70,12 @@ internal sealed partial class NatsClient : ClientBase, IClientConnection, IKeepA
     public string? ClientVersion => options.Version;
 
     /// <summary>Whether only CONNECT is acceptable next (authentication pending and no <c>no_auth_user</c>).</summary>
-    internal bool ConnectRequired => !authentication.IsAuthenticated && !Server.Authenticator.HasNoAuthUser;
+    internal bool ConnectRequired
+    {
+        // Forced inline for the precompiled publish path (ArgumentSplitter.IsSeparator says why).
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => !authentication.IsAuthenticated && !Server.Authenticator.HasNoAuthUser;
+    }
 
     public override string ToString() => $"cid:{Id} {RemoteEndPoint}";
 }

@@ -115,6 +115,8 @@ internal static class ArgumentSplitter
     }
 
     /// <summary>Skips leading spaces and tabs.</summary>
+    // Forced inline for the precompiled publish path (ArgumentSplitter.IsSeparator says why).
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static ReadOnlySpan<byte> TrimStart(ReadOnlySpan<byte> args)
     {
         var i = 0;
@@ -126,6 +128,10 @@ internal static class ArgumentSplitter
         return args[i..];
     }
 
+    // Forced inline: crossgen2 left it a call per byte in the precompiled (ReadyToRun) Split, the code a fresh server's
+    // first client runs before tier 1 replaces it; the small helpers of the publish path marked so are listed, with
+    // the reason, in tests/Broker.Core.Tests/Protocol/HotPathInliningTests.cs (docs/benchmarks.md, "aggr1").
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static bool IsSeparator(byte b, bool includeLineBreaks)
         => b <= (byte)' ' && (b == (byte)' ' || b == (byte)'\t' || (includeLineBreaks && (b == (byte)'\r' || b == (byte)'\n')));
 }

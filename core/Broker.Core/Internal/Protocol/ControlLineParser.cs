@@ -1,3 +1,5 @@
+using System.Runtime.CompilerServices;
+
 namespace Broker.Core.Internal.Protocol;
 
 /// <summary>
@@ -117,6 +119,8 @@ internal static class ControlLineParser
         => MatchesKeyword(line, keyword) && line.Length > keyword.Length && line[keyword.Length] is (byte)' ' or (byte)'\t';
 
     /// <summary>nats-server's <c>parseSize</c>: up to 9 ASCII digits, otherwise -1.</summary>
+    // Forced inline for the precompiled publish path (ArgumentSplitter.IsSeparator says why).
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static int ParseSize(ReadOnlySpan<byte> digits)
     {
         if (digits.IsEmpty || digits.Length > MaxSizeDigits)
@@ -140,6 +144,8 @@ internal static class ControlLineParser
     }
 
     /// <summary>Case-insensitive prefix match of an operation name (lower-case ASCII in <paramref name="keyword"/>).</summary>
+    // Forced inline for the precompiled publish path (ArgumentSplitter.IsSeparator says why).
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static bool MatchesKeyword(ReadOnlySpan<byte> line, ReadOnlySpan<byte> keyword)
     {
         if (line.Length < keyword.Length)
@@ -300,6 +306,8 @@ internal static class ControlLineParser
     /// The arguments after an operation name: a space or tab must follow the name (when required), leading
     /// whitespace is skipped, and the arguments may not exceed max_control_line.
     /// </summary>
+    // Forced inline for the precompiled publish path (ArgumentSplitter.IsSeparator says why).
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static ProtocolError TakeArguments(ReadOnlySpan<byte> rest, bool requireSpace, int maxControlLine, out ReadOnlySpan<byte> args)
     {
         args = default;
