@@ -69,13 +69,8 @@ internal sealed partial class NatsClient : ClientBase, IClientConnection, IKeepA
 
     public string? ClientVersion => options.Version;
 
-    /// <summary>Whether only CONNECT is acceptable next (authentication pending and no <c>no_auth_user</c>).</summary>
-    internal bool ConnectRequired
-    {
-        // Forced inline for the precompiled publish path (ArgumentSplitter.IsSeparator says why).
-        [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        get => !authentication.IsAuthenticated && !Server.Authenticator.HasNoAuthUser;
-    }
+    /// <summary>Whether only CONNECT is acceptable next (authentication pending and no <c>no_auth_user</c>); forced inline for the precompiled publish path (ArgumentSplitter.IsSeparator says why).</summary>
+    internal bool ConnectRequired { [MethodImpl(MethodImplOptions.AggressiveInlining)] get => !authentication.IsAuthenticated && !Server.Authenticator.HasNoAuthUser; }
 
     public override string ToString() => $"cid:{Id} {RemoteEndPoint}";
 }
