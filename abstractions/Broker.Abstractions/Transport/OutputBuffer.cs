@@ -16,18 +16,14 @@ public sealed class OutputBuffer : IPendingOutputFeature
     private readonly IPendingOutputFeature? below;
     private long sent;
 
-    /// <summary>
-    /// Creates the buffer with <see cref="TransportSettings.CreateOutputPipeOptions"/>; a wrapper's (with a connection
-    /// <paramref name="below"/>) pauses its writer at 1/32 of max_pending, so that the flush the broker stalls
-    /// producers on pauses well before all layers together hold max_pending.
-    /// </summary>
+    /// <summary>Creates the buffer with <see cref="TransportSettings.CreateOutputPipeOptions"/>.</summary>
     /// <param name="settings">The listener's settings.</param>
     /// <param name="below">The pending-output feature of the connection this one writes into, if any.</param>
     /// <param name="readerScheduler">Where the send loop's continuations run; the thread pool by default.</param>
     public OutputBuffer(TransportSettings settings, IPendingOutputFeature? below = null, PipeScheduler? readerScheduler = null)
     {
         ArgumentNullException.ThrowIfNull(settings);
-        pipe = new Pipe(below is null ? OptionsFor(ref lastOptions, settings, readerScheduler, wrapper: false) : OptionsFor(ref lastWrapperOptions, settings, readerScheduler, wrapper: true));
+        pipe = new Pipe(OptionsFor(settings, readerScheduler));
         writer = new CountingWriter(pipe.Writer);
         this.below = below;
     }
@@ -36,45 +32,17 @@ public sealed class OutputBuffer : IPendingOutputFeature
     // PipeOptions instead of one each (issue 25). A different settings instance or scheduler replaces the entry.
     private static CachedOptions? lastOptions;
 
-    // The same for wrappers (a buffer with a connection below it).
-    private static CachedOptions? lastWrapperOptions;
-
-    private static PipeOptions OptionsFor(ref CachedOptions? last, TransportSettings settings, PipeScheduler? readerScheduler, bool wrapper)
+    private static PipeOptions OptionsFor(TransportSettings settings, PipeScheduler? readerScheduler)
     {
-        var cached = Volatile.Read(ref last);
+        var cached = Volatile.Read(ref lastOptions);
         if (cached is not null && ReferenceEquals(cached.Settings, settings) && ReferenceEquals(cached.Scheduler, readerScheduler))
         {
             return cached.Options;
         }
 
         var options = settings.CreateOutputPipeOptions(readerScheduler);
-        if (wrapper)
-        {
-            options = ForWrapper(options, settings);
-        }
-
-        Volatile.Write(ref last, new CachedOptions(settings, readerScheduler, options));
+        Volatile.Write(ref lastOptions, new CachedOptions(settings, readerScheduler, options));
         return options;
-    }
-
-    // A wrapper's buffer pauses its writer at 1/32 of max_pending instead of three quarters. The broker stalls a
-    // producer when a subscriber's flush stops completing and closes the subscriber once more than max_pending waits
-    // in all layers together; with both layers pausing at three quarters, the sum passed max_pending (a slow consumer,
-    // closed) before the upper flush ever paused, so a WebSocket or TLS subscriber that reads slowly was cut off where
-    // a plain one holds its producers back. The send loop also moves up to a whole buffer into the paused layer below
-    // (an overshoot of up to this threshold), so an eighth still left no margin; at 1/32 about a fifth of max_pending
-    // is left for what producers write while they stall, as on a plain connection (SlowSubscriberTests).
-    private static PipeOptions ForWrapper(PipeOptions options, TransportSettings settings)
-    {
-        var limit = Math.Max(settings.MaxPendingOutputBytes, 64);
-        return new PipeOptions(
-            options.Pool,
-            options.ReaderScheduler,
-            options.WriterScheduler,
-            pauseWriterThreshold: limit / 32,
-            resumeWriterThreshold: limit / 64,
-            options.MinimumSegmentSize,
-            options.UseSynchronizationContext);
     }
 
     /// <summary>Where the application writes (hand this out as the connection's output).</summary>
