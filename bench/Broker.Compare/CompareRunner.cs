@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Text.Json;
 using Broker.Compare.Load;
+using Broker.Compare.Load.Client;
 using Broker.Compare.Report;
 using Broker.Compare.Rows;
 using Broker.Compare.Servers;
@@ -350,7 +351,8 @@ internal sealed partial class CompareRunner(CompareOptions options, TextWriter l
         catch (Exception ex) when (!cancellationToken.IsCancellationRequested)
 #pragma warning restore CA1031
         {
-            var message = (calibrating ? "calibration: " : string.Empty) + ex.Message;
+            var reason = ex is ConnectionLostException lost && server is not null ? lost.WithServerLog(() => server.OutputTail) : ex.Message;
+            var message = (calibrating ? "calibration: " : string.Empty) + reason;
             result.Fail(side, message);
             log.WriteLine($"{result.Row.Id,-16} {Name(side),-11} FAILED: {message}");
             if (servers is not null && servers[side].HasExited)

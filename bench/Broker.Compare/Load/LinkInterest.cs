@@ -24,23 +24,25 @@ internal static class LinkInterest
             return;
         }
 
-        CoreConnections.Run(token => WaitAsync(server, subject, token), cancellationToken);
+        CoreRun.Run(run => WaitAsync(server, subject, run), cancellationToken);
     }
 
     /// <summary>As <see cref="Wait"/>, for the NATS.Client.Core workloads; completes with <see langword="true"/> at once for one server.</summary>
-    public static async Task<bool> WaitAsync(NatsEndpoint server, string subject, CancellationToken cancellationToken)
+    public static async Task<bool> WaitAsync(NatsEndpoint server, string subject, CoreRun run)
     {
         ArgumentNullException.ThrowIfNull(server);
+        ArgumentNullException.ThrowIfNull(run);
         if (server.SubscriberServer is null)
         {
             return true;
         }
 
+        var cancellationToken = run.Token;
         var linkSubject = subject + ".link";
-        await using var watcher = await CoreConnections.ConnectAsync(server.Subscribers, "link-watch").ConfigureAwait(false);
+        await using var watcher = await run.ConnectAsync(server.Subscribers, "link-watch").ConfigureAwait(false);
         await using var subscription = await watcher.SubscribeCoreAsync<byte[]>(linkSubject, cancellationToken: cancellationToken).ConfigureAwait(false);
         await watcher.PingAsync(cancellationToken).ConfigureAwait(false);
-        await using var probe = await CoreConnections.ConnectAsync(server with { SubscriberServer = null }, "link-probe").ConfigureAwait(false);
+        await using var probe = await run.ConnectAsync(server with { SubscriberServer = null }, "link-probe").ConfigureAwait(false);
         using var deadline = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         deadline.CancelAfter(Timeout);
         while (true)

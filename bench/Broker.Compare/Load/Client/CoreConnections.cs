@@ -7,15 +7,17 @@ namespace Broker.Compare.Load.Client;
 /// Connections of NATS.Client.Core (the .NET client applications run) to the server under test, over the row's
 /// transport: <c>nats://</c>, <c>tls://</c> (the harness certificate pinned) or <c>ws://</c>. Settings are the
 /// client's defaults except where a benchmark must not lose or retry anything: subscriptions wait instead of
-/// dropping messages when the application falls behind, and nothing reconnects.
+/// dropping messages when the application falls behind, and nothing reconnects (<see cref="CoreRun"/>, which opens
+/// the connections and fails the run when one is lost).
 /// </summary>
 internal static class CoreConnections
 {
-    public static async Task<NatsConnection> ConnectAsync(NatsEndpoint server, string name)
+    /// <summary>The options of a connection named <paramref name="name"/> to <paramref name="server"/>; <see cref="CoreRun.ConnectAsync"/> opens it.</summary>
+    public static NatsOpts Options(NatsEndpoint server, string name)
     {
         ArgumentNullException.ThrowIfNull(server);
         var address = server.Address;
-        var options = NatsOpts.Default with
+        return NatsOpts.Default with
         {
             Name = name,
             Url = server.Transport switch
@@ -24,24 +26,14 @@ internal static class CoreConnections
                 NatsTransport.WebSocket => $"ws://{address}",
                 _ => $"nats://{address}",
             },
-            MaxReconnectRetry = 0,
+            // Only bounds the retries after a failed reconnect (0 would be no bound); CoreRun refuses every one.
+            MaxReconnectRetry = 1,
             ConnectTimeout = TimeSpan.FromSeconds(10),
             RequestTimeout = TimeSpan.FromSeconds(30),
             CommandTimeout = TimeSpan.FromSeconds(30),
             SubPendingChannelFullMode = BoundedChannelFullMode.Wait,
             TlsOpts = server.Transport == NatsTransport.Tls ? PinnedTls(server) : NatsTlsOpts.Default,
         };
-        var connection = new NatsConnection(options);
-        try
-        {
-            await connection.ConnectAsync().ConfigureAwait(false);
-            return connection;
-        }
-        catch
-        {
-            await connection.DisposeAsync().ConfigureAwait(false);
-            throw;
-        }
     }
 
     // Only the harness's own self-signed certificate is accepted (no chain or name to validate).
@@ -58,13 +50,5 @@ internal static class CoreConnections
                 return default;
             },
         };
-    }
-
-    /// <summary>Runs an async workload body to completion on the thread pool, within the run's deadline.</summary>
-    public static T Run<T>(Func<CancellationToken, Task<T>> body, CancellationToken cancellationToken)
-    {
-        using var deadline = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-        deadline.CancelAfter(WorkloadTiming.RunTimeout);
-        return Task.Run(() => body(deadline.Token), deadline.Token).GetAwaiter().GetResult();
     }
 }

@@ -17,60 +17,51 @@ internal sealed class CorePubSubWorkload(int payloadSize, int publishers, int su
     public long SmokeCount => payloadSize >= 4096 ? 100 : 2_000;
 
     public Measurement Run(NatsEndpoint server, long count, string subject, CancellationToken cancellationToken) =>
-        CoreConnections.Run(token => RunAsync(server, count, subject, token), cancellationToken);
+        CoreRun.Run(run => RunAsync(server, count, subject, run), cancellationToken);
 
-    private async Task<Measurement> RunAsync(NatsEndpoint server, long count, string subject, CancellationToken cancellationToken)
+    private async Task<Measurement> RunAsync(NatsEndpoint server, long count, string subject, CoreRun run)
     {
-        var subscriberConnections = new List<NatsConnection>();
+        var cancellationToken = run.Token;
+        var subscriptions = new List<INatsSub<byte[]>>();
+        for (var i = 0; i < subscribers; i++)
+        {
+            var connection = await run.ConnectAsync(server.Subscribers, $"subscriber-{i}").ConfigureAwait(false);
+            subscriptions.Add(await connection.SubscribeCoreAsync<byte[]>(subject, cancellationToken: cancellationToken).ConfigureAwait(false));
+            await connection.PingAsync(cancellationToken).ConfigureAwait(false);
+        }
+
         var publisherConnections = new List<NatsConnection>();
-        try
+        for (var i = 0; i < publishers; i++)
         {
-            var subscriptions = new List<INatsSub<byte[]>>();
-            for (var i = 0; i < subscribers; i++)
-            {
-                var connection = await CoreConnections.ConnectAsync(server.Subscribers, $"sub-{i}").ConfigureAwait(false);
-                subscriberConnections.Add(connection);
-                subscriptions.Add(await connection.SubscribeCoreAsync<byte[]>(subject, cancellationToken: cancellationToken).ConfigureAwait(false));
-                await connection.PingAsync(cancellationToken).ConfigureAwait(false);
-            }
-
-            for (var i = 0; i < publishers; i++)
-            {
-                publisherConnections.Add(await CoreConnections.ConnectAsync(server, $"pub-{i}").ConfigureAwait(false));
-            }
-
-            if (subscribers > 0)
-            {
-                await LinkInterest.WaitAsync(server, subject, cancellationToken).ConfigureAwait(false);
-            }
-
-            var payload = new byte[payloadSize];
-            var start = Stopwatch.GetTimestamp();
-            var receiving = subscriptions.Select(s => Task.Run(() => ReceiveAsync(s, count, cancellationToken), cancellationToken)).ToList();
-            var publishing = publisherConnections.Select((c, i) => Task.Run(() => PublishAsync(c, subject, payload, WorkloadTiming.Share(count, publishers, i), cancellationToken), cancellationToken)).ToList();
-            var finished = await Task.WhenAll(receiving.Concat(publishing)).ConfigureAwait(false);
-            var messages = subscribers == 0 ? count : count * subscribers;
-            var end = subscribers == 0 ? finished.Max() : finished.Take(subscribers).Max();
-            foreach (var subscription in subscriptions)
-            {
-                await subscription.DisposeAsync().ConfigureAwait(false);
-            }
-
-            return new Measurement(messages, messages * payloadSize, WorkloadTiming.Between(start, end));
+            publisherConnections.Add(await run.ConnectAsync(server, $"publisher-{i}").ConfigureAwait(false));
         }
-        finally
+
+        if (subscribers > 0)
         {
-            foreach (var connection in subscriberConnections.Concat(publisherConnections))
-            {
-                await connection.DisposeAsync().ConfigureAwait(false);
-            }
+            await LinkInterest.WaitAsync(server, subject, run).ConfigureAwait(false);
         }
+
+        var payload = new byte[payloadSize];
+        var start = Stopwatch.GetTimestamp();
+        var receiving = subscriptions.Select(s => Task.Run(() => ReceiveAsync(s, count, cancellationToken), cancellationToken)).ToList();
+        var publishing = publisherConnections.Select((c, i) => Task.Run(() => PublishAsync(c, subject, payload, WorkloadTiming.Share(count, publishers, i), cancellationToken), cancellationToken)).ToList();
+        var finished = await Task.WhenAll(receiving.Concat(publishing)).ConfigureAwait(false);
+        var messages = subscribers == 0 ? count : count * subscribers;
+        var end = subscribers == 0 ? finished.Max() : finished.Take(subscribers).Max();
+        foreach (var subscription in subscriptions)
+        {
+            await subscription.DisposeAsync().ConfigureAwait(false);
+        }
+
+        return new Measurement(messages, messages * payloadSize, WorkloadTiming.Between(start, end));
     }
 
     private static async Task<long> PublishAsync(NatsConnection connection, string subject, byte[] payload, long count, CancellationToken cancellationToken)
     {
         for (long i = 0; i < count; i++)
         {
+            // PublishAsync looks at the token only when it has to wait: a failed run must stop publishing at once.
+            cancellationToken.ThrowIfCancellationRequested();
             await connection.PublishAsync(subject, payload, cancellationToken: cancellationToken).ConfigureAwait(false);
         }
 

@@ -17,49 +17,36 @@ internal sealed class CoreRequestReplyWorkload(int payloadSize, int clients, int
     public bool HasLatency => true;
 
     public Measurement Run(NatsEndpoint server, long count, string subject, CancellationToken cancellationToken) =>
-        CoreConnections.Run(token => RunAsync(server, count, subject, token), cancellationToken);
+        CoreRun.Run(run => RunAsync(server, count, subject, run), cancellationToken);
 
-    private async Task<Measurement> RunAsync(NatsEndpoint server, long count, string subject, CancellationToken cancellationToken)
+    private async Task<Measurement> RunAsync(NatsEndpoint server, long count, string subject, CoreRun run)
     {
+        var cancellationToken = run.Token;
         var serviceSubject = subject + ".svc";
-        var connections = new List<NatsConnection>();
         using var stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-        try
+        var serving = new List<Task>();
+        for (var i = 0; i < services; i++)
         {
-            var serving = new List<Task>();
-            for (var i = 0; i < services; i++)
-            {
-                var connection = await CoreConnections.ConnectAsync(server, $"svc-{i}").ConfigureAwait(false);
-                connections.Add(connection);
-                var subscription = await connection.SubscribeCoreAsync<byte[]>(serviceSubject, queueGroup ? "workers" : null, cancellationToken: cancellationToken).ConfigureAwait(false);
-                await connection.PingAsync(cancellationToken).ConfigureAwait(false);
-                serving.Add(Task.Run(() => ServeAsync(subscription, stop.Token), cancellationToken));
-            }
-
-            var requesters = new List<NatsConnection>();
-            for (var i = 0; i < clients; i++)
-            {
-                var connection = await CoreConnections.ConnectAsync(server, $"req-{i}").ConfigureAwait(false);
-                connections.Add(connection);
-                requesters.Add(connection);
-            }
-
-            var payload = new byte[payloadSize];
-            var start = Stopwatch.GetTimestamp();
-            var latencies = await Task.WhenAll(requesters.Select(c => Task.Run(() => RequestAsync(c, serviceSubject, payload, count, cancellationToken), cancellationToken))).ConfigureAwait(false);
-            var end = Stopwatch.GetTimestamp();
-            await stop.CancelAsync().ConfigureAwait(false);
-            await Task.WhenAll(serving).ConfigureAwait(false);
-            var messages = count * clients;
-            return new Measurement(messages, messages * payloadSize, WorkloadTiming.Between(start, end), LatencySummary.FromTicks([.. latencies.SelectMany(l => l)]));
+            var connection = await run.ConnectAsync(server, $"service-{i}").ConfigureAwait(false);
+            var subscription = await connection.SubscribeCoreAsync<byte[]>(serviceSubject, queueGroup ? "workers" : null, cancellationToken: cancellationToken).ConfigureAwait(false);
+            await connection.PingAsync(cancellationToken).ConfigureAwait(false);
+            serving.Add(Task.Run(() => ServeAsync(subscription, stop.Token), cancellationToken));
         }
-        finally
+
+        var requesters = new List<NatsConnection>();
+        for (var i = 0; i < clients; i++)
         {
-            foreach (var connection in connections)
-            {
-                await connection.DisposeAsync().ConfigureAwait(false);
-            }
+            requesters.Add(await run.ConnectAsync(server, $"requester-{i}").ConfigureAwait(false));
         }
+
+        var payload = new byte[payloadSize];
+        var start = Stopwatch.GetTimestamp();
+        var latencies = await Task.WhenAll(requesters.Select(c => Task.Run(() => RequestAsync(c, serviceSubject, payload, count, cancellationToken), cancellationToken))).ConfigureAwait(false);
+        var end = Stopwatch.GetTimestamp();
+        await stop.CancelAsync().ConfigureAwait(false);
+        await Task.WhenAll(serving).ConfigureAwait(false);
+        var messages = count * clients;
+        return new Measurement(messages, messages * payloadSize, WorkloadTiming.Between(start, end), LatencySummary.FromTicks([.. latencies.SelectMany(l => l)]));
     }
 
     private async Task<long[]> RequestAsync(NatsConnection connection, string subject, byte[] payload, long count, CancellationToken cancellationToken)
