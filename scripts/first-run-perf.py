@@ -23,7 +23,6 @@ import collections
 import os
 import re
 import shutil
-import socket
 import struct
 import subprocess
 import sys
@@ -31,6 +30,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
+from nats_probe import answers_ping, free_port  # noqa: E402
 COMPOSITE = "framework-r2r.dll"
 MAP = "framework-r2r.ni.{composite}.map"
 
@@ -68,27 +69,10 @@ def text_delta(dll):
     raise SystemExit("no .text section")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def wait_for_pong(port, deadline):
     while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-                s.sendall(b'CONNECT {"verbose":false}\r\nPING\r\n')
-                seen = b""
-                while b"PONG" not in seen:
-                    chunk = s.recv(4096)
-                    if not chunk:
-                        break
-                    seen += chunk
-                if b"PONG" in seen:
-                    return
-        except OSError:
-            pass
+        if answers_ping(port):
+            return
         time.sleep(0.005)
     raise SystemExit("no PONG within 30 s")
 

@@ -9,10 +9,13 @@ on a loaded machine the run-queue wait is the load's, and what a start can short
 Usage: scripts/startup-waits.py [HOST_DLL] [extra host arguments...]  (docs/benchmarks.md, "startup: the first
 second and restart")
 """
-import os, socket, subprocess, sys, tempfile, time
+import os, subprocess, sys, tempfile, time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from nats_probe import answers_ping, free_port  # noqa: E402
 
 dll = sys.argv[1] if len(sys.argv) > 1 else "host/Broker.Host/bin/Release/net10.0/Broker.Host.dll"
-s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
+port = free_port()
 log_path = tempfile.mktemp(suffix=".log")
 t0 = time.monotonic_ns()
 with open(log_path, "w") as log:
@@ -38,21 +41,6 @@ def snapshot():
     return threads
 
 
-def first_pong():
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
-            c.sendall(b'CONNECT {"verbose":false}\r\nPING\r\n')
-            data = b""
-            while b"PONG" not in data:
-                chunk = c.recv(4096)
-                if not chunk:
-                    return False
-                data += chunk
-            return True
-    except OSError:
-        return False
-
-
 marks = []
 try:
     while time.monotonic_ns() - t0 < 30e9 and proc.poll() is None:
@@ -62,7 +50,7 @@ try:
             marks.append(("first log line", time.monotonic_ns() - t0, snapshot()))
         if len(marks) == 1 and "Broker is ready" in text:
             marks.append(("Broker is ready", time.monotonic_ns() - t0, snapshot()))
-        if len(marks) == 2 and first_pong():
+        if len(marks) == 2 and answers_ping(port):
             marks.append(("first PONG", time.monotonic_ns() - t0, snapshot()))
             break
         time.sleep(0.001)

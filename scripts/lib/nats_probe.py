@@ -1,0 +1,27 @@
+"""Shared by the Python probes under scripts/ (first-run-perf.py, startup-waits.py): a free port, and whether a server
+under test answers a CONNECT + PING. Import with scripts/lib on sys.path (each probe adds it)."""
+
+import socket
+
+
+def free_port():
+    """A free TCP port on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def answers_ping(port, timeout=5):
+    """One attempt: connects to 127.0.0.1:port, sends CONNECT + PING, True once PONG arrives (False when refused or closed)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            s.sendall(b'CONNECT {"verbose":false}\r\nPING\r\n')
+            seen = b""
+            while b"PONG" not in seen:
+                chunk = s.recv(4096)
+                if not chunk:
+                    return False
+                seen += chunk
+            return True
+    except OSError:
+        return False
