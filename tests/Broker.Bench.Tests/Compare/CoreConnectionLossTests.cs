@@ -19,14 +19,23 @@ public sealed class CoreConnectionLossTests(ITestOutputHelper output)
     [Theory(Timeout = 60_000)]
     [InlineData("ours", "tcp")]
     [InlineData("ours", "ws")]
+    [InlineData("ours", "tls")]
     [InlineData("nats-server", "tcp")]
+    [InlineData("nats-server", "tls")]
     public async Task A_subscriber_the_server_closes_fails_the_run_at_once_with_the_reason(string side, string scheme)
     {
-        var transport = scheme == "ws" ? NatsTransport.WebSocket : NatsTransport.Tcp;
+        var transport = scheme switch { "ws" => NatsTransport.WebSocket, "tls" => NatsTransport.Tls, _ => NatsTransport.Tcp };
         using var log = new StringWriter();
+        using var certificate = HarnessCertificate.Create();
         var launch = side == "ours" ? OurBroker.HostLaunch(OurBroker.LocateHost(null, log)) : NatsLaunch(log);
-        var config = TinyMaxPending + (transport == NatsTransport.WebSocket ? $"websocket {{ host: \"127.0.0.1\", port: {ServerLaunch.WebSocketPortPlaceholder}, no_tls: true }}\n" : string.Empty);
-        using var server = ServerProcess.Start(launch with { Config = config }, CancellationToken.None);
+        var config = TinyMaxPending + transport switch
+        {
+            NatsTransport.WebSocket => $"websocket {{ host: \"127.0.0.1\", port: {ServerLaunch.WebSocketPortPlaceholder}, no_tls: true }}\n",
+            NatsTransport.Tls => $"tls {{ cert_file: \"{certificate.CertFile}\", key_file: \"{certificate.KeyFile}\" }}\n",
+            _ => string.Empty,
+        };
+        var tls = transport == NatsTransport.Tls ? certificate.Certificate : null;
+        using var server = ServerProcess.Start(launch with { Config = config, TlsCertificate = tls }, CancellationToken.None);
         var workload = new CorePubSubWorkload(payloadSize: 1024, publishers: 1, subscribers: 1);
 
         var elapsed = Stopwatch.StartNew();
