@@ -1,6 +1,7 @@
 using System.Threading.Channels;
 using Broker.TestKit;
 using NATS.Client.Core;
+using Xunit.Abstractions;
 
 namespace Broker.Tls.Tests;
 
@@ -12,7 +13,7 @@ namespace Broker.Tls.Tests;
 /// reconnected by itself, losing the messages in between (docs/benchmarks.md, "tlsstall"; scripts/ws-pubsub-stall
 /// with <c>tls</c>). nats-server never closes it. The WebSocket twin is Broker.WebSocket.Tests' SlowSubscriberTests.
 /// </summary>
-public sealed class SlowSubscriberTests
+public sealed class SlowSubscriberTests(ITestOutputHelper output)
 {
     private const int PayloadSize = 1024;
     private const int Messages = 8_000;
@@ -26,7 +27,10 @@ public sealed class SlowSubscriberTests
         var failures = new List<string>();
         for (var attempt = 0; attempt < 3; attempt++)
         {
-            if (await AttemptAsync() is not { } failure)
+            var started = DateTime.UtcNow;
+            var failure = await AttemptAsync();
+            output.WriteLine($"attempt {attempt + 1}: {failure ?? "every message, nobody closed"} ({(DateTime.UtcNow - started).TotalSeconds:F1} s)");
+            if (failure is null)
             {
                 return;
             }

@@ -7,9 +7,11 @@ namespace Broker.Core.Internal.Clients;
 
 /// <summary>
 /// The output of one connection, shared by NATS connections and adapter connections (<see cref="BusConnection"/>):
-/// producers on any thread append under <see cref="Gate"/>, <see cref="Flush"/> commits once per producer batch. A
-/// flush the pipe cannot complete means three quarters of max_pending or more are buffered: producers stall briefly on
-/// it (nats-server's fast-producer stall), and beyond max_pending the owner closes the connection as a slow consumer.
+/// producers on any thread append under <see cref="Gate"/>, <see cref="Flush"/> commits once per producer batch. Once
+/// three quarters of max_pending or more are buffered, producers stall briefly (nats-server's fast-producer stall) on
+/// the flush the pipe cannot complete, or, when the layers below the pipe hold it (a TLS or WebSocket buffer above the
+/// socket's, each pausing at three quarters of its own), on the layers' drain to half (the pipe's own thresholds);
+/// beyond max_pending the owner closes the connection as a slow consumer.
 /// </summary>
 /// <remarks>
 /// Writes go to a head memory taken from the pipe and are passed to it with one <c>Advance</c> per segment or flush
@@ -26,9 +28,12 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
     private readonly TransportConnection connection;
     private PipeWriter writer;
 
-    // The flush the pipe has not completed: the peer is far behind.
+    // The flush the pipe has not completed, or the layers' drain (stalledOnLayers): the peer is far behind.
     private Task? stalledFlush;
     private long stalledSince;
+
+    // The stall is the wait for the layers below the pipe to drain: the pipe takes flushes meanwhile.
+    private bool stalledOnLayers;
 
     // While stalled: when the peer last took bytes, and how many it had taken by then (committed minus pending).
     private long progressAt;
@@ -180,7 +185,7 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
                 return null;
             }
 
-            if (stalledFlush is { IsCompleted: false })
+            if (stalledFlush is { IsCompleted: false } && !stalledOnLayers)
             {
                 // Committing more waits for the outstanding flush; its continuation flushes again. Producers wait
                 // for it only during the grace (StallPolicy), and count their next step from here.
@@ -214,15 +219,31 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
 
                 if (flush.IsCompleted)
                 {
-                    stalledFlush = null;
                     _ = flush.GetAwaiter().GetResult();
-                    stall = null;
-                    flushed = true;
+                    if (stalledFlush is { IsCompleted: false })
+                    {
+                        // Still waiting for the layers below to drain (stalledOnLayers): as for a flush, during the grace.
+                        stall = SinceProgress() < (long)StallPolicy.Grace.TotalMilliseconds ? stalledFlush : null;
+                    }
+                    else if (LayersDrain() is { } drain)
+                    {
+                        stall = stalledFlush = drain;
+                        stalledOnLayers = true;
+                        stalledSince = progressAt = Environment.TickCount64;
+                        sentAtProgress = Sent();
+                    }
+                    else
+                    {
+                        stalledFlush = null;
+                        stall = null;
+                        flushed = true;
+                    }
                 }
                 else
                 {
                     // Three quarters of max_pending or more are waiting: producers stall on this until the peer catches up.
                     stall = stalledFlush = flush.AsTask();
+                    stalledOnLayers = false;
                     stalledSince = progressAt = Environment.TickCount64;
                     sentAtProgress = Sent();
                     _ = stall.ContinueWith(static (_, state) => ((ClientBase)state!).FlushOutput(), owner, CancellationToken.None, TaskContinuationOptions.None, TaskScheduler.Default);
@@ -247,6 +268,26 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
         }
 
         return stall;
+    }
+
+    /// <summary>
+    /// When the pipe took the flush but the connection's layers together hold three quarters of max_pending or more (a
+    /// wrapper's buffer above the socket's, each pausing at three quarters of its own): their wait to drain to half, as
+    /// a pipe resumes its writer; else null. Most flushes are judged by the bound <see cref="WouldPassMaxPending"/>
+    /// keeps, without asking the transport.
+    /// </summary>
+    private Task? LayersDrain()
+    {
+        var limit = connection.Settings.MaxPendingOutputBytes;
+        var stallAt = limit / 4 * 3;
+        if (pendingAtCheck + (Written - writtenAtCheck) <= stallAt || connection.Features.Get<IPendingOutputFeature>() is not { } pending)
+        {
+            return null;
+        }
+
+        pendingAtCheck = pending.PendingOutputBytes + headUsed;
+        writtenAtCheck = Written;
+        return pendingAtCheck < stallAt ? null : pending.WhenPendingAtMost(limit / 2);
     }
 
     /// <summary>
