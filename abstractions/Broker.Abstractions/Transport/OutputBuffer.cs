@@ -24,62 +24,28 @@ public sealed class OutputBuffer : IPendingOutputFeature
     /// <param name="settings">The listener's settings.</param>
     /// <param name="below">The pending-output feature of the connection this one writes into, if any.</param>
     /// <param name="readerScheduler">Where the send loop's continuations run; the thread pool by default.</param>
-#pragma warning disable RS0027 // The shipped constructor keeps its optional parameters; the threshold overload was added beside it.
     public OutputBuffer(TransportSettings settings, IPendingOutputFeature? below = null, PipeScheduler? readerScheduler = null)
-#pragma warning restore RS0027
-        : this(settings, below, readerScheduler, pauseWriterThreshold: 0)
-    {
-    }
-
-    /// <summary>
-    /// Creates the buffer with <see cref="TransportSettings.CreateOutputPipeOptions"/> but a writer that pauses at
-    /// <paramref name="pauseWriterThreshold"/> bytes (and resumes at half of it). A wrapper whose send loop moves the
-    /// whole buffer into the connection <paramref name="below"/> at each read (WebSocket) gives a small threshold: the
-    /// broker stalls producers when this buffer's flush stops completing and closes the subscriber once more than
-    /// max_pending waits in all layers together, so this buffer must pause well before the layers' sum reaches it.
-    /// </summary>
-    /// <param name="settings">The listener's settings.</param>
-    /// <param name="below">The pending-output feature of the connection this one writes into, if any.</param>
-    /// <param name="readerScheduler">Where the send loop's continuations run; <see langword="null"/> for the thread pool.</param>
-    /// <param name="pauseWriterThreshold">Bytes at which flushes stop completing; 0 for the settings' three quarters of max_pending.</param>
-    public OutputBuffer(TransportSettings settings, IPendingOutputFeature? below, PipeScheduler? readerScheduler, long pauseWriterThreshold)
     {
         ArgumentNullException.ThrowIfNull(settings);
-        ArgumentOutOfRangeException.ThrowIfNegative(pauseWriterThreshold);
-        pipe = new Pipe(pauseWriterThreshold == 0 ? OptionsFor(ref lastOptions, settings, readerScheduler, 0) : OptionsFor(ref lastEarlyOptions, settings, readerScheduler, Math.Max(pauseWriterThreshold, 2)));
+        pipe = new Pipe(OptionsFor(settings, readerScheduler));
         writer = new CountingWriter(pipe.Writer);
         this.below = below;
     }
 
     // The options of the last settings seen: a listener's connections share its settings instance, so they share one
-    // PipeOptions instead of one each (issue 25). A different settings instance, scheduler or threshold replaces the entry.
+    // PipeOptions instead of one each (issue 25). A different settings instance or scheduler replaces the entry.
     private static CachedOptions? lastOptions;
 
-    // The same for buffers with their own pause threshold.
-    private static CachedOptions? lastEarlyOptions;
-
-    private static PipeOptions OptionsFor(ref CachedOptions? last, TransportSettings settings, PipeScheduler? readerScheduler, long pauseWriterThreshold)
+    private static PipeOptions OptionsFor(TransportSettings settings, PipeScheduler? readerScheduler)
     {
-        var cached = Volatile.Read(ref last);
-        if (cached is not null && ReferenceEquals(cached.Settings, settings) && ReferenceEquals(cached.Scheduler, readerScheduler) && cached.Pause == pauseWriterThreshold)
+        var cached = Volatile.Read(ref lastOptions);
+        if (cached is not null && ReferenceEquals(cached.Settings, settings) && ReferenceEquals(cached.Scheduler, readerScheduler))
         {
             return cached.Options;
         }
 
         var options = settings.CreateOutputPipeOptions(readerScheduler);
-        if (pauseWriterThreshold > 0)
-        {
-            options = new PipeOptions(
-                options.Pool,
-                options.ReaderScheduler,
-                options.WriterScheduler,
-                pauseWriterThreshold,
-                pauseWriterThreshold / 2,
-                options.MinimumSegmentSize,
-                options.UseSynchronizationContext);
-        }
-
-        Volatile.Write(ref last, new CachedOptions(settings, readerScheduler, pauseWriterThreshold, options));
+        Volatile.Write(ref lastOptions, new CachedOptions(settings, readerScheduler, options));
         return options;
     }
 
@@ -161,7 +127,7 @@ public sealed class OutputBuffer : IPendingOutputFeature
         }
     }
 
-    private sealed record CachedOptions(TransportSettings Settings, PipeScheduler? Scheduler, long Pause, PipeOptions Options);
+    private sealed record CachedOptions(TransportSettings Settings, PipeScheduler? Scheduler, PipeOptions Options);
 
     // One wait for the layers to drain, shared by every producer stalled on this connection; its continuations run on
     // the thread pool, not on the send loop that completes it.
