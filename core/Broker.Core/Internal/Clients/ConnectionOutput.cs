@@ -28,12 +28,9 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
     private readonly TransportConnection connection;
     private PipeWriter writer;
 
-    // The flush the pipe has not completed, or the layers' drain (stalledOnLayers): the peer is far behind.
+    // The flush the pipe has not completed, or the layers' drain (LayersDrain): the peer is far behind.
     private Task? stalledFlush;
     private long stalledSince;
-
-    // The stall is the wait for the layers below the pipe to drain: the pipe takes flushes meanwhile.
-    private bool stalledOnLayers;
 
     // While stalled: when the peer last took bytes, and how many it had taken by then (committed minus pending).
     private long progressAt;
@@ -185,7 +182,7 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
                 return null;
             }
 
-            if (stalledFlush is { IsCompleted: false } && !stalledOnLayers)
+            if (stalledFlush is { IsCompleted: false })
             {
                 // Committing more waits for the outstanding flush; its continuation flushes again. Producers wait
                 // for it only during the grace (StallPolicy), and count their next step from here.
@@ -217,33 +214,18 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
                     flush = writer.FlushAsync();
                 }
 
-                if (flush.IsCompleted)
+                // The pipe took it, but the layers below it may hold too much together: a stall like a flush's.
+                var waiting = flush.IsCompleted ? Taken(flush) : flush.AsTask();
+                if (waiting is null)
                 {
-                    _ = flush.GetAwaiter().GetResult();
-                    if (stalledFlush is { IsCompleted: false })
-                    {
-                        // Still waiting for the layers below to drain (stalledOnLayers): as for a flush, during the grace.
-                        stall = SinceProgress() < (long)StallPolicy.Grace.TotalMilliseconds ? stalledFlush : null;
-                    }
-                    else if (LayersDrain() is { } drain)
-                    {
-                        stall = stalledFlush = drain;
-                        stalledOnLayers = true;
-                        stalledSince = progressAt = Environment.TickCount64;
-                        sentAtProgress = Sent();
-                    }
-                    else
-                    {
-                        stalledFlush = null;
-                        stall = null;
-                        flushed = true;
-                    }
+                    stalledFlush = null;
+                    stall = null;
+                    flushed = true;
                 }
                 else
                 {
                     // Three quarters of max_pending or more are waiting: producers stall on this until the peer catches up.
-                    stall = stalledFlush = flush.AsTask();
-                    stalledOnLayers = false;
+                    stall = stalledFlush = waiting;
                     stalledSince = progressAt = Environment.TickCount64;
                     sentAtProgress = Sent();
                     _ = stall.ContinueWith(static (_, state) => ((ClientBase)state!).FlushOutput(), owner, CancellationToken.None, TaskContinuationOptions.None, TaskScheduler.Default);
@@ -268,6 +250,13 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
         }
 
         return stall;
+    }
+
+    // A flush the pipe completed: the layers' drain to wait for, if any (LayersDrain).
+    private Task? Taken(ValueTask<FlushResult> flush)
+    {
+        _ = flush.GetAwaiter().GetResult();
+        return LayersDrain();
     }
 
     /// <summary>
