@@ -74,12 +74,19 @@ public sealed class OutputBuffer : IPendingOutputFeature
     /// <inheritdoc/>
     Task? IPendingOutputFeature.WhenPendingAtMost(long bytes)
     {
+        var waiter = Volatile.Read(ref drainWaiter);
         if (PendingOutputBytes <= bytes)
         {
+            // A wait for less than that comes true too (the largest asked for counts).
+            if (waiter is not null)
+            {
+                waiter.Raise(bytes);
+                Check(waiter);
+            }
+
             return null;
         }
 
-        var waiter = Volatile.Read(ref drainWaiter);
         while (waiter is null || waiter.Task.IsCompleted)
         {
             var made = new DrainWaiter(this, bytes);

@@ -19,7 +19,7 @@ namespace Broker.Core.Internal.Clients;
 /// contended for on every message. As an <see cref="IBufferWriter{T}"/> it is what adapters' encoders write to.
 /// Every member except <see cref="Flush"/> and <see cref="IsBeyondMaxPending"/> must be called with <see cref="Gate"/> held.
 /// </remarks>
-internal sealed class ConnectionOutput : IBufferWriter<byte>
+internal sealed partial class ConnectionOutput : IBufferWriter<byte>
 {
     // The most bytes of one producer batch that the producer sends itself (SendLoopScheduler): a request, a reply,
     // a few small messages; one flush of more goes to a worker.
@@ -31,6 +31,9 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
     // The flush the pipe has not completed, or the layers' drain (LayersDrain): the peer is far behind.
     private Task? stalledFlush;
     private long stalledSince;
+
+    // The stall is the layers' drain, whose target moves up by what is appended meanwhile (RaiseLayersDrain).
+    private bool stalledOnLayers;
 
     // While stalled: when the peer last took bytes, and how many it had taken by then (committed minus pending).
     private long progressAt;
@@ -111,30 +114,6 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
     }
 
     /// <summary>
-    /// Whether appending <paramref name="bytes"/> would leave more than max_pending waiting to be sent (the bytes the
-    /// transport holds and those not yet passed to it): nats-server's <c>queueOutbound</c> check, made before the
-    /// append, so a connection never holds more than max_pending; the caller then closes it as a slow consumer
-    /// instead of appending. False without a byte count from the transport (the write deadline decides there).
-    /// </summary>
-    public bool WouldPassMaxPending(long bytes)
-    {
-        var limit = connection.Settings.MaxPendingOutputBytes;
-        if (pendingAtCheck + (Written - writtenAtCheck) + bytes <= limit)
-        {
-            return false;
-        }
-
-        if (connection.Features.Get<IPendingOutputFeature>() is not { } pending)
-        {
-            return false;
-        }
-
-        pendingAtCheck = pending.PendingOutputBytes + headUsed;
-        writtenAtCheck = Written;
-        return pendingAtCheck + bytes > limit;
-    }
-
-    /// <summary>
     /// Counts bytes of a delivery towards the current batch; returns whether the producer should end its batch now:
     /// it must not add more than an eighth of max_pending between flushes, nor anything while the peer is far behind
     /// and reading (<see cref="StallPolicy.Reading"/>).
@@ -187,6 +166,11 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
                 // Committing more waits for the outstanding flush; its continuation flushes again. Producers wait
                 // for it only during the grace (StallPolicy), and count their next step from here.
                 unflushedBytes = 0;
+                if (stalledOnLayers)
+                {
+                    RaiseLayersDrain();
+                }
+
                 stall = SinceProgress() < (long)StallPolicy.Grace.TotalMilliseconds ? stalledFlush : null;
             }
             else
@@ -215,7 +199,8 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
                 }
 
                 // The pipe took it, but the layers below it may hold too much together: a stall like a flush's.
-                var waiting = flush.IsCompleted ? Taken(flush) : flush.AsTask();
+                stalledOnLayers = flush.IsCompleted;
+                var waiting = stalledOnLayers ? Taken(flush) : flush.AsTask();
                 if (waiting is null)
                 {
                     stalledFlush = null;
@@ -250,68 +235,6 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
         }
 
         return stall;
-    }
-
-    // A flush the pipe completed: the layers' drain to wait for, if any (LayersDrain).
-    private Task? Taken(ValueTask<FlushResult> flush)
-    {
-        _ = flush.GetAwaiter().GetResult();
-        return LayersDrain();
-    }
-
-    /// <summary>
-    /// When the pipe took the flush but the connection's layers together hold three quarters of max_pending or more (a
-    /// wrapper's buffer above the socket's, each pausing at three quarters of its own): their wait to drain to half, as
-    /// a pipe resumes its writer; else null. Most flushes are judged by the bound <see cref="WouldPassMaxPending"/>
-    /// keeps, without asking the transport.
-    /// </summary>
-    private Task? LayersDrain()
-    {
-        var limit = connection.Settings.MaxPendingOutputBytes;
-        var stallAt = limit / 4 * 3;
-        if (pendingAtCheck + (Written - writtenAtCheck) <= stallAt || connection.Features.Get<IPendingOutputFeature>() is not { } pending)
-        {
-            return null;
-        }
-
-        pendingAtCheck = pending.PendingOutputBytes + headUsed;
-        writtenAtCheck = Written;
-        return pendingAtCheck < stallAt ? null : pending.WhenPendingAtMost(limit / 2);
-    }
-
-    /// <summary>
-    /// Milliseconds since the stalled peer last took a byte (or since the stall began): how producers treat it is
-    /// decided by this (<see cref="StallPolicy"/>). Without a byte count from the transport, since the stall began.
-    /// </summary>
-    private long SinceProgress()
-    {
-        var now = Environment.TickCount64;
-        if (Sent() is var sent && sent > sentAtProgress)
-        {
-            sentAtProgress = sent;
-            progressAt = now;
-        }
-
-        return now - progressAt;
-    }
-
-    // What the transport has taken so far (TLS or WebSocket framing below may make it lag a little); 0 when it cannot say.
-    private long Sent() => connection.Features.Get<IPendingOutputFeature>() is { } pending ? committed - pending.PendingOutputBytes : 0;
-
-    /// <summary>
-    /// Whether more than max_pending waits to be sent (nats-server closes such a client). Without a byte count from
-    /// the transport, a stall that outlasts the write deadline counts as the limit.
-    /// </summary>
-    public bool IsBeyondMaxPending()
-    {
-        var settings = connection.Settings;
-        if (connection.Features.Get<IPendingOutputFeature>() is { } pending)
-        {
-            return pending.PendingOutputBytes > settings.MaxPendingOutputBytes;
-        }
-
-        return settings.WriteDeadline > TimeSpan.Zero
-            && Environment.TickCount64 - Volatile.Read(ref stalledSince) > (long)settings.WriteDeadline.TotalMilliseconds;
     }
 
     /// <summary>
