@@ -1,6 +1,6 @@
-// Usage: dotnet stall.dll WS_URL MONITOR_URL COUNT ROUNDS (run.sh starts a server and calls it).
+// Usage: dotnet stall.dll WS_URL|TLS_URL MONITOR_URL COUNT ROUNDS (run.sh starts a server and calls it).
 // Each round: a NATS.Client.Core subscriber (SubPendingChannelFullMode.Wait, as the harness's Core rows) and a
-// publisher awaiting PublishAsync per 128 B message, both over WS_URL; COUNT messages, then the publisher's PING. A
+// publisher awaiting PublishAsync per 128 B message, both over the URL (tls:// skips the certificate's check); COUNT messages, then the publisher's PING. A
 // round with no progress on either side for 3 s is a stall: prints both counts, /connz?subs=1 and the sockets (ss).
 using System.Diagnostics;
 using System.Threading.Channels;
@@ -15,6 +15,9 @@ NatsOpts Opts(string name) => NatsOpts.Default with
     Name = name, Url = url, MaxReconnectRetry = 0, ConnectTimeout = TimeSpan.FromSeconds(10),
     CommandTimeout = TimeSpan.FromSeconds(30), RequestTimeout = TimeSpan.FromSeconds(30),
     SubPendingChannelFullMode = BoundedChannelFullMode.Wait,
+    TlsOpts = url.StartsWith("tls://", StringComparison.Ordinal)
+        ? new NatsTlsOpts { Mode = TlsMode.Require, InsecureSkipVerify = true }
+        : NatsTlsOpts.Default,
 };
 using var http = new HttpClient();
 var port = new Uri(url).Port;

@@ -1,18 +1,21 @@
 using System.Threading.Channels;
 using Broker.TestKit;
 using NATS.Client.Core;
+using Xunit.Abstractions;
 
 namespace Broker.WebSocket.Tests;
 
 /// <summary>
 /// A WebSocket subscriber that reads more slowly than its publisher writes holds the publisher back, as a plain TCP
 /// one does (Broker.Protocol.Tests' ProducerStallTests), instead of being cut off as a slow consumer. The WebSocket
-/// buffer sits above the socket's: when each paused its writer at three quarters of max_pending, the two together
-/// passed max_pending (the slow-consumer rule) before the flush the publisher stalls on ever paused, and
-/// NATS.Client.Core's subscriber in the comparison harness's WebSocket pub/sub row was closed in about one run in four
-/// (docs/benchmarks.md, the late-afternoon round of 2026-11-29; scripts/ws-pubsub-stall). nats-server never closed it.
+/// buffer sits above the socket's, each pausing its writer at three quarters of max_pending: producers stalled only
+/// when the WebSocket buffer's flush stopped completing, so the two together passed max_pending (the slow-consumer
+/// rule) first, and NATS.Client.Core's subscriber in the comparison harness's WebSocket pub/sub row was closed in about
+/// one run in four (docs/benchmarks.md, the late-afternoon round of 2026-11-29; scripts/ws-pubsub-stall). Producers now
+/// stall on the layers' sum (IPendingOutputFeature.WhenPendingAtMost; "tlsstall"), as Broker.Tls.Tests'
+/// SlowSubscriberTests checks for TLS. nats-server never closed it.
 /// </summary>
-public sealed class SlowSubscriberTests
+public sealed class SlowSubscriberTests(ITestOutputHelper output)
 {
     private const int PayloadSize = 1024;
     private const int Messages = 8_000;
@@ -26,7 +29,10 @@ public sealed class SlowSubscriberTests
         var failures = new List<string>();
         for (var attempt = 0; attempt < 3; attempt++)
         {
-            if (await AttemptAsync() is not { } failure)
+            var started = DateTime.UtcNow;
+            var failure = await AttemptAsync();
+            output.WriteLine($"attempt {attempt + 1}: {failure ?? "every message, nobody closed"} ({(DateTime.UtcNow - started).TotalSeconds:F1} s)");
+            if (failure is null)
             {
                 return;
             }

@@ -62,13 +62,16 @@ internal sealed partial class TlsConnection
                     break;
                 }
 
+                // Each segment counts as sent once encrypted into the socket's buffer, whose count then holds it: marked
+                // after the whole buffer, what the socket took first was counted twice while the rest waited for the
+                // socket to drain, and the broker adds both counts (slow consumers, producer stalls).
                 var buffer = result.Buffer;
                 foreach (var segment in buffer)
                 {
                     await stream.WriteAsync(segment).ConfigureAwait(false);
+                    clearOutput.MarkSent(segment.Length);
                 }
 
-                clearOutput.MarkSent(buffer.Length);
                 reader.AdvanceTo(buffer.End);
                 if (result.IsCompleted)
                 {

@@ -17,8 +17,9 @@ namespace Broker.Adapters.Tls.Internal;
 /// <remarks>
 /// The decrypted output pipe is created with <see cref="TransportSettings.CreateOutputPipeOptions"/>, so a flush
 /// completes synchronously until <see cref="TransportSettings.MaxPendingOutputBytes"/> of clear text wait behind a
-/// peer that does not read: slow consumers are detected through TLS. Encrypted bytes already handed to the inner
-/// transport count against its own limit, so a stalled peer may hold up to twice the limit before detection.
+/// peer that does not read: slow consumers are detected through TLS. What waits in it and what the inner transport
+/// holds are counted together (the output is the connection's <see cref="IPendingOutputFeature"/> over the inner
+/// one's), for the slow-consumer limit and for the broker's producer stall, which waits for both to drain.
 /// </remarks>
 internal sealed partial class TlsConnection : TransportConnection, ITlsConnectionFeature
 {

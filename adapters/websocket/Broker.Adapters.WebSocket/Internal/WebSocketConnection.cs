@@ -51,15 +51,11 @@ internal sealed partial class WebSocketConnection : TransportConnection
             pauseWriterThreshold: 1024 * 1024,
             resumeWriterThreshold: 512 * 1024,
             useSynchronizationContext: false));
-        // What waits here counts on top of what the connection below still holds (the shared feature bag has its count).
+        // What waits here counts on top of what the connection below still holds (the shared feature bag has its count);
+        // the broker stalls producers on the two together (IPendingOutputFeature.WhenPendingAtMost).
         // The send loop runs inline on the thread that flushes (the producer's): framing is a copy into the connection
         // below, whose own send loop is the one hop to the socket. On the thread pool it was a second hop per flush.
-        //
-        // It pauses at 1/32 of max_pending, not three quarters: the socket's buffer below pauses at three quarters and
-        // the send loop moves this whole buffer into it at each read, so producers must stall on this flush before both
-        // together pass max_pending (the slow-consumer rule), as they do on a plain connection (SlowSubscriberTests;
-        // docs/benchmarks.md, the late-afternoon round of 2026-11-29).
-        output = new OutputBuffer(inner.Settings, inner.Features.Get<IPendingOutputFeature>(), PipeScheduler.Inline, Math.Max(inner.Settings.MaxPendingOutputBytes / 32, 2));
+        output = new OutputBuffer(inner.Settings, inner.Features.Get<IPendingOutputFeature>(), PipeScheduler.Inline);
         Features.Set<IPendingOutputFeature>(output);
         Transport = new DuplexPipe(input.Reader, output.Writer);
     }

@@ -7,9 +7,11 @@ namespace Broker.Core.Internal.Clients;
 
 /// <summary>
 /// The output of one connection, shared by NATS connections and adapter connections (<see cref="BusConnection"/>):
-/// producers on any thread append under <see cref="Gate"/>, <see cref="Flush"/> commits once per producer batch. A
-/// flush the pipe cannot complete means three quarters of max_pending or more are buffered: producers stall briefly on
-/// it (nats-server's fast-producer stall), and beyond max_pending the owner closes the connection as a slow consumer.
+/// producers on any thread append under <see cref="Gate"/>, <see cref="Flush"/> commits once per producer batch. Once
+/// three quarters of max_pending or more are buffered, producers stall briefly (nats-server's fast-producer stall) on
+/// the flush the pipe cannot complete, or, when the layers below the pipe hold it (a TLS or WebSocket buffer above the
+/// socket's, each pausing at three quarters of its own), on the layers' drain to half (the pipe's own thresholds);
+/// beyond max_pending the owner closes the connection as a slow consumer.
 /// </summary>
 /// <remarks>
 /// Writes go to a head memory taken from the pipe and are passed to it with one <c>Advance</c> per segment or flush
@@ -17,7 +19,7 @@ namespace Broker.Core.Internal.Clients;
 /// contended for on every message. As an <see cref="IBufferWriter{T}"/> it is what adapters' encoders write to.
 /// Every member except <see cref="Flush"/> and <see cref="IsBeyondMaxPending"/> must be called with <see cref="Gate"/> held.
 /// </remarks>
-internal sealed class ConnectionOutput : IBufferWriter<byte>
+internal sealed partial class ConnectionOutput : IBufferWriter<byte>
 {
     // The most bytes of one producer batch that the producer sends itself (SendLoopScheduler): a request, a reply,
     // a few small messages; one flush of more goes to a worker.
@@ -26,9 +28,12 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
     private readonly TransportConnection connection;
     private PipeWriter writer;
 
-    // The flush the pipe has not completed: the peer is far behind.
+    // The flush the pipe has not completed, or the layers' drain (LayersDrain): the peer is far behind.
     private Task? stalledFlush;
     private long stalledSince;
+
+    // The stall is the layers' drain, whose target moves up by what is appended meanwhile (RaiseLayersDrain).
+    private bool stalledOnLayers;
 
     // While stalled: when the peer last took bytes, and how many it had taken by then (committed minus pending).
     private long progressAt;
@@ -109,30 +114,6 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
     }
 
     /// <summary>
-    /// Whether appending <paramref name="bytes"/> would leave more than max_pending waiting to be sent (the bytes the
-    /// transport holds and those not yet passed to it): nats-server's <c>queueOutbound</c> check, made before the
-    /// append, so a connection never holds more than max_pending; the caller then closes it as a slow consumer
-    /// instead of appending. False without a byte count from the transport (the write deadline decides there).
-    /// </summary>
-    public bool WouldPassMaxPending(long bytes)
-    {
-        var limit = connection.Settings.MaxPendingOutputBytes;
-        if (pendingAtCheck + (Written - writtenAtCheck) + bytes <= limit)
-        {
-            return false;
-        }
-
-        if (connection.Features.Get<IPendingOutputFeature>() is not { } pending)
-        {
-            return false;
-        }
-
-        pendingAtCheck = pending.PendingOutputBytes + headUsed;
-        writtenAtCheck = Written;
-        return pendingAtCheck + bytes > limit;
-    }
-
-    /// <summary>
     /// Counts bytes of a delivery towards the current batch; returns whether the producer should end its batch now:
     /// it must not add more than an eighth of max_pending between flushes, nor anything while the peer is far behind
     /// and reading (<see cref="StallPolicy.Reading"/>).
@@ -185,6 +166,11 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
                 // Committing more waits for the outstanding flush; its continuation flushes again. Producers wait
                 // for it only during the grace (StallPolicy), and count their next step from here.
                 unflushedBytes = 0;
+                if (stalledOnLayers)
+                {
+                    RaiseLayersDrain();
+                }
+
                 stall = SinceProgress() < (long)StallPolicy.Grace.TotalMilliseconds ? stalledFlush : null;
             }
             else
@@ -212,17 +198,19 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
                     flush = writer.FlushAsync();
                 }
 
-                if (flush.IsCompleted)
+                // The pipe took it, but the layers below it may hold too much together: a stall like a flush's.
+                stalledOnLayers = flush.IsCompleted;
+                var waiting = stalledOnLayers ? Taken(flush) : flush.AsTask();
+                if (waiting is null)
                 {
                     stalledFlush = null;
-                    _ = flush.GetAwaiter().GetResult();
                     stall = null;
                     flushed = true;
                 }
                 else
                 {
                     // Three quarters of max_pending or more are waiting: producers stall on this until the peer catches up.
-                    stall = stalledFlush = flush.AsTask();
+                    stall = stalledFlush = waiting;
                     stalledSince = progressAt = Environment.TickCount64;
                     sentAtProgress = Sent();
                     _ = stall.ContinueWith(static (_, state) => ((ClientBase)state!).FlushOutput(), owner, CancellationToken.None, TaskContinuationOptions.None, TaskScheduler.Default);
@@ -247,41 +235,6 @@ internal sealed class ConnectionOutput : IBufferWriter<byte>
         }
 
         return stall;
-    }
-
-    /// <summary>
-    /// Milliseconds since the stalled peer last took a byte (or since the stall began): how producers treat it is
-    /// decided by this (<see cref="StallPolicy"/>). Without a byte count from the transport, since the stall began.
-    /// </summary>
-    private long SinceProgress()
-    {
-        var now = Environment.TickCount64;
-        if (Sent() is var sent && sent > sentAtProgress)
-        {
-            sentAtProgress = sent;
-            progressAt = now;
-        }
-
-        return now - progressAt;
-    }
-
-    // What the transport has taken so far (TLS or WebSocket framing below may make it lag a little); 0 when it cannot say.
-    private long Sent() => connection.Features.Get<IPendingOutputFeature>() is { } pending ? committed - pending.PendingOutputBytes : 0;
-
-    /// <summary>
-    /// Whether more than max_pending waits to be sent (nats-server closes such a client). Without a byte count from
-    /// the transport, a stall that outlasts the write deadline counts as the limit.
-    /// </summary>
-    public bool IsBeyondMaxPending()
-    {
-        var settings = connection.Settings;
-        if (connection.Features.Get<IPendingOutputFeature>() is { } pending)
-        {
-            return pending.PendingOutputBytes > settings.MaxPendingOutputBytes;
-        }
-
-        return settings.WriteDeadline > TimeSpan.Zero
-            && Environment.TickCount64 - Volatile.Read(ref stalledSince) > (long)settings.WriteDeadline.TotalMilliseconds;
     }
 
     /// <summary>

@@ -175,6 +175,9 @@ internal sealed partial class SocketConnection : TransportConnection, IDuplexPip
         _ => 0,
     };
 
+    /// <summary>The output buffer's wait for its bytes to drain; an on-demand output cannot tell (it holds nothing between sends).</summary>
+    public Task? WhenPendingAtMost(long bytes) => Volatile.Read(ref outputSide) is OutputBuffer buffer ? ((IPendingOutputFeature)buffer).WhenPendingAtMost(bytes) : null;
+
     // The first side taken stays; the output buffer's send loop starts with it once the connection has started.
     private object TakeOutput(object made)
     {
