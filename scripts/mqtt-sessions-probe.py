@@ -20,11 +20,8 @@ SUBACK and to +32 s. Memory figures are bytes and do not depend on the machine's
 """
 import argparse, os, shutil, signal, socket, struct, subprocess, sys, tempfile, threading, time
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from nats_probe import free_port  # noqa: E402
 
 
 def packet(header, body):

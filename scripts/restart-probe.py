@@ -17,11 +17,8 @@ the environment to list the JIT's compilations as well (docs/benchmarks.md, "res
 """
 import collections, json, os, signal, socket, subprocess, sys, tempfile, time
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from nats_probe import free_port  # noqa: E402
 
 
 def start(dll, store, extra):

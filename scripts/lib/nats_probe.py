@@ -1,5 +1,6 @@
-"""Shared by the Python probes under scripts/ (first-run-perf.py, startup-waits.py): a free port, and whether a server
-under test answers a CONNECT + PING. Import with scripts/lib on sys.path (each probe adds it)."""
+"""Shared by the Python probes under scripts/ (first-run-perf.py, startup-waits.py, restart-probe.py,
+mqtt-sessions-probe.py): a free port, and whether a server under test answers a CONNECT + PING. Import with
+scripts/lib on sys.path (each probe adds it)."""
 
 import socket
 
