@@ -36,11 +36,12 @@ public sealed class MessageTtlTests
         {
             Storage = storage == "file" ? StreamConfigStorage.File : StreamConfigStorage.Memory,
             AllowMsgTTL = true,
-            MaxAge = TimeSpan.FromSeconds(3),
+            MaxAge = TimeSpan.FromSeconds(5),
         });
         Assert.True(created.Info.Config.AllowMsgTTL);
 
-        await PublishAsync(js, "t.a", "a second", new NatsHeaders { ["Nats-TTL"] = "1s" });
+        // Seconds apart, so that a loaded machine still counts all three before the first goes.
+        await PublishAsync(js, "t.a", "two seconds", new NatsHeaders { ["Nats-TTL"] = "2s" });
         await PublishAsync(js, "t.b", "forever", new NatsHeaders { ["Nats-TTL"] = "never" });
         await PublishAsync(js, "t.c", "by age");
         Assert.Equal(3L, (await InfoAsync(connection, "T")).GetProperty("state").GetProperty("messages").GetInt64());
@@ -190,7 +191,7 @@ public sealed class MessageTtlTests
         var info = await js.GetStreamAsync("KV_B");
         await js.UpdateStreamAsync(info.Info.Config with { AllowMsgTTL = true });
 
-        await PublishAsync(js, "$KV.B.k", "v", new NatsHeaders { ["Nats-TTL"] = "1s" });
+        await PublishAsync(js, "$KV.B.k", "v", new NatsHeaders { ["Nats-TTL"] = "3s" });
         await store.PutAsync("kept", "v");
         Assert.Equal("v", (await store.GetEntryAsync<string>("k")).Value);
         await Eventually.AssertAsync(
