@@ -1,0 +1,207 @@
+using System.Diagnostics;
+using System.Net;
+using Broker.Core;
+using NATS.Client.Core;
+using Xunit;
+using Xunit.Abstractions;
+
+namespace Broker.TestKit;
+
+/// <summary>
+/// A publisher the broker stalls on a subscriber that stopped reading (three quarters of max_pending waiting for it)
+/// must go on the moment that subscriber is closed, however it is closed: by the slow-consumer rule, by its reset, or
+/// by its FIN while its output still cannot drain; and on each transport (the TLS and WebSocket buffers above the
+/// socket's complete their drain waiters differently from the pipe's flush). NATS.Client.Core publishers publish as
+/// fast as they can the whole time; each iteration connects a fresh <see cref="StoppedSubscriber"/> to the same broker,
+/// ends it one of those ways at a chosen moment (before, during or after the producers' stall grace), then every
+/// publisher must answer a PING within <see cref="PongWithin"/> (docs/benchmarks.md, "stallrelease").
+/// </summary>
+public static class StalledPublisherCheck
+{
+    /// <summary>How long a publisher may take to get its PONG once the subscriber is closed.</summary>
+    public static readonly TimeSpan PongWithin = TimeSpan.FromSeconds(2);
+
+    private const string Subject = "stall.release";
+    private const int PayloadSize = 4096;
+
+    /// <summary>The broker settings: a 256 KB max_pending, so a stopped subscriber stalls its publishers within milliseconds.</summary>
+    public static void Limits(BrokerOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        options.MaxPending = 256 * 1024;
+        options.MaxPayload = 64 * 1024;
+    }
+
+    /// <summary>
+    /// Iterations per run: <paramref name="fallback"/>, or the environment's <c>STALL_RELEASE_ITERATIONS</c> (the
+    /// stress: scripts/stall-release.sh).
+    /// </summary>
+    public static int Iterations(int fallback)
+        => int.TryParse(Environment.GetEnvironmentVariable("STALL_RELEASE_ITERATIONS"), out var n) && n > 0 ? n : fallback;
+
+    /// <summary>Runs <paramref name="iterations"/> subscribers against <paramref name="broker"/> (started with <see cref="Limits"/>).</summary>
+    /// <param name="output">Where the iterations' figures are written.</param>
+    /// <param name="broker">The broker, with <see cref="Limits"/>.</param>
+    /// <param name="url">The URL the publishers connect to.</param>
+    /// <param name="transport">The subscriber's transport (the same as the publishers').</param>
+    /// <param name="subscriberEndPoint">Where the subscriber connects.</param>
+    /// <param name="publishers">How many publishers feed the one subscriber.</param>
+    /// <param name="iterations">How many subscribers, one after another.</param>
+    /// <param name="options">Client options the transport needs (TLS trust), if any.</param>
+    public static async Task RunAsync(
+        ITestOutputHelper output,
+        TestBroker broker,
+        string url,
+        SubscriberTransport transport,
+        IPEndPoint subscriberEndPoint,
+        int publishers,
+        int iterations,
+        Func<NatsOpts, NatsOpts>? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(output);
+        ArgumentNullException.ThrowIfNull(broker);
+        var connections = new List<NatsConnection>();
+        using var stop = new CancellationTokenSource();
+        var publishing = new List<Task<long>>();
+        var failures = new List<string>();
+        var pongs = new List<double>();
+        var closes = new int[3];
+        try
+        {
+            for (var i = 0; i < publishers; i++)
+            {
+                var connection = new NatsConnection((options ?? (o => o))(NatsOpts.Default with { Url = url, Name = $"publisher-{i}", MaxReconnectRetry = 0 }));
+                await connection.ConnectAsync();
+                connections.Add(connection);
+                publishing.Add(Task.Run(() => PublishAsync(connection, stop.Token)));
+            }
+
+            var random = new Random(1234);
+            for (var iteration = 0; iteration < iterations && failures.Count < 5; iteration++)
+            {
+                var how = (CloseBy)(iteration % 3);
+                using var deadline = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+                await using var subscriber = await StoppedSubscriber.ConnectAsync(transport, subscriberEndPoint, Subject, deadline.Token);
+
+                // Before the stall, inside the grace (StallPolicy.Grace, 250 ms) and past it.
+                var wait = TimeSpan.FromMilliseconds(random.Next(0, 400));
+                switch (how)
+                {
+                    case CloseBy.SlowConsumerRule:
+                        if (!await WaitForAsync(() => ClosedAsSlowConsumer(broker, subscriber.LocalPort), TimeSpan.FromSeconds(5)))
+                        {
+                            failures.Add($"iteration {iteration}: the stopped subscriber was not closed as a slow consumer within 5 s");
+                            continue;
+                        }
+
+                        break;
+                    case CloseBy.Reset:
+                        await Task.Delay(wait);
+                        subscriber.Reset();
+                        break;
+                    default:
+                        await Task.Delay(wait);
+                        subscriber.HalfClose();
+                        break;
+                }
+
+                closes[(int)how]++;
+                for (var i = 0; i < connections.Count; i++)
+                {
+                    var started = Stopwatch.GetTimestamp();
+                    try
+                    {
+                        await connections[i].PingAsync().AsTask().WaitAsync(PongWithin);
+                        pongs.Add(Stopwatch.GetElapsedTime(started).TotalMilliseconds);
+                    }
+                    catch (TimeoutException)
+                    {
+                        failures.Add($"iteration {iteration} ({how}, after {wait.TotalMilliseconds} ms): publisher-{i} got no PONG within {PongWithin.TotalSeconds} s");
+                    }
+                }
+
+                if (publishing.FirstOrDefault(p => p.IsCompleted) is { } ended)
+                {
+                    failures.Add($"iteration {iteration}: a publisher stopped: {ended.Exception?.GetBaseException().Message}");
+                    break;
+                }
+            }
+        }
+        finally
+        {
+            await stop.CancelAsync();
+            foreach (var connection in connections)
+            {
+                await connection.DisposeAsync();
+            }
+        }
+
+        var published = 0L;
+        foreach (var task in publishing)
+        {
+            published += await task.ConfigureAwait(false);
+        }
+
+        pongs.Sort();
+        output.WriteLine(
+            $"{transport}, {publishers} publisher(s): {iterations} subscribers (slow-consumer rule {closes[0]}, reset {closes[1]}, half-close {closes[2]}), " +
+            $"{published:N0} messages published; PONG after the close: median {Percentile(pongs, 0.5):F1} ms, max {Percentile(pongs, 1):F1} ms");
+        foreach (var failure in failures)
+        {
+            output.WriteLine(failure);
+        }
+
+        Assert.Empty(failures);
+    }
+
+    private enum CloseBy
+    {
+        SlowConsumerRule,
+        Reset,
+        HalfClose,
+    }
+
+    private static async Task<long> PublishAsync(NatsConnection connection, CancellationToken stop)
+    {
+        var payload = new byte[PayloadSize];
+        long published = 0;
+        try
+        {
+            while (!stop.IsCancellationRequested)
+            {
+                await connection.PublishAsync(Subject, payload, cancellationToken: stop);
+                published++;
+            }
+        }
+        catch (OperationCanceledException) when (stop.IsCancellationRequested)
+        {
+        }
+
+        return published;
+    }
+
+    // The broker's warning names the client by its address (ClientLog.SlowConsumer).
+    private static bool ClosedAsSlowConsumer(TestBroker broker, int port)
+    {
+        var address = $"127.0.0.1:{port} slow consumer detected";
+        return broker.Logs.Entries.Any(e => e.Message.Contains(address, StringComparison.Ordinal));
+    }
+
+    private static async Task<bool> WaitForAsync(Func<bool> condition, TimeSpan within)
+    {
+        var deadline = Stopwatch.GetTimestamp() + (long)(within.TotalSeconds * Stopwatch.Frequency);
+        while (!condition())
+        {
+            if (Stopwatch.GetTimestamp() > deadline)
+            {
+                return false;
+            }
+
+            await Task.Delay(5);
+        }
+
+        return true;
+    }
+
+    private static double Percentile(List<double> sorted, double p) => sorted.Count == 0 ? 0 : sorted[Math.Min(sorted.Count - 1, (int)(p * sorted.Count))];
+}
