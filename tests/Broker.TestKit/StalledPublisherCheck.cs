@@ -14,12 +14,16 @@ namespace Broker.TestKit;
 /// socket's complete their drain waiters differently from the pipe's flush). NATS.Client.Core publishers publish as
 /// fast as they can the whole time; each iteration connects a fresh <see cref="StoppedSubscriber"/> to the same broker,
 /// ends it one of those ways at a chosen moment (before, during or after the producers' stall grace), then every
-/// publisher must answer a PING within <see cref="PongWithin"/> (docs/benchmarks.md, "stallrelease").
+/// publisher must answer a PING within <see cref="PongWithin"/>. Last, the server must stop while they are stalled
+/// (docs/benchmarks.md, "stallrelease").
 /// </summary>
 public static class StalledPublisherCheck
 {
     /// <summary>How long a publisher may take to get its PONG once the subscriber is closed.</summary>
     public static readonly TimeSpan PongWithin = TimeSpan.FromSeconds(2);
+
+    // How long the server may take to stop while publishers are stalled (its clients' linger included).
+    private static readonly TimeSpan StopWithin = TimeSpan.FromSeconds(15);
 
     private const string Subject = "stall.release";
     private const int PayloadSize = 4096;
@@ -62,10 +66,12 @@ public static class StalledPublisherCheck
         ArgumentNullException.ThrowIfNull(broker);
         var connections = new List<NatsConnection>();
         using var stop = new CancellationTokenSource();
+        using var serverStopping = new CancellationTokenSource();
         var publishing = new List<Task<long>>();
         var failures = new List<string>();
         var pongs = new List<double>();
         var closes = new int[3];
+        var stopped = 0.0;
         try
         {
             for (var i = 0; i < publishers; i++)
@@ -73,7 +79,7 @@ public static class StalledPublisherCheck
                 var connection = new NatsConnection((options ?? (o => o))(NatsOpts.Default with { Url = url, Name = $"publisher-{i}", MaxReconnectRetry = 0 }));
                 await connection.ConnectAsync();
                 connections.Add(connection);
-                publishing.Add(Task.Run(() => PublishAsync(connection, stop.Token)));
+                publishing.Add(Task.Run(() => PublishAsync(connection, stop.Token, serverStopping.Token)));
             }
 
             var random = new Random(1234);
@@ -126,10 +132,29 @@ public static class StalledPublisherCheck
                     break;
                 }
             }
+
+            if (failures.Count == 0)
+            {
+                // Last, the server stops while the publishers are stalled on a stopped subscriber: it must not wait for them.
+                await using var last = await StoppedSubscriber.ConnectAsync(transport, subscriberEndPoint, Subject, CancellationToken.None);
+                await Task.Delay(100);
+                await serverStopping.CancelAsync();
+                var stopping = Stopwatch.GetTimestamp();
+                if (!await WaitForAsync(broker.Server.StopAsync(), StopWithin))
+                {
+                    failures.Add($"the server did not stop within {StopWithin.TotalSeconds} s while its publishers were stalled");
+                }
+
+                stopped = Stopwatch.GetElapsedTime(stopping).TotalMilliseconds;
+            }
         }
         finally
         {
+            // The publish loops end before their connections are disposed: NATS.Client.Core's DisposeAsync waits its
+            // command timeout for a PublishAsync that is waiting for room in its buffer when the socket goes
+            // (docs/benchmarks.md, "stallrelease").
             await stop.CancelAsync();
+            await Task.WhenAny(Task.WhenAll(publishing), Task.Delay(TimeSpan.FromSeconds(10)));
             foreach (var connection in connections)
             {
                 await connection.DisposeAsync();
@@ -139,13 +164,14 @@ public static class StalledPublisherCheck
         var published = 0L;
         foreach (var task in publishing)
         {
-            published += await task.ConfigureAwait(false);
+            published += await task.WaitAsync(TimeSpan.FromSeconds(10)).ConfigureAwait(false);
         }
 
         pongs.Sort();
         output.WriteLine(
             $"{transport}, {publishers} publisher(s): {iterations} subscribers (slow-consumer rule {closes[0]}, reset {closes[1]}, half-close {closes[2]}), " +
-            $"{published:N0} messages published; PONG after the close: median {Percentile(pongs, 0.5):F1} ms, max {Percentile(pongs, 1):F1} ms");
+            $"{published:N0} messages published; PONG after the close: median {Percentile(pongs, 0.5):F1} ms, max {Percentile(pongs, 1):F1} ms; " +
+            $"the server stopped in {stopped:F0} ms");
         foreach (var failure in failures)
         {
             output.WriteLine(failure);
@@ -161,7 +187,8 @@ public static class StalledPublisherCheck
         HalfClose,
     }
 
-    private static async Task<long> PublishAsync(NatsConnection connection, CancellationToken stop)
+    // Publishes until stopped; once the server is stopping, whatever the client throws ends the loop too.
+    private static async Task<long> PublishAsync(NatsConnection connection, CancellationToken stop, CancellationToken serverStopping)
     {
         var payload = new byte[PayloadSize];
         long published = 0;
@@ -173,7 +200,7 @@ public static class StalledPublisherCheck
                 published++;
             }
         }
-        catch (OperationCanceledException) when (stop.IsCancellationRequested)
+        catch (Exception) when (stop.IsCancellationRequested || serverStopping.IsCancellationRequested)
         {
         }
 
@@ -186,6 +213,8 @@ public static class StalledPublisherCheck
         var address = $"127.0.0.1:{port} slow consumer detected";
         return broker.Logs.Entries.Any(e => e.Message.Contains(address, StringComparison.Ordinal));
     }
+
+    private static async Task<bool> WaitForAsync(Task task, TimeSpan within) => await Task.WhenAny(task, Task.Delay(within)) == task;
 
     private static async Task<bool> WaitForAsync(Func<bool> condition, TimeSpan within)
     {
