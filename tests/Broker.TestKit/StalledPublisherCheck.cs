@@ -162,9 +162,16 @@ public static class StalledPublisherCheck
         }
 
         var published = 0L;
-        foreach (var task in publishing)
+        for (var i = 0; i < publishing.Count; i++)
         {
-            published += await task.WaitAsync(TimeSpan.FromSeconds(10)).ConfigureAwait(false);
+            try
+            {
+                published += await publishing[i].WaitAsync(TimeSpan.FromSeconds(10)).ConfigureAwait(false);
+            }
+            catch (Exception ex) when (ex is NatsException or TimeoutException)
+            {
+                failures.Add($"publisher-{i} failed: {ex.GetType().Name}: {ex.Message}");
+            }
         }
 
         pongs.Sort();
