@@ -1,7 +1,7 @@
 #!/bin/bash
 # usage: scripts/tls-record-probe/run.sh ours:HOSTDIR|nats RECORDS MSGS_PER_RECORD [plain]   (CONFFILE=tls.conf with cert_file/key_file; PERF=1 records perf to /tmp/tlspub-perf2.data)
 SRV=$1
-PORT=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
+PORT=$(PYTHONPATH="$(dirname "$0")/../lib" python3 -c 'from nats_probe import free_port; print(free_port())')
 CONF="-c ${CONFFILE:?set CONFFILE to a TLS config}"; [ "$4" = plain ] && CONF=""
 if [ "$SRV" = nats ]; then nats-server -a 127.0.0.1 -p $PORT $CONF > /tmp/tlspub-srv2.log 2>&1 &
 else DOTNET_PerfMapEnabled=${PERF:-0} DOTNET_EnableWriteXorExecute=0 dotnet ${SRV#ours:}/Broker.Host.dll -a 127.0.0.1 -p $PORT $CONF > /tmp/tlspub-srv2.log 2>&1 & fi
