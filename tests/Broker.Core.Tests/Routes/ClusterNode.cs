@@ -59,9 +59,9 @@ internal sealed class ClusterNode : IAsyncDisposable
     /// Starts a member; <paramref name="configure"/> adjusts our broker's options (ours only), <paramref name="referenceConfig"/>
     /// adds the same settings to nats-server's configuration (top level).
     /// </summary>
-    public static async Task<ClusterNode> StartAsync(ServerKind kind, string name, string[]? routes = null, (string User, string Password)? auth = null, Action<BrokerOptions>? configure = null, RouteSetup? setup = null, string referenceConfig = "")
+    public static async Task<ClusterNode> StartAsync(ServerKind kind, string name, string[]? routes = null, (string User, string Password)? auth = null, Action<BrokerOptions>? configure = null, RouteSetup? setup = null, string referenceConfig = "", int? clusterPort = null)
     {
-        var node = new ClusterNode(kind, name, Ports.GetFreePort(), routes ?? [], auth, configure, setup, referenceConfig);
+        var node = new ClusterNode(kind, name, clusterPort ?? Ports.GetFreePort(), routes ?? [], auth, configure, setup, referenceConfig);
         await node.StartAsync().ConfigureAwait(false);
         return node;
     }

@@ -106,6 +106,10 @@ internal sealed partial class ClusterRoutes
         var address = host is "" or "0.0.0.0" ? IPAddress.Any : host is "::" ? IPAddress.IPv6Any : IPAddress.TryParse(host, out var ip) ? ip : Dns.GetHostAddresses(host)[0];
         var socket = new Socket(address.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
         socket.Bind(new IPEndPoint(address, Options.Port < 0 ? 0 : Options.Port));
+
+        // Listening at once, as nats-server does: a member that hears of us through gossip as soon as our first dial
+        // registers dials once (an implicit route is not tried again), and a refused dial would leave the two unrouted.
+        socket.Listen(128);
         listener = socket;
         EndPoint = (IPEndPoint)socket.LocalEndPoint!;
         advertised = Advertised(Options.Advertise, EndPoint.Port);
@@ -123,9 +127,9 @@ internal sealed partial class ClusterRoutes
             dialers.Add(dialer);
         }
 
-        // Members are dialled before our port takes their dials (250 ms at most): a member's dial crossing ours is refused.
+        // Members are dialled before we take their dials (250 ms at most; a dial meanwhile waits in the backlog), so a
+        // member's periodic dial does not cross ours.
         await Task.WhenAny(Task.WhenAll(dialers.Select(d => d.FirstDial)), Task.Delay(TimeSpan.FromMilliseconds(250))).ConfigureAwait(false);
-        socket.Listen(128);
         RouteLog.Listening(Server.Logger, EndPoint.ToString());
         running.Add(Task.Run(AcceptLoopAsync));
         await Task.WhenAny(Task.WhenAll(dialers.Select(d => d.FirstAttempt)), Task.Delay(firstAttempts)).ConfigureAwait(false);
