@@ -21,13 +21,7 @@ import argparse, os, shutil, signal, socket, struct, subprocess, sys, tempfile, 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 probe = __import__("mqtt-sessions-probe")
 
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
+from nats_probe import process_cpu_seconds  # noqa: E402  (scripts/lib, on the path once mqtt-sessions-probe is imported)
 
 
 def rss_kb(pid):
@@ -102,7 +96,7 @@ def main():
                        else ["perf", "record", "-F", "499", "-g", "-o", a.perf, "-p", str(pid)])
             tracer = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(2)
-        cpu0 = cpu_seconds(pid)
+        cpu0 = process_cpu_seconds(pid)
         t0 = time.monotonic()
         for s in socks:
             s.close()
@@ -118,12 +112,12 @@ def main():
                 trail.append((now, count, renamed))
             if count == 0 and last is None:
                 last = now
-                cpu_last = cpu_seconds(pid) - cpu0
+                cpu_last = process_cpu_seconds(pid) - cpu0
             if count == 0 and renamed == 0:
                 removed = now
                 break
             time.sleep(0.1)
-        cpu = cpu_seconds(pid) - cpu0
+        cpu = process_cpu_seconds(pid) - cpu0
         rss_left = rss_kb(pid)
         if tracer:
             tracer.send_signal(signal.SIGINT)

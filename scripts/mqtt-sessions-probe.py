@@ -21,7 +21,7 @@ SUBACK and to +32 s. Memory figures are bytes and do not depend on the machine's
 import argparse, os, shutil, signal, socket, struct, subprocess, sys, tempfile, threading, time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from nats_probe import free_port  # noqa: E402
+from nats_probe import free_port, process_cpu_seconds  # noqa: E402
 
 
 def packet(header, body):
@@ -100,13 +100,6 @@ def parts(pid, by_file=None):
 def assemblies(pid):
     with open(f"/proc/{pid}/maps") as f:
         return {line.split()[-1].rsplit("/", 1)[-1] for line in f if line.rstrip().endswith(".dll")}
-
-
-def cpu(pid):
-    """The process's CPU time in ms (/proc/PID/stat user + system: threads that ended included)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
 def jit_count():
@@ -193,7 +186,7 @@ def main():
         pid = proc.pid
         files0, files1 = {}, {}
         readings = [("base", parts(pid, files0), jit_count())]
-        cpus = [cpu(pid)]
+        cpus = [process_cpu_seconds(pid) * 1000]
         before = assemblies(pid) if a.assemblies else set()
 
         socks, errors, lock, next_index = [None] * a.sessions, [], threading.Lock(), [0]
@@ -220,12 +213,12 @@ def main():
             sys.exit(f"connect failed: {errors[0]!r}")
         connect_seconds = time.monotonic() - started
         done = time.monotonic()
-        cpus.append(cpu(pid))
+        cpus.append(process_cpu_seconds(pid) * 1000)
         time.sleep(2)
         readings.append(("+2s", parts(pid), jit_count()))
         time.sleep(max(0, done + 32 - time.monotonic()))
         readings.append(("+32s", parts(pid, files1), jit_count()))
-        cpus.append(cpu(pid))
+        cpus.append(process_cpu_seconds(pid) * 1000)
         burst = assemblies(pid) if a.assemblies else set()
         for s in socks:
             s.close()

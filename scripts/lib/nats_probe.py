@@ -1,7 +1,8 @@
 """Shared by the Python probes under scripts/ (first-run-perf.py, startup-waits.py, restart-probe.py,
-mqtt-sessions-probe.py): a free port, and whether a server under test answers a CONNECT + PING. Import with
-scripts/lib on sys.path (each probe adds it)."""
+mqtt-sessions-probe.py, mqtt-leave-probe.py, tls-record-probe/probe.py): a free port, whether a server under test
+answers a CONNECT + PING, and a process's CPU time. Import with scripts/lib on sys.path (each probe adds it)."""
 
+import os
 import socket
 
 
@@ -26,3 +27,10 @@ def answers_ping(port, timeout=5):
             return True
     except OSError:
         return False
+
+
+def process_cpu_seconds(pid):
+    """The process's CPU time in seconds: /proc/PID/stat user + system (threads that ended included)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -1,11 +1,12 @@
 # usage: python3 scripts/tls-record-probe/probe.py PORT SERVERPID RECORDS MSGS_PER_RECORD [plain]   (run.sh starts the server)
 # (utime+stime from /proc) per record and per message over the measured part (after a warm-up of the same size).
 import socket, ssl, sys, time, os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from nats_probe import process_cpu_seconds  # noqa: E402
 port, spid, records, k = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 plain = len(sys.argv) > 5 and sys.argv[5] == 'plain'
 def cpu():
-    f = open(f'/proc/{spid}/stat').read().rsplit(')', 1)[1].split()
-    return int(f[11]) + int(f[12])
+    return process_cpu_seconds(spid)
 s = socket.create_connection(('127.0.0.1', port)); s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 info = b''
 while not info.endswith(b'\r\n'): info += s.recv(4096)
@@ -26,5 +27,5 @@ perf = subprocess.Popen(['perf','record','-F','2999','-g','-p',str(spid),'-o','/
 if perf: time.sleep(0.5)
 c0 = cpu(); t0 = time.time(); burst(records); c1 = cpu(); t1 = time.time()
 if perf: perf.send_signal(signal.SIGINT); perf.wait()
-ns = (c1 - c0) * 1e7
-print(f'k={k} records={records}: server cpu {c1-c0} ticks, {ns/records:.0f} ns/record, {ns/records/k:.0f} ns/msg, {records*k/(t1-t0)/1e6:.2f} M msgs/s')
+ns = (c1 - c0) * 1e9
+print(f'k={k} records={records}: server cpu {(c1-c0)*1000:.0f} ms, {ns/records:.0f} ns/record, {ns/records/k:.0f} ns/msg, {records*k/(t1-t0)/1e6:.2f} M msgs/s')
