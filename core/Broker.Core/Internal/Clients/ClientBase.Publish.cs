@@ -66,11 +66,12 @@ internal abstract partial class ClientBase
     }
 
     /// <summary>
-    /// Ends a producer batch: flushes every client that received output and publishes the counters. Clients that
+    /// Ends a producer batch: publishes the counters, then flushes every client that received output. Clients that
     /// are far behind are collected in <see cref="Stalls"/> for the producer to wait on (see <see cref="StallPolicy"/>).
     /// </summary>
     public void FlushPending()
     {
+        producer?.PublishCounters(this);
         if (flushSelf)
         {
             flushSelf = false;
@@ -80,7 +81,7 @@ internal abstract partial class ClientBase
             }
         }
 
-        producer?.End(this);
+        producer?.End();
         YieldRequested = false;
     }
 

@@ -69,21 +69,13 @@ internal sealed class ProducerBatch
         pendingFlush[pendingFlushCount++] = target;
     }
 
-    /// <summary>Ends the batch of <paramref name="producer"/>: flushes every listed client, collects the far-behind ones' flushes in <see cref="Stalls"/>, publishes the counters.</summary>
-    public void End(ClientBase producer)
+    /// <summary>
+    /// Adds the batch's counters to the server's. Called before any of the batch's output is flushed, so a client that
+    /// has its PONG sees its messages in /varz and the Broker meter, as nats-server's read loop adds its counts before
+    /// flushing.
+    /// </summary>
+    public void PublishCounters(ClientBase producer)
     {
-        for (var i = 0; i < pendingFlushCount; i++)
-        {
-            if (pendingFlush[i]!.FlushOutput() is { } stall)
-            {
-                (Stalls ??= []).Add(stall);
-            }
-
-            pendingFlush[i] = null;
-        }
-
-        pendingFlushCount = 0;
-        flushStamp = 0;
         MatchCache.PublishHits();
         if (InMessages != 0)
         {
@@ -102,5 +94,22 @@ internal sealed class ProducerBatch
             OutMessages = 0;
             OutBytes = 0;
         }
+    }
+
+    /// <summary>Ends the batch: flushes every listed client and collects the far-behind ones' flushes in <see cref="Stalls"/>.</summary>
+    public void End()
+    {
+        for (var i = 0; i < pendingFlushCount; i++)
+        {
+            if (pendingFlush[i]!.FlushOutput() is { } stall)
+            {
+                (Stalls ??= []).Add(stall);
+            }
+
+            pendingFlush[i] = null;
+        }
+
+        pendingFlushCount = 0;
+        flushStamp = 0;
     }
 }
