@@ -78,9 +78,11 @@ internal sealed partial class SourceLink
             {
                 streamSeq = delivered;
             }
-            else if (streamSeq != delivered)
+            else if (streamSeq < delivered)
             {
-                streamSeq = delivered + 1;
+                // nats-server 2.14: never back below what the source holds (2.9.10 set delivered + 1, and took again
+                // what an origin created anew and started below its start sequence delivered).
+                streamSeq = delivered;
             }
 
             consumerName = Encoding.UTF8.GetBytes(name);
@@ -252,6 +254,12 @@ internal sealed partial class SourceLink
             }
             else if (sseq <= streamSeq)
             {
+                // Already here; counted as delivered, so the next heartbeat finds no gap (nats-server 2.14).
+                if (dseq == deliverSeq + 1)
+                {
+                    deliverSeq++;
+                }
+
                 return;
             }
             else if (dseq == deliverSeq + 1)
@@ -329,6 +337,19 @@ internal sealed partial class SourceLink
 
             lastHeard = Stopwatch.GetTimestamp();
             previous = streamSeq;
+            if (sseq <= streamSeq)
+            {
+                // At or below the origin sequence the source holds (nats-server 2.14): an origin deleted and created
+                // again numbers from one, and a consumer asked to start past an empty origin's end starts at its
+                // beginning. Only counted as delivered.
+                if (dseq == deliverSeq + 1)
+                {
+                    deliverSeq++;
+                }
+
+                return;
+            }
+
             if (dseq == deliverSeq + 1)
             {
                 deliverSeq++;
