@@ -87,7 +87,8 @@ public sealed class SourceRecoveryTests
     /// The race the test above leaves to timing, made certain: the mirror and the source ask the origin created again
     /// for their consumers while it is still empty, so both consumers start at its first message, below what the two
     /// hold. They skip the new stream's 1 and 2 as nats-server 2.14 does (<c>processInboundSourceMsg</c>: "Ignore older
-    /// messages"); the source used to take them again and held six (and so failed the test above in CI, once). Ours only:
+    /// messages"); the source used to take them again and held six (and so failed the test above in CI, once), and the
+    /// mirror started over for them. Ours only:
     /// nats-server 2.9.10's source lacks that check and takes them too, and it does not list these direct consumers, so
     /// the wait for them cannot be made there.
     /// </summary>
@@ -110,6 +111,7 @@ public sealed class SourceRecoveryTests
             async () => (await RequestAsync(connection, "$JS.API.CONSUMER.NAMES.O", "")).GetProperty("total").GetInt32() == 2,
             "the mirror's and the source's consumers on the empty origin",
             TimeSpan.FromSeconds(30));
+        var consumers = await ConsumerNamesAsync(connection);
         for (var i = 1; i <= 4; i++)
         {
             await PublishAsync(js, $"o.{i}", $"new{i}");
@@ -124,7 +126,13 @@ public sealed class SourceRecoveryTests
         Assert.Equal(
             ["1 o.1 old1 NATS/1.0|Nats-Stream-Source: O 1||", "2 o.2 old2 NATS/1.0|Nats-Stream-Source: O 2||", "3 o.3 new3 NATS/1.0|Nats-Stream-Source: O 3||", "4 o.4 new4 NATS/1.0|Nats-Stream-Source: O 4||"],
             await MessagesAsync(connection, "S"));
+
+        // Neither started over for what it skipped: the same two consumers still deliver.
+        Assert.Equal(consumers, await ConsumerNamesAsync(connection));
     }
+
+    private static async Task<List<string>> ConsumerNamesAsync(NatsConnection connection) =>
+        [.. (await RequestAsync(connection, "$JS.API.CONSUMER.NAMES.O", "")).GetProperty("consumers").EnumerateArray().Select(c => c.GetString()!).Order(StringComparer.Ordinal)];
 
     private static Task<JetStreamServer> StartAsync(ServerKind kind, string directory) =>
         JetStreamServer.StartAsync(kind, extraPlugins: [new FileStorePlugin()], storeDirectory: directory);

@@ -54,6 +54,8 @@ internal sealed partial class SourceLink
             failure = ApiErrors.InvalidJson;
         }
 
+        // Read before sync, which is a leaf (the stream's gate is taken with it released).
+        var mirrorLast = isMirror && name is not null ? stream.LastSequence : 0;
         List<EarlyMessage>? replay;
         lock (sync)
         {
@@ -76,7 +78,9 @@ internal sealed partial class SourceLink
 
             if (isMirror)
             {
-                streamSeq = delivered;
+                // nats-server 2.14: a consumer that starts below what the mirror holds (an origin created again and
+                // still short of it) delivers what is skipped as held, not a gap to start over for.
+                streamSeq = Math.Max(delivered, mirrorLast);
             }
             else if (streamSeq < delivered)
             {
