@@ -117,8 +117,8 @@ public class KeyValueObjectStoreTests
         await using var _ = server;
         await using var __ = connection;
         var kv = new NatsKVContext(js);
-        var store = await kv.CreateStoreAsync(new NatsKVConfig("ttl") { Storage = NatsKVStorageType.Memory, MaxAge = TimeSpan.FromSeconds(2) });
         // Two seconds: a loaded machine still reads the key back before it goes.
+        var store = await kv.CreateStoreAsync(new NatsKVConfig("ttl") { Storage = NatsKVStorageType.Memory, MaxAge = TimeSpan.FromSeconds(2) });
         await store.PutAsync("k", "v");
         Assert.Equal("v", (await store.GetEntryAsync<string>("k")).Value);
 

@@ -88,9 +88,8 @@ public sealed class SourceRecoveryTests
     /// for their consumers while it is still empty, so both consumers start at its first message, below what the two
     /// hold. They skip the new stream's 1 and 2 as nats-server 2.14 does (<c>processInboundSourceMsg</c>: "Ignore older
     /// messages"); the source used to take them again and held six (and so failed the test above in CI, once), and the
-    /// mirror started over for them. Ours only:
-    /// nats-server 2.9.10's source lacks that check and takes them too, and it does not list these direct consumers, so
-    /// the wait for them cannot be made there.
+    /// mirror started over for them. Ours only: nats-server 2.9.10's source lacks that check and takes them too, and it
+    /// does not list these direct consumers, so the wait for them cannot be made there.
     /// </summary>
     [Fact(Timeout = 90_000)]
     public async Task A_source_of_an_origin_created_again_and_still_empty_skips_what_it_holds()

@@ -235,6 +235,19 @@ internal sealed partial class SourceLink
         }
     }
 
+    /// <summary>
+    /// A delivery at or below the origin sequence the mirror or source holds (nats-server 2.14, "Ignore older
+    /// messages"): an origin deleted and created again numbers from one, and a consumer asked to start past an empty
+    /// origin's end starts at its beginning. Not taken, only counted as delivered, so the next heartbeat finds no gap.
+    /// </summary>
+    private void CountHeldLocked(ulong dseq)
+    {
+        if (dseq == deliverSeq + 1)
+        {
+            deliverSeq++;
+        }
+    }
+
     private bool IsCurrentLocked(ReadOnlySpan<byte> consumer) =>
         consumerName is not null && consumer.SequenceEqual(consumerName);
 
@@ -258,12 +271,7 @@ internal sealed partial class SourceLink
             }
             else if (sseq <= streamSeq)
             {
-                // Already here; counted as delivered, so the next heartbeat finds no gap (nats-server 2.14).
-                if (dseq == deliverSeq + 1)
-                {
-                    deliverSeq++;
-                }
-
+                CountHeldLocked(dseq);
                 return;
             }
             else if (dseq == deliverSeq + 1)
@@ -343,14 +351,7 @@ internal sealed partial class SourceLink
             previous = streamSeq;
             if (sseq <= streamSeq)
             {
-                // At or below the origin sequence the source holds (nats-server 2.14): an origin deleted and created
-                // again numbers from one, and a consumer asked to start past an empty origin's end starts at its
-                // beginning. Only counted as delivered.
-                if (dseq == deliverSeq + 1)
-                {
-                    deliverSeq++;
-                }
-
+                CountHeldLocked(dseq);
                 return;
             }
 
